@@ -1,0 +1,105 @@
+/**
+ * Flags, environment and defaults resolved once into a frozen config.
+ * Every command builds one of these; nothing else reads process.env.
+ */
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
+import envPaths from 'env-paths';
+
+export interface StemsplitConfig {
+  /** SQLite database, uploads, sources and stems live here. */
+  readonly dataDir: string;
+  /** Downloaded and converted models live here (safe to delete). */
+  readonly cacheDir: string;
+  readonly host: string;
+  readonly port: number;
+  /** Split jobs running at once; each one's model uses all cores / concurrency threads. */
+  readonly concurrency: number;
+  /** Requests per API key per minute to POST /v1/audio/splits. */
+  readonly rateLimitPerMinute: number;
+  /** Lets direct_url and webhook targets be loopback or private addresses (trusted LAN only). */
+  readonly allowPrivateUrls: boolean;
+  readonly uploadTtlSeconds: number;
+  readonly stemUrlTtlSeconds: number;
+  readonly stemRetentionSeconds: number;
+  readonly idempotencyTtlSeconds: number;
+  /** Seconds of credit granted to the `default` account when a data dir is created. */
+  readonly initialCredits: number;
+  /** Where the JSON body of an API request may not go beyond. */
+  readonly maxJsonBodyBytes: number;
+  /** Model names the API's `4s` and `6s` resolve to, first installed wins. */
+  readonly modelAliases: Readonly<Record<'4s' | '6s', readonly string[]>>;
+  /** Folder holding the models shipped with stemsplit. */
+  readonly bundledModelsDir: string;
+  /** Threads one ONNX session may use. */
+  readonly intraOpThreads: number;
+}
+
+export interface ConfigInput {
+  dataDir?: string | undefined;
+  cacheDir?: string | undefined;
+  host?: string | undefined;
+  port?: number | undefined;
+  concurrency?: number | undefined;
+  rateLimitPerMinute?: number | undefined;
+  allowPrivateUrls?: boolean | undefined;
+  uploadTtlSeconds?: number | undefined;
+  stemUrlTtlSeconds?: number | undefined;
+  stemRetentionSeconds?: number | undefined;
+  initialCredits?: number | undefined;
+  modelAliases?: Partial<Record<'4s' | '6s', readonly string[]>> | undefined;
+  bundledModelsDir?: string | undefined;
+}
+
+const HOUR = 3600;
+const DAY = 24 * HOUR;
+
+/** The models folder of this package: `<root>/models`, beside `src/` and `dist/`. */
+export function packageModelsDir(): string {
+  return resolve(new URL('../models', import.meta.url).pathname);
+}
+
+function envNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value)) throw new Error(`${name} must be a number, got "${raw}"`);
+  return value;
+}
+
+function envList(env: NodeJS.ProcessEnv, name: string): string[] | undefined {
+  const raw = env[name];
+  return raw ? raw.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
+}
+
+export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = process.env): StemsplitConfig {
+  const paths = envPaths('stemsplit', { suffix: '' });
+  const explicitDataDir = input.dataDir ?? env['STEMSPLIT_DATA_DIR'];
+  const dataDir = resolve(explicitDataDir ?? paths.data);
+  // A data dir chosen by hand keeps its cache beside it, so one folder holds everything.
+  const cacheDir = resolve(
+    input.cacheDir ?? env['STEMSPLIT_CACHE_DIR'] ?? (explicitDataDir ? join(dataDir, 'cache') : paths.cache),
+  );
+  const cores = availableParallelism();
+  const concurrency = input.concurrency ?? envNumber(env, 'STEMSPLIT_CONCURRENCY') ?? 1;
+  const aliases4 = input.modelAliases?.['4s'] ?? envList(env, 'STEMSPLIT_MODEL_4S') ?? ['htdemucs', 'stemsplit-small-4s', 'bundled-4s'];
+  const aliases6 = input.modelAliases?.['6s'] ?? envList(env, 'STEMSPLIT_MODEL_6S') ?? ['htdemucs_6s', 'stemsplit-small-6s', 'bundled-6s'];
+  return Object.freeze({
+    dataDir,
+    cacheDir,
+    host: input.host ?? env['STEMSPLIT_HOST'] ?? '127.0.0.1',
+    port: input.port ?? envNumber(env, 'STEMSPLIT_PORT') ?? 8787,
+    concurrency,
+    rateLimitPerMinute: input.rateLimitPerMinute ?? envNumber(env, 'STEMSPLIT_RATE_LIMIT') ?? 60,
+    allowPrivateUrls: input.allowPrivateUrls ?? env['STEMSPLIT_ALLOW_PRIVATE_URLS'] === '1',
+    uploadTtlSeconds: input.uploadTtlSeconds ?? envNumber(env, 'STEMSPLIT_UPLOAD_TTL') ?? HOUR,
+    stemUrlTtlSeconds: input.stemUrlTtlSeconds ?? envNumber(env, 'STEMSPLIT_STEM_URL_TTL') ?? DAY,
+    stemRetentionSeconds: input.stemRetentionSeconds ?? envNumber(env, 'STEMSPLIT_STEM_RETENTION') ?? 7 * DAY,
+    idempotencyTtlSeconds: DAY,
+    initialCredits: input.initialCredits ?? envNumber(env, 'STEMSPLIT_INITIAL_CREDITS') ?? HOUR,
+    maxJsonBodyBytes: 64 * 1024,
+    modelAliases: Object.freeze({ '4s': Object.freeze([...aliases4]), '6s': Object.freeze([...aliases6]) }),
+    bundledModelsDir: resolve(input.bundledModelsDir ?? env['STEMSPLIT_MODELS_DIR'] ?? packageModelsDir()),
+    intraOpThreads: Math.max(1, Math.floor(cores / Math.max(1, concurrency))),
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * The SQLite database: WAL mode, Kysely migrations, and synchronous execution of
+ * Kysely-built queries. better-sqlite3 is synchronous, so a transaction written as a
+ * plain function cannot interleave with any other request: that is what makes
+ * "debit and create the job" atomic without locks.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect, type Compilable } from 'kysely';
+import { StemsplitError } from '../errors.js';
+import { migrations } from './migrations.js';
+import type { Database } from './schema.js';
+
+export interface Store {
+  /** Typed query builder. Build with it, then execute with `all`, `first` or `run`. */
+  readonly db: Kysely<Database>;
+  all<R>(query: Compilable<R>): R[];
+  first<R>(query: Compilable<R>): R | undefined;
+  run(query: Compilable<unknown>): { changes: number };
+  /** Runs `fn` in one IMMEDIATE transaction; a throw rolls everything back. */
+  transaction<T>(fn: () => T): T;
+  close(): void;
+}
+
+function toSqliteParameter(value: unknown): unknown {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return value;
+}
+
+export async function openStore(path: string): Promise<Store> {
+  mkdirSync(dirname(path), { recursive: true });
+  let sqlite: BetterSqlite3.Database;
+  try {
+    sqlite = new BetterSqlite3(path);
+  } catch (error) {
+    throw new StemsplitError('IO_ERROR', `cannot open database ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  await migrate(db);
+
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  const prepare = (sqlText: string): BetterSqlite3.Statement => {
+    let statement = statements.get(sqlText);
+    if (!statement) {
+      statement = sqlite.prepare(sqlText);
+      statements.set(sqlText, statement);
+    }
+    return statement;
+  };
+  const bind = (query: Compilable<unknown>) => {
+    const compiled = query.compile();
+    return { statement: prepare(compiled.sql), parameters: compiled.parameters.map(toSqliteParameter) };
+  };
+
+  return Object.freeze({
+    db,
+    all<R>(query: Compilable<R>): R[] {
+      const { statement, parameters } = bind(query);
+      return statement.all(...parameters) as R[];
+    },
+    first<R>(query: Compilable<R>): R | undefined {
+      const { statement, parameters } = bind(query);
+      return statement.get(...parameters) as R | undefined;
+    },
+    run(query: Compilable<unknown>): { changes: number } {
+      const { statement, parameters } = bind(query);
+      return { changes: statement.run(...parameters).changes };
+    },
+    transaction<T>(fn: () => T): T {
+      return sqlite.transaction(fn).immediate();
+    },
+    close(): void {
+      sqlite.close();
+    },
+  });
+}
+
+async function migrate(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => ({ ...migrations }) },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new StemsplitError('IO_ERROR', `database migration ${failed} failed: ${(error as Error).message}`, { cause: error });
+  }
+}

@@ -1,0 +1,56 @@
+/** Opens a data dir: the SQLite database, its repositories and the file layout. */
+import { Accounts } from './accounts.js';
+import { systemClock, type Clock } from './clock.js';
+import { openStore, type Store } from './database.js';
+import { Deliveries } from './deliveries.js';
+import { dataLayout, type DataLayout } from './files.js';
+import { IdempotencyKeys } from './idempotency.js';
+import { Splits } from './splits.js';
+import { Uploads } from './uploads.js';
+
+export interface DataStore {
+  readonly store: Store;
+  readonly layout: DataLayout;
+  readonly clock: Clock;
+  readonly accounts: Accounts;
+  readonly uploads: Uploads;
+  readonly splits: Splits;
+  readonly idempotency: IdempotencyKeys;
+  readonly deliveries: Deliveries;
+  close(): void;
+}
+
+export interface OpenDataStoreOptions {
+  readonly initialCredits: number;
+  readonly idempotencyTtlSeconds: number;
+  readonly clock?: Clock;
+}
+
+export async function openDataStore(dataDir: string, options: OpenDataStoreOptions): Promise<DataStore> {
+  const layout = dataLayout(dataDir);
+  const clock = options.clock ?? systemClock;
+  const store = await openStore(layout.database);
+  const accounts = new Accounts(store, clock);
+  accounts.ensureDefault(options.initialCredits);
+  return Object.freeze({
+    store,
+    layout,
+    clock,
+    accounts,
+    uploads: new Uploads(store, clock),
+    splits: new Splits(store, clock),
+    idempotency: new IdempotencyKeys(store, clock, options.idempotencyTtlSeconds),
+    deliveries: new Deliveries(store, clock),
+    close: () => store.close(),
+  });
+}
+
+export { DEFAULT_ACCOUNT, type Principal, type CreatedApiKey, type ApiKeyInfo } from './accounts.js';
+export type { Split } from './splits.js';
+export type { Upload } from './uploads.js';
+export type { Delivery } from './deliveries.js';
+export type { Clock } from './clock.js';
+export { systemClock, isoAt } from './clock.js';
+export { urlSigningKey } from './settings.js';
+export { isStemName } from './files.js';
+export { newId, ID_PATTERN } from './ids.js';

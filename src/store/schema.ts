@@ -1,0 +1,120 @@
+/** Row types of the SQLite database, as Kysely sees them. Timestamps are ISO strings unless named `*Ms`. */
+import type { Generated } from 'kysely';
+
+export type SplitStatus = 'queued' | 'processing' | 'succeeded' | 'failed';
+export type UploadStatus = 'pending' | 'uploading' | 'complete' | 'used';
+export type LedgerKind = 'grant' | 'charge' | 'refund';
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface AccountTable {
+  id: string;
+  name: string;
+  balance: number;
+  webhookSecret: string;
+  createdAt: string;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  accountId: string;
+  name: string;
+  /** SHA-256 of the whole key, hex. The key itself is never stored. */
+  keyHash: string;
+  createdAt: string;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export interface LedgerTable {
+  id: Generated<number>;
+  accountId: string;
+  kind: LedgerKind;
+  /** Positive for grants and refunds, negative for charges. */
+  amount: number;
+  splitId: string | null;
+  note: string;
+  createdAt: string;
+}
+
+export interface UploadTable {
+  id: string;
+  accountId: string;
+  apiKeyId: string;
+  filename: string;
+  contentType: string;
+  contentLength: number;
+  tokenHash: string;
+  status: UploadStatus;
+  createdAt: string;
+  expiresAtMs: number;
+  completedAt: string | null;
+}
+
+export interface SplitTable {
+  id: string;
+  accountId: string;
+  apiKeyId: string;
+  status: SplitStatus;
+  stemModel: string;
+  /** The model that ran (or will run), e.g. `htdemucs` or `bundled-4s`. */
+  modelName: string;
+  filename: string;
+  durationSeconds: number;
+  creditsUsed: number;
+  progress: number;
+  /** Path of the source audio, relative to the data dir. */
+  sourcePath: string;
+  webhookUrl: string | null;
+  /** Origin the client used, for the URLs a webhook carries. */
+  baseUrl: string;
+  /** JSON array of stem names once succeeded. */
+  stemNames: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  attempts: number;
+  createdAt: string;
+  updatedAt: string;
+  finishedAtMs: number | null;
+  /** Set when the cleanup task removed the stems. */
+  purgedAt: string | null;
+}
+
+export interface IdempotencyTable {
+  apiKeyId: string;
+  key: string;
+  requestHash: string;
+  /** Null while the first request is still running. */
+  responseStatus: number | null;
+  responseBody: string | null;
+  createdAtMs: number;
+}
+
+export interface WebhookDeliveryTable {
+  id: string;
+  splitId: string;
+  accountId: string;
+  url: string;
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAtMs: number;
+  lastError: string | null;
+  createdAtMs: number;
+  deliveredAt: string | null;
+}
+
+export interface SettingTable {
+  key: string;
+  value: string;
+}
+
+export interface Database {
+  accounts: AccountTable;
+  apiKeys: ApiKeyTable;
+  ledger: LedgerTable;
+  uploads: UploadTable;
+  splits: SplitTable;
+  idempotencyKeys: IdempotencyTable;
+  webhookDeliveries: WebhookDeliveryTable;
+  settings: SettingTable;
+}
