@@ -1,0 +1,11 @@
+export { resolveFfmpegPath } from './ffmpeg.js';
+export { probeDurationSeconds, readAudioHeader, type AudioHeader } from './probe.js';
+export {
+  decodeToPlanar,
+  decodeInterleaved,
+  type DecodeOptions,
+  type DecodeProgress,
+  type PlanarAudio,
+} from './decode.js';
+export { encodeStem, type EncodeOptions, type StemFormat } from './encode.js';
+export { wavHeader, writeWavTo, type WavSampleFormat } from './wav.js';

@@ -1,0 +1,12 @@
+export type { ModelManifest, SegmentModel, SeparationProgress } from './model.js';
+export { separate, normalizationOf, type SeparateOptions, type StereoTrack, type Normalization } from './pipeline.js';
+export { Chunk, chunksOf, chunkCount, strideOf, transitionWeights } from './chunks.js';
+export { combineBag } from './bag.js';
+export { MANIFEST_FORMAT, loadManifestModel, parseModelManifest, readModelManifest, type LoadModelOptions } from './manifest.js';
+export {
+  createOrtSession,
+  runTensors,
+  type Float32Tensor,
+  type OrtSessionHandle,
+  type OrtSessionOptions,
+} from './onnx-session.js';

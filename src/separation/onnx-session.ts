@@ -1,0 +1,103 @@
+/**
+ * The only module that touches onnxruntime-node. It is imported lazily, on the first
+ * session, so commands that never separate (or the HTTP layer) do not load it.
+ */
+import type { InferenceSession } from 'onnxruntime-node';
+import { StemsplitError } from '../errors.js';
+
+export interface OrtSessionOptions {
+  /** Threads for one operator; default: ONNX Runtime's choice (all cores). A worker pool sets this. */
+  readonly intraOpThreads?: number;
+  /** Keep ORT's CPU arena (faster repeated runs, memory is kept between runs). Default true. */
+  readonly cpuMemArena?: boolean;
+  /** Plan memory from the first run's shapes (fixed-shape graphs profit). Default true. */
+  readonly memPattern?: boolean;
+  /** ORT log level: 0 verbose … 4 fatal. Default 3 (errors only). */
+  readonly logSeverity?: 0 | 1 | 2 | 3 | 4;
+}
+
+/** A float32 tensor in plain data: `data.length` is the product of `dims`. */
+export interface Float32Tensor {
+  readonly data: Float32Array;
+  readonly dims: readonly number[];
+}
+
+export interface OrtSessionHandle {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  readonly session: InferenceSession;
+  release(): Promise<void>;
+}
+
+type OrtModule = typeof import('onnxruntime-node');
+
+let ortModule: Promise<OrtModule> | undefined;
+
+function loadOrt(): Promise<OrtModule> {
+  // Caching the module promise is not state about sessions: the native module loads once per process anyway.
+  ortModule ??= import('onnxruntime-node');
+  return ortModule;
+}
+
+export async function createOrtSession(
+  model: string | Uint8Array,
+  options: OrtSessionOptions = {},
+): Promise<OrtSessionHandle> {
+  const ort = await loadOrt();
+  const sessionOptions: InferenceSession.SessionOptions = {
+    executionProviders: ['cpu'],
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+    enableCpuMemArena: options.cpuMemArena ?? true,
+    enableMemPattern: options.memPattern ?? true,
+    logSeverityLevel: options.logSeverity ?? 3,
+    ...(options.intraOpThreads === undefined ? {} : { intraOpNumThreads: options.intraOpThreads, interOpNumThreads: 1 }),
+  };
+  let session: InferenceSession;
+  try {
+    session =
+      typeof model === 'string'
+        ? await ort.InferenceSession.create(model, sessionOptions)
+        : await ort.InferenceSession.create(model, sessionOptions);
+  } catch (error) {
+    const what = typeof model === 'string' ? model : `${model.byteLength}-byte graph`;
+    throw new StemsplitError('MODEL_INVALID', `ONNX Runtime cannot load ${what}: ${firstLine(error)}`, { cause: error });
+  }
+  return {
+    inputNames: session.inputNames,
+    outputNames: session.outputNames,
+    session,
+    release: () => session.release(),
+  };
+}
+
+/** Runs the session on float32 inputs and returns the requested float32 outputs (all when `outputs` is omitted). */
+export async function runTensors(
+  handle: OrtSessionHandle,
+  inputs: Readonly<Record<string, Float32Tensor>>,
+  outputs: readonly string[] = handle.outputNames,
+): Promise<Record<string, Float32Tensor>> {
+  const ort = await loadOrt();
+  const feeds: Record<string, InstanceType<OrtModule['Tensor']>> = {};
+  for (const [name, tensor] of Object.entries(inputs)) feeds[name] = new ort.Tensor('float32', tensor.data, [...tensor.dims]);
+  let results: InferenceSession.ReturnType;
+  try {
+    results = await handle.session.run(feeds, [...outputs]);
+  } catch (error) {
+    throw new StemsplitError('SEPARATION_FAILED', `ONNX Runtime failed: ${firstLine(error)}`, { cause: error });
+  }
+  const plain: Record<string, Float32Tensor> = {};
+  for (const name of outputs) {
+    const result = results[name];
+    if (result === undefined || result.type !== 'float32') {
+      throw new StemsplitError('SEPARATION_FAILED', `graph output ${name} is missing or not float32`);
+    }
+    plain[name] = { data: result.data as Float32Array, dims: result.dims };
+  }
+  return plain;
+}
+
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0] ?? message;
+}
