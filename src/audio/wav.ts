@@ -79,10 +79,10 @@ export function interleaveFrames(
   return out.subarray(0, count * bytesPerFrame(format));
 }
 
-/** Clips, then rounds to the nearest step; ±1.0 maps to ±32767 (symmetric, no wrap at +1.0). */
+/** Scales by 2^15 like ffmpeg and every decoder (which divide by 32768), rounds, and clips to the int16 range. */
 function toPcm16(sample: number): number {
-  const clipped = sample > 1 ? 1 : sample < -1 ? -1 : sample;
-  return Math.round(clipped * 32767);
+  const scaled = Math.round(sample * 32768);
+  return scaled > 32767 ? 32767 : scaled < -32768 ? -32768 : scaled;
 }
 
 export async function writeWavTo(

@@ -108,11 +108,16 @@ export function normalizationOf(track: StereoTrack): Normalization {
   return { mean: Math.fround(mean), scale: Math.fround(Math.fround(std) + 1e-8) };
 }
 
-/** The passes to run: the track itself, or `shifts` views at seeded random offsets in [0, maxShift]. */
+/** The passes to run: the track itself, or one view per shift offset. */
 function passViews(length: number, shifts: number, maxShift: number, seed: number): PassView[] {
   if (shifts === 0) return [{ origin: 0, length }];
+  return shiftOffsets(shifts, maxShift, seed).map((offset) => shiftedView(length, maxShift, offset));
+}
+
+/** The shift trick's offsets: `shifts` seeded draws from [0, maxShift], like Demucs' `random.randint(0, max_shift)`. */
+export function shiftOffsets(shifts: number, maxShift: number, seed: number): number[] {
   const random = mulberry32(seed);
-  return Array.from({ length: shifts }, () => shiftedView(length, maxShift, Math.floor(random() * (maxShift + 1))));
+  return Array.from({ length: shifts }, () => Math.floor(random() * (maxShift + 1)));
 }
 
 /** A small, well-distributed 32-bit PRNG; good enough to draw shift offsets reproducibly. */
@@ -173,8 +178,9 @@ class OverlapAdd {
       );
     }
     this.accumulate(chunk, output);
-    const isLast = chunk.offset + chunk.length >= view.length;
-    const settled = isLast ? chunk.length : stride;
+    // The next chunk starts one stride on; none does when that is past the view's end.
+    const isLast = chunk.offset + stride >= view.length;
+    const settled = isLast ? view.length - chunk.offset : stride;
     this.flush(view, settled);
     if (!isLast) this.slide(stride);
   }
