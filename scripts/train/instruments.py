@@ -1,0 +1,308 @@
+"""Turns `music.Part`s into audio: fluidsynth with GM soundfonts, real drum samples, and a sung voice
+built from espeak-ng syllables re-pitched by LPC resynthesis (so it has consonants, formants and a melody)."""
+import functools
+import glob
+import io
+import os
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import soundfile as sf
+from scipy.linalg import solve_toeplitz
+from scipy.signal import lfilter, resample_poly
+
+from midi import Track, write_midi
+
+SR = 44100
+SOUNDFONTS = ["/usr/share/sounds/sf2/FluidR3_GM.sf2", "/usr/share/sounds/sf2/MuseScore_General_Full.sf2"]
+AVL_DRUMS = ["/usr/share/sounds/sf2/Black_Pearl_4_LV2.sf2", "/usr/share/sounds/sf2/Red_Zeppelin_4_LV2.sf2"]
+HYDROGEN_DIR = "/usr/share/hydrogen/data/drumkits"
+SONIC_PI_DIR = "/usr/share/sonic-pi/samples"
+GM_DRUM_NOTES = {"kick": [36, 35], "snare": [38, 40], "clap": [39], "hat_closed": [42], "hat_open": [46],
+                 "ride": [51, 59], "crash": [49, 57], "tom_hi": [50, 48], "tom_mid": [47, 45], "tom_lo": [43, 41],
+                 "perc": [54, 70, 69]}
+GM_DRUM_KITS = [0, 0, 1, 8, 16, 24, 25, 32, 40]
+
+
+def _to_stereo(x):
+    x = np.asarray(x, dtype=np.float32)
+    if x.ndim == 1:
+        return np.stack([x, x])
+    return x.T[:2] if x.shape[1] >= 2 else np.repeat(x.T, 2, 0)
+
+
+@functools.lru_cache(maxsize=4096)
+def load_sample(path):
+    x, sr = sf.read(path, dtype="float32", always_2d=True)
+    y = _to_stereo(x)
+    if sr != SR:
+        y = resample_poly(y, SR, sr, axis=1).astype(np.float32)
+    return y
+
+
+# ---------------------------------------------------------------- fluidsynth
+def fluid_render(tracks, soundfont, n, tmpdir, tag):
+    """Renders MIDI tracks with one fluidsynth call (built-in reverb/chorus off: production adds its own)."""
+    mid = os.path.join(tmpdir, f"{tag}.mid")
+    wav = os.path.join(tmpdir, f"{tag}.wav")
+    write_midi(mid, tracks)
+    subprocess.run(["fluidsynth", "-ni", "-q", "-R", "0", "-C", "0", "-g", "0.4", "-r", str(SR), "-F", wav, soundfont, mid],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    x, _ = sf.read(wav, dtype="float32", always_2d=True)
+    os.remove(mid)
+    os.remove(wav)
+    out = np.zeros((2, n), np.float32)
+    y = _to_stereo(x)[:, :n]
+    out[:, : y.shape[1]] = y
+    return out
+
+
+def vibrato_bends(notes, rng, depth_cents=None):
+    """Pitch-bend events (±2 semitone range) for a delayed vibrato per note, as singers and string players do."""
+    bends = []
+    for start, dur, _, _ in notes:
+        depth = depth_cents if depth_cents is not None else rng.uniform(15, 60)
+        rate = rng.uniform(4.5, 6.5)
+        for t in np.arange(0.0, dur, 0.02):
+            ramp = min(1.0, max(0.0, (t - 0.15) / 0.3))
+            bends.append((start + t, 8192 * depth * ramp * np.sin(2 * np.pi * rate * t) / 200.0))
+        bends.append((start + dur, 0))
+    return bends
+
+
+# ---------------------------------------------------------------- drum kits
+def _role_of(name):
+    n = name.lower()
+    rules = [("kick", r"kick|bass ?drum|\bbd|bassdrum"), ("hat_open", r"open|ohh|hat op"), ("hat_closed", r"hat|hh"),
+             ("snare", r"snare|\bsd|rim"), ("clap", r"clap|snap"), ("ride", r"ride|bell"), ("crash", r"crash|splash|china|cymbal"),
+             ("tom_hi", r"tom.*(hi|high|1\b)|hi.*tom"), ("tom_lo", r"floor|tom.*(lo|low|3\b)|lo.*tom"), ("tom_mid", r"tom"),
+             ("perc", r"cowbell|tamb|shak|maraca|clave|wood|conga|bongo|cajon")]
+    for role, pattern in rules:
+        if re.search(pattern, n):
+            return role
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def hydrogen_kits():
+    """{kit: {role: [(layer files with velocity ranges)]}} for every installed Hydrogen kit with a kick and a snare."""
+    kits = {}
+    for xml in sorted(glob.glob(os.path.join(HYDROGEN_DIR, "*", "drumkit.xml"))):
+        root = ET.parse(xml).getroot()
+        ns = re.match(r"\{.*\}", root.tag)
+        ns = ns.group(0) if ns else ""
+        roles = {}
+        for inst in root.iter(f"{ns}instrument"):
+            name = inst.findtext(f"{ns}name") or ""
+            role = _role_of(name)
+            layers = []
+            for layer in inst.iter(f"{ns}layer"):
+                fn = layer.findtext(f"{ns}filename")
+                if fn:
+                    layers.append((os.path.join(os.path.dirname(xml), fn), float(layer.findtext(f"{ns}min") or 0),
+                                   float(layer.findtext(f"{ns}max") or 1)))
+            fn = inst.findtext(f"{ns}filename")
+            if fn and not layers:
+                layers.append((os.path.join(os.path.dirname(xml), fn), 0.0, 1.0))
+            if role and layers:
+                roles.setdefault(role, []).append(layers)
+        if "kick" in roles and "snare" in roles:
+            kits[os.path.basename(os.path.dirname(xml))] = roles
+    return kits
+
+
+def sonic_pi_kit():
+    def f(*names):
+        return [[(os.path.join(SONIC_PI_DIR, n + ".flac"), 0.0, 1.0)] for n in names]
+    return {"kick": f("bd_fat", "bd_klub", "bd_haus", "bd_tek", "drum_heavy_kick", "drum_bass_hard", "bd_boom", "bd_808"),
+            "snare": f("sn_dolf", "sn_generic", "drum_snare_hard", "sn_dub", "elec_snare", "elec_hi_snare"),
+            "clap": f("perc_snap", "perc_snap2"), "hat_closed": f("drum_cymbal_closed", "drum_cymbal_pedal"),
+            "hat_open": f("drum_cymbal_open"), "ride": f("drum_cymbal_soft"), "crash": f("drum_splash_hard", "drum_cymbal_hard"),
+            "tom_hi": f("drum_tom_hi_hard"), "tom_mid": f("drum_tom_mid_hard"), "tom_lo": f("drum_tom_lo_hard"),
+            "perc": f("drum_cowbell", "elec_tick", "elec_wood")}
+
+
+ROLE_FALLBACK = {"clap": "snare", "ride": "hat_closed", "hat_open": "hat_closed", "tom_hi": "tom_mid",
+                 "tom_lo": "tom_mid", "tom_mid": "tom_lo"}
+
+
+def sample_drums(hits, kit, n, rng):
+    """Places real drum samples at the hit times; one sample per role per song, velocity picks the layer."""
+    out = np.zeros((2, n), np.float32)
+    chosen = {role: kit[role][rng.integers(len(kit[role]))] for role in kit}
+    pans = {role: rng.uniform(-0.5, 0.5) if role.startswith(("tom", "hat", "ride", "crash", "perc")) else rng.uniform(-0.08, 0.08)
+            for role in kit}
+    for t, role, vel in hits:
+        if role not in chosen:
+            role = ROLE_FALLBACK.get(role)
+        if role not in chosen:
+            continue
+        v = vel / 127.0
+        layers = chosen[role]
+        match = [l for l in layers if l[1] <= v <= l[2]] or layers
+        path = match[rng.integers(len(match))][0]
+        try:
+            s = load_sample(path)
+        except Exception:
+            continue
+        i = int(t * SR)
+        if i >= n:
+            continue
+        seg = s[:, : n - i] * (v ** 1.5)
+        p = pans[role]
+        out[0, i: i + seg.shape[1]] += seg[0] * np.sqrt(0.5 * (1 - p))
+        out[1, i: i + seg.shape[1]] += seg[1] * np.sqrt(0.5 * (1 + p))
+    return out
+
+
+def render_drums(part, n, rng, tmpdir, tag):
+    source = rng.choice(["gm", "gm", "avl", "hydrogen", "hydrogen", "hydrogen", "sonicpi"])
+    if source == "hydrogen" and hydrogen_kits():
+        kits = hydrogen_kits()
+        return sample_drums(part.notes, kits[list(kits)[rng.integers(len(kits))]], n, rng), "hydrogen"
+    if source == "sonicpi":
+        return sample_drums(part.notes, sonic_pi_kit(), n, rng), "sonicpi"
+    notes = [(t, 0.2, GM_DRUM_NOTES[r][rng.integers(len(GM_DRUM_NOTES[r]))] if len(GM_DRUM_NOTES[r]) > 1 and rng.random() < 0.2
+              else GM_DRUM_NOTES[r][0], v) for t, r, v in part.notes]
+    if source == "avl":
+        return fluid_render([Track(0, 0, 0, notes)], AVL_DRUMS[rng.integers(2)], n, tmpdir, tag), "avl"
+    kit = int(rng.choice(GM_DRUM_KITS))
+    return fluid_render([Track(9, kit, 0, notes)], SOUNDFONTS[rng.integers(2)], n, tmpdir, tag), f"gm{kit}"
+
+
+# ---------------------------------------------------------------- sung voice
+SYLLABLES = ["la", "na", "da", "ma", "ba", "ya", "wo", "oh", "ah", "lo", "no", "do", "me", "be", "see", "lee", "you",
+             "love", "heart", "night", "day", "way", "time", "home", "light", "fire", "sky", "run", "dream", "go",
+             "say", "stay", "now", "high", "low", "baby", "ooh", "yeah", "hey", "so", "far", "away", "tonight",
+             "feel", "real", "rain", "again", "alone", "sun", "gone", "want", "know", "shine", "my", "your", "we"]
+ESPEAK_VOICES_M = ["en-us", "en", "en+m1", "en+m2", "en+m3", "en+m4", "en+m7", "es", "it", "pt", "de", "en-us+david",
+                   "en+Andy", "en+boris", "en+iven", "en+john"]
+ESPEAK_VOICES_F = ["en-us+f1", "en+f2", "en+f3", "en+f4", "en+f5", "es+f3", "it+f2", "en+Annie", "en+belinda",
+                   "en+linda", "en+anika", "en+grandma", "pt+f4"]
+VSR = 22050
+HOP = 110
+ORDER = 20
+
+
+@functools.lru_cache(maxsize=2048)
+def _espeak(voice, word, speed):
+    wav = subprocess.run(["espeak-ng", "-v", voice, "-s", str(speed), "--stdout", word], check=True,
+                         capture_output=True).stdout
+    x, sr = sf.read(io.BytesIO(wav), dtype="float32")
+    if sr != VSR:
+        x = resample_poly(x, VSR, sr).astype(np.float32)
+    nz = np.nonzero(np.abs(x) > 1e-3)[0]
+    return x[nz[0]: nz[-1] + 1] if len(nz) else x
+
+
+@functools.lru_cache(maxsize=2048)
+def _lpc_frames(voice, word, speed):
+    """Per 5-ms frame: LPC polynomial, excitation gain and voicing of one spoken syllable."""
+    x = _espeak(voice, word, speed)
+    x = np.append(x[0], x[1:] - 0.95 * x[:-1])
+    win = 441
+    n = max(1, 1 + (len(x) - win) // HOP)
+    idx = np.arange(win)[None] + HOP * np.arange(n)[:, None]
+    frames = np.pad(x, (0, win))[idx] * np.hanning(win)[None]
+    spec = np.fft.rfft(frames, 1024)
+    r = np.fft.irfft(np.abs(spec) ** 2, 1024)
+    a = np.zeros((n, ORDER + 1), np.float64)
+    gain = np.zeros(n)
+    voiced = np.zeros(n)
+    lags = slice(VSR // 400, VSR // 70)
+    for i in range(n):
+        ri = r[i, : ORDER + 1].copy()
+        ri[0] = ri[0] * 1.001 + 1e-9
+        coef = solve_toeplitz(ri[:ORDER], ri[1: ORDER + 1])
+        a[i] = np.concatenate([[1.0], -coef])
+        gain[i] = np.sqrt(max(ri[0] - coef @ ri[1: ORDER + 1], 1e-12) / win)
+        voiced[i] = np.clip((r[i, lags].max() / (r[i, 0] + 1e-9) - 0.25) / 0.35, 0, 1)
+    return a, gain, voiced
+
+
+def _glottal(f0):
+    """Differentiated Rosenberg glottal pulse train following the f0 contour (Hz per sample)."""
+    phase = np.cumsum(f0 / VSR) % 1.0
+    oq = 0.6
+    tp = 0.66 * oq
+    flow = np.where(phase < tp, 0.5 * (1 - np.cos(np.pi * phase / tp)),
+                    np.where(phase < oq, np.cos(np.pi * (phase - tp) / (2 * (oq - tp))), 0.0))
+    d = np.diff(flow, prepend=0.0)
+    return d / (np.sqrt(np.mean(d ** 2)) + 1e-9)
+
+
+def _sing_note(voice, word, speed, f0_start, f0, dur, rng):
+    a, gain, voiced = _lpc_frames(voice, word, speed)
+    n_in = len(gain)
+    n_out = max(4, int(dur * VSR / HOP))
+    v_idx = np.nonzero(voiced > 0.5)[0]
+    if len(v_idx) == 0:
+        v_idx = np.arange(n_in)
+    head, tail = v_idx[0], n_in - 1 - v_idx[-1]
+    head = min(head, n_out // 3)
+    tail = min(tail, n_out // 4)
+    mid = n_out - head - tail
+    mapping = np.concatenate([np.arange(head), np.linspace(v_idx[0], v_idx[-1], max(1, mid)),
+                              np.arange(n_in - tail, n_in)]).astype(int).clip(0, n_in - 1)
+    n = len(mapping) * HOP
+    t = np.arange(n) / VSR
+    glide = np.exp(-t / rng.uniform(0.02, 0.07))
+    cents = rng.uniform(0, 45) * np.clip((t - 0.2) / 0.3, 0, 1) * np.sin(2 * np.pi * rng.uniform(4.5, 6.5) * t)
+    drift = np.interp(t, np.linspace(0, t[-1] + 1e-3, 6), rng.normal(0, 8, 6))
+    freq = (f0_start * glide + f0 * (1 - glide)) * 2 ** ((cents + drift) / 1200)
+    exc_v = _glottal(freq)
+    exc_u = rng.standard_normal(n)
+    out = np.zeros(n)
+    zi = np.zeros(ORDER)
+    breath = rng.uniform(0.03, 0.15)
+    for k, i in enumerate(mapping):
+        s = slice(k * HOP, (k + 1) * HOP)
+        v = voiced[i]
+        e = (v * (exc_v[s] + breath * exc_u[s]) + (1 - v) * exc_u[s]) * gain[i]
+        out[s], zi = lfilter([1.0], a[i], e, zi=zi)
+    out = lfilter([1.0], [1.0, -0.95], out)
+    env = np.minimum(1.0, np.minimum(np.arange(n) / (0.01 * VSR), (n - np.arange(n)) / (0.03 * VSR)))
+    return (out * env).astype(np.float32), head * HOP
+
+
+def render_voice(part, n, rng):
+    female = part.style.get("female", False)
+    voice = str(rng.choice(ESPEAK_VOICES_F if female else ESPEAK_VOICES_M))
+    speed = int(rng.integers(90, 170))
+    words = [str(w) for w in rng.choice(SYLLABLES, size=8)]  # a small 'lyric' vocabulary per song
+    out = np.zeros(int(n * VSR / SR) + VSR, np.float32)
+    prev = None
+    for start, dur, pitch, vel in part.notes:
+        f0 = 440.0 * 2 ** ((pitch - 69) / 12)
+        f0_start = prev if prev is not None and rng.random() < 0.7 else f0
+        try:
+            y, lead_in = _sing_note(voice, words[rng.integers(len(words))], speed, f0_start, f0, dur, rng)
+        except (subprocess.CalledProcessError, ValueError, np.linalg.LinAlgError):
+            continue
+        i = max(0, int(start * VSR) - lead_in)
+        if i >= len(out):
+            continue
+        y = y[: len(out) - i] * (vel / 127.0)
+        out[i: i + len(y)] += y
+        prev = f0
+    peak = np.abs(out).max()
+    if peak > 0:
+        out = out / peak * 0.5
+    mono = resample_poly(out, SR, VSR).astype(np.float32)[:n]
+    mono = np.pad(mono, (0, n - len(mono)))
+    return np.stack([mono, mono])
+
+
+# ---------------------------------------------------------------- dispatch
+def render_part(part, n, rng, tmpdir, tag):
+    """Audio [2, n] for one part plus a short description of the source used."""
+    if part.kind == "drums":
+        return render_drums(part, n, rng, tmpdir, tag)
+    if part.kind == "voice":
+        return render_voice(part, n, rng), "espeak-lpc"
+    font = SOUNDFONTS[int(rng.random() < 0.45)]
+    bends = vibrato_bends(part.notes, rng) if part.style.get("vibrato") else []
+    track = Track(0, part.program, 0, part.notes, bends)
+    return fluid_render([track], font, n, tmpdir, tag), f"{os.path.basename(font)}:{part.program}"

@@ -1,0 +1,204 @@
+"""Trains model.MaskUNet on the rendered songs, with on-the-fly augmentation. Seeded and resumable.
+
+    nice -n 10 /usr/bin/python3 scripts/train/train.py --run small1            # starts, or resumes if the run exists
+    nice -n 10 /usr/bin/python3 scripts/train/train.py --run small1 --hours 2  # stop after 2 h of wall time
+
+Writes scripts/train/runs/<run>/:
+  model.pt     weights + step + config (committed; enough to resume with a fresh optimizer, and to export)
+  best.pt      the weights with the best held-out SDR so far (committed)
+  log.jsonl    one line per evaluation: step, seconds, train loss, held-out SDR per stem (the training curve)
+  tmp/full.pt  weights + optimizer + RNG state (git-ignored; exact resume on the same machine)
+"""
+import argparse
+import glob
+import json
+import os
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from model import HOP, SOURCES, MaskUNet
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SR = 44100
+
+
+def sdr(ref, est, axis):
+    """Music Demixing Challenge SDR in dB."""
+    num = (ref ** 2).sum(axis) + 1e-7
+    den = ((ref - est) ** 2).sum(axis) + 1e-7
+    return 10 * np.log10(num / den)
+
+
+class Songs:
+    """Rendered songs as memory-mapped float16 arrays [6, 2, samples]; picks up new files as the renderer adds them."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.arrays = []
+        self.refresh()
+
+    def refresh(self):
+        files = sorted(glob.glob(os.path.join(self.folder, "song*.npy")))
+        files = [f for f in files if not f.endswith(".tmp.npy")]
+        for f in files[len(self.arrays):]:
+            self.arrays.append(np.load(f, mmap_mode="r"))
+
+    def __len__(self):
+        return len(self.arrays)
+
+
+def augmented_example(songs, rng, length):
+    """One training example [6, 2, length]: stems possibly from different songs, each with its own crop,
+    speed (pitch + tempo by resampling), gain, channel swap, and sometimes silence."""
+    remix = rng.random() < 0.6
+    base = rng.integers(len(songs))
+    out = np.zeros((len(SOURCES), 2, length), np.float32)
+    for s in range(len(SOURCES)):
+        song = songs.arrays[rng.integers(len(songs)) if remix else base]
+        speed = rng.uniform(0.88, 1.12) if rng.random() < 0.3 else 1.0
+        need = int(length * speed) + 1
+        total = song.shape[-1]
+        start = rng.integers(0, max(1, total - need))
+        x = np.asarray(song[s, :, start: start + need], dtype=np.float32)
+        if x.shape[-1] < need:
+            x = np.pad(x, ((0, 0), (0, need - x.shape[-1])))
+        if speed != 1.0:
+            x = F.interpolate(torch.from_numpy(x)[None], size=length, mode="linear", align_corners=False)[0].numpy()
+        x = x[:, :length]
+        if rng.random() < 0.5:
+            x = x[::-1]
+        gain = 10 ** (rng.uniform(-8, 4) / 20) if rng.random() > 0.08 else 0.0
+        out[s] = x * gain
+    return out
+
+
+def normalized(stems, rng=None):
+    """Scales an example the way the pipeline normalises a track (by the mixture's standard deviation)."""
+    mix = stems.sum(0)
+    std = mix.mean(0).std() + 1e-5
+    factor = 10 ** (rng.uniform(-6, 6) / 20) if rng is not None else 1.0
+    return stems / std * factor
+
+
+def batch(songs, rng, size, length):
+    ex = np.stack([normalized(augmented_example(songs, rng, length), rng) for _ in range(size)])
+    return torch.from_numpy(ex)
+
+
+def validation_set(folder, seconds=6.0, per_song=2):
+    """Fixed, un-augmented crops of the held-out songs (different seeds from training)."""
+    length = int(seconds * SR) // HOP * HOP
+    out = []
+    for f in sorted(glob.glob(os.path.join(folder, "song*.npy"))):
+        a = np.load(f).astype(np.float32)
+        for k in range(per_song):
+            start = (a.shape[-1] - length) * k // max(1, per_song - 1)
+            out.append(normalized(a[..., start: start + length]))
+    return torch.from_numpy(np.stack(out))
+
+
+FOLD4 = [[1], [2], [3, 4, 5], [0]]  # drums, bass, other(+guitar+piano), vocals from the 6 training stems
+
+
+@torch.no_grad()
+def evaluate(model, valid):
+    model.eval()
+    scores6, scores4 = [], []
+    for i in range(0, len(valid), 4):
+        ref = valid[i: i + 4]
+        est = model(ref.sum(1))
+        r, e = ref.numpy(), est.numpy()
+        scores6.append(sdr(r, e, (2, 3)))
+        r4 = np.stack([r[:, idx].sum(1) for idx in FOLD4], 1)
+        e4 = np.stack([e[:, idx].sum(1) for idx in FOLD4], 1)
+        scores4.append(sdr(r4, e4, (2, 3)))
+    model.train()
+    s6, s4 = np.concatenate(scores6), np.concatenate(scores4)
+    return ({n: round(float(v), 3) for n, v in zip(SOURCES, s6.mean(0))},
+            {n: round(float(v), 3) for n, v in zip(["drums", "bass", "other", "vocals"], s4.mean(0))})
+
+
+def save(path, obj):
+    torch.save(obj, path + ".tmp")
+    os.replace(path + ".tmp", path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--data", default=os.path.join(HERE, "data"))
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--hours", type=float, default=1e9, help="stop after this much wall time in this session")
+    ap.add_argument("--eval-every", type=int, default=100)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    run_dir = os.path.join(HERE, "runs", args.run)
+    os.makedirs(os.path.join(run_dir, "tmp"), exist_ok=True)
+
+    torch.manual_seed(args.seed)
+    model = MaskUNet()
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    step, best, rng = 0, -1e9, np.random.default_rng(args.seed)
+    full, light = os.path.join(run_dir, "tmp", "full.pt"), os.path.join(run_dir, "model.pt")
+    if os.path.exists(full):
+        ck = torch.load(full)
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["opt"])
+        step, best = ck["step"], ck["best"]
+        rng.bit_generator.state = ck["rng"]
+        torch.set_rng_state(ck["torch_rng"])
+        print(f"resumed exactly from {full} at step {step}")
+    elif os.path.exists(light):
+        ck = torch.load(light)
+        model.load_state_dict(ck["model"])
+        step, best = ck["step"], ck.get("best", -1e9)
+        rng = np.random.default_rng([args.seed, step])
+        print(f"resumed weights from {light} at step {step} (fresh optimizer)")
+    for g in opt.param_groups:
+        g["lr"] = args.lr
+
+    train = Songs(os.path.join(args.data, "train"))
+    valid = validation_set(os.path.join(args.data, "valid"))
+    length = int(args.seconds * SR) // HOP * HOP
+    print(f"{len(train)} training songs, {len(valid)} held-out crops, {sum(p.numel() for p in model.parameters())} params")
+    t_start, losses = time.time(), []
+    log = open(os.path.join(run_dir, "log.jsonl"), "a")
+    config = {"seed": args.seed, "batch": args.batch, "seconds": args.seconds, "lr": args.lr}
+    while time.time() - t_start < args.hours * 3600:
+        if step % 50 == 0:
+            train.refresh()
+        x = batch(train, rng, args.batch, length)
+        est = model(x.sum(1))
+        loss = F.l1_loss(est, x)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        opt.step()
+        step += 1
+        losses.append(loss.item())
+        if step % args.eval_every == 0:
+            s6, s4 = evaluate(model, valid)
+            mean = float(np.mean(list(s6.values())))
+            entry = {"step": step, "time": round(time.time() - t_start), "songs": len(train),
+                     "loss": round(float(np.mean(losses)), 5), "sdr6": s6, "sdr4": s4, "mean6": round(mean, 3)}
+            losses = []
+            log.write(json.dumps(entry) + "\n")
+            log.flush()
+            print(json.dumps(entry), flush=True)
+            state = {"model": model.state_dict(), "step": step, "best": max(best, mean), "config": config}
+            if mean > best:
+                best = mean
+                save(os.path.join(run_dir, "best.pt"), {**state, "sdr6": s6, "sdr4": s4})
+            save(light, state)
+            save(full, {**state, "opt": opt.state_dict(), "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()})
+
+
+if __name__ == "__main__":
+    main()
