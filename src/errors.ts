@@ -43,7 +43,7 @@ const CODES: Readonly<Record<ErrorCode, CodeInfo>> = Object.freeze({
   AUDIO_DECODE_FAILED: { httpStatus: 422, exitCode: 8 },
   SEPARATION_FAILED: { httpStatus: 500, exitCode: 9 },
   ENCODE_FAILED: { httpStatus: 500, exitCode: 10 },
-  STORAGE_FAILED: { httpStatus: 500, exitCode: 11 },
+  STORAGE_FAILED: { httpStatus: 507, exitCode: 11 },
   INTERNAL_ERROR: { httpStatus: 500, exitCode: 1 },
   USAGE: { httpStatus: 422, exitCode: 2 },
   MODEL_NOT_FOUND: { httpStatus: 422, exitCode: 12 },

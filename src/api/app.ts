@@ -1,0 +1,61 @@
+/**
+ * The HTTP application: routes under /v1, one error mapper, one not-found answer. It is given
+ * its services; it builds none and knows nothing of SQL files or ONNX.
+ */
+import { Hono } from 'hono';
+import type { SplitService } from '../jobs/split-service.js';
+import type { StemUrlSigner } from '../jobs/stem-urls.js';
+import type { UploadService } from '../jobs/upload-service.js';
+import type { DataStore } from '../store/index.js';
+import { errorResponse, successBody } from './envelope.js';
+import type { AppEnv } from './env.js';
+import { bearerAuth } from './middleware/auth.js';
+import { openApiDocument } from './openapi.js';
+import { creditRoutes } from './routes/credits.js';
+import { fileRoutes } from './routes/files.js';
+import { splitRoutes } from './routes/splits.js';
+import { uploadReservationRoutes, uploadTransferRoutes } from './routes/uploads.js';
+import { StemsplitError } from '../errors.js';
+
+export interface AppDeps {
+  readonly data: DataStore;
+  readonly uploads: UploadService;
+  readonly splits: SplitService;
+  readonly signer: StemUrlSigner;
+  readonly enqueue: (splitId: string) => void;
+  readonly rateLimitPerMinute: number;
+  readonly maxJsonBodyBytes: number;
+  readonly version: string;
+  /** Extra routes mounted at `/` (the web page), outside /v1. */
+  readonly extraRoutes?: Hono<AppEnv>;
+  readonly log?: (line: string) => void;
+}
+
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const v1 = new Hono<AppEnv>();
+
+  // Unauthenticated: the description, the presigned-style upload and download URLs.
+  v1.get('/openapi.json', (c) => c.json(openApiDocument));
+  v1.get('/health', (c) => c.json(successBody({ status: 'ok', version: deps.version })));
+  v1.route('/', uploadTransferRoutes(deps));
+  v1.route('/', fileRoutes(deps));
+
+  const authed = new Hono<AppEnv>();
+  authed.use('*', bearerAuth({ authenticate: (key) => deps.data.accounts.authenticate(key) }));
+  authed.route('/', uploadReservationRoutes(deps));
+  authed.route('/', splitRoutes(deps));
+  authed.route('/', creditRoutes(deps.data));
+  v1.route('/', authed);
+
+  app.route('/v1', v1);
+  if (deps.extraRoutes) app.route('/', deps.extraRoutes);
+
+  app.notFound(() => errorResponse(new StemsplitError('NOT_FOUND', 'no such endpoint')));
+  app.onError((error) => {
+    const response = errorResponse(error);
+    if (response.status >= 500) deps.log?.(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return response;
+  });
+  return app;
+}

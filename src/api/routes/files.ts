@@ -1,0 +1,65 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { Hono } from 'hono';
+import { StemsplitError } from '../../errors.js';
+import type { StemUrlSigner } from '../../jobs/stem-urls.js';
+import { ID_PATTERN, isStemName, type DataStore } from '../../store/index.js';
+import type { AppEnv } from '../env.js';
+
+export interface FileRoutesDeps {
+  readonly data: DataStore;
+  readonly signer: StemUrlSigner;
+}
+
+/** Parses a single `bytes=a-b` range; undefined means "send it all". */
+function parseRange(header: string | undefined, size: number): { start: number; end: number } | undefined {
+  const match = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
+  if (!match || (match[1] === '' && match[2] === '')) return undefined;
+  let start: number;
+  let end: number;
+  if (match[1] === '') {
+    start = Math.max(0, size - Number(match[2]));
+    end = size - 1;
+  } else {
+    start = Number(match[1]);
+    end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
+  }
+  if (start > end || start >= size) return undefined;
+  return { start, end };
+}
+
+/** GET /files/:splitId/:stem.mp3?expires&signature — the signed stem downloads. */
+export function fileRoutes(deps: FileRoutesDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.get('/files/:splitId/:file', async (c) => {
+    const splitId = c.req.param('splitId');
+    const file = c.req.param('file');
+    const stem = file.endsWith('.mp3') ? file.slice(0, -4) : '';
+    if (!ID_PATTERN.test(splitId) || !isStemName(stem)) throw new StemsplitError('NOT_FOUND', 'no such stem');
+    if (!deps.signer.verify(splitId, stem, c.req.query('expires'), c.req.query('signature'), deps.data.clock.now())) {
+      throw new StemsplitError('UNAUTHORIZED', 'the stem URL is invalid or has expired; GET the split again for fresh URLs');
+    }
+    const split = deps.data.splits.get(splitId);
+    if (!split || split.status !== 'succeeded' || split.purgedAt !== null) throw new StemsplitError('NOT_FOUND', 'the stem is no longer kept');
+    const path = deps.data.layout.absolute(deps.data.layout.stemFile(splitId, stem));
+    const info = await stat(path).catch(() => undefined);
+    if (!info) throw new StemsplitError('NOT_FOUND', 'the stem is no longer kept');
+
+    const base = split.filename.replace(/\.[^.]*$/, '').replace(/[^\w .()-]+/g, '_') || 'audio';
+    const headers: Record<string, string> = {
+      'content-type': 'audio/mpeg',
+      'accept-ranges': 'bytes',
+      'cache-control': 'private, max-age=3600',
+      'content-disposition': `attachment; filename="${base} - ${stem}.mp3"`,
+    };
+    const range = parseRange(c.req.header('range'), info.size);
+    const start = range?.start ?? 0;
+    const end = range?.end ?? info.size - 1;
+    headers['content-length'] = String(end - start + 1);
+    if (range) headers['content-range'] = `bytes ${start}-${end}/${info.size}`;
+    const body = Readable.toWeb(createReadStream(path, { start, end })) as ReadableStream;
+    return new Response(body, { status: range ? 206 : 200, headers });
+  });
+  return app;
+}

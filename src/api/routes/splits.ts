@@ -1,0 +1,85 @@
+import { Hono } from 'hono';
+import { StemsplitError } from '../../errors.js';
+import { presentSplit } from '../../jobs/present.js';
+import type { SplitService } from '../../jobs/split-service.js';
+import type { StemUrlSigner } from '../../jobs/stem-urls.js';
+import { ID_PATTERN, type DataStore } from '../../store/index.js';
+import { mapError, successBody } from '../envelope.js';
+import type { AppEnv } from '../env.js';
+import { IdempotencyGate, requestHash, type StoredResponse } from '../idempotency.js';
+import { rateLimit } from '../middleware/rate-limit.js';
+import { parseCreateSplit, parseIdempotencyKey, readJsonObject } from '../validate.js';
+
+export interface SplitRoutesDeps {
+  readonly data: DataStore;
+  readonly splits: SplitService;
+  readonly signer: StemUrlSigner;
+  readonly enqueue: (splitId: string) => void;
+  readonly rateLimitPerMinute: number;
+  readonly maxJsonBodyBytes: number;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+
+export function splitRoutes(deps: SplitRoutesDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const gate = new IdempotencyGate(deps.data.idempotency);
+  const baseUrl = (url: string) => new URL(url).origin;
+
+  app.post('/audio/splits', rateLimit({ limit: deps.rateLimitPerMinute }), async (c) => {
+    const principal = c.get('principal');
+    const idempotencyKey = parseIdempotencyKey(c.req.header('idempotency-key'));
+    const { value } = await readJsonObject(c, deps.maxJsonBodyBytes);
+    const request = parseCreateSplit(value);
+    const origin = baseUrl(c.req.url);
+
+    const create = async (): Promise<StoredResponse> => {
+      try {
+        const split = await deps.splits.create(principal, request, origin);
+        deps.enqueue(split.id);
+        const data = { id: split.id, status: split.status, creditsUsed: split.creditsUsed, createdAt: split.createdAt };
+        return { status: 200, body: JSON.stringify(successBody(data)) };
+      } catch (error) {
+        const mapped = mapError(error);
+        if (mapped.status >= 500) throw error;
+        return { status: mapped.status, body: JSON.stringify(mapped.body) };
+      }
+    };
+
+    const response = idempotencyKey
+      ? await gate.run(principal.apiKeyId, idempotencyKey, requestHash(value), create)
+      : { ...(await create()), replayed: false };
+    const headers: Record<string, string> = { ...JSON_HEADERS };
+    if (response.replayed) headers['Idempotent-Replayed'] = 'true';
+    return new Response(response.body, { status: response.status, headers });
+  });
+
+  app.get('/audio/splits', (c) => {
+    const principal = c.get('principal');
+    const limitParam = c.req.query('limit') ?? '20';
+    const limit = Number(limitParam);
+    if (!/^\d{1,3}$/.test(limitParam) || limit < 1 || limit > 100) {
+      throw new StemsplitError('VALIDATION_ERROR', 'limit must be an integer from 1 to 100');
+    }
+    const cursor = c.req.query('cursor');
+    if (cursor !== undefined && !ID_PATTERN.test(cursor)) throw new StemsplitError('VALIDATION_ERROR', 'cursor is not a split id');
+    const rows = deps.data.splits.listForKey(principal.apiKeyId, limit + 1, cursor);
+    const page = rows.slice(0, limit);
+    const now = deps.data.clock.now();
+    const origin = baseUrl(c.req.url);
+    const nextCursor = rows.length > limit ? (page[page.length - 1]?.id ?? null) : null;
+    return c.json(successBody({ nextCursor, items: page.map((s) => presentSplit(s, deps.signer, origin, now)) }));
+  });
+
+  app.get('/audio/splits/:splitId', (c) => {
+    const splitId = c.req.param('splitId');
+    const split = ID_PATTERN.test(splitId) ? deps.data.splits.get(splitId) : undefined;
+    // Another account's job is as invisible as one that does not exist.
+    if (!split || split.accountId !== c.get('principal').accountId) {
+      throw new StemsplitError('NOT_FOUND', `no split ${splitId.slice(0, 64)}`);
+    }
+    return c.json(successBody(presentSplit(split, deps.signer, baseUrl(c.req.url), deps.data.clock.now())));
+  });
+
+  return app;
+}

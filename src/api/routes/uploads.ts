@@ -1,0 +1,52 @@
+import { Readable } from 'node:stream';
+import { Hono } from 'hono';
+import { StemsplitError } from '../../errors.js';
+import { storageKeyOf, uploadPath, UPLOAD_TOKEN_HEADER, type UploadService } from '../../jobs/upload-service.js';
+import { ID_PATTERN } from '../../store/index.js';
+import { successBody } from '../envelope.js';
+import type { AppEnv } from '../env.js';
+import { parseReserveUpload, readJsonObject } from '../validate.js';
+
+export interface UploadRoutesDeps {
+  readonly uploads: UploadService;
+  readonly maxJsonBodyBytes: number;
+}
+
+/** POST /audio/uploads (authenticated): reserve an upload. */
+export function uploadReservationRoutes(deps: UploadRoutesDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.post('/audio/uploads', async (c) => {
+    const { value } = await readJsonObject(c, deps.maxJsonBodyBytes);
+    const input = parseReserveUpload(value);
+    const { upload, token } = deps.uploads.reserve(c.get('principal'), input);
+    const origin = new URL(c.req.url).origin;
+    return c.json(
+      successBody({
+        uploadId: upload.id,
+        uploadUrl: `${origin}${uploadPath(upload.id)}`,
+        expiresAt: new Date(upload.expiresAtMs).toISOString(),
+        uploadHeaders: { [UPLOAD_TOKEN_HEADER]: token },
+      }),
+    );
+  });
+  return app;
+}
+
+/**
+ * POST or PUT /uploads/:uploadId (the upload token authenticates, not an API key, as with a
+ * presigned URL): receive the bytes and answer with the `fileUrl` and `storageKey` to split.
+ */
+export function uploadTransferRoutes(deps: UploadRoutesDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.on(['POST', 'PUT'], '/uploads/:uploadId', async (c) => {
+    const uploadId = c.req.param('uploadId');
+    if (!ID_PATTERN.test(uploadId)) throw new StemsplitError('NOT_FOUND', 'no such upload reservation');
+    const lengthHeader = c.req.header('content-length');
+    const declared = lengthHeader === undefined ? undefined : Number(lengthHeader);
+    const stream = c.req.raw.body ? Readable.fromWeb(c.req.raw.body as import('node:stream/web').ReadableStream) : Readable.from([]);
+    const upload = await deps.uploads.receive(uploadId, c.req.header(UPLOAD_TOKEN_HEADER), stream, declared);
+    const origin = new URL(c.req.url).origin;
+    return c.json(successBody({ url: `${origin}${uploadPath(upload.id)}`, key: storageKeyOf(upload.id) }));
+  });
+  return app;
+}

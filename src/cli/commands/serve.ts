@@ -1,0 +1,26 @@
+import { startServer } from '../../server.js';
+import { print, type CommandContext } from '../context.js';
+
+export async function serveCommand(ctx: CommandContext): Promise<void> {
+  const server = await startServer(ctx.config);
+  const alias4 = safeName(() => server.registry.resolveAlias('4s').name);
+  const alias6 = safeName(() => server.registry.resolveAlias('6s').name);
+  print(ctx, `stemsplit listening on ${server.url}/v1 (data: ${ctx.config.dataDir})`);
+  ctx.stderr.write(`models: 4s → ${alias4}, 6s → ${alias6}; ${ctx.config.concurrency} job(s) at a time\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      ctx.stderr.write('stopping: running jobs finish, queued jobs stay queued for the next start\n');
+      void server.close().then(resolve);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
+
+function safeName(fn: () => string): string {
+  try {
+    return fn();
+  } catch {
+    return '(none installed)';
+  }
+}

@@ -1,0 +1,71 @@
+/** `stemsplit split <files…>`: local separation, no server, no credits. */
+import { existsSync, statSync } from 'node:fs';
+import { basename, extname, join, resolve } from 'node:path';
+import type { StemFormat } from '../../audio/index.js';
+import { StemsplitError } from '../../errors.js';
+import { splitAudioFile } from '../../jobs/split-file.js';
+import { onnxLoaders } from '../../models/loaders.js';
+import { ModelCache, ModelRegistry } from '../../models/registry.js';
+import { print, printJson, type CommandContext } from '../context.js';
+import { createProgressBar } from '../progress.js';
+
+export interface SplitOptions {
+  model: string;
+  output: string;
+  format: string;
+  float32?: boolean;
+  mp3Bitrate?: string;
+  shifts?: string;
+  json?: boolean;
+}
+
+const FORMATS: readonly StemFormat[] = ['mp3', 'wav', 'flac'];
+
+function parseOptions(options: SplitOptions): { format: StemFormat; bitrate: number | undefined; shifts: number } {
+  if (!FORMATS.includes(options.format as StemFormat)) throw new StemsplitError('USAGE', `--format must be mp3, wav or flac, got "${options.format}"`);
+  const format = options.format as StemFormat;
+  if (options.float32 && format !== 'wav') throw new StemsplitError('USAGE', '--float32 applies to --format wav only');
+  const bitrate = options.mp3Bitrate === undefined ? undefined : Number(options.mp3Bitrate);
+  if (bitrate !== undefined && (!Number.isInteger(bitrate) || bitrate < 32 || bitrate > 320)) {
+    throw new StemsplitError('USAGE', `--mp3-bitrate must be a whole number of kb/s from 32 to 320, got "${options.mp3Bitrate}"`);
+  }
+  const shifts = Number(options.shifts ?? 0);
+  if (!Number.isInteger(shifts) || shifts < 0 || shifts > 20) throw new StemsplitError('USAGE', '--shifts must be a whole number from 0 to 20');
+  return { format, bitrate, shifts };
+}
+
+export async function splitCommand(ctx: CommandContext, files: string[], options: SplitOptions): Promise<void> {
+  const { format, bitrate, shifts } = parseOptions(options);
+  for (const file of files) {
+    if (!existsSync(file) || !statSync(file).isFile()) throw new StemsplitError('USAGE', `no such file: ${file}`);
+  }
+  const { config } = ctx;
+  const registry = new ModelRegistry({ bundledDir: config.bundledModelsDir, cacheDir: config.cacheDir, aliases: config.modelAliases });
+  const ref = registry.resolve(options.model);
+  const models = new ModelCache(onnxLoaders({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }));
+  ctx.stderr.write(`Loading model ${ref.name}…\n`);
+  const model = await models.load(ref);
+  const results: Array<{ input: string; model: string; durationSeconds: number; stems: Record<string, string> }> = [];
+  try {
+    for (const file of files) {
+      const track = basename(file, extname(file));
+      const outDir = resolve(join(options.output, track));
+      const bar = createProgressBar(ctx.stderr, files.length > 1 ? `${track} ` : '');
+      const started = Date.now();
+      const result = await splitAudioFile(file, model, outDir, {
+        format,
+        shifts,
+        ...(bitrate !== undefined ? { mp3BitrateKbps: bitrate } : {}),
+        ...(options.float32 ? { float32: true } : {}),
+        onProgress: ({ phase, percent }) => bar.update(percent, phase),
+      });
+      const seconds = (Date.now() - started) / 1000;
+      bar.done(`${track}: ${Object.keys(result.stems).length} stems in ${outDir} (${seconds.toFixed(1)} s for ${result.durationSeconds.toFixed(1)} s of audio)`);
+      results.push({ input: file, model: model.name, durationSeconds: result.durationSeconds, stems: { ...result.stems } });
+    }
+  } finally {
+    await models.disposeAll();
+  }
+  if (options.json) printJson(ctx, results.length === 1 ? results[0] : results);
+  else for (const r of results) for (const [stem, path] of Object.entries(r.stems)) print(ctx, `${stem}\t${path}`);
+}

@@ -1,0 +1,139 @@
+/**
+ * The command declarations, and nothing else: each action resolves the config once and calls
+ * a plain function imported lazily, so `keys list` never loads ONNX Runtime.
+ */
+import { Command, Option } from 'commander';
+import { resolveConfig, type ConfigInput } from '../config.js';
+import { StemsplitError } from '../errors.js';
+import { VERSION } from '../version.js';
+import type { CommandContext } from './context.js';
+
+function integer(name: string, min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max) throw new StemsplitError('USAGE', `${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+    return n;
+  };
+}
+
+export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, input?: ConfigInput) => Promise<void>): Command {
+  const program = new Command('stemsplit')
+    .description('Self-hosted music stem splitter: the v1 HTTP API, a CLI and Demucs v4 on the CPU.')
+    .version(VERSION, '-V, --version')
+    .addOption(new Option('--data-dir <dir>', 'data folder (database, uploads, stems)').env('STEMSPLIT_DATA_DIR'))
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ outputError: (text, write) => write(text.split('\n')[0] + '\n') });
+
+  const dataDir = (): ConfigInput => ({ dataDir: program.opts<{ dataDir?: string }>().dataDir });
+
+  program
+    .command('serve')
+    .description('serve the v1 API on this machine')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on', integer('--port', 0, 65535), 8787)
+    .option('--concurrency <n>', 'split jobs run at once', integer('--concurrency', 1, 64), 1)
+    .option('--rate-limit <n>', 'POST /v1/audio/splits per API key per minute', integer('--rate-limit', 1, 1_000_000), 60)
+    .option('--allow-private-urls', 'let direct_url and webhooks reach private and loopback addresses (trusted LAN only)')
+    .action(async (opts: { host: string; port: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean }) => {
+      const { serveCommand } = await import('./commands/serve.js');
+      await run(serveCommand, {
+        ...dataDir(),
+        host: opts.host,
+        port: opts.port,
+        concurrency: opts.concurrency,
+        rateLimitPerMinute: opts.rateLimit,
+        allowPrivateUrls: opts.allowPrivateUrls === true,
+      });
+    });
+
+  program
+    .command('split')
+    .description('split audio files into stems on this machine (no server, no credits)')
+    .argument('<files...>', 'audio files (mp3, wav, flac, m4a, webm, …)')
+    .option('-m, --model <model>', '4s, 6s, a model name (see models list) or a path to a .th, bag .yaml or model.json', '4s')
+    .option('-o, --output <dir>', 'output folder; stems go to <dir>/<track>/<stem>.<ext>', 'separated')
+    .option('--format <format>', 'mp3, wav or flac', 'mp3')
+    .option('--float32', 'write 32-bit float WAV (with --format wav)')
+    .option('--mp3-bitrate <kbps>', 'MP3 bitrate, constant (default 320)')
+    .option('--shifts <n>', 'random-shift averaging passes (Demucs --shifts; slower, slightly better)', '0')
+    .option('--json', 'print the result as JSON on stdout')
+    .action(async (files: string[], opts) => {
+      const { splitCommand } = await import('./commands/split.js');
+      await run((ctx) => splitCommand(ctx, files, opts), dataDir());
+    });
+
+  const keys = program.command('keys').description('manage API keys');
+  keys
+    .command('create')
+    .description('create an API key (printed once)')
+    .option('--name <name>', 'a label for the key', 'cli')
+    .option('--account <account>', 'account the key belongs to', 'default')
+    .option('--json', 'print {"id","key","account"}')
+    .action(async (opts) => {
+      const { keysCreate } = await import('./commands/keys.js');
+      await run((ctx) => keysCreate(ctx, opts), dataDir());
+    });
+  keys
+    .command('list')
+    .description('list API keys (never the keys themselves)')
+    .option('--json', 'print JSON')
+    .action(async (opts) => {
+      const { keysList } = await import('./commands/keys.js');
+      await run((ctx) => keysList(ctx, opts), dataDir());
+    });
+  keys
+    .command('revoke')
+    .description('revoke an API key: it gets 401 from then on')
+    .argument('<id>', 'key id (key_…)')
+    .action(async (id: string) => {
+      const { keysRevoke } = await import('./commands/keys.js');
+      await run((ctx) => keysRevoke(ctx, id), dataDir());
+    });
+
+  const credits = program.command('credits').description('show and grant credits (1 credit = 1 second of audio)');
+  credits
+    .command('show')
+    .option('--account <account>', 'account', 'default')
+    .option('--json', 'print JSON')
+    .action(async (opts) => {
+      const { creditsShow } = await import('./commands/credits.js');
+      await run((ctx) => creditsShow(ctx, opts), dataDir());
+    });
+  credits
+    .command('grant')
+    .argument('<seconds>', 'credits to add')
+    .option('--account <account>', 'account', 'default')
+    .option('--json', 'print JSON')
+    .action(async (seconds: string, opts) => {
+      const { creditsGrant } = await import('./commands/credits.js');
+      await run((ctx) => creditsGrant(ctx, seconds, opts), dataDir());
+    });
+
+  program
+    .command('webhook-secret')
+    .description('manage the webhook signing secret')
+    .command('rotate')
+    .description('make a new signing secret (printed once)')
+    .option('--account <account>', 'account', 'default')
+    .option('--json', 'print JSON')
+    .action(async (opts) => {
+      const { webhookSecretRotate } = await import('./commands/credits.js');
+      await run((ctx) => webhookSecretRotate(ctx, opts), dataDir());
+    });
+
+  const models = program.command('models').description('list, pull and remove models');
+  models
+    .command('list')
+    .description('installed models and the Demucs models available to pull')
+    .option('--json', 'print JSON')
+    .action(async (opts) => {
+      const { modelsList } = await import('./commands/models.js');
+      await run((ctx) => modelsList(ctx, opts), dataDir());
+    });
+
+  return program;
+}
+
+export function contextFor(input: ConfigInput = {}): CommandContext {
+  return { config: resolveConfig(input), stdout: process.stdout, stderr: process.stderr };
+}

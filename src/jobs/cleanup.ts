@@ -1,0 +1,41 @@
+/**
+ * Retention: stems (and the source they came from) are removed once past retention; upload
+ * reservations that expired unused are removed with their bytes; idempotency keys expire.
+ */
+import { rm } from 'node:fs/promises';
+import type { DataStore } from '../store/index.js';
+
+export interface CleanupOptions {
+  readonly stemRetentionSeconds: number;
+  readonly intervalMs?: number;
+}
+
+export async function cleanupOnce(data: DataStore, options: CleanupOptions): Promise<{ splits: number; uploads: number }> {
+  const { layout } = data;
+  const cutoff = data.clock.now() - options.stemRetentionSeconds * 1000;
+  let splits = 0;
+  for (const split of data.splits.expiredStems(cutoff, 500)) {
+    await rm(layout.absolute(layout.stemDir(split.id)), { recursive: true, force: true });
+    await rm(layout.absolute(split.sourcePath), { force: true });
+    data.splits.markPurged(split.id);
+    splits++;
+  }
+  let uploads = 0;
+  for (const upload of data.uploads.expiredUnused(500)) {
+    await rm(layout.absolute(layout.uploadFile(upload.id)), { force: true });
+    data.uploads.delete(upload.id);
+    uploads++;
+  }
+  data.idempotency.purgeExpired();
+  return { splits, uploads };
+}
+
+/** Runs `cleanupOnce` now and then every interval (10 minutes by default); returns a stop function. */
+export function startCleanup(data: DataStore, options: CleanupOptions, log?: (line: string) => void): () => void {
+  const run = () =>
+    cleanupOnce(data, options).catch((error: Error) => log?.(`cleanup failed: ${error.message}`));
+  void run();
+  const timer = setInterval(run, options.intervalMs ?? 600_000);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,48 @@
+/**
+ * The public shapes of a split job. Field order matters to some clients (one SDK parses JSON
+ * naively): scalar fields first, nested objects (`stems`, `error`) last, and no nested key
+ * repeats a top-level name.
+ */
+import type { Split } from '../store/index.js';
+import type { StemUrlSigner } from './stem-urls.js';
+
+export interface AudioSplitResource {
+  id: string;
+  status: Split['status'];
+  stemModel: string;
+  /** The model that ran (or will run) for this job. */
+  model: string;
+  filename: string;
+  durationSeconds: number;
+  creditsUsed: number;
+  progress: number;
+  createdAt: string;
+  updatedAt: string;
+  stems?: Record<string, string>;
+  error: { code: string; message: string } | null;
+}
+
+export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: string, nowMs: number): AudioSplitResource {
+  const resource: AudioSplitResource = {
+    id: split.id,
+    status: split.status,
+    stemModel: split.stemModel,
+    model: split.modelName,
+    filename: split.filename,
+    durationSeconds: split.durationSeconds,
+    creditsUsed: split.creditsUsed,
+    progress: split.progress,
+    createdAt: split.createdAt,
+    updatedAt: split.updatedAt,
+    error: null,
+  };
+  if (split.status === 'succeeded' && split.stemNames && split.purgedAt === null) {
+    const stems: Record<string, string> = {};
+    for (const stem of JSON.parse(split.stemNames) as string[]) stems[stem] = signer.url(baseUrl, split.id, stem, nowMs);
+    resource.stems = stems;
+  }
+  // `error` goes last, after `stems`, so re-insert it.
+  delete (resource as Partial<AudioSplitResource>).error;
+  resource.error = split.status === 'failed' ? { code: split.errorCode ?? 'INTERNAL_ERROR', message: split.errorMessage ?? '' } : null;
+  return resource;
+}

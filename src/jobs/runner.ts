@@ -1,0 +1,156 @@
+/**
+ * The worker pool: a p-queue of split jobs. queued → processing → succeeded | failed.
+ * Terminal transitions are one transaction each: a success with its webhook outbox row, a
+ * failure with its refund and its outbox row. Jobs a crash left unfinished are resumed on start.
+ */
+import { rm } from 'node:fs/promises';
+import PQueue from 'p-queue';
+import { describeError, isStemsplitError, type JobErrorCode } from '../errors.js';
+import type { ModelCache, ModelRegistry } from '../models/registry.js';
+import type { DataStore, Split } from '../store/index.js';
+import { presentSplit } from './present.js';
+import { splitAudioFile } from './split-file.js';
+import type { StemUrlSigner } from './stem-urls.js';
+import { SPLIT_EVENT } from './webhooks.js';
+
+/** A job that took the server down this many times is failed instead of retried again. */
+const MAX_ATTEMPTS = 3;
+
+export interface RunnerOptions {
+  readonly concurrency: number;
+  readonly mp3BitrateKbps?: number;
+  readonly log?: (line: string) => void;
+  /** Called after a job became terminal and its webhook (if any) was queued. */
+  readonly onTerminal?: (split: Split) => void;
+}
+
+export class JobRunner {
+  readonly #data: DataStore;
+  readonly #registry: ModelRegistry;
+  readonly #models: ModelCache;
+  readonly #signer: StemUrlSigner;
+  readonly #options: RunnerOptions;
+  readonly #queue: PQueue;
+  readonly #pending = new Set<string>();
+
+  constructor(data: DataStore, registry: ModelRegistry, models: ModelCache, signer: StemUrlSigner, options: RunnerOptions) {
+    this.#data = data;
+    this.#registry = registry;
+    this.#models = models;
+    this.#signer = signer;
+    this.#options = options;
+    this.#queue = new PQueue({ concurrency: Math.max(1, options.concurrency) });
+  }
+
+  /** Re-queues every job left queued or processing, oldest first. */
+  resumeUnfinished(): number {
+    const unfinished = this.#data.splits.unfinished();
+    for (const split of unfinished) {
+      if (split.attempts >= MAX_ATTEMPTS) {
+        this.#fail(split, 'INTERNAL_ERROR', `the job was interrupted ${split.attempts} times; it was stopped and refunded`);
+      } else {
+        this.enqueue(split.id);
+      }
+    }
+    return unfinished.length;
+  }
+
+  enqueue(splitId: string): void {
+    if (this.#pending.has(splitId)) return;
+    this.#pending.add(splitId);
+    void this.#queue.add(async () => {
+      try {
+        await this.#process(splitId);
+      } finally {
+        this.#pending.delete(splitId);
+      }
+    });
+  }
+
+  get queued(): number {
+    return this.#queue.size + this.#queue.pending;
+  }
+
+  /** Resolves when every queued job has finished. */
+  onIdle(): Promise<void> {
+    return this.#queue.onIdle();
+  }
+
+  /** Stops taking new jobs; running ones finish. Jobs still queued stay queued in SQLite. */
+  async stop(): Promise<void> {
+    this.#queue.clear();
+    await this.#queue.onIdle();
+  }
+
+  async #process(splitId: string): Promise<void> {
+    const split = this.#data.splits.get(splitId);
+    if (!split || (split.status !== 'queued' && split.status !== 'processing')) return;
+    let stage: JobErrorCode = 'SEPARATION_FAILED';
+    try {
+      const ref = this.#registry.resolve(split.modelName);
+      if (!this.#data.splits.markProcessing(split.id, ref.name)) return;
+      const model = await this.#models.load(ref);
+      let lastPercent = -1;
+      const outDir = this.#data.layout.absolute(this.#data.layout.stemDir(split.id));
+      stage = 'AUDIO_DECODE_FAILED';
+      const result = await splitAudioFile(this.#data.layout.absolute(split.sourcePath), model, outDir, {
+        format: 'mp3',
+        ...(this.#options.mp3BitrateKbps ? { mp3BitrateKbps: this.#options.mp3BitrateKbps } : {}),
+        onProgress: ({ phase, percent }) => {
+          stage = phase === 'decode' ? 'AUDIO_DECODE_FAILED' : phase === 'separate' ? 'SEPARATION_FAILED' : 'ENCODE_FAILED';
+          const whole = Math.floor(percent);
+          if (whole !== lastPercent && whole < 100) {
+            lastPercent = whole;
+            this.#data.splits.setProgress(split.id, whole);
+          }
+        },
+      });
+      this.#succeed(split.id, Object.keys(result.stems));
+    } catch (error) {
+      const code: JobErrorCode = isStemsplitError(error) && isJobCode(error.code) ? error.code : stage;
+      this.#options.log?.(`split ${split.id} failed: ${describeError(error)}`);
+      await rm(this.#data.layout.absolute(this.#data.layout.stemDir(split.id)), { recursive: true, force: true });
+      this.#fail(split, code, describeError(error));
+    }
+  }
+
+  #succeed(splitId: string, stems: readonly string[]): void {
+    const finished = this.#data.store.transaction(() => {
+      if (!this.#data.splits.markSucceeded(splitId, stems)) return undefined;
+      const split = this.#data.splits.get(splitId) as Split;
+      this.#queueWebhook(split);
+      return split;
+    });
+    if (finished) this.#options.onTerminal?.(finished);
+  }
+
+  #fail(split: Split, code: JobErrorCode, message: string): void {
+    const finished = this.#data.store.transaction(() => {
+      if (!this.#data.splits.markFailed(split.id, code, message)) return undefined;
+      this.#data.accounts.addLedgerEntry(split.accountId, 'refund', split.creditsUsed, split.id, `refund of failed ${split.id}`);
+      const failed = this.#data.splits.get(split.id) as Split;
+      this.#queueWebhook(failed);
+      return failed;
+    });
+    if (finished) this.#options.onTerminal?.(finished);
+  }
+
+  #queueWebhook(split: Split): void {
+    if (!split.webhookUrl) return;
+    const data = presentSplit(split, this.#signer, split.baseUrl, this.#data.clock.now());
+    this.#data.deliveries.enqueue(split.id, split.accountId, split.webhookUrl, JSON.stringify({ event: SPLIT_EVENT, data }));
+  }
+}
+
+const JOB_CODES: ReadonlySet<string> = new Set<JobErrorCode>([
+  'SOURCE_FETCH_FAILED',
+  'AUDIO_DECODE_FAILED',
+  'SEPARATION_FAILED',
+  'ENCODE_FAILED',
+  'STORAGE_FAILED',
+  'INTERNAL_ERROR',
+]);
+
+function isJobCode(code: string): code is JobErrorCode {
+  return JOB_CODES.has(code);
+}

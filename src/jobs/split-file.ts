@@ -1,0 +1,108 @@
+/**
+ * The one use case both the CLI and the server run: decode a file, separate it, encode each stem.
+ * Progress is reported as a single 0–100 figure over the three phases, weighted by how long
+ * each typically takes, so a bar moves evenly.
+ */
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { decodeToPlanar, encodeStem, type StemFormat } from '../audio/index.js';
+import { separate } from '../separation/index.js';
+import type { SegmentModel } from '../separation/model.js';
+
+export type SplitPhase = 'decode' | 'separate' | 'encode';
+
+export interface SplitProgress {
+  readonly phase: SplitPhase;
+  /** Overall progress, 0–100. */
+  readonly percent: number;
+}
+
+export interface SplitFileOptions {
+  readonly format: StemFormat;
+  readonly mp3BitrateKbps?: number;
+  readonly float32?: boolean;
+  readonly shifts?: number;
+  readonly overlap?: number;
+  readonly onProgress?: (progress: SplitProgress) => void;
+  readonly signal?: AbortSignal;
+}
+
+export interface SplitFileResult {
+  /** Stem name → file written. */
+  readonly stems: Readonly<Record<string, string>>;
+  readonly durationSeconds: number;
+}
+
+const PHASE_SPAN: Readonly<Record<SplitPhase, readonly [number, number]>> = {
+  decode: [0, 5],
+  separate: [5, 92],
+  encode: [92, 100],
+};
+
+function overall(phase: SplitPhase, fraction: number): number {
+  const [from, to] = PHASE_SPAN[phase];
+  return from + (to - from) * Math.max(0, Math.min(1, fraction));
+}
+
+export function stemExtension(format: StemFormat): string {
+  return format;
+}
+
+/**
+ * Splits `inputPath` into `<outDir>/<stem>.<ext>`. Stems are written into a sibling temporary
+ * folder first and moved into place at the end, so `outDir` never holds a half-written stem.
+ */
+export async function splitAudioFile(
+  inputPath: string,
+  model: SegmentModel,
+  outDir: string,
+  options: SplitFileOptions,
+): Promise<SplitFileResult> {
+  const report = (phase: SplitPhase, fraction: number) => options.onProgress?.({ phase, percent: overall(phase, fraction) });
+
+  report('decode', 0);
+  const audio = await decodeToPlanar(inputPath, {
+    sampleRate: model.sampleRate,
+    ...(options.signal ? { signal: options.signal } : {}),
+    onProgress: ({ decodedSeconds, totalSeconds }) => report('decode', totalSeconds ? decodedSeconds / totalSeconds : 0),
+  });
+
+  const stems = await separate(model, audio, {
+    ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
+    ...(options.overlap !== undefined ? { overlap: options.overlap } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    onProgress: ({ done, total }) => report('separate', done / total),
+  });
+
+  const staging = `${outDir}.partial-${process.pid}-${Date.now()}`;
+  await rm(staging, { recursive: true, force: true });
+  await mkdir(staging, { recursive: true });
+  try {
+    const written: Record<string, string> = {};
+    for (const [index, name] of model.sources.entries()) {
+      const planar = stems[index];
+      if (!planar) throw new Error(`model ${model.name} returned no audio for ${name}`);
+      const file = `${name}.${stemExtension(options.format)}`;
+      await encodeStem(planar, audio.length, join(staging, file), {
+        format: options.format,
+        sampleRate: audio.sampleRate,
+        ...(options.mp3BitrateKbps !== undefined ? { mp3BitrateKbps: options.mp3BitrateKbps } : {}),
+        ...(options.float32 !== undefined ? { float32: options.float32 } : {}),
+      });
+      stems[index] = new Float32Array(0); // let the encoded stem's buffer go
+      written[name] = join(outDir, file);
+      report('encode', (index + 1) / model.sources.length);
+    }
+    // Move the finished stems in one by one: other files a user keeps in outDir are left alone.
+    await mkdir(outDir, { recursive: true });
+    for (const name of model.sources) {
+      const file = `${name}.${stemExtension(options.format)}`;
+      await rename(join(staging, file), join(outDir, file));
+    }
+    await rm(staging, { recursive: true, force: true });
+    return { stems: written, durationSeconds: audio.length / audio.sampleRate };
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true });
+    throw error;
+  }
+}

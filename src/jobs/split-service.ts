@@ -1,0 +1,170 @@
+/**
+ * Creating split jobs: resolve the source (an upload or a guarded download), probe its length,
+ * then in ONE transaction check the balance, debit it, write the ledger row, consume the upload
+ * and insert the job. Nothing is charged for a job that does not exist, and no job exists
+ * without its charge.
+ */
+import { rm } from 'node:fs/promises';
+import { probeDurationSeconds } from '../audio/index.js';
+import { StemsplitError, describeError } from '../errors.js';
+import type { ModelRegistry, StemModelAlias } from '../models/registry.js';
+import { downloadToFile, FetchRefused, type GuardOptions } from '../net/fetch.js';
+import { isoAt, newId, type DataStore, type Principal, type Split } from '../store/index.js';
+import { storageKeyOf, uploadPath } from './upload-service.js';
+
+export type SplitInput =
+  | { readonly type: 'direct_url'; readonly url: string }
+  | { readonly type: 'uploaded_file'; readonly uploadId: string; readonly fileUrl: string; readonly storageKey: string };
+
+export interface CreateSplitRequest {
+  readonly input: SplitInput;
+  readonly stemModel: StemModelAlias;
+  readonly outputFormat: 'mp3';
+  readonly webhookUrl?: string | undefined;
+}
+
+export interface SplitServiceOptions {
+  readonly guard: GuardOptions;
+  readonly maxDownloadBytes: number;
+  readonly downloadTimeoutMs: number;
+}
+
+interface Source {
+  /** Relative to the data dir. */
+  readonly path: string;
+  readonly filename: string;
+  readonly uploadId?: string;
+  /** Removes a downloaded file when the job is not created. */
+  discard(): Promise<void>;
+}
+
+export class SplitService {
+  readonly #data: DataStore;
+  readonly #registry: ModelRegistry;
+  readonly #options: SplitServiceOptions;
+
+  constructor(data: DataStore, registry: ModelRegistry, options: SplitServiceOptions) {
+    this.#data = data;
+    this.#registry = registry;
+    this.#options = options;
+  }
+
+  async create(principal: Principal, request: CreateSplitRequest, baseUrl: string): Promise<Split> {
+    const id = newId('split');
+    const model = this.#resolveModel(request.stemModel);
+    const source = await this.#source(id, principal, request.input);
+    try {
+      const seconds = await this.#probe(source.path);
+      const credits = Math.ceil(seconds);
+      return this.#data.store.transaction(() => this.#insert(id, principal, request, source, model, credits, baseUrl));
+    } catch (error) {
+      await source.discard();
+      throw error;
+    }
+  }
+
+  #resolveModel(alias: StemModelAlias): string {
+    try {
+      return this.#registry.resolveAlias(alias).name;
+    } catch (error) {
+      throw new StemsplitError('SERVER_ERROR', `no model is installed for ${alias}`, { cause: error });
+    }
+  }
+
+  #insert(id: string, principal: Principal, request: CreateSplitRequest, source: Source, modelName: string, credits: number, baseUrl: string): Split {
+    const account = this.#data.accounts.byId(principal.accountId);
+    if (!account) throw new StemsplitError('UNAUTHORIZED', 'the API key has no account');
+    if (account.balance < credits) {
+      throw new StemsplitError(
+        'INSUFFICIENT_CREDITS',
+        `this job needs ${credits} credits (seconds of audio) and the balance is ${account.balance}`,
+      );
+    }
+    if (source.uploadId && !this.#data.uploads.consume(source.uploadId)) {
+      throw new StemsplitError('VALIDATION_ERROR', `upload ${source.uploadId} was already used by another split`);
+    }
+    const now = isoAt(this.#data.clock.now());
+    const split: Split = {
+      id,
+      accountId: principal.accountId,
+      apiKeyId: principal.apiKeyId,
+      status: 'queued',
+      stemModel: request.stemModel,
+      modelName,
+      filename: source.filename,
+      durationSeconds: credits,
+      creditsUsed: credits,
+      progress: 0,
+      sourcePath: source.path,
+      webhookUrl: request.webhookUrl ?? null,
+      baseUrl,
+      stemNames: null,
+      errorCode: null,
+      errorMessage: null,
+      attempts: 0,
+      createdAt: now,
+      updatedAt: now,
+      finishedAtMs: null,
+      purgedAt: null,
+    };
+    this.#data.splits.insert(split);
+    this.#data.accounts.addLedgerEntry(principal.accountId, 'charge', -credits, id, `split ${id}`);
+    return split;
+  }
+
+  async #probe(relativePath: string): Promise<number> {
+    let seconds: number;
+    try {
+      seconds = await probeDurationSeconds(this.#data.layout.absolute(relativePath));
+    } catch (error) {
+      throw new StemsplitError('VALIDATION_ERROR', `the source is not decodable audio: ${describeError(error)}`, { cause: error });
+    }
+    if (!(seconds > 0)) throw new StemsplitError('VALIDATION_ERROR', 'the source audio is empty');
+    return seconds;
+  }
+
+  async #source(splitId: string, principal: Principal, input: SplitInput): Promise<Source> {
+    return input.type === 'uploaded_file' ? this.#uploadedSource(principal, input) : this.#downloadedSource(splitId, input.url);
+  }
+
+  #uploadedSource(principal: Principal, input: Extract<SplitInput, { type: 'uploaded_file' }>): Source {
+    const invalid = (why: string) => new StemsplitError('VALIDATION_ERROR', `input.uploadId ${input.uploadId}: ${why}`);
+    const upload = this.#data.uploads.get(input.uploadId);
+    if (!upload || upload.accountId !== principal.accountId) throw invalid('no such upload for this account');
+    if (upload.status === 'used') throw invalid('this upload was already used by a split');
+    if (upload.status !== 'complete') throw invalid('the file has not been uploaded yet');
+    if (this.#data.uploads.isExpired(upload)) throw invalid('the reservation has expired');
+    if (input.storageKey !== storageKeyOf(upload.id)) throw invalid(`storageKey does not match (expected ${storageKeyOf(upload.id)})`);
+    if (urlPath(input.fileUrl) !== uploadPath(upload.id)) throw invalid('fileUrl does not match the upload');
+    return {
+      path: this.#data.layout.uploadFile(upload.id),
+      filename: upload.filename,
+      uploadId: upload.id,
+      discard: async () => undefined,
+    };
+  }
+
+  async #downloadedSource(splitId: string, url: string): Promise<Source> {
+    const path = this.#data.layout.sourceFile(splitId);
+    const absolute = this.#data.layout.absolute(path);
+    try {
+      const result = await downloadToFile(url, absolute, {
+        ...this.#options.guard,
+        maxBytes: this.#options.maxDownloadBytes,
+        timeoutMs: this.#options.downloadTimeoutMs,
+      });
+      return { path, filename: result.filename, discard: () => rm(absolute, { force: true }) };
+    } catch (error) {
+      if (error instanceof FetchRefused) throw new StemsplitError('VALIDATION_ERROR', `input.url: ${error.message}`, { cause: error });
+      throw new StemsplitError('VALIDATION_ERROR', `input.url could not be fetched: ${describeError(error)}`, { cause: error });
+    }
+  }
+}
+
+function urlPath(raw: string): string | undefined {
+  try {
+    return new URL(raw).pathname;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Webhook deliveries: signed like Stripe's (`t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">`),
+ * stored in an outbox in SQLite and retried with exponential backoff until a 2xx, for about
+ * 24 hours, across restarts.
+ */
+import { createHmac } from 'node:crypto';
+import { describeError } from '../errors.js';
+import { guardedRequest, type GuardOptions } from '../net/fetch.js';
+import type { DataStore, Delivery } from '../store/index.js';
+
+export const SIGNATURE_HEADER = 'Stemsplit-Signature';
+export const DELIVERY_HEADER = 'Stemsplit-Delivery';
+export const EVENT_HEADER = 'Stemsplit-Event';
+export const SPLIT_EVENT = 'audio.split.completed';
+
+export function signPayload(secret: string, timestamp: number, body: string): string {
+  const hmac = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+  return `t=${timestamp},v1=${hmac}`;
+}
+
+/** Delay before attempt n+1: 10 s, 20 s, 40 s … capped at 1 hour; 30 attempts span about 24 h. */
+export function backoffMs(attempts: number): number {
+  return Math.min(10_000 * 2 ** Math.max(0, attempts - 1), 3_600_000);
+}
+
+export interface DispatcherOptions {
+  readonly guard: GuardOptions;
+  readonly timeoutMs?: number;
+  /** Give up once a delivery is this old (default 24 h). */
+  readonly maxAgeMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+/** Sends due deliveries; `kick()` after enqueueing, `start()` for the timer that drives retries. */
+export class WebhookDispatcher {
+  readonly #data: DataStore;
+  readonly #options: DispatcherOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #stopped = false;
+
+  constructor(data: DataStore, options: DispatcherOptions) {
+    this.#data = data;
+    this.#options = options;
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.kick();
+  }
+
+  /** Runs a pass now (or right after the one in flight). */
+  kick(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.#pass().finally(() => {
+      this.#running = undefined;
+      if (this.#again) {
+        this.#again = false;
+        this.kick();
+      } else {
+        this.#schedule();
+      }
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#running;
+  }
+
+  #schedule(): void {
+    clearTimeout(this.#timer);
+    if (this.#stopped) return;
+    const next = this.#data.deliveries.nextDueAtMs();
+    if (next === undefined) return;
+    const delay = Math.max(50, Math.min(next - this.#data.clock.now(), 60_000));
+    this.#timer = setTimeout(() => this.kick(), delay);
+    this.#timer.unref();
+  }
+
+  async #pass(): Promise<void> {
+    for (;;) {
+      const due = this.#data.deliveries.due(16);
+      if (due.length === 0 || this.#stopped) return;
+      await Promise.all(due.map((delivery) => this.#attempt(delivery)));
+    }
+  }
+
+  async #attempt(delivery: Delivery): Promise<void> {
+    const attempts = delivery.attempts + 1;
+    try {
+      const secret = this.#data.accounts.webhookSecret(delivery.accountId);
+      const timestamp = Math.floor(this.#data.clock.now() / 1000);
+      const response = await guardedRequest(delivery.url, {
+        ...this.#options.guard,
+        method: 'POST',
+        timeoutMs: this.#options.timeoutMs ?? 10_000,
+        maxRedirects: 0,
+        headers: {
+          'content-type': 'application/json',
+          [SIGNATURE_HEADER]: signPayload(secret, timestamp, delivery.payload),
+          [DELIVERY_HEADER]: delivery.id,
+          [EVENT_HEADER]: SPLIT_EVENT,
+        },
+        body: delivery.payload,
+      });
+      response.resume();
+      const status = response.statusCode ?? 0;
+      if (status >= 200 && status < 300) {
+        this.#data.deliveries.markDelivered(delivery.id, attempts);
+        return;
+      }
+      this.#retryLater(delivery, attempts, `receiver answered HTTP ${status}`);
+    } catch (error) {
+      this.#retryLater(delivery, attempts, describeError(error));
+    }
+  }
+
+  #retryLater(delivery: Delivery, attempts: number, reason: string): void {
+    const now = this.#data.clock.now();
+    const next = now + backoffMs(attempts);
+    // Never log the URL's query or the payload: both may carry secrets of the receiver.
+    this.#options.log?.(`webhook ${delivery.id} for ${delivery.splitId}: attempt ${attempts} failed (${reason})`);
+    if (next - delivery.createdAtMs > (this.#options.maxAgeMs ?? 24 * 3_600_000)) {
+      this.#data.deliveries.markGivenUp(delivery.id, attempts, reason);
+    } else {
+      this.#data.deliveries.markRetry(delivery.id, attempts, next, reason);
+    }
+  }
+}

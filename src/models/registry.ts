@@ -1,0 +1,209 @@
+/**
+ * Which models exist, which are installed, and which one a name means.
+ *
+ * A model is named by the user as an API alias (`4s`, `6s`), a model name (`bundled-4s`,
+ * `htdemucs`), or a path (a `.th` checkpoint, a bag `.yaml`, a `model.json` or its folder).
+ * Loading is delegated to injected loaders, so this module never touches ONNX itself.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, extname, join, resolve } from 'node:path';
+import { StemsplitError } from '../errors.js';
+import type { SegmentModel } from '../separation/model.js';
+import { DEMUCS_CATALOG, type CatalogModel } from './catalog.js';
+
+export type StemModelAlias = '4s' | '6s';
+export type ModelKind = 'onnx' | 'demucs';
+
+export interface ModelRef {
+  readonly name: string;
+  readonly kind: ModelKind;
+  /** `model.json` for onnx models; a `.th` or bag `.yaml` for demucs. */
+  readonly path: string;
+  readonly sources: readonly string[];
+  readonly description: string;
+}
+
+export interface ModelListing extends Omit<ModelRef, 'path'> {
+  readonly path: string | null;
+  readonly installed: boolean;
+  readonly origin: 'bundled' | 'pulled' | 'available';
+  /** API aliases that currently resolve to this model. */
+  readonly aliases: readonly StemModelAlias[];
+}
+
+export interface ModelLoaders {
+  onnx(manifestPath: string): Promise<SegmentModel>;
+  demucs(path: string): Promise<SegmentModel>;
+}
+
+export interface RegistryOptions {
+  readonly bundledDir: string;
+  /** Where pulled Demucs checkpoints live: `<cacheDir>/demucs`. */
+  readonly cacheDir: string;
+  readonly aliases: Readonly<Record<StemModelAlias, readonly string[]>>;
+}
+
+export function demucsDir(cacheDir: string): string {
+  return join(cacheDir, 'demucs');
+}
+
+interface ManifestHead {
+  name?: unknown;
+  sources?: unknown;
+  description?: unknown;
+}
+
+function readManifestRef(manifestPath: string): ModelRef {
+  let head: ManifestHead;
+  try {
+    head = JSON.parse(readFileSync(manifestPath, 'utf8')) as ManifestHead;
+  } catch (error) {
+    throw new StemsplitError('MODEL_INVALID', `cannot read ${manifestPath}: ${(error as Error).message}`);
+  }
+  if (typeof head.name !== 'string' || !Array.isArray(head.sources)) {
+    throw new StemsplitError('MODEL_INVALID', `${manifestPath} lacks a name or sources`);
+  }
+  return {
+    name: head.name,
+    kind: 'onnx',
+    path: manifestPath,
+    sources: head.sources.map(String),
+    description: typeof head.description === 'string' ? head.description : '',
+  };
+}
+
+export class ModelRegistry {
+  readonly #options: RegistryOptions;
+
+  constructor(options: RegistryOptions) {
+    this.#options = options;
+  }
+
+  /** Models shipped with stemsplit: every `<bundledDir>/<name>/model.json`. */
+  bundled(): ModelRef[] {
+    if (!existsSync(this.#options.bundledDir)) return [];
+    return readdirSync(this.#options.bundledDir)
+      .map((entry) => join(this.#options.bundledDir, entry, 'model.json'))
+      .filter((path) => existsSync(path))
+      .map(readManifestRef)
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** The entry point file of a pulled catalog model, or undefined when not (fully) installed. */
+  installedPath(model: CatalogModel): string | undefined {
+    const dir = demucsDir(this.#options.cacheDir);
+    if (!model.files.every((file) => existsSync(join(dir, file)))) return undefined;
+    if (model.files.length === 1) return join(dir, model.files[0] as string);
+    const bag = join(dir, `${model.name}.yaml`);
+    return existsSync(bag) ? bag : undefined;
+  }
+
+  pulled(): ModelRef[] {
+    const refs: ModelRef[] = [];
+    for (const model of DEMUCS_CATALOG) {
+      const path = this.installedPath(model);
+      if (path) refs.push({ name: model.name, kind: 'demucs', path, sources: model.sources, description: model.description });
+    }
+    return refs;
+  }
+
+  installed(): ModelRef[] {
+    return [...this.pulled(), ...this.bundled()];
+  }
+
+  /** What `4s` or `6s` means right now: the first installed model of its alias list. */
+  resolveAlias(alias: StemModelAlias): ModelRef {
+    const installed = this.installed();
+    for (const name of this.#options.aliases[alias]) {
+      const ref = installed.find((m) => m.name === name);
+      if (ref) return ref;
+    }
+    throw new StemsplitError(
+      'MODEL_NOT_FOUND',
+      `no installed model for ${alias} (tried ${this.#options.aliases[alias].join(', ')})`,
+    );
+  }
+
+  /** Resolves an alias, a model name or a path to a model. */
+  resolve(spec: string): ModelRef {
+    if (spec === '4s' || spec === '6s') return this.resolveAlias(spec);
+    const byName = this.installed().find((m) => m.name === spec);
+    if (byName) return byName;
+    if (DEMUCS_CATALOG.some((m) => m.name === spec)) {
+      throw new StemsplitError('MODEL_NOT_FOUND', `model ${spec} is not installed; run: stemsplit models pull ${spec}`);
+    }
+    return this.#resolvePath(spec);
+  }
+
+  #resolvePath(spec: string): ModelRef {
+    const path = resolve(spec);
+    if (!existsSync(path)) throw new StemsplitError('MODEL_NOT_FOUND', `unknown model "${spec}" (see: stemsplit models list)`);
+    if (statSync(path).isDirectory()) {
+      const manifest = join(path, 'model.json');
+      if (existsSync(manifest)) return readManifestRef(manifest);
+      throw new StemsplitError('MODEL_NOT_FOUND', `${spec} is a folder without model.json`);
+    }
+    const ext = extname(path).toLowerCase();
+    if (ext === '.json') return readManifestRef(path);
+    if (ext === '.th' || ext === '.yaml' || ext === '.yml') {
+      return { name: basename(path, ext), kind: 'demucs', path, sources: [], description: `Demucs checkpoint ${path}` };
+    }
+    throw new StemsplitError('MODEL_NOT_FOUND', `${spec}: expected a .th checkpoint, a bag .yaml or a model.json`);
+  }
+
+  /** Everything `models list` shows: installed models and the catalog's models not yet pulled. */
+  listing(): ModelListing[] {
+    const aliasesOf = (name: string): StemModelAlias[] =>
+      (['4s', '6s'] as const).filter((alias) => {
+        try {
+          return this.resolveAlias(alias).name === name;
+        } catch {
+          return false;
+        }
+      });
+    const rows: ModelListing[] = [];
+    for (const model of DEMUCS_CATALOG) {
+      const path = this.installedPath(model) ?? null;
+      rows.push({
+        name: model.name,
+        kind: 'demucs',
+        path,
+        sources: model.sources,
+        description: model.description,
+        installed: path !== null,
+        origin: path ? 'pulled' : 'available',
+        aliases: aliasesOf(model.name),
+      });
+    }
+    for (const ref of this.bundled()) rows.push({ ...ref, installed: true, origin: 'bundled', aliases: aliasesOf(ref.name) });
+    return rows;
+  }
+}
+
+/** Loads models once and keeps them: loading converts and allocates, splitting reuses. */
+export class ModelCache {
+  readonly #loaders: ModelLoaders;
+  readonly #loaded = new Map<string, Promise<SegmentModel>>();
+
+  constructor(loaders: ModelLoaders) {
+    this.#loaders = loaders;
+  }
+
+  load(ref: ModelRef): Promise<SegmentModel> {
+    const key = `${ref.kind}:${ref.path}`;
+    let model = this.#loaded.get(key);
+    if (!model) {
+      model = ref.kind === 'onnx' ? this.#loaders.onnx(ref.path) : this.#loaders.demucs(ref.path);
+      model.catch(() => this.#loaded.delete(key));
+      this.#loaded.set(key, model);
+    }
+    return model;
+  }
+
+  async disposeAll(): Promise<void> {
+    const models = [...this.#loaded.values()];
+    this.#loaded.clear();
+    await Promise.all(models.map(async (m) => (await m.catch(() => undefined))?.dispose()));
+  }
+}
+

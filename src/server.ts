@@ -1,0 +1,108 @@
+/**
+ * The composition root of `stemsplit serve`: opens the data dir, builds the services, starts
+ * the worker pool, the webhook dispatcher, the cleanup task and the HTTP listener.
+ */
+import { serve, type ServerType } from '@hono/node-server';
+import type { Hono } from 'hono';
+import { createApp } from './api/app.js';
+import type { AppEnv } from './api/env.js';
+import type { StemsplitConfig } from './config.js';
+import { startCleanup } from './jobs/cleanup.js';
+import { JobRunner } from './jobs/runner.js';
+import { SplitService } from './jobs/split-service.js';
+import { createStemUrlSigner } from './jobs/stem-urls.js';
+import { UploadService } from './jobs/upload-service.js';
+import { WebhookDispatcher } from './jobs/webhooks.js';
+import { onnxLoaders } from './models/loaders.js';
+import { ModelCache, ModelRegistry, type ModelLoaders } from './models/registry.js';
+import type { GuardOptions } from './net/fetch.js';
+import { openDataStore, urlSigningKey, type Clock, type DataStore } from './store/index.js';
+import { VERSION } from './version.js';
+
+export interface ServerOptions {
+  /** Replaces the DNS resolver and socket dialer of outbound fetches (tests). */
+  readonly guard?: Partial<GuardOptions>;
+  readonly clock?: Clock;
+  readonly loaders?: ModelLoaders;
+  readonly extraRoutes?: (deps: { data: DataStore; config: StemsplitConfig }) => Hono<AppEnv>;
+  readonly log?: (line: string) => void;
+}
+
+export interface RunningServer {
+  readonly url: string;
+  readonly port: number;
+  readonly data: DataStore;
+  readonly runner: JobRunner;
+  readonly webhooks: WebhookDispatcher;
+  readonly registry: ModelRegistry;
+  close(): Promise<void>;
+}
+
+export async function startServer(config: StemsplitConfig, options: ServerOptions = {}): Promise<RunningServer> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const data = await openDataStore(config.dataDir, {
+    initialCredits: config.initialCredits,
+    idempotencyTtlSeconds: config.idempotencyTtlSeconds,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  data.uploads.resetInterruptedTransfers();
+  data.idempotency.dropUnfinished();
+
+  const guard: GuardOptions = { allowPrivate: config.allowPrivateUrls, ...options.guard };
+  const registry = new ModelRegistry({ bundledDir: config.bundledModelsDir, cacheDir: config.cacheDir, aliases: config.modelAliases });
+  const models = new ModelCache(options.loaders ?? onnxLoaders({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }));
+  const signer = createStemUrlSigner(urlSigningKey(data.store), config.stemUrlTtlSeconds);
+  const webhooks = new WebhookDispatcher(data, { guard, log });
+  const runner = new JobRunner(data, registry, models, signer, {
+    concurrency: config.concurrency,
+    log,
+    onTerminal: () => webhooks.kick(),
+  });
+  const app = createApp({
+    data,
+    uploads: new UploadService(data, config.uploadTtlSeconds),
+    splits: new SplitService(data, registry, { guard, maxDownloadBytes: 52_428_800, downloadTimeoutMs: 60_000 }),
+    signer,
+    enqueue: (id) => runner.enqueue(id),
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    maxJsonBodyBytes: config.maxJsonBodyBytes,
+    version: VERSION,
+    log,
+    ...(options.extraRoutes ? { extraRoutes: options.extraRoutes({ data, config }) } : {}),
+  });
+
+  const server = await listen(app, config.host, config.port);
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+
+  webhooks.start();
+  runner.resumeUnfinished();
+  const stopCleanup = startCleanup(data, { stemRetentionSeconds: config.stemRetentionSeconds }, log);
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    data,
+    runner,
+    webhooks,
+    registry,
+    close: () =>
+      (closing ??= (async () => {
+        stopCleanup();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await runner.stop();
+        await webhooks.stop();
+        await models.disposeAll();
+        data.close();
+      })()),
+  };
+}
+
+function listen(app: Hono<AppEnv>, hostname: string, port: number): Promise<ServerType> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, hostname, port }, () => resolve(server));
+    server.once('error', reject);
+  });
+}
