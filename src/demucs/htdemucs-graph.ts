@@ -1,0 +1,500 @@
+/**
+ * HTDemucs (demucs/htdemucs.py) as an ONNX graph, for one fixed segment length.
+ *
+ * The graph is the network between the spectrogram and its inverse: it takes the
+ * normalized CaC spectrogram and the normalized waveform and returns both branches'
+ * outputs, still normalized. STFT, iSTFT and the (de)normalization run outside (engine.ts),
+ * where they are cheap and exact.
+ *
+ *   inputs:  spec [1, 2·channels, freqs, frames], wave [1, channels, length]
+ *   outputs: spec_out [1, sources·2·channels, freqs, frames], wave_out [1, sources·channels, length]
+ *
+ * Weights are folded where that is exact up to rounding: LayerScale into the projection or
+ * normalization before it.
+ */
+import { StemsplitError } from '../errors.js';
+import type { CheckpointTensor } from './checkpoint.js';
+import type { HTDemucsConfig } from './config.js';
+import { OnnxGraph, MS_DOMAIN, attr, type Value } from './onnx/graph.js';
+import { Ops } from './onnx/ops.js';
+import { sin2dEmbedding, sinEmbedding } from './positional.js';
+
+export const GRAPH_INPUTS = { spec: 'spec', wave: 'wave' } as const;
+export const GRAPH_OUTPUTS = { spec: 'spec_out', wave: 'wave_out' } as const;
+
+const GROUP_NORM_EPS = 1e-5;
+const LAYER_NORM_EPS = 1e-5;
+
+/** How attention is emitted: ORT's fused MultiHeadAttention, or plain MatMul/Softmax per head group. */
+export type AttentionKind = 'fused' | { readonly headsPerStep: number };
+
+export interface GraphOptions {
+  readonly attention: AttentionKind;
+}
+
+export interface BuiltGraph {
+  readonly graph: OnnxGraph;
+  readonly freqs: number;
+  readonly frames: number;
+}
+
+/** Checkpoint parameters by name; remembers which were used so leftovers can be reported. */
+class Weights {
+  private readonly used = new Set<string>();
+
+  constructor(
+    private readonly state: ReadonlyMap<string, CheckpointTensor>,
+    private readonly graph: OnnxGraph,
+  ) {}
+
+  has(name: string): boolean {
+    return this.state.has(name);
+  }
+
+  tensor(name: string): CheckpointTensor {
+    const tensor = this.state.get(name);
+    if (tensor === undefined) throw new StemsplitError('MODEL_INVALID', `checkpoint lacks parameter ${name}`);
+    this.used.add(name);
+    return tensor;
+  }
+
+  data(name: string): Float32Array {
+    return this.tensor(name).data;
+  }
+
+  /** The parameter as a graph constant, optionally with another (same-size) shape. */
+  value(name: string, shape?: readonly number[]): Value {
+    const tensor = this.tensor(name);
+    return this.graph.constant(tensor.data, shape ?? tensor.shape, name);
+  }
+
+  constant(data: Float32Array, shape: readonly number[], hint: string): Value {
+    return this.graph.constant(data, shape, hint);
+  }
+
+  assertAllUsed(): void {
+    const unused = [...this.state.keys()].filter((name) => !this.used.has(name));
+    if (unused.length > 0) {
+      throw new StemsplitError(
+        'MODEL_INVALID',
+        `checkpoint has parameters this HTDemucs structure does not use: ${unused.slice(0, 5).join(', ')}${unused.length > 5 ? ', ...' : ''}`,
+      );
+    }
+  }
+}
+
+/** One encoder or decoder layer's structure (HEncLayer / HDecLayer arguments). */
+interface LayerSpec {
+  readonly prefix: string;
+  readonly freq: boolean;
+  readonly kernel: number;
+  readonly stride: number;
+  readonly pad: number;
+  readonly norm: boolean;
+  readonly normGroups: number;
+  readonly rewrite: boolean;
+  readonly dconv: boolean;
+  readonly dconvDepth: number;
+  /** Decoder only: no GELU after the output (the outermost layer). */
+  readonly last: boolean;
+}
+
+class HTDemucsBuilder {
+  private readonly ops: Ops;
+  private readonly weights: Weights;
+
+  constructor(
+    private readonly config: HTDemucsConfig,
+    private readonly graph: OnnxGraph,
+    state: ReadonlyMap<string, CheckpointTensor>,
+    private readonly options: GraphOptions,
+  ) {
+    this.ops = new Ops(graph);
+    this.weights = new Weights(state, graph);
+  }
+
+  build(length: number, frames: number): void {
+    const { config, graph, ops } = this;
+    const sources = config.sources.length;
+    const freqs = config.nfft / 2;
+    let x = graph.input(GRAPH_INPUTS.spec, [1, 2 * config.audioChannels, freqs, frames]);
+    let xt = graph.input(GRAPH_INPUTS.wave, [1, config.audioChannels, length]);
+
+    const saved: Value[] = [];
+    const savedTime: Value[] = [];
+    const timeLengths: number[] = [];
+    for (let index = 0; index < config.depth; index++) {
+      timeLengths.push(xt.shape[2] as number);
+      xt = graph.scope(`tencoder.${index}`, () => this.encoderLayer(this.layerSpec('tencoder', index, false, 1), xt));
+      savedTime.push(xt);
+      x = graph.scope(`encoder.${index}`, () => this.encoderLayer(this.layerSpec('encoder', index, true, 1), x));
+      if (index === 0 && config.freqEmb > 0) x = this.addFrequencyEmbedding(x);
+      saved.push(x);
+    }
+
+    if (config.tLayers > 0) [x, xt] = graph.scope('crosstransformer', () => this.crossTransformer(x, xt));
+
+    for (let step = 0; step < config.depth; step++) {
+      const index = config.depth - 1 - step;
+      x = graph.scope(`decoder.${step}`, () =>
+        this.decoderLayer(this.layerSpec('decoder', step, true, 2, index === 0), x, saved.pop() as Value, 0),
+      );
+      const length = timeLengths.pop() as number;
+      xt = graph.scope(`tdecoder.${step}`, () =>
+        this.decoderLayer(this.layerSpec('tdecoder', step, false, 2, index === 0), xt, savedTime.pop() as Value, length),
+      );
+    }
+    const expectedSpec = [1, sources * 2 * config.audioChannels, freqs, frames];
+    if (x.shape.join() !== expectedSpec.join()) throw new Error(`spectrogram branch ends as [${x.shape.join(', ')}]`);
+    graph.output(x, GRAPH_OUTPUTS.spec);
+    graph.output(xt, GRAPH_OUTPUTS.wave);
+    this.weights.assertAllUsed();
+  }
+
+  /** `index` counts layers in execution order; construction order decides norm (encoder index, decoder reversed). */
+  private layerSpec(prefix: string, index: number, freq: boolean, dconvBit: number, last = false): LayerSpec {
+    const { config } = this;
+    const depthIndex = prefix.endsWith('decoder') ? config.depth - 1 - index : index;
+    return {
+      prefix: `${prefix}.${index}`,
+      freq,
+      kernel: config.kernelSize,
+      stride: config.stride,
+      pad: Math.floor(config.kernelSize / 4),
+      norm: depthIndex >= config.normStarts,
+      normGroups: config.normGroups,
+      rewrite: config.rewrite,
+      dconv: (config.dconvMode & dconvBit) !== 0,
+      dconvDepth: config.dconvDepth,
+      last,
+    };
+  }
+
+  // ---- Convolutional layers -------------------------------------------------------------
+
+  private encoderLayer(layer: LayerSpec, x: Value): Value {
+    const { ops, weights } = this;
+    const p = layer.prefix;
+    let y: Value;
+    if (layer.freq) {
+      y = ops.conv(x, weights.value(`${p}.conv.weight`), weights.value(`${p}.conv.bias`), {
+        strides: [layer.stride, 1],
+        pads: [layer.pad, 0, layer.pad, 0],
+      });
+    } else {
+      // The time branch first zero-pads on the right to a multiple of the stride.
+      const length = x.shape[2] as number;
+      const extra = length % layer.stride === 0 ? 0 : layer.stride - (length % layer.stride);
+      y = ops.conv(x, weights.value(`${p}.conv.weight`), weights.value(`${p}.conv.bias`), {
+        strides: [layer.stride],
+        pads: [layer.pad, layer.pad + extra],
+      });
+    }
+    y = ops.gelu(this.maybeGroupNorm(layer, `${p}.norm1`, y));
+    if (layer.dconv) y = this.dconv(`${p}.dconv`, y, layer);
+    if (!layer.rewrite) return y;
+    const z = this.maybeGroupNorm(layer, `${p}.norm2`, this.sameConv(`${p}.rewrite`, y));
+    return ops.glu(z, 1);
+  }
+
+  private decoderLayer(layer: LayerSpec, x: Value, skip: Value, length: number): Value {
+    const { ops, weights } = this;
+    const p = layer.prefix;
+    let y = ops.add(x, skip);
+    if (layer.rewrite) y = ops.glu(this.maybeGroupNorm(layer, `${p}.norm1`, this.sameConv(`${p}.rewrite`, y)), 1);
+    if (layer.dconv) y = this.dconv(`${p}.dconv`, y, layer);
+    const weight = weights.value(`${p}.conv_tr.weight`);
+    const bias = weights.value(`${p}.conv_tr.bias`);
+    const strides = layer.freq ? [layer.stride, 1] : [layer.stride];
+    const full = ((y.shape[2] as number) - 1) * layer.stride + layer.kernel;
+    // Output crop: `pad` off both ends of the frequency axis; time keeps [pad, pad + length).
+    const cropBegin = layer.pad;
+    const cropEnd = layer.freq ? layer.pad : full - layer.pad - length;
+    let z: Value;
+    if (layer.norm) {
+      // GroupNorm sees the uncropped output, so crop after it.
+      z = this.maybeGroupNorm(layer, `${p}.norm2`, ops.convTranspose(y, weight, bias, strides));
+      z = ops.slice(z, 2, cropBegin, full - cropEnd);
+    } else {
+      const pads = layer.freq ? [cropBegin, 0, cropEnd, 0] : [cropBegin, cropEnd];
+      z = ops.convTranspose(y, weight, bias, strides, pads);
+    }
+    return layer.last ? z : ops.gelu(z);
+  }
+
+  /** The 1×1 (or context-sized, "same"-padded) `rewrite` convolution. */
+  private sameConv(prefix: string, x: Value): Value {
+    const weight = this.weights.value(`${prefix}.weight`);
+    const kernel = weight.shape.slice(2);
+    const pads = kernel.map((k) => (k - 1) / 2);
+    return this.ops.conv(x, weight, this.weights.value(`${prefix}.bias`), { pads: [...pads, ...pads] });
+  }
+
+  private maybeGroupNorm(layer: LayerSpec, prefix: string, x: Value): Value {
+    if (!layer.norm) return x;
+    const { weights } = this;
+    return this.ops.groupNorm(x, layer.normGroups, weights.data(`${prefix}.weight`), weights.data(`${prefix}.bias`), GROUP_NORM_EPS);
+  }
+
+  /**
+   * DConv residual branch (demucs/demucs.py). On the frequency branch it runs along time
+   * for every frequency row separately: [1, C, F, T] → [F, C, T] and back.
+   */
+  private dconv(prefix: string, x: Value, layer: LayerSpec): Value {
+    const { ops } = this;
+    if (!layer.freq) return this.dconvLayers(prefix, x, layer.dconvDepth);
+    const [, channels, freqs, frames] = x.shape as [number, number, number, number];
+    const rows = ops.reshape(ops.transpose(x, [0, 2, 1, 3]), [freqs, channels, frames]);
+    const out = this.dconvLayers(prefix, rows, layer.dconvDepth);
+    return ops.transpose(ops.reshape(out, [1, freqs, channels, frames]), [0, 2, 1, 3]);
+  }
+
+  private dconvLayers(prefix: string, input: Value, depth: number): Value {
+    const { ops, weights } = this;
+    let x = input;
+    const dilate = depth > 0;
+    for (let d = 0; d < Math.abs(depth); d++) {
+      const p = `${prefix}.layers.${d}`;
+      const dilation = dilate ? 2 ** d : 1;
+      let h = ops.conv(x, weights.value(`${p}.0.weight`), weights.value(`${p}.0.bias`), {
+        dilations: [dilation],
+        pads: [dilation, dilation],
+      });
+      h = ops.gelu(ops.groupNorm(h, 1, weights.data(`${p}.1.weight`), weights.data(`${p}.1.bias`), GROUP_NORM_EPS));
+      h = ops.conv(h, weights.value(`${p}.3.weight`), weights.value(`${p}.3.bias`));
+      // LayerScale multiplies the GLU output; fold it into the affine of the GLU's first half.
+      const scale = weights.data(`${p}.6.scale`);
+      const gamma = scaleFirstHalf(weights.data(`${p}.4.weight`), scale);
+      const beta = scaleFirstHalf(weights.data(`${p}.4.bias`), scale);
+      h = ops.glu(ops.groupNorm(h, 1, gamma, beta, GROUP_NORM_EPS), 1);
+      x = ops.add(x, h);
+    }
+    return x;
+  }
+
+  private addFrequencyEmbedding(x: Value): Value {
+    const { config, weights } = this;
+    const [, channels, freqs] = x.shape as [number, number, number, number];
+    const table = weights.data('freq_emb.embedding.weight'); // [freqs, channels]
+    const emb = new Float32Array(channels * freqs);
+    for (let f = 0; f < freqs; f++) {
+      for (let c = 0; c < channels; c++) {
+        emb[c * freqs + f] = Math.fround(config.freqEmb * Math.fround((table[f * channels + c] as number) * config.embScale));
+      }
+    }
+    return this.ops.add(x, weights.constant(emb, [1, channels, freqs, 1], 'freq_emb'));
+  }
+
+  // ---- Transformer ----------------------------------------------------------------------
+
+  private crossTransformer(x: Value, xt: Value): [Value, Value] {
+    const { config, ops, weights } = this;
+    const [, channels, freqs, frames] = x.shape as [number, number, number, number];
+    const timeSteps = xt.shape[2] as number;
+    // Tokens: [frames·freqs, C] with token = frame·freqs + freq (einops "b c fr t1 -> b (t1 fr) c").
+    let tokens = ops.reshape(ops.transpose(x, [0, 3, 2, 1]), [frames * freqs, channels]);
+    let tokensT = ops.reshape(ops.transpose(xt, [0, 2, 1]), [timeSteps, channels]);
+    if (config.bottomChannels > 0) {
+      tokens = this.pointwise('channel_upsampler', tokens);
+      tokensT = this.pointwise('channel_upsampler_t', tokensT);
+    }
+    const dim = tokens.shape[1] as number;
+
+    tokens = this.inputNorm('crosstransformer.norm_in', tokens);
+    tokens = ops.add(tokens, this.scaledPositions(sin2dEmbedding(dim, freqs, frames, config.tMaxPeriod), tokens.shape, 'pos_2d'));
+    tokensT = this.inputNorm('crosstransformer.norm_in_t', tokensT);
+    tokensT = ops.add(tokensT, this.scaledPositions(sinEmbedding(timeSteps, dim, config.tMaxPeriod), tokensT.shape, 'pos_1d'));
+
+    const classicParity = config.tCrossFirst ? 1 : 0;
+    for (let index = 0; index < config.tLayers; index++) {
+      const p = `crosstransformer.layers.${index}`;
+      const pt = `crosstransformer.layers_t.${index}`;
+      if (index % 2 === classicParity) {
+        tokens = this.graph.scope(`layer${index}`, () => this.transformerLayer(p, tokens, undefined));
+        tokensT = this.graph.scope(`layer_t${index}`, () => this.transformerLayer(pt, tokensT, undefined));
+      } else {
+        const before = tokens;
+        tokens = this.graph.scope(`layer${index}`, () => this.transformerLayer(p, tokens, tokensT));
+        tokensT = this.graph.scope(`layer_t${index}`, () => this.transformerLayer(pt, tokensT, before));
+      }
+    }
+
+    if (config.bottomChannels > 0) {
+      tokens = this.pointwise('channel_downsampler', tokens);
+      tokensT = this.pointwise('channel_downsampler_t', tokensT);
+    }
+    const outChannels = tokens.shape[1] as number;
+    const xOut = ops.transpose(ops.reshape(tokens, [1, frames, freqs, outChannels]), [0, 3, 2, 1]);
+    const xtOut = ops.reshape(ops.transpose(tokensT, [1, 0]), [1, outChannels, timeSteps]);
+    void weights;
+    return [xOut, xtOut];
+  }
+
+  /** A 1×1 Conv1d applied to tokens [N, C] (weights [out, in, 1]). */
+  private pointwise(prefix: string, tokens: Value): Value {
+    const weight = this.weights.tensor(`${prefix}.weight`);
+    const w = this.weights.constant(weight.data, [weight.shape[0] as number, weight.shape[1] as number], `${prefix}.weight`);
+    return this.ops.linear(tokens, w, this.weights.value(`${prefix}.bias`));
+  }
+
+  private scaledPositions(embedding: Float32Array, shape: readonly number[], hint: string): Value {
+    const weight = this.config.tWeightPosEmbed;
+    if (weight !== 1) for (let i = 0; i < embedding.length; i++) embedding[i] = Math.fround(weight * (embedding[i] as number));
+    return this.weights.constant(embedding, shape, hint);
+  }
+
+  private inputNorm(prefix: string, tokens: Value): Value {
+    const { config } = this;
+    if (config.tNormIn) return this.layerNorm(prefix, tokens);
+    if (config.tNormInGroup) return this.tokenGroupNorm(prefix, tokens);
+    return tokens;
+  }
+
+  private layerNorm(prefix: string, tokens: Value): Value {
+    return this.ops.layerNorm(tokens, this.weights.value(`${prefix}.weight`), this.weights.value(`${prefix}.bias`), LAYER_NORM_EPS);
+  }
+
+  /** demucs' MyGroupNorm with one group on tokens [N, C]: statistics over all tokens and channels. */
+  private tokenGroupNorm(prefix: string, tokens: Value): Value {
+    const { ops, weights } = this;
+    const [count, channels] = tokens.shape as [number, number];
+    const flat = ops.reshape(tokens, [1, 1, count * channels]);
+    const normalized = ops.reshape(ops.normalizeLastAxis(flat, GROUP_NORM_EPS), tokens.shape);
+    return ops.add(ops.mul(normalized, weights.value(`${prefix}.weight`)), weights.value(`${prefix}.bias`));
+  }
+
+  private transformerNorm(prefix: string, tokens: Value): Value {
+    return this.config.tGroupNorm ? this.tokenGroupNorm(prefix, tokens) : this.layerNorm(prefix, tokens);
+  }
+
+  /**
+   * MyTransformerEncoderLayer (keys = undefined: self-attention) or
+   * CrossTransformerEncoderLayer (keys = the other branch's tokens).
+   */
+  private transformerLayer(prefix: string, x: Value, keys: Value | undefined): Value {
+    const { config, ops } = this;
+    const cross = keys !== undefined;
+    const attention = cross ? `${prefix}.cross_attn` : `${prefix}.self_attn`;
+    const feedForwardNorm = cross ? `${prefix}.norm3` : `${prefix}.norm2`;
+    if (config.tNormFirst) {
+      const query = this.transformerNorm(`${prefix}.norm1`, x);
+      const key = cross ? this.transformerNorm(`${prefix}.norm2`, keys) : query;
+      let out = ops.add(x, this.attention(attention, query, key, `${prefix}.gamma_1`));
+      out = ops.add(out, this.feedForward(prefix, this.transformerNorm(feedForwardNorm, out), `${prefix}.gamma_2`));
+      return config.tNormOut ? this.tokenGroupNorm(`${prefix}.norm_out`, out) : out;
+    }
+    const key = cross ? keys : x;
+    let out = this.transformerNorm(`${prefix}.norm1`, ops.add(x, this.attention(attention, x, key, `${prefix}.gamma_1`)));
+    out = this.transformerNorm(cross ? `${prefix}.norm2` : `${prefix}.norm2`, ops.add(out, this.feedForward(prefix, out, `${prefix}.gamma_2`)));
+    return out;
+  }
+
+  /** Linear → GELU/ReLU → Linear, with the LayerScale folded into the second linear. */
+  private feedForward(prefix: string, x: Value, layerScale: string): Value {
+    const { config, ops, weights } = this;
+    const hidden = ops.linear(x, weights.value(`${prefix}.linear1.weight`), weights.value(`${prefix}.linear1.bias`));
+    const activated = config.tGelu ? ops.gelu(hidden) : ops.relu(hidden);
+    const [w, b] = this.scaledLinear(`${prefix}.linear2`, layerScale);
+    return ops.linear(activated, w, b);
+  }
+
+  /** A Linear's weight and bias with an optional LayerScale (per output channel) folded in. */
+  private scaledLinear(prefix: string, layerScale: string): [Value, Value] {
+    const { config, weights } = this;
+    const weight = weights.tensor(`${prefix}.weight`);
+    const bias = weights.data(`${prefix}.bias`);
+    if (!config.tLayerScale) return [weights.value(`${prefix}.weight`), weights.value(`${prefix}.bias`)];
+    const scale = weights.data(`${layerScale}.scale`);
+    const [rows, cols] = weight.shape as [number, number];
+    const w = new Float32Array(rows * cols);
+    const b = new Float32Array(rows);
+    for (let r = 0; r < rows; r++) {
+      const s = scale[r] as number;
+      b[r] = s * (bias[r] as number);
+      for (let c = 0; c < cols; c++) w[r * cols + c] = s * (weight.data[r * cols + c] as number);
+    }
+    return [weights.constant(w, [rows, cols], `${prefix}.weight`), weights.constant(b, [rows], `${prefix}.bias`)];
+  }
+
+  /** nn.MultiheadAttention (in_proj + attention + out_proj), LayerScale folded into out_proj. */
+  private attention(prefix: string, query: Value, key: Value, layerScale: string): Value {
+    const { config, ops, weights } = this;
+    const inWeight = weights.tensor(`${prefix}.in_proj_weight`);
+    const inBias = weights.data(`${prefix}.in_proj_bias`);
+    const dim = inWeight.shape[1] as number;
+    const part = (i: number): Value =>
+      weights.constant(inWeight.data.subarray(i * dim * dim, (i + 1) * dim * dim), [dim, dim], `${prefix}.in_proj_${'qkv'[i]}`);
+    const q = ops.linear(query, part(0));
+    const k = ops.linear(key, part(1));
+    const v = ops.linear(key, part(2));
+    const attended =
+      this.options.attention === 'fused'
+        ? this.fusedAttention(q, k, v, inBias, config.tHeads)
+        : this.splitAttention(q, k, v, inBias, config.tHeads, this.options.attention.headsPerStep);
+    const [w, b] = this.scaledLinear(`${prefix}.out_proj`, layerScale);
+    return ops.linear(attended, w, b);
+  }
+
+  /** ORT's com.microsoft.MultiHeadAttention (flash attention on CPU), biases added inside. */
+  private fusedAttention(q: Value, k: Value, v: Value, bias: Float32Array, heads: number): Value {
+    const { ops, graph } = this;
+    const [queries, dim] = q.shape as [number, number];
+    const keys = k.shape[0] as number;
+    const out = graph.op(
+      'MultiHeadAttention',
+      [ops.reshape(q, [1, queries, dim]), ops.reshape(k, [1, keys, dim]), ops.reshape(v, [1, keys, dim]), graph.constant(bias, [3 * dim], 'qkv_bias')],
+      [1, queries, dim],
+      { num_heads: attr.int(heads) },
+      MS_DOMAIN,
+    );
+    return ops.reshape(out, [queries, dim]);
+  }
+
+  /**
+   * Attention from MatMul and Softmax, `headsPerStep` heads at a time so the
+   * [heads, queries, keys] score tensor stays small.
+   */
+  private splitAttention(q: Value, k: Value, v: Value, bias: Float32Array, heads: number, headsPerStep: number): Value {
+    const { ops, graph } = this;
+    const [queries, dim] = q.shape as [number, number];
+    const keys = k.shape[0] as number;
+    const headDim = dim / heads;
+    const scale = 1 / Math.sqrt(headDim);
+    // Scale the query (and its bias) once instead of every score.
+    const qb = graph.constant(bias.slice(0, dim).map((b) => b * scale), [dim], 'q_bias');
+    const qs = ops.add(ops.mul(q, graph.scalar(scale, 'attn_scale')), qb);
+    const kb = ops.add(k, graph.constant(bias.slice(dim, 2 * dim), [dim], 'k_bias'));
+    const vb = ops.add(v, graph.constant(bias.slice(2 * dim), [dim], 'v_bias'));
+    const qh = ops.transpose(ops.reshape(qs, [queries, heads, headDim]), [1, 0, 2]); // [H, Nq, D]
+    const kh = ops.transpose(ops.reshape(kb, [keys, heads, headDim]), [1, 2, 0]); // [H, D, Nk]
+    const vh = ops.transpose(ops.reshape(vb, [keys, heads, headDim]), [1, 0, 2]); // [H, Nk, D]
+    const steps = Math.ceil(heads / headsPerStep);
+    const outs: Value[] = [];
+    const qParts = steps > 1 ? ops.split(qh, 0, steps) : [qh];
+    const kParts = steps > 1 ? ops.split(kh, 0, steps) : [kh];
+    const vParts = steps > 1 ? ops.split(vh, 0, steps) : [vh];
+    for (let s = 0; s < steps; s++) {
+      const scores = ops.softmax(ops.matmul(qParts[s] as Value, kParts[s] as Value));
+      outs.push(ops.matmul(scores, vParts[s] as Value));
+    }
+    const merged = steps > 1 ? ops.concat(outs, 0) : (outs[0] as Value); // [H, Nq, D]
+    return ops.reshape(ops.transpose(merged, [1, 0, 2]), [queries, dim]);
+  }
+}
+
+function scaleFirstHalf(values: Float32Array, scale: Float32Array): Float32Array {
+  const out = Float32Array.from(values);
+  for (let c = 0; c < scale.length; c++) out[c] = (out[c] as number) * (scale[c] as number);
+  return out;
+}
+
+export function buildHTDemucsGraph(
+  config: HTDemucsConfig,
+  state: ReadonlyMap<string, CheckpointTensor>,
+  options: GraphOptions,
+): BuiltGraph {
+  const graph = new OnnxGraph('htdemucs');
+  const frames = Math.ceil(config.segmentSamples / (config.nfft / 4));
+  new HTDemucsBuilder(config, graph, state, options).build(config.segmentSamples, frames);
+  return { graph, freqs: config.nfft / 2, frames };
+}

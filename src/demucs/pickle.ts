@@ -1,0 +1,306 @@
+/**
+ * A small unpickler for the plain data inside PyTorch checkpoints.
+ *
+ * It builds None, booleans, ints, floats, strings, bytes, lists, tuples, dicts and sets
+ * (protocols 0–4). Everything else goes through two hooks the caller supplies:
+ * `resolveGlobal` (GLOBAL/STACK_GLOBAL, the only way a pickle can name code) and
+ * `persistentLoad` (BINPERSID, how torch refers to tensor storages). No Python object is
+ * ever constructed from a name the caller did not allow, so a hostile file cannot run code.
+ */
+import { StemsplitError } from '../errors.js';
+
+/** A Python callable the caller allows: REDUCE calls it with the argument tuple. */
+export class PickleCallable {
+  constructor(
+    readonly qualifiedName: string,
+    readonly call: (args: readonly PickleValue[]) => PickleValue,
+  ) {}
+}
+
+/** A Python class (or other global) referenced by name only, e.g. a checkpoint's `klass`. */
+export class PickleGlobalRef {
+  constructor(
+    readonly module: string,
+    readonly name: string,
+  ) {}
+
+  get qualifiedName(): string {
+    return `${this.module}.${this.name}`;
+  }
+}
+
+/** A Python tuple: kept apart from lists so callers can tell them apart. */
+export class PickleTuple {
+  constructor(readonly items: readonly PickleValue[]) {}
+}
+
+export type PickleKey = string | number | bigint | boolean | null;
+
+/** Opaque values produced by the caller's hooks (tensors, fractions, ...). */
+export interface PickleOpaque {
+  readonly pickleKind: string;
+}
+
+export type PickleValue =
+  | null
+  | boolean
+  | number
+  | bigint
+  | string
+  | Uint8Array
+  | PickleValue[]
+  | PickleTuple
+  | Map<PickleKey, PickleValue>
+  | Set<PickleKey>
+  | PickleCallable
+  | PickleGlobalRef
+  | PickleOpaque;
+
+export interface UnpickleHooks {
+  /** Returns what GLOBAL `module name` stands for, or throws if it is not allowed. */
+  resolveGlobal(module: string, name: string): PickleValue;
+  /** Returns what a persistent id (BINPERSID) stands for. */
+  persistentLoad?(pid: PickleValue): PickleValue;
+}
+
+const MARK = Symbol('mark');
+type StackItem = PickleValue | typeof MARK;
+
+export function unpickle(data: Uint8Array, hooks: UnpickleHooks): PickleValue {
+  return new Unpickler(data, hooks).run();
+}
+
+function malformed(detail: string): StemsplitError {
+  return new StemsplitError('MODEL_INVALID', `malformed pickle in checkpoint: ${detail}`);
+}
+
+class Unpickler {
+  private readonly view: DataView;
+  private readonly text = new TextDecoder('utf-8');
+  private readonly latin1 = new TextDecoder('latin1');
+  private pos = 0;
+  private stack: StackItem[] = [];
+  private readonly marks: StackItem[][] = [];
+  private readonly memo = new Map<number, PickleValue>();
+
+  constructor(
+    private readonly data: Uint8Array,
+    private readonly hooks: UnpickleHooks,
+  ) {
+    this.view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  }
+
+  run(): PickleValue {
+    for (;;) {
+      const opcode = this.byte();
+      if (opcode === 0x2e /* STOP */) return this.pop();
+      this.step(opcode);
+    }
+  }
+
+  // One opcode. Grouped as in Python's pickletools.
+  private step(op: number): void {
+    switch (op) {
+      // Framing and protocol.
+      case 0x80 /* PROTO */: this.pos += 1; return;
+      case 0x95 /* FRAME */: this.pos += 8; return;
+      // Stack manipulation.
+      case 0x28 /* MARK */: this.marks.push(this.stack); this.stack = []; return;
+      case 0x30 /* POP */: this.pop(); return;
+      case 0x31 /* POP_MARK */: this.popMark(); return;
+      case 0x32 /* DUP */: this.push(this.top()); return;
+      // Constants and numbers.
+      case 0x4e /* NONE */: this.push(null); return;
+      case 0x88 /* NEWTRUE */: this.push(true); return;
+      case 0x89 /* NEWFALSE */: this.push(false); return;
+      case 0x4a /* BININT */: this.push(this.view.getInt32(this.advance(4), true)); return;
+      case 0x4b /* BININT1 */: this.push(this.byte()); return;
+      case 0x4d /* BININT2 */: this.push(this.view.getUint16(this.advance(2), true)); return;
+      case 0x8a /* LONG1 */: this.push(this.longBytes(this.byte())); return;
+      case 0x8b /* LONG4 */: this.push(this.longBytes(this.view.getInt32(this.advance(4), true))); return;
+      case 0x47 /* BINFLOAT */: this.push(this.view.getFloat64(this.advance(8), false)); return;
+      case 0x49 /* INT */: this.push(this.textInt(this.line())); return;
+      case 0x4c /* LONG */: this.push(this.textInt(this.line().replace(/L$/, ''))); return;
+      case 0x46 /* FLOAT */: this.push(Number.parseFloat(this.line())); return;
+      // Strings and bytes.
+      case 0x58 /* BINUNICODE */: this.push(this.utf8(this.view.getUint32(this.advance(4), true))); return;
+      case 0x8c /* SHORT_BINUNICODE */: this.push(this.utf8(this.byte())); return;
+      case 0x8d /* BINUNICODE8 */: this.push(this.utf8(this.u64())); return;
+      case 0x56 /* UNICODE */: this.push(this.rawUnicodeLine()); return;
+      case 0x54 /* BINSTRING */: this.push(this.latin(this.view.getInt32(this.advance(4), true))); return;
+      case 0x55 /* SHORT_BINSTRING */: this.push(this.latin(this.byte())); return;
+      case 0x42 /* BINBYTES */: this.push(this.bytes(this.view.getUint32(this.advance(4), true))); return;
+      case 0x43 /* SHORT_BINBYTES */: this.push(this.bytes(this.byte())); return;
+      case 0x8e /* BINBYTES8 */: this.push(this.bytes(this.u64())); return;
+      // Containers.
+      case 0x5d /* EMPTY_LIST */: this.push([]); return;
+      case 0x6c /* LIST */: this.push(this.popMark()); return;
+      case 0x61 /* APPEND */: { const item = this.pop(); this.listAt().push(item); return; }
+      case 0x65 /* APPENDS */: { const items = this.popMark(); this.listAt().push(...items); return; }
+      case 0x29 /* EMPTY_TUPLE */: this.push(new PickleTuple([])); return;
+      case 0x74 /* TUPLE */: this.push(new PickleTuple(this.popMark())); return;
+      case 0x85 /* TUPLE1 */: this.push(new PickleTuple(this.popN(1))); return;
+      case 0x86 /* TUPLE2 */: this.push(new PickleTuple(this.popN(2))); return;
+      case 0x87 /* TUPLE3 */: this.push(new PickleTuple(this.popN(3))); return;
+      case 0x7d /* EMPTY_DICT */: this.push(new Map()); return;
+      case 0x64 /* DICT */: { const dict = new Map<PickleKey, PickleValue>(); setPairs(dict, this.popMark()); this.push(dict); return; }
+      case 0x73 /* SETITEM */: { const [key, value] = this.popN(2); setPairs(this.dictAt(), [key ?? null, value ?? null]); return; }
+      case 0x75 /* SETITEMS */: { const items = this.popMark(); setPairs(this.dictAt(), items); return; }
+      case 0x8f /* EMPTY_SET */: this.push(new Set()); return;
+      case 0x90 /* ADDITEMS */: { const items = this.popMark(); const set = this.top(); if (!(set instanceof Set)) throw malformed('ADDITEMS on a non-set'); for (const item of items) set.add(asKey(item)); return; }
+      case 0x91 /* FROZENSET */: this.push(new Set(this.popMark().map(asKey))); return;
+      // Memo.
+      case 0x71 /* BINPUT */: this.memo.set(this.byte(), this.top()); return;
+      case 0x72 /* LONG_BINPUT */: this.memo.set(this.view.getUint32(this.advance(4), true), this.top()); return;
+      case 0x70 /* PUT */: this.memo.set(Number.parseInt(this.line(), 10), this.top()); return;
+      case 0x94 /* MEMOIZE */: this.memo.set(this.memo.size, this.top()); return;
+      case 0x68 /* BINGET */: this.push(this.memoGet(this.byte())); return;
+      case 0x6a /* LONG_BINGET */: this.push(this.memoGet(this.view.getUint32(this.advance(4), true))); return;
+      case 0x67 /* GET */: this.push(this.memoGet(Number.parseInt(this.line(), 10))); return;
+      // Names, calls and persistent ids: only what the hooks allow.
+      case 0x63 /* GLOBAL */: { const module = this.line(); const name = this.line(); this.push(this.hooks.resolveGlobal(module, name)); return; }
+      case 0x93 /* STACK_GLOBAL */: { const [module, name] = this.popN(2); if (typeof module !== 'string' || typeof name !== 'string') throw malformed('STACK_GLOBAL needs two strings'); this.push(this.hooks.resolveGlobal(module, name)); return; }
+      case 0x52 /* REDUCE */: { const args = this.pop(); const callable = this.pop(); this.push(this.reduce(callable, args)); return; }
+      case 0x51 /* BINPERSID */: this.push(this.persistent(this.pop())); return;
+      case 0x50 /* PERSID */: this.push(this.persistent(this.line())); return;
+      default:
+        throw new StemsplitError(
+          'MODEL_INVALID',
+          `unsupported pickle opcode 0x${op.toString(16).padStart(2, '0')} at byte ${this.pos - 1} in checkpoint`,
+        );
+    }
+  }
+
+  private reduce(callable: PickleValue, args: PickleValue): PickleValue {
+    if (!(args instanceof PickleTuple)) throw malformed('REDUCE arguments are not a tuple');
+    if (callable instanceof PickleCallable) return callable.call(args.items);
+    if (callable instanceof PickleGlobalRef) {
+      throw new StemsplitError('MODEL_INVALID', `unsupported class ${callable.qualifiedName} in checkpoint (cannot be built)`);
+    }
+    throw malformed('REDUCE on a value that is not callable');
+  }
+
+  private persistent(pid: PickleValue): PickleValue {
+    if (this.hooks.persistentLoad === undefined) throw malformed('unexpected persistent id');
+    return this.hooks.persistentLoad(pid);
+  }
+
+  private push(value: PickleValue): void {
+    this.stack.push(value);
+  }
+
+  private pop(): PickleValue {
+    const value = this.stack.pop();
+    if (value === undefined || value === MARK) throw malformed('stack underflow');
+    return value;
+  }
+
+  private top(): PickleValue {
+    const value = this.stack[this.stack.length - 1];
+    if (value === undefined || value === MARK) throw malformed('empty stack');
+    return value;
+  }
+
+  private popN(n: number): PickleValue[] {
+    if (this.stack.length < n) throw malformed('stack underflow');
+    return this.stack.splice(this.stack.length - n, n) as PickleValue[];
+  }
+
+  private popMark(): PickleValue[] {
+    const items = this.stack as PickleValue[];
+    const previous = this.marks.pop();
+    if (previous === undefined) throw malformed('no MARK on the stack');
+    this.stack = previous;
+    return items;
+  }
+
+  private listAt(): PickleValue[] {
+    const list = this.top();
+    if (!Array.isArray(list)) throw malformed('APPEND on a non-list');
+    return list;
+  }
+
+  private dictAt(): Map<PickleKey, PickleValue> {
+    const dict = this.top();
+    if (!(dict instanceof Map)) throw malformed('SETITEM on a non-dict');
+    return dict;
+  }
+
+  private memoGet(index: number): PickleValue {
+    const value = this.memo.get(index);
+    if (value === undefined) throw malformed(`memo ${index} is not set`);
+    return value;
+  }
+
+  private byte(): number {
+    if (this.pos >= this.data.length) throw malformed('pickle ends before STOP');
+    return this.data[this.pos++] as number;
+  }
+
+  private advance(n: number): number {
+    const at = this.pos;
+    if (at + n > this.data.length) throw malformed('pickle ends inside an opcode');
+    this.pos += n;
+    return at;
+  }
+
+  private u64(): number {
+    return Number(this.view.getBigUint64(this.advance(8), true));
+  }
+
+  private bytes(n: number): Uint8Array {
+    const at = this.advance(n);
+    return this.data.slice(at, at + n);
+  }
+
+  private utf8(n: number): string {
+    const at = this.advance(n);
+    return this.text.decode(this.data.subarray(at, at + n));
+  }
+
+  private latin(n: number): string {
+    const at = this.advance(n);
+    return this.latin1.decode(this.data.subarray(at, at + n));
+  }
+
+  private line(): string {
+    const end = this.data.indexOf(0x0a, this.pos);
+    if (end < 0) throw malformed('unterminated text argument');
+    const text = this.latin1.decode(this.data.subarray(this.pos, end));
+    this.pos = end + 1;
+    return text;
+  }
+
+  private rawUnicodeLine(): string {
+    return this.line().replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  }
+
+  private textInt(text: string): number | bigint | boolean {
+    if (text === '00') return false;
+    if (text === '01') return true;
+    return narrow(BigInt(text));
+  }
+
+  /** Little-endian two's complement integer of n bytes (LONG1/LONG4). */
+  private longBytes(n: number): number | bigint {
+    const at = this.advance(n);
+    let value = 0n;
+    for (let i = n - 1; i >= 0; i--) value = (value << 8n) | BigInt(this.data[at + i] as number);
+    if (n > 0 && ((this.data[at + n - 1] as number) & 0x80) !== 0) value -= 1n << BigInt(8 * n);
+    return narrow(value);
+  }
+}
+
+function narrow(value: bigint): number | bigint {
+  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
+}
+
+function asKey(value: PickleValue): PickleKey {
+  if (value === null || ['string', 'number', 'bigint', 'boolean'].includes(typeof value)) return value as PickleKey;
+  throw malformed('unhashable dict key or set item');
+}
+
+function setPairs(dict: Map<PickleKey, PickleValue>, items: readonly PickleValue[]): void {
+  if (items.length % 2 !== 0) throw malformed('odd number of dict items');
+  for (let i = 0; i < items.length; i += 2) dict.set(asKey(items[i] ?? null), items[i + 1] ?? null);
+}
