@@ -10,7 +10,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { isStemsplitError } from '../src/errors.js';
-import { decodeToPlanar, encodeStem, probeDurationSeconds, resolveFfmpegPath } from '../src/audio/index.js';
+import { decodeInterleaved, decodeToPlanar, encodeStem, probeDurationSeconds, resolveFfmpegPath } from '../src/audio/index.js';
+import { PlanarBuilder } from '../src/audio/decode.js';
 
 const run = promisify(execFile);
 const ffmpeg = resolveFfmpegPath();
@@ -144,6 +145,18 @@ describe('audio through ffmpeg', () => {
     const probed = await probeDurationSeconds(file('vbr.mp3'));
     // Without the LAME header the decoder cannot trim the 1105-sample priming delay.
     assert.ok(Math.abs(probed - seconds) < 0.06, `probed ${probed} s for ${seconds} s`);
+    // Decoding it outgrows the buffer sized from the lying header, and still gets every sample.
+    const decoded = await decodeToPlanar(file('vbr.mp3'));
+    assert.ok(Math.abs(decoded.length / RATE - probed) < 0.001, `decoded ${decoded.length / RATE} s, probed ${probed} s`);
+  });
+
+  it('streams interleaved chunks of whole frames', async () => {
+    let frames = 0;
+    for await (const chunk of decodeInterleaved(file('stem.flac'))) {
+      assert.equal(chunk.length % 2, 0);
+      frames += chunk.length / 2;
+    }
+    assert.equal(frames, LENGTH);
   });
 
   it('reports decode progress up to the full length', async () => {
@@ -165,5 +178,40 @@ describe('audio through ffmpeg', () => {
         });
       }
     }
+  });
+});
+
+describe('resolveFfmpegPath', () => {
+  it('prefers STEMSPLIT_FFMPEG, then ffmpeg on PATH, then the bundled binary', async () => {
+    assert.equal(resolveFfmpegPath({ STEMSPLIT_FFMPEG: '/opt/ff/ffmpeg', PATH: '/usr/bin' }), '/opt/ff/ffmpeg');
+    const dir = await mkdtemp(path.join(tmpdir(), 'stemsplit-path-'));
+    try {
+      await writeFile(path.join(dir, 'ffmpeg'), '#!/bin/sh\n', { mode: 0o755 });
+      assert.equal(resolveFfmpegPath({ PATH: `/nonexistent${path.delimiter}${dir}` }), path.join(dir, 'ffmpeg'));
+      const bundled = resolveFfmpegPath({ PATH: '/nonexistent' });
+      assert.match(bundled, /@ffmpeg-installer/);
+      const { stdout } = await run(bundled, ['-hide_banner', '-version']);
+      assert.match(stdout, /--enable-libmp3lame/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a missing binary fails with one clear line', async () => {
+    await assert.rejects(probeDurationSeconds('x.mp3', '/nonexistent/ffmpeg'), /cannot run ffmpeg \(\/nonexistent\/ffmpeg\)/);
+  });
+});
+
+describe('PlanarBuilder', () => {
+  it('de-interleaves into planar order across regrowth and trims to the decoded length', () => {
+    const builder = new PlanarBuilder(3);
+    const frames = 50;
+    for (let start = 0; start < frames; start += 7) {
+      const count = Math.min(7, frames - start);
+      builder.append(Float32Array.from({ length: 2 * count }, (_, i) => (i % 2 === 0 ? 1 : -1) * (start + Math.floor(i / 2))));
+    }
+    const planar = builder.finish();
+    assert.equal(builder.length, frames);
+    assert.deepEqual(Array.from(planar), [...Array.from({ length: frames }, (_, t) => t), ...Array.from({ length: frames }, (_, t) => -t)]);
   });
 });

@@ -40,11 +40,11 @@ const FALLBACK_CAPACITY_SECONDS = 60;
  */
 export async function* decodeInterleaved(
   file: string,
-  header: AudioHeader,
-  options: DecodeOptions = {},
+  options: DecodeOptions & { readonly header?: AudioHeader } = {},
 ): AsyncGenerator<Float32Array> {
   const sampleRate = options.sampleRate ?? 44_100;
   const ffmpegPath = options.ffmpegPath ?? resolveFfmpegPath();
+  const header = options.header ?? (await readAudioHeader(file, ffmpegPath));
   // ffmpeg's own mono→stereo upmix lowers the level by 3 dB; a stem splitter wants the
   // mono signal unchanged on both channels (as Demucs does), so copy it explicitly.
   const channelArgs = header.channels === 1 ? ['-af', 'pan=stereo|c0=c0|c1=c0'] : ['-ac', '2'];
@@ -90,7 +90,7 @@ export async function decodeToPlanar(file: string, options: DecodeOptions = {}):
   const builder = new PlanarBuilder(
     expectedFrames === undefined ? FALLBACK_CAPACITY_SECONDS * sampleRate : expectedFrames + Math.ceil(sampleRate / 10),
   );
-  for await (const interleaved of decodeInterleaved(file, header, { ...options, sampleRate, ffmpegPath })) {
+  for await (const interleaved of decodeInterleaved(file, { ...options, sampleRate, ffmpegPath, header })) {
     builder.append(interleaved);
     options.onProgress?.({ decodedSeconds: builder.length / sampleRate, totalSeconds: header.durationSeconds });
   }

@@ -10,6 +10,7 @@ import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { StemsplitError } from '../errors.js';
 
 export function resolveFfmpegPath(env: NodeJS.ProcessEnv = process.env): string {
   const explicit = env['STEMSPLIT_FFMPEG'];
@@ -96,7 +97,9 @@ export function spawnFfmpeg(ffmpegPath: string, args: readonly string[], onStder
   const stderr = new StderrTail(20, onStderrLine);
   child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
   const exited = new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
+    child.once('error', (error) => {
+      reject(new StemsplitError('INTERNAL_ERROR', `cannot run ffmpeg (${ffmpegPath}): ${error.message}`, { cause: error }));
+    });
     child.once('close', (code) => {
       stderr.end();
       resolve(code);
