@@ -26,6 +26,8 @@ export interface ServerOptions {
   readonly loaders?: ModelLoaders;
   readonly extraRoutes?: (deps: { data: DataStore; config: StemsplitConfig }) => Hono<AppEnv>;
   readonly log?: (line: string) => void;
+  /** Webhook retry delay after n failed attempts (tests shorten it). */
+  readonly webhookBackoff?: (attempts: number) => number;
 }
 
 export interface RunningServer {
@@ -52,7 +54,7 @@ export async function startServer(config: StemsplitConfig, options: ServerOption
   const registry = new ModelRegistry({ bundledDir: config.bundledModelsDir, cacheDir: config.cacheDir, aliases: config.modelAliases });
   const models = new ModelCache(options.loaders ?? onnxLoaders({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }));
   const signer = createStemUrlSigner(urlSigningKey(data.store), config.stemUrlTtlSeconds);
-  const webhooks = new WebhookDispatcher(data, { guard, log });
+  const webhooks = new WebhookDispatcher(data, { guard, log, ...(options.webhookBackoff ? { backoff: options.webhookBackoff } : {}) });
   const runner = new JobRunner(data, registry, models, signer, {
     concurrency: config.concurrency,
     log,

@@ -29,6 +29,8 @@ export interface DispatcherOptions {
   /** Give up once a delivery is this old (default 24 h). */
   readonly maxAgeMs?: number;
   readonly log?: (line: string) => void;
+  /** Delay before the next attempt after `attempts` failures (default `backoffMs`). */
+  readonly backoff?: (attempts: number) => number;
 }
 
 /** Sends due deliveries; `kick()` after enqueueing, `start()` for the timer that drives retries. */
@@ -124,7 +126,7 @@ export class WebhookDispatcher {
 
   #retryLater(delivery: Delivery, attempts: number, reason: string): void {
     const now = this.#data.clock.now();
-    const next = now + backoffMs(attempts);
+    const next = now + (this.#options.backoff ?? backoffMs)(attempts);
     // Never log the URL's query or the payload: both may carry secrets of the receiver.
     this.#options.log?.(`webhook ${delivery.id} for ${delivery.splitId}: attempt ${attempts} failed (${reason})`);
     if (next - delivery.createdAtMs > (this.#options.maxAgeMs ?? 24 * 3_600_000)) {

@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { StemsplitError } from '../../errors.js';
 import { storageKeyOf, uploadPath, UPLOAD_TOKEN_HEADER, type UploadService } from '../../jobs/upload-service.js';
 import { ID_PATTERN } from '../../store/index.js';
-import { successBody } from '../envelope.js';
+import { errorResponse, successBody } from '../envelope.js';
 import type { AppEnv } from '../env.js';
 import { parseReserveUpload, readJsonObject } from '../validate.js';
 
@@ -40,11 +40,23 @@ export function uploadTransferRoutes(deps: UploadRoutesDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.on(['POST', 'PUT'], '/uploads/:uploadId', async (c) => {
     const uploadId = c.req.param('uploadId');
-    if (!ID_PATTERN.test(uploadId)) throw new StemsplitError('NOT_FOUND', 'no such upload reservation');
+    if (!ID_PATTERN.test(uploadId)) {
+      const response = errorResponse(new StemsplitError('NOT_FOUND', 'no such upload reservation'));
+      response.headers.set('connection', 'close');
+      return response;
+    }
     const lengthHeader = c.req.header('content-length');
     const declared = lengthHeader === undefined ? undefined : Number(lengthHeader);
     const stream = c.req.raw.body ? Readable.fromWeb(c.req.raw.body as import('node:stream/web').ReadableStream) : Readable.from([]);
-    const upload = await deps.uploads.receive(uploadId, c.req.header(UPLOAD_TOKEN_HEADER), stream, declared);
+    let upload;
+    try {
+      upload = await deps.uploads.receive(uploadId, c.req.header(UPLOAD_TOKEN_HEADER), stream, declared);
+    } catch (error) {
+      // The body may be partly unread: close the connection so no client reuses it mid-stream.
+      const response = errorResponse(error);
+      response.headers.set('connection', 'close');
+      return response;
+    }
     const origin = new URL(c.req.url).origin;
     return c.json(successBody({ url: `${origin}${uploadPath(upload.id)}`, key: storageKeyOf(upload.id) }));
   });
