@@ -85,7 +85,6 @@ function requestOnce(url: URL, address: string, options: RequestOptions, signal:
         method: options.method ?? 'GET',
         headers: { 'user-agent': 'stemsplit', ...options.headers },
         signal,
-        agent: false,
         createConnection: () => dial({ address, port, tls: secure, servername: url.hostname }) as net.Socket,
       },
       resolve,
