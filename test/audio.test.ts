@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { isStemsplitError } from '../src/errors.js';
 import { decodeInterleaved, decodeToPlanar, encodeStem, probeDurationSeconds, resolveFfmpegPath } from '../src/audio/index.js';
 import { PlanarBuilder } from '../src/audio/decode.js';
+import { paddingPatch } from '../src/audio/mp3-tag.js';
 
 const run = promisify(execFile);
 const ffmpeg = resolveFfmpegPath();
@@ -95,6 +96,16 @@ describe('audio through ffmpeg', () => {
       await assert.rejects(readFile(file(`stem.${format}.partial`)), { code: 'ENOENT' });
     });
   }
+
+  it('mp3 stems decode to their exact length just past a frame boundary too (LAME tag padding corrected)', async () => {
+    for (const length of [1, 1152 * 9 + 1, 1152 * 9 + 23, 1152 * 9 + 46, 1152 * 9 + 47]) {
+      const stem = testSignal(length);
+      await encodeStem(stem, length, file('edge.mp3'), { format: 'mp3', mp3BitrateKbps: 192 });
+      const decoded = await decodeToPlanar(file('edge.mp3'));
+      assert.equal(decoded.length, length);
+    }
+    assert.equal(paddingPatch(Buffer.from('not an mp3 at all, just some text'.repeat(20)), 100), undefined);
+  });
 
   it('mp3 bitrate is constant and as asked', async () => {
     await encodeStem(signal, LENGTH, file('128.mp3'), { format: 'mp3', mp3BitrateKbps: 128 });

@@ -4,7 +4,8 @@
  * MP3 goes through ffmpeg rather than a JS encoder: ffmpeg's libmp3lame runs at about
  * 50× realtime per core against about 14× for @breezystack/lamejs, and ffmpeg's MP3
  * muxer writes a Xing/LAME header carrying the encoder delay and padding, so decoders
- * trim the priming samples and a stem decodes to exactly the source's length.
+ * trim the priming samples and a stem decodes to exactly the source's length (we
+ * correct the padding where ffmpeg gets it wrong: see mp3-tag.ts).
  *
  * Every format is written to `<outPath>.partial` and renamed into place, so a reader
  * never sees a half-written stem.
@@ -12,6 +13,7 @@
 import { open, rename, rm } from 'node:fs/promises';
 import { StemsplitError } from '../errors.js';
 import { resolveFfmpegPath, spawnFfmpeg } from './ffmpeg.js';
+import { fixMp3Padding } from './mp3-tag.js';
 import { bytesPerFrame, interleaveFrames, writeWavTo } from './wav.js';
 
 export type StemFormat = 'mp3' | 'wav' | 'flac';
@@ -43,6 +45,7 @@ export async function encodeStem(
   try {
     if (options.format === 'wav') await writeWav(planar, length, partial, options);
     else await encodeWithFfmpeg(planar, length, partial, options);
+    if (options.format === 'mp3') await fixMp3Padding(partial, length);
     await rename(partial, outPath);
   } catch (error) {
     await rm(partial, { force: true });
