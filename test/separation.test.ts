@@ -4,13 +4,15 @@
  * segment models written here; and the bundled ONNX models run for real.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { isStemsplitError } from '../src/errors.js';
 import {
   combineBag,
+  createOrtSession,
+  runTensors,
   loadManifestModel,
   readModelManifest,
   separate,
@@ -315,6 +317,21 @@ describe('bundled ONNX baselines', () => {
       }
     });
   }
+
+  it('an ORT session also loads from bytes and runs plain float32 tensors', async () => {
+    const handle = await createOrtSession(await readFile('models/bundled-4s/model.onnx'), { intraOpThreads: 1, memPattern: false });
+    try {
+      assert.deepEqual(handle.inputNames, ['mix']);
+      const mix = new Float32Array(2 * 441_000).fill(0.25);
+      const { stems } = await runTensors(handle, { mix: { data: mix, dims: [1, 2, 441_000] } });
+      assert.deepEqual(stems?.dims, [1, 4, 2, 441_000]);
+      // Mid-segment, a constant is pure DC: all of it is bass (the low-pass passes DC at unity gain).
+      assert.ok(Math.abs(stems!.data[1 * 2 * 441_000 + 220_500]! - 0.25) < 1e-6);
+      await assert.rejects(runTensors(handle, { mix: { data: mix.subarray(0, 10), dims: [1, 2, 5] } }), { code: 'SEPARATION_FAILED' });
+    } finally {
+      await handle.release();
+    }
+  });
 
   it('a manifest with a bad field fails with MODEL_INVALID naming the field', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'stemsplit-manifest-'));
