@@ -28,22 +28,26 @@ class Spectrogram(nn.Module):
     def __init__(self):
         super().__init__()
         self.register_buffer("window", _window(), persistent=False)
-        self.export_mode = False
-        n = torch.arange(N_FFT).float()
-        k = torch.arange(BINS).float()
-        ang = 2 * math.pi * k[:, None] * n[None] / N_FFT
-        w = _window()
-        fwd = torch.cat([torch.cos(ang) * w, -torch.sin(ang) * w])[:, None]
+        self.register_buffer("bin_index", torch.arange(BINS).float()[:, None], persistent=False)
+        self.register_buffer("time_index", torch.arange(N_FFT).float()[None], persistent=False)
         scale = torch.full((BINS, 1), 2.0 / N_FFT)
-        scale[0] = scale[-1] = 1.0 / N_FFT
-        inv = torch.cat([torch.cos(ang) * scale * w, -torch.sin(ang) * scale * w])[:, None]
-        self.register_buffer("fwd_kernel", fwd, persistent=False)
-        self.register_buffer("inv_kernel", inv, persistent=False)
+        scale[0] = scale[-1] = 1.0 / N_FFT  # DC and Nyquist appear once in the full spectrum, the others twice
+        self.register_buffer("inverse_scale", scale, persistent=False)
+        self.export_mode = False
+
+    def _kernels(self):
+        """DFT kernels [2*BINS, 1, N_FFT], computed in the graph (about 17 MB each if stored as weights).
+        k*n is reduced modulo N_FFT first: exact in float32, and keeps cos/sin arguments small."""
+        ang = torch.fmod(self.bin_index * self.time_index, float(N_FFT)) * (2 * math.pi / N_FFT)
+        cos, sin = torch.cos(ang) * self.window, torch.sin(ang) * self.window
+        fwd = torch.cat([cos, -sin])[:, None]
+        inv = torch.cat([cos * self.inverse_scale, -sin * self.inverse_scale])[:, None]
+        return fwd, inv
 
     def stft(self, x):
         b, c, length = x.shape
         if self.export_mode:
-            spec = F.conv1d(x.reshape(b * c, 1, length), self.fwd_kernel, stride=HOP, padding=N_FFT - HOP)
+            spec = F.conv1d(x.reshape(b * c, 1, length), self._kernels()[0], stride=HOP, padding=N_FFT - HOP)
             spec = spec.reshape(b, c, 2, BINS, -1)
             return spec[:, :, 0], spec[:, :, 1]
         frames = F.pad(x, (N_FFT - HOP, N_FFT - HOP)).unfold(-1, N_FFT, HOP) * self.window
@@ -55,7 +59,7 @@ class Spectrogram(nn.Module):
         frames = re.shape[-1]
         if self.export_mode:
             spec = torch.cat([re, im], -2).reshape(-1, 2 * BINS, frames)
-            y = F.conv_transpose1d(spec, self.inv_kernel, stride=HOP, padding=N_FFT - HOP)
+            y = F.conv_transpose1d(spec, self._kernels()[1], stride=HOP, padding=N_FFT - HOP)
             return y.reshape(*lead, length)
         y = torch.fft.irfft(torch.complex(re, im).transpose(-1, -2), n=N_FFT, dim=-1) * self.window
         y = y.reshape(-1, frames, N_FFT).transpose(1, 2)
@@ -110,11 +114,14 @@ class MaskUNet(nn.Module):
         logits = self.head(x).reshape(b, self.sources, 2, f * 256, t)
         return torch.softmax(logits, dim=1)
 
-    def forward(self, mix):
-        """mix [B, 2, L] -> stems [B, S, 2, L] (L a multiple of HOP)."""
+    def forward(self, mix, groups=None):
+        """mix [B, 2, L] -> stems [B, S, 2, L] (L a multiple of HOP). `groups` (lists of source indices)
+        sums masks before the inverse STFT, e.g. to fold guitar and piano into other at no extra cost."""
         length = mix.shape[-1]
         re, im = self.spec.stft(mix)
         mag = torch.sqrt(re[:, :, :-1] ** 2 + im[:, :, :-1] ** 2 + 1e-10)
         m = self.masks(mag)
+        if groups is not None:
+            m = torch.stack([sum(m[:, i] for i in g) for g in groups], 1)
         m = torch.cat([m, m[:, :, :, -1:]], 3)  # the Nyquist bin follows its neighbour
         return self.spec.istft(m * re[:, None], m * im[:, None], length)

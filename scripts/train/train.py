@@ -88,14 +88,14 @@ def batch(songs, rng, size, length):
     return torch.from_numpy(ex)
 
 
-def validation_set(folder, seconds=6.0, per_song=2):
+def validation_set(folder, seconds=6.0, per_song=1):
     """Fixed, un-augmented crops of the held-out songs (different seeds from training)."""
     length = int(seconds * SR) // HOP * HOP
     out = []
     for f in sorted(glob.glob(os.path.join(folder, "song*.npy"))):
         a = np.load(f).astype(np.float32)
         for k in range(per_song):
-            start = (a.shape[-1] - length) * k // max(1, per_song - 1)
+            start = (a.shape[-1] - length) * (k + 1) // (per_song + 1)
             out.append(normalized(a[..., start: start + length]))
     return torch.from_numpy(np.stack(out))
 
@@ -131,7 +131,7 @@ def main():
     ap.add_argument("--run", required=True)
     ap.add_argument("--data", default=os.path.join(HERE, "data"))
     ap.add_argument("--seed", type=int, default=1234)
-    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--hours", type=float, default=1e9, help="stop after this much wall time in this session")
@@ -183,6 +183,8 @@ def main():
         opt.step()
         step += 1
         losses.append(loss.item())
+        if step % 10 == 0:
+            print(f"step {step} loss {np.mean(losses[-10:]):.4f} {time.time() - t_start:.0f}s", flush=True)
         if step % args.eval_every == 0:
             s6, s4 = evaluate(model, valid)
             mean = float(np.mean(list(s6.values())))

@@ -1,0 +1,351 @@
+/**
+ * Separation quality of the shipped models: Music Demixing Challenge SDR per stem and track,
+ *   SDR = 10·log10((Σ s² + 1e-7) / (Σ (s − ŝ)² + 1e-7)),
+ * on the real clips in ../shared/eval/real and on the held-out rendered songs. Every model runs
+ * through the project's own pipeline (loadManifestModel + separate, ffmpeg decoding).
+ *
+ *   node --import tsx scripts/eval/quality.ts [--models bundled-4s,stemsplit-small-4s,stemsplit-small-6s]
+ *        [--real ../shared/eval/real] [--rendered scripts/train/data/valid] [--run scripts/train/runs/small1]
+ *        [--threads 2] [--write docs/quality.md]
+ *
+ * Inputs are Σ stems (the shipped mixtures of the MUSDB clips are mastered or lossy, see SOURCES.md).
+ * MIR-1K (16 kHz mono) is resampled to 44.1 kHz and copied to both channels for the model, and the
+ * estimates are brought back to 16 kHz mono for scoring. Held-out rendered songs come from
+ * `scripts/train/render.py --first 1000000` (seeds never used for training). Nothing here trains or tunes.
+ */
+import { mkdtemp, open, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { decodeToPlanar, writeWavTo } from '../../src/audio/index.js';
+import { loadManifestModel, separate, type SegmentModel } from '../../src/separation/index.js';
+
+const RATE = 44_100;
+const MARK_START = '<!-- quality:generated:start -->';
+const MARK_END = '<!-- quality:generated:end -->';
+const RENDERED_STEMS = ['vocals', 'drums', 'bass', 'other', 'guitar', 'piano'] as const;
+const ACCOMPANIMENT_PARTS = ['drums', 'bass', 'other', 'guitar', 'piano'];
+
+/** A planar stereo signal ([left × length, right × length]). */
+interface Stereo {
+  readonly data: Float32Array;
+  readonly length: number;
+}
+
+interface Track {
+  readonly set: string;
+  readonly name: string;
+  /** Reference stems at 44.1 kHz stereo. */
+  readonly stems: Map<string, Stereo>;
+  /** Scoring rate; MIR-1K is scored at its native 16 kHz mono. */
+  readonly scoreRate: number;
+  /** Reference stems at the scoring rate (mono for MIR-1K). */
+  readonly scoreStems: Map<string, Float32Array>;
+}
+
+export function sdr(reference: Float32Array, estimate: Float32Array): number {
+  let num = 0;
+  let den = 0;
+  const n = Math.min(reference.length, estimate.length);
+  for (let i = 0; i < n; i++) {
+    const r = reference[i] ?? 0;
+    const e = estimate[i] ?? 0;
+    num += r * r;
+    den += (r - e) * (r - e);
+  }
+  return 10 * Math.log10((num + 1e-7) / (den + 1e-7));
+}
+
+function sum(signals: readonly Stereo[]): Stereo {
+  const first = signals[0];
+  if (first === undefined) throw new Error('nothing to sum');
+  const data = new Float32Array(first.data.length);
+  for (const s of signals) for (let i = 0; i < data.length; i++) data[i] = (data[i] ?? 0) + (s.data[i] ?? 0);
+  return { data, length: first.length };
+}
+
+/** Same length for all stems of a track (decoders can differ by a few samples). */
+function cropped(s: Stereo, length: number): Stereo {
+  const data = new Float32Array(2 * length);
+  data.set(s.data.subarray(0, length));
+  data.set(s.data.subarray(s.length, s.length + length), length);
+  return { data, length };
+}
+
+async function loadRealTrack(root: string, set: string, name: string): Promise<Track> {
+  const folder = path.join(root, set, name);
+  const files = (await readdir(folder)).filter((f) => f.endsWith('.flac') && f !== 'mixture.flac');
+  const decoded = new Map<string, Stereo>();
+  for (const f of files) decoded.set(f.replace('.flac', ''), await decodeToPlanar(path.join(folder, f), { sampleRate: RATE }));
+  const length = Math.min(...[...decoded.values()].map((s) => s.length));
+  const stems = new Map([...decoded].map(([k, s]) => [k, cropped(s, length)] as const));
+  const mono = set === 'mir-1k';
+  const scoreRate = mono ? 16_000 : RATE;
+  const scoreStems = new Map<string, Float32Array>();
+  for (const [key, stem] of stems) {
+    scoreStems.set(key, mono ? leftOf(await decodeToPlanar(path.join(folder, `${key}.flac`), { sampleRate: scoreRate })) : stem.data);
+  }
+  return { set, name, stems, scoreRate, scoreStems };
+}
+
+function leftOf(s: Stereo): Float32Array {
+  return s.data.slice(0, s.length);
+}
+
+/** Reads a float16 .npy [6, 2, samples] written by scripts/train/render.py. */
+async function loadRenderedSong(file: string): Promise<Track> {
+  const bytes = await readFile(file);
+  const headerLength = bytes.readUInt16LE(8);
+  const header = bytes.subarray(10, 10 + headerLength).toString('latin1');
+  const shape = /'shape': \((\d+), (\d+), (\d+)\)/.exec(header);
+  if (!header.includes("'<f2'") || shape === null) throw new Error(`${file}: expected float16 [6, 2, n], got ${header}`);
+  const length = Number(shape[3]);
+  const half = new Uint16Array(bytes.buffer.slice(bytes.byteOffset + 10 + headerLength));
+  const stems = new Map<string, Stereo>();
+  RENDERED_STEMS.forEach((name, s) => {
+    const data = new Float32Array(2 * length);
+    for (let i = 0; i < data.length; i++) data[i] = halfToFloat(half[s * 2 * length + i] ?? 0);
+    stems.set(name, { data, length });
+  });
+  return { set: 'rendered', name: path.basename(file, '.npy'), stems, scoreRate: RATE, scoreStems: new Map([...stems].map(([k, v]) => [k, v.data])) };
+}
+
+function halfToFloat(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exponent = (h >> 10) & 0x1f;
+  const fraction = h & 0x3ff;
+  if (exponent === 0) return sign * 2 ** -14 * (fraction / 1024);
+  if (exponent === 31) return fraction ? Number.NaN : sign * Number.POSITIVE_INFINITY;
+  return sign * 2 ** (exponent - 15) * (1 + fraction / 1024);
+}
+
+function addAll(signals: readonly Float32Array[]): Float32Array {
+  const out = new Float32Array(signals[0]?.length ?? 0);
+  for (const s of signals) for (let i = 0; i < out.length; i++) out[i] = (out[i] ?? 0) + (s[i] ?? 0);
+  return out;
+}
+
+/** Stem groups of the six rendered stems / six model outputs that make up a scored stem. */
+function partsOf(stem: string, sixStems: boolean): string[] {
+  if (stem === 'accompaniment') return ACCOMPANIMENT_PARTS;
+  if (stem === 'other' && !sixStems) return ['other', 'guitar', 'piano'];
+  return [stem];
+}
+
+/**
+ * Reference stems at the scoring rate. Real clips: what the folder has, plus accompaniment.
+ * Rendered songs: the model's own stems (`sixStems`), or the 4-stem fold (other + guitar + piano).
+ */
+function references(track: Track, sixStems: boolean): Map<string, Float32Array> {
+  const refs = new Map<string, Float32Array>();
+  const names = track.set === 'rendered'
+    ? (sixStems ? [...RENDERED_STEMS] : ['vocals', 'drums', 'bass', 'other'])
+    : [...new Set([...track.scoreStems.keys(), 'accompaniment'])];
+  for (const name of names) {
+    const direct = track.scoreStems.get(name);
+    const parts = partsOf(name, sixStems).map((p) => track.scoreStems.get(p)).filter((p): p is Float32Array => p !== undefined);
+    refs.set(name, track.set !== 'rendered' && direct !== undefined ? direct : addAll(parts));
+  }
+  return refs;
+}
+
+/** The model's outputs under the reference names (6-stem outputs fold into 4 unless scored as six). */
+function estimates(sources: readonly string[], outputs: readonly Float32Array[], length: number, names: Iterable<string>, sixStems: boolean): Map<string, Stereo> {
+  const byName = new Map(sources.map((name, i) => [name, outputs[i] ?? new Float32Array(2 * length)] as const));
+  const result = new Map<string, Stereo>();
+  for (const name of names) {
+    const parts = partsOf(name, sixStems).map((p) => byName.get(p)).filter((p): p is Float32Array => p !== undefined);
+    if (parts.length > 0) result.set(name, { data: addAll(parts), length });
+  }
+  return result;
+}
+
+/** Planar stereo at 44.1 kHz → mono at `rate`, through a float WAV and ffmpeg (the project's decoder). */
+async function toMonoAt(signal: Stereo, rate: number, scratch: string): Promise<Float32Array> {
+  const file = path.join(scratch, 'estimate.wav');
+  const handle = await open(file, 'w');
+  try {
+    await writeWavTo(handle, signal.data, signal.length, RATE, 'float32');
+  } finally {
+    await handle.close();
+  }
+  const decoded = await decodeToPlanar(file, { sampleRate: rate });
+  const mono = new Float32Array(decoded.length);
+  for (let i = 0; i < decoded.length; i++) mono[i] = 0.5 * ((decoded.data[i] ?? 0) + (decoded.data[decoded.length + i] ?? 0));
+  return mono;
+}
+
+interface Score {
+  readonly set: string;
+  readonly track: string;
+  readonly stem: string;
+  readonly sdr: number;
+}
+
+async function scoreModel(model: SegmentModel, tracks: readonly Track[], scratch: string): Promise<{ scores: Score[]; realtime: number }> {
+  const scores: Score[] = [];
+  let audioSeconds = 0;
+  let separateSeconds = 0;
+  for (const track of tracks) {
+    const mix = sum([...track.stems.values()]);
+    const start = performance.now();
+    const outputs = await separate(model, mix);
+    separateSeconds += (performance.now() - start) / 1000;
+    audioSeconds += mix.length / RATE;
+    const sixStems = track.set === 'rendered' && model.sources.includes('guitar');
+    const refs = references(track, sixStems);
+    for (const [stem, estimate] of estimates(model.sources, outputs, mix.length, refs.keys(), sixStems)) {
+      const scored = track.scoreRate === RATE ? estimate.data : await toMonoAt(estimate, track.scoreRate, scratch);
+      scores.push({ set: track.set, track: track.name, stem, sdr: sdr(refs.get(stem) ?? new Float32Array(), scored) });
+    }
+  }
+  return { scores, realtime: audioSeconds / separateSeconds };
+}
+
+interface ModelResult {
+  readonly name: string;
+  readonly scores: Score[];
+  readonly realtime: number;
+}
+
+interface CurvePoint {
+  readonly step: number;
+  readonly time: number;
+  readonly songs: number;
+  readonly sdr4: Record<string, number>;
+  readonly sdr6: Record<string, number>;
+}
+
+function mean(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+}
+
+const fmt = (v: number | undefined): string => (v === undefined || Number.isNaN(v) ? '–' : v.toFixed(2));
+
+function averageOf(result: ModelResult, sets: readonly string[], stem: string): number | undefined {
+  const values = result.scores.filter((s) => sets.includes(s.set) && s.stem === stem).map((s) => s.sdr);
+  return values.length === 0 ? undefined : mean(values);
+}
+
+function markdown(results: readonly ModelResult[], tracks: readonly Track[], curve: readonly CurvePoint[], threads: number): string {
+  const names = results.map((r) => `\`${r.name}\``);
+  const header = (first: string): string[] => [`| ${first} | ${names.join(' | ')} |`, `|---|${names.map(() => '---:').join('|')}|`];
+  const lines: string[] = [MARK_START, '', '_Generated by `scripts/eval/quality.ts`; SDR in dB, higher is better._', ''];
+
+  lines.push('### Targets on the real clips (averages)', '', ...header('clips · stem'));
+  const targets: [string, readonly string[], string][] = [
+    ['4-stem clips (musdb18-7s) · vocals', ['musdb18-7s'], 'vocals'],
+    ['4-stem clips (musdb18-7s) · drums', ['musdb18-7s'], 'drums'],
+    ['4-stem clips (musdb18-7s) · bass', ['musdb18-7s'], 'bass'],
+    ['4-stem clips (musdb18-7s) · other', ['musdb18-7s'], 'other'],
+    ['30-s clips · vocals', ['musdb18-test-30s-wave-u-net'], 'vocals'],
+    ['30-s clips · accompaniment', ['musdb18-test-30s-wave-u-net'], 'accompaniment'],
+    ['MIR-1K (16 kHz mono) · vocals', ['mir-1k'], 'vocals'],
+    ['MIR-1K (16 kHz mono) · accompaniment', ['mir-1k'], 'accompaniment'],
+  ];
+  for (const [label, sets, stem] of targets) lines.push(`| ${label} | ${results.map((r) => fmt(averageOf(r, sets, stem))).join(' | ')} |`);
+
+  lines.push('', '### Held-out rendered songs (averages)', '', ...header('stem'));
+  for (const stem of [...RENDERED_STEMS, 'accompaniment']) {
+    if (results.every((r) => averageOf(r, ['rendered'], stem) === undefined)) continue;
+    lines.push(`| ${stem} | ${results.map((r) => fmt(averageOf(r, ['rendered'], stem))).join(' | ')} |`);
+  }
+  const rendered = tracks.filter((t) => t.set === 'rendered').length;
+  lines.push('', `${rendered} songs of 12 s; 4-stem models are scored on the 4-stem fold (other = other + guitar + piano), 6-stem models on all six stems.`);
+
+  lines.push('', '### Every real clip', '', ...header('clip · stem'));
+  for (const track of tracks.filter((t) => t.set !== 'rendered')) {
+    const stems = [...new Set(results.flatMap((r) => r.scores.filter((s) => s.track === track.name).map((s) => s.stem)))].sort();
+    for (const stem of stems) {
+      const cells = results.map((r) => fmt(r.scores.find((s) => s.track === track.name && s.stem === stem)?.sdr));
+      lines.push(`| ${track.set}/${track.name} · ${stem} | ${cells.join(' | ')} |`);
+    }
+  }
+
+  lines.push('', '### Speed', '', ...header('measure'));
+  lines.push(`| × realtime of \`separate()\` over all clips (${threads} ORT threads, overlap 0.25, shared machine) | ${results.map((r) => r.realtime.toFixed(1)).join(' | ')} |`);
+
+  if (curve.length > 0) {
+    lines.push('', '### Held-out rendered SDR over training', '',
+      '| step | train time (min) | songs | vocals | drums | bass | other (4-stem fold) | mean of 6 stems |', '|---:|---:|---:|---:|---:|---:|---:|---:|');
+    const every = Math.max(1, Math.ceil(curve.length / 30));
+    curve.filter((_, i) => i % every === 0 || i === curve.length - 1).forEach((p) => {
+      lines.push(`| ${p.step} | ${(p.time / 60).toFixed(0)} | ${p.songs} | ${fmt(p.sdr4['vocals'])} | ${fmt(p.sdr4['drums'])} | ${fmt(p.sdr4['bass'])} | ${fmt(p.sdr4['other'])} | ${fmt(mean(Object.values(p.sdr6)))} |`);
+    });
+    lines.push('', 'From the run\'s `log.jsonl`: 24 fixed 6-s crops of the held-out songs, measured in training (PyTorch, same network).');
+  }
+  lines.push('', MARK_END);
+  return lines.join('\n');
+}
+
+async function readCurve(runDir: string): Promise<CurvePoint[]> {
+  const file = path.join(runDir, 'log.jsonl');
+  if (!existsSync(file)) return [];
+  return (await readFile(file, 'utf8')).split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as CurvePoint);
+}
+
+async function realTracks(root: string): Promise<Track[]> {
+  const tracks: Track[] = [];
+  for (const set of ['musdb18-7s', 'musdb18-test-30s-wave-u-net', 'mir-1k']) {
+    for (const name of (await readdir(path.join(root, set))).sort()) tracks.push(await loadRealTrack(root, set, name));
+  }
+  return tracks;
+}
+
+async function renderedTracks(folder: string): Promise<Track[]> {
+  if (!existsSync(folder)) return [];
+  const files = (await readdir(folder)).filter((f) => /^song\d+\.npy$/.test(f)).sort();
+  return Promise.all(files.map((f) => loadRenderedSong(path.join(folder, f))));
+}
+
+async function writeSection(file: string, section: string): Promise<void> {
+  const current = existsSync(file) ? await readFile(file, 'utf8') : `# Separation quality\n\n${MARK_START}\n${MARK_END}\n`;
+  const start = current.indexOf(MARK_START);
+  const end = current.indexOf(MARK_END);
+  const next = start >= 0 && end > start
+    ? current.slice(0, start) + section + current.slice(end + MARK_END.length)
+    : `${current.trimEnd()}\n\n${section}\n`;
+  await writeFile(file, next);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      models: { type: 'string', default: 'bundled-4s,stemsplit-small-4s,stemsplit-small-6s' },
+      real: { type: 'string', default: '../shared/eval/real' },
+      rendered: { type: 'string', default: 'scripts/train/data/valid' },
+      run: { type: 'string', default: 'scripts/train/runs/small1' },
+      threads: { type: 'string', default: '2' },
+      write: { type: 'string' },
+    },
+  });
+  const threads = Number(values.threads);
+  const tracks = [...(await realTracks(values.real)), ...(await renderedTracks(values.rendered))];
+  const scratch = await mkdtemp(path.join(tmpdir(), 'stemsplit-quality-'));
+  const results: ModelResult[] = [];
+  try {
+    for (const name of values.models.split(',').filter((n) => n !== '')) {
+      const manifest = path.join('models', name, 'model.json');
+      if (!existsSync(manifest)) {
+        console.error(`skipping ${name}: ${manifest} not found`);
+        continue;
+      }
+      const model = await loadManifestModel(manifest, { intraOpThreads: threads });
+      try {
+        const { scores, realtime } = await scoreModel(model, tracks, scratch);
+        results.push({ name, scores, realtime });
+        console.error(`${name}: ${scores.length} scores, ${realtime.toFixed(1)}x realtime`);
+      } finally {
+        await model.dispose();
+      }
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  const section = markdown(results, tracks, await readCurve(values.run), threads);
+  console.log(section);
+  if (values.write !== undefined) await writeSection(values.write, section);
+}
+
+await main();
