@@ -1,0 +1,109 @@
+/** The CLI as a user runs it: real processes, a real data dir, real audio files. */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { decodedSamples, writeSong } from './support/audio.js';
+import { runCli } from './support/process.js';
+import { tempDir } from './support/server.js';
+
+test('keys create (once, JSON), list, revoke; the key never appears again', () => {
+  const env = { STEMSPLIT_DATA_DIR: tempDir() };
+  const created = runCli(['keys', 'create', '--name', 'laptop', '--json'], env);
+  assert.equal(created.status, 0, created.stderr);
+  const key = JSON.parse(created.stdout) as { id: string; key: string; account: string };
+  assert.deepEqual(Object.keys(key), ['id', 'key', 'account']);
+  assert.match(key.key, /^sk_stemsplit_[\w-]{43}$/);
+  assert.equal(key.account, 'default');
+  const listed = runCli(['keys', 'list'], env);
+  assert.match(listed.stdout, new RegExp(key.id));
+  assert.match(listed.stdout, /laptop/);
+  assert.equal(listed.stdout.includes(key.key), false);
+  assert.equal(runCli(['keys', 'revoke', key.id], env).status, 0);
+  assert.match(runCli(['keys', 'list'], env).stdout, /revoked/);
+  const again = runCli(['keys', 'revoke', key.id], env);
+  assert.notEqual(again.status, 0);
+  assert.equal(again.stderr.trim().split('\n').length, 1, 'one-line error');
+});
+
+test('credits show and grant honour --data-dir and --account', () => {
+  const dir = tempDir();
+  assert.match(runCli(['--data-dir', dir, 'credits', 'show']).stdout, /default: 3600 credits/);
+  assert.match(runCli(['--data-dir', dir, 'credits', 'grant', '600']).stdout, /balance 4200/);
+  assert.match(runCli(['--data-dir', dir, 'credits', 'grant', '60', '--account', 'band']).stdout, /balance 60/);
+  const shown = JSON.parse(runCli(['--data-dir', dir, 'credits', 'show', '--account', 'band', '--json']).stdout);
+  assert.deepEqual(shown, { account: 'band', balance: 60, unit: 'seconds' });
+  const bad = runCli(['--data-dir', dir, 'credits', 'grant', '-5']);
+  assert.notEqual(bad.status, 0);
+  assert.ok(existsSync(join(dir, 'stemsplit.sqlite')));
+});
+
+test('webhook-secret rotate prints a new secret once', () => {
+  const env = { STEMSPLIT_DATA_DIR: tempDir() };
+  const first = runCli(['webhook-secret', 'rotate'], env);
+  const second = runCli(['webhook-secret', 'rotate'], env);
+  assert.match(first.stdout.trim(), /^whsec_[\w-]{43}$/);
+  assert.notEqual(first.stdout, second.stdout);
+});
+
+test('split writes DIR/<track>/<stem>.<ext> for wav, 32-bit float wav and mp3, each as long as the source', () => {
+  const dir = tempDir();
+  const env = { STEMSPLIT_DATA_DIR: join(dir, 'data') };
+  writeSong(join(dir, 'tune.flac'), 3.1);
+  const out = join(dir, 'out');
+  const wav = runCli(['split', join(dir, 'tune.flac'), '-o', out, '--format', 'wav', '--float32', '--json'], env);
+  assert.equal(wav.status, 0, wav.stderr);
+  const result = JSON.parse(wav.stdout) as { stems: Record<string, string>; model: string };
+  assert.deepEqual(Object.keys(result.stems).sort(), ['bass', 'drums', 'other', 'vocals']);
+  const vocals = readFileSync(join(out, 'tune', 'vocals.wav'));
+  assert.equal(vocals.readUInt16LE(20), 3, 'WAVE_FORMAT_IEEE_FLOAT');
+  assert.equal(vocals.readUInt16LE(34), 32);
+  assert.equal(decodedSamples(join(out, 'tune', 'vocals.wav')), Math.round(3.1 * 44100));
+  assert.match(wav.stderr, /100%/, 'progress is shown on stderr');
+
+  const mp3 = runCli(['split', join(dir, 'tune.flac'), '-o', out, '--model', '6s', '--mp3-bitrate', '128'], env);
+  assert.equal(mp3.status, 0, mp3.stderr);
+  for (const stem of ['drums', 'bass', 'other', 'vocals', 'guitar', 'piano']) {
+    assert.equal(decodedSamples(join(out, 'tune', `${stem}.mp3`)), Math.round(3.1 * 44100), stem);
+  }
+  assert.ok(existsSync(join(out, 'tune', 'vocals.wav')), 'other files in the folder are left alone');
+});
+
+test('bad input gives a one-line error and a non-zero exit', () => {
+  const dir = tempDir();
+  const env = { STEMSPLIT_DATA_DIR: join(dir, 'data') };
+  writeFileSync(join(dir, 'notes.txt'), 'not audio');
+  const cases: string[][] = [
+    ['split', join(dir, 'missing.wav')],
+    ['split', join(dir, 'notes.txt')],
+    ['split', join(dir, 'notes.txt'), '--format', 'ogg'],
+    ['split', join(dir, 'notes.txt'), '--model', 'no-such-model'],
+    ['split', join(dir, 'notes.txt'), '--model', 'htdemucs'],
+    ['serve', '--port', 'eighty'],
+    ['frobnicate'],
+  ];
+  for (const args of cases) {
+    const result = runCli(args, env);
+    assert.notEqual(result.status, 0, args.join(' '));
+    const errors = result.stderr.split('\n').filter((l) => /^(stemsplit|error):/.test(l));
+    assert.equal(errors.length, 1, `${args.join(' ')}: ${result.stderr}`);
+    assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
+  }
+  assert.match(runCli(['split', join(dir, 'notes.txt'), '--model', 'htdemucs'], env).stderr, /models pull htdemucs/);
+});
+
+test('models list shows the bundled models and the Demucs models to pull', () => {
+  const listed = runCli(['models', 'list', '--json'], { STEMSPLIT_DATA_DIR: tempDir() });
+  assert.equal(listed.status, 0);
+  const rows = JSON.parse(listed.stdout) as Array<{ name: string; installed: boolean; aliases: string[] }>;
+  assert.ok(rows.some((r) => r.name === 'htdemucs' && !r.installed));
+  assert.ok(rows.some((r) => r.installed && r.aliases.includes('4s')));
+  assert.ok(rows.some((r) => r.installed && r.aliases.includes('6s')));
+});
+
+test('--version prints the version', () => {
+  const result = runCli(['--version']);
+  assert.equal(result.status, 0);
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  assert.equal(result.stdout.trim(), pkg.version);
+});
