@@ -3,9 +3,10 @@
  * Terminal transitions are one transaction each: a success with its webhook outbox row, a
  * failure with its refund and its outbox row. Jobs a crash left unfinished are resumed on start.
  */
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import PQueue from 'p-queue';
-import { describeError, isStemsplitError, type JobErrorCode } from '../errors.js';
+import { describeError, isStemsplitError, StemsplitError, type JobErrorCode } from '../errors.js';
 import type { ModelCache, ModelRegistry } from '../models/registry.js';
 import type { DataStore, Split } from '../store/index.js';
 import { presentSplit } from './present.js';
@@ -92,8 +93,10 @@ export class JobRunner {
       const model = await this.#models.load(ref);
       let lastPercent = -1;
       const outDir = this.#data.layout.absolute(this.#data.layout.stemDir(split.id));
+      const source = this.#data.layout.absolute(split.sourcePath);
+      if (!existsSync(source)) throw new StemsplitError('SOURCE_FETCH_FAILED', 'the source audio is no longer on the server');
       stage = 'AUDIO_DECODE_FAILED';
-      const result = await splitAudioFile(this.#data.layout.absolute(split.sourcePath), model, outDir, {
+      const result = await splitAudioFile(source, model, outDir, {
         format: 'mp3',
         ...(this.#options.mp3BitrateKbps ? { mp3BitrateKbps: this.#options.mp3BitrateKbps } : {}),
         onProgress: ({ phase, percent }) => {
@@ -107,7 +110,7 @@ export class JobRunner {
       });
       this.#succeed(split.id, Object.keys(result.stems));
     } catch (error) {
-      const code: JobErrorCode = isStemsplitError(error) && isJobCode(error.code) ? error.code : stage;
+      const code: JobErrorCode = isStemsplitError(error) && isJobCode(error.code) ? error.code : isDiskFull(error) ? 'STORAGE_FAILED' : stage;
       this.#options.log?.(`split ${split.id} failed: ${describeError(error)}`);
       await rm(this.#data.layout.absolute(this.#data.layout.stemDir(split.id)), { recursive: true, force: true });
       this.#fail(split, code, describeError(error));
@@ -153,4 +156,9 @@ const JOB_CODES: ReadonlySet<string> = new Set<JobErrorCode>([
 
 function isJobCode(code: string): code is JobErrorCode {
   return JOB_CODES.has(code);
+}
+
+function isDiskFull(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'EROFS';
 }
