@@ -4,6 +4,7 @@
  * each typically takes, so a bar moves evenly.
  */
 import { mkdir, rename, rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { decodeToPlanar, encodeStem, type StemFormat } from '../audio/index.js';
 import { separate } from '../separation/index.js';
@@ -25,6 +26,8 @@ export interface SplitFileOptions {
   readonly overlap?: number;
   readonly onProgress?: (progress: SplitProgress) => void;
   readonly signal?: AbortSignal;
+  /** Stems encoded at once (default: one per core). */
+  readonly encoders?: number;
 }
 
 export interface SplitFileResult {
@@ -79,7 +82,9 @@ export async function splitAudioFile(
   await mkdir(staging, { recursive: true });
   try {
     const written: Record<string, string> = {};
-    for (const [index, name] of model.sources.entries()) {
+    let encoded = 0;
+    // Each encode is its own ffmpeg process: running one per core keeps every core busy.
+    await forEachConcurrently([...model.sources.entries()], options.encoders ?? availableParallelism(), async ([index, name]) => {
       const planar = stems[index];
       if (!planar) throw new Error(`model ${model.name} returned no audio for ${name}`);
       const file = `${name}.${stemExtension(options.format)}`;
@@ -91,8 +96,8 @@ export async function splitAudioFile(
       });
       stems[index] = new Float32Array(0); // let the encoded stem's buffer go
       written[name] = join(outDir, file);
-      report('encode', (index + 1) / model.sources.length);
-    }
+      report('encode', ++encoded / model.sources.length);
+    });
     // Move the finished stems in one by one: other files a user keeps in outDir are left alone.
     await mkdir(outDir, { recursive: true });
     for (const name of model.sources) {
@@ -105,4 +110,18 @@ export async function splitAudioFile(
     await rm(staging, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** Runs `work` over `items`, at most `limit` at a time; the first failure rejects after the rest settle. */
+async function forEachConcurrently<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await work(item);
+    }
+  });
+  const results = await Promise.allSettled(lanes);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }

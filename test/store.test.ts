@@ -1,0 +1,71 @@
+/** The SQLite store and the retention task, on real database files. */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import BetterSqlite3 from 'better-sqlite3';
+import { cleanupOnce } from '../src/jobs/cleanup.js';
+import { openDataStore } from '../src/store/index.js';
+import { writeSong } from './support/audio.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
+
+test('the database is in WAL mode, migrations run once, and reopening keeps the data', async () => {
+  const dir = tempDir();
+  const first = await openDataStore(dir, { initialCredits: 3600, idempotencyTtlSeconds: 86400 });
+  first.accounts.grant('default', 10);
+  first.close();
+  const second = await openDataStore(dir, { initialCredits: 3600, idempotencyTtlSeconds: 86400 });
+  assert.equal(second.accounts.balance('default'), 3610, 'the initial grant is given once, on creation');
+  second.close();
+  const raw = new BetterSqlite3(join(dir, 'stemsplit.sqlite'), { readonly: true });
+  assert.equal(raw.pragma('journal_mode', { simple: true }), 'wal');
+  const migrations = raw.prepare('select name from kysely_migration').all() as Array<{ name: string }>;
+  assert.deepEqual(migrations.map((m) => m.name), ['0001_initial']);
+  raw.close();
+});
+
+test('the balance cannot go negative even if a caller errs', async () => {
+  const data = await openDataStore(tempDir(), { initialCredits: 5, idempotencyTtlSeconds: 86400 });
+  try {
+    const account = data.accounts.find('default');
+    assert.ok(account);
+    assert.throws(() => data.store.transaction(() => data.accounts.addLedgerEntry(account.id, 'charge', -6, null, 'too much')), /CHECK/);
+    assert.equal(data.accounts.balance('default'), 5);
+    assert.deepEqual(data.accounts.ledgerTotals('default'), { grant: 5, charge: 0, refund: 0 });
+  } finally {
+    data.close();
+  }
+});
+
+test('cleanup removes stems past retention and expired unused uploads, and GET stops offering stems', async () => {
+  const dir = tempDir();
+  writeSong(join(dir, 'song.wav'), 1.5);
+  const t = await startTestServer();
+  try {
+    const input = await uploadFile(t, readFileSync(join(dir, 'song.wav')));
+    const created = await t.request('POST', '/audio/splits', { body: { input, stemModel: '4s' } });
+    const done = (await waitForSplit(t, created.json.data.id)).json.data;
+    assert.equal(done.status, 'succeeded');
+    const stemUrl = done.stems.vocals as string;
+    const stemDir = join(t.dataDir, 'stems', done.id);
+    assert.ok(existsSync(stemDir));
+
+    const unused = await t.request('POST', '/audio/uploads', { body: { filename: 'x.wav', contentType: 'audio/wav', contentLength: 10 } });
+    const data = t.server.data;
+    // Nothing is old enough yet.
+    assert.deepEqual(await cleanupOnce(data, { stemRetentionSeconds: 7 * 86400 }), { splits: 0, uploads: 0 });
+    // Seven days and an hour later, as the clock would have it:
+    data.store.run(data.store.db.updateTable('splits').set({ finishedAtMs: Date.now() - 7 * 86400_000 - 1 }).where('id', '=', done.id));
+    data.store.run(data.store.db.updateTable('uploads').set({ expiresAtMs: Date.now() - 1 }).where('id', '=', unused.json.data.uploadId));
+    const removed = await cleanupOnce(data, { stemRetentionSeconds: 7 * 86400 });
+    assert.ok(removed.splits >= 1 && removed.uploads >= 1);
+    assert.equal(existsSync(stemDir), false);
+    assert.equal(data.uploads.get(unused.json.data.uploadId), undefined);
+    const after = (await t.request('GET', `/audio/splits/${done.id}`)).json.data;
+    assert.equal(after.status, 'succeeded');
+    assert.equal(after.stems, undefined);
+    assert.equal((await fetch(stemUrl)).status, 404);
+  } finally {
+    await t.close();
+  }
+});
