@@ -8,6 +8,15 @@ import { StemsplitError } from '../errors.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 
+/** `a,b , c` → `['a', 'b', 'c']`: the model names an alias tries, first installed wins. */
+function nameList(name: string) {
+  return (value: string): string[] => {
+    const names = value.split(',').map((s) => s.trim()).filter(Boolean);
+    if (names.length === 0) throw new StemsplitError('USAGE', `${name} needs comma-separated model names, got "${value}"`);
+    return names;
+  };
+}
+
 function integer(name: string, min: number, max: number) {
   return (value: string): number => {
     const n = Number(value);
@@ -34,7 +43,9 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--concurrency <n>', 'split jobs run at once', integer('--concurrency', 1, 64), 1)
     .option('--rate-limit <n>', 'POST /v1/audio/splits per API key per minute', integer('--rate-limit', 1, 1_000_000), 60)
     .option('--allow-private-urls', 'let direct_url and webhooks reach private and loopback addresses (trusted LAN only)')
-    .action(async (opts: { host: string; port: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean }) => {
+    .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s)', nameList('--model-4s'))
+    .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
+    .action(async (opts: { host: string; port: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[] }) => {
       const { serveCommand } = await import('./commands/serve.js');
       await run(serveCommand, {
         ...dataDir(),
@@ -43,6 +54,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         concurrency: opts.concurrency,
         rateLimitPerMinute: opts.rateLimit,
         allowPrivateUrls: opts.allowPrivateUrls === true,
+        modelAliases: { '4s': opts.model4s, '6s': opts.model6s },
       });
     });
 
@@ -129,6 +141,24 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .action(async (opts) => {
       const { modelsList } = await import('./commands/models.js');
       await run((ctx) => modelsList(ctx, opts), dataDir());
+    });
+  models
+    .command('pull')
+    .description('download official Demucs v4 checkpoints into the cache (resumes, checks SHA-256)')
+    .argument('<names...>', 'htdemucs, htdemucs_ft or htdemucs_6s')
+    .addOption(new Option('--base-url <url>', 'folder URL to download from (a mirror)').env('STEMSPLIT_MODELS_BASE_URL'))
+    .option('--json', 'print JSON')
+    .action(async (names: string[], opts) => {
+      const { modelsPull } = await import('./commands/models.js');
+      await run((ctx) => modelsPull(ctx, names, opts), dataDir());
+    });
+  models
+    .command('remove')
+    .description('delete pulled models (checkpoints, partial downloads and converted graphs)')
+    .argument('<names...>', 'htdemucs, htdemucs_ft or htdemucs_6s')
+    .action(async (names: string[]) => {
+      const { modelsRemove } = await import('./commands/models.js');
+      await run((ctx) => modelsRemove(ctx, names), dataDir());
     });
 
   return program;

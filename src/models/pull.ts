@@ -1,0 +1,280 @@
+/**
+ * `models pull` and `models remove`: official Demucs checkpoints fetched into `<cacheDir>/demucs`.
+ *
+ * A download goes to `<file>.partial`; an interrupted one resumes from that file's size with
+ * `Range: bytes=N-`. The complete file must hash to the SHA-256 prefix in its name
+ * (`<signature>-<sha8>.th`) before it is renamed into place, so a present `.th` is always whole
+ * and genuine. The URL is trusted configuration (not user input), so no SSRF guard: only the
+ * scheme is checked.
+ */
+import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import { basename, join } from 'node:path';
+import { sha256File } from '../demucs/cache.js';
+import { StemsplitError } from '../errors.js';
+import { DEMUCS_BASE_URL, type CatalogModel } from './catalog.js';
+import { demucsDir } from './registry.js';
+
+export interface DownloadProgress {
+  readonly file: string;
+  /** Bytes of the file on disk so far, a resumed part included. */
+  readonly received: number;
+  /** The file's full size, when the server says it. */
+  readonly total: number | undefined;
+}
+
+export interface DownloadOptions {
+  readonly onProgress?: ((progress: DownloadProgress) => void) | undefined;
+  /** A connection silent this long is given up (the partial file stays for a resume). */
+  readonly idleTimeoutMs?: number | undefined;
+}
+
+export interface DownloadResult {
+  readonly path: string;
+  /** Bytes already on disk from an earlier, interrupted download (0: started afresh). */
+  readonly resumedFrom: number;
+  readonly bytes: number;
+}
+
+export interface PullOptions extends DownloadOptions {
+  readonly cacheDir: string;
+  /** Folder URL the checkpoint files are fetched from (default: the official release). */
+  readonly baseUrl?: string | undefined;
+  /** Told before each file: its position, and whether it is already installed. */
+  readonly onFile?: ((file: string, index: number, count: number, alreadyInstalled: boolean) => void) | undefined;
+}
+
+export interface PullResult {
+  readonly name: string;
+  /** The model's entry point: its `.th`, or the bag `.yaml`. */
+  readonly path: string;
+  readonly downloaded: readonly DownloadResult[];
+  /** Files that were already installed and not fetched again. */
+  readonly present: readonly string[];
+}
+
+const MAX_REDIRECTS = 5;
+const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+const CHECKPOINT_NAME = /^[0-9a-z_]+-([0-9a-f]{8})\.th$/;
+
+function failed(message: string, cause?: unknown): StemsplitError {
+  return new StemsplitError('DOWNLOAD_FAILED', message, cause === undefined ? {} : { cause });
+}
+
+/** The first 8 hex digits of the SHA-256 a released checkpoint must have, read from its name. */
+export function expectedHashPrefix(file: string): string {
+  const match = CHECKPOINT_NAME.exec(file);
+  if (!match) throw new StemsplitError('MODEL_INVALID', `${file} is not named <signature>-<sha256 prefix>.th`);
+  return match[1] as string;
+}
+
+/** The name a bag yaml lists for a member: the signature, which the loader finds as `<sig>-<sha8>.th`. */
+function memberSignature(file: string): string {
+  return file.slice(0, file.indexOf('-'));
+}
+
+/** A bag file in the official format: `models: [sig, …]` and one weight row per member. */
+export function bagYaml(model: CatalogModel): string {
+  const models = model.files.map((file) => `'${memberSignature(file)}'`).join(', ');
+  const lines = [`models: [${models}]`];
+  if (model.weights) {
+    lines.push('weights: [');
+    for (const row of model.weights) lines.push(`  [${row.map((w) => w.toFixed(1)).join(', ')}],`);
+    lines.push(']');
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+async function writeAtomically(path: string, text: string): Promise<void> {
+  const temporary = `${path}.tmp-${process.pid}`;
+  await writeFile(temporary, text);
+  await rename(temporary, path);
+}
+
+async function sizeOf(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return 0;
+  }
+}
+
+function checkedUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw failed(`not a URL: ${raw}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw failed(`only http and https downloads are allowed, got ${url.protocol} (${raw})`);
+  return url;
+}
+
+/** The URL of `file` under a folder URL (a missing trailing slash is added). */
+export function fileUrl(baseUrl: string, file: string): string {
+  const folder = checkedUrl(baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+  return new URL(file, folder).href;
+}
+
+/** One GET, following redirects; resolves with the response whose status is not a redirect. */
+function get(rawUrl: string, headers: Record<string, string>, idleTimeoutMs: number, hops = 0): Promise<IncomingMessage> {
+  const url = checkedUrl(rawUrl);
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const request = client.get(url, { headers: { 'user-agent': 'stemsplit', ...headers } }, (response) => {
+      const status = response.statusCode ?? 0;
+      const location = response.headers.location;
+      if (status >= 300 && status < 400 && location !== undefined) {
+        response.resume();
+        if (hops >= MAX_REDIRECTS) return reject(failed(`too many redirects fetching ${rawUrl}`));
+        return get(new URL(location, url).href, headers, idleTimeoutMs, hops + 1).then(resolve, reject);
+      }
+      resolve(response);
+    });
+    request.setTimeout(idleTimeoutMs, () => request.destroy(failed(`no data from ${url.host} for ${idleTimeoutMs / 1000} s`)));
+    request.once('error', (error) => reject(error instanceof StemsplitError ? error : failed(`cannot fetch ${rawUrl}: ${error.message}`, error)));
+  });
+}
+
+interface Continuation {
+  /** Where the body starts in the file: the resume offset, or 0 when the server sent it all. */
+  readonly start: number;
+  readonly total: number | undefined;
+}
+
+/** Reads what a response means for a download that asked to resume at `offset`. */
+function continuation(response: IncomingMessage, offset: number, url: string): Continuation {
+  const status = response.statusCode ?? 0;
+  const length = Number(response.headers['content-length'] ?? Number.NaN);
+  if (status === 200) return { start: 0, total: Number.isFinite(length) ? length : undefined };
+  if (status === 206) {
+    const range = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(response.headers['content-range'] ?? '');
+    if (!range || Number(range[1]) !== offset) {
+      throw failed(`${url} answered a range other than bytes=${offset}- (${response.headers['content-range'] ?? 'no Content-Range'})`);
+    }
+    return { start: offset, total: range[2] === '*' ? undefined : Number(range[2]) };
+  }
+  throw failed(`HTTP ${status} ${response.statusMessage ?? ''} fetching ${url}`);
+}
+
+/** A 416 saying `bytes *\/N` where N is what we hold: the partial file is already complete. */
+function alreadyComplete(response: IncomingMessage, offset: number): boolean {
+  const total = /^bytes \*\/(\d+)$/.exec(response.headers['content-range'] ?? '');
+  return total !== null && Number(total[1]) === offset;
+}
+
+async function appendBody(response: IncomingMessage, partial: string, from: Continuation, file: string, options: DownloadOptions): Promise<number> {
+  const handle = await open(partial, from.start === 0 ? 'w' : 'a');
+  let received = from.start;
+  try {
+    for await (const chunk of response) {
+      await handle.write(chunk as Buffer);
+      received += (chunk as Buffer).length;
+      options.onProgress?.({ file, received, total: from.total });
+    }
+  } catch (error) {
+    throw failed(`download of ${file} interrupted after ${received} bytes (${(error as Error).message}); run the command again to resume`, error);
+  } finally {
+    await handle.close();
+  }
+  if (from.total !== undefined && received !== from.total) {
+    throw failed(`download of ${file} ended after ${received} of ${from.total} bytes; run the command again to resume`);
+  }
+  return received;
+}
+
+/**
+ * Downloads `url` to `destination`, resuming `<destination>.partial` when one is there, and
+ * renames it into place once its SHA-256 starts with `expectedSha8`. A mismatching file is
+ * deleted, so the next attempt starts afresh.
+ */
+export async function downloadVerified(url: string, destination: string, expectedSha8: string, options: DownloadOptions = {}): Promise<DownloadResult> {
+  const file = basename(destination);
+  const partial = `${destination}.partial`;
+  const offset = await sizeOf(partial);
+  const response = await get(url, offset > 0 ? { range: `bytes=${offset}-` } : {}, options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS);
+  let resumedFrom = offset;
+  let bytes = offset;
+  if (offset > 0 && response.statusCode === 416) {
+    response.resume();
+    if (!alreadyComplete(response, offset)) {
+      // The partial file is longer than the file now served: it is not a prefix of it.
+      await rm(partial, { force: true });
+      return downloadVerified(url, destination, expectedSha8, options);
+    }
+  } else {
+    let from: Continuation;
+    try {
+      from = continuation(response, offset, url);
+    } catch (error) {
+      response.resume();
+      throw error;
+    }
+    resumedFrom = from.start;
+    bytes = await appendBody(response, partial, from, file, options);
+  }
+  const actual = await sha256File(partial);
+  if (!actual.startsWith(expectedSha8)) {
+    await rm(partial, { force: true });
+    throw failed(`${file} from ${url} has SHA-256 ${actual.slice(0, 8)}…, expected ${expectedSha8}…; the file was deleted`);
+  }
+  await rename(partial, destination);
+  return { path: destination, resumedFrom, bytes };
+}
+
+/** Fetches every missing file of a catalog model, then (for a bag) writes its yaml last. */
+export async function pullModel(model: CatalogModel, options: PullOptions): Promise<PullResult> {
+  const dir = demucsDir(options.cacheDir);
+  await mkdir(dir, { recursive: true });
+  const baseUrl = options.baseUrl ?? DEMUCS_BASE_URL;
+  const downloaded: DownloadResult[] = [];
+  const present: string[] = [];
+  for (const [index, file] of model.files.entries()) {
+    const destination = join(dir, file);
+    const installed = (await sizeOf(destination)) > 0;
+    options.onFile?.(file, index, model.files.length, installed);
+    if (installed) {
+      present.push(file);
+      continue;
+    }
+    downloaded.push(await downloadVerified(fileUrl(baseUrl, file), destination, expectedHashPrefix(file), options));
+  }
+  let path = join(dir, model.files[0] as string);
+  if (model.files.length > 1) {
+    path = join(dir, `${model.name}.yaml`);
+    await writeAtomically(path, bagYaml(model));
+  }
+  return { name: model.name, path, downloaded, present };
+}
+
+/** A converted graph of a checkpoint (see demucs/cache.ts): `<sha256>.v<N>.onnx` / `.json`. */
+function isConversionOf(entry: string, sha8: string): boolean {
+  return entry.startsWith(sha8) && /^[0-9a-f]{64}\.v\d+\.(onnx|json)$/.test(entry);
+}
+
+/** Deletes a pulled model: its bag yaml, checkpoints, partial downloads and converted graphs. Returns the paths removed. */
+export async function removeModel(model: CatalogModel, cacheDir: string): Promise<string[]> {
+  const dir = demucsDir(cacheDir);
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const hashes = model.files.map(expectedHashPrefix);
+  const doomed = entries.filter(
+    (entry) =>
+      entry === `${model.name}.yaml` ||
+      model.files.some((file) => entry === file || entry === `${file}.partial`) ||
+      hashes.some((sha8) => isConversionOf(entry, sha8)),
+  );
+  // The bag yaml goes first, so an interrupted removal never leaves a bag that looks installed.
+  doomed.sort((a, b) => Number(b.endsWith('.yaml')) - Number(a.endsWith('.yaml')));
+  const removed: string[] = [];
+  for (const entry of doomed) {
+    await rm(join(dir, entry), { force: true });
+    removed.push(join(dir, entry));
+  }
+  return removed;
+}

@@ -1,0 +1,422 @@
+/**
+ * `models pull` / `models remove` against a real HTTP server on loopback. The server runs in a
+ * worker thread (this same file), so it keeps answering while `runCli` blocks the main thread.
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { isMainThread, parentPort, Worker } from 'node:worker_threads';
+import { buildProgram } from '../src/cli/program.js';
+import type { ConfigInput } from '../src/config.js';
+import { resolveConfig } from '../src/config.js';
+import { loadDemucs, parseBagFile, resolveMember } from '../src/demucs/index.js';
+import { isStemsplitError } from '../src/errors.js';
+import { catalogModel, type CatalogModel } from '../src/models/catalog.js';
+import { bagYaml, pullModel, removeModel, type DownloadProgress } from '../src/models/pull.js';
+import { demucsDir, ModelRegistry } from '../src/models/registry.js';
+import { runCli } from './support/process.js';
+import { tempDir } from './support/server.js';
+
+// ---------------------------------------------------------------- the file server (worker side)
+
+interface ServedFile {
+  readonly bytes: Uint8Array;
+  /** The next response sends the file up to this offset, then cuts the connection or stalls. */
+  interruptAt?: number | undefined;
+  interruptBy?: 'cut' | 'stall' | undefined;
+  /** Answers 200 with the whole file whatever Range asks. */
+  readonly ignoreRange?: boolean;
+}
+
+interface RequestRecord {
+  readonly path: string;
+  readonly range: string | null;
+}
+
+type Control = { id: number; type: 'put'; name: string; file: ServedFile } | { id: number; type: 'log' };
+
+function respond(file: ServedFile, rangeHeader: string | undefined, res: http.ServerResponse): void {
+  const size = file.bytes.length;
+  const range = file.ignoreRange ? null : /^bytes=(\d+)-$/.exec(rangeHeader ?? '');
+  const start = range ? Number(range[1]) : 0;
+  if (start >= size && range) {
+    res.writeHead(416, { 'content-range': `bytes */${size}` }).end();
+    return;
+  }
+  if (range) res.writeHead(206, { 'content-length': size - start, 'content-range': `bytes ${start}-${size - 1}/${size}` });
+  else res.writeHead(200, { 'content-length': size });
+  const stop = file.interruptAt;
+  if (stop === undefined || stop <= start) {
+    res.end(file.bytes.subarray(start));
+    return;
+  }
+  file.interruptAt = undefined;
+  // A pause before the cut lets the client read what was sent, as a real dropped connection would.
+  res.write(file.bytes.subarray(start, stop), () => {
+    if (file.interruptBy !== 'stall') setTimeout(() => res.socket?.destroy(), 100);
+  });
+}
+
+function serveFiles(port: NonNullable<typeof parentPort>): void {
+  const files = new Map<string, ServedFile>();
+  const log: RequestRecord[] = [];
+  const server = http.createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://loopback').pathname;
+    log.push({ path, range: req.headers.range ?? null });
+    if (path.startsWith('/moved/')) {
+      res.writeHead(302, { location: `/files/${path.slice('/moved/'.length)}` }).end();
+      return;
+    }
+    const file = path.startsWith('/files/') ? files.get(path.slice('/files/'.length)) : undefined;
+    if (file === undefined) res.writeHead(404).end('no such file');
+    else respond(file, req.headers.range, res);
+  });
+  server.listen(0, '127.0.0.1', () => port.postMessage({ type: 'ready', port: (server.address() as AddressInfo).port }));
+  port.on('message', (message: Control) => {
+    if (message.type === 'put') files.set(message.name, message.file);
+    port.postMessage({ type: 'reply', id: message.id, log: message.type === 'log' ? log : undefined });
+  });
+}
+
+// ---------------------------------------------------------------- the file server (test side)
+
+class FileServerThread {
+  #nextId = 0;
+  readonly #pending = new Map<number, (log: RequestRecord[]) => void>();
+
+  private constructor(
+    private readonly worker: Worker,
+    readonly origin: string,
+  ) {
+    worker.on('message', (message: { type: string; id: number; log: RequestRecord[] }) => {
+      if (message.type === 'reply') this.#pending.get(message.id)?.(message.log);
+    });
+  }
+
+  static async start(): Promise<FileServerThread> {
+    // A worker does not inherit tsx's loader hooks: it registers them before importing this file.
+    const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
+    const boot = `import(${tsx}).then((api) => { api.register(); return import(${JSON.stringify(import.meta.url)}); })`;
+    const worker = new Worker(boot, { eval: true });
+    const port = await new Promise<number>((resolve, reject) => {
+      worker.once('message', (message: { port: number }) => resolve(message.port));
+      worker.once('error', reject);
+    });
+    return new FileServerThread(worker, `http://127.0.0.1:${port}`);
+  }
+
+  get filesUrl(): string {
+    return `${this.origin}/files/`;
+  }
+
+  #call(message: Record<string, unknown>): Promise<RequestRecord[]> {
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      this.#pending.set(id, resolve);
+      this.worker.postMessage({ ...message, id });
+    });
+  }
+
+  async put(name: string, file: ServedFile): Promise<void> {
+    await this.#call({ type: 'put', name, file });
+  }
+
+  /** Every request so far for `name`. */
+  async requestsFor(name: string): Promise<RequestRecord[]> {
+    return (await this.#call({ type: 'log' })).filter((r) => r.path.endsWith(`/${name}`));
+  }
+
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
+}
+
+if (!isMainThread && parentPort) serveFiles(parentPort);
+
+// ---------------------------------------------------------------- tests
+
+const FOUR = ['drums', 'bass', 'other', 'vocals'];
+const MB = 1 << 20;
+
+function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** Random bytes and the released-style name `<signature>-<sha8>.th` they deserve. */
+function checkpoint(signature: string, size: number): { name: string; bytes: Buffer } {
+  const bytes = randomBytes(size);
+  return { name: `${signature}-${sha256(bytes).slice(0, 8)}.th`, bytes };
+}
+
+function singleModel(name: string, file: string): CatalogModel {
+  return { name, description: 'test', sources: FOUR, files: [file] };
+}
+
+async function rejectsWith(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
+  await assert.rejects(promise, (error) => {
+    assert.ok(isStemsplitError(error), String(error));
+    assert.equal(error.code, 'DOWNLOAD_FAILED');
+    assert.match(error.message, pattern);
+    return true;
+  });
+}
+
+function cliEnv(server: FileServerThread, dir = tempDir()): Record<string, string> {
+  return { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: join(dir, 'cache'), STEMSPLIT_MODELS_BASE_URL: server.filesUrl };
+}
+
+/** The one `stemsplit:` error line a failing command printed. */
+function errorLine(stderr: string): string {
+  const lines = stderr.split('\n').filter((line) => line.startsWith('stemsplit:'));
+  assert.equal(lines.length, 1, stderr);
+  return lines[0] as string;
+}
+
+if (isMainThread) {
+  let server: FileServerThread;
+  before(async () => {
+    server = await FileServerThread.start();
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  test('pull downloads a checkpoint, reports progress and leaves no partial file', async () => {
+    const { name, bytes } = checkpoint('a1b2c3d4', 3 * MB + 17);
+    await server.put(name, { bytes });
+    const cacheDir = tempDir();
+    const progress: DownloadProgress[] = [];
+    const result = await pullModel(singleModel('one', name), { cacheDir, baseUrl: server.filesUrl, onProgress: (p) => progress.push(p) });
+    const path = join(demucsDir(cacheDir), name);
+    assert.equal(result.path, path);
+    assert.deepEqual(readFileSync(path), bytes);
+    assert.deepEqual(readdirSync(demucsDir(cacheDir)), [name]);
+    assert.deepEqual(result.downloaded.map((d) => [d.resumedFrom, d.bytes]), [[0, bytes.length]]);
+    assert.ok(progress.length > 1, 'progress is reported while the body arrives');
+    assert.ok(progress.every((p, i) => p.total === bytes.length && (i === 0 || p.received > (progress[i - 1] as DownloadProgress).received)));
+    assert.equal(progress.at(-1)?.received, bytes.length);
+
+    const again = await pullModel(singleModel('one', name), { cacheDir, baseUrl: server.filesUrl });
+    assert.deepEqual([again.downloaded.length, again.present], [0, [name]], 'an installed file is not fetched again');
+    assert.equal((await server.requestsFor(name)).length, 1);
+  });
+
+  test('an interrupted download resumes from the partial file with Range', async () => {
+    const { name, bytes } = checkpoint('b2c3d4e5', 2 * MB);
+    await server.put(name, { bytes, interruptAt: 700_001, interruptBy: 'cut' });
+    const cacheDir = tempDir();
+    const model = singleModel('cut', name);
+    const path = join(demucsDir(cacheDir), name);
+    await rejectsWith(pullModel(model, { cacheDir, baseUrl: server.filesUrl }), /interrupted after \d+ bytes.*resume/);
+    assert.equal(existsSync(path), false, 'nothing is installed');
+    // What the client had read before the cut is on disk; bytes still in its buffers are lost.
+    const kept = readFileSync(`${path}.partial`);
+    assert.ok(kept.length > 0 && kept.length <= 700_001, String(kept.length));
+    assert.deepEqual(kept, bytes.subarray(0, kept.length));
+
+    const result = await pullModel(model, { cacheDir, baseUrl: server.filesUrl });
+    assert.deepEqual(result.downloaded.map((d) => d.resumedFrom), [kept.length]);
+    assert.deepEqual(readFileSync(path), bytes);
+    assert.equal(existsSync(`${path}.partial`), false);
+    assert.deepEqual((await server.requestsFor(name)).map((r) => r.range), [null, `bytes=${kept.length}-`]);
+  });
+
+  test('a stalled download times out, keeps its partial file and resumes', async () => {
+    const { name, bytes } = checkpoint('c3d4e5f6', MB);
+    await server.put(name, { bytes, interruptAt: 300_000, interruptBy: 'stall' });
+    const cacheDir = tempDir();
+    const options = { cacheDir, baseUrl: server.filesUrl, idleTimeoutMs: 300 };
+    await rejectsWith(pullModel(singleModel('stall', name), options), /resume/);
+    assert.equal(readFileSync(join(demucsDir(cacheDir), `${name}.partial`)).length, 300_000);
+    await pullModel(singleModel('stall', name), options);
+    assert.deepEqual(readFileSync(join(demucsDir(cacheDir), name)), bytes);
+  });
+
+  test('a server that ignores Range (200) restarts the download from 0', async () => {
+    const { name, bytes } = checkpoint('d4e5f6a7', MB);
+    await server.put(name, { bytes, ignoreRange: true });
+    const cacheDir = tempDir();
+    mkdirSync(demucsDir(cacheDir), { recursive: true });
+    writeFileSync(join(demucsDir(cacheDir), `${name}.partial`), randomBytes(5000));
+    const result = await pullModel(singleModel('norange', name), { cacheDir, baseUrl: server.filesUrl });
+    assert.deepEqual(result.downloaded.map((d) => d.resumedFrom), [0]);
+    assert.deepEqual(readFileSync(result.path), bytes);
+    assert.deepEqual((await server.requestsFor(name)).map((r) => r.range), ['bytes=5000-']);
+  });
+
+  test('a complete partial file (416) is verified and installed; an overlong one is fetched afresh', async () => {
+    const { name, bytes } = checkpoint('e5f6a7b8', 100_000);
+    await server.put(name, { bytes });
+    const complete = tempDir();
+    mkdirSync(demucsDir(complete), { recursive: true });
+    writeFileSync(join(demucsDir(complete), `${name}.partial`), bytes);
+    assert.deepEqual(readFileSync((await pullModel(singleModel('done', name), { cacheDir: complete, baseUrl: server.filesUrl })).path), bytes);
+
+    const overlong = tempDir();
+    mkdirSync(demucsDir(overlong), { recursive: true });
+    writeFileSync(join(demucsDir(overlong), `${name}.partial`), randomBytes(150_000));
+    assert.deepEqual(readFileSync((await pullModel(singleModel('long', name), { cacheDir: overlong, baseUrl: server.filesUrl })).path), bytes);
+    assert.deepEqual((await server.requestsFor(name)).map((r) => r.range), ['bytes=100000-', 'bytes=150000-', null]);
+  });
+
+  test('a hash mismatch is rejected and deletes the download', async () => {
+    const { name, bytes } = checkpoint('f6a7b8c9', 200_000);
+    bytes[1000] = (bytes[1000] as number) ^ 1;
+    await server.put(name, { bytes });
+    const cacheDir = tempDir();
+    await rejectsWith(pullModel(singleModel('bad', name), { cacheDir, baseUrl: server.filesUrl }), /SHA-256 [0-9a-f]{8}…, expected/);
+    assert.deepEqual(readdirSync(demucsDir(cacheDir)), [], 'neither the file nor a partial stays');
+  });
+
+  test('HTTP errors, refused connections and non-http URLs are DOWNLOAD_FAILED; redirects are followed', async () => {
+    const cacheDir = tempDir();
+    const missing = singleModel('missing', 'a0a0a0a0-12345678.th');
+    await rejectsWith(pullModel(missing, { cacheDir, baseUrl: server.filesUrl }), /HTTP 404/);
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const deadPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    await rejectsWith(pullModel(missing, { cacheDir, baseUrl: `http://127.0.0.1:${deadPort}/` }), /ECONNREFUSED/);
+    await rejectsWith(pullModel(missing, { cacheDir, baseUrl: 'file:///etc/' }), /only http and https/);
+    assert.deepEqual(readdirSync(demucsDir(cacheDir)), []);
+
+    const { name, bytes } = checkpoint('a7b8c9d0', 50_000);
+    await server.put(name, { bytes });
+    const moved = await pullModel(singleModel('moved', name), { cacheDir, baseUrl: `${server.origin}/moved` });
+    assert.deepEqual(readFileSync(moved.path), bytes);
+  });
+
+  test('a pulled bag gets its yaml last; the Demucs loader opens it; remove deletes it and its converted graphs', async () => {
+    const fixtures = new URL('../../shared/fixtures/demucs/', import.meta.url);
+    const files: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const bytes = readFileSync(new URL(`bag_member_${i}.th`, fixtures));
+      files.push(`bag_member_${i}-${sha256(bytes).slice(0, 8)}.th`);
+      await server.put(files[i] as string, { bytes });
+    }
+    const oneHot = FOUR.map((_, row) => FOUR.map((__, column) => Number(row === column)));
+    const bag: CatalogModel = { name: 'small_ft', description: 'test bag', sources: FOUR, files, weights: oneHot };
+    const cacheDir = tempDir();
+    const dir = demucsDir(cacheDir);
+
+    await rejectsWith(pullModel({ ...bag, files: [...files.slice(0, 2), 'bag_member_9-00000000.th'] }, { cacheDir, baseUrl: server.filesUrl }), /404/);
+    assert.equal(existsSync(join(dir, 'small_ft.yaml')), false, 'no yaml before every member is present');
+
+    const result = await pullModel(bag, { cacheDir, baseUrl: server.filesUrl });
+    assert.equal(result.path, join(dir, 'small_ft.yaml'));
+    assert.deepEqual(result.present, files.slice(0, 2));
+    const parsed = parseBagFile(readFileSync(result.path, 'utf8'));
+    assert.deepEqual(parsed.models, ['bag_member_0', 'bag_member_1', 'bag_member_2', 'bag_member_3']);
+    assert.deepEqual(parsed.weights, oneHot);
+    assert.deepEqual(parsed.models.map((member) => resolveMember(dir, member)), files.map((file) => join(dir, file)));
+
+    const model = await loadDemucs(result.path, { cacheDir, intraOpThreads: 1 });
+    assert.deepEqual(model.sources, FOUR);
+    await model.dispose();
+    assert.ok(readdirSync(dir).some((entry) => entry.endsWith('.onnx')), 'loading converted the members');
+
+    writeFileSync(join(dir, 'unrelated.th'), 'kept');
+    const removed = await removeModel(bag, cacheDir);
+    assert.equal(removed[0], result.path, 'the yaml goes first');
+    assert.deepEqual(readdirSync(dir), ['unrelated.th']);
+  });
+
+  test('the official htdemucs_ft yaml names its members by signature, with the catalog weights', () => {
+    const ft = catalogModel('htdemucs_ft') as CatalogModel;
+    const parsed = parseBagFile(bagYaml(ft));
+    assert.deepEqual(parsed.models, ['f7e0c4bc', 'd12395a8', '92cfc3b6', '04573f0d']);
+    assert.deepEqual(parsed.weights, ft.weights);
+    const fixture = parseBagFile(readFileSync(new URL('../../shared/fixtures/demucs/htdemucs_ft_small.yaml', import.meta.url), 'utf8'));
+    assert.deepEqual(Object.keys(parsed), Object.keys(fixture), 'same keys as the released bag files');
+  });
+
+  test('CLI: models pull shows progress, rejects a hash mismatch and installs nothing', async () => {
+    const ft = catalogModel('htdemucs') as CatalogModel;
+    const file = ft.files[0] as string;
+    const dir = tempDir();
+    const env = cliEnv(server, dir);
+    await server.put(file, { bytes: randomBytes(1_500_000) });
+    const pulled = runCli(['models', 'pull', 'htdemucs'], env);
+    assert.equal(pulled.status, 14, pulled.stderr);
+    assert.match(errorLine(pulled.stderr), /955717e8-8726e21a\.th .*SHA-256 .* expected 8726e21a/);
+    assert.match(pulled.stderr, /htdemucs 955717e8-8726e21a\.th +100% 1\.5 MB \/ 1\.5 MB/);
+    assert.deepEqual(readdirSync(join(dir, 'cache', 'demucs')), []);
+    const rows = JSON.parse(runCli(['models', 'list', '--json'], env).stdout) as Array<{ name: string; installed: boolean }>;
+    assert.equal(rows.find((r) => r.name === 'htdemucs')?.installed, false);
+
+    const unknown = runCli(['models', 'pull', 'htdemucs_9s'], env);
+    assert.equal(unknown.status, 12);
+    assert.match(errorLine(unknown.stderr), /htdemucs, htdemucs_ft, htdemucs_6s/);
+  });
+
+  test('CLI: an interrupted pull exits with a resume hint and the next run sends Range', async () => {
+    const file = (catalogModel('htdemucs_6s') as CatalogModel).files[0] as string;
+    await server.put(file, { bytes: randomBytes(1_000_000), interruptAt: 400_000, interruptBy: 'cut' });
+    const dir = tempDir();
+    const env = cliEnv(server, dir);
+    const first = runCli(['models', 'pull', 'htdemucs_6s'], env);
+    assert.equal(first.status, 14);
+    const kept = Number(/interrupted after (\d+) bytes.*run the command again to resume/.exec(errorLine(first.stderr))?.[1]);
+    assert.ok(kept > 0 && kept <= 400_000, first.stderr);
+    assert.equal(readFileSync(join(dir, 'cache', 'demucs', `${file}.partial`)).length, kept);
+    // These bytes cannot hash to the official prefix, so the resumed run ends in the hash check.
+    const second = runCli(['models', 'pull', 'htdemucs_6s'], env);
+    assert.match(errorLine(second.stderr), /expected 34c22ccb/);
+    assert.deepEqual((await server.requestsFor(file)).map((r) => r.range), [null, `bytes=${kept}-`]);
+  });
+
+  test('CLI: models list shows a pulled bag and its alias; models remove deletes it', () => {
+    const ft = catalogModel('htdemucs_ft') as CatalogModel;
+    const dir = tempDir();
+    const env = { ...cliEnv(server, dir), STEMSPLIT_MODEL_4S: 'htdemucs_ft,bundled-4s' };
+    const demucs = join(dir, 'cache', 'demucs');
+    mkdirSync(demucs, { recursive: true });
+    // The layout pullModel leaves (the official bytes cannot be served offline).
+    for (const file of ft.files) writeFileSync(join(demucs, file), file);
+    writeFileSync(join(demucs, 'htdemucs_ft.yaml'), bagYaml(ft));
+    const converted = `${(ft.files[0] as string).slice(9, 17)}${'0'.repeat(56)}.v1.onnx`;
+    writeFileSync(join(demucs, converted), 'graph');
+    writeFileSync(join(demucs, '955717e8-8726e21a.th.partial'), 'another model');
+
+    type Row = { name: string; installed: boolean; origin: string; path: string | null; aliases: string[] };
+    const listed = JSON.parse(runCli(['models', 'list', '--json'], env).stdout) as Row[];
+    const row = listed.find((r) => r.name === 'htdemucs_ft');
+    assert.deepEqual(row && [row.installed, row.origin, row.path, row.aliases], [true, 'pulled', join(demucs, 'htdemucs_ft.yaml'), ['4s']]);
+    assert.match(runCli(['models', 'list'], env).stdout, /htdemucs_ft +4 stems +pulled \[4s\]/);
+
+    const removed = runCli(['models', 'remove', 'htdemucs_ft'], env);
+    assert.equal(removed.status, 0, removed.stderr);
+    assert.match(removed.stdout, /htdemucs_ft removed \(6 files\)/);
+    assert.deepEqual(readdirSync(demucs), ['955717e8-8726e21a.th.partial']);
+    const afterRemoval = JSON.parse(runCli(['models', 'list', '--json'], env).stdout) as Row[];
+    assert.deepEqual(afterRemoval.find((r) => r.name === 'htdemucs_ft')?.installed, false);
+    assert.ok(afterRemoval.find((r) => r.name === 'bundled-4s')?.aliases.includes('4s'));
+
+    const again = runCli(['models', 'remove', 'htdemucs_ft'], env);
+    assert.equal(again.status, 12);
+    assert.match(errorLine(again.stderr), /htdemucs_ft is not installed/);
+    assert.notEqual(runCli(['models', 'remove', 'bundled-4s'], env).status, 0);
+  });
+
+  test('serve --model-4s / --model-6s set the alias lists the registry resolves', async () => {
+    let input: ConfigInput | undefined;
+    const program = buildProgram(async (_command, given) => {
+      input = given;
+    });
+    await program.parseAsync(['serve', '--model-4s', 'htdemucs_ft, htdemucs,bundled-4s', '--model-6s', 'bundled-6s'], { from: 'user' });
+    assert.deepEqual(input?.modelAliases, { '4s': ['htdemucs_ft', 'htdemucs', 'bundled-4s'], '6s': ['bundled-6s'] });
+
+    const config = resolveConfig({ ...input, cacheDir: tempDir() }, {});
+    const registry = new ModelRegistry({ bundledDir: config.bundledModelsDir, cacheDir: config.cacheDir, aliases: config.modelAliases });
+    assert.equal(registry.resolveAlias('4s').name, 'bundled-4s', 'the first installed name wins');
+    assert.equal(registry.resolveAlias('6s').name, 'bundled-6s');
+
+    const empty = runCli(['serve', '--model-4s', ' , '], { STEMSPLIT_DATA_DIR: tempDir() });
+    assert.equal(empty.status, 2);
+    assert.match(errorLine(empty.stderr), /--model-4s needs comma-separated model names/);
+  });
+}
