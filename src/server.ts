@@ -18,12 +18,14 @@ import { ModelCache, ModelRegistry, type ModelLoaders } from './models/registry.
 import type { GuardOptions } from './net/fetch.js';
 import { openDataStore, urlSigningKey, type Clock, type DataStore } from './store/index.js';
 import { VERSION } from './version.js';
+import { webRoutes } from './web/routes.js';
 
 export interface ServerOptions {
   /** Replaces the DNS resolver and socket dialer of outbound fetches (tests). */
   readonly guard?: Partial<GuardOptions>;
   readonly clock?: Clock;
   readonly loaders?: ModelLoaders;
+  /** Routes mounted at `/`, outside /v1; the web page by default. */
   readonly extraRoutes?: (deps: { data: DataStore; config: StemsplitConfig }) => Hono<AppEnv>;
   readonly log?: (line: string) => void;
   /** Webhook retry delay after n failed attempts (tests shorten it). */
@@ -70,7 +72,7 @@ export async function startServer(config: StemsplitConfig, options: ServerOption
     maxJsonBodyBytes: config.maxJsonBodyBytes,
     version: VERSION,
     log,
-    ...(options.extraRoutes ? { extraRoutes: options.extraRoutes({ data, config }) } : {}),
+    extraRoutes: options.extraRoutes ? options.extraRoutes({ data, config }) : webRoutes(),
   });
 
   const server = await listen(app, config.host, config.port);

@@ -1,4 +1,5 @@
 import { startServer } from '../../server.js';
+import { createWebSession, webSessionLink } from '../../web/session.js';
 import { print, type CommandContext } from '../context.js';
 
 export async function serveCommand(ctx: CommandContext): Promise<void> {
@@ -6,6 +7,9 @@ export async function serveCommand(ctx: CommandContext): Promise<void> {
   const alias4 = safeName(() => server.registry.resolveAlias('4s').name);
   const alias6 = safeName(() => server.registry.resolveAlias('6s').name);
   print(ctx, `stemsplit listening on ${server.url}/v1 (data: ${ctx.config.dataDir})`);
+  // A fresh key per start, carried in the link's fragment, which browsers never send to a server.
+  const session = createWebSession(server.data);
+  print(ctx, `Open ${webSessionLink(server.url, session.key)} to split songs in the browser`);
   ctx.stderr.write(`models: 4s → ${alias4}, 6s → ${alias6}; ${ctx.config.concurrency} job(s) at a time\n`);
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -1,0 +1,178 @@
+/**
+ * Browser module `/web/api.js`: calls the v1 API with the page's key and turns every failure
+ * into a sentence a musician understands. Plain JS (no build step); no backticks, so it can
+ * live in a template string.
+ */
+export const apiJs = String.raw`
+const MIB = 1024 * 1024;
+export const MAX_UPLOAD_BYTES = 50 * MIB;
+
+/** A failed call: HTTP status (0 when the server could not be reached), API code and message. */
+export class ApiError extends Error {
+  constructor(status, code, message, retryAfterSeconds) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+function retryAfterOf(headers) {
+  const value = Number(headers.get('retry-after'));
+  return Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+async function errorFromResponse(response) {
+  let code = 'SERVER_ERROR';
+  let message = response.statusText;
+  try {
+    const body = await response.json();
+    if (body && body.error) {
+      code = body.error.code;
+      message = body.error.message;
+    }
+  } catch (ignored) {
+    // Not JSON (a proxy's page, a cut connection): the status says enough.
+  }
+  return new ApiError(response.status, code, message, retryAfterOf(response.headers));
+}
+
+export function createApi(getKey) {
+  async function request(method, path, body, extraHeaders) {
+    const headers = Object.assign({ authorization: 'Bearer ' + getKey() }, extraHeaders || {});
+    const init = { method: method, headers: headers, cache: 'no-store' };
+    if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    let response;
+    try {
+      response = await fetch('/v1' + path, init);
+    } catch (error) {
+      throw new ApiError(0, 'NETWORK', String(error));
+    }
+    if (!response.ok) throw await errorFromResponse(response);
+    return (await response.json()).data;
+  }
+
+  /** Sends the bytes to the reservation's URL; XHR because fetch reports no upload progress. */
+  function uploadBytes(url, uploadHeaders, file, contentType, onProgress) {
+    return new Promise(function (resolve, reject) {
+      const xhr = new XMLHttpRequest();
+      xhr.open('POST', url);
+      for (const name of Object.keys(uploadHeaders)) xhr.setRequestHeader(name, uploadHeaders[name]);
+      xhr.setRequestHeader('content-type', contentType);
+      xhr.upload.onprogress = function (event) {
+        if (event.lengthComputable) onProgress(event.loaded / event.total);
+      };
+      xhr.onerror = function () { reject(new ApiError(0, 'NETWORK', 'upload failed')); };
+      xhr.onload = function () {
+        let body;
+        try { body = JSON.parse(xhr.responseText); } catch (ignored) { body = undefined; }
+        if (xhr.status === 200 && body && body.success) return resolve(body.data);
+        const error = body && body.error ? body.error : { code: 'SERVER_ERROR', message: xhr.statusText };
+        reject(new ApiError(xhr.status, error.code, error.message));
+      };
+      xhr.send(file);
+    });
+  }
+
+  return {
+    credits: function () { return request('GET', '/credits'); },
+    reserveUpload: function (file, contentType) {
+      return request('POST', '/audio/uploads', { filename: file.name, contentType: contentType, contentLength: file.size });
+    },
+    uploadBytes: uploadBytes,
+    createSplit: function (input, stemModel, idempotencyKey) {
+      return request('POST', '/audio/splits', { input: input, stemModel: stemModel }, { 'idempotency-key': idempotencyKey });
+    },
+    split: function (id) { return request('GET', '/audio/splits/' + encodeURIComponent(id)); },
+    listSplits: function (cursor) {
+      return request('GET', '/audio/splits?limit=10' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
+    },
+  };
+}
+
+const CONTENT_TYPES = {
+  mp3: 'audio/mpeg', wav: 'audio/wav', wave: 'audio/wav', flac: 'audio/flac',
+  m4a: 'audio/mp4', mp4: 'audio/mp4', aac: 'audio/mp4', webm: 'audio/webm', weba: 'audio/webm',
+};
+const TYPE_ALIASES = {
+  'audio/mp3': 'audio/mpeg', 'audio/mpeg': 'audio/mpeg', 'audio/wav': 'audio/wav', 'audio/wave': 'audio/wav',
+  'audio/x-wav': 'audio/wav', 'audio/vnd.wave': 'audio/wav', 'audio/flac': 'audio/flac', 'audio/x-flac': 'audio/flac',
+  'audio/mp4': 'audio/mp4', 'audio/x-m4a': 'audio/mp4', 'audio/m4a': 'audio/mp4', 'audio/aac': 'audio/mp4',
+  'audio/webm': 'audio/webm', 'video/webm': 'audio/webm',
+};
+
+/** The content type the API accepts for this file, or undefined when it takes none. */
+export function contentTypeOf(file) {
+  if (TYPE_ALIASES[file.type]) return TYPE_ALIASES[file.type];
+  const dot = file.name.lastIndexOf('.');
+  return dot < 0 ? undefined : CONTENT_TYPES[file.name.slice(dot + 1).toLowerCase()];
+}
+
+/** Why a file cannot be sent at all, before anything reaches the server. */
+export function fileProblem(file) {
+  if (!contentTypeOf(file)) return '"' + file.name + '" is not a file type stemsplit takes. Use MP3, WAV, FLAC, M4A or WebM.';
+  if (file.size === 0) return '"' + file.name + '" is empty.';
+  if (file.size > MAX_UPLOAD_BYTES) {
+    return '"' + file.name + '" is ' + (file.size / MIB).toFixed(1) + ' MB; the largest file stemsplit takes is 50 MB. Try an MP3 of the song.';
+  }
+  return undefined;
+}
+
+function plural(n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); }
+
+/** An API failure in the words a musician would use, with what to do next. */
+export function explainError(error) {
+  if (!(error instanceof ApiError)) return 'Something went wrong in the page: ' + String(error && error.message || error);
+  switch (error.status) {
+    case 0:
+      return 'The stemsplit server can\'t be reached. Check that "stemsplit serve" is still running, then try again.';
+    case 401:
+      return 'This API key isn\'t accepted: it was revoked, or the server was restarted (each start prints a new link). ' +
+        'Open the link "stemsplit serve" printed, or paste a key from "stemsplit keys create".';
+    case 402: {
+      const numbers = /needs (\d+) credits.*balance is (-?\d+)/.exec(error.message);
+      if (!numbers) return 'Not enough credits for this song. Add some with "stemsplit credits grant <seconds>".';
+      return 'Not enough credits: this song is ' + plural(Number(numbers[1]), 'second') + ' long and the account has ' +
+        plural(Number(numbers[2]), 'second') + ' of credit left. Add more with "stemsplit credits grant <seconds>".';
+    }
+    case 404:
+      return 'That job or upload no longer exists on this server.';
+    case 422:
+      if (/not decodable audio|audio is empty/.test(error.message)) {
+        return 'stemsplit couldn\'t read this file as audio. Is it a song in MP3, WAV, FLAC, M4A or WebM?';
+      }
+      if (/contentLength|Content-Length|bytes/.test(error.message)) {
+        return 'The upload arrived incomplete or too large (the most is 50 MB). Try again.';
+      }
+      return 'The server couldn\'t use this request: ' + error.message;
+    case 429: {
+      const wait = error.retryAfterSeconds;
+      return 'Too many splits started in the last minute. ' +
+        (wait !== undefined ? 'Try again in ' + plural(Math.max(1, Math.ceil(wait)), 'second') + '.' : 'Wait a moment and try again.');
+    }
+    case 507:
+      return 'The server\'s disk is full, so the upload couldn\'t be stored. Free some space and try again.';
+    default:
+      return 'The server ran into a problem (error ' + error.status + '). Try again; if it keeps happening, look at the output of "stemsplit serve".';
+  }
+}
+
+const JOB_FAILURES = {
+  SOURCE_FETCH_FAILED: 'the server couldn\'t read the uploaded song back',
+  AUDIO_DECODE_FAILED: 'the song couldn\'t be decoded as audio',
+  SEPARATION_FAILED: 'the separation model failed on this song',
+  ENCODE_FAILED: 'writing the MP3 stems failed',
+  STORAGE_FAILED: 'the server\'s disk is full or not writable',
+  INTERNAL_ERROR: 'the job was interrupted',
+};
+
+/** Why a job failed, from its error code. Failed jobs are refunded by the server. */
+export function explainJobFailure(jobError) {
+  const code = jobError && jobError.code;
+  const why = JOB_FAILURES[code] || 'something went wrong while splitting';
+  return 'The split failed: ' + why + '. Your credits were refunded.';
+}
+`;

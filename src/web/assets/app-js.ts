@@ -1,0 +1,300 @@
+/**
+ * Browser module `/web/app.js`: the page's controller. The key (from the `#key=` link or pasted),
+ * the upload → reservation → split → progress flow, the key's past jobs, and the keyboard.
+ */
+export const appJs = String.raw`
+import { ApiError, contentTypeOf, createApi, explainError, explainJobFailure, fileProblem } from './api.js';
+import { formatTime, h, show } from './dom.js';
+import { MixerView } from './mixer-view.js';
+
+const KEY_STORAGE = 'stemsplit.apiKey';
+const POLL_MS = 1000;
+const RETRY_MS = 3000;
+const $ = function (id) { return document.getElementById(id); };
+
+const state = { key: '', following: 0, busy: false, cursor: null };
+const api = createApi(function () { return state.key; });
+const statusLine = $('status');
+
+function announce(text) {
+  statusLine.textContent = '';
+  // A change of text is what screen readers announce: clear first so a repeat is spoken too.
+  setTimeout(function () { statusLine.textContent = text; }, 50);
+}
+
+const mixerView = new MixerView({
+  panel: $('mixer-panel'), title: $('mixer-title'), status: $('mixer-status'), play: $('play'),
+  time: $('time'), seek: $('seek'), stems: $('stems'), downloadAll: $('download-all'),
+}, announce);
+
+function storedKey() {
+  try { return localStorage.getItem(KEY_STORAGE) || ''; } catch (ignored) { return ''; }
+}
+
+function storeKey(key) {
+  try {
+    if (key) localStorage.setItem(KEY_STORAGE, key);
+    else localStorage.removeItem(KEY_STORAGE);
+  } catch (ignored) { /* storage disabled: the key lasts as long as the page */ }
+}
+
+/** The key a "stemsplit serve" link carries in its fragment; the fragment is then cleared from the address bar. */
+function keyFromFragment() {
+  const match = /(?:^#|&)key=([^&]+)/.exec(location.hash);
+  if (!match) return '';
+  history.replaceState(null, '', location.pathname + location.search);
+  return decodeURIComponent(match[1]);
+}
+
+function randomToken() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, function (b) { return b.toString(16).padStart(2, '0'); }).join('');
+}
+
+function setError(element, message) {
+  element.textContent = message || '';
+  show(element, Boolean(message));
+}
+
+// ---- key ----
+
+function showKeyPanel(message) {
+  show($('key-panel'), true);
+  show($('upload-panel'), false);
+  show($('history-panel'), false);
+  show($('change-key'), false);
+  setError($('key-error'), message);
+  $('key-input').focus();
+}
+
+async function connect(key) {
+  state.key = key;
+  try {
+    const credits = await api.credits();
+    storeKey(key);
+    showCredits(credits);
+    show($('key-panel'), false);
+    show($('upload-panel'), true);
+    show($('history-panel'), true);
+    show($('change-key'), true);
+    setError($('key-error'), '');
+    $('key-input').value = '';
+    await loadHistory(false);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      storeKey('');
+      state.key = '';
+    }
+    showKeyPanel(explainError(error));
+  }
+}
+
+function showCredits(credits) {
+  const element = $('credits');
+  element.textContent = formatTime(credits.balance) + ' of audio left';
+  element.title = credits.balance + ' credits: one credit splits one second of audio';
+  show(element, true);
+}
+
+async function refreshCredits() {
+  try { showCredits(await api.credits()); } catch (ignored) { /* the next action reports it */ }
+}
+
+$('key-form').addEventListener('submit', function (event) {
+  event.preventDefault();
+  const key = $('key-input').value.trim();
+  if (key) connect(key);
+});
+
+$('change-key').addEventListener('click', function () { showKeyPanel(''); });
+
+// ---- upload and split ----
+
+function selectedModel() {
+  const checked = document.querySelector('input[name="model"]:checked');
+  return checked ? checked.value : '4s';
+}
+
+function setJob(name, stage, percent) {
+  show($('job'), true);
+  $('job-name').textContent = name;
+  $('job-stage').textContent = stage;
+  const bar = $('job-progress');
+  if (percent === undefined) bar.removeAttribute('value');
+  else bar.value = percent;
+}
+
+function setBusy(busy) {
+  state.busy = busy;
+  $('file-input').disabled = busy;
+  $('drop-zone').classList.toggle('is-busy', busy);
+}
+
+async function splitFile(file) {
+  if (state.busy) return;
+  setError($('upload-error'), '');
+  const problem = fileProblem(file);
+  if (problem) return setError($('upload-error'), problem);
+  const contentType = contentTypeOf(file);
+  setBusy(true);
+  announce('Uploading ' + file.name);
+  try {
+    setJob(file.name, 'Reserving the upload\u2026', undefined);
+    const reservation = await api.reserveUpload(file, contentType);
+    setJob(file.name, 'Uploading 0%', 0);
+    const stored = await api.uploadBytes(reservation.uploadUrl, reservation.uploadHeaders, file, contentType, function (fraction) {
+      setJob(file.name, 'Uploading ' + Math.round(fraction * 100) + '%', fraction * 100);
+    });
+    setJob(file.name, 'Starting the split\u2026', undefined);
+    const input = { type: 'uploaded_file', uploadId: reservation.uploadId, fileUrl: stored.url, storageKey: stored.key };
+    const created = await api.createSplit(input, selectedModel(), randomToken());
+    refreshCredits();
+    loadHistory(false);
+    await follow(created.id, file.name);
+  } catch (error) {
+    show($('job'), false);
+    setError($('upload-error'), explainError(error));
+    announce('The split could not start');
+  } finally {
+    setBusy(false);
+  }
+}
+
+/** Polls a job until it ends, showing its progress; opens it in the mixer when it succeeds. */
+async function follow(id, name) {
+  const ticket = ++state.following;
+  setError($('upload-error'), '');
+  for (;;) {
+    let split;
+    try {
+      split = await api.split(id);
+    } catch (error) {
+      if (ticket !== state.following) return;
+      if (error instanceof ApiError && error.status === 0) {
+        setJob(name, 'Lost contact with the server, retrying\u2026', undefined);
+        await delay(RETRY_MS);
+        continue;
+      }
+      show($('job'), false);
+      return setError($('upload-error'), explainError(error));
+    }
+    if (ticket !== state.following) return;
+    if (split.status === 'queued') setJob(name, 'Waiting for its turn\u2026', 0);
+    if (split.status === 'processing') setJob(name, 'Splitting ' + split.progress + '%', split.progress);
+    if (split.status === 'failed') {
+      show($('job'), false);
+      setError($('upload-error'), explainJobFailure(split.error));
+      refreshCredits();
+      loadHistory(false);
+      return;
+    }
+    if (split.status === 'succeeded') {
+      setJob(name, 'Done', 100);
+      loadHistory(false);
+      await openInMixer(split);
+      if (ticket === state.following) show($('job'), false);
+      return;
+    }
+    await delay(POLL_MS);
+  }
+}
+
+function delay(ms) {
+  return new Promise(function (resolve) { setTimeout(resolve, ms); });
+}
+
+async function openInMixer(split) {
+  try {
+    await mixerView.open(split);
+  } catch (error) {
+    mixerView.fail('The stems could not be played: ' + (error && error.message ? error.message : String(error)) + '.');
+  }
+}
+
+$('file-input').addEventListener('change', function () {
+  const input = $('file-input');
+  const file = input.files && input.files[0];
+  if (file) splitFile(file);
+  input.value = '';
+});
+
+// Dropping anywhere on the page works; without this a stray drop would navigate away to the file.
+let dragDepth = 0;
+window.addEventListener('dragenter', function (event) {
+  event.preventDefault();
+  dragDepth++;
+  $('drop-zone').classList.add('is-dragging');
+});
+window.addEventListener('dragleave', function () {
+  dragDepth = Math.max(0, dragDepth - 1);
+  if (dragDepth === 0) $('drop-zone').classList.remove('is-dragging');
+});
+window.addEventListener('dragover', function (event) {
+  event.preventDefault();
+  if (event.dataTransfer) event.dataTransfer.dropEffect = state.key && !state.busy ? 'copy' : 'none';
+});
+window.addEventListener('drop', function (event) {
+  event.preventDefault();
+  dragDepth = 0;
+  $('drop-zone').classList.remove('is-dragging');
+  const file = event.dataTransfer && event.dataTransfer.files[0];
+  if (!file) return;
+  if (!state.key) return showKeyPanel('Connect with an API key first, then drop the song again.');
+  splitFile(file);
+});
+
+// ---- past jobs ----
+
+const STATUS_WORDS = { queued: 'Queued', processing: 'Splitting', succeeded: 'Ready', failed: 'Failed' };
+
+function historyItem(split) {
+  const expired = split.status === 'succeeded' && !split.stems;
+  const when = new Date(split.createdAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  const meta = (split.stemModel === '4s' ? '4 stems' : '6 stems') + ' \u00b7 ' + formatTime(split.durationSeconds) + ' \u00b7 ' + when;
+  const badgeText = expired ? 'Expired' : split.status === 'processing' ? 'Splitting ' + split.progress + '%' : STATUS_WORDS[split.status];
+  const details = [h('span', { class: 'history-name' }, [split.filename]), h('span', { class: 'history-meta' }, [meta])];
+  if (split.status === 'failed') details.push(h('span', { class: 'history-why' }, [explainJobFailure(split.error)]));
+  if (expired) details.push(h('span', { class: 'history-why' }, ['The stems were removed after 7 days.']));
+  const children = [h('div', { class: 'history-main' }, details), h('span', { class: 'badge badge-' + (expired ? 'expired' : split.status) }, [badgeText])];
+  if (split.status === 'succeeded' && split.stems) {
+    children.push(h('button', { type: 'button', 'aria-label': 'Open ' + split.filename + ' in the mixer', onclick: function () { openInMixer(split); } }, ['Open']));
+  } else if (split.status === 'queued' || split.status === 'processing') {
+    children.push(h('button', { type: 'button', 'aria-label': 'Follow the progress of ' + split.filename, onclick: function () { follow(split.id, split.filename); } }, ['Follow']));
+  }
+  return h('li', { class: 'history-item', 'data-split': split.id }, children);
+}
+
+async function loadHistory(more) {
+  try {
+    const page = await api.listSplits(more ? state.cursor : null);
+    state.cursor = page.nextCursor;
+    const list = $('history');
+    const items = page.items.map(historyItem);
+    if (more) list.append.apply(list, items);
+    else list.replaceChildren.apply(list, items);
+    show($('history-empty'), list.children.length === 0);
+    show($('history-more'), Boolean(page.nextCursor));
+    setError($('history-error'), '');
+  } catch (error) {
+    setError($('history-error'), explainError(error));
+  }
+}
+
+$('history-more').addEventListener('click', function () { loadHistory(true); });
+$('history-refresh').addEventListener('click', function () { loadHistory(false); });
+
+// ---- keyboard: space plays and pauses unless a control that uses space has the focus ----
+
+document.addEventListener('keydown', function (event) {
+  if (event.key !== ' ' || event.altKey || event.ctrlKey || event.metaKey || event.defaultPrevented) return;
+  const target = event.target;
+  const typing = target.closest && target.closest('button, a, select, textarea, summary, [contenteditable], input:not([type="range"])');
+  if (typing || !mixerView.ready) return;
+  event.preventDefault();
+  mixerView.toggle();
+});
+
+const initialKey = keyFromFragment() || storedKey();
+if (initialKey) connect(initialKey);
+else showKeyPanel('');
+`;

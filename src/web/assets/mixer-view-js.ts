@@ -1,0 +1,249 @@
+/**
+ * Browser module `/web/mixer-view.js`: the mixer panel. Fetches a job's signed stem URLs, decodes
+ * them with Web Audio, and draws one row per stem (meter, mute, solo, volume, waveform, download)
+ * under a shared transport (play/pause, time, seek) and a "download all" zip.
+ */
+export const mixerViewJs = String.raw`
+import { formatTime, h, icon, show, songBaseName, spokenTime } from './dom.js';
+import { Mixer } from './mixer.js';
+import { computePeaks, drawWaveform, peakMagnitude } from './waveform.js';
+import { zipStore } from './zip.js';
+
+const STEM_COLORS = {
+  vocals: '#f472b6', drums: '#fbbf24', bass: '#60a5fa', other: '#a78bfa', guitar: '#34d399', piano: '#fb923c',
+};
+const FALLBACK_COLORS = ['#f472b6', '#fbbf24', '#60a5fa', '#a78bfa', '#34d399', '#fb923c'];
+const STEM_ORDER = ['vocals', 'drums', 'bass', 'guitar', 'piano', 'other'];
+const METER_FLOOR_DB = -60;
+const WAVE_HEADROOM = 0.95;
+const SILENCE = 1e-4;
+
+/** An RMS level as the fill of a meter: -60 dBFS and below empty, 0 dBFS full. */
+function meterFill(rms) {
+  if (rms <= 0) return 0;
+  return Math.max(0, Math.min(1, 1 - (20 * Math.log10(rms)) / METER_FLOOR_DB));
+}
+
+function orderOf(name) {
+  const index = STEM_ORDER.indexOf(name);
+  return index < 0 ? STEM_ORDER.length : index;
+}
+
+async function fetchStem(name, url) {
+  const response = await fetch(url, { cache: 'no-store' });
+  if (!response.ok) {
+    throw new Error(response.status === 404
+      ? 'the ' + name + ' stem is gone from the server (stems are kept for 7 days)'
+      : 'the ' + name + ' stem could not be loaded (HTTP ' + response.status + ')');
+  }
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+export class MixerView {
+  /** elements: {panel, title, status, play, time, seek, stems, downloadAll}; announce(text) speaks to screen readers. */
+  constructor(elements, announce) {
+    this.el = elements;
+    this.announce = announce;
+    this.context = null;
+    this.mixer = null;
+    this.rows = [];
+    this.objectUrls = [];
+    this.generation = 0;
+    this.ready = false;
+    this.scrubbing = false;
+    this.lastSpokenSecond = -1;
+    this.frame = 0;
+    this.split = null;
+    this.stems = [];
+    this.bindTransport();
+  }
+
+  bindTransport() {
+    const self = this;
+    this.el.play.addEventListener('click', function () { self.toggle(); });
+    this.el.seek.addEventListener('input', function () { self.seekTo(Number(self.el.seek.value)); });
+    this.el.seek.addEventListener('pointerdown', function () { self.scrubbing = true; });
+    window.addEventListener('pointerup', function () { self.scrubbing = false; });
+    this.el.downloadAll.addEventListener('click', function () { self.downloadAll(); });
+  }
+
+  /** Shows a finished job in the mixer; resolves once its stems are decoded and drawn. */
+  async open(split) {
+    const generation = ++this.generation;
+    this.reset();
+    this.split = split;
+    show(this.el.panel, true);
+    this.el.title.textContent = split.filename;
+    this.setStatus('Loading ' + Object.keys(split.stems).length + ' stems\u2026');
+    if (!this.context) this.context = new AudioContext();
+    const names = Object.keys(split.stems).sort(function (a, b) { return orderOf(a) - orderOf(b); });
+    const context = this.context;
+    const stems = await Promise.all(names.map(async function (name) {
+      const bytes = await fetchStem(name, split.stems[name]);
+      // decodeAudioData takes the buffer over: keep our own bytes for the downloads.
+      const buffer = await context.decodeAudioData(bytes.slice().buffer);
+      return { name: name, bytes: bytes, buffer: buffer, peaks: computePeaks(buffer) };
+    }));
+    if (generation !== this.generation) return;
+    this.stems = stems;
+    this.mixer = new Mixer(this.context);
+    this.mixer.load(stems);
+    const self = this;
+    this.mixer.onEnded = function () { self.updatePlayButton(); self.render(); };
+    this.el.seek.max = String(this.mixer.duration);
+    this.el.seek.disabled = false;
+    this.el.play.disabled = false;
+    this.el.downloadAll.disabled = false;
+    const loudest = Math.max(SILENCE, Math.max.apply(null, stems.map(function (stem) { return peakMagnitude(stem.peaks); })));
+    const waveScale = WAVE_HEADROOM / loudest;
+    this.el.stems.replaceChildren.apply(this.el.stems, stems.map(function (stem, i) { return self.buildRow(stem, i, waveScale); }));
+    this.setStatus('');
+    this.ready = true;
+    this.render();
+    this.announce('Stems of ' + split.filename + ' are ready. Press space to play.');
+  }
+
+  setStatus(text) {
+    this.el.status.textContent = text;
+    show(this.el.status, text !== '');
+  }
+
+  fail(message) {
+    this.setStatus(message);
+  }
+
+  reset() {
+    if (this.mixer) this.mixer.close();
+    this.mixer = null;
+    this.ready = false;
+    this.rows = [];
+    this.stems = [];
+    for (const url of this.objectUrls) URL.revokeObjectURL(url);
+    this.objectUrls = [];
+    this.el.stems.replaceChildren();
+    this.el.play.disabled = true;
+    this.el.seek.disabled = true;
+    this.el.downloadAll.disabled = true;
+    this.el.seek.value = '0';
+    this.updatePlayButton();
+  }
+
+  fileName(stemName) {
+    return songBaseName(this.split.filename) + '-' + stemName + '.mp3';
+  }
+
+  buildRow(stem, index, waveScale) {
+    const self = this;
+    const name = stem.name;
+    const color = STEM_COLORS[name] || FALLBACK_COLORS[index % FALLBACK_COLORS.length];
+    const url = URL.createObjectURL(new Blob([stem.bytes], { type: 'audio/mpeg' }));
+    this.objectUrls.push(url);
+    const meterFill = h('span', { class: 'meter-fill' });
+    const mute = h('button', { type: 'button', class: 'toggle mute', 'aria-pressed': 'false', 'aria-label': 'Mute ' + name, title: 'Mute ' + name }, ['M']);
+    const solo = h('button', { type: 'button', class: 'toggle solo', 'aria-pressed': 'false', 'aria-label': 'Solo ' + name, title: 'Solo ' + name }, ['S']);
+    const volume = h('input', { type: 'range', class: 'volume', min: '0', max: '1', step: '0.01', value: '1', 'aria-label': name + ' volume' });
+    const canvas = h('canvas', { class: 'wave-canvas', 'aria-hidden': 'true' });
+    const played = h('span', { class: 'wave-played' });
+    const wave = h('div', { class: 'wave' }, [canvas, played]);
+    const download = h('a', { class: 'button download', href: url, download: this.fileName(name), 'aria-label': 'Download ' + name + ' (MP3)' }, [icon('download'), h('span', { class: 'download-label' }, ['MP3'])]);
+    const row = h('li', { class: 'stem', 'data-stem': name }, [
+      h('div', { class: 'stem-name' }, [h('span', {}, [name]), h('span', { class: 'meter', 'aria-hidden': 'true' }, [meterFill])]),
+      h('div', { class: 'stem-buttons' }, [mute, solo]),
+      volume,
+      wave,
+      download,
+    ]);
+    row.style.setProperty('--stem-color', color);
+    mute.addEventListener('click', function () { self.toggleFlag(name, 'muted', mute); });
+    solo.addEventListener('click', function () { self.toggleFlag(name, 'soloed', solo); });
+    volume.addEventListener('input', function () { self.mixer.setVolume(name, Number(volume.value)); });
+    wave.addEventListener('pointerdown', function (event) {
+      wave.setPointerCapture(event.pointerId);
+      self.seekFromPointer(wave, event);
+    });
+    wave.addEventListener('pointermove', function (event) {
+      if (wave.hasPointerCapture(event.pointerId)) self.seekFromPointer(wave, event);
+    });
+    new ResizeObserver(function () { drawWaveform(canvas, stem.peaks, color, waveScale); }).observe(canvas);
+    this.rows.push({ name: name, row: row, played: played, meterFill: meterFill, mute: mute, solo: solo });
+    return row;
+  }
+
+  toggleFlag(name, flag, button) {
+    const on = button.getAttribute('aria-pressed') !== 'true';
+    button.setAttribute('aria-pressed', String(on));
+    if (flag === 'muted') this.mixer.setMuted(name, on);
+    else this.mixer.setSoloed(name, on);
+    this.render();
+  }
+
+  seekFromPointer(wave, event) {
+    const rect = wave.getBoundingClientRect();
+    const fraction = Math.max(0, Math.min(1, (event.clientX - rect.left) / rect.width));
+    this.seekTo(fraction * this.mixer.duration);
+  }
+
+  seekTo(seconds) {
+    if (!this.mixer) return;
+    const self = this;
+    this.mixer.seek(seconds).then(function () { self.render(); });
+    this.render();
+  }
+
+  async toggle() {
+    if (!this.ready) return;
+    await this.mixer.toggle();
+    this.updatePlayButton();
+    this.render();
+  }
+
+  updatePlayButton() {
+    const playing = Boolean(this.mixer && this.mixer.playing);
+    this.el.play.replaceChildren(icon(playing ? 'pause' : 'play'));
+    this.el.play.setAttribute('aria-label', playing ? 'Pause' : 'Play');
+    this.el.play.classList.toggle('is-playing', playing);
+  }
+
+  /** One frame: time, seek bar, played part of each waveform, meters; loops while playing. */
+  render() {
+    cancelAnimationFrame(this.frame);
+    if (!this.mixer) return;
+    const mixer = this.mixer;
+    const position = mixer.position;
+    const duration = mixer.duration;
+    this.el.time.textContent = formatTime(position) + ' / ' + formatTime(duration);
+    if (!this.scrubbing) this.el.seek.value = String(position);
+    const second = Math.floor(position);
+    if (second !== this.lastSpokenSecond) {
+      this.lastSpokenSecond = second;
+      this.el.seek.setAttribute('aria-valuetext', spokenTime(position) + ' of ' + spokenTime(duration));
+    }
+    const percent = duration > 0 ? (100 * position) / duration : 0;
+    for (const row of this.rows) {
+      row.played.style.width = percent + '%';
+      const level = mixer.level(row.name);
+      row.meterFill.style.transform = 'scaleX(' + meterFill(level) + ')';
+      row.row.dataset.level = level.toFixed(4);
+      row.row.classList.toggle('is-silent', !mixer.isAudible(row.name));
+    }
+    if (mixer.playing) {
+      const self = this;
+      this.frame = requestAnimationFrame(function () { self.render(); });
+    } else {
+      this.updatePlayButton();
+    }
+  }
+
+  downloadAll() {
+    if (!this.ready) return;
+    const self = this;
+    const files = this.stems.map(function (stem) { return { name: self.fileName(stem.name), bytes: stem.bytes }; });
+    const url = URL.createObjectURL(zipStore(files));
+    const link = h('a', { href: url, download: songBaseName(this.split.filename) + '-stems.zip', hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
+  }
+}
+`;

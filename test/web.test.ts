@@ -1,0 +1,253 @@
+/**
+ * The web page of `stemsplit serve` in a real browser (Debian's chromium driven by
+ * playwright-core) against a real server: upload a generated song, watch it split, play, solo,
+ * download. Screenshots of the mixer go to test-artifacts/.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { crc32 } from 'node:zlib';
+import { after, before, describe, test } from 'node:test';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { createWebSession, webSessionLink, WEB_SESSION_KEY_NAME } from '../src/web/session.js';
+import { writeSong } from './support/audio.js';
+import { killHard, startServeProcess } from './support/process.js';
+import { startTestServer, tempDir, type TestServer } from './support/server.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url));
+const SONG_SECONDS = 4.3;
+const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
+
+let t: TestServer;
+let browser: Browser;
+let songPath: string;
+
+before(async () => {
+  songPath = join(tempDir(), 'Night Drive.wav');
+  writeSong(songPath, SONG_SECONDS);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  t = await startTestServer();
+  if (existsSync(CHROMIUM)) browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+});
+after(async () => {
+  await browser?.close();
+  await t.close();
+});
+
+/** A page whose uncaught errors fail the test. */
+async function openPage(context: BrowserContext, url: string): Promise<{ page: Page; errors: string[] }> {
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.goto(url);
+  return { page, errors };
+}
+
+async function stemBytes(splitId: string, stem: string): Promise<Buffer> {
+  const split = (await t.request('GET', `/audio/splits/${splitId}`)).json.data;
+  return Buffer.from(await (await fetch(split.stems[stem])).arrayBuffer());
+}
+
+/** The entries of a zip, read by hand with each CRC-32 checked by node:zlib. */
+function readStoredZip(bytes: Buffer): Map<string, Buffer> {
+  const entries = new Map<string, Buffer>();
+  let offset = 0;
+  while (bytes.readUInt32LE(offset) === 0x04034b50) {
+    assert.equal(bytes.readUInt16LE(offset + 8), 0, 'stored, not compressed');
+    const crc = bytes.readUInt32LE(offset + 14);
+    const size = bytes.readUInt32LE(offset + 18);
+    const nameLength = bytes.readUInt16LE(offset + 26);
+    const extraLength = bytes.readUInt16LE(offset + 28);
+    const name = bytes.subarray(offset + 30, offset + 30 + nameLength).toString('utf8');
+    const data = bytes.subarray(offset + 30 + nameLength + extraLength, offset + 30 + nameLength + extraLength + size);
+    assert.equal(crc32(data), crc, `CRC-32 of ${name}`);
+    entries.set(name, data);
+    offset += 30 + nameLength + extraLength + size;
+  }
+  assert.equal(bytes.readUInt32LE(offset), 0x02014b50, 'the central directory follows the entries');
+  return entries;
+}
+
+async function download(page: Page, click: () => Promise<void>): Promise<{ name: string; bytes: Buffer }> {
+  const [file] = await Promise.all([page.waitForEvent('download'), click()]);
+  return { name: file.suggestedFilename(), bytes: readFileSync(await file.path()) };
+}
+
+/** RMS of what each stem sends to the master, as the page's meters read it. */
+const levels = (page: Page): Promise<Record<string, number>> =>
+  page.$$eval('#stems li', (rows) => Object.fromEntries(rows.map((row) => [row.getAttribute('data-stem'), Number(row.getAttribute('data-level'))])));
+const SOUNDING = 0.001; // -60 dBFS
+const SILENT = 1e-5; // -100 dBFS
+
+async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`still ${JSON.stringify(value)} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('the local session', () => {
+  test('each start makes a new "web session" key of the default account and revokes the previous one', () => {
+    const first = createWebSession(t.server.data);
+    const second = createWebSession(t.server.data);
+    assert.equal(first.account, 'default');
+    assert.equal(t.server.data.accounts.authenticate(first.key), undefined, 'the previous session key is revoked');
+    assert.ok(t.server.data.accounts.authenticate(second.key));
+    const live = t.server.data.accounts.listKeys().filter((k) => k.name === WEB_SESSION_KEY_NAME && k.revokedAt === null);
+    assert.deepEqual(live.map((k) => k.id), [second.id]);
+  });
+
+  test('the link carries the key in the fragment and reaches a server listening on every interface', () => {
+    const link = webSessionLink('http://0.0.0.0:8787', 'sk_stemsplit_abc');
+    assert.equal(link, 'http://127.0.0.1:8787/#key=sk_stemsplit_abc');
+    assert.equal(webSessionLink('http://[::]:9000', 'k'), 'http://[::1]:9000/#key=k');
+  });
+
+  test('stemsplit serve prints a working link', async () => {
+    const { child } = await startServeProcess(['--data-dir', tempDir()]);
+    try {
+      const link = await new Promise<string>((resolve) => {
+        let out = '';
+        const scan = () => {
+          const match = /Open (http:\/\/\S+#key=(\S+)) /.exec(out);
+          if (match?.[1]) resolve(match[1]);
+        };
+        child.stdout?.on('data', (chunk: Buffer) => ((out += chunk.toString()), scan()));
+      });
+      const url = new URL(link);
+      const key = decodeURIComponent(url.hash.slice('#key='.length));
+      const page = await fetch(new URL('/', url));
+      assert.equal(page.status, 200);
+      const credits = await fetch(new URL('/v1/credits', url), { headers: { authorization: `Bearer ${key}` } });
+      assert.equal(credits.status, 200);
+    } finally {
+      await killHard(child);
+    }
+  });
+});
+
+describe('the page and its assets', () => {
+  test('come from the server itself, with a strict content security policy and revalidation', async () => {
+    const page = await fetch(`${t.server.url}/`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    const html = await page.text();
+    assert.doesNotMatch(html, /https?:\/\/(?!www\.w3\.org)/, 'no external URL in the page');
+    const referenced = [...html.matchAll(/(?:src|href)="(\/web\/[^"]+)"/g)].map((m) => m[1] as string);
+    assert.ok(referenced.includes('/web/app.js') && referenced.includes('/web/app.css'));
+    for (const path of ['/web/app.js', '/web/api.js', '/web/mixer.js', '/web/mixer-view.js', '/web/waveform.js', '/web/zip.js', '/web/dom.js']) {
+      const asset = await fetch(`${t.server.url}${path}`);
+      assert.equal(asset.status, 200, path);
+      assert.match(asset.headers.get('content-type') ?? '', /^text\/javascript/);
+      const etag = asset.headers.get('etag') ?? '';
+      assert.equal((await fetch(`${t.server.url}${path}`, { headers: { 'if-none-match': etag } })).status, 304);
+      assert.doesNotMatch(await asset.text(), /https?:\/\/(?!www\.w3\.org)/, `${path} loads nothing from elsewhere`);
+    }
+    const missing = await fetch(`${t.server.url}/web/nothing.js`);
+    assert.equal(missing.status, 404);
+    assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'NOT_FOUND');
+  });
+});
+
+describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CHROMIUM} (apt-get install chromium)` }, () => {
+  test('a pasted key the server refuses is explained in plain words', async () => {
+    const context = await browser.newContext();
+    const { page, errors } = await openPage(context, `${t.server.url}/`);
+    await page.getByRole('textbox', { name: 'API key' }).fill('sk_stemsplit_not-a-real-key');
+    await page.keyboard.press('Enter');
+    await page.locator('#key-error').getByText(/isn't accepted/).waitFor();
+    assert.equal(await page.locator('#upload-panel').isHidden(), true);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test('the serve link: upload, watch the split, play, solo, download a stem and all stems', async () => {
+    const session = createWebSession(t.server.data);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    const { page, errors } = await openPage(context, webSessionLink(t.server.url, session.key));
+    await page.locator('#upload-panel').waitFor();
+    assert.equal(new URL(page.url()).hash, '', 'the key leaves the address bar');
+    assert.equal(await page.evaluate<string | null>("localStorage.getItem('stemsplit.apiKey')"), session.key);
+
+    await page.getByLabel(/4 stems/).check();
+    await page.locator('#file-input').setInputFiles(songPath);
+    await page.locator('#job-stage').getByText(/Uploading|Reserving|Starting|Waiting|Splitting/).first().waitFor();
+    await page.locator('#stems li').nth(3).waitFor({ timeout: 60_000 });
+    const stems = await page.$$eval('#stems li', (rows) => rows.map((row) => row.getAttribute('data-stem')));
+    assert.deepEqual([...stems].sort(), ['bass', 'drums', 'other', 'vocals']);
+    await page.locator('#history li').filter({ hasText: 'Night Drive.wav' }).getByText('Ready').waitFor();
+    const splitId = (await page.locator('#history li').first().getAttribute('data-split')) as string;
+    assert.match(splitId, /^split_/);
+    assert.match((await page.locator('#credits').textContent()) ?? '', /of audio left/);
+    await page.screenshot({ path: join(ARTIFACTS, 'web-mixer-desktop.png'), fullPage: true });
+
+    // Play: time runs and every meter reads what its stem sends.
+    await page.getByRole('button', { name: 'Play' }).click();
+    await page.getByRole('button', { name: 'Pause' }).waitFor();
+    const playing = await waitFor(() => levels(page), (level) => Object.values(level).some((rms) => rms > SOUNDING));
+    const loudest = Object.entries(playing).sort((a, b) => b[1] - a[1])[0]?.[0] as string;
+
+    // Solo the loudest stem: the others fall silent, it keeps sounding.
+    await page.getByRole('button', { name: `Solo ${loudest}` }).click();
+    assert.equal(await page.getByRole('button', { name: `Solo ${loudest}` }).getAttribute('aria-pressed'), 'true');
+    await waitFor(
+      () => levels(page),
+      (level) => Object.entries(level).every(([stem, rms]) => (stem === loudest ? rms > SOUNDING : rms < SILENT)),
+    );
+    assert.equal(await page.locator(`#stems li[data-stem="${loudest}"]`).getAttribute('class'), 'stem');
+    assert.equal(await page.locator('#stems li.is-silent').count(), 3);
+    await page.screenshot({ path: join(ARTIFACTS, 'web-mixer-playing.png') });
+
+    // Space pauses when no control that takes space has the focus.
+    await page.locator('#mixer-title').click();
+    await page.keyboard.press('Space');
+    await page.getByRole('button', { name: 'Play' }).waitFor();
+    assert.ok(Number(await page.locator('#seek').inputValue()) > 0, 'the position moved while playing');
+
+    const stem = await download(page, () => page.getByRole('link', { name: `Download ${loudest} (MP3)` }).click());
+    assert.equal(stem.name, `Night Drive-${loudest}.mp3`);
+    assert.ok(stem.bytes.equals(await stemBytes(splitId, loudest)), 'the download is the stem the server made');
+
+    const zip = await download(page, () => page.getByRole('button', { name: 'Download all (zip)' }).click());
+    assert.equal(zip.name, 'Night Drive-stems.zip');
+    const entries = readStoredZip(zip.bytes);
+    assert.deepEqual([...entries.keys()].sort(), ['bass', 'drums', 'other', 'vocals'].map((s) => `Night Drive-${s}.mp3`));
+    for (const [name, bytes] of entries) {
+      const stemName = /-(\w+)\.mp3$/.exec(name)?.[1] as string;
+      assert.ok(bytes.equals(await stemBytes(splitId, stemName)), `${name} in the zip is the stem`);
+    }
+    assert.deepEqual(errors, []);
+    await context.close();
+
+    // On a phone: the same job opened from the key's past splits.
+    const phone = await browser.newContext(PHONE);
+    const small = await openPage(phone, webSessionLink(t.server.url, session.key));
+    await small.page.locator('#history li').filter({ hasText: 'Night Drive.wav' }).getByRole('button', { name: /Open/ }).click();
+    await small.page.locator('#stems li').nth(3).waitFor();
+    const overflow = await small.page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    assert.ok(overflow <= 0, `nothing runs off a phone's screen (${overflow} px)`);
+    await small.page.locator('#mixer-panel').screenshot({ path: join(ARTIFACTS, 'web-mixer-phone.png') });
+    assert.deepEqual(small.errors, []);
+    await phone.close();
+  });
+
+  test('not enough credits is told in seconds, before any audio is split', async () => {
+    const poor = t.server.data.accounts.createKey('poor', 'web');
+    const context = await browser.newContext();
+    const { page, errors } = await openPage(context, webSessionLink(t.server.url, poor.key));
+    await page.locator('#file-input').setInputFiles(songPath);
+    const message = page.locator('#upload-error');
+    await message.getByText(/Not enough credits/).waitFor();
+    assert.match((await message.textContent()) ?? '', /this song is 5 seconds long and the account has 0 seconds of credit left/);
+    assert.match((await message.textContent()) ?? '', /stemsplit credits grant/);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+});
