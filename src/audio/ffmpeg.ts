@@ -15,7 +15,7 @@ import { StemsplitError } from '../errors.js';
 export function resolveFfmpegPath(env: NodeJS.ProcessEnv = process.env): string {
   const explicit = env['STEMSPLIT_FFMPEG'];
   if (explicit !== undefined && explicit !== '') return explicit;
-  return findOnPath('ffmpeg', env) ?? bundledFfmpegPath();
+  return findOnPath('ffmpeg', env) ?? bundledFfmpegPath(env);
 }
 
 function findOnPath(command: string, env: NodeJS.ProcessEnv): string | undefined {
@@ -39,7 +39,10 @@ function isExecutable(file: string): boolean {
   }
 }
 
-function bundledFfmpegPath(): string {
+function bundledFfmpegPath(env: NodeJS.ProcessEnv): string {
+  // The standalone executable carries its own ffmpeg and names it here (src/sea/runtime.ts).
+  const unpacked = env['STEMSPLIT_BUNDLED_FFMPEG'];
+  if (unpacked !== undefined && unpacked !== '') return unpacked;
   const require = createRequire(import.meta.url);
   const installer = require('@ffmpeg-installer/ffmpeg') as { path: string };
   return installer.path;
