@@ -79,6 +79,7 @@ async function download(page: Page, click: () => Promise<void>): Promise<{ name:
 /** RMS of what each stem sends to the master, as the page's meters read it. */
 const levels = (page: Page): Promise<Record<string, number>> =>
   page.$$eval('#stems li', (rows) => Object.fromEntries(rows.map((row) => [row.getAttribute('data-stem'), Number(row.getAttribute('data-level'))])));
+const FOCUSED_LABEL = "document.activeElement.getAttribute('aria-label') || document.activeElement.textContent";
 const SOUNDING = 0.001; // -60 dBFS
 const SILENT = 1e-5; // -100 dBFS
 
@@ -164,6 +165,7 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     await page.keyboard.press('Enter');
     await page.locator('#key-error').getByText(/isn't accepted/).waitFor();
     assert.equal(await page.locator('#upload-panel').isHidden(), true);
+    await page.screenshot({ path: join(ARTIFACTS, 'web-key-refused.png') });
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -187,6 +189,17 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     assert.match(splitId, /^split_/);
     assert.match((await page.locator('#credits').textContent()) ?? '', /of audio left/);
     await page.screenshot({ path: join(ARTIFACTS, 'web-mixer-desktop.png'), fullPage: true });
+
+    // Every control of the mixer is reached with Tab, in order, and shows where the focus is.
+    await page.getByRole('button', { name: 'Play' }).focus();
+    const reached: string[] = [];
+    for (let i = 0; i < 1 + 4 * 4; i++) {
+      await page.keyboard.press('Tab');
+      reached.push(await page.evaluate<string>(FOCUSED_LABEL));
+      assert.notEqual(await page.evaluate<string>('getComputedStyle(document.activeElement).outlineStyle'), 'none', `focus is visible on ${reached.at(-1)}`);
+    }
+    const expected = ['Position in the song', ...stems.flatMap((name) => [`Mute ${name}`, `Solo ${name}`, `${name} volume`, `Download ${name} (MP3)`])];
+    assert.deepEqual(reached, expected);
 
     // Play: time runs and every meter reads what its stem sends.
     await page.getByRole('button', { name: 'Play' }).click();
@@ -234,19 +247,27 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     const overflow = await small.page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     assert.ok(overflow <= 0, `nothing runs off a phone's screen (${overflow} px)`);
     await small.page.locator('#mixer-panel').screenshot({ path: join(ARTIFACTS, 'web-mixer-phone.png') });
+    await small.page.screenshot({ path: join(ARTIFACTS, 'web-page-phone.png'), fullPage: true });
     assert.deepEqual(small.errors, []);
     await phone.close();
   });
 
-  test('not enough credits is told in seconds, before any audio is split', async () => {
+  test('a song dropped on the page without enough credits is told in seconds', async () => {
     const poor = t.server.data.accounts.createKey('poor', 'web');
     const context = await browser.newContext();
     const { page, errors } = await openPage(context, webSessionLink(t.server.url, poor.key));
-    await page.locator('#file-input').setInputFiles(songPath);
+    await page.locator('#upload-panel').waitFor();
+    // A real File in a real DataTransfer, dropped on the drop zone as a file manager would.
+    const base64 = readFileSync(songPath).toString('base64');
+    const dataTransfer = await page.evaluateHandle(
+      `(() => { const t = new DataTransfer(); t.items.add(new File([Uint8Array.from(atob(${JSON.stringify(base64)}), (c) => c.charCodeAt(0))], 'Night Drive.wav', { type: 'audio/wav' })); return t; })()`,
+    );
+    await page.locator('#drop-zone').dispatchEvent('drop', { dataTransfer });
     const message = page.locator('#upload-error');
     await message.getByText(/Not enough credits/).waitFor();
     assert.match((await message.textContent()) ?? '', /this song is 5 seconds long and the account has 0 seconds of credit left/);
     assert.match((await message.textContent()) ?? '', /stemsplit credits grant/);
+    await page.locator('#upload-panel').screenshot({ path: join(ARTIFACTS, 'web-upload-402.png') });
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -56,10 +56,25 @@ function setError(element, message) {
   show(element, Boolean(message));
 }
 
+function forgetKey() {
+  storeKey('');
+  state.key = '';
+}
+
+/** Shows an API failure beside what failed; a refused key sends the user back to the key form. */
+function report(element, error) {
+  if (error instanceof ApiError && error.status === 401) {
+    forgetKey();
+    return showKeyPanel(explainError(error));
+  }
+  setError(element, explainError(error));
+}
+
 // ---- key ----
 
 function showKeyPanel(message) {
   show($('key-panel'), true);
+  show($('key-cancel'), Boolean(state.key));
   show($('upload-panel'), false);
   show($('history-panel'), false);
   show($('change-key'), false);
@@ -81,10 +96,8 @@ async function connect(key) {
     $('key-input').value = '';
     await loadHistory(false);
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401) {
-      storeKey('');
-      state.key = '';
-    }
+    // A refused key is forgotten; an unreachable server keeps it, for "Keep the current key" to retry.
+    if (error instanceof ApiError && error.status === 401) forgetKey();
     showKeyPanel(explainError(error));
   }
 }
@@ -107,6 +120,7 @@ $('key-form').addEventListener('submit', function (event) {
 });
 
 $('change-key').addEventListener('click', function () { showKeyPanel(''); });
+$('key-cancel').addEventListener('click', function () { connect(state.key); });
 
 // ---- upload and split ----
 
@@ -153,7 +167,7 @@ async function splitFile(file) {
     await follow(created.id, file.name);
   } catch (error) {
     show($('job'), false);
-    setError($('upload-error'), explainError(error));
+    report($('upload-error'), error);
     announce('The split could not start');
   } finally {
     setBusy(false);
@@ -176,7 +190,7 @@ async function follow(id, name) {
         continue;
       }
       show($('job'), false);
-      return setError($('upload-error'), explainError(error));
+      return report($('upload-error'), error);
     }
     if (ticket !== state.following) return;
     if (split.status === 'queued') setJob(name, 'Waiting for its turn\u2026', 0);
@@ -276,7 +290,7 @@ async function loadHistory(more) {
     show($('history-more'), Boolean(page.nextCursor));
     setError($('history-error'), '');
   } catch (error) {
-    setError($('history-error'), explainError(error));
+    report($('history-error'), error);
   }
 }
 

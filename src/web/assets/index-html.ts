@@ -29,6 +29,7 @@ export const indexHtml = String.raw`<!doctype html>
       <div class="key-row">
         <input id="key-input" type="password" autocomplete="off" spellcheck="false" placeholder="sk_stemsplit_&hellip;" required>
         <button type="submit" class="primary">Use this key</button>
+        <button id="key-cancel" type="button" class="quiet" hidden>Keep the current key</button>
       </div>
     </form>
     <p id="key-error" class="error" role="alert" hidden></p>
@@ -44,8 +45,9 @@ export const indexHtml = String.raw`<!doctype html>
     <div id="drop-zone" class="drop-zone">
       <input id="file-input" class="file-input" type="file" accept="audio/*,.mp3,.wav,.flac,.m4a,.webm">
       <label for="file-input" class="drop-label">
-        <span class="drop-big">Drop a song here</span>
-        <span>or <span class="fake-button">choose a file</span></span>
+        <span class="drop-big for-mouse">Drop a song here</span>
+        <span class="for-mouse">or <span class="fake-button">choose a file</span></span>
+        <span class="drop-big fake-button for-touch">Choose a song</span>
         <small>MP3, WAV, FLAC, M4A or WebM, up to 50 MB. One second of audio uses one credit.</small>
       </label>
     </div>

@@ -89,6 +89,11 @@ input[type="password"], input[type="text"] {
 .fake-button { color: var(--accent); text-decoration: underline; }
 .file-input:focus-visible + .drop-label { outline: 3px solid var(--focus); outline-offset: 2px; }
 .drop-zone:hover .drop-label, .drop-zone.is-dragging .drop-label { border-color: var(--accent); background: rgba(125, 211, 252, 0.06); }
+.for-touch { display: none; }
+@media (pointer: coarse) {
+  .for-mouse { display: none; }
+  .for-touch { display: inline; }
+}
 .drop-zone.is-busy { opacity: 0.55; }
 .drop-zone.is-busy .file-input { cursor: default; }
 
@@ -157,6 +162,9 @@ input[type="range"] { accent-color: var(--accent); min-width: 0; }
   .history-main { flex-basis: 100%; }
   .transport { gap: 0.5rem; }
   .time { min-width: 0; font-size: 0.9rem; }
+  .top { gap: 0.5rem; }
+  .credits { font-size: 0.85rem; }
+  #change-key { white-space: nowrap; padding: 0.4rem 0.6rem; }
 }
 @media (prefers-reduced-motion: reduce) {
   * { transition: none !important; }
