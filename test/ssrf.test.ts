@@ -151,6 +151,21 @@ describe('direct_url through the API', () => {
     }
   });
 
+  test('a webhookUrl on a private address is refused when the job is created', async () => {
+    const t = await startTestServer();
+    try {
+      for (const webhookUrl of ['http://127.0.0.1:9/hook', 'http://[::1]/hook', 'http://10.0.0.8/hook', 'http://0x7f000001/hook']) {
+        const response = await t.request('POST', '/audio/splits', {
+          body: { input: { type: 'direct_url', url: 'http://203.0.113.9/song.mp3' }, webhookUrl },
+        });
+        assert.equal(response.status, 422, webhookUrl);
+        assert.match(response.json.error.message, /webhookUrl/);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
   test('works against a local HTTP server when private URLs are allowed (this test only)', async () => {
     const dir = tempDir();
     writeSong(join(dir, 'remote.wav'), 2.2);

@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises';
 import { probeDurationSeconds } from '../audio/index.js';
 import { StemsplitError, describeError } from '../errors.js';
 import type { ModelRegistry, StemModelAlias } from '../models/registry.js';
-import { downloadToFile, FetchRefused, type GuardOptions } from '../net/fetch.js';
+import { assertAllowedTarget, downloadToFile, FetchRefused, type GuardOptions } from '../net/fetch.js';
 import { isoAt, newId, type DataStore, type Principal, type Split } from '../store/index.js';
 import { storageKeyOf, uploadPath } from './upload-service.js';
 
@@ -52,6 +52,7 @@ export class SplitService {
   async create(principal: Principal, request: CreateSplitRequest, baseUrl: string): Promise<Split> {
     const id = newId('split');
     const model = this.#resolveModel(request.stemModel);
+    if (request.webhookUrl) await this.#checkWebhookTarget(request.webhookUrl);
     const source = await this.#source(id, principal, request.input);
     try {
       const seconds = await this.#probe(source.path);
@@ -60,6 +61,15 @@ export class SplitService {
     } catch (error) {
       await source.discard();
       throw error;
+    }
+  }
+
+  /** A webhook that could never be delivered is refused now, not retried for a day. */
+  async #checkWebhookTarget(url: string): Promise<void> {
+    try {
+      await assertAllowedTarget(url, this.#options.guard);
+    } catch (error) {
+      throw new StemsplitError('VALIDATION_ERROR', `webhookUrl: ${describeError(error)}`, { cause: error });
     }
   }
 

@@ -59,6 +59,11 @@ export function parseHttpUrl(raw: string): URL {
   return url;
 }
 
+/** Refuses a URL whose host is (or resolves to) a forbidden address, without connecting. */
+export async function assertAllowedTarget(rawUrl: string, options: GuardOptions): Promise<void> {
+  await checkedAddress(parseHttpUrl(rawUrl), options);
+}
+
 /** The address to connect to for `url`, after the SSRF check. */
 async function checkedAddress(url: URL, options: GuardOptions): Promise<string> {
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;

@@ -1,7 +1,6 @@
 import { StemsplitError } from '../../errors.js';
 import { DEFAULT_ACCOUNT } from '../../store/index.js';
-import { print, printJson, type CommandContext } from '../context.js';
-import { withStore } from './keys.js';
+import { print, printJson, withStore, type CommandContext } from '../context.js';
 
 export async function creditsShow(ctx: CommandContext, options: { account?: string; json?: boolean }): Promise<void> {
   const account = options.account ?? DEFAULT_ACCOUNT;

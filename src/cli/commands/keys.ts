@@ -1,20 +1,7 @@
 import { StemsplitError } from '../../errors.js';
-import { DEFAULT_ACCOUNT, openDataStore } from '../../store/index.js';
-import { print, printJson, type CommandContext } from '../context.js';
+import { DEFAULT_ACCOUNT } from '../../store/index.js';
+import { print, printJson, withStore, type CommandContext } from '../context.js';
 
-async function withStore<T>(ctx: CommandContext, fn: (data: Awaited<ReturnType<typeof openDataStore>>) => T): Promise<T> {
-  const data = await openDataStore(ctx.config.dataDir, {
-    initialCredits: ctx.config.initialCredits,
-    idempotencyTtlSeconds: ctx.config.idempotencyTtlSeconds,
-  });
-  try {
-    return fn(data);
-  } finally {
-    data.close();
-  }
-}
-
-export { withStore };
 
 export async function keysCreate(ctx: CommandContext, options: { name?: string; account?: string; json?: boolean }): Promise<void> {
   const created = await withStore(ctx, (data) => data.accounts.createKey(options.account ?? DEFAULT_ACCOUNT, options.name ?? 'cli'));
