@@ -4,6 +4,7 @@
  * download. Screenshots of the mixer go to test-artifacts/.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,12 +13,13 @@ import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createWebSession, webSessionLink, WEB_SESSION_KEY_NAME } from '../src/web/session.js';
 import { writeSong } from './support/audio.js';
-import { killHard, startServeProcess } from './support/process.js';
+import { killHard } from './support/process.js';
 import { startTestServer, tempDir, type TestServer } from './support/server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ARTIFACTS = join(ROOT, 'test-artifacts');
 const SONG_SECONDS = 4.3;
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 
@@ -110,18 +112,23 @@ describe('the local session', () => {
     assert.equal(webSessionLink('http://[::]:9000', 'k'), 'http://[::1]:9000/#key=k');
   });
 
-  test('stemsplit serve prints a working link', async () => {
-    const { child } = await startServeProcess(['--data-dir', tempDir()]);
+  test('stemsplit serve prints a working link', { timeout: 60_000 }, async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--port', '0', '--data-dir', tempDir()], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
-      const link = await new Promise<string>((resolve) => {
+      const link = await new Promise<string>((resolve, reject) => {
         let out = '';
-        const scan = () => {
-          const match = /Open (http:\/\/\S+#key=(\S+)) /.exec(out);
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          const match = /^Open (http:\/\/\S+#key=\S+) /m.exec(out);
           if (match?.[1]) resolve(match[1]);
-        };
-        child.stdout?.on('data', (chunk: Buffer) => ((out += chunk.toString()), scan()));
+        });
+        child.once('exit', (code) => reject(new Error(`serve exited with ${code} before printing the link: ${out}`)));
       });
       const url = new URL(link);
+      assert.equal(url.hostname, '127.0.0.1');
       const key = decodeURIComponent(url.hash.slice('#key='.length));
       const page = await fetch(new URL('/', url));
       assert.equal(page.status, 200);
@@ -180,7 +187,7 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
 
     await page.getByLabel(/4 stems/).check();
     await page.locator('#file-input').setInputFiles(songPath);
-    await page.locator('#job-stage').getByText(/Uploading|Reserving|Starting|Waiting|Splitting/).first().waitFor();
+    await page.locator('#job-stage').getByText(/Reserving|Uploading|Starting|Waiting|Splitting|Done/).first().waitFor();
     await page.locator('#stems li').nth(3).waitFor({ timeout: 60_000 });
     const stems = await page.$$eval('#stems li', (rows) => rows.map((row) => row.getAttribute('data-stem')));
     assert.deepEqual([...stems].sort(), ['bass', 'drums', 'other', 'vocals']);

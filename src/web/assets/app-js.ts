@@ -10,6 +10,7 @@ import { MixerView } from './mixer-view.js';
 const KEY_STORAGE = 'stemsplit.apiKey';
 const POLL_MS = 1000;
 const RETRY_MS = 3000;
+const STATUS_WORDS = { queued: 'Queued', processing: 'Splitting', succeeded: 'Ready', failed: 'Failed' };
 const $ = function (id) { return document.getElementById(id); };
 
 const state = { key: '', following: 0, busy: false, cursor: null };
@@ -177,6 +178,7 @@ async function splitFile(file) {
 /** Polls a job until it ends, showing its progress; opens it in the mixer when it succeeds. */
 async function follow(id, name) {
   const ticket = ++state.following;
+  let lastStatus = '';
   setError($('upload-error'), '');
   for (;;) {
     let split;
@@ -193,6 +195,8 @@ async function follow(id, name) {
       return report($('upload-error'), error);
     }
     if (ticket !== state.following) return;
+    if (split.status !== lastStatus) announce(name + ': ' + STATUS_WORDS[split.status]);
+    lastStatus = split.status;
     if (split.status === 'queued') setJob(name, 'Waiting for its turn\u2026', 0);
     if (split.status === 'processing') setJob(name, 'Splitting ' + split.progress + '%', split.progress);
     if (split.status === 'failed') {
@@ -258,8 +262,6 @@ window.addEventListener('drop', function (event) {
 });
 
 // ---- past jobs ----
-
-const STATUS_WORDS = { queued: 'Queued', processing: 'Splitting', succeeded: 'Ready', failed: 'Failed' };
 
 function historyItem(split) {
   const expired = split.status === 'succeeded' && !split.stems;
