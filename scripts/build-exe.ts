@@ -165,8 +165,8 @@ async function bundle(outfile: string): Promise<void> {
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    minify: true,
-    keepNames: true,
+    // Not minified: start-up is the same either way (V8 code cache), and stack traces stay readable.
+    minify: false,
     legalComments: 'none',
     // CommonJS has no import.meta: give modules that use it (for paths beside the package) the executable's URL.
     define: { 'import.meta.url': 'STEMSPLIT_IMPORT_META_URL' },
@@ -229,6 +229,7 @@ async function main(): Promise<void> {
     step(`making the SEA blob with ${nodeBinary}`);
     const blob = join(work, 'sea.blob');
     const assets = Object.fromEntries([[MANIFEST_ASSET, join(work, MANIFEST_ASSET)], ...packed.map((f) => [f.asset, f.compressedFile])]);
+    // Code cache: warm --version 85 → 50 ms. A startup snapshot won ~10 ms more, not worth freezing module state at build time.
     const seaConfig = { main: script, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, useSnapshot: false, assets };
     writeFileSync(join(work, 'sea-config.json'), JSON.stringify(seaConfig, null, 2));
     mustRun(nodeBinary, ['--experimental-sea-config', join(work, 'sea-config.json')], { cwd: work });
