@@ -1,0 +1,403 @@
+/**
+ * What every reliability script shares: `stemsplit serve` child processes over one data dir, a
+ * small API client, a webhook receiver that checks signatures, the credit ledger audit, and
+ * figures (percentiles, RSS). Only loopback is ever contacted.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, relative } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import BetterSqlite3 from 'better-sqlite3';
+import { writeSong } from '../../test/support/audio.js';
+import { killHard, runCli, startServeProcess } from '../../test/support/process.js';
+
+export { killHard, runCli, writeSong };
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+/** One `stemsplit serve` child; restartable over the same data dir. */
+export class ServeProcess {
+  readonly dataDir: string;
+  readonly args: readonly string[];
+  readonly env: Record<string, string>;
+  #child: ChildProcess | undefined;
+  #url = '';
+  /** stderr of every start, for "error:" lines (a 5xx is logged there with its stack). */
+  stderr = '';
+  starts = 0;
+
+  constructor(dataDir: string, args: readonly string[], env: Record<string, string> = {}) {
+    this.dataDir = dataDir;
+    this.args = args;
+    this.env = { STEMSPLIT_DATA_DIR: dataDir, ...env };
+  }
+
+  get url(): string {
+    return this.#url;
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  get running(): boolean {
+    return this.#child !== undefined && this.#child.exitCode === null && this.#child.signalCode === null;
+  }
+
+  /** How the last child ended: null while it runs. */
+  get exit(): { code: number | null; signal: NodeJS.Signals | null } | null {
+    if (!this.#child || this.running) return null;
+    return { code: this.#child.exitCode, signal: this.#child.signalCode };
+  }
+
+  async start(): Promise<string> {
+    const { child, url } = await startServeProcess(this.args, this.env);
+    child.stderr?.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+    this.#child = child;
+    this.#url = url;
+    this.starts++;
+    return url;
+  }
+
+  async kill(): Promise<void> {
+    if (this.#child) await killHard(this.#child);
+  }
+
+  /** Resident memory of the server process, from /proc (Linux). */
+  rssKb(): number | undefined {
+    if (!this.#child?.pid) return undefined;
+    try {
+      return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${this.#child.pid}/status`, 'utf8'))?.[1]);
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** Runs the CLI against a data dir and parses its `--json` output. */
+export function cliJson<T>(dataDir: string, args: readonly string[]): T {
+  const result = runCli([...args, '--json'], { STEMSPLIT_DATA_DIR: dataDir });
+  if (result.status !== 0) throw new Error(`stemsplit ${args.join(' ')} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as T;
+}
+
+/** A fresh data dir's API key and webhook signing secret, made with the CLI as an operator would. */
+export function provision(dataDir: string): { key: string; secret: string } {
+  const { key } = cliJson<{ key: string }>(dataDir, ['keys', 'create']);
+  const { secret } = cliJson<{ secret: string }>(dataDir, ['webhook-secret', 'rotate']);
+  return { key, secret };
+}
+
+// ---------------------------------------------------------------------------------------------
+// API client
+
+export interface Reply {
+  readonly status: number;
+  readonly text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly json: any;
+  readonly headers: Headers;
+}
+
+export async function api(
+  base: string,
+  key: string | null,
+  method: string,
+  path: string,
+  init: { body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Reply> {
+  const headers: Record<string, string> = { ...init.headers };
+  if (key !== null) headers['authorization'] = `Bearer ${key}`;
+  let body: string | undefined;
+  if (init.body !== undefined) {
+    body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${base}/v1${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const text = await response.text();
+  return { status: response.status, text, json: parseJsonOr(text, undefined), headers: response.headers };
+}
+
+export function parseJsonOr<T>(text: string, fallback: T): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return fallback;
+  }
+}
+
+export interface UploadedInput {
+  readonly type: 'uploaded_file';
+  readonly uploadId: string;
+  readonly fileUrl: string;
+  readonly storageKey: string;
+}
+
+/** Reserve, send the bytes (PUT, like the SDKs), and return the `uploaded_file` input. Throws on any failure. */
+export async function upload(base: string, key: string, bytes: Buffer, filename = 'song.wav'): Promise<UploadedInput> {
+  const reserved = await api(base, key, 'POST', '/audio/uploads', {
+    body: { filename, contentType: 'audio/wav', contentLength: bytes.length },
+  });
+  if (reserved.status !== 200) throw new Error(`reserve answered ${reserved.status}: ${reserved.text}`);
+  const { uploadId, uploadUrl, uploadHeaders } = reserved.json.data as { uploadId: string; uploadUrl: string; uploadHeaders: Record<string, string> };
+  const sent = await fetch(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: bytes });
+  const result = (await sent.json()) as { data: { url: string; key: string } };
+  if (sent.status !== 200) throw new Error(`upload answered ${sent.status}: ${JSON.stringify(result)}`);
+  return { type: 'uploaded_file', uploadId, fileUrl: result.data.url, storageKey: result.data.key };
+}
+
+export const TERMINAL = new Set(['succeeded', 'failed']);
+
+/** Polls GET /audio/splits/{id} until every job is terminal or the deadline passes; returns the last views. */
+export async function waitTerminal(
+  base: () => string,
+  key: string,
+  ids: readonly string[],
+  timeoutMs: number,
+): Promise<Map<string, { status: string; stems?: Record<string, string>; error: { code: string } | null }>> {
+  const views = new Map<string, { status: string; stems?: Record<string, string>; error: { code: string } | null }>();
+  const deadline = Date.now() + timeoutMs;
+  let open = [...ids];
+  while (open.length > 0 && Date.now() < deadline) {
+    const still: string[] = [];
+    for (const id of open) {
+      const got = await api(base(), key, 'GET', `/audio/splits/${id}`).catch(() => undefined);
+      if (got?.status === 200) views.set(id, got.json.data);
+      if (!got || got.status !== 200 || !TERMINAL.has(got.json.data.status)) still.push(id);
+    }
+    open = still;
+    if (open.length > 0) await sleep(250);
+  }
+  return views;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** True when `bytes` start like an MP3 file: an ID3 tag or an MPEG audio frame sync. */
+export function looksLikeMp3(bytes: Buffer): boolean {
+  if (bytes.length < 4) return false;
+  if (bytes.subarray(0, 3).toString('latin1') === 'ID3') return true;
+  return bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0;
+}
+
+/** Downloads every stem of a succeeded job; returns the problems found (none is good). */
+export async function checkStems(stems: Record<string, string> | undefined, expected: number): Promise<string[]> {
+  if (!stems) return ['no stems'];
+  const problems: string[] = [];
+  if (Object.keys(stems).length !== expected) problems.push(`${Object.keys(stems).length} stems, expected ${expected}`);
+  for (const [name, url] of Object.entries(stems)) {
+    const response = await fetch(url);
+    const bytes = Buffer.from(await response.arrayBuffer());
+    if (response.status !== 200) problems.push(`${name}: HTTP ${response.status}`);
+    else if (Number(response.headers.get('content-length')) !== bytes.length) problems.push(`${name}: short body`);
+    else if (!looksLikeMp3(bytes)) problems.push(`${name}: not an MP3`);
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks
+
+/** The receiver's side of docs/api.md: HMAC-SHA256 of "<t>.<raw body>" and a fresh timestamp. */
+export function verifySignature(header: string, body: string, secret: string, toleranceSeconds = 300): boolean {
+  const match = /^t=(\d{1,12}),v1=([0-9a-f]{64})$/.exec(header);
+  if (!match?.[1] || !match[2]) return false;
+  const timestamp = Number(match[1]);
+  if (Math.abs(Date.now() / 1000 - timestamp) > toleranceSeconds) return false;
+  const expected = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest();
+  return timingSafeEqual(Buffer.from(match[2], 'hex'), expected);
+}
+
+export interface WebhookDelivery {
+  readonly deliveryId: string;
+  readonly splitId: string;
+  readonly status: string;
+  readonly valid: boolean;
+  readonly receivedAtMs: number;
+}
+
+/** A loopback webhook receiver: verifies each delivery, answers 200, keeps what it got in order. */
+export class WebhookReceiver {
+  readonly received: WebhookDelivery[] = [];
+  readonly #server: Server;
+  #secret: string;
+  url = '';
+
+  constructor(secret: string) {
+    this.#secret = secret;
+    this.#server = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => (body += chunk));
+      req.on('end', () => {
+        this.received.push(this.#read(req.headers, body));
+        res.end('ok');
+      });
+    });
+  }
+
+  #read(headers: IncomingHttpHeaders, body: string): WebhookDelivery {
+    const event = parseJsonOr(body, {}) as { data?: { id?: string; status?: string } };
+    return {
+      deliveryId: String(headers['stemsplit-delivery'] ?? ''),
+      splitId: event.data?.id ?? '',
+      status: event.data?.status ?? '',
+      valid: verifySignature(String(headers['stemsplit-signature'] ?? ''), body, this.#secret),
+      receivedAtMs: Date.now(),
+    };
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/hooks/stemsplit`;
+    return this.url;
+  }
+
+  /** Valid deliveries per split id. */
+  validBySplit(): Map<string, WebhookDelivery[]> {
+    const bySplit = new Map<string, WebhookDelivery[]>();
+    for (const d of this.received) if (d.valid) bySplit.set(d.splitId, [...(bySplit.get(d.splitId) ?? []), d]);
+    return bySplit;
+  }
+
+  close(): Promise<void> {
+    this.#server.closeAllConnections();
+    return new Promise((resolve) => this.#server.close(() => resolve()));
+  }
+}
+
+/** Waits until every id has at least one valid delivery (or the deadline passes); returns the ids still missing. */
+export async function waitWebhooks(receiver: WebhookReceiver, ids: readonly string[], timeoutMs: number): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const delivered = receiver.validBySplit();
+    const missing = ids.filter((id) => !delivered.has(id));
+    if (missing.length === 0 || Date.now() > deadline) return missing;
+    await sleep(200);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ledger
+
+export interface LedgerAudit {
+  readonly balance: number;
+  readonly grants: number;
+  readonly charges: number;
+  readonly refunds: number;
+  readonly jobs: number;
+  /** Every broken invariant, in words; empty when the books balance. */
+  readonly problems: string[];
+}
+
+/**
+ * Reads the SQLite file directly (read-only, beside a running server or after it) and checks:
+ * balance = grants − charges + refunds; one charge per job, equal to its creditsUsed; one refund
+ * for each failed job and none for any other.
+ */
+export function auditLedger(dataDir: string, account = 'default'): LedgerAudit {
+  const db = new BetterSqlite3(join(dataDir, 'stemsplit.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    const acct = db.prepare('SELECT id, balance FROM accounts WHERE name = ?').get(account) as { id: string; balance: number };
+    const sum = (kind: string) =>
+      Number((db.prepare('SELECT COALESCE(SUM(amount), 0) AS s FROM ledger WHERE accountId = ? AND kind = ?').get(acct.id, kind) as { s: number }).s);
+    const grants = sum('grant');
+    const charges = -sum('charge');
+    const refunds = sum('refund');
+    const problems: string[] = [];
+    if (acct.balance !== grants - charges + refunds) {
+      problems.push(`balance ${acct.balance} ≠ grants ${grants} − charges ${charges} + refunds ${refunds}`);
+    }
+    const rows = db
+      .prepare(
+        `SELECT s.id, s.status, s.creditsUsed,
+           (SELECT COUNT(*) FROM ledger l WHERE l.splitId = s.id AND l.kind = 'charge') AS nCharges,
+           (SELECT COALESCE(-SUM(amount), 0) FROM ledger l WHERE l.splitId = s.id AND l.kind = 'charge') AS charged,
+           (SELECT COUNT(*) FROM ledger l WHERE l.splitId = s.id AND l.kind = 'refund') AS nRefunds,
+           (SELECT COALESCE(SUM(amount), 0) FROM ledger l WHERE l.splitId = s.id AND l.kind = 'refund') AS refunded
+         FROM splits s WHERE s.accountId = ?`,
+      )
+      .all(acct.id) as Array<{ id: string; status: string; creditsUsed: number; nCharges: number; charged: number; nRefunds: number; refunded: number }>;
+    for (const r of rows) {
+      if (r.nCharges !== 1 || r.charged !== r.creditsUsed) problems.push(`${r.id}: ${r.nCharges} charges totalling ${r.charged}, creditsUsed ${r.creditsUsed}`);
+      const refundsExpected = r.status === 'failed' ? 1 : 0;
+      if (r.nRefunds !== refundsExpected || (refundsExpected === 1 && r.refunded !== r.creditsUsed)) {
+        problems.push(`${r.id} (${r.status}): ${r.nRefunds} refunds totalling ${r.refunded}`);
+      }
+    }
+    const orphans = db.prepare(`SELECT COUNT(*) AS n FROM ledger WHERE kind != 'grant' AND splitId NOT IN (SELECT id FROM splits)`).get() as { n: number };
+    if (orphans.n > 0) problems.push(`${orphans.n} charges or refunds without a job`);
+    return { balance: acct.balance, grants, charges, refunds, jobs: rows.length, problems };
+  } finally {
+    db.close();
+  }
+}
+
+/** Runs a read-only query on a data dir's database. */
+export function queryDb<T>(dataDir: string, sqlText: string, ...params: unknown[]): T[] {
+  const db = new BetterSqlite3(join(dataDir, 'stemsplit.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare(sqlText).all(...params) as T[];
+  } finally {
+    db.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+/** Every file under `dir`, relative to it. */
+export function listFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (current: string) => {
+    for (const entry of readdirSync(current, { withFileTypes: true })) {
+      const full = join(current, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else out.push(relative(dir, full));
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
+
+/** Files and folders a crash or a failed write left half-done: `.partial` names. */
+export function leftoverPartials(dataDir: string): string[] {
+  return listFiles(dataDir).filter((file) => file.includes('.partial'));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Figures
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index] as number;
+}
+
+/** A seeded PRNG (mulberry32), so a run can be repeated with `--seed`. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Prints a markdown table. */
+export function table(headers: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | number>>): string {
+  const line = (cells: ReadonlyArray<string | number>) => `| ${cells.join(' | ')} |`;
+  return [line(headers), line(headers.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** True when this module is the script node was started with (so importing it from a test runs nothing). */
+export function isMain(importMetaUrl: string): boolean {
+  return process.argv[1] !== undefined && new URL(importMetaUrl).pathname === process.argv[1];
+}
