@@ -186,6 +186,15 @@ function checkNodeBinary(path: string): string {
   return binary;
 }
 
+/** The newest glibc symbol version the node binary and the addons ask for: the oldest glibc the executable runs on. */
+function glibcFloor(files: readonly string[]): string {
+  let minor = 0;
+  for (const file of files) {
+    for (const match of readFileSync(file).toString('latin1').matchAll(/GLIBC_2\.(\d+)/g)) minor = Math.max(minor, Number(match[1]));
+  }
+  return `2.${minor}`;
+}
+
 function run(command: string, args: readonly string[], options: { cwd?: string } = {}): { ok: boolean; output: string } {
   const result = spawnSync(command, [...args], { cwd: options.cwd, encoding: 'utf8', maxBuffer: 64 << 20 });
   return { ok: result.status === 0, output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}` };
@@ -218,7 +227,8 @@ async function main(): Promise<void> {
     await bundle(script);
 
     step('compressing ffmpeg, native addons and models');
-    const packed = await Promise.all(runtimeSources().map(pack));
+    const sources = runtimeSources();
+    const packed = await Promise.all(sources.map(pack));
     const manifest: RuntimeManifest = {
       version: VERSION,
       hash: runtimeHash(packed),
@@ -250,6 +260,8 @@ async function main(): Promise<void> {
       if (file.size > 1e6) console.log(`  ${file.path.padEnd(40)} ${megabytes(file.size).padStart(9)} → ${megabytes(file.compressedSize)}`);
     }
     console.log(`  bundle ${megabytes(statSync(script).size)}, runtime dir ${VERSION}-${manifest.hash}`);
+    const dynamic = [nodeBinary, ...sources.filter((f) => /\.(node|so(\.\d+)*)$/.test(f.path)).map((f) => f.source)];
+    console.log(`  needs glibc ≥ ${glibcFloor(dynamic)} and libstdc++ on the target machine`);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
