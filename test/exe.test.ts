@@ -81,6 +81,13 @@ test('--version on a fresh cache unpacks one runtime dir, named by version and c
   assert.deepEqual(runtimeDirs(env), dirs);
 });
 
+test('models list finds the bundled models inside the executable', () => {
+  const result = runExe(['models', 'list'], exeEnv(scratch(), sharedCache));
+  assert.equal(result.status, 0, result.stderr);
+  assert.match(result.stdout, /^bundled-4s +4 stems +bundled \[4s\]$/m);
+  assert.match(result.stdout, /^bundled-6s +6 stems +bundled \[6s\]$/m);
+});
+
 test('processes starting together on an empty cache all succeed and leave one complete runtime dir', async () => {
   const env = exeEnv(scratch());
   const starts = Array.from({ length: 3 }, () =>
@@ -158,6 +165,9 @@ test('serve: upload, split and download a stem through the v1 API, then stop on 
     const input = { type: 'uploaded_file', uploadId, fileUrl: stored.url, storageKey: stored.key };
     const split = await call(base, key, 'POST', '/audio/splits', { input, stemModel: '4s' });
     assert.equal(split.status, 200, JSON.stringify(split.json));
+    const page = await fetch(new URL('/', base));
+    assert.equal(page.status, 200, 'the web page is served from inside the executable');
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
 
     let state = split.json.data;
     for (const deadline = Date.now() + 120_000; state.status !== 'succeeded' && state.status !== 'failed'; ) {
