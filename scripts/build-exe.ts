@@ -239,7 +239,8 @@ async function main(): Promise<void> {
     step(`making the SEA blob with ${nodeBinary}`);
     const blob = join(work, 'sea.blob');
     const assets = Object.fromEntries([[MANIFEST_ASSET, join(work, MANIFEST_ASSET)], ...packed.map((f) => [f.asset, f.compressedFile])]);
-    // Code cache: warm --version 85 → 50 ms. A startup snapshot won ~10 ms more, not worth freezing module state at build time.
+    // The blob comes from the node binary it goes into. Code cache: warm --version 128 → 87 ms; a startup
+    // snapshot won ~10 ms more, not worth freezing module state at build time (docs/benchmarks.md).
     const seaConfig = { main: script, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, useSnapshot: false, assets };
     writeFileSync(join(work, 'sea-config.json'), JSON.stringify(seaConfig, null, 2));
     mustRun(nodeBinary, ['--experimental-sea-config', join(work, 'sea-config.json')], { cwd: work });
