@@ -120,6 +120,12 @@ function halfToFloat(h: number): number {
   return sign * 2 ** (exponent - 15) * (1 + fraction / 1024);
 }
 
+function energy(signal: Float32Array): number {
+  let total = 0;
+  for (const v of signal) total += v * v;
+  return total;
+}
+
 function addAll(signals: readonly Float32Array[]): Float32Array {
   const out = new Float32Array(signals[0]?.length ?? 0);
   for (const s of signals) for (let i = 0; i < out.length; i++) out[i] = (out[i] ?? 0) + (s[i] ?? 0);
@@ -196,8 +202,11 @@ async function scoreModel(model: SegmentModel, tracks: readonly Track[], scratch
     const sixStems = track.set === 'rendered' && model.sources.includes('guitar');
     const refs = references(track, sixStems);
     for (const [stem, estimate] of estimates(model.sources, outputs, mix.length, refs.keys(), sixStems)) {
+      const reference = refs.get(stem) ?? new Float32Array();
+      // A rendered song may lack a stem; the SDR of silence only measures leakage, so it is not averaged.
+      if (track.set === 'rendered' && energy(reference) <= 1e-4 * energy(mix.data)) continue;
       const scored = track.scoreRate === RATE ? estimate.data : await toMonoAt(estimate, track.scoreRate, scratch);
-      scores.push({ set: track.set, track: track.name, stem, sdr: sdr(refs.get(stem) ?? new Float32Array(), scored) });
+      scores.push({ set: track.set, track: track.name, stem, sdr: sdr(reference, scored) });
     }
   }
   return { scores, realtime: audioSeconds / separateSeconds };
@@ -252,7 +261,7 @@ function markdown(results: readonly ModelResult[], tracks: readonly Track[], cur
     lines.push(`| ${stem} | ${results.map((r) => fmt(averageOf(r, ['rendered'], stem))).join(' | ')} |`);
   }
   const rendered = tracks.filter((t) => t.set === 'rendered').length;
-  lines.push('', `${rendered} songs of 12 s; 4-stem models are scored on the 4-stem fold (other = other + guitar + piano), 6-stem models on all six stems.`);
+  lines.push('', `${rendered} songs of 12 s; 4-stem models are scored on the 4-stem fold (other = other + guitar + piano), 6-stem models on all six stems. A stem a song lacks (quieter than -40 dB re the mix) is left out of its average.`);
 
   lines.push('', '### Every real clip', '', ...header('clip · stem'));
   for (const track of tracks.filter((t) => t.set !== 'rendered')) {
@@ -273,7 +282,7 @@ function markdown(results: readonly ModelResult[], tracks: readonly Track[], cur
     curve.filter((_, i) => i % every === 0 || i === curve.length - 1).forEach((p) => {
       lines.push(`| ${p.step} | ${(p.time / 60).toFixed(0)} | ${p.songs} | ${fmt(p.sdr4['vocals'])} | ${fmt(p.sdr4['drums'])} | ${fmt(p.sdr4['bass'])} | ${fmt(p.sdr4['other'])} | ${fmt(mean(Object.values(p.sdr6)))} |`);
     });
-    lines.push('', 'From the run\'s `log.jsonl`: 24 fixed 6-s crops of the held-out songs, measured in training (PyTorch, same network).');
+    lines.push('', 'From the run\'s `log.jsonl`: 24 fixed 6-s crops of the held-out songs, measured during training (PyTorch, same network; a stem absent from a crop is left out of its mean).');
   }
   lines.push('', MARK_END);
   return lines.join('\n');

@@ -68,9 +68,23 @@ class Spectrogram(nn.Module):
         return y[..., N_FFT - HOP: N_FFT - HOP + length]
 
 
-def _block(cin, cout, transpose, k, s, p):
-    conv = (nn.ConvTranspose2d if transpose else nn.Conv2d)(cin, cout, k, s, p)
-    return nn.Sequential(conv, nn.BatchNorm2d(cout), nn.GELU())
+def _down(cin, cout, k, s, p):
+    return nn.Sequential(nn.Conv2d(cin, cout, k, s, p), nn.BatchNorm2d(cout), nn.GELU())
+
+
+class FreqUp(nn.Module):
+    """Frequency upsampling by `ratio` as a sub-pixel convolution (much faster than ConvTranspose2d on CPUs)."""
+
+    def __init__(self, cin, cout, ratio=4, norm=True):
+        super().__init__()
+        self.ratio, self.cout = ratio, cout
+        self.conv = nn.Conv2d(cin, cout * ratio, (3, 3), padding=(1, 1))
+        self.post = nn.Sequential(nn.BatchNorm2d(cout), nn.GELU()) if norm else nn.Identity()
+
+    def forward(self, x):
+        b, _, f, t = x.shape
+        y = self.conv(x).reshape(b, self.cout, self.ratio, f, t).transpose(2, 3).reshape(b, self.cout, f * self.ratio, t)
+        return self.post(y)
 
 
 class TimeBlock(nn.Module):
@@ -92,13 +106,12 @@ class MaskUNet(nn.Module):
         self.sources = sources
         self.spec = Spectrogram()
         k, s, p = (8, 3), (4, 1), (2, 1)
-        self.enc = nn.ModuleList([_block(2, c1, False, k, s, p), _block(c1, c2, False, k, s, p),
-                                  _block(c2, c3, False, k, s, p), _block(c3, c4, False, (4, 3), (4, 1), (0, 1))])
+        self.enc = nn.ModuleList([_down(2, c1, k, s, p), _down(c1, c2, k, s, p), _down(c2, c3, k, s, p),
+                                  _down(c3, c4, (4, 3), (4, 1), (0, 1))])
         bott = c4 * 4  # 1024 bins / 4**4 = 4 frequency rows left
         self.time = nn.Sequential(*[TimeBlock(bott, hidden, d) for d in dilations])
-        self.dec = nn.ModuleList([_block(c4, c3, True, (4, 3), (4, 1), (0, 1)), _block(c3, c2, True, k, s, p),
-                                  _block(c2, c1, True, k, s, p)])
-        self.head = nn.ConvTranspose2d(c1, sources * 2, k, s, p)
+        self.dec = nn.ModuleList([FreqUp(c4, c3), FreqUp(c3, c2), FreqUp(c2, c1)])
+        self.head = FreqUp(c1, sources * 2, norm=False)
 
     def masks(self, mag):
         """mag [B, 2, 1024, T] -> soft masks [B, S, 2, 1024, T] that sum to one over sources."""

@@ -103,22 +103,34 @@ def validation_set(folder, seconds=6.0, per_song=1):
 FOLD4 = [[1], [2], [3, 4, 5], [0]]  # drums, bass, other(+guitar+piano), vocals from the 6 training stems
 
 
+def present(ref, mix):
+    """Stems louder than -40 dB relative to the mixture; SDR of an absent stem says nothing useful."""
+    return (ref ** 2).sum((2, 3)) > 1e-4 * (mix ** 2).sum((1, 2))[:, None]
+
+
+def stem_means(scores, mask, names):
+    """Mean SDR per stem over the crops where that stem is present."""
+    return {n: round(float(scores[:, i][mask[:, i]].mean()), 3) if mask[:, i].any() else None for i, n in enumerate(names)}
+
+
 @torch.no_grad()
 def evaluate(model, valid):
     model.eval()
-    scores6, scores4 = [], []
+    s6, m6, s4, m4 = [], [], [], []
     for i in range(0, len(valid), 4):
         ref = valid[i: i + 4]
         est = model(ref.sum(1))
         r, e = ref.numpy(), est.numpy()
-        scores6.append(sdr(r, e, (2, 3)))
+        mix = r.sum(1)
         r4 = np.stack([r[:, idx].sum(1) for idx in FOLD4], 1)
         e4 = np.stack([e[:, idx].sum(1) for idx in FOLD4], 1)
-        scores4.append(sdr(r4, e4, (2, 3)))
+        s6.append(sdr(r, e, (2, 3)))
+        m6.append(present(r, mix))
+        s4.append(sdr(r4, e4, (2, 3)))
+        m4.append(present(r4, mix))
     model.train()
-    s6, s4 = np.concatenate(scores6), np.concatenate(scores4)
-    return ({n: round(float(v), 3) for n, v in zip(SOURCES, s6.mean(0))},
-            {n: round(float(v), 3) for n, v in zip(["drums", "bass", "other", "vocals"], s4.mean(0))})
+    s6, m6, s4, m4 = map(np.concatenate, (s6, m6, s4, m4))
+    return stem_means(s6, m6, SOURCES), stem_means(s4, m4, ["drums", "bass", "other", "vocals"])
 
 
 def save(path, obj):
@@ -187,7 +199,7 @@ def main():
             print(f"step {step} loss {np.mean(losses[-10:]):.4f} {time.time() - t_start:.0f}s", flush=True)
         if step % args.eval_every == 0:
             s6, s4 = evaluate(model, valid)
-            mean = float(np.mean(list(s6.values())))
+            mean = float(np.mean([v for v in s6.values() if v is not None]))
             entry = {"step": step, "time": round(time.time() - t_start), "songs": len(train),
                      "loss": round(float(np.mean(losses)), 5), "sdr6": s6, "sdr4": s4, "mean6": round(mean, 3)}
             losses = []
