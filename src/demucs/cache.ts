@@ -1,18 +1,15 @@
 /**
- * Converted models on disk, keyed by the checkpoint's SHA-256 (and the converter's version,
- * so a changed graph layout never reuses an old file). Files are written to a temporary
- * name and renamed, so a crash or a concurrent conversion never leaves a torn model.
+ * Converted models on disk, keyed by the checkpoint's SHA-256 and the converter's version
+ * (so a changed graph layout never reuses an old conversion). An entry is a directory of
+ * ONNX files plus `model.json`; it is written under a temporary name and renamed into
+ * place, so a crash or a concurrent conversion never leaves a torn entry.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 
-export interface CacheEntryPaths {
-  readonly onnx: string;
-  readonly meta: string;
-}
+export const MANIFEST_FILE = 'model.json';
 
 export async function sha256File(file: string): Promise<string> {
   const hash = createHash('sha256');
@@ -20,36 +17,44 @@ export async function sha256File(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-export function cacheEntry(cacheDir: string, checkpointSha256: string, converterVersion: number): CacheEntryPaths {
-  const base = path.join(cacheDir, 'demucs', `${checkpointSha256}.v${converterVersion}`);
-  return { onnx: `${base}.onnx`, meta: `${base}.json` };
+/** The directory of one conversion. */
+export function cacheEntryDir(cacheDir: string, checkpointSha256: string, converterVersion: number): string {
+  return path.join(cacheDir, 'demucs', `${checkpointSha256}.v${converterVersion}`);
 }
 
-/** The cached metadata, or undefined when the entry is missing or unreadable. */
-export async function readCachedMeta(entry: CacheEntryPaths): Promise<unknown> {
+/** The entry's manifest, or undefined when the entry is missing or unreadable. */
+export async function readCachedManifest(entryDir: string): Promise<unknown> {
   try {
-    return JSON.parse(await readFile(entry.meta, 'utf8')) as unknown;
+    return JSON.parse(await readFile(path.join(entryDir, MANIFEST_FILE), 'utf8')) as unknown;
   } catch {
     return undefined;
   }
 }
 
 /**
- * Stores one entry: `writeOnnx` writes the graph to the path it is given; the metadata is
- * renamed into place last, so its presence means the graph beside it is complete.
+ * Stores one entry: `writeFiles` fills the (temporary) directory it is given, the manifest
+ * is written last, and the directory is renamed into place. If another process won the
+ * race, its entry is kept.
  */
-export async function storeEntry(entry: CacheEntryPaths, writeOnnx: (file: string) => void, meta: unknown): Promise<void> {
-  await mkdir(path.dirname(entry.onnx), { recursive: true });
-  const suffix = `.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const onnxTemp = entry.onnx + suffix;
-  const metaTemp = entry.meta + suffix;
+export async function storeEntry(entryDir: string, writeFiles: (dir: string) => void, manifest: unknown): Promise<void> {
+  await mkdir(path.dirname(entryDir), { recursive: true });
+  const temp = `${entryDir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
-    writeOnnx(onnxTemp);
-    await rename(onnxTemp, entry.onnx);
-    await writeFile(metaTemp, JSON.stringify(meta, null, 2));
-    await rename(metaTemp, entry.meta);
+    await mkdir(temp);
+    writeFiles(temp);
+    await writeFile(path.join(temp, MANIFEST_FILE), JSON.stringify(manifest, null, 2));
+    try {
+      await rename(temp, entryDir);
+    } catch (error) {
+      // Another conversion of the same checkpoint finished first; its entry is complete.
+      if (!isAlreadyThere(error)) throw error;
+    }
   } finally {
-    await rm(onnxTemp, { force: true });
-    await rm(metaTemp, { force: true });
+    await rm(temp, { recursive: true, force: true });
   }
+}
+
+function isAlreadyThere(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOTEMPTY' || code === 'EEXIST';
 }

@@ -8,12 +8,12 @@ import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import type { SegmentModel } from '../separation/model.js';
 import { combineBag } from '../separation/bag.js';
-import { createOrtSession, runTensors, type OrtSessionHandle } from '../separation/onnx-session.js';
+import { createOrtSession, runTensors, type Float32Tensor, type OrtSessionHandle } from '../separation/onnx-session.js';
 import { parseBagFile, resolveMember } from './bag-file.js';
-import { cacheEntry, readCachedMeta, sha256File, storeEntry } from './cache.js';
+import { cacheEntryDir, readCachedManifest, sha256File, storeEntry } from './cache.js';
 import { readCheckpoint } from './checkpoint.js';
 import { parseHTDemucsConfig } from './config.js';
-import { GRAPH_INPUTS, GRAPH_OUTPUTS, buildHTDemucsGraph, type GraphOptions } from './htdemucs-graph.js';
+import { GRAPH_INPUTS, GRAPH_OUTPUTS, buildHTDemucsGraph, type GraphOptions, type TensorSpec } from './htdemucs-graph.js';
 import { writeModel } from './onnx/graph.js';
 import { SegmentStft } from './stft.js';
 
@@ -26,11 +26,22 @@ export interface LoadDemucsOptions {
   readonly name?: string;
 }
 
-/** What a converted graph needs to run, stored beside it. */
+/** One stage of a converted model: an ONNX file and the named tensors it reads and writes. */
+export interface ConvertedStage {
+  readonly name: string;
+  /** File name inside the model's directory. */
+  readonly file: string;
+  readonly inputs: readonly TensorSpec[];
+  readonly outputs: readonly TensorSpec[];
+}
+
+/** A converted checkpoint: what its stages need to run (`model.json` in its directory). */
 export interface ConvertedModel {
   readonly format: typeof META_FORMAT;
   readonly checkpointSha256: string;
-  readonly onnx: string;
+  /** Directory holding the stage files. */
+  readonly directory: string;
+  readonly stages: readonly ConvertedStage[];
   readonly sources: readonly string[];
   readonly sampleRate: number;
   readonly segmentSamples: number;
@@ -39,8 +50,8 @@ export interface ConvertedModel {
 }
 
 /** Bump when the graph layout changes, so caches convert again. */
-const CONVERTER_VERSION = 1;
-const META_FORMAT = 'stemsplit-demucs/1';
+const CONVERTER_VERSION = 2;
+const META_FORMAT = 'stemsplit-demucs/2';
 const GRAPH_OPTIONS: GraphOptions = { attention: 'fused' };
 /** HTDemucs.forward: x = (x − mean) / (1e-5 + std), for both branches. */
 const NORMALIZATION_EPS = 1e-5;
@@ -88,27 +99,36 @@ export async function convertCheckpoint(file: string, cacheDir: string): Promise
   } catch (error) {
     throw new StemsplitError('MODEL_NOT_FOUND', `cannot read checkpoint ${file}`, { cause: error });
   }
-  const entry = cacheEntry(cacheDir, sha256, CONVERTER_VERSION);
-  const cached = await readCachedMeta(entry);
-  if (isConvertedModel(cached)) return { ...cached, onnx: entry.onnx };
+  const directory = cacheEntryDir(cacheDir, sha256, CONVERTER_VERSION);
+  const cached = await readCachedManifest(directory);
+  if (isConvertedModel(cached)) return { ...cached, directory };
 
   const checkpoint = readCheckpoint(file);
   if (checkpoint.klass !== 'demucs.htdemucs.HTDemucs') {
     throw new StemsplitError('MODEL_INVALID', `unsupported class ${checkpoint.klass} in checkpoint ${file} (only HTDemucs is supported)`);
   }
   const config = parseHTDemucsConfig(checkpoint.kwargs);
-  const { graph } = buildHTDemucsGraph(config, checkpoint.state, GRAPH_OPTIONS);
+  const { stages } = buildHTDemucsGraph(config, checkpoint.state, GRAPH_OPTIONS);
   const converted: ConvertedModel = {
     format: META_FORMAT,
     checkpointSha256: sha256,
-    onnx: entry.onnx,
+    directory,
+    stages: stages.map((stage, index) => ({
+      name: stage.name,
+      file: `${String(index).padStart(2, '0')}-${stage.name}.onnx`,
+      inputs: stage.inputs,
+      outputs: stage.outputs,
+    })),
     sources: config.sources,
     sampleRate: config.samplerate,
     segmentSamples: config.segmentSamples,
     nfft: config.nfft,
     audioChannels: config.audioChannels,
   };
-  await storeEntry(entry, (target) => writeModel(graph.encode(), target), converted);
+  const writeStages = (dir: string): void => {
+    stages.forEach((stage, index) => writeModel(stage.graph.encode(), path.join(dir, (converted.stages[index] as ConvertedStage).file)));
+  };
+  await storeEntry(directory, writeStages, converted);
   return converted;
 }
 
@@ -117,6 +137,7 @@ function isConvertedModel(value: unknown): value is ConvertedModel {
   const record = value as Record<string, unknown>;
   return (
     record['format'] === META_FORMAT &&
+    Array.isArray(record['stages']) &&
     Array.isArray(record['sources']) &&
     typeof record['segmentSamples'] === 'number' &&
     typeof record['sampleRate'] === 'number' &&
@@ -125,11 +146,32 @@ function isConvertedModel(value: unknown): value is ConvertedModel {
   );
 }
 
+interface StageSession {
+  readonly stage: ConvertedStage;
+  readonly session: OrtSessionHandle;
+  /** Tensors no later stage reads: dropped once this stage has run. */
+  readonly lastUse: readonly string[];
+}
+
 async function openConverted(converted: ConvertedModel, name: string, intraOpThreads?: number): Promise<SegmentModel> {
-  const session = await createOrtSession(converted.onnx, {
-    ...(intraOpThreads === undefined ? {} : { intraOpThreads }),
-  });
-  return new HTDemucsModel(name, converted, session);
+  const sessions: StageSession[] = [];
+  try {
+    for (const [index, stage] of converted.stages.entries()) {
+      const session = await createOrtSession(path.join(converted.directory, stage.file), {
+        ...(intraOpThreads === undefined ? {} : { intraOpThreads }),
+        // Each stage is its own session; an arena per session would keep every stage's
+        // peak allocated at once, so allocations go straight to the system allocator.
+        cpuMemArena: false,
+      });
+      const later = converted.stages.slice(index + 1).flatMap((s) => s.inputs.map((input) => input.name));
+      const lastUse = stage.inputs.map((input) => input.name).filter((input) => !later.includes(input));
+      sessions.push({ stage, session, lastUse });
+    }
+  } catch (error) {
+    await Promise.all(sessions.map(({ session }) => session.release()));
+    throw error;
+  }
+  return new HTDemucsModel(name, converted, sessions);
 }
 
 /** Mean and unbiased standard deviation, accumulated in float64. */
@@ -160,7 +202,7 @@ class HTDemucsModel implements SegmentModel {
   constructor(
     readonly name: string,
     private readonly converted: ConvertedModel,
-    private readonly session: OrtSessionHandle,
+    private readonly sessions: readonly StageSession[],
   ) {
     this.sampleRate = converted.sampleRate;
     this.sources = converted.sources;
@@ -180,12 +222,12 @@ class HTDemucsModel implements SegmentModel {
     const wave = Float32Array.from(segment);
     const waveStats = normalizeInPlace(wave);
 
-    const outputs = await runTensors(this.session, {
-      [GRAPH_INPUTS.spec]: { data: spec, dims: [1, 2 * channels, stft.freqs, stft.frames] },
-      [GRAPH_INPUTS.wave]: { data: wave, dims: [1, channels, length] },
-    });
-    const specOut = outputs[GRAPH_OUTPUTS.spec]?.data;
-    const waveOut = outputs[GRAPH_OUTPUTS.wave]?.data;
+    const outputs = await this.runStages(new Map([
+      [GRAPH_INPUTS.spec, { data: spec, dims: [1, 2 * channels, stft.freqs, stft.frames] }],
+      [GRAPH_INPUTS.wave, { data: wave, dims: [1, channels, length] }],
+    ]));
+    const specOut = outputs.get(GRAPH_OUTPUTS.spec)?.data;
+    const waveOut = outputs.get(GRAPH_OUTPUTS.wave)?.data;
     const sources = this.sources.length;
     if (specOut === undefined || waveOut === undefined || waveOut.length !== sources * channels * length) {
       throw new StemsplitError('SEPARATION_FAILED', `${this.name}: the graph's outputs have unexpected shapes`);
@@ -200,7 +242,23 @@ class HTDemucsModel implements SegmentModel {
     return out;
   }
 
-  dispose(): Promise<void> {
-    return this.session.release();
+  /** Runs the stages in order; each reads its inputs by name from what earlier ones wrote. */
+  private async runStages(tensors: Map<string, Float32Tensor>): Promise<Map<string, Float32Tensor>> {
+    for (const { stage, session, lastUse } of this.sessions) {
+      const feeds: Record<string, Float32Tensor> = {};
+      for (const input of stage.inputs) {
+        const tensor = tensors.get(input.name);
+        if (tensor === undefined) throw new StemsplitError('SEPARATION_FAILED', `${this.name}: stage ${stage.name} lacks input ${input.name}`);
+        feeds[input.name] = tensor;
+      }
+      const results = await runTensors(session, feeds);
+      for (const name of lastUse) tensors.delete(name);
+      for (const [outputName, tensor] of Object.entries(results)) tensors.set(outputName, tensor);
+    }
+    return tensors;
+  }
+
+  async dispose(): Promise<void> {
+    await Promise.all(this.sessions.map(({ session }) => session.release()));
   }
 }

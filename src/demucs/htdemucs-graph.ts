@@ -1,13 +1,20 @@
 /**
  * HTDemucs (demucs/htdemucs.py) as an ONNX graph, for one fixed segment length.
  *
- * The graph is the network between the spectrogram and its inverse: it takes the
- * normalized CaC spectrogram and the normalized waveform and returns both branches'
- * outputs, still normalized. STFT, iSTFT and the (de)normalization run outside (engine.ts),
- * where they are cheap and exact.
+ * The network between the spectrogram and its inverse: it takes the normalized CaC
+ * spectrogram and the normalized waveform and returns both branches' outputs, still
+ * normalized. STFT, iSTFT and the (de)normalization run outside (engine.ts), where they
+ * are cheap and exact.
  *
  *   inputs:  spec [1, 2·channels, freqs, frames], wave [1, channels, length]
  *   outputs: spec_out [1, sources·2·channels, freqs, frames], wave_out [1, sources·channels, length]
+ *
+ * It is emitted as a chain of stages, one ONNX graph each: every encoder level (frequency
+ * and time layer together), the transformer, every decoder level. ONNX Runtime's planner
+ * reuses a dead buffer for a later tensor of the same byte size, which in a U-Net keeps
+ * every encoder intermediate allocated until the mirrored decoder layer (about 1.5 GB
+ * for htdemucs); separate sessions cannot share buffers, so each stage frees its working
+ * memory when it returns. Skip connections travel between stages as named tensors.
  *
  * Weights are folded where that is exact up to rounding: LayerScale into the projection or
  * normalization before it.
@@ -32,8 +39,21 @@ export interface GraphOptions {
   readonly attention: AttentionKind;
 }
 
-export interface BuiltGraph {
+/** One stage: its graph and the named tensors it reads and writes. */
+export interface GraphStage {
+  readonly name: string;
   readonly graph: OnnxGraph;
+  readonly inputs: readonly TensorSpec[];
+  readonly outputs: readonly TensorSpec[];
+}
+
+export interface TensorSpec {
+  readonly name: string;
+  readonly shape: readonly number[];
+}
+
+export interface BuiltGraph {
+  readonly stages: readonly GraphStage[];
   readonly freqs: number;
   readonly frames: number;
 }
@@ -44,7 +64,7 @@ class Weights {
 
   constructor(
     private readonly state: ReadonlyMap<string, CheckpointTensor>,
-    private readonly graph: OnnxGraph,
+    private readonly currentGraph: () => OnnxGraph,
   ) {}
 
   has(name: string): boolean {
@@ -65,11 +85,11 @@ class Weights {
   /** The parameter as a graph constant, optionally with another (same-size) shape. */
   value(name: string, shape?: readonly number[]): Value {
     const tensor = this.tensor(name);
-    return this.graph.constant(tensor.data, shape ?? tensor.shape, name);
+    return this.currentGraph().constant(tensor.data, shape ?? tensor.shape, name);
   }
 
   constant(data: Float32Array, shape: readonly number[], hint: string): Value {
-    return this.graph.constant(data, shape, hint);
+    return this.currentGraph().constant(data, shape, hint);
   }
 
   assertAllUsed(): void {
@@ -100,55 +120,97 @@ interface LayerSpec {
 }
 
 class HTDemucsBuilder {
-  private readonly ops: Ops;
   private readonly weights: Weights;
+  private readonly stages: GraphStage[] = [];
+  private current: { graph: OnnxGraph; ops: Ops } | undefined;
 
   constructor(
     private readonly config: HTDemucsConfig,
-    private readonly graph: OnnxGraph,
     state: ReadonlyMap<string, CheckpointTensor>,
     private readonly options: GraphOptions,
   ) {
-    this.ops = new Ops(graph);
-    this.weights = new Weights(state, graph);
+    this.weights = new Weights(state, () => this.graph);
   }
 
-  build(length: number, frames: number): void {
-    const { config, graph, ops } = this;
+  private get graph(): OnnxGraph {
+    if (this.current === undefined) throw new Error('no stage is being built');
+    return this.current.graph;
+  }
+
+  private get ops(): Ops {
+    if (this.current === undefined) throw new Error('no stage is being built');
+    return this.current.ops;
+  }
+
+  /** Builds one stage graph: `body` maps the named inputs to named outputs. */
+  private stage(
+    name: string,
+    inputs: readonly TensorSpec[],
+    body: (values: Record<string, Value>) => Record<string, Value>,
+  ): TensorSpec[] {
+    const graph = new OnnxGraph(`htdemucs_${name}`);
+    this.current = { graph, ops: new Ops(graph) };
+    const values: Record<string, Value> = {};
+    for (const input of inputs) values[input.name] = graph.input(input.name, input.shape);
+    const outputs = Object.entries(body(values)).map(([outputName, value]) => graph.output(value, outputName));
+    this.current = undefined;
+    const specs = outputs.map(({ name: outputName, shape }) => ({ name: outputName, shape }));
+    this.stages.push({ name, graph, inputs, outputs: specs });
+    return specs;
+  }
+
+  build(length: number, frames: number): GraphStage[] {
+    const { config } = this;
     const sources = config.sources.length;
     const freqs = config.nfft / 2;
-    let x = graph.input(GRAPH_INPUTS.spec, [1, 2 * config.audioChannels, freqs, frames]);
-    let xt = graph.input(GRAPH_INPUTS.wave, [1, config.audioChannels, length]);
+    let x: TensorSpec = { name: GRAPH_INPUTS.spec, shape: [1, 2 * config.audioChannels, freqs, frames] };
+    let xt: TensorSpec = { name: GRAPH_INPUTS.wave, shape: [1, config.audioChannels, length] };
 
-    const saved: Value[] = [];
-    const savedTime: Value[] = [];
+    const skips: [TensorSpec, TensorSpec][] = [];
     const timeLengths: number[] = [];
     for (let index = 0; index < config.depth; index++) {
       timeLengths.push(xt.shape[2] as number);
-      xt = graph.scope(`tencoder.${index}`, () => this.encoderLayer(this.layerSpec('tencoder', index, false, 1), xt));
-      savedTime.push(xt);
-      x = graph.scope(`encoder.${index}`, () => this.encoderLayer(this.layerSpec('encoder', index, true, 1), x));
-      if (index === 0 && config.freqEmb > 0) x = this.addFrequencyEmbedding(x);
-      saved.push(x);
+      const [encoded, encodedT] = this.stage(`encoder${index}`, [x, xt], (v) => {
+        const xtOut = this.graph.scope(`tencoder.${index}`, () =>
+          this.encoderLayer(this.layerSpec('tencoder', index, false, 1), v[xt.name] as Value),
+        );
+        let xOut = this.graph.scope(`encoder.${index}`, () =>
+          this.encoderLayer(this.layerSpec('encoder', index, true, 1), v[x.name] as Value),
+        );
+        if (index === 0 && config.freqEmb > 0) xOut = this.addFrequencyEmbedding(xOut);
+        return { [`enc${index}`]: xOut, [`enc${index}_t`]: xtOut };
+      }) as [TensorSpec, TensorSpec];
+      skips.push([encoded, encodedT]);
+      [x, xt] = [encoded, encodedT];
     }
 
-    if (config.tLayers > 0) [x, xt] = graph.scope('crosstransformer', () => this.crossTransformer(x, xt));
+    if (config.tLayers > 0) {
+      [x, xt] = this.stage('transformer', [x, xt], (v) => {
+        const [y, yt] = this.graph.scope('crosstransformer', () => this.crossTransformer(v[x.name] as Value, v[xt.name] as Value));
+        return { mid: y, mid_t: yt };
+      }) as [TensorSpec, TensorSpec];
+    }
 
     for (let step = 0; step < config.depth; step++) {
       const index = config.depth - 1 - step;
-      x = graph.scope(`decoder.${step}`, () =>
-        this.decoderLayer(this.layerSpec('decoder', step, true, 2, index === 0), x, saved.pop() as Value, 0),
-      );
+      const [skip, skipT] = skips.pop() as [TensorSpec, TensorSpec];
       const length = timeLengths.pop() as number;
-      xt = graph.scope(`tdecoder.${step}`, () =>
-        this.decoderLayer(this.layerSpec('tdecoder', step, false, 2, index === 0), xt, savedTime.pop() as Value, length),
-      );
+      const last = index === 0;
+      const names = last ? [GRAPH_OUTPUTS.spec, GRAPH_OUTPUTS.wave] : [`dec${step}`, `dec${step}_t`];
+      [x, xt] = this.stage(`decoder${step}`, [x, xt, skip, skipT].filter(uniqueSpecs), (v) => {
+        const y = this.graph.scope(`decoder.${step}`, () =>
+          this.decoderLayer(this.layerSpec('decoder', step, true, 2, last), v[x.name] as Value, v[skip.name] as Value, 0),
+        );
+        const yt = this.graph.scope(`tdecoder.${step}`, () =>
+          this.decoderLayer(this.layerSpec('tdecoder', step, false, 2, last), v[xt.name] as Value, v[skipT.name] as Value, length),
+        );
+        return { [names[0] as string]: y, [names[1] as string]: yt };
+      }) as [TensorSpec, TensorSpec];
     }
     const expectedSpec = [1, sources * 2 * config.audioChannels, freqs, frames];
     if (x.shape.join() !== expectedSpec.join()) throw new Error(`spectrogram branch ends as [${x.shape.join(', ')}]`);
-    graph.output(x, GRAPH_OUTPUTS.spec);
-    graph.output(xt, GRAPH_OUTPUTS.wave);
     this.weights.assertAllUsed();
+    return this.stages;
   }
 
   /** `index` counts layers in execution order; construction order decides norm (encoder index, decoder reversed). */
@@ -193,15 +255,14 @@ class HTDemucsBuilder {
     y = ops.gelu(this.maybeGroupNorm(layer, `${p}.norm1`, y));
     if (layer.dconv) y = this.dconv(`${p}.dconv`, y, layer);
     if (!layer.rewrite) return y;
-    const z = this.maybeGroupNorm(layer, `${p}.norm2`, this.sameConv(`${p}.rewrite`, y));
-    return ops.glu(z, 1);
+    return this.rewriteGlu(layer, `${p}.rewrite`, `${p}.norm2`, y);
   }
 
   private decoderLayer(layer: LayerSpec, x: Value, skip: Value, length: number): Value {
     const { ops, weights } = this;
     const p = layer.prefix;
     let y = ops.add(x, skip);
-    if (layer.rewrite) y = ops.glu(this.maybeGroupNorm(layer, `${p}.norm1`, this.sameConv(`${p}.rewrite`, y)), 1);
+    if (layer.rewrite) y = this.rewriteGlu(layer, `${p}.rewrite`, `${p}.norm1`, y);
     if (layer.dconv) y = this.dconv(`${p}.dconv`, y, layer);
     const weight = weights.value(`${p}.conv_tr.weight`);
     const bias = weights.value(`${p}.conv_tr.bias`);
@@ -222,12 +283,31 @@ class HTDemucsBuilder {
     return layer.last ? z : ops.gelu(z);
   }
 
-  /** The 1×1 (or context-sized, "same"-padded) `rewrite` convolution. */
-  private sameConv(prefix: string, x: Value): Value {
-    const weight = this.weights.value(`${prefix}.weight`);
-    const kernel = weight.shape.slice(2);
-    const pads = kernel.map((k) => (k - 1) / 2);
-    return this.ops.conv(x, weight, this.weights.value(`${prefix}.bias`), { pads: [...pads, ...pads] });
+  /**
+   * GLU(norm(rewrite(x))), the rewrite being a 1×1 (or context-sized, "same"-padded)
+   * convolution. Without a norm in between, the GLU's halves come from two convolutions
+   * with half the filters each, so the double-width tensor and its split never exist.
+   */
+  private rewriteGlu(layer: LayerSpec, prefix: string, normPrefix: string, x: Value): Value {
+    const { ops, weights } = this;
+    const weight = weights.tensor(`${prefix}.weight`);
+    const bias = weights.data(`${prefix}.bias`);
+    const pads = weight.shape.slice(2).map((k) => (k - 1) / 2);
+    const options = { pads: [...pads, ...pads] };
+    if (layer.norm) {
+      const z = ops.conv(x, weights.value(`${prefix}.weight`), weights.constant(bias, [bias.length], `${prefix}.bias`), options);
+      return ops.glu(this.maybeGroupNorm(layer, normPrefix, z), 1);
+    }
+    const half = (weight.shape[0] as number) / 2;
+    const perFilter = weight.data.length / (weight.shape[0] as number);
+    const halfConv = (part: number): Value =>
+      ops.conv(
+        x,
+        weights.constant(weight.data.subarray(part * half * perFilter, (part + 1) * half * perFilter), [half, ...weight.shape.slice(1)], `${prefix}.weight`),
+        weights.constant(bias.subarray(part * half, (part + 1) * half), [half], `${prefix}.bias`),
+        options,
+      );
+    return ops.mul(halfConv(0), ops.sigmoid(halfConv(1)));
   }
 
   private maybeGroupNorm(layer: LayerSpec, prefix: string, x: Value): Value {
@@ -245,7 +325,12 @@ class HTDemucsBuilder {
     if (!layer.freq) return this.dconvLayers(prefix, x, layer.dconvDepth);
     const [, channels, freqs, frames] = x.shape as [number, number, number, number];
     const rows = ops.reshape(ops.transpose(x, [0, 2, 1, 3]), [freqs, channels, frames]);
-    const out = this.dconvLayers(prefix, rows, layer.dconvDepth);
+    // Rows are independent, so large layers run a few rows at a time: the branch's widest
+    // tensor (2·channels per row) then never exists for all rows at once.
+    const chunks = rowChunks(freqs, 2 * channels * frames);
+    const parts = chunks.length > 1 ? ops.split(rows, 0, chunks) : [rows];
+    const outs = parts.map((part) => this.dconvLayers(prefix, part, layer.dconvDepth));
+    const out = outs.length > 1 ? ops.concat(outs, 0) : (outs[0] as Value);
     return ops.transpose(ops.reshape(out, [1, freqs, channels, frames]), [0, 2, 1, 3]);
   }
 
@@ -326,7 +411,6 @@ class HTDemucsBuilder {
     const outChannels = tokens.shape[1] as number;
     const xOut = ops.transpose(ops.reshape(tokens, [1, frames, freqs, outChannels]), [0, 3, 2, 1]);
     const xtOut = ops.reshape(ops.transpose(tokensT, [1, 0]), [1, outChannels, timeSteps]);
-    void weights;
     return [xOut, xtOut];
   }
 
@@ -482,10 +566,25 @@ class HTDemucsBuilder {
   }
 }
 
+/** Bytes of one chunk's widest tensor that row chunking aims for. */
+const CHUNK_TARGET_BYTES = 16 << 20;
+
+/** Row counts that split `rows` into near-equal chunks of at most CHUNK_TARGET_BYTES (at `rowElements` floats a row). */
+function rowChunks(rows: number, rowElements: number): number[] {
+  const count = Math.min(rows, Math.max(1, Math.ceil((rows * rowElements * 4) / CHUNK_TARGET_BYTES)));
+  const base = Math.floor(rows / count);
+  return Array.from({ length: count }, (_, i) => base + (i < rows % count ? 1 : 0));
+}
+
 function scaleFirstHalf(values: Float32Array, scale: Float32Array): Float32Array {
   const out = Float32Array.from(values);
   for (let c = 0; c < scale.length; c++) out[c] = (out[c] as number) * (scale[c] as number);
   return out;
+}
+
+/** Without transformer layers, the bottleneck tensor is also the innermost skip: pass it once. */
+function uniqueSpecs(spec: TensorSpec, index: number, all: readonly TensorSpec[]): boolean {
+  return all.findIndex((other) => other.name === spec.name) === index;
 }
 
 export function buildHTDemucsGraph(
@@ -493,8 +592,7 @@ export function buildHTDemucsGraph(
   state: ReadonlyMap<string, CheckpointTensor>,
   options: GraphOptions,
 ): BuiltGraph {
-  const graph = new OnnxGraph('htdemucs');
   const frames = Math.ceil(config.segmentSamples / (config.nfft / 4));
-  new HTDemucsBuilder(config, graph, state, options).build(config.segmentSamples, frames);
-  return { graph, freqs: config.nfft / 2, frames };
+  const stages = new HTDemucsBuilder(config, state, options).build(config.segmentSamples, frames);
+  return { stages, freqs: config.nfft / 2, frames };
 }

@@ -12,6 +12,9 @@ export interface ConvOptions {
   readonly dilations?: readonly number[];
 }
 
+/** Largest per-sample size for which GroupNorm(1) becomes one LayerNormalization (its affine is stored expanded). */
+const MAX_EXPANDED_AFFINE = 1 << 16;
+
 export class Ops {
   private readonly shapeConstants = new Map<string, Value>();
 
@@ -96,12 +99,15 @@ export class Ops {
     return this.mul(a as Value, this.sigmoid(b as Value));
   }
 
-  split(x: Value, axis: number, parts: number): Value[] {
-    const size = (x.shape[axis] as number) / parts;
-    if (!Number.isInteger(size)) throw new Error(`cannot split axis ${axis} of [${x.shape.join(', ')}] in ${parts}`);
-    const shape = x.shape.map((d, i) => (i === axis ? size : d));
-    const sizes = this.graph.ints(new Array<number>(parts).fill(size), 'split');
-    return this.graph.node('Split', [x, sizes], { axis: attr.int(axis) }, { outputs: new Array<Shape>(parts).fill(shape) });
+  /** Splits `axis` into equal parts (a number) or parts of the given sizes. */
+  split(x: Value, axis: number, parts: number | readonly number[]): Value[] {
+    const total = x.shape[axis] as number;
+    const sizes = typeof parts === 'number' ? new Array<number>(parts).fill(total / parts) : parts;
+    if (!sizes.every(Number.isInteger) || sizes.reduce((a, b) => a + b, 0) !== total) {
+      throw new Error(`cannot split axis ${axis} of [${x.shape.join(', ')}] into [${sizes.join(', ')}]`);
+    }
+    const shapes = sizes.map((size) => x.shape.map((d, i) => (i === axis ? size : d)));
+    return this.graph.node('Split', [x, this.graph.ints(sizes, 'split')], { axis: attr.int(axis) }, { outputs: shapes });
   }
 
   reshape(x: Value, shape: Shape): Value {
@@ -152,6 +158,23 @@ export class Ops {
    */
   groupNorm(x: Value, groups: number, gamma: Float32Array, beta: Float32Array, epsilon = 1e-5): Value {
     const [batch, channels] = x.shape as [number, number];
+    const perSample = x.shape.slice(1).reduce((a, b) => a * b, 1);
+    if (groups === 1 && perSample <= MAX_EXPANDED_AFFINE) {
+      // One LayerNormalization over everything but the batch axis, the affine expanded to every position.
+      const positions = perSample / channels;
+      const expand = (values: Float32Array): Float32Array => {
+        const out = new Float32Array(perSample);
+        for (let c = 0; c < channels; c++) out.fill(values[c] as number, c * positions, (c + 1) * positions);
+        return out;
+      };
+      const shape = x.shape.slice(1);
+      return this.graph.op(
+        'LayerNormalization',
+        [x, this.graph.constant(expand(gamma), shape, 'gn_gamma'), this.graph.constant(expand(beta), shape, 'gn_beta')],
+        x.shape,
+        { axis: attr.int(1), epsilon: attr.float(epsilon) },
+      );
+    }
     const grouped = this.reshape(x, [batch, groups, x.shape.slice(1).reduce((a, b) => a * b, 1) / groups]);
     const normalized = this.reshape(this.normalizeLastAxis(grouped, epsilon), x.shape);
     const affineShape = [channels, ...x.shape.slice(2).map(() => 1)];
