@@ -176,7 +176,7 @@ export async function runFaults(options: FaultOptions): Promise<FaultReport> {
   if (credits.json?.data?.balance !== ledger.balance) problems.push(`GET /credits says ${credits.json?.data?.balance}, the ledger ${ledger.balance}`);
   const partials = leftoverPartials(dataDir);
   if (partials.length > 0) problems.push(`half-written files left: ${partials.join(', ')}`);
-  if (/\berror: /.test(server.stderr)) problems.push(`the server logged 5xx errors:\n${server.stderr.split('\n').filter((l) => l.includes('error: ')).slice(0, 5).join('\n')}`);
+  if (server.errorLines().length > 0) problems.push(`the server logged 5xx errors:\n${server.errorLines().slice(0, 5).join('\n')}`);
 
   await server.kill();
   await receiver.close();

@@ -139,7 +139,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   await sleep(500);
   const health = await api(server.url, null, 'GET', '/health').catch(() => undefined);
   if (health?.status !== 200) problems.push('the server does not answer /v1/health after the fuzzing');
-  if (/\berror: /.test(server.stderr)) problems.push(`the server logged errors:\n${server.stderr.split('\n').filter((l) => l.includes('error: ')).slice(0, 3).join('\n')}`);
+  if (server.errorLines().length > 0) problems.push(`the server logged errors:\n${server.errorLines().slice(0, 3).join('\n')}`);
   problems.push(...checkUploads(dataDir));
   problems.push(...checkLayout(workRoot, dataDir));
   problems.push(...findEscapes(target.nonce, workRoot));

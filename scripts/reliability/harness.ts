@@ -66,6 +66,11 @@ export class ServeProcess {
     if (this.#child) await killHard(this.#child);
   }
 
+  /** Lines the app logged for 5xx answers (`error: <stack>`), over every start. */
+  errorLines(): string[] {
+    return this.stderr.split('\n').filter((line) => line.startsWith('error: '));
+  }
+
   /** Resident memory of the server process, from /proc (Linux). */
   rssKb(): number | undefined {
     if (!this.#child?.pid) return undefined;

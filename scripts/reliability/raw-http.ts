@@ -14,6 +14,8 @@ export interface RawRequest {
    * connection at once (a client that died), `wait` keeps sending nothing and waits.
    */
   readonly then: 'end' | 'destroy' | 'wait';
+  /** Runs once the bytes are written, before `then` (to look at the server mid-transfer). */
+  readonly midway?: () => Promise<void>;
   readonly timeoutMs?: number;
 }
 
@@ -45,8 +47,10 @@ export function rawRequest(request: RawRequest): Promise<RawResult> {
     socket.on('connect', () => {
       socket.write(Buffer.concat([Buffer.from(`${request.head}\r\n\r\n`, 'latin1'), request.body ?? Buffer.alloc(0)]), () => {
         // Once the bytes are on their way: stop sending, or vanish.
-        if (request.then === 'end') socket.end();
-        else if (request.then === 'destroy') finish(false);
+        void (request.midway?.() ?? Promise.resolve()).then(() => {
+          if (request.then === 'end') socket.end();
+          else if (request.then === 'destroy') finish(false);
+        });
       });
     });
   });

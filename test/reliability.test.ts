@@ -1,0 +1,96 @@
+/**
+ * The quick parts of scripts/reliability/ (the figures in docs/reliability.md come from their
+ * full runs), and regression tests for what those scripts found. Servers here run as child
+ * processes; those that send webhooks to the loopback receiver run with --allow-private-urls.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { sql } from 'kysely';
+import { runFaults } from '../scripts/reliability/faults.js';
+import { runFuzz } from '../scripts/reliability/fuzz.js';
+import { rawRequest } from '../scripts/reliability/raw-http.js';
+import { runUploadCut } from '../scripts/reliability/upload-cut.js';
+import { startTestServer } from './support/server.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+test('fuzzing: 1,500 hostile requests over every endpoint, no 5xx, no crash, nothing written outside the data dir', async () => {
+  const report = await runFuzz({ requests: 1500, seed: 20261122, strace: spawnSync('strace', ['-V']).status === 0 });
+  assert.deepEqual(report.problems, []);
+  assert.ok(report.requests >= 1500, `${report.requests} requests`);
+  assert.equal(report.serverErrors, 0);
+  assert.deepEqual(report.writesOutsideDataDir, []);
+});
+
+test('faults: 20 jobs through 3 SIGKILLs and restarts: all terminal, books balanced, stems and signed webhooks delivered', async () => {
+  const report = await runFaults({ jobs: 20, kills: 3, seed: 7, killGapMs: [500, 2000] });
+  assert.deepEqual(report.problems, []);
+  assert.equal(report.succeeded + Object.values(report.failed).reduce((a, b) => a + b, 0), 20);
+  assert.equal(report.ledger.balance, report.ledger.grants - report.ledger.charges + report.ledger.refunds);
+  assert.ok(report.webhookDeliveries >= 20);
+});
+
+test('uploads cut off mid-stream (client gone, short, long, server killed) are never accepted and can be retried', async () => {
+  const report = await runUploadCut();
+  assert.deepEqual(report.problems, []);
+  assert.equal(report.cases.length, 6);
+  assert.ok(report.cases.filter((c) => c.partialSeenMidway).length >= 3, 'the cuts happened mid-transfer');
+});
+
+test('disk full (a 16 MiB tmpfs data dir): clear 507s, STORAGE_FAILED refunded, no crash, recovery', (t) => {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/reliability/disk-full.ts', '--json'], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
+  if (run.status === 2) {
+    t.skip(`no tmpfs can be mounted here: ${run.stderr.trim().split('\n').at(-1)}`);
+    return;
+  }
+  assert.equal(run.status, 0, run.stderr);
+  const report = JSON.parse(run.stdout) as { cases: Array<{ ok: boolean }>; problems: string[] };
+  assert.deepEqual(report.problems, []);
+  assert.ok(report.cases.length >= 6 && report.cases.every((c) => c.ok));
+});
+
+test('regression: an answer given before the request body arrived closes the connection', async () => {
+  const t = await startTestServer();
+  try {
+    const port = t.server.port;
+    const early = await rawRequest({
+      port,
+      head: `POST /v1/audio/uploads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\nContent-Type: application/json\r\nContent-Length: 300000`,
+      body: Buffer.from(`{"filename":"${'x'.repeat(10_000)}`),
+      then: 'wait',
+      timeoutMs: 2000,
+    });
+    assert.equal(early.status, 401);
+    assert.match(early.response, /\r\nconnection: close\r\n/i, 'a client must not reuse a connection whose body was left unread');
+    const health = await rawRequest({ port, head: 'GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1', then: 'wait', timeoutMs: 500 });
+    assert.equal(health.status, 200);
+    assert.doesNotMatch(health.response, /connection: close/i, 'complete requests keep their connection');
+  } finally {
+    await t.close();
+  }
+});
+
+test('regression: a database that cannot grow answers 507 with a clear message, and recovers', async () => {
+  const t = await startTestServer();
+  try {
+    const { db } = t.server.data.store;
+    const pages = Number((await sql<{ page_count: number }>`PRAGMA page_count`.execute(db)).rows[0]?.page_count);
+    await sql.raw(`PRAGMA max_page_count = ${pages}`).execute(db);
+    let full;
+    for (let i = 0; i < 500 && !full; i++) {
+      const reply = await t.request('POST', '/audio/uploads', { body: { filename: `${'f'.repeat(250)}${i}.wav`, contentType: 'audio/wav', contentLength: 1000 } });
+      if (reply.status !== 200) full = reply;
+    }
+    assert.ok(full, 'the database filled up');
+    assert.equal(full.status, 507, full.text);
+    assert.equal(full.json.error.code, 'SERVER_ERROR');
+    assert.match(full.json.error.message, /disk holding the database is full/);
+    assert.equal((await t.request('GET', '/credits')).status, 200, 'reads still work');
+    await sql.raw('PRAGMA max_page_count = 1073741823').execute(db);
+    assert.equal((await t.request('POST', '/audio/uploads', { body: { filename: 'a.wav', contentType: 'audio/wav', contentLength: 1000 } })).status, 200);
+  } finally {
+    await t.close();
+  }
+});
