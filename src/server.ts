@@ -7,7 +7,7 @@ import type { Hono } from 'hono';
 import { createApp } from './api/app.js';
 import type { AppEnv } from './api/env.js';
 import type { StemsplitConfig } from './config.js';
-import { startCleanup } from './jobs/cleanup.js';
+import { removeStalePartials, startCleanup } from './jobs/cleanup.js';
 import { JobRunner } from './jobs/runner.js';
 import { SplitService } from './jobs/split-service.js';
 import { createStemUrlSigner } from './jobs/stem-urls.js';
@@ -50,6 +50,7 @@ export async function startServer(config: StemsplitConfig, options: ServerOption
     ...(options.clock ? { clock: options.clock } : {}),
   });
   data.uploads.resetInterruptedTransfers();
+  await removeStalePartials(data);
   data.idempotency.dropUnfinished();
 
   const guard: GuardOptions = { allowPrivate: config.allowPrivateUrls, ...options.guard };

@@ -35,6 +35,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const v1 = new Hono<AppEnv>();
 
+  // An answer given before the request body arrived (a 401 or 404 before reading it) must close
+  // the connection: @hono/node-server drains a leftover body for at most 500 ms and then drops
+  // the socket, which a client that was told "keep-alive" reuses and loses its next request on.
+  app.use('*', async (c, next) => {
+    await next();
+    const incoming = (c.env as { incoming?: { complete: boolean } } | undefined)?.incoming;
+    if (incoming && !incoming.complete) c.res.headers.set('connection', 'close');
+  });
+
   // Unauthenticated: the description, the presigned-style upload and download URLs.
   v1.get('/openapi.json', (c) => c.json(openApiDocument));
   v1.get('/health', (c) => c.json(successBody({ status: 'ok', version: deps.version })));

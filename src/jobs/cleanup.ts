@@ -2,7 +2,8 @@
  * Retention: stems (and the source they came from) are removed once past retention; upload
  * reservations that expired unused are removed with their bytes; idempotency keys expire.
  */
-import { rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { DataStore } from '../store/index.js';
 
 export interface CleanupOptions {
@@ -28,6 +29,23 @@ export async function cleanupOnce(data: DataStore, options: CleanupOptions): Pro
   }
   data.idempotency.purgeExpired();
   return { splits, uploads };
+}
+
+/**
+ * Removes what a killed process left half-written: `uploads/*.partial`, `sources/*.partial` and
+ * `stems/<id>.partial-*` staging folders. Only safe before this process starts any transfer or job.
+ */
+export async function removeStalePartials(data: DataStore): Promise<number> {
+  let removed = 0;
+  for (const dir of ['uploads', 'sources', 'stems']) {
+    const absolute = data.layout.absolute(dir);
+    const names = await readdir(absolute).catch(() => [] as string[]);
+    for (const name of names.filter((n) => n.includes('.partial'))) {
+      await rm(join(absolute, name), { recursive: true, force: true });
+      removed++;
+    }
+  }
+  return removed;
 }
 
 /** Runs `cleanupOnce` now and then every interval (10 minutes by default); returns a stop function. */

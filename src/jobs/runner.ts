@@ -16,6 +16,8 @@ import { SPLIT_EVENT } from './webhooks.js';
 
 /** A job that took the server down this many times is failed instead of retried again. */
 const MAX_ATTEMPTS = 3;
+/** When a job's outcome could not be written (the database's disk is full), run it again after this long. */
+const RECORD_RETRY_MS = 10_000;
 
 export interface RunnerOptions {
   readonly concurrency: number;
@@ -33,6 +35,7 @@ export class JobRunner {
   readonly #options: RunnerOptions;
   readonly #queue: PQueue;
   readonly #pending = new Set<string>();
+  readonly #retryTimers = new Set<NodeJS.Timeout>();
 
   constructor(data: DataStore, registry: ModelRegistry, models: ModelCache, signer: StemUrlSigner, options: RunnerOptions) {
     this.#data = data;
@@ -62,10 +65,23 @@ export class JobRunner {
     void this.#queue.add(async () => {
       try {
         await this.#process(splitId);
+      } catch (error) {
+        // Even the job's failure could not be recorded: keep the server up and try again later.
+        this.#options.log?.(`split ${splitId} could not be recorded: ${describeError(error)}; retrying in ${RECORD_RETRY_MS / 1000} s`);
+        this.#retryLater(splitId);
       } finally {
         this.#pending.delete(splitId);
       }
     });
+  }
+
+  #retryLater(splitId: string): void {
+    const timer = setTimeout(() => {
+      this.#retryTimers.delete(timer);
+      this.enqueue(splitId);
+    }, RECORD_RETRY_MS);
+    timer.unref();
+    this.#retryTimers.add(timer);
   }
 
   get queued(): number {
@@ -79,6 +95,7 @@ export class JobRunner {
 
   /** Stops taking new jobs; running ones finish. Jobs still queued stay queued in SQLite. */
   async stop(): Promise<void> {
+    for (const timer of this.#retryTimers) clearTimeout(timer);
     this.#queue.clear();
     await this.#queue.onIdle();
   }
@@ -110,7 +127,7 @@ export class JobRunner {
       });
       this.#succeed(split.id, Object.keys(result.stems));
     } catch (error) {
-      const code: JobErrorCode = isStemsplitError(error) && isJobCode(error.code) ? error.code : isDiskFull(error) ? 'STORAGE_FAILED' : stage;
+      const code: JobErrorCode = isDiskFull(error) ? 'STORAGE_FAILED' : isStemsplitError(error) && isJobCode(error.code) ? error.code : stage;
       this.#options.log?.(`split ${split.id} failed: ${describeError(error)}`);
       await rm(this.#data.layout.absolute(this.#data.layout.stemDir(split.id)), { recursive: true, force: true });
       this.#fail(split, code, describeError(error));
@@ -158,7 +175,11 @@ function isJobCode(code: string): code is JobErrorCode {
   return JOB_CODES.has(code);
 }
 
-function isDiskFull(error: unknown): boolean {
+/** Out of space, however it was reported: an errno here or in a cause, or ffmpeg's own words. */
+function isDiskFull(error: unknown, depth = 0): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'EROFS';
+  if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'EROFS' || code === 'STORAGE_FAILED') return true;
+  if (/No space left on device|Disk quota exceeded|Read-only file system/.test(describeError(error))) return true;
+  const cause = (error as { cause?: unknown } | undefined)?.cause;
+  return depth < 4 && cause !== undefined && isDiskFull(cause, depth + 1);
 }

@@ -33,6 +33,8 @@ export interface DispatcherOptions {
   readonly backoff?: (attempts: number) => number;
 }
 
+const HOLD_MS = 10_000;
+
 /** Sends due deliveries; `kick()` after enqueueing, `start()` for the timer that drives retries. */
 export class WebhookDispatcher {
   readonly #data: DataStore;
@@ -41,6 +43,8 @@ export class WebhookDispatcher {
   #running: Promise<void> | undefined;
   #again = false;
   #stopped = false;
+  /** Set when an outcome could not be recorded (full disk): no pass before then, so nothing is resent in a loop. */
+  #holdUntilMs = 0;
 
   constructor(data: DataStore, options: DispatcherOptions) {
     this.#data = data;
@@ -55,6 +59,7 @@ export class WebhookDispatcher {
   /** Runs a pass now (or right after the one in flight). */
   kick(): void {
     if (this.#stopped) return;
+    if (this.#data.clock.now() < this.#holdUntilMs) return this.#schedule();
     if (this.#running) {
       this.#again = true;
       return;
@@ -81,7 +86,8 @@ export class WebhookDispatcher {
     if (this.#stopped) return;
     const next = this.#data.deliveries.nextDueAtMs();
     if (next === undefined) return;
-    const delay = Math.max(50, Math.min(next - this.#data.clock.now(), 60_000));
+    const now = this.#data.clock.now();
+    const delay = Math.max(50, Math.min(next - now, 60_000), this.#holdUntilMs - now);
     this.#timer = setTimeout(() => this.kick(), delay);
     this.#timer.unref();
   }
@@ -90,7 +96,13 @@ export class WebhookDispatcher {
     for (;;) {
       const due = this.#data.deliveries.due(16);
       if (due.length === 0 || this.#stopped) return;
-      await Promise.all(due.map((delivery) => this.#attempt(delivery)));
+      const results = await Promise.allSettled(due.map((delivery) => this.#attempt(delivery)));
+      const unrecorded = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (unrecorded) {
+        this.#options.log?.(`webhook deliveries could not be recorded: ${describeError(unrecorded.reason)}; pausing ${HOLD_MS / 1000} s`);
+        this.#holdUntilMs = this.#data.clock.now() + HOLD_MS;
+        return;
+      }
     }
   }
 

@@ -70,15 +70,27 @@ export async function openStore(path: string): Promise<Store> {
     },
     run(query: Compilable<unknown>): { changes: number } {
       const { statement, parameters } = bind(query);
-      return { changes: statement.run(...parameters).changes };
+      return whenDiskFull(() => ({ changes: statement.run(...parameters).changes }));
     },
     transaction<T>(fn: () => T): T {
-      return sqlite.transaction(fn).immediate();
+      return whenDiskFull(() => sqlite.transaction(fn).immediate());
     },
     close(): void {
       sqlite.close();
     },
   });
+}
+
+/** A write the full disk refused is STORAGE_FAILED (507), not a bug: say so in words. */
+function whenDiskFull<T>(write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'SQLITE_FULL') {
+      throw new StemsplitError('STORAGE_FAILED', 'the disk holding the database is full; nothing was changed', { cause: error });
+    }
+    throw error;
+  }
 }
 
 async function migrate(db: Kysely<Database>): Promise<void> {
