@@ -25,7 +25,7 @@ test('fuzzing: 1,500 hostile requests over every endpoint, no 5xx, no crash, not
 });
 
 test('faults: 20 jobs through 3 SIGKILLs and restarts: all terminal, books balanced, stems and signed webhooks delivered', async () => {
-  const report = await runFaults({ jobs: 20, kills: 3, seed: 7, killGapMs: [500, 2000] });
+  const report = await runFaults({ jobs: 20, kills: 3, seed: 7, killGapMs: [500, 2500], paceMs: 150 });
   assert.deepEqual(report.problems, []);
   assert.equal(report.succeeded + Object.values(report.failed).reduce((a, b) => a + b, 0), 20);
   assert.equal(report.ledger.balance, report.ledger.grants - report.ledger.charges + report.ledger.refunds);

@@ -42,8 +42,10 @@ export interface FaultOptions {
   readonly seed: number;
   /** Clients submitting at once. */
   readonly clients?: number;
-  /** Random pause before each kill, in ms: [min, max). */
+  /** Random pause before each kill, in ms: [min, max). Default: spread over the expected run. */
   readonly killGapMs?: readonly [number, number];
+  /** Job i is submitted no earlier than i × paceMs after the start, like traffic, so kills land mid-request too. */
+  readonly paceMs?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -51,6 +53,8 @@ export interface FaultReport {
   readonly jobs: number;
   readonly kills: number;
   readonly killsWhileProcessing: number;
+  /** Kills that landed while a client request (upload or create) was in flight. */
+  readonly killsMidRequest: number;
   readonly starts: number;
   readonly succeeded: number;
   readonly failed: Readonly<Record<string, number>>;
@@ -88,6 +92,7 @@ export async function runFaults(options: FaultOptions): Promise<FaultReport> {
   const problems: string[] = [];
   let clientRetries = 0;
   let idempotentReplays = 0;
+  let inFlight = 0;
 
   /** One job, submitted until the API answers with a job (or a 4xx that is final). */
   const submit = async (index: number): Promise<string | undefined> => {
@@ -95,6 +100,7 @@ export async function runFaults(options: FaultOptions): Promise<FaultReport> {
     const headers = { 'idempotency-key': `faults-job-${index}` };
     let body: object | undefined;
     for (let attempt = 0; attempt < 200; attempt++) {
+      inFlight++;
       try {
         body ??= { input: await upload(server.url, key, bytes, `job-${index}.wav`), stemModel: '4s', webhookUrl };
         const created = await api(server.url, key, 'POST', '/audio/splits', { body, headers });
@@ -106,6 +112,8 @@ export async function runFaults(options: FaultOptions): Promise<FaultReport> {
         }
       } catch {
         // The server is down or died mid-request: wait and retry, with the same Idempotency-Key.
+      } finally {
+        inFlight--;
       }
       clientRetries++;
       await sleep(100 + 100 * Math.min(attempt, 10));
@@ -119,20 +127,26 @@ export async function runFaults(options: FaultOptions): Promise<FaultReport> {
   const submitting = Promise.all(
     Array.from({ length: options.clients ?? 4 }, async () => {
       while (next < options.jobs) {
-        const id = await submit(next++);
+        const index = next++;
+        await sleep(started + index * (options.paceMs ?? 900) - Date.now());
+        const id = await submit(index);
         if (id) ids.push(id);
       }
     }),
   );
 
   // The killer: SIGKILL at a random moment, restart at once, until enough kills were made.
-  const [gapMin, gapMax] = options.killGapMs ?? [400, 2500];
+  // By default the kills are spread over the whole run (about 1.5 s a job on 2 cores).
+  const meanGap = (options.jobs * 1500) / options.kills;
+  const [gapMin, gapMax] = options.killGapMs ?? [0.2 * meanGap, 1.8 * meanGap];
   let killsWhileProcessing = 0;
+  let killsMidRequest = 0;
   for (let kill = 0; kill < options.kills; kill++) {
     await sleep(gapMin + random() * (gapMax - gapMin));
     if (server.exit) problems.push(`the server exited by itself (${JSON.stringify(server.exit)}) before kill ${kill + 1}`);
     const processing = queryDb<{ n: number }>(dataDir, `SELECT COUNT(*) AS n FROM splits WHERE status = 'processing'`)[0]?.n ?? 0;
     if (processing > 0) killsWhileProcessing++;
+    if (inFlight > 0) killsMidRequest++;
     await server.kill();
     log(`kill ${kill + 1}/${options.kills}: ${ids.length} jobs accepted, ${processing} processing`);
     await server.start();
@@ -188,6 +202,7 @@ export async function runFaults(options: FaultOptions): Promise<FaultReport> {
     jobs: options.jobs,
     kills: options.kills,
     killsWhileProcessing,
+    killsMidRequest,
     starts: server.starts,
     succeeded: jobRows.filter((r) => r.status === 'succeeded').length,
     failed,
@@ -206,10 +221,10 @@ export async function runFaults(options: FaultOptions): Promise<FaultReport> {
 
 export function formatFaults(r: FaultReport): string {
   return table(
-    ['jobs', 'SIGKILLs (while a job ran)', 'server starts', 'succeeded', 'failed', 'jobs interrupted mid-run', 'client retries', 'webhooks (duplicates)', 'stems downloaded', 'ledger: grants − charges + refunds = balance', 'wall'],
+    ['jobs', 'SIGKILLs (while a job ran / mid-request)', 'server starts', 'succeeded', 'failed', 'jobs interrupted mid-run', 'client retries', 'webhooks (duplicates)', 'stems downloaded', 'ledger: grants − charges + refunds = balance', 'wall'],
     [[
       r.jobs,
-      `${r.kills} (${r.killsWhileProcessing})`,
+      `${r.kills} (${r.killsWhileProcessing} / ${r.killsMidRequest})`,
       r.starts,
       r.succeeded,
       Object.entries(r.failed).map(([code, n]) => `${n} ${code}`).join(', ') || '0',

@@ -68,6 +68,8 @@ export interface FuzzReport {
   readonly straced: boolean;
   readonly writesTraced: number;
   readonly writesOutsideDataDir: readonly string[];
+  readonly connectionsTraced: number;
+  readonly connectionsOffLoopback: readonly string[];
   readonly ledger: LedgerAudit;
   readonly seconds: number;
   readonly problems: string[];
@@ -148,9 +150,11 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const ledger = auditLedger(dataDir);
   problems.push(...ledger.problems);
   await server.kill();
-  const traced = tracer ? await tracer.finish() : { writes: [] as string[] };
+  const traced = tracer ? await tracer.finish() : { writes: [] as string[], remotes: [] as string[] };
   const outside = traced.writes.filter((path) => !path.startsWith(`${dataDir}/`) && !allowedOutside(path));
   if (outside.length > 0) problems.push(`writes outside the data dir: ${[...new Set(outside)].slice(0, 10).join(', ')}`);
+  const offLoopback = traced.remotes.filter((address) => !/^(127\.|::1$|::ffff:127\.)/.test(address));
+  if (offLoopback.length > 0) problems.push(`connections off loopback: ${[...new Set(offLoopback)].join(', ')}`);
 
   return {
     requests: sent,
@@ -161,6 +165,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     straced: tracer !== undefined,
     writesTraced: traced.writes.length,
     writesOutsideDataDir: [...new Set(outside)],
+    connectionsTraced: traced.remotes.length,
+    connectionsOffLoopback: [...new Set(offLoopback)],
     ledger,
     seconds: (Date.now() - started) / 1000,
     problems,
@@ -322,21 +328,22 @@ function findEscapes(nonce: string, workRoot: string): string[] {
 // ---------------------------------------------------------------------------------------------
 // strace: every file the server (and its ffmpeg children) creates, writes, renames or deletes
 
-const WRITE_SYSCALLS = 'open,openat,creat,mkdir,mkdirat,rename,renameat,renameat2,link,linkat,symlink,symlinkat,unlink,unlinkat,rmdir,truncate';
+const TRACED_SYSCALLS = 'open,openat,creat,mkdir,mkdirat,rename,renameat,renameat2,link,linkat,symlink,symlinkat,unlink,unlinkat,rmdir,truncate,connect,sendto';
 
 /** Writes that are not the server's own: Node's and tsx's caches, devices. */
 function allowedOutside(path: string): boolean {
   return path.startsWith('/dev/') || path.startsWith('/proc/') || /\/tsx-\d+\//.test(path);
 }
 
-function startStrace(server: ServeProcess, workRoot: string): { finish(): Promise<{ writes: string[] }> } | undefined {
+function startStrace(server: ServeProcess, workRoot: string): { finish(): Promise<{ writes: string[]; remotes: string[] }> } | undefined {
   if (spawnSync('strace', ['-V']).status !== 0 || server.pid === undefined) return undefined;
   const logFile = join(workRoot, 'strace.log');
-  const tracer: ChildProcess = spawn('strace', ['-f', '-y', '-qq', '-e', `trace=${WRITE_SYSCALLS}`, '-o', logFile, '-p', String(server.pid)], { stdio: 'ignore' });
+  const tracer: ChildProcess = spawn('strace', ['-f', '-y', '-qq', '-e', `trace=${TRACED_SYSCALLS}`, '-o', logFile, '-p', String(server.pid)], { stdio: 'ignore' });
   return {
     async finish() {
       await new Promise<void>((resolve) => (tracer.exitCode !== null ? resolve() : tracer.once('exit', () => resolve())));
-      return { writes: parseStraceWrites(readFileSync(logFile, 'utf8')) };
+      const log = readFileSync(logFile, 'utf8');
+      return { writes: parseStraceWrites(log), remotes: parseStraceRemotes(log) };
     },
   };
 }
@@ -348,6 +355,7 @@ export function parseStraceWrites(log: string): string[] {
     const call = /^\d+\s+(\w+)\((.*)\)\s+=\s+(-?\d+)(?:<([^>]*)>)?/.exec(line);
     if (!call || Number(call[3]) < 0) continue;
     const [, name = '', args = '', , opened] = call;
+    if (name === 'connect' || name === 'sendto') continue;
     if (name.startsWith('open') || name === 'creat') {
       if (name !== 'creat' && !/O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND/.test(args)) continue;
       if (opened) writes.push(opened);
@@ -361,6 +369,18 @@ export function parseStraceWrites(log: string): string[] {
     }
   }
   return writes;
+}
+
+/** Every IP address the server (or a child) connected or sent to, from an `strace` log; failed attempts count too. */
+export function parseStraceRemotes(log: string): string[] {
+  const remotes: string[] = [];
+  for (const line of joinResumed(log.split('\n'))) {
+    if (!/^\d+\s+(connect|sendto)\(/.test(line)) continue;
+    const v4 = /sin_addr=inet_addr\("([^"]+)"\)/.exec(line)?.[1];
+    const v6 = /inet_pton\(AF_INET6, "([^"]+)"/.exec(line)?.[1];
+    if (v4 ?? v6) remotes.push((v4 ?? v6) as string);
+  }
+  return remotes;
 }
 
 /** Rejoins `strace -f` calls split by another thread: `… <unfinished ...>` + `<... name resumed> …`. */
@@ -396,8 +416,18 @@ export function formatFuzz(r: FuzzReport): string {
     table(['endpoint', 'requests', 'answers'], rows),
     '',
     table(
-      ['requests', '5xx', 'server crashes', 'jobs created', 'writes traced (strace)', 'writes outside the data dir', 'ledger balanced', 'time'],
-      [[r.requests, r.serverErrors, r.problems.some((p) => p.includes('died')) ? 1 : 0, r.jobsCreated, r.straced ? r.writesTraced : 'strace not used', r.writesOutsideDataDir.length, r.ledger.problems.length === 0 ? 'yes' : 'NO', `${r.seconds.toFixed(0)} s`]],
+      ['requests', '5xx', 'server crashes', 'jobs created', 'writes traced (strace)', 'writes outside the data dir', 'outbound connections (off loopback)', 'ledger balanced', 'time'],
+      [[
+        r.requests,
+        r.serverErrors,
+        r.problems.some((p) => p.includes('died')) ? 1 : 0,
+        r.jobsCreated,
+        r.straced ? r.writesTraced : 'strace not used',
+        r.writesOutsideDataDir.length,
+        r.straced ? `${r.connectionsTraced} (${r.connectionsOffLoopback.length})` : 'strace not used',
+        r.ledger.problems.length === 0 ? 'yes' : 'NO',
+        `${r.seconds.toFixed(0)} s`,
+      ]],
     ),
   ].join('\n');
 }
