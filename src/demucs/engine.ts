@@ -24,7 +24,12 @@ export interface LoadDemucsOptions {
   readonly intraOpThreads?: number;
   /** The name the model answers to; default the file's name without extension. */
   readonly name?: string;
+  /** Receives how long each part of every segment took (benchmarks). */
+  readonly onTiming?: TimingSink;
 }
+
+/** Where a segment's time goes: `stft` (spectrogram and normalization), each graph stage, `istft` (inverse and sum). */
+export type TimingSink = (part: string, milliseconds: number) => void;
 
 /** One stage of a converted model: an ONNX file and the named tensors it reads and writes. */
 export interface ConvertedStage {
@@ -61,7 +66,7 @@ export async function loadDemucs(file: string, options: LoadDemucsOptions): Prom
   const name = options.name ?? path.basename(file).replace(/\.(th|ya?ml)$/, '');
   if (/\.ya?ml$/.test(file)) return loadBag(file, name, options);
   const converted = await convertCheckpoint(file, options.cacheDir);
-  return openConverted(converted, name, options.intraOpThreads);
+  return openConverted(converted, name, options);
 }
 
 async function loadBag(file: string, name: string, options: LoadDemucsOptions): Promise<SegmentModel> {
@@ -153,7 +158,8 @@ interface StageSession {
   readonly lastUse: readonly string[];
 }
 
-async function openConverted(converted: ConvertedModel, name: string, intraOpThreads?: number): Promise<SegmentModel> {
+async function openConverted(converted: ConvertedModel, name: string, options: LoadDemucsOptions): Promise<SegmentModel> {
+  const { intraOpThreads } = options;
   const sessions: StageSession[] = [];
   try {
     for (const [index, stage] of converted.stages.entries()) {
@@ -171,8 +177,10 @@ async function openConverted(converted: ConvertedModel, name: string, intraOpThr
     await Promise.all(sessions.map(({ session }) => session.release()));
     throw error;
   }
-  return new HTDemucsModel(name, converted, sessions);
+  return new HTDemucsModel(name, converted, sessions, options.onTiming ?? ignoreTiming);
 }
+
+const ignoreTiming: TimingSink = () => undefined;
 
 /** Mean and unbiased standard deviation, accumulated in float64. */
 function meanStd(values: Float32Array): { mean: number; std: number } {
@@ -203,6 +211,7 @@ class HTDemucsModel implements SegmentModel {
     readonly name: string,
     private readonly converted: ConvertedModel,
     private readonly sessions: readonly StageSession[],
+    private readonly onTiming: TimingSink,
   ) {
     this.sampleRate = converted.sampleRate;
     this.sources = converted.sources;
@@ -216,11 +225,13 @@ class HTDemucsModel implements SegmentModel {
     if (segment.length !== channels * length) {
       throw new StemsplitError('SEPARATION_FAILED', `${this.name} takes ${channels * length} samples per segment, got ${segment.length}`);
     }
+    let started = performance.now();
     const spec = new Float32Array(2 * channels * stft.freqs * stft.frames);
     stft.analyze(segment, spec);
     const specStats = normalizeInPlace(spec);
     const wave = Float32Array.from(segment);
     const waveStats = normalizeInPlace(wave);
+    this.onTiming('stft', performance.now() - started);
 
     const outputs = await this.runStages(new Map([
       [GRAPH_INPUTS.spec, { data: spec, dims: [1, 2 * channels, stft.freqs, stft.frames] }],
@@ -234,11 +245,13 @@ class HTDemucsModel implements SegmentModel {
     }
 
     // Time branch, de-normalized, then the spectrogram branch's inverse STFT added on top.
+    started = performance.now();
     const out = new Float32Array(sources * channels * length);
     for (let i = 0; i < out.length; i++) out[i] = (waveOut[i] as number) * waveStats.std + waveStats.mean;
     for (let i = 0; i < specOut.length; i++) specOut[i] = (specOut[i] as number) * specStats.std + specStats.mean;
     const specPerSource = 2 * channels * stft.freqs * stft.frames;
     for (let s = 0; s < sources; s++) stft.synthesizeAdd(specOut, s * specPerSource, out, s * channels * length);
+    this.onTiming('istft', performance.now() - started);
     return out;
   }
 
@@ -251,7 +264,9 @@ class HTDemucsModel implements SegmentModel {
         if (tensor === undefined) throw new StemsplitError('SEPARATION_FAILED', `${this.name}: stage ${stage.name} lacks input ${input.name}`);
         feeds[input.name] = tensor;
       }
+      const started = performance.now();
       const results = await runTensors(session, feeds);
+      this.onTiming(`graph:${stage.name}`, performance.now() - started);
       for (const name of lastUse) tensors.delete(name);
       for (const [outputName, tensor] of Object.entries(results)) tensors.set(outputName, tensor);
     }

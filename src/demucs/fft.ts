@@ -1,74 +1,124 @@
 /**
- * In-place iterative radix-2 complex FFT on split real/imaginary float64 arrays.
- * One instance per size; tables are built once and reused for every frame.
+ * In-place complex FFT on split real/imaginary float64 arrays, one instance per size with
+ * its tables built once. Sizes that are powers of four use radix-4 butterflies (half the
+ * passes over the data of radix 2); other powers of two use radix 2.
  */
 export class Fft {
   readonly size: number;
-  private readonly bitReversed: Uint32Array;
-  private readonly cos: Float64Array;
-  private readonly sin: Float64Array;
+  private readonly radix4: boolean;
+  private readonly permutation: Uint32Array;
+  /** Radix 4: per stage, for each j, the twiddles w^j, w^2j, w^3j (re, im interleaved). Radix 2: w^k. */
+  private readonly twiddles: Float64Array[];
 
   constructor(size: number) {
-    if (size < 2 || (size & (size - 1)) !== 0) throw new Error(`FFT size must be a power of two, got ${size}`);
+    if (size < 4 || (size & (size - 1)) !== 0) throw new Error(`FFT size must be a power of two ≥ 4, got ${size}`);
     this.size = size;
     const bits = Math.log2(size);
-    this.bitReversed = new Uint32Array(size);
-    for (let i = 0; i < size; i++) {
-      let r = 0;
-      for (let b = 0; b < bits; b++) r |= ((i >> b) & 1) << (bits - 1 - b);
-      this.bitReversed[i] = r;
-    }
-    this.cos = new Float64Array(size / 2);
-    this.sin = new Float64Array(size / 2);
-    for (let k = 0; k < size / 2; k++) {
-      this.cos[k] = Math.cos((2 * Math.PI * k) / size);
-      this.sin[k] = Math.sin((2 * Math.PI * k) / size);
+    this.radix4 = bits % 2 === 0;
+    this.permutation = this.radix4 ? digitReversal(size, 2, bits / 2) : digitReversal(size, 1, bits);
+    this.twiddles = [];
+    if (this.radix4) {
+      for (let span = 1; span < size; span *= 4) {
+        const table = new Float64Array(6 * span);
+        for (let j = 0; j < span; j++) {
+          for (let m = 1; m <= 3; m++) {
+            const angle = (-2 * Math.PI * m * j) / (4 * span);
+            table[6 * j + 2 * (m - 1)] = Math.cos(angle);
+            table[6 * j + 2 * (m - 1) + 1] = Math.sin(angle);
+          }
+        }
+        this.twiddles.push(table);
+      }
+    } else {
+      for (let half = 1; half < size; half *= 2) {
+        const table = new Float64Array(2 * half);
+        for (let k = 0; k < half; k++) {
+          table[2 * k] = Math.cos((-Math.PI * k) / half);
+          table[2 * k + 1] = Math.sin((-Math.PI * k) / half);
+        }
+        this.twiddles.push(table);
+      }
     }
   }
 
   /** Forward transform X[k] = Σ x[n]·e^(−2πikn/N). */
   forward(re: Float64Array, im: Float64Array): void {
-    this.transform(re, im, -1);
+    this.transform(re, im, 1);
   }
 
   /** Unscaled inverse x[n] = Σ X[k]·e^(+2πikn/N) (no 1/N). */
   inverse(re: Float64Array, im: Float64Array): void {
-    this.transform(re, im, 1);
+    this.transform(re, im, -1);
   }
 
-  private transform(re: Float64Array, im: Float64Array, sign: 1 | -1): void {
+  /** `conj` = −1 conjugates every twiddle, which turns the forward transform into the inverse. */
+  private transform(re: Float64Array, im: Float64Array, conj: 1 | -1): void {
+    permute(re, im, this.permutation);
+    if (this.radix4) this.radix4Stages(re, im, conj);
+    else this.radix2Stages(re, im, conj);
+  }
+
+  private radix4Stages(re: Float64Array, im: Float64Array, conj: 1 | -1): void {
     const n = this.size;
-    const reversed = this.bitReversed;
-    for (let i = 0; i < n; i++) {
-      const j = reversed[i] as number;
-      if (j > i) {
-        const tr = re[i] as number;
-        re[i] = re[j] as number;
-        re[j] = tr;
-        const ti = im[i] as number;
-        im[i] = im[j] as number;
-        im[j] = ti;
+    let stage = 0;
+    for (let span = 1; span < n; span *= 4) {
+      const table = this.twiddles[stage++] as Float64Array;
+      const block = 4 * span;
+      for (let j = 0; j < span; j++) {
+        const w1r = table[6 * j] as number;
+        const w1i = conj * (table[6 * j + 1] as number);
+        const w2r = table[6 * j + 2] as number;
+        const w2i = conj * (table[6 * j + 3] as number);
+        const w3r = table[6 * j + 4] as number;
+        const w3i = conj * (table[6 * j + 5] as number);
+        for (let i0 = j; i0 < n; i0 += block) {
+          const i1 = i0 + span;
+          const i2 = i1 + span;
+          const i3 = i2 + span;
+          const a0r = re[i0] as number;
+          const a0i = im[i0] as number;
+          const x1r = re[i1] as number;
+          const x1i = im[i1] as number;
+          const x2r = re[i2] as number;
+          const x2i = im[i2] as number;
+          const x3r = re[i3] as number;
+          const x3i = im[i3] as number;
+          const a1r = x1r * w1r - x1i * w1i;
+          const a1i = x1r * w1i + x1i * w1r;
+          const a2r = x2r * w2r - x2i * w2i;
+          const a2i = x2r * w2i + x2i * w2r;
+          const a3r = x3r * w3r - x3i * w3i;
+          const a3i = x3r * w3i + x3i * w3r;
+          const t0r = a0r + a2r;
+          const t0i = a0i + a2i;
+          const t1r = a0r - a2r;
+          const t1i = a0i - a2i;
+          const t2r = a1r + a3r;
+          const t2i = a1i + a3i;
+          // (a1 − a3) times −i (forward) or +i (inverse).
+          const t3r = conj * (a1i - a3i);
+          const t3i = -conj * (a1r - a3r);
+          re[i0] = t0r + t2r;
+          im[i0] = t0i + t2i;
+          re[i1] = t1r + t3r;
+          im[i1] = t1i + t3i;
+          re[i2] = t0r - t2r;
+          im[i2] = t0i - t2i;
+          re[i3] = t1r - t3r;
+          im[i3] = t1i - t3i;
+        }
       }
     }
-    // First stage (pairs) has the trivial twiddle 1.
-    for (let a = 0; a < n; a += 2) {
-      const br = re[a + 1] as number;
-      const bi = im[a + 1] as number;
-      const ar = re[a] as number;
-      const ai = im[a] as number;
-      re[a] = ar + br;
-      im[a] = ai + bi;
-      re[a + 1] = ar - br;
-      im[a + 1] = ai - bi;
-    }
-    const cosTable = this.cos;
-    const sinTable = this.sin;
-    for (let half = 2; half < n; half <<= 1) {
-      const step = n / (2 * half);
-      // Twiddle outermost: each one is loaded once per stage.
+  }
+
+  private radix2Stages(re: Float64Array, im: Float64Array, conj: 1 | -1): void {
+    const n = this.size;
+    let stage = 0;
+    for (let half = 1; half < n; half *= 2) {
+      const table = this.twiddles[stage++] as Float64Array;
       for (let k = 0; k < half; k++) {
-        const wr = cosTable[k * step] as number;
-        const wi = sign * (sinTable[k * step] as number);
+        const wr = table[2 * k] as number;
+        const wi = conj * (table[2 * k + 1] as number);
         for (let a = k; a < n; a += 2 * half) {
           const b = a + half;
           const br = re[b] as number;
@@ -83,6 +133,32 @@ export class Fft {
           im[b] = ai - ti;
         }
       }
+    }
+  }
+}
+
+/** Index permutation reversing the base-2^digitBits digits of each index. */
+function digitReversal(size: number, digitBits: number, digits: number): Uint32Array {
+  const mask = (1 << digitBits) - 1;
+  const table = new Uint32Array(size);
+  for (let i = 0; i < size; i++) {
+    let reversed = 0;
+    for (let d = 0; d < digits; d++) reversed = (reversed << digitBits) | ((i >> (d * digitBits)) & mask);
+    table[i] = reversed;
+  }
+  return table;
+}
+
+function permute(re: Float64Array, im: Float64Array, permutation: Uint32Array): void {
+  for (let i = 0; i < permutation.length; i++) {
+    const j = permutation[i] as number;
+    if (j > i) {
+      const tr = re[i] as number;
+      re[i] = re[j] as number;
+      re[j] = tr;
+      const ti = im[i] as number;
+      im[i] = im[j] as number;
+      im[j] = ti;
     }
   }
 }

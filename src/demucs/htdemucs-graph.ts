@@ -440,11 +440,15 @@ class HTDemucsBuilder {
 
   /** demucs' MyGroupNorm with one group on tokens [N, C]: statistics over all tokens and channels. */
   private tokenGroupNorm(prefix: string, tokens: Value): Value {
-    const { ops, weights } = this;
-    const [count, channels] = tokens.shape as [number, number];
-    const flat = ops.reshape(tokens, [1, 1, count * channels]);
-    const normalized = ops.reshape(ops.normalizeLastAxis(flat, GROUP_NORM_EPS), tokens.shape);
-    return ops.add(ops.mul(normalized, weights.value(`${prefix}.weight`)), weights.value(`${prefix}.bias`));
+    const { weights } = this;
+    // LayerNormalization from axis 0 normalizes over every token and channel; the
+    // per-channel affine broadcasts over the tokens.
+    return this.graph.op(
+      'LayerNormalization',
+      [tokens, weights.value(`${prefix}.weight`), weights.value(`${prefix}.bias`)],
+      tokens.shape,
+      { axis: attr.int(0), epsilon: attr.float(GROUP_NORM_EPS) },
+    );
   }
 
   private transformerNorm(prefix: string, tokens: Value): Value {

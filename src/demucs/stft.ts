@@ -25,8 +25,14 @@ export class SegmentStft {
   private readonly window: Float64Array;
   /** 1 / (summed squared window) per output sample, as torch.istft divides by it. */
   private readonly inverseEnvelope: Float64Array;
+  /** The window times the inverse transform's 1/√nfft. */
+  private readonly synthesisWindow: Float64Array;
+  /** Overlap-added frames of one stereo source before the envelope division ([2, length]). */
+  private readonly overlapAdd: Float64Array;
   private readonly re: Float64Array;
   private readonly im: Float64Array;
+  /** Four spectrogram planes frame-major ([frames, freqs]): per-frame reads and writes stay contiguous. */
+  private readonly frameMajor: Float32Array;
 
   constructor(nfft: number, length: number) {
     this.nfft = nfft;
@@ -39,6 +45,9 @@ export class SegmentStft {
     this.inverseEnvelope = this.envelope();
     this.re = new Float64Array(nfft);
     this.im = new Float64Array(nfft);
+    this.frameMajor = new Float32Array(4 * this.freqs * this.frames);
+    this.synthesisWindow = this.window.map((w) => w / Math.sqrt(nfft));
+    this.overlapAdd = new Float64Array(2 * length);
   }
 
   /** Offset of frame t's first sample in the segment: t·hop − 3/2·hop. */
@@ -51,8 +60,8 @@ export class SegmentStft {
    * Both channels go through one complex FFT (left as real part, right as imaginary).
    */
   analyze(signal: Float32Array, out: Float32Array): void {
-    const { nfft, length, freqs, frames, re, im, window } = this;
-    const scale = 1 / Math.sqrt(nfft);
+    const { nfft, length, freqs, frames, re, im, window, frameMajor } = this;
+    const scale = 0.5 / Math.sqrt(nfft);
     const plane = freqs * frames;
     for (let t = 0; t < frames; t++) {
       const start = this.frameStart(t);
@@ -64,19 +73,20 @@ export class SegmentStft {
       }
       this.fft.forward(re, im);
       // Untangle the two real spectra: L[k] = (Z[k] + conj Z[N−k]) / 2, R[k] = (Z[k] − conj Z[N−k]) / 2i.
+      const row = t * freqs;
       for (let k = 0; k < freqs; k++) {
         const mirror = k === 0 ? 0 : nfft - k;
         const zr = re[k] as number;
         const zi = im[k] as number;
         const mr = re[mirror] as number;
         const mi = im[mirror] as number;
-        const at = k * frames + t;
-        out[at] = 0.5 * scale * (zr + mr);
-        out[plane + at] = 0.5 * scale * (zi - mi);
-        out[2 * plane + at] = 0.5 * scale * (zi + mi);
-        out[3 * plane + at] = -0.5 * scale * (zr - mr);
+        frameMajor[row + k] = scale * (zr + mr);
+        frameMajor[plane + row + k] = scale * (zi - mi);
+        frameMajor[2 * plane + row + k] = scale * (zi + mi);
+        frameMajor[3 * plane + row + k] = -scale * (zr - mr);
       }
     }
+    for (let p = 0; p < 4; p++) transpose(frameMajor, p * plane, frames, freqs, out, p * plane);
   }
 
   /**
@@ -84,22 +94,24 @@ export class SegmentStft {
    * `out` [2, length]. Both channels come out of one complex inverse FFT.
    */
   synthesizeAdd(spec: Float32Array, specOffset: number, out: Float32Array, outOffset: number): void {
-    const { nfft, length, freqs, frames, re, im, window, inverseEnvelope } = this;
-    const scale = 1 / Math.sqrt(nfft);
+    const { nfft, length, freqs, frames, re, im, synthesisWindow, inverseEnvelope, frameMajor, overlapAdd: ola } = this;
     const plane = freqs * frames;
+    for (let p = 0; p < 4; p++) transpose(spec, specOffset + p * plane, freqs, frames, frameMajor, p * plane);
+    ola.fill(0);
     for (let t = 0; t < frames; t++) {
       // Z = L + i·R over the full Hermitian-extended spectrum; the Nyquist bin is zero and,
       // as in a C2R transform, the imaginary parts of the DC bins are ignored.
-      re[0] = spec[specOffset + t] as number;
-      im[0] = spec[specOffset + 2 * plane + t] as number;
+      const row = t * freqs;
+      re[0] = frameMajor[row] as number;
+      im[0] = frameMajor[2 * plane + row] as number;
       re[freqs] = 0;
       im[freqs] = 0;
       for (let k = 1; k < freqs; k++) {
-        const at = specOffset + k * frames + t;
-        const lr = spec[at] as number;
-        const li = spec[at + plane] as number;
-        const rr = spec[at + 2 * plane] as number;
-        const ri = spec[at + 3 * plane] as number;
+        const at = row + k;
+        const lr = frameMajor[at] as number;
+        const li = frameMajor[at + plane] as number;
+        const rr = frameMajor[at + 2 * plane] as number;
+        const ri = frameMajor[at + 3 * plane] as number;
         re[k] = lr - ri;
         im[k] = li + rr;
         re[nfft - k] = lr + ri;
@@ -110,11 +122,15 @@ export class SegmentStft {
       const from = Math.max(0, -start);
       const to = Math.min(nfft, length - start);
       for (let n = from; n < to; n++) {
-        const j = start + n;
-        const gain = scale * (window[n] as number) * (inverseEnvelope[j] as number);
-        out[outOffset + j] = (out[outOffset + j] as number) + gain * (re[n] as number);
-        out[outOffset + length + j] = (out[outOffset + length + j] as number) + gain * (im[n] as number);
+        const w = synthesisWindow[n] as number;
+        ola[start + n] = (ola[start + n] as number) + w * (re[n] as number);
+        ola[length + start + n] = (ola[length + start + n] as number) + w * (im[n] as number);
       }
+    }
+    for (let j = 0; j < length; j++) {
+      const gain = inverseEnvelope[j] as number;
+      out[outOffset + j] = (out[outOffset + j] as number) + gain * (ola[j] as number);
+      out[outOffset + length + j] = (out[outOffset + length + j] as number) + gain * (ola[length + j] as number);
     }
   }
 
@@ -129,6 +145,22 @@ export class SegmentStft {
       }
     }
     return sum.map((value) => 1 / value);
+  }
+}
+
+const TRANSPOSE_BLOCK = 32;
+
+/** dst[c·rows + r] = src[r·cols + c] for a rows×cols block of each array, in cache-sized tiles. */
+function transpose(src: Float32Array, srcOffset: number, rows: number, cols: number, dst: Float32Array, dstOffset: number): void {
+  for (let r0 = 0; r0 < rows; r0 += TRANSPOSE_BLOCK) {
+    const r1 = Math.min(rows, r0 + TRANSPOSE_BLOCK);
+    for (let c0 = 0; c0 < cols; c0 += TRANSPOSE_BLOCK) {
+      const c1 = Math.min(cols, c0 + TRANSPOSE_BLOCK);
+      for (let r = r0; r < r1; r++) {
+        const from = srcOffset + r * cols;
+        for (let c = c0; c < c1; c++) dst[dstOffset + c * rows + r] = src[from + c] as number;
+      }
+    }
   }
 }
 

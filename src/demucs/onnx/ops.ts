@@ -12,9 +12,6 @@ export interface ConvOptions {
   readonly dilations?: readonly number[];
 }
 
-/** Largest per-sample size for which GroupNorm(1) becomes one LayerNormalization (its affine is stored expanded). */
-const MAX_EXPANDED_AFFINE = 1 << 16;
-
 export class Ops {
   private readonly shapeConstants = new Map<string, Value>();
 
@@ -158,26 +155,19 @@ export class Ops {
    */
   groupNorm(x: Value, groups: number, gamma: Float32Array, beta: Float32Array, epsilon = 1e-5): Value {
     const [batch, channels] = x.shape as [number, number];
-    const perSample = x.shape.slice(1).reduce((a, b) => a * b, 1);
-    if (groups === 1 && perSample <= MAX_EXPANDED_AFFINE) {
-      // One LayerNormalization over everything but the batch axis, the affine expanded to every position.
-      const positions = perSample / channels;
-      const expand = (values: Float32Array): Float32Array => {
-        const out = new Float32Array(perSample);
-        for (let c = 0; c < channels; c++) out.fill(values[c] as number, c * positions, (c + 1) * positions);
-        return out;
-      };
-      const shape = x.shape.slice(1);
+    const affineShape = [channels, ...x.shape.slice(2).map(() => 1)];
+    if (groups === 1) {
+      // One LayerNormalization over everything but the batch axis; ORT broadcasts the
+      // per-channel affine over the positions.
       return this.graph.op(
         'LayerNormalization',
-        [x, this.graph.constant(expand(gamma), shape, 'gn_gamma'), this.graph.constant(expand(beta), shape, 'gn_beta')],
+        [x, this.graph.constant(gamma, affineShape, 'gn_gamma'), this.graph.constant(beta, affineShape, 'gn_beta')],
         x.shape,
         { axis: attr.int(1), epsilon: attr.float(epsilon) },
       );
     }
     const grouped = this.reshape(x, [batch, groups, x.shape.slice(1).reduce((a, b) => a * b, 1) / groups]);
     const normalized = this.reshape(this.normalizeLastAxis(grouped, epsilon), x.shape);
-    const affineShape = [channels, ...x.shape.slice(2).map(() => 1)];
     const scaled = this.mul(normalized, this.graph.constant(gamma, affineShape, 'gn_gamma'));
     return this.add(scaled, this.graph.constant(beta, affineShape, 'gn_beta'));
   }

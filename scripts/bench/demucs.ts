@@ -1,0 +1,159 @@
+/**
+ * Demucs engine speed and memory: separates `--seconds` of audio with an HTDemucs
+ * checkpoint (default: the full-size fixture, 42 M parameters) through the separation
+ * pipeline (overlap 0.25, shifts 0) and prints where the time goes and the peak RSS.
+ *
+ *   node --import tsx scripts/bench/demucs.ts [--checkpoint FILE] [--seconds 60] [--threads 2]
+ *        [--cache-dir DIR] [--shifts 0] [--cold]
+ *
+ * The checkpoint is converted first in a child process (with `--cold` into an empty cache,
+ * so the conversion time is the cold start), so the measured process starts as a real one
+ * does: with the converted graphs in the cache.
+ * Peak RSS is sampled every 5 ms by a worker thread (ONNX Runtime blocks the main one).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
+import { convertCheckpoint, loadDemucs } from '../../src/demucs/index.js';
+import { separate } from '../../src/separation/index.js';
+
+const { values } = parseArgs({
+  options: {
+    checkpoint: { type: 'string', default: '../shared/fixtures/demucs/htdemucs_full_random.th' },
+    seconds: { type: 'string', default: '60' },
+    threads: { type: 'string', default: '2' },
+    'cache-dir': { type: 'string', default: '.cache/bench-demucs' },
+    shifts: { type: 'string', default: '0' },
+    cold: { type: 'boolean', default: false },
+    'convert-only': { type: 'boolean', default: false },
+  },
+});
+const checkpoint = values.checkpoint;
+const cacheDir = values.cold ? mkdtempSync(path.join(tmpdir(), 'stemsplit-bench-demucs-')) : values['cache-dir'];
+
+if (values['convert-only']) {
+  const started = performance.now();
+  await convertCheckpoint(checkpoint, cacheDir);
+  const seconds = (performance.now() - started) / 1000;
+  process.stdout.write(JSON.stringify({ seconds, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
+  process.exit(0);
+}
+
+const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
+
+/** Peak resident memory, sampled from /proc by a worker thread. */
+function rssSampler(): { reset(): void; peakBytes(): number; stop(): Promise<number> } {
+  const shared = new Float64Array(new SharedArrayBuffer(8));
+  const worker = new Worker(
+    `const { workerData } = require('node:worker_threads');
+     const fs = require('node:fs');
+     const page = 4096;
+     setInterval(() => {
+       const rss = Number(fs.readFileSync('/proc/self/statm', 'utf8').split(' ')[1]) * page;
+       if (rss > workerData[0]) workerData[0] = rss;
+     }, 5);`,
+    { eval: true, workerData: shared },
+  );
+  return {
+    reset: () => void (shared[0] = 0),
+    peakBytes: () => shared[0] as number,
+    stop: async () => {
+      await worker.terminate();
+      return shared[0] as number;
+    },
+  };
+}
+
+/** `seconds` of stereo audio: the fixture's 9 s test track, repeated. */
+function benchTrack(seconds: number, sampleRate: number): { data: Float32Array; length: number } {
+  const bytes = readFileSync('../shared/fixtures/demucs/htdemucs_small.separate.in.f32');
+  const source = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  const sourceLength = source.length / 2;
+  const length = Math.round(seconds * sampleRate);
+  const data = new Float32Array(2 * length);
+  for (let channel = 0; channel < 2; channel++) {
+    for (let i = 0; i < length; i++) data[channel * length + i] = source[channel * sourceLength + (i % sourceLength)] as number;
+  }
+  return { data, length };
+}
+
+const cold = JSON.parse(
+  execFileSync(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'demucs.ts'), '--convert-only', '--checkpoint', checkpoint, '--cache-dir', cacheDir], {
+    encoding: 'utf8',
+  }),
+) as { seconds: number; maxRssMb: number };
+
+const sampler = rssSampler();
+const timings = new Map<string, number>();
+let modelMs = 0;
+const loadStarted = performance.now();
+const model = await loadDemucs(checkpoint, {
+  cacheDir,
+  intraOpThreads: Number(values.threads),
+  onTiming: (part, ms) => timings.set(part, (timings.get(part) ?? 0) + ms),
+});
+const loadMs = performance.now() - loadStarted;
+const loadPeak = sampler.peakBytes();
+
+// Count the time inside the model (the rest of `separate` is the pipeline's chunking and overlap-add).
+const segmentMs: number[] = [];
+const timedModel = {
+  name: model.name,
+  sampleRate: model.sampleRate,
+  sources: model.sources,
+  segmentSamples: model.segmentSamples,
+  normalize: model.normalize,
+  async run(segment: Float32Array): Promise<Float32Array> {
+    const started = performance.now();
+    const out = await model.run(segment);
+    const elapsed = performance.now() - started;
+    modelMs += elapsed;
+    segmentMs.push(elapsed);
+    return out;
+  },
+  dispose: () => model.dispose(),
+};
+
+const seconds = Number(values.seconds);
+const track = benchTrack(seconds, model.sampleRate);
+sampler.reset();
+const cpuStarted = process.cpuUsage();
+const started = performance.now();
+const stems = await separate(timedModel, track, { overlap: 0.25, shifts: Number(values.shifts) });
+const wallMs = performance.now() - started;
+const cpu = process.cpuUsage(cpuStarted);
+const separatePeak = sampler.peakBytes();
+await sampler.stop();
+await model.dispose();
+
+const outputBytes = stems.reduce((sum, stem) => sum + stem.byteLength, 0);
+const graphMs = [...timings].filter(([part]) => part.startsWith('graph:')).reduce((sum, [, ms]) => sum + ms, 0);
+const line = (label: string, ms: number): string =>
+  `  ${label.padEnd(22)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
+
+console.log(`checkpoint      ${checkpoint}`);
+console.log(`audio           ${seconds} s, ${segmentMs.length} segments of ${model.segmentSamples} samples, shifts ${values.shifts}, ${values.threads} intra-op threads`);
+console.log(
+  `conversion      ${cold.seconds.toFixed(1)} s${values.cold ? ' (cold: empty cache)' : ' (cache as found; --cold for a cold start)'}, peak RSS ${cold.maxRssMb.toFixed(0)} MiB in its own process`,
+);
+console.log(`load            ${(loadMs / 1000).toFixed(2)} s from the cache, peak RSS ${mb(loadPeak)} MiB`);
+console.log(`separation      ${(wallMs / 1000).toFixed(2)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s CPU`);
+console.log(`speed           ${((wallMs / 1000) * (60 / seconds)).toFixed(1)} s per minute of audio`);
+console.log(`per segment     first ${(segmentMs[0] ?? 0).toFixed(0)} ms, median ${median(segmentMs).toFixed(0)} ms`);
+console.log('where the time goes');
+console.log(line('stft + normalize', timings.get('stft') ?? 0));
+for (const [part, ms] of timings) if (part.startsWith('graph:')) console.log(line(part, ms));
+console.log(line('graph total', graphMs));
+console.log(line('istft + sum', timings.get('istft') ?? 0));
+console.log(line('pipeline (overlap-add)', wallMs - modelMs));
+console.log(`peak RSS        ${mb(separatePeak)} MiB during separation (outputs ${mb(outputBytes)} MiB, input ${mb(track.data.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`);
+
+if (values.cold) rmSync(cacheDir, { recursive: true, force: true });
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
