@@ -5,14 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { runFaults } from '../scripts/reliability/faults.js';
-import { runFuzz } from '../scripts/reliability/fuzz.js';
+import { parseStraceRemotes, runFuzz } from '../scripts/reliability/fuzz.js';
 import { rawRequest } from '../scripts/reliability/raw-http.js';
 import { runUploadCut } from '../scripts/reliability/upload-cut.js';
-import { startTestServer } from './support/server.js';
+import { startTestServer, tempDir } from './support/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -93,4 +95,26 @@ test('regression: a database that cannot grow answers 507 with a clear message, 
   } finally {
     await t.close();
   }
+});
+
+test('regression: loading a model contacts no one (ONNX Runtime telemetry is off)', (t) => {
+  if (spawnSync('strace', ['-V']).status !== 0) {
+    t.skip('strace is not installed');
+    return;
+  }
+  // Unpatched, ONNX Runtime looks up mobile.events.data.microsoft.com about 9 s after its first session.
+  const log = join(tempDir(), 'strace.log');
+  const code = `import { createOrtSession } from './src/separation/onnx-session.ts';
+    await createOrtSession('models/bundled-4s/model.onnx');
+    await new Promise((resolve) => setTimeout(resolve, 15000));`;
+  const env = { ...process.env };
+  delete env['ORT_DISABLE_TELEMETRY'];
+  const run = spawnSync('strace', ['-f', '-qq', '-e', 'trace=connect,sendto', '-o', log, process.execPath, '--import', 'tsx', '--input-type=module', '-e', code], {
+    cwd: ROOT,
+    env,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  assert.deepEqual(parseStraceRemotes(readFileSync(log, 'utf8')), []);
 });

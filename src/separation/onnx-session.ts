@@ -34,6 +34,9 @@ type OrtModule = typeof import('onnxruntime-node');
 let ortModule: Promise<OrtModule> | undefined;
 
 function loadOrt(): Promise<OrtModule> {
+  // ONNX Runtime's Linux build uploads usage telemetry to mobile.events.data.microsoft.com unless
+  // this is set before its environment starts; stemsplit runs offline and calls no one.
+  process.env['ORT_DISABLE_TELEMETRY'] ??= '1';
   // Caching the module promise is not state about sessions: the native module loads once per process anyway.
   ortModule ??= import('onnxruntime-node');
   return ortModule;
