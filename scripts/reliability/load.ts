@@ -104,6 +104,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       method: 'POST',
       headers: auth,
       amount: options.posts,
+      // Each create probes its audio (an ffprobe process): under 50 at once on 2 cores some take
+      // over autocannon's 10 s default, and a timed-out request would be re-sent with a used upload.
+      timeout: 60,
       setupClient: (client) => {
         client.setBody(bodyOf(inputs[next++]));
         client.on('response', () => client.setBody(bodyOf(inputs[next++])));
@@ -120,6 +123,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       url: `${server.url}/v1/audio/splits`,
       method: 'POST',
       amount: options.connections * options.repeats,
+      timeout: 60,
       setupClient: (client) => {
         const index = clientIndex++;
         client.setHeadersAndBody({ ...auth, 'idempotency-key': `load-key-${index}` }, bodyOf(keyed[index]));
