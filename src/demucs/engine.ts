@@ -15,7 +15,7 @@ import { readCheckpoint } from './checkpoint.js';
 import { parseHTDemucsConfig } from './config.js';
 import { GRAPH_INPUTS, GRAPH_OUTPUTS, buildHTDemucsGraph, type GraphOptions, type TensorSpec } from './htdemucs-graph.js';
 import { writeModel } from './onnx/graph.js';
-import { SegmentStft } from './stft.js';
+import { SegmentStft, meanStd, type Normalization } from './stft.js';
 
 export interface LoadDemucsOptions {
   /** Where converted graphs are kept (a `demucs/` folder is made inside). */
@@ -182,22 +182,13 @@ async function openConverted(converted: ConvertedModel, name: string, options: L
 
 const ignoreTiming: TimingSink = () => undefined;
 
-/** Mean and unbiased standard deviation, accumulated in float64. */
-function meanStd(values: Float32Array): { mean: number; std: number } {
-  let sum = 0;
-  for (let i = 0; i < values.length; i++) sum += values[i] as number;
-  const mean = sum / values.length;
-  let squares = 0;
-  for (let i = 0; i < values.length; i++) squares += ((values[i] as number) - mean) ** 2;
-  return { mean, std: Math.sqrt(squares / (values.length - 1)) };
-}
-
-/** (x − mean) / (eps + std) in place; returns the statistics to undo it. */
-function normalizeInPlace(values: Float32Array): { mean: number; std: number } {
+/** (x − mean) / (eps + std) into a new array; returns it with the statistics to undo it. */
+function normalized(values: Float32Array): { data: Float32Array; stats: Normalization } {
   const stats = meanStd(values);
   const scale = 1 / (NORMALIZATION_EPS + stats.std);
-  for (let i = 0; i < values.length; i++) values[i] = ((values[i] as number) - stats.mean) * scale;
-  return stats;
+  const data = new Float32Array(values.length);
+  for (let i = 0; i < values.length; i++) data[i] = ((values[i] as number) - stats.mean) * scale;
+  return { data, stats };
 }
 
 class HTDemucsModel implements SegmentModel {
@@ -227,10 +218,8 @@ class HTDemucsModel implements SegmentModel {
     }
     let started = performance.now();
     const spec = new Float32Array(2 * channels * stft.freqs * stft.frames);
-    stft.analyze(segment, spec);
-    const specStats = normalizeInPlace(spec);
-    const wave = Float32Array.from(segment);
-    const waveStats = normalizeInPlace(wave);
+    const specStats = stft.analyze(segment, spec, NORMALIZATION_EPS);
+    const { data: wave, stats: waveStats } = normalized(segment);
     this.onTiming('stft', performance.now() - started);
 
     const outputs = await this.runStages(new Map([
@@ -244,13 +233,14 @@ class HTDemucsModel implements SegmentModel {
       throw new StemsplitError('SEPARATION_FAILED', `${this.name}: the graph's outputs have unexpected shapes`);
     }
 
-    // Time branch, de-normalized, then the spectrogram branch's inverse STFT added on top.
+    // Per source: the time branch plus the inverse STFT of the spectrogram branch, both de-normalized.
     started = performance.now();
     const out = new Float32Array(sources * channels * length);
-    for (let i = 0; i < out.length; i++) out[i] = (waveOut[i] as number) * waveStats.std + waveStats.mean;
-    for (let i = 0; i < specOut.length; i++) specOut[i] = (specOut[i] as number) * specStats.std + specStats.mean;
     const specPerSource = 2 * channels * stft.freqs * stft.frames;
-    for (let s = 0; s < sources; s++) stft.synthesizeAdd(specOut, s * specPerSource, out, s * channels * length);
+    for (let s = 0; s < sources; s++) {
+      const source = { spec: specOut, specOffset: s * specPerSource, specStats, wave: waveOut, waveOffset: s * channels * length, waveStats };
+      stft.synthesize(source, out, s * channels * length);
+    }
     this.onTiming('istft', performance.now() - started);
     return out;
   }

@@ -56,10 +56,12 @@ export class SegmentStft {
   }
 
   /**
-   * Stereo planar signal [2, length] → spectrogram [4, freqs, frames] (CaC layout).
+   * Stereo planar signal [2, length] → spectrogram [4, freqs, frames] (CaC layout),
+   * normalized as HTDemucs normalizes its frequency-branch input: (z − mean) / (eps + std)
+   * over all values (std unbiased). Returns the statistics, to undo it on the output.
    * Both channels go through one complex FFT (left as real part, right as imaginary).
    */
-  analyze(signal: Float32Array, out: Float32Array): void {
+  analyze(signal: Float32Array, out: Float32Array, eps: number): Normalization {
     const { nfft, length, freqs, frames, re, im, window, frameMajor } = this;
     const scale = 0.5 / Math.sqrt(nfft);
     const plane = freqs * frames;
@@ -86,17 +88,24 @@ export class SegmentStft {
         frameMajor[3 * plane + row + k] = -scale * (zr - mr);
       }
     }
-    for (let p = 0; p < 4; p++) transpose(frameMajor, p * plane, frames, freqs, out, p * plane);
+    const stats = meanStd(frameMajor);
+    const gain = 1 / (eps + stats.std);
+    for (let p = 0; p < 4; p++) transpose(frameMajor, p * plane, frames, freqs, out, p * plane, gain, -stats.mean * gain);
+    return stats;
   }
 
   /**
-   * Spectrogram [4, freqs, frames] (CaC, one source) → stereo planar signal, added into
-   * `out` [2, length]. Both channels come out of one complex inverse FFT.
+   * One source's output: `wave` [2, length] de-normalized by `waveStats` plus the inverse
+   * STFT of `spec` [4, freqs, frames] (CaC) de-normalized by `specStats`, written to `out`
+   * [2, length] (all three at their offsets). Both channels come out of one complex inverse FFT.
    */
-  synthesizeAdd(spec: Float32Array, specOffset: number, out: Float32Array, outOffset: number): void {
+  synthesize(source: SourceOutput, out: Float32Array, outOffset: number): void {
     const { nfft, length, freqs, frames, re, im, synthesisWindow, inverseEnvelope, frameMajor, overlapAdd: ola } = this;
+    const { spec, specOffset, specStats, wave, waveOffset, waveStats } = source;
     const plane = freqs * frames;
-    for (let p = 0; p < 4; p++) transpose(spec, specOffset + p * plane, freqs, frames, frameMajor, p * plane);
+    for (let p = 0; p < 4; p++) {
+      transpose(spec, specOffset + p * plane, freqs, frames, frameMajor, p * plane, specStats.std, specStats.mean);
+    }
     ola.fill(0);
     for (let t = 0; t < frames; t++) {
       // Z = L + i·R over the full Hermitian-extended spectrum; the Nyquist bin is zero and,
@@ -127,10 +136,11 @@ export class SegmentStft {
         ola[length + start + n] = (ola[length + start + n] as number) + w * (im[n] as number);
       }
     }
+    const { std, mean } = waveStats;
     for (let j = 0; j < length; j++) {
       const gain = inverseEnvelope[j] as number;
-      out[outOffset + j] = (out[outOffset + j] as number) + gain * (ola[j] as number);
-      out[outOffset + length + j] = (out[outOffset + length + j] as number) + gain * (ola[length + j] as number);
+      out[outOffset + j] = (wave[waveOffset + j] as number) * std + mean + gain * (ola[j] as number);
+      out[outOffset + length + j] = (wave[waveOffset + length + j] as number) * std + mean + gain * (ola[length + j] as number);
     }
   }
 
@@ -150,15 +160,40 @@ export class SegmentStft {
 
 const TRANSPOSE_BLOCK = 32;
 
-/** dst[c·rows + r] = src[r·cols + c] for a rows×cols block of each array, in cache-sized tiles. */
-function transpose(src: Float32Array, srcOffset: number, rows: number, cols: number, dst: Float32Array, dstOffset: number): void {
+/** Mean and unbiased standard deviation of all values, accumulated in float64. */
+export interface Normalization {
+  readonly mean: number;
+  readonly std: number;
+}
+
+/** What `synthesize` combines for one source. */
+export interface SourceOutput {
+  readonly spec: Float32Array;
+  readonly specOffset: number;
+  readonly specStats: Normalization;
+  readonly wave: Float32Array;
+  readonly waveOffset: number;
+  readonly waveStats: Normalization;
+}
+
+export function meanStd(values: Float32Array): Normalization {
+  let sum = 0;
+  for (let i = 0; i < values.length; i++) sum += values[i] as number;
+  const mean = sum / values.length;
+  let squares = 0;
+  for (let i = 0; i < values.length; i++) squares += ((values[i] as number) - mean) ** 2;
+  return { mean, std: Math.sqrt(squares / (values.length - 1)) };
+}
+
+/** dst[c·rows + r] = src[r·cols + c]·scale + shift for a rows×cols block of each array, in cache-sized tiles. */
+function transpose(src: Float32Array, srcOffset: number, rows: number, cols: number, dst: Float32Array, dstOffset: number, scale = 1, shift = 0): void {
   for (let r0 = 0; r0 < rows; r0 += TRANSPOSE_BLOCK) {
     const r1 = Math.min(rows, r0 + TRANSPOSE_BLOCK);
     for (let c0 = 0; c0 < cols; c0 += TRANSPOSE_BLOCK) {
       const c1 = Math.min(cols, c0 + TRANSPOSE_BLOCK);
       for (let r = r0; r < r1; r++) {
         const from = srcOffset + r * cols;
-        for (let c = c0; c < c1; c++) dst[dstOffset + c * rows + r] = src[from + c] as number;
+        for (let c = c0; c < c1; c++) dst[dstOffset + c * rows + r] = (src[from + c] as number) * scale + shift;
       }
     }
   }
