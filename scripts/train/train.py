@@ -201,7 +201,7 @@ def main():
             s6, s4 = evaluate(model, valid)
             mean = float(np.mean([v for v in s6.values() if v is not None]))
             entry = {"step": step, "time": round(time.time() - t_start), "songs": len(train),
-                     "loss": round(float(np.mean(losses)), 5), "sdr6": s6, "sdr4": s4, "mean6": round(mean, 3)}
+                     "loss": round(float(np.mean(losses)), 5), "lr": args.lr, "sdr6": s6, "sdr4": s4, "mean6": round(mean, 3)}
             losses = []
             log.write(json.dumps(entry) + "\n")
             log.flush()
