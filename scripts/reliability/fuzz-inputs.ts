@@ -41,6 +41,8 @@ export type FuzzRequest =
       readonly headers: Readonly<Record<string, string>>;
       readonly body?: string | Uint8Array;
       readonly oracle?: Oracle;
+      /** The attack this request stands for, when it must not succeed: counted in the report. */
+      readonly threat?: string;
     }
   | {
       readonly transport: 'raw';
@@ -49,6 +51,7 @@ export type FuzzRequest =
       readonly body: Buffer;
       readonly then: 'end' | 'destroy';
       readonly oracle?: Oracle;
+      readonly threat?: string;
     };
 
 // ---------------------------------------------------------------------------------------------
@@ -195,6 +198,9 @@ function refusedUrl(nonce: string): fc.Arbitrary<string> {
 // ---------------------------------------------------------------------------------------------
 // Endpoints
 
+const BAD_KEY = 'missing, malformed or revoked API key';
+const FORGED_TOKEN = 'forged, missing or foreign upload token';
+
 const notOk = (why: string): Oracle => (status) => (status === 200 || status === 206 ? `${why}, yet answered ${status}` : undefined);
 const needs401 = (why: string): Oracle => (status) => (status !== undefined && status !== 401 ? `${why}: expected 401, got ${status}` : undefined);
 const combine = (...oracles: Array<Oracle | undefined>): Oracle => (status) => oracles.map((o) => o?.(status)).find(Boolean);
@@ -217,6 +223,7 @@ export function reserveUpload(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
     headers: headersOf({ 'content-type': contentType, authorization: auth.header }),
     body,
     oracle: auth.valid ? undefined : needs401('no valid API key'),
+    ...(auth.valid ? {} : { threat: BAD_KEY }),
   }));
 }
 
@@ -259,6 +266,7 @@ export function transferBytes(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
           headers: headersOf({ 'x-stemsplit-upload-token': tokenValue, 'content-type': contentType ?? undefined }),
           body,
           oracle,
+          ...(forged ? { threat: FORGED_TOKEN } : {}),
         };
       }
       const tokenLine = tokenValue === undefined ? [] : [`X-Stemsplit-Upload-Token: ${tokenValue}`];
@@ -277,6 +285,7 @@ export function transferBytes(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
         then: variants.then,
         // A cut or lying transfer must never be accepted, whatever the token.
         oracle: how === 'raw-chunked' ? oracle : notOk(`a transfer that is cut off or lies about its length (${how})`),
+        ...(how !== 'raw-chunked' ? { threat: 'upload cut off or lying about its length' } : forged ? { threat: FORGED_TOKEN } : {}),
       };
     });
 }
@@ -299,12 +308,12 @@ export function createSplit(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
     });
   const pick = (list: readonly UploadedInput[]) => fc.integer({ min: 0, max: list.length - 1 }).map((i) => list[i] as UploadedInput);
   const input = fc.oneof(
-    { weight: 2, arbitrary: pick(t.audioUploads).chain(mutate).map((v) => ({ value: v as unknown, mayCreate: true })) },
-    { weight: 1, arbitrary: pick(t.audioUploads).map((v) => ({ value: v as unknown, mayCreate: true })) },
-    { weight: 3, arbitrary: pick(t.garbageUploads).chain(mutate).map((v) => ({ value: v as unknown, mayCreate: false })) },
-    { weight: 1, arbitrary: mutate(t.foreignUpload).map((v) => ({ value: v as unknown, mayCreate: false })) },
-    { weight: 3, arbitrary: fc.record({ type: field(fc.constant('direct_url'), t.nonce), url: refusedUrl(t.nonce) }).map((v) => ({ value: v as unknown, mayCreate: false })) },
-    { weight: 1, arbitrary: weirdValue(t.nonce).map((v) => ({ value: v, mayCreate: false })) },
+    { weight: 2, arbitrary: pick(t.audioUploads).chain(mutate).map((v) => ({ value: v as unknown, threat: undefined })) },
+    { weight: 1, arbitrary: pick(t.audioUploads).map((v) => ({ value: v as unknown, threat: undefined })) },
+    { weight: 3, arbitrary: pick(t.garbageUploads).chain(mutate).map((v) => ({ value: v as unknown, threat: 'an upload that is not audio' })) },
+    { weight: 1, arbitrary: mutate(t.foreignUpload).map((v) => ({ value: v as unknown, threat: "another account's upload" })) },
+    { weight: 3, arbitrary: fc.record({ type: field(fc.constant('direct_url'), t.nonce), url: refusedUrl(t.nonce) }).map((v) => ({ value: v as unknown, threat: 'direct_url to a private, loopback or non-http target' })) },
+    { weight: 1, arbitrary: weirdValue(t.nonce).map((v) => ({ value: v, threat: 'malformed input' })) },
   );
   const request = fc.tuple(
     input,
@@ -321,6 +330,7 @@ export function createSplit(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
     .tuple(request, jsonContentType(), authorization(t), idempotencyKey, fc.integer({ min: 0, max: 4 }).map((n) => n === 0))
     .map(([[src, stemModel, outputFormat, webhookUrl], contentType, auth, idemKey, garble]) => {
       const body = JSON.stringify({ input: src.value, stemModel, outputFormat, ...(webhookUrl === null ? {} : { webhookUrl }) });
+      const threat = !auth.valid ? BAD_KEY : (src.threat ?? (webhookUrl === null ? undefined : 'webhookUrl to a private, loopback or non-http target'));
       return {
         transport: 'fetch' as const,
         label: 'POST /v1/audio/splits',
@@ -328,7 +338,8 @@ export function createSplit(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
         path: '/v1/audio/splits',
         headers: headersOf({ 'content-type': contentType, authorization: auth.header, 'idempotency-key': idemKey }),
         body: garble ? body.slice(0, body.length >> 1) : body,
-        oracle: combine(auth.valid ? undefined : needs401('no valid API key'), src.mayCreate ? undefined : notOk('a job from a refused, foreign or undecodable source')),
+        oracle: combine(auth.valid ? undefined : needs401('no valid API key'), threat === undefined ? undefined : notOk(`a job from ${threat}`)),
+        ...(threat === undefined ? {} : { threat }),
       };
     });
 }
@@ -349,6 +360,7 @@ export function getSplit(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
     oracle: auth.valid
       ? splitId === t.succeededSplit.id ? undefined : notOk('an unknown job id')
       : needs401('no valid API key'),
+    ...(!auth.valid ? { threat: BAD_KEY } : splitId === t.succeededSplit.id ? {} : { threat: 'unknown, malformed or traversing job id' }),
   }));
 }
 
@@ -366,6 +378,7 @@ export function listSplits(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
       path: `/v1/audio/splits?${query.toString()}`,
       headers: headersOf({ authorization: auth.header }),
       oracle: auth.valid ? undefined : needs401('no valid API key'),
+      ...(auth.valid ? {} : { threat: BAD_KEY }),
     };
   });
 }
@@ -378,6 +391,7 @@ export function getCredits(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
     path: '/v1/credits',
     headers: headersOf({ authorization: auth.header }),
     oracle: auth.valid ? (status) => (status !== 200 ? `credits with a valid key answered ${status}` : undefined) : needs401('no valid API key'),
+    ...(auth.valid ? {} : { threat: BAD_KEY }),
   }));
 }
 
@@ -429,6 +443,7 @@ export function downloadStem(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
       path: `/v1/files/${split}/${stemName}${extension}?${query.toString()}`,
       headers: headersOf({ range: range === null ? undefined : `bytes=${range}` }),
       oracle,
+      ...(valid && exists ? {} : { threat: sigKind !== 'genuine' ? 'forged stem URL' : !valid ? 'expired stem URL (genuinely signed)' : 'signed URL for a stem that does not exist' }),
     };
   });
 }

@@ -62,6 +62,8 @@ export interface FuzzOptions {
 export interface FuzzReport {
   readonly requests: number;
   readonly byEndpoint: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  /** Requests standing for an attack, by attack: how many were sent and how many succeeded (200 or 206). */
+  readonly threats: Readonly<Record<string, { sent: number; accepted: number }>>;
   readonly serverErrors: number;
   readonly noAnswer: number;
   readonly jobsCreated: number;
@@ -106,6 +108,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
 
   const problems: string[] = [];
   const byEndpoint: Record<string, Record<string, number>> = {};
+  const threats: Record<string, { sent: number; accepted: number }> = {};
   let sent = 0;
   let serverErrors = 0;
   let noAnswer = 0;
@@ -118,6 +121,11 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     const bucket = answer.status === undefined ? 'no answer' : String(answer.status);
     counts[bucket] = (counts[bucket] ?? 0) + 1;
     if (answer.status === undefined) noAnswer++;
+    if (request.threat) {
+      const tally = (threats[request.threat] ??= { sent: 0, accepted: 0 });
+      tally.sent++;
+      if (answer.status === 200 || answer.status === 206) tally.accepted++;
+    }
     if (request.transport === 'fetch' && request.label === 'POST /v1/audio/splits' && answer.status === 200) jobsCreated++;
     const complaint = judge(request, answer);
     if (answer.status !== undefined && answer.status >= 500) serverErrors++;
@@ -159,6 +167,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   return {
     requests: sent,
     byEndpoint,
+    threats,
     serverErrors,
     noAnswer,
     jobsCreated,
@@ -414,6 +423,8 @@ export function formatFuzz(r: FuzzReport): string {
   ]);
   return [
     table(['endpoint', 'requests', 'answers'], rows),
+    '',
+    table(['attack', 'requests', 'succeeded'], Object.entries(r.threats).sort(([a], [b]) => a.localeCompare(b)).map(([threat, t]) => [threat, t.sent, t.accepted])),
     '',
     table(
       ['requests', '5xx', 'server crashes', 'jobs created', 'writes traced (strace)', 'writes outside the data dir', 'outbound connections (off loopback)', 'ledger balanced', 'time'],

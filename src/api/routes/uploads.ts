@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { Hono } from 'hono';
 import { StemsplitError } from '../../errors.js';
-import { storageKeyOf, uploadPath, UPLOAD_TOKEN_HEADER, type UploadService } from '../../jobs/upload-service.js';
+import { MAX_UPLOAD_BYTES, storageKeyOf, uploadPath, UPLOAD_TOKEN_HEADER, type UploadService } from '../../jobs/upload-service.js';
 import { ID_PATTERN } from '../../store/index.js';
 import { errorResponse, successBody } from '../envelope.js';
 import type { AppEnv } from '../env.js';
@@ -52,7 +52,9 @@ export function uploadTransferRoutes(deps: UploadRoutesDeps): Hono<AppEnv> {
     try {
       upload = await deps.uploads.receive(uploadId, c.req.header(UPLOAD_TOKEN_HEADER), stream, declared);
     } catch (error) {
-      // The body may be partly unread: close the connection so no client reuses it mid-stream.
+      // A client still sending would get a reset connection instead of this answer: read what is
+      // left first (bounded), then close the connection so no client reuses it mid-stream.
+      await discardRest(stream);
       const response = errorResponse(error);
       response.headers.set('connection', 'close');
       return response;
@@ -61,4 +63,20 @@ export function uploadTransferRoutes(deps: UploadRoutesDeps): Hono<AppEnv> {
     return c.json(successBody({ url: `${origin}${uploadPath(upload.id)}`, key: storageKeyOf(upload.id) }));
   });
   return app;
+}
+
+/** Reads and drops the rest of a refused upload: at most MAX_UPLOAD_BYTES, for at most 30 s. */
+async function discardRest(stream: Readable): Promise<void> {
+  const giveUp = setTimeout(() => stream.destroy(), 30_000);
+  let seen = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      seen += chunk.length;
+      if (seen > MAX_UPLOAD_BYTES) break;
+    }
+  } catch {
+    // The client went away, or the transfer already consumed the stream: nothing left to read.
+  } finally {
+    clearTimeout(giveUp);
+  }
 }
