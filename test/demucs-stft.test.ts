@@ -60,7 +60,12 @@ describe('demucs spectrogram', () => {
     const out = new Float32Array(2 * length);
     const silence = new Float32Array(2 * length);
     stft.synthesize(
-      { spec, specOffset: 0, specStats: { mean: stats.mean, std: eps + stats.std }, wave: silence, waveOffset: 0, waveStats: { mean: 0, std: 1 } },
+      {
+        spec: { data: spec, phases: 1, planes: 4, rows: stft.freqs, firstPlane: 0 },
+        specStats: { mean: stats.mean, std: eps + stats.std },
+        wave: { data: silence, phases: 1, planes: 2, rows: length, firstPlane: 0 },
+        waveStats: { mean: 0, std: 1 },
+      },
       out,
       0,
     );

@@ -55,7 +55,7 @@ export interface ConvertedModel {
 }
 
 /** Bump when the graph layout changes, so caches convert again. */
-const CONVERTER_VERSION = 2;
+const CONVERTER_VERSION = 3;
 const META_FORMAT = 'stemsplit-demucs/2';
 const GRAPH_OPTIONS: GraphOptions = { attention: 'fused' };
 /** HTDemucs.forward: x = (x − mean) / (1e-5 + std), for both branches. */
@@ -226,19 +226,30 @@ class HTDemucsModel implements SegmentModel {
       [GRAPH_INPUTS.spec, { data: spec, dims: [1, 2 * channels, stft.freqs, stft.frames] }],
       [GRAPH_INPUTS.wave, { data: wave, dims: [1, channels, length] }],
     ]));
-    const specOut = outputs.get(GRAPH_OUTPUTS.spec)?.data;
-    const waveOut = outputs.get(GRAPH_OUTPUTS.wave)?.data;
+    const specOut = outputs.get(GRAPH_OUTPUTS.spec);
+    const waveOut = outputs.get(GRAPH_OUTPUTS.wave);
     const sources = this.sources.length;
-    if (specOut === undefined || waveOut === undefined || waveOut.length !== sources * channels * length) {
+    // Both outputs come in phase layout: [1, phases, planes, rows(, frames)].
+    const [, specPhases, specPlanes, specRows] = specOut?.dims ?? [];
+    const [, wavePhases, wavePlanes, waveRows] = waveOut?.dims ?? [];
+    if (
+      specOut === undefined || waveOut === undefined ||
+      specPhases === undefined || specPlanes !== sources * 2 * channels || specRows === undefined ||
+      wavePhases === undefined || wavePlanes !== sources * channels || waveRows === undefined || wavePhases * waveRows < length
+    ) {
       throw new StemsplitError('SEPARATION_FAILED', `${this.name}: the graph's outputs have unexpected shapes`);
     }
 
     // Per source: the time branch plus the inverse STFT of the spectrogram branch, both de-normalized.
     started = performance.now();
     const out = new Float32Array(sources * channels * length);
-    const specPerSource = 2 * channels * stft.freqs * stft.frames;
     for (let s = 0; s < sources; s++) {
-      const source = { spec: specOut, specOffset: s * specPerSource, specStats, wave: waveOut, waveOffset: s * channels * length, waveStats };
+      const source = {
+        spec: { data: specOut.data, phases: specPhases, planes: specPlanes, rows: specRows, firstPlane: s * 2 * channels },
+        specStats,
+        wave: { data: waveOut.data, phases: wavePhases, planes: wavePlanes, rows: waveRows, firstPlane: s * channels },
+        waveStats,
+      };
       stft.synthesize(source, out, s * channels * length);
     }
     this.onTiming('istft', performance.now() - started);

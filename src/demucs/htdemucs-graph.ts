@@ -7,7 +7,10 @@
  * are cheap and exact.
  *
  *   inputs:  spec [1, 2·channels, freqs, frames], wave [1, channels, length]
- *   outputs: spec_out [1, sources·2·channels, freqs, frames], wave_out [1, sources·channels, length]
+ *   outputs: spec_out [1, P, sources·2·channels, freqs / P, frames], wave_out [1, P, sources·channels, rows]
+ *
+ * The outputs come in P phases (P = the last decoder's stride, or 1): frequency f is phase
+ * f mod P, row ⌊f / P⌋, and sample j likewise (rows·P ≥ length; samples past it are unused).
  *
  * It is emitted as a chain of stages, one ONNX graph each: every encoder level (frequency
  * and time layer together), the transformer, every decoder level. ONNX Runtime's planner
@@ -207,8 +210,10 @@ class HTDemucsBuilder {
         return { [names[0] as string]: y, [names[1] as string]: yt };
       }) as [TensorSpec, TensorSpec];
     }
-    const expectedSpec = [1, sources * 2 * config.audioChannels, freqs, frames];
-    if (x.shape.join() !== expectedSpec.join()) throw new Error(`spectrogram branch ends as [${x.shape.join(', ')}]`);
+    const [, phases, planes, rows, width] = x.shape as [number, number, number, number, number];
+    if (planes !== sources * 2 * config.audioChannels || phases * rows !== freqs || width !== frames) {
+      throw new Error(`spectrogram branch ends as [${x.shape.join(', ')}]`);
+    }
     this.weights.assertAllUsed();
     return this.stages;
   }
@@ -270,8 +275,9 @@ class HTDemucsBuilder {
     const cropEnd = layer.freq ? layer.pad : full - layer.pad - length;
     let z: Value;
     if (!layer.norm && layer.kernel === 2 * layer.stride && 2 * layer.pad === layer.stride) {
-      z = this.upsamplingConv(y, `${p}.conv_tr`, layer.stride);
-      if (!layer.freq && (z.shape[2] as number) !== length) z = ops.slice(z, 2, 0, length);
+      // The outermost layer leaves its phases apart: the engine reads them in place.
+      z = this.upsamplingConv(y, `${p}.conv_tr`, layer.stride, !layer.last);
+      if (!layer.last && !layer.freq && (z.shape[2] as number) !== length) z = ops.slice(z, 2, 0, length);
     } else {
       const weight = weights.value(`${p}.conv_tr.weight`);
       const bias = weights.value(`${p}.conv_tr.bias`);
@@ -285,7 +291,13 @@ class HTDemucsBuilder {
         z = ops.convTranspose(y, weight, bias, strides, pads);
       }
     }
-    return layer.last ? z : ops.gelu(z);
+    if (layer.last) return z.shape.length === (layer.freq ? 5 : 4) ? z : this.asOnePhase(z);
+    return ops.gelu(z);
+  }
+
+  /** A plain [1, C, ...] output as the phase layout [1, 1, C, ...] the engine reads. */
+  private asOnePhase(z: Value): Value {
+    return this.ops.reshape(z, [1, 1, ...z.shape.slice(1)]);
   }
 
   /**
@@ -299,9 +311,10 @@ class HTDemucsBuilder {
    * So a 3-tap convolution with stride·out filters computes all phases at once (bias
    * included), and a transpose interleaves them. This replaces ONNX Runtime's
    * ConvTranspose, whose col2im is single-threaded and about 7× slower than the GEMM.
-   * Returns stride·rows output rows.
+   * Returns stride·rows output rows, or with `interleave` false the phases apart as
+   * [1, stride, out, rows(, frames)] (output row stride·g + i is phase i, row g).
    */
-  private upsamplingConv(y: Value, prefix: string, stride: number): Value {
+  private upsamplingConv(y: Value, prefix: string, stride: number, interleave: boolean): Value {
     const { ops, weights } = this;
     const weight = weights.tensor(`${prefix}.weight`); // [in, out, 2·stride(, 1)]
     const bias = weights.data(`${prefix}.bias`);
@@ -328,13 +341,15 @@ class HTDemucsBuilder {
       const frames = y.shape[3] as number;
       const w = weights.constant(filters, [stride * outChannels, inChannels, 3, 1], `${prefix}.weight`);
       const phases = ops.conv(y, w, weights.constant(biases, [stride * outChannels], `${prefix}.bias`), { pads: [1, 0, 1, 0] });
-      const interleaved = ops.transpose(ops.reshape(phases, [1, stride, outChannels, rows, frames]), [0, 2, 3, 1, 4]);
-      return ops.reshape(interleaved, [1, outChannels, rows * stride, frames]);
+      const apart = ops.reshape(phases, [1, stride, outChannels, rows, frames]);
+      if (!interleave) return apart;
+      return ops.reshape(ops.transpose(apart, [0, 2, 3, 1, 4]), [1, outChannels, rows * stride, frames]);
     }
     const w = weights.constant(filters, [stride * outChannels, inChannels, 3], `${prefix}.weight`);
     const phases = ops.conv(y, w, weights.constant(biases, [stride * outChannels], `${prefix}.bias`), { pads: [1, 1] });
-    const interleaved = ops.transpose(ops.reshape(phases, [1, stride, outChannels, rows]), [0, 2, 3, 1]);
-    return ops.reshape(interleaved, [1, outChannels, rows * stride]);
+    const apart = ops.reshape(phases, [1, stride, outChannels, rows]);
+    if (!interleave) return apart;
+    return ops.reshape(ops.transpose(apart, [0, 2, 3, 1]), [1, outChannels, rows * stride]);
   }
 
   /**

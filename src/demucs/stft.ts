@@ -101,10 +101,15 @@ export class SegmentStft {
    */
   synthesize(source: SourceOutput, out: Float32Array, outOffset: number): void {
     const { nfft, length, freqs, frames, re, im, synthesisWindow, inverseEnvelope, frameMajor, overlapAdd: ola } = this;
-    const { spec, specOffset, specStats, wave, waveOffset, waveStats } = source;
+    const { spec, wave, specStats, waveStats } = source;
     const plane = freqs * frames;
+    const phases = spec.phases;
+    const rowsPerPhase = freqs / phases;
     for (let p = 0; p < 4; p++) {
-      transpose(spec, specOffset + p * plane, freqs, frames, frameMajor, p * plane, specStats.std, specStats.mean);
+      const q = spec.firstPlane + p;
+      // Frequency f lives in phase f mod P, row ⌊f / P⌋.
+      const rowStart = (f: number): number => (((f % phases) * spec.planes + q) * rowsPerPhase + Math.floor(f / phases)) * frames;
+      transposeRows(spec.data, rowStart, freqs, frames, frameMajor, p * plane, specStats.std, specStats.mean);
     }
     ola.fill(0);
     for (let t = 0; t < frames; t++) {
@@ -137,10 +142,18 @@ export class SegmentStft {
       }
     }
     const { std, mean } = waveStats;
-    for (let j = 0; j < length; j++) {
-      const gain = inverseEnvelope[j] as number;
-      out[outOffset + j] = (wave[waveOffset + j] as number) * std + mean + gain * (ola[j] as number);
-      out[outOffset + length + j] = (wave[waveOffset + length + j] as number) * std + mean + gain * (ola[length + j] as number);
+    const { phases: wavePhases, planes: wavePlanes, rows: waveRows, data: waveData } = wave;
+    for (let c = 0; c < 2; c++) {
+      const q = wave.firstPlane + c;
+      const target = outOffset + c * length;
+      const accumulated = c * length;
+      // Sample j = P·g + i lives in phase i, row g.
+      for (let i = 0; i < wavePhases; i++) {
+        const from = (i * wavePlanes + q) * waveRows;
+        for (let g = 0, j = i; g < waveRows && j < length; g++, j += wavePhases) {
+          out[target + j] = (waveData[from + g] as number) * std + mean + (inverseEnvelope[j] as number) * (ola[accumulated + j] as number);
+        }
+      }
     }
   }
 
@@ -166,13 +179,27 @@ export interface Normalization {
   readonly std: number;
 }
 
+/**
+ * A graph output in phase layout [phases, planes, rows(, frames)]: row r of a plane is
+ * phase r mod phases, row ⌊r / phases⌋ (one phase is the plain [planes, rows, ...]).
+ */
+export interface PhasedPlanes {
+  readonly data: Float32Array;
+  readonly phases: number;
+  readonly planes: number;
+  /** Rows per phase. */
+  readonly rows: number;
+  /** This source's first plane. */
+  readonly firstPlane: number;
+}
+
 /** What `synthesize` combines for one source. */
 export interface SourceOutput {
-  readonly spec: Float32Array;
-  readonly specOffset: number;
+  /** The spectrogram branch: 4 CaC planes of freqs × frames. */
+  readonly spec: PhasedPlanes;
   readonly specStats: Normalization;
-  readonly wave: Float32Array;
-  readonly waveOffset: number;
+  /** The time branch: 2 planes of samples. */
+  readonly wave: PhasedPlanes;
   readonly waveStats: Normalization;
 }
 
@@ -187,12 +214,26 @@ export function meanStd(values: Float32Array): Normalization {
 
 /** dst[c·rows + r] = src[r·cols + c]·scale + shift for a rows×cols block of each array, in cache-sized tiles. */
 function transpose(src: Float32Array, srcOffset: number, rows: number, cols: number, dst: Float32Array, dstOffset: number, scale = 1, shift = 0): void {
+  transposeRows(src, (r) => srcOffset + r * cols, rows, cols, dst, dstOffset, scale, shift);
+}
+
+/** As `transpose`, with source row r starting at rowStart(r). */
+function transposeRows(
+  src: Float32Array,
+  rowStart: (row: number) => number,
+  rows: number,
+  cols: number,
+  dst: Float32Array,
+  dstOffset: number,
+  scale = 1,
+  shift = 0,
+): void {
   for (let r0 = 0; r0 < rows; r0 += TRANSPOSE_BLOCK) {
     const r1 = Math.min(rows, r0 + TRANSPOSE_BLOCK);
     for (let c0 = 0; c0 < cols; c0 += TRANSPOSE_BLOCK) {
       const c1 = Math.min(cols, c0 + TRANSPOSE_BLOCK);
       for (let r = r0; r < r1; r++) {
-        const from = srcOffset + r * cols;
+        const from = rowStart(r);
         for (let c = c0; c < c1; c++) dst[dstOffset + c * rows + r] = (src[from + c] as number) * scale + shift;
       }
     }
