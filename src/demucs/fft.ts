@@ -60,8 +60,9 @@ export class Fft {
 
   private radix4Stages(re: Float64Array, im: Float64Array, conj: 1 | -1): void {
     const n = this.size;
-    let stage = 0;
-    for (let span = 1; span < n; span *= 4) {
+    firstRadix4Stage(re, im, conj);
+    let stage = 1;
+    for (let span = 4; span < n; span *= 4) {
       const table = this.twiddles[stage++] as Float64Array;
       const block = 4 * span;
       for (let j = 0; j < span; j++) {
@@ -134,6 +135,36 @@ export class Fft {
         }
       }
     }
+  }
+}
+
+/** The first radix-4 stage: all twiddles are 1, so each butterfly is adds only. */
+function firstRadix4Stage(re: Float64Array, im: Float64Array, conj: 1 | -1): void {
+  for (let i0 = 0; i0 < re.length; i0 += 4) {
+    const a0r = re[i0] as number;
+    const a0i = im[i0] as number;
+    const a1r = re[i0 + 1] as number;
+    const a1i = im[i0 + 1] as number;
+    const a2r = re[i0 + 2] as number;
+    const a2i = im[i0 + 2] as number;
+    const a3r = re[i0 + 3] as number;
+    const a3i = im[i0 + 3] as number;
+    const t0r = a0r + a2r;
+    const t0i = a0i + a2i;
+    const t1r = a0r - a2r;
+    const t1i = a0i - a2i;
+    const t2r = a1r + a3r;
+    const t2i = a1i + a3i;
+    const t3r = conj * (a1i - a3i);
+    const t3i = -conj * (a1r - a3r);
+    re[i0] = t0r + t2r;
+    im[i0] = t0i + t2i;
+    re[i0 + 1] = t1r + t3r;
+    im[i0 + 1] = t1i + t3i;
+    re[i0 + 2] = t0r - t2r;
+    im[i0 + 2] = t0i - t2i;
+    re[i0 + 3] = t1r - t3r;
+    im[i0 + 3] = t1i - t3i;
   }
 }
 
