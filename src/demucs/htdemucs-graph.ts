@@ -35,13 +35,6 @@ export const GRAPH_OUTPUTS = { spec: 'spec_out', wave: 'wave_out' } as const;
 const GROUP_NORM_EPS = 1e-5;
 const LAYER_NORM_EPS = 1e-5;
 
-/** How attention is emitted: ORT's fused MultiHeadAttention, or plain MatMul/Softmax per head group. */
-export type AttentionKind = 'fused' | { readonly headsPerStep: number };
-
-export interface GraphOptions {
-  readonly attention: AttentionKind;
-}
-
 /** One stage: its graph and the named tensors it reads and writes. */
 export interface GraphStage {
   readonly name: string;
@@ -130,7 +123,6 @@ class HTDemucsBuilder {
   constructor(
     private readonly config: HTDemucsConfig,
     state: ReadonlyMap<string, CheckpointTensor>,
-    private readonly options: GraphOptions,
   ) {
     this.weights = new Weights(state, () => this.graph);
   }
@@ -584,10 +576,7 @@ class HTDemucsBuilder {
     const q = ops.linear(query, part(0));
     const k = ops.linear(key, part(1));
     const v = ops.linear(key, part(2));
-    const attended =
-      this.options.attention === 'fused'
-        ? this.fusedAttention(q, k, v, inBias, config.tHeads)
-        : this.splitAttention(q, k, v, inBias, config.tHeads, this.options.attention.headsPerStep);
+    const attended = this.fusedAttention(q, k, v, inBias, config.tHeads);
     const [w, b] = this.scaledLinear(`${prefix}.out_proj`, layerScale);
     return ops.linear(attended, w, b);
   }
@@ -605,37 +594,6 @@ class HTDemucsBuilder {
       MS_DOMAIN,
     );
     return ops.reshape(out, [queries, dim]);
-  }
-
-  /**
-   * Attention from MatMul and Softmax, `headsPerStep` heads at a time so the
-   * [heads, queries, keys] score tensor stays small.
-   */
-  private splitAttention(q: Value, k: Value, v: Value, bias: Float32Array, heads: number, headsPerStep: number): Value {
-    const { ops, graph } = this;
-    const [queries, dim] = q.shape as [number, number];
-    const keys = k.shape[0] as number;
-    const headDim = dim / heads;
-    const scale = 1 / Math.sqrt(headDim);
-    // Scale the query (and its bias) once instead of every score.
-    const qb = graph.constant(bias.slice(0, dim).map((b) => b * scale), [dim], 'q_bias');
-    const qs = ops.add(ops.mul(q, graph.scalar(scale, 'attn_scale')), qb);
-    const kb = ops.add(k, graph.constant(bias.slice(dim, 2 * dim), [dim], 'k_bias'));
-    const vb = ops.add(v, graph.constant(bias.slice(2 * dim), [dim], 'v_bias'));
-    const qh = ops.transpose(ops.reshape(qs, [queries, heads, headDim]), [1, 0, 2]); // [H, Nq, D]
-    const kh = ops.transpose(ops.reshape(kb, [keys, heads, headDim]), [1, 2, 0]); // [H, D, Nk]
-    const vh = ops.transpose(ops.reshape(vb, [keys, heads, headDim]), [1, 0, 2]); // [H, Nk, D]
-    const steps = Math.ceil(heads / headsPerStep);
-    const outs: Value[] = [];
-    const qParts = steps > 1 ? ops.split(qh, 0, steps) : [qh];
-    const kParts = steps > 1 ? ops.split(kh, 0, steps) : [kh];
-    const vParts = steps > 1 ? ops.split(vh, 0, steps) : [vh];
-    for (let s = 0; s < steps; s++) {
-      const scores = ops.softmax(ops.matmul(qParts[s] as Value, kParts[s] as Value));
-      outs.push(ops.matmul(scores, vParts[s] as Value));
-    }
-    const merged = steps > 1 ? ops.concat(outs, 0) : (outs[0] as Value); // [H, Nq, D]
-    return ops.reshape(ops.transpose(merged, [1, 0, 2]), [queries, dim]);
   }
 }
 
@@ -660,12 +618,8 @@ function uniqueSpecs(spec: TensorSpec, index: number, all: readonly TensorSpec[]
   return all.findIndex((other) => other.name === spec.name) === index;
 }
 
-export function buildHTDemucsGraph(
-  config: HTDemucsConfig,
-  state: ReadonlyMap<string, CheckpointTensor>,
-  options: GraphOptions,
-): BuiltGraph {
+export function buildHTDemucsGraph(config: HTDemucsConfig, state: ReadonlyMap<string, CheckpointTensor>): BuiltGraph {
   const frames = Math.ceil(config.segmentSamples / (config.nfft / 4));
-  const stages = new HTDemucsBuilder(config, state, options).build(config.segmentSamples, frames);
+  const stages = new HTDemucsBuilder(config, state).build(config.segmentSamples, frames);
   return { stages, freqs: config.nfft / 2, frames };
 }

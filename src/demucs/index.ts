@@ -1,4 +1,6 @@
-export { loadDemucs, convertCheckpoint, type LoadDemucsOptions, type ConvertedModel, type ConvertedStage, type TimingSink } from './engine.js';
+export { loadDemucs, type LoadDemucsOptions } from './engine.js';
+export { convertCheckpoint, type ConvertedModel, type ConvertedStage } from './convert.js';
+export type { TimingSink } from './segment-model.js';
 export { readCheckpoint, PyFraction, type Checkpoint, type CheckpointTensor } from './checkpoint.js';
 export { parseHTDemucsConfig, type HTDemucsConfig } from './config.js';
 export { parseBagFile, resolveMember, type BagFile } from './bag-file.js';

@@ -1,0 +1,96 @@
+/**
+ * Checkpoint → ONNX conversion, cached: a converted model is a directory of stage graphs
+ * plus `model.json`, keyed by the checkpoint's SHA-256 and the converter version.
+ */
+import path from 'node:path';
+import { StemsplitError } from '../errors.js';
+import { cacheEntryDir, readCachedManifest, sha256File, storeEntry } from './cache.js';
+import { readCheckpoint } from './checkpoint.js';
+import { parseHTDemucsConfig } from './config.js';
+import { buildHTDemucsGraph, type TensorSpec } from './htdemucs-graph.js';
+import { writeModel } from './onnx/graph.js';
+
+/** One stage of a converted model: an ONNX file and the named tensors it reads and writes. */
+export interface ConvertedStage {
+  readonly name: string;
+  /** File name inside the model's directory. */
+  readonly file: string;
+  readonly inputs: readonly TensorSpec[];
+  readonly outputs: readonly TensorSpec[];
+}
+
+/** A converted checkpoint: what its stages need to run (`model.json` in its directory). */
+export interface ConvertedModel {
+  readonly format: typeof META_FORMAT;
+  readonly checkpointSha256: string;
+  /** Directory holding the stage files. */
+  readonly directory: string;
+  readonly stages: readonly ConvertedStage[];
+  readonly sources: readonly string[];
+  readonly sampleRate: number;
+  readonly segmentSamples: number;
+  readonly nfft: number;
+  readonly audioChannels: number;
+}
+
+/** Bump when the graph layout changes, so caches convert again. */
+const CONVERTER_VERSION = 3;
+const META_FORMAT = 'stemsplit-demucs/2';
+
+/**
+ * Converts a checkpoint to ONNX unless the cache already holds it; returns where it is.
+ * Cheap on a cache hit: the checkpoint is only hashed.
+ */
+export async function convertCheckpoint(file: string, cacheDir: string): Promise<ConvertedModel> {
+  let sha256: string;
+  try {
+    sha256 = await sha256File(file);
+  } catch (error) {
+    throw new StemsplitError('MODEL_NOT_FOUND', `cannot read checkpoint ${file}`, { cause: error });
+  }
+  const directory = cacheEntryDir(cacheDir, sha256, CONVERTER_VERSION);
+  const cached = await readCachedManifest(directory);
+  if (isConvertedModel(cached)) return { ...cached, directory };
+
+  const checkpoint = readCheckpoint(file);
+  if (checkpoint.klass !== 'demucs.htdemucs.HTDemucs') {
+    throw new StemsplitError('MODEL_INVALID', `unsupported class ${checkpoint.klass} in checkpoint ${file} (only HTDemucs is supported)`);
+  }
+  const config = parseHTDemucsConfig(checkpoint.kwargs);
+  const { stages } = buildHTDemucsGraph(config, checkpoint.state);
+  const converted: ConvertedModel = {
+    format: META_FORMAT,
+    checkpointSha256: sha256,
+    directory,
+    stages: stages.map((stage, index) => ({
+      name: stage.name,
+      file: `${String(index).padStart(2, '0')}-${stage.name}.onnx`,
+      inputs: stage.inputs,
+      outputs: stage.outputs,
+    })),
+    sources: config.sources,
+    sampleRate: config.samplerate,
+    segmentSamples: config.segmentSamples,
+    nfft: config.nfft,
+    audioChannels: config.audioChannels,
+  };
+  const writeStages = (dir: string): void => {
+    stages.forEach((stage, index) => writeModel(stage.graph.encode(), path.join(dir, (converted.stages[index] as ConvertedStage).file)));
+  };
+  await storeEntry(directory, writeStages, converted);
+  return converted;
+}
+
+function isConvertedModel(value: unknown): value is ConvertedModel {
+  if (typeof value !== 'object' || value === null) return false;
+  const record = value as Record<string, unknown>;
+  return (
+    record['format'] === META_FORMAT &&
+    Array.isArray(record['stages']) &&
+    Array.isArray(record['sources']) &&
+    typeof record['segmentSamples'] === 'number' &&
+    typeof record['sampleRate'] === 'number' &&
+    typeof record['nfft'] === 'number' &&
+    typeof record['audioChannels'] === 'number'
+  );
+}
