@@ -7,16 +7,13 @@ import { StemsplitError } from '../errors.js';
 import { cacheEntryDir, readCachedManifest, sha256File, storeEntry } from './cache.js';
 import { readCheckpoint } from './checkpoint.js';
 import { parseHTDemucsConfig } from './config.js';
-import { buildHTDemucsGraph, type TensorSpec } from './htdemucs-graph.js';
+import { buildHTDemucsGraph, type GraphStage } from './htdemucs-graph.js';
 import { writeModel } from './onnx/graph.js';
 
-/** One stage of a converted model: an ONNX file and the named tensors it reads and writes. */
-export interface ConvertedStage {
-  readonly name: string;
+/** One stage of a converted model: its ONNX file and the named tensors it reads and writes. */
+export interface ConvertedStage extends Omit<GraphStage, 'graph'> {
   /** File name inside the model's directory. */
   readonly file: string;
-  readonly inputs: readonly TensorSpec[];
-  readonly outputs: readonly TensorSpec[];
 }
 
 /** A converted checkpoint: what its stages need to run (`model.json` in its directory). */
