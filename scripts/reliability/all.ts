@@ -77,7 +77,7 @@ if (isMain(import.meta.url)) {
     problems.push(...load.problems);
   }
   if (wanted.has('queue')) {
-    const queue = await runQueue({ jobs: quick ? 30 : 200, log });
+    const queue = await runQueue({ queued: quick ? 30 : 200, log });
     section('Queue', formatQueue(queue));
     problems.push(...queue.problems);
   }

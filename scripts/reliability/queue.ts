@@ -3,7 +3,7 @@
  * watch it drain. Checks that the server's memory stays flat while the queue drains and that
  * jobs run and finish in the order they were created (and their webhooks arrive in that order).
  *
- *   node --import tsx scripts/reliability/queue.ts [--jobs 200] [--json]
+ *   node --import tsx scripts/reliability/queue.ts [--queued 200] [--json]
  *   node --import tsx scripts/reliability/queue.ts --quick          # 30 jobs
  *
  * Webhooks go to a receiver on loopback, so the server runs with --allow-private-urls.
@@ -29,7 +29,8 @@ import {
 } from './harness.js';
 
 export interface QueueOptions {
-  readonly jobs: number;
+  /** Jobs waiting at once to reach: jobs are created until this many are queued or running. */
+  readonly queued: number;
   readonly log?: (line: string) => void;
 }
 
@@ -71,29 +72,33 @@ export async function runQueue(options: QueueOptions): Promise<QueueReport> {
   const countDone = () => queryDb<{ n: number }>(dataDir, `SELECT COUNT(*) AS n FROM splits WHERE status IN ('succeeded', 'failed')`)[0]?.n ?? 0;
 
   try {
-    // Upload first (uploads make no jobs), then create the jobs one after another, as fast as the API takes them.
+    // Upload first (uploads make no jobs), then create jobs one after another, as fast as the API
+    // takes them, until `queued` are waiting at once (the worker finishes some meanwhile).
     const inputs: UploadedInput[] = [];
-    for (let i = 0; i < options.jobs; i += 8) {
-      inputs.push(...(await Promise.all(Array.from({ length: Math.min(8, options.jobs - i) }, (_, j) => upload(server.url, key, song, `q${i + j}.wav`)))));
+    const spare = Math.ceil(options.queued * 1.5);
+    for (let i = 0; i < spare; i += 8) {
+      inputs.push(...(await Promise.all(Array.from({ length: Math.min(8, spare - i) }, (_, j) => upload(server.url, key, song, `q${i + j}.wav`)))));
     }
     const ids: string[] = [];
     for (const input of inputs) {
+      if (ids.length - countDone() >= options.queued) break;
       const created = await api(server.url, key, 'POST', '/audio/splits', { body: { input, stemModel: '4s', webhookUrl } });
       if (created.status !== 200) throw new Error(`create answered ${created.status}: ${created.text}`);
       ids.push(created.json.data.id as string);
     }
-    const peakQueued = options.jobs - countDone();
-    log(`${options.jobs} jobs created, ${peakQueued} waiting`);
+    const jobs = ids.length;
+    const peakQueued = jobs - countDone();
+    log(`${jobs} jobs created, ${peakQueued} waiting`);
 
     const started = Date.now();
     const samples: RssSample[] = [];
-    for (let done = countDone(); done < options.jobs; done = countDone()) {
+    for (let done = countDone(); done < jobs; done = countDone()) {
       samples.push({ done, rssMb: (server.rssKb() ?? 0) / 1024 });
-      if (Date.now() - started > options.jobs * 30_000) throw new Error(`the queue did not drain: ${done}/${options.jobs} done`);
-      if (samples.length % 40 === 0) log(`${done}/${options.jobs} done, RSS ${samples.at(-1)?.rssMb.toFixed(0)} MB`);
+      if (Date.now() - started > jobs * 30_000) throw new Error(`the queue did not drain: ${done}/${jobs} done`);
+      if (samples.length % 40 === 0) log(`${done}/${jobs} done, RSS ${samples.at(-1)?.rssMb.toFixed(0)} MB`);
       await sleep(500);
     }
-    samples.push({ done: options.jobs, rssMb: (server.rssKb() ?? 0) / 1024 });
+    samples.push({ done: jobs, rssMb: (server.rssKb() ?? 0) / 1024 });
     const secondsPerJob = (Date.now() - started) / 1000 / Math.max(1, peakQueued);
     const missing = await waitWebhooks(receiver, ids, 60_000);
     if (missing.length > 0) problems.push(`${missing.length} jobs without a webhook`);
@@ -106,12 +111,12 @@ export async function runQueue(options: QueueOptions): Promise<QueueReport> {
     const webhooksInOrder = hookOrder.join() === ids.join();
     if (!webhooksInOrder) problems.push('webhooks arrived out of creation order');
     const succeeded = rows.filter((r) => r.status === 'succeeded').length;
-    if (succeeded !== options.jobs) problems.push(`${options.jobs - succeeded} jobs failed`);
+    if (succeeded !== jobs) problems.push(`${jobs - succeeded} jobs failed`);
 
-    const warm = samples.filter((s) => s.done >= options.jobs / 10);
+    const warm = samples.filter((s) => s.done >= jobs / 10);
     const slope = leastSquaresSlope(warm.map((s) => [s.done, s.rssMb]));
     const report = {
-      jobs: options.jobs,
+      jobs,
       peakQueued,
       succeeded,
       rssWarmMb: warm[0]?.rssMb ?? NaN,
@@ -161,9 +166,9 @@ export function formatQueue(r: QueueReport): string {
 
 if (isMain(import.meta.url)) {
   const { values } = parseArgs({
-    options: { jobs: { type: 'string', default: '200' }, quick: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
+    options: { queued: { type: 'string', default: '200' }, quick: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
   });
-  const report = await runQueue({ jobs: values.quick ? 30 : Number(values.jobs), log: (line) => process.stderr.write(`${line}\n`) });
+  const report = await runQueue({ queued: values.quick ? 30 : Number(values.queued), log: (line) => process.stderr.write(`${line}\n`) });
   console.log(values.json ? JSON.stringify(report, null, 2) : formatQueue(report));
   if (report.problems.length > 0) {
     console.error(`PROBLEMS:\n- ${report.problems.join('\n- ')}`);

@@ -21,6 +21,8 @@ export interface CutCase {
   readonly partialSeenMidway: boolean;
   /** What a split naming the unfinished upload was told. */
   readonly splitRefusal: string;
+  /** How long after the cut the reservation could be retried (the server had noticed). */
+  readonly noticedMs: number;
   readonly retriedJob: string;
   readonly ok: boolean;
 }
@@ -81,7 +83,12 @@ export async function runUploadCut(log: (line: string) => void = () => undefined
       }
     };
     const answer = await badTransfer(new URL(uploadUrl).pathname, token, midway);
-    await sleep(300); // let the server notice the connection is gone
+    // The server notices a vanished client when its socket errors: wait for that (a job may be
+    // running and keeping the CPU busy), as a client retrying a moment later would.
+    const cutAt = Date.now();
+    const stateOf = () => queryDb<{ status: string }>(dataDir, 'SELECT status FROM uploads WHERE id = ?', uploadId)[0]?.status;
+    while (stateOf() === 'uploading' && Date.now() - cutAt < 10_000) await sleep(20);
+    const noticedMs = Date.now() - cutAt;
     const input = { type: 'uploaded_file', uploadId, fileUrl: uploadUrl, storageKey: `uploads/${uploadId}` };
     const refused = await api(server.url, key, 'POST', '/audio/splits', { body: { input, stemModel: '4s' } });
     const [row] = queryDb<{ status: string }>(dataDir, 'SELECT status FROM uploads WHERE id = ?', uploadId);
@@ -96,6 +103,7 @@ export async function runUploadCut(log: (line: string) => void = () => undefined
       answer,
       partialSeenMidway,
       splitRefusal: `${refused.status} "${refused.json?.error?.message ?? refused.text}"`,
+      noticedMs,
       retriedJob: `upload ${retried.status}, split ${created.status}${leftovers.length > 0 ? `; left behind: ${leftovers.join(', ')}` : ''}; reservation was ${row?.status}`,
       ok,
     };
@@ -149,8 +157,8 @@ export async function runUploadCut(log: (line: string) => void = () => undefined
 
 export function formatUploadCut(r: UploadCutReport): string {
   return table(
-    ['transfer', 'answer to the cut transfer', '.partial seen mid-way', 'split naming the upload', 'then', 'as promised'],
-    r.cases.map((c) => [c.name, c.answer, c.partialSeenMidway ? 'yes' : 'no', c.splitRefusal, c.retriedJob, c.ok ? 'yes' : 'NO']),
+    ['transfer', 'answer to the cut transfer', '.partial seen mid-way', 'retryable after', 'split naming the upload', 'then', 'as promised'],
+    r.cases.map((c) => [c.name, c.answer, c.partialSeenMidway ? 'yes' : 'no', `${c.noticedMs} ms`, c.splitRefusal.replace(/upl_\w+/, 'upl_…'), c.retriedJob, c.ok ? 'yes' : 'NO']),
   );
 }
 
