@@ -9,12 +9,12 @@ import type { AppEnv } from './api/env.js';
 import type { StemsplitConfig } from './config.js';
 import { removeStalePartials, startCleanup } from './jobs/cleanup.js';
 import { JobRunner } from './jobs/runner.js';
+import { workerSplitter } from './jobs/splitter.js';
 import { SplitService } from './jobs/split-service.js';
 import { createStemUrlSigner } from './jobs/stem-urls.js';
 import { UploadService } from './jobs/upload-service.js';
 import { WebhookDispatcher } from './jobs/webhooks.js';
-import { onnxLoaders } from './models/loaders.js';
-import { ModelCache, ModelRegistry, type ModelLoaders } from './models/registry.js';
+import { ModelRegistry } from './models/registry.js';
 import type { GuardOptions } from './net/fetch.js';
 import { openDataStore, urlSigningKey, type Clock, type DataStore } from './store/index.js';
 import { VERSION } from './version.js';
@@ -24,7 +24,6 @@ export interface ServerOptions {
   /** Replaces the DNS resolver and socket dialer of outbound fetches (tests). */
   readonly guard?: Partial<GuardOptions>;
   readonly clock?: Clock;
-  readonly loaders?: ModelLoaders;
   /** Routes mounted at `/`, outside /v1; the web page by default. */
   readonly extraRoutes?: (deps: { data: DataStore; config: StemsplitConfig }) => Hono<AppEnv>;
   readonly log?: (line: string) => void;
@@ -55,10 +54,10 @@ export async function startServer(config: StemsplitConfig, options: ServerOption
 
   const guard: GuardOptions = { allowPrivate: config.allowPrivateUrls, ...options.guard };
   const registry = new ModelRegistry({ bundledDir: config.bundledModelsDir, cacheDir: config.cacheDir, aliases: config.modelAliases });
-  const models = new ModelCache(options.loaders ?? onnxLoaders({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }));
+  const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }, config.concurrency);
   const signer = createStemUrlSigner(urlSigningKey(data.store), config.stemUrlTtlSeconds);
   const webhooks = new WebhookDispatcher(data, { guard, log, ...(options.webhookBackoff ? { backoff: options.webhookBackoff } : {}) });
-  const runner = new JobRunner(data, registry, models, signer, {
+  const runner = new JobRunner(data, registry, splitter, signer, {
     concurrency: config.concurrency,
     log,
     onTerminal: () => webhooks.kick(),
@@ -99,7 +98,7 @@ export async function startServer(config: StemsplitConfig, options: ServerOption
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await runner.stop();
         await webhooks.stop();
-        await models.disposeAll();
+        await splitter.close();
         data.close();
       })()),
   };

@@ -7,10 +7,10 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import PQueue from 'p-queue';
 import { describeError, isStemsplitError, StemsplitError, type JobErrorCode } from '../errors.js';
-import type { ModelCache, ModelRegistry } from '../models/registry.js';
+import type { ModelRegistry } from '../models/registry.js';
 import type { DataStore, Split } from '../store/index.js';
 import { presentSplit } from './present.js';
-import { splitAudioFile } from './split-file.js';
+import type { Splitter } from './splitter.js';
 import type { StemUrlSigner } from './stem-urls.js';
 import { SPLIT_EVENT } from './webhooks.js';
 
@@ -30,17 +30,17 @@ export interface RunnerOptions {
 export class JobRunner {
   readonly #data: DataStore;
   readonly #registry: ModelRegistry;
-  readonly #models: ModelCache;
+  readonly #splitter: Splitter;
   readonly #signer: StemUrlSigner;
   readonly #options: RunnerOptions;
   readonly #queue: PQueue;
   readonly #pending = new Set<string>();
   readonly #retryTimers = new Set<NodeJS.Timeout>();
 
-  constructor(data: DataStore, registry: ModelRegistry, models: ModelCache, signer: StemUrlSigner, options: RunnerOptions) {
+  constructor(data: DataStore, registry: ModelRegistry, splitter: Splitter, signer: StemUrlSigner, options: RunnerOptions) {
     this.#data = data;
     this.#registry = registry;
-    this.#models = models;
+    this.#splitter = splitter;
     this.#signer = signer;
     this.#options = options;
     this.#queue = new PQueue({ concurrency: Math.max(1, options.concurrency) });
@@ -107,16 +107,15 @@ export class JobRunner {
     try {
       const ref = this.#registry.resolve(split.modelName);
       if (!this.#data.splits.markProcessing(split.id, ref.name)) return;
-      const model = await this.#models.load(ref);
       let lastPercent = -1;
       const outDir = this.#data.layout.absolute(this.#data.layout.stemDir(split.id));
       const source = this.#data.layout.absolute(split.sourcePath);
       if (!existsSync(source)) throw new StemsplitError('SOURCE_FETCH_FAILED', 'the source audio is no longer on the server');
       stage = 'AUDIO_DECODE_FAILED';
-      const result = await splitAudioFile(source, model, outDir, {
-        format: 'mp3',
-        ...(this.#options.mp3BitrateKbps ? { mp3BitrateKbps: this.#options.mp3BitrateKbps } : {}),
-        onProgress: ({ phase, percent }) => {
+      const job = { inputPath: source, model: ref, outDir, format: 'mp3' as const };
+      const result = await this.#splitter.split(
+        this.#options.mp3BitrateKbps ? { ...job, mp3BitrateKbps: this.#options.mp3BitrateKbps } : job,
+        ({ phase, percent }) => {
           stage = phase === 'decode' ? 'AUDIO_DECODE_FAILED' : phase === 'separate' ? 'SEPARATION_FAILED' : 'ENCODE_FAILED';
           const whole = Math.floor(percent);
           if (whole !== lastPercent && whole < 100) {
@@ -124,7 +123,7 @@ export class JobRunner {
             this.#data.splits.setProgress(split.id, whole);
           }
         },
-      });
+      );
       this.#succeed(split.id, Object.keys(result.stems));
     } catch (error) {
       const code: JobErrorCode = isDiskFull(error) ? 'STORAGE_FAILED' : isStemsplitError(error) && isJobCode(error.code) ? error.code : stage;

@@ -1,0 +1,28 @@
+/** The worker-thread side of `workerSplitter`: loads models once, runs split jobs, reports progress. */
+import { parentPort, workerData } from 'node:worker_threads';
+import { describeError, isStemsplitError, StemsplitError } from '../errors.js';
+import { onnxLoaders } from '../models/loaders.js';
+import { ModelCache } from '../models/registry.js';
+import { splitAudioFile } from './split-file.js';
+import type { SplitWorkerData, WorkerReply, WorkerRequest } from './splitter.js';
+
+const port = parentPort;
+if (!port) throw new Error('split-worker must run in a worker thread');
+const models = new ModelCache(onnxLoaders(workerData as SplitWorkerData));
+const reply = (message: WorkerReply) => port.postMessage(message);
+
+port.on('message', async ({ id, job }: WorkerRequest) => {
+  try {
+    const model = await models.load(job.model).catch((error: unknown) => {
+      throw new StemsplitError('SEPARATION_FAILED', `model ${job.model.name} could not be loaded: ${describeError(error)}`);
+    });
+    const result = await splitAudioFile(job.inputPath, model, job.outDir, {
+      format: job.format,
+      ...(job.mp3BitrateKbps ? { mp3BitrateKbps: job.mp3BitrateKbps } : {}),
+      onProgress: (progress) => reply({ id, type: 'progress', progress }),
+    });
+    reply({ id, type: 'done', result });
+  } catch (error) {
+    reply({ id, type: 'error', code: isStemsplitError(error) ? error.code : undefined, message: describeError(error) });
+  }
+});
