@@ -88,6 +88,11 @@ class Weights {
     return this.currentGraph().constant(data, shape, hint);
   }
 
+  /** Marks every parameter under `prefix` as deliberately unused. */
+  skip(prefix: string): void {
+    for (const name of this.state.keys()) if (name.startsWith(prefix)) this.used.add(name);
+  }
+
   assertAllUsed(): void {
     const unused = [...this.state.keys()].filter((name) => !this.used.has(name));
     if (unused.length > 0) {
@@ -179,6 +184,8 @@ class HTDemucsBuilder {
       [x, xt] = [encoded, encodedT];
     }
 
+    // Without transformer layers PyTorch still builds the bottom projections but never applies them.
+    if (config.tLayers === 0) this.weights.skip('channel_');
     if (config.tLayers > 0) {
       [x, xt] = this.stage('transformer', [x, xt], (v) => {
         const [y, yt] = this.graph.scope('crosstransformer', () => this.crossTransformer(v[x.name] as Value, v[xt.name] as Value));
@@ -532,10 +539,11 @@ class HTDemucsBuilder {
       out = ops.add(out, this.feedForward(prefix, this.transformerNorm(feedForwardNorm, out), `${prefix}.gamma_2`));
       return config.tNormOut ? this.tokenGroupNorm(`${prefix}.norm_out`, out) : out;
     }
+    // Post-norm (t_norm_first=False): the cross layer's norm3 exists but PyTorch never applies it.
+    if (cross) this.weights.skip(`${prefix}.norm3.`);
     const key = cross ? keys : x;
-    let out = this.transformerNorm(`${prefix}.norm1`, ops.add(x, this.attention(attention, x, key, `${prefix}.gamma_1`)));
-    out = this.transformerNorm(cross ? `${prefix}.norm2` : `${prefix}.norm2`, ops.add(out, this.feedForward(prefix, out, `${prefix}.gamma_2`)));
-    return out;
+    const out = this.transformerNorm(`${prefix}.norm1`, ops.add(x, this.attention(attention, x, key, `${prefix}.gamma_1`)));
+    return this.transformerNorm(`${prefix}.norm2`, ops.add(out, this.feedForward(prefix, out, `${prefix}.gamma_2`)));
   }
 
   /** Linear → GELU/ReLU → Linear, with the LayerScale folded into the second linear. */
