@@ -83,13 +83,14 @@ function onnxruntimeDir(): string {
   return dir;
 }
 
-function runtimeSources(): RuntimeSource[] {
+function runtimeSources(splitWorker: string): RuntimeSource[] {
   const ffmpeg = (requireFromRoot('@ffmpeg-installer/ffmpeg') as { path: string }).path;
   const sqliteAddon = join(packageDir('better-sqlite3'), 'build', 'Release', 'better_sqlite3.node');
   const ortDir = onnxruntimeDir();
   const modelsDir = join(ROOT, 'models');
   return [
     { path: RUNTIME_LAYOUT.ffmpeg, source: ffmpeg, mode: 0o755 },
+    { path: RUNTIME_LAYOUT.splitWorker, source: splitWorker, mode: 0o644 },
     { path: RUNTIME_LAYOUT.sqliteAddon, source: sqliteAddon, mode: 0o755 },
     ...filesUnder(ortDir).map((name) => ({ path: `${posix.dirname(RUNTIME_LAYOUT.ortAddon)}/${name}`, source: join(ortDir, name), mode: 0o755 })),
     ...filesUnder(modelsDir).map((name) => ({ path: `${RUNTIME_LAYOUT.modelsDir}/${name}`, source: join(modelsDir, name), mode: 0o644 })),
@@ -157,9 +158,9 @@ function nativeAddonsPlugin(): Plugin {
   };
 }
 
-async function bundle(outfile: string): Promise<void> {
+async function bundle(entry: string, outfile: string): Promise<void> {
   const result = await build({
-    entryPoints: [join(ROOT, 'src', 'sea', 'entry.ts')],
+    entryPoints: [entry],
     outfile,
     bundle: true,
     platform: 'node',
@@ -222,12 +223,15 @@ async function main(): Promise<void> {
   mkdirSync(COMPRESSION_CACHE, { recursive: true });
   const work = mkdtempSync(join(dirname(out), '.build-exe-'));
   try {
-    step('bundling src/sea/entry.ts');
+    step('bundling src/sea/entry.ts and src/jobs/split-worker.ts');
     const script = join(work, 'stemsplit.cjs');
-    await bundle(script);
+    await bundle(join(ROOT, 'src', 'sea', 'entry.ts'), script);
+    // The server's split jobs run in worker threads, which need a script file: it is unpacked with the natives.
+    const splitWorker = join(work, RUNTIME_LAYOUT.splitWorker);
+    await bundle(join(ROOT, 'src', 'jobs', 'split-worker.ts'), splitWorker);
 
     step('compressing ffmpeg, native addons and models');
-    const sources = runtimeSources();
+    const sources = runtimeSources(splitWorker);
     const packed = await Promise.all(sources.map(pack));
     const manifest: RuntimeManifest = {
       version: VERSION,

@@ -41,6 +41,7 @@ function pointAtRuntime(env: NodeJS.ProcessEnv, dir: string): void {
   env[RUNTIME_DIR_ENV] = dir;
   // Taken after an explicit STEMSPLIT_FFMPEG and a system ffmpeg on PATH, like the npm package's own.
   env['STEMSPLIT_BUNDLED_FFMPEG'] = join(dir, RUNTIME_LAYOUT.ffmpeg);
+  env['STEMSPLIT_SPLIT_WORKER'] = join(dir, RUNTIME_LAYOUT.splitWorker);
   // A models dir chosen by the user still wins.
   env['STEMSPLIT_MODELS_DIR'] ||= join(dir, RUNTIME_LAYOUT.modelsDir);
 }
