@@ -25,6 +25,9 @@ export function ensureRuntime(manifest: RuntimeManifest, parentDir: string, read
 
   mkdirSync(parentDir, { recursive: true });
   removeStaleStaging(parentDir, Date.now());
+  // Look again: another process may have renamed its complete copy into place since the first look,
+  // and that one must not be mistaken for a damaged dir.
+  if (isComplete(finalDir, manifest)) return finalDir;
   if (existsSync(finalDir)) discard(finalDir, parentDir, name);
   const staging = mkdtempSync(join(parentDir, `.${name}.staging-`));
   try {
