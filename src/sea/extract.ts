@@ -25,10 +25,12 @@ export function ensureRuntime(manifest: RuntimeManifest, parentDir: string, read
 
   mkdirSync(parentDir, { recursive: true });
   removeStaleStaging(parentDir, Date.now());
-  // Look again: another process may have renamed its complete copy into place since the first look,
-  // and that one must not be mistaken for a damaged dir.
-  if (isComplete(finalDir, manifest)) return finalDir;
-  if (existsSync(finalDir)) discard(finalDir, parentDir, name);
+  // Existence first, completeness second: a dir only ever appears complete (by rename), so one that
+  // exists and is incomplete is damaged, never another process's copy landing between two looks.
+  if (existsSync(finalDir)) {
+    if (isComplete(finalDir, manifest)) return finalDir;
+    discard(finalDir, parentDir, name);
+  }
   const staging = mkdtempSync(join(parentDir, `.${name}.staging-`));
   try {
     unpack(manifest, staging, readAsset);
