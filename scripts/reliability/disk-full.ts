@@ -176,6 +176,8 @@ export async function runDiskFull(log: (line: string) => void = () => undefined)
     record('after making room: a new job', freeBytes(dataDir), `job ${last?.status}; stems: ${stemProblems.join(', ') || 'all download'}`, stemProblems.length === 0);
     const earlier = views.get(runningJob.json?.data?.id);
     record('after making room: the job that was running', freeBytes(dataDir), `job ${earlier?.status} ${earlier?.error?.code ?? ''}`, earlier?.status === 'succeeded' || earlier?.error?.code === 'STORAGE_FAILED');
+  } catch (error) {
+    problems.push(`${(error as Error).message}; the server ${server.running ? 'runs' : `exited ${JSON.stringify(server.exit)}`}; its last words:\n${server.stderr.split('\n').slice(-15).join('\n')}`);
   } finally {
     const missingHooks = await waitWebhooks(receiver, jobIds, 30_000);
     if (missingHooks.length > 0) problems.push(`${missingHooks.length} terminal jobs without a webhook`);
@@ -222,7 +224,8 @@ if (isMain(import.meta.url)) {
     }
   } catch (error) {
     if (!(error instanceof MountRefused)) throw error;
-    if (values['in-namespace']) {
+    const namespaces = spawnSync('unshare', ['--user', '--map-root-user', '--mount', 'true']).status === 0;
+    if (values['in-namespace'] || !namespaces) {
       console.error(`disk-full: ${error.message}; not run`);
       process.exitCode = 2;
     } else {

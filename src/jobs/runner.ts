@@ -120,7 +120,7 @@ export class JobRunner {
           const whole = Math.floor(percent);
           if (whole !== lastPercent && whole < 100) {
             lastPercent = whole;
-            this.#data.splits.setProgress(split.id, whole);
+            this.#recordProgress(split.id, whole);
           }
         },
       );
@@ -130,6 +130,18 @@ export class JobRunner {
       this.#options.log?.(`split ${split.id} failed: ${describeError(error)}`);
       await rm(this.#data.layout.absolute(this.#data.layout.stemDir(split.id)), { recursive: true, force: true });
       this.#fail(split, code, describeError(error));
+    }
+  }
+
+  /**
+   * Progress is best effort: it arrives in a worker's message handler, where a throw (the
+   * database's disk is full) would take the server down; the job's outcome reports such trouble.
+   */
+  #recordProgress(splitId: string, percent: number): void {
+    try {
+      this.#data.splits.setProgress(splitId, percent);
+    } catch (error) {
+      this.#options.log?.(`split ${splitId}: progress not recorded: ${describeError(error)}`);
     }
   }
 
@@ -178,7 +190,7 @@ function isJobCode(code: string): code is JobErrorCode {
 function isDiskFull(error: unknown, depth = 0): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'EROFS' || code === 'STORAGE_FAILED') return true;
-  if (/No space left on device|Disk quota exceeded|Read-only file system/.test(describeError(error))) return true;
+  if (/no space left on device|disk quota exceeded|read-only file system|\b(ENOSPC|EDQUOT|EROFS)\b/i.test(describeError(error))) return true;
   const cause = (error as { cause?: unknown } | undefined)?.cause;
   return depth < 4 && cause !== undefined && isDiskFull(cause, depth + 1);
 }
