@@ -4,8 +4,8 @@
  * processes; those that send webhooks to the loopback receiver run with --allow-private-urls.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
@@ -15,6 +15,7 @@ import { parseStraceRemotes, runFuzz } from '../scripts/reliability/fuzz.js';
 import { api, provision, ServeProcess } from '../scripts/reliability/harness.js';
 import { rawRequest } from '../scripts/reliability/raw-http.js';
 import { runUploadCut } from '../scripts/reliability/upload-cut.js';
+import { writeSong } from './support/audio.js';
 import { startTestServer, tempDir } from './support/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -123,24 +124,39 @@ test('regression: a database that cannot grow answers 507 with a clear message, 
   }
 });
 
-test('regression: loading a model contacts no one (ONNX Runtime telemetry is off)', (t) => {
+test('regression: splitting contacts no one (ONNX Runtime telemetry is off, on the main thread and in workers)', async (t) => {
   if (spawnSync('strace', ['-V']).status !== 0) {
     t.skip('strace is not installed');
     return;
   }
-  // Unpatched, ONNX Runtime looks up mobile.events.data.microsoft.com about 9 s after its first session.
-  const log = join(tempDir(), 'strace.log');
-  const code = `import { createOrtSession } from './src/separation/onnx-session.ts';
+  // Unpatched, ONNX Runtime looks up mobile.events.data.microsoft.com about 9 s after its first
+  // session: on the main thread (the CLI) and in the server's split workers alike.
+  const dir = tempDir();
+  writeSong(join(dir, 'song.wav'), 1);
+  const wait = 'await new Promise((resolve) => setTimeout(resolve, 15000));';
+  const mainThread = `import { createOrtSession } from './src/separation/onnx-session.ts';
     await createOrtSession('models/bundled-4s/model.onnx');
-    await new Promise((resolve) => setTimeout(resolve, 15000));`;
+    ${wait}`;
+  const worker = `import { workerSplitter } from './src/jobs/splitter.ts';
+    import { ModelRegistry } from './src/models/registry.ts';
+    const registry = new ModelRegistry({ bundledDir: 'models', cacheDir: ${JSON.stringify(dir)}, aliases: { '4s': ['bundled-4s'], '6s': ['bundled-6s'] } });
+    const splitter = workerSplitter({ cacheDir: ${JSON.stringify(dir)}, intraOpThreads: 1 }, 1);
+    await splitter.split({ inputPath: ${JSON.stringify(join(dir, 'song.wav'))}, model: registry.resolve('bundled-4s'), outDir: ${JSON.stringify(join(dir, 'out'))}, format: 'mp3' }, () => undefined);
+    ${wait}
+    await splitter.close();`;
   const env = { ...process.env };
   delete env['ORT_DISABLE_TELEMETRY'];
-  const run = spawnSync('strace', ['-f', '-qq', '-e', 'trace=connect,sendto', '-o', log, process.execPath, '--import', 'tsx', '--input-type=module', '-e', code], {
-    cwd: ROOT,
-    env,
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  assert.equal(run.status, 0, run.stderr);
-  assert.deepEqual(parseStraceRemotes(readFileSync(log, 'utf8')), []);
+  const traced = (name: string, code: string) =>
+    new Promise<string[]>((resolve, reject) => {
+      const log = join(dir, `${name}.strace`);
+      const args = ['-f', '-qq', '-e', 'trace=connect,sendto', '-o', log, process.execPath, '--import', 'tsx', '--input-type=module', '-e', code];
+      const child = spawn('strace', args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('exit', (status) => (status === 0 ? resolve(parseStraceRemotes(readFileSync(log, 'utf8'))) : reject(new Error(`${name} exited ${status}: ${stderr}`))));
+    });
+  const [fromMain, fromWorker] = await Promise.all([traced('main', mainThread), traced('worker', worker)]);
+  assert.ok(readdirSync(join(dir, 'out')).includes('vocals.mp3'), 'the worker split the song');
+  assert.deepEqual(fromMain, [], 'main thread');
+  assert.deepEqual(fromWorker, [], 'worker thread');
 });

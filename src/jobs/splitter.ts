@@ -6,6 +6,7 @@
 import { Worker } from 'node:worker_threads';
 import { StemsplitError, type ErrorCode } from '../errors.js';
 import type { ModelRef } from '../models/registry.js';
+import { disableOrtTelemetry } from '../separation/onnx-session.js';
 import type { SplitFileResult, SplitProgress } from './split-file.js';
 
 export interface SplitJob {
@@ -39,6 +40,7 @@ export type WorkerReply =
  * worker registers it before importing the .ts file.
  */
 function startWorker(data: SplitWorkerData): Worker {
+  disableOrtTelemetry();
   const override = process.env['STEMSPLIT_SPLIT_WORKER'];
   if (override) return new Worker(override, { workerData: data });
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./split-worker.js', import.meta.url), { workerData: data });

@@ -33,10 +33,17 @@ type OrtModule = typeof import('onnxruntime-node');
 
 let ortModule: Promise<OrtModule> | undefined;
 
-function loadOrt(): Promise<OrtModule> {
-  // ONNX Runtime's Linux build uploads usage telemetry to mobile.events.data.microsoft.com unless
-  // this is set before its environment starts; stemsplit runs offline and calls no one.
+/**
+ * ONNX Runtime's Linux build uploads usage telemetry to mobile.events.data.microsoft.com unless
+ * ORT_DISABLE_TELEMETRY is set before it starts; stemsplit runs offline and calls no one. Call it
+ * on the main thread before starting workers: a worker's process.env is a copy native code never sees.
+ */
+export function disableOrtTelemetry(): void {
   process.env['ORT_DISABLE_TELEMETRY'] ??= '1';
+}
+
+function loadOrt(): Promise<OrtModule> {
+  disableOrtTelemetry();
   // Caching the module promise is not state about sessions: the native module loads once per process anyway.
   ortModule ??= import('onnxruntime-node');
   return ortModule;
