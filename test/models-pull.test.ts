@@ -317,7 +317,7 @@ if (isMainThread) {
     const model = await loadDemucs(result.path, { cacheDir, intraOpThreads: 1 });
     assert.deepEqual(model.sources, FOUR);
     await model.dispose();
-    assert.ok(readdirSync(dir).some((entry) => entry.endsWith('.onnx')), 'loading converted the members');
+    assert.ok(readdirSync(dir).some((entry) => /^[0-9a-f]{64}\.v\d+$/.test(entry)), 'loading converted the members');
 
     writeFileSync(join(dir, 'unrelated.th'), 'kept');
     const removed = await removeModel(bag, cacheDir);
@@ -378,8 +378,9 @@ if (isMainThread) {
     // The layout pullModel leaves (the official bytes cannot be served offline).
     for (const file of ft.files) writeFileSync(join(demucs, file), file);
     writeFileSync(join(demucs, 'htdemucs_ft.yaml'), bagYaml(ft));
-    const converted = `${(ft.files[0] as string).slice(9, 17)}${'0'.repeat(56)}.v1.onnx`;
-    writeFileSync(join(demucs, converted), 'graph');
+    const converted = join(demucs, `${(ft.files[0] as string).slice(9, 17)}${'0'.repeat(56)}.v1`);
+    mkdirSync(converted);
+    writeFileSync(join(converted, 'stage0.onnx'), 'graph');
     writeFileSync(join(demucs, '955717e8-8726e21a.th.partial'), 'another model');
 
     type Row = { name: string; installed: boolean; origin: string; path: string | null; aliases: string[] };

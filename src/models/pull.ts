@@ -248,9 +248,9 @@ export async function pullModel(model: CatalogModel, options: PullOptions): Prom
   return { name: model.name, path, downloaded, present };
 }
 
-/** A converted graph of a checkpoint (see demucs/cache.ts): `<sha256>.v<N>.onnx` / `.json`. */
+/** A checkpoint's converted graphs (see demucs/cache.ts): the folder `<sha256>.v<N>`. */
 function isConversionOf(entry: string, sha8: string): boolean {
-  return entry.startsWith(sha8) && /^[0-9a-f]{64}\.v\d+\.(onnx|json)$/.test(entry);
+  return entry.startsWith(sha8) && /^[0-9a-f]{64}\.v\d+$/.test(entry);
 }
 
 /** Deletes a pulled model: its bag yaml, checkpoints, partial downloads and converted graphs. Returns the paths removed. */
@@ -273,7 +273,7 @@ export async function removeModel(model: CatalogModel, cacheDir: string): Promis
   doomed.sort((a, b) => Number(b.endsWith('.yaml')) - Number(a.endsWith('.yaml')));
   const removed: string[] = [];
   for (const entry of doomed) {
-    await rm(join(dir, entry), { force: true });
+    await rm(join(dir, entry), { recursive: true, force: true });
     removed.push(join(dir, entry));
   }
   return removed;
