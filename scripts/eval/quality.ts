@@ -277,7 +277,7 @@ function markdown(results: readonly ModelResult[], tracks: readonly Track[], cur
 
   if (curve.length > 0) {
     lines.push('', '### Held-out rendered SDR over training', '',
-      '| step | train time (min) | songs | vocals | drums | bass | other (4-stem fold) | mean of 6 stems |', '|---:|---:|---:|---:|---:|---:|---:|---:|');
+      '| step | min since (re)start | songs | vocals | drums | bass | other (4-stem fold) | mean of 6 stems |', '|---:|---:|---:|---:|---:|---:|---:|---:|');
     const every = Math.max(1, Math.ceil(curve.length / 30));
     curve.filter((_, i) => i % every === 0 || i === curve.length - 1).forEach((p) => {
       lines.push(`| ${p.step} | ${(p.time / 60).toFixed(0)} | ${p.songs} | ${fmt(p.sdr4['vocals'])} | ${fmt(p.sdr4['drums'])} | ${fmt(p.sdr4['bass'])} | ${fmt(p.sdr4['other'])} | ${fmt(mean(Object.values(p.sdr6)))} |`);
