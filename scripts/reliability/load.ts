@@ -34,7 +34,9 @@ export interface LoadFigure {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly non2xx: number;
+  /** Socket errors and timeouts (autocannon counts a timeout as an error too), by code. */
   readonly errors: number;
+  readonly errorCodes: Readonly<Record<string, number>>;
   readonly serverRssMb: number;
 }
 
@@ -66,7 +68,16 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
 
   const measure = async (name: string, connections: number, run: Partial<autocannon.Options>): Promise<autocannon.Result> => {
     log(`${name}…`);
-    const result = await autocannon({ url: server.url, connections, ...run } as autocannon.Options);
+    const errorCodes: Record<string, number> = {};
+    const result = await new Promise<autocannon.Result>((resolve, reject) => {
+      const instance = autocannon({ url: server.url, connections, ...run } as autocannon.Options, (error: unknown, done: autocannon.Result) =>
+        error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(done),
+      );
+      instance.on('reqError', (error: Error & { code?: string }) => {
+        const code = error.code ?? error.message;
+        errorCodes[code] = (errorCodes[code] ?? 0) + 1;
+      });
+    });
     figures.push({
       name,
       connections,
@@ -75,11 +86,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       p50Ms: result.latency.p50,
       p99Ms: result.latency.p99,
       non2xx: result.non2xx,
-      errors: result.errors + result.timeouts,
+      errors: result.errors,
+      errorCodes,
       serverRssMb: (server.rssKb() ?? 0) / 1024,
     });
-    if (result.non2xx + result.errors + result.timeouts > 0) {
-      problems.push(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+    if (result.non2xx + result.errors > 0) {
+      problems.push(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors (${JSON.stringify(errorCodes)})`);
     }
     return result;
   };
@@ -175,7 +187,7 @@ async function checkOneJobPerKey(base: string, key: string, inputs: readonly Upl
 export function formatLoad(r: LoadReport): string {
   return table(
     ['scenario', 'connections', 'requests', 'requests/s', 'p50', 'p99', 'non-2xx / errors', 'server RSS after'],
-    r.figures.map((f) => [f.name, f.connections, f.requests, f.requestsPerSecond.toFixed(0), `${f.p50Ms} ms`, `${f.p99Ms} ms`, `${f.non2xx} / ${f.errors}`, `${f.serverRssMb.toFixed(0)} MB`]),
+    r.figures.map((f) => [f.name, f.connections, f.requests, f.requestsPerSecond.toFixed(0), `${f.p50Ms} ms`, `${f.p99Ms} ms`, `${f.non2xx} / ${f.errors}${f.errors > 0 ? ` (${Object.entries(f.errorCodes).map(([c, n]) => `${n} ${c}`).join(', ')})` : ''}`, `${f.serverRssMb.toFixed(0)} MB`]),
   ) + `\n\njobs from the POST run: ${r.jobsFromPosts}; ${r.idempotencyKeys} Idempotency-Keys → ${r.jobsFromIdempotentPosts} jobs; ledger ${r.ledger.problems.length === 0 ? 'balanced' : 'NOT balanced'}`;
 }
 
