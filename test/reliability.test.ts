@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
@@ -98,6 +98,7 @@ test('regression: a large upload refused before its body is read gets the error,
     assert.deepEqual(answers, Array(8).fill('401'));
   } finally {
     await server.kill();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });
 
@@ -159,4 +160,5 @@ test('regression: splitting contacts no one (ONNX Runtime telemetry is off, on t
   assert.ok(readdirSync(join(dir, 'out')).includes('vocals.mp3'), 'the worker split the song');
   assert.deepEqual(fromMain, [], 'main thread');
   assert.deepEqual(fromWorker, [], 'worker thread');
+  rmSync(dir, { recursive: true, force: true });
 });

@@ -28,6 +28,7 @@ import {
   ServeProcess,
   sleep,
   table,
+  tidyUp,
   waitTerminal,
   waitWebhooks,
   WebhookReceiver,
@@ -193,6 +194,7 @@ export async function runDiskFull(log: (line: string) => void = () => undefined)
     if (otherErrors.length > 0) problems.push(`the server logged errors:\n${otherErrors.slice(0, 3).join('\n')}`);
     unmount();
   }
+  tidyUp(workRoot, problems);
   return { mount: `tmpfs ${SIZE_MB} MiB`, cases, problems };
 }
 

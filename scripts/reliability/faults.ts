@@ -28,6 +28,7 @@ import {
   ServeProcess,
   sleep,
   table,
+  tidyUp,
   upload,
   waitTerminal,
   waitWebhooks,
@@ -198,6 +199,7 @@ export async function runFaults(options: FaultOptions): Promise<FaultReport> {
   const failed: Record<string, number> = {};
   for (const row of jobRows) if (row.status === 'failed') failed[row.errorCode ?? '?'] = (failed[row.errorCode ?? '?'] ?? 0) + 1;
   const deliveredIds = receiver.received.filter((d) => d.valid).map((d) => d.deliveryId);
+  tidyUp(dataDir, problems);
   return {
     jobs: options.jobs,
     kills: options.kills,

@@ -42,6 +42,7 @@ import {
   ServeProcess,
   sleep,
   table,
+  tidyUp,
   upload,
   waitTerminal,
   writeSong,
@@ -163,6 +164,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   if (outside.length > 0) problems.push(`writes outside the data dir: ${[...new Set(outside)].slice(0, 10).join(', ')}`);
   const offLoopback = traced.remotes.filter((address) => !/^(127\.|::1$|::ffff:127\.)/.test(address));
   if (offLoopback.length > 0) problems.push(`connections off loopback: ${[...new Set(offLoopback)].join(', ')}`);
+  tidyUp(workRoot, problems);
 
   return {
     requests: sent,

@@ -4,7 +4,7 @@
  * figures (percentiles, RSS). Only loopback is ever contacted.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, relative } from 'node:path';
@@ -368,6 +368,12 @@ export function listFiles(dir: string): string[] {
   };
   walk(dir);
   return out.sort();
+}
+
+/** Removes a run's folder when every promise held; a failed run keeps it to be looked at. */
+export function tidyUp(dir: string, problems: string[]): void {
+  if (problems.length === 0) rmSync(dir, { recursive: true, force: true });
+  else problems.push(`(the run's files are kept in ${dir})`);
 }
 
 /** Files and folders a crash or a failed write left half-done: `.partial` names. */

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { tempDir } from '../../test/support/server.js';
-import { api, auditLedger, cliJson, isMain, queryDb, ServeProcess, table, upload, waitTerminal, writeSong, type LedgerAudit, type UploadedInput } from './harness.js';
+import { api, auditLedger, cliJson, isMain, queryDb, ServeProcess, table, tidyUp, upload, waitTerminal, writeSong, type LedgerAudit, type UploadedInput } from './harness.js';
 
 export interface LoadOptions {
   readonly connections: number;
@@ -149,6 +149,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     const ledger = auditLedger(dataDir);
     problems.push(...ledger.problems);
     if (server.errorLines().length > 0) problems.push(`the server logged errors: ${server.errorLines()[0]}`);
+    tidyUp(dataDir, problems);
     return { figures, jobsFromPosts, idempotencyKeys: options.connections, jobsFromIdempotentPosts, ledger, problems };
   } finally {
     await server.kill();

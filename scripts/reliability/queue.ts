@@ -21,6 +21,7 @@ import {
   ServeProcess,
   sleep,
   table,
+  tidyUp,
   upload,
   waitWebhooks,
   WebhookReceiver,
@@ -41,7 +42,7 @@ export interface RssSample {
 
 export interface QueueReport {
   readonly jobs: number;
-  /** Jobs still queued when the last one was created: the depth the queue reached. */
+  /** Jobs waiting (queued or running) when the last one was created: the depth the queue reached. */
   readonly peakQueued: number;
   readonly succeeded: number;
   /** RSS when 10 % of the jobs were done (warm), then at the end, and the highest seen. */
@@ -131,6 +132,7 @@ export async function runQueue(options: QueueOptions): Promise<QueueReport> {
     };
     await server.kill();
     problems.push(...auditLedger(dataDir).problems);
+    tidyUp(dataDir, problems);
     return report;
   } finally {
     await server.kill();
@@ -150,7 +152,7 @@ function leastSquaresSlope(points: ReadonlyArray<readonly [number, number]>): nu
 
 export function formatQueue(r: QueueReport): string {
   return table(
-    ['jobs', 'queue depth reached', 'succeeded', 'RSS warm → end (peak)', 'RSS slope', 'finished in creation order', 'webhooks in order', 's per job'],
+    ['jobs', 'waiting at once', 'succeeded', 'RSS warm → end (peak)', 'RSS slope', 'finished in creation order', 'webhooks in order', 's per job'],
     [[
       r.jobs,
       r.peakQueued,

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { tempDir } from '../../test/support/server.js';
-import { api, auditLedger, checkStems, isMain, leftoverPartials, provision, queryDb, ServeProcess, sleep, table, waitTerminal, writeSong } from './harness.js';
+import { api, auditLedger, checkStems, isMain, leftoverPartials, provision, queryDb, ServeProcess, sleep, table, tidyUp, waitTerminal, writeSong } from './harness.js';
 import { rawRequest, type RawResult } from './raw-http.js';
 
 export interface CutCase {
@@ -152,6 +152,7 @@ export async function runUploadCut(log: (line: string) => void = () => undefined
     await server.kill();
   }
   problems.push(...auditLedger(dataDir).problems);
+  tidyUp(dataDir, problems);
   return { cases, problems };
 }
 
