@@ -104,6 +104,25 @@ class Weights {
   }
 }
 
+interface OpenStage {
+  readonly name: string;
+  readonly graph: OnnxGraph;
+  readonly ops: Ops;
+  readonly inputs: TensorSpec[];
+  readonly produced: Map<string, Value>;
+}
+
+/**
+ * The outer two levels (the largest tensors) get a stage each on the way down and up; the
+ * inner levels and the transformer share one, where tensors are small enough that the
+ * planner's buffer retention costs little and stage boundaries would cost more.
+ */
+const OWN_STAGE_LEVELS = 2;
+
+function stageOfLevel(level: number, name: string): string {
+  return level < OWN_STAGE_LEVELS ? name : 'inner';
+}
+
 /** One encoder or decoder layer's structure (HEncLayer / HDecLayer arguments). */
 interface LayerSpec {
   readonly prefix: string;
@@ -122,7 +141,8 @@ interface LayerSpec {
 
 class HTDemucsBuilder {
   private readonly weights: Weights;
-  private readonly stages: GraphStage[] = [];
+  /** Stage graphs in order, with what each reads from outside and what its steps produced. */
+  private readonly open: OpenStage[] = [];
   private current: { graph: OnnxGraph; ops: Ops } | undefined;
 
   constructor(
@@ -142,21 +162,52 @@ class HTDemucsBuilder {
     return this.current.ops;
   }
 
-  /** Builds one stage graph: `body` maps the named inputs to named outputs. */
-  private stage(
-    name: string,
+  /**
+   * Adds one step (a level) to the stage graph `stage`, continuing it if it is the stage
+   * being built: `body` maps the named inputs to named outputs. Inputs an earlier step of
+   * the same stage produced are used directly; the others become graph inputs. Which
+   * outputs leave the stage is settled in `finishStages`, once every consumer is known.
+   */
+  private step(
+    stage: string,
     inputs: readonly TensorSpec[],
     body: (values: Record<string, Value>) => Record<string, Value>,
   ): TensorSpec[] {
-    const graph = new OnnxGraph(`htdemucs_${name}`);
-    this.current = { graph, ops: new Ops(graph) };
+    let open = this.open[this.open.length - 1];
+    if (open === undefined || open.name !== stage) {
+      const graph = new OnnxGraph(`htdemucs_${stage}`);
+      open = { name: stage, graph, ops: new Ops(graph), inputs: [], produced: new Map() };
+      this.open.push(open);
+    }
+    this.current = open;
     const values: Record<string, Value> = {};
-    for (const input of inputs) values[input.name] = graph.input(input.name, input.shape);
-    const outputs = Object.entries(body(values)).map(([outputName, value]) => graph.output(value, outputName));
+    for (const input of inputs) {
+      const internal = open.produced.get(input.name);
+      if (internal !== undefined) {
+        values[input.name] = internal;
+      } else {
+        values[input.name] = open.graph.input(input.name, input.shape);
+        open.inputs.push(input);
+      }
+    }
+    const outputs = Object.entries(body(values));
     this.current = undefined;
-    const specs = outputs.map(({ name: outputName, shape }) => ({ name: outputName, shape }));
-    this.stages.push({ name, graph, inputs, outputs: specs });
-    return specs;
+    for (const [outputName, value] of outputs) open.produced.set(outputName, value);
+    return outputs.map(([outputName, value]) => ({ name: outputName, shape: value.shape }));
+  }
+
+  /** Declares as graph outputs what later stages read, and the final outputs. */
+  private finishStages(finalOutputs: readonly string[]): GraphStage[] {
+    return this.open.map((stage, index) => {
+      const needed = new Set([...finalOutputs, ...this.open.slice(index + 1).flatMap((later) => later.inputs.map((input) => input.name))]);
+      const outputs: TensorSpec[] = [];
+      for (const [outputName, value] of stage.produced) {
+        if (!needed.has(outputName)) continue;
+        stage.graph.output(value, outputName);
+        outputs.push({ name: outputName, shape: value.shape });
+      }
+      return { name: stage.name, graph: stage.graph, inputs: stage.inputs, outputs };
+    });
   }
 
   build(length: number, frames: number): GraphStage[] {
@@ -170,7 +221,7 @@ class HTDemucsBuilder {
     const timeLengths: number[] = [];
     for (let index = 0; index < config.depth; index++) {
       timeLengths.push(xt.shape[2] as number);
-      const [encoded, encodedT] = this.stage(`encoder${index}`, [x, xt], (v) => {
+      const [encoded, encodedT] = this.step(stageOfLevel(index, `encoder${index}`), [x, xt], (v) => {
         const xtOut = this.graph.scope(`tencoder.${index}`, () =>
           this.encoderLayer(this.layerSpec('tencoder', index, false, 1), v[xt.name] as Value),
         );
@@ -187,7 +238,7 @@ class HTDemucsBuilder {
     // Without transformer layers PyTorch still builds the bottom projections but never applies them.
     if (config.tLayers === 0) this.weights.skip('channel_');
     if (config.tLayers > 0) {
-      [x, xt] = this.stage('transformer', [x, xt], (v) => {
+      [x, xt] = this.step(stageOfLevel(config.depth, 'transformer'), [x, xt], (v) => {
         const [y, yt] = this.graph.scope('crosstransformer', () => this.crossTransformer(v[x.name] as Value, v[xt.name] as Value));
         return { mid: y, mid_t: yt };
       }) as [TensorSpec, TensorSpec];
@@ -199,7 +250,7 @@ class HTDemucsBuilder {
       const length = timeLengths.pop() as number;
       const last = index === 0;
       const names = last ? [GRAPH_OUTPUTS.spec, GRAPH_OUTPUTS.wave] : [`dec${step}`, `dec${step}_t`];
-      [x, xt] = this.stage(`decoder${step}`, [x, xt, skip, skipT].filter(uniqueSpecs), (v) => {
+      [x, xt] = this.step(stageOfLevel(index, `decoder${step}`), [x, xt, skip, skipT].filter(uniqueSpecs), (v) => {
         const y = this.graph.scope(`decoder.${step}`, () =>
           this.decoderLayer(this.layerSpec('decoder', step, true, 2, last), v[x.name] as Value, v[skip.name] as Value, 0),
         );
@@ -214,7 +265,7 @@ class HTDemucsBuilder {
       throw new Error(`spectrogram branch ends as [${x.shape.join(', ')}]`);
     }
     this.weights.assertAllUsed();
-    return this.stages;
+    return this.finishStages([GRAPH_OUTPUTS.spec, GRAPH_OUTPUTS.wave]);
   }
 
   /** `index` counts layers in execution order; construction order decides norm (encoder index, decoder reversed). */
