@@ -3,8 +3,8 @@
  *
  * The network between the spectrogram and its inverse: it takes the normalized CaC
  * spectrogram and the normalized waveform and returns both branches' outputs, still
- * normalized. STFT, iSTFT and the (de)normalization run outside (engine.ts), where they
- * are cheap and exact.
+ * normalized. STFT, iSTFT and the (de)normalization run outside (segment-model.ts, stft.ts),
+ * where they are cheap and exact.
  *
  *   inputs:  spec [1, 2·channels, freqs, frames], wave [1, channels, length]
  *   outputs: spec_out [1, P, sources·2·channels, freqs / P, frames], wave_out [1, P, sources·channels, rows]
@@ -12,15 +12,16 @@
  * The outputs come in P phases (P = the last decoder's stride, or 1): frequency f is phase
  * f mod P, row ⌊f / P⌋, and sample j likewise (rows·P ≥ length; samples past it are unused).
  *
- * It is emitted as a chain of stages, one ONNX graph each: every encoder level (frequency
- * and time layer together), the transformer, every decoder level. ONNX Runtime's planner
- * reuses a dead buffer for a later tensor of the same byte size, which in a U-Net keeps
- * every encoder intermediate allocated until the mirrored decoder layer (about 1.5 GB
- * for htdemucs); separate sessions cannot share buffers, so each stage frees its working
- * memory when it returns. Skip connections travel between stages as named tensors.
+ * It is emitted as a chain of stages, one ONNX graph each: the outer encoder levels
+ * (frequency and time layer together), the inner levels with the transformer, the outer
+ * decoder levels. ONNX Runtime's planner reuses a dead buffer for a later tensor of the
+ * same byte size, which in a U-Net keeps every encoder intermediate allocated until the
+ * mirrored decoder layer (about 1.5 GB for htdemucs); separate sessions cannot share
+ * buffers, so each stage frees its working memory when it returns. Skip connections
+ * travel between stages as named tensors.
  *
  * Weights are folded where that is exact up to rounding: LayerScale into the projection or
- * normalization before it.
+ * normalization before it, biases into the convolutions that replace ConvTranspose.
  */
 import { StemsplitError } from '../errors.js';
 import type { CheckpointTensor } from './checkpoint.js';
