@@ -151,11 +151,12 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const health = await api(server.url, null, 'GET', '/health').catch(() => undefined);
   if (health?.status !== 200) problems.push('the server does not answer /v1/health after the fuzzing');
   if (server.errorLines().length > 0) problems.push(`the server logged errors:\n${server.errorLines().slice(0, 3).join('\n')}`);
+  // Let jobs the fuzzing created finish first: a running job's stem staging folder is not a leftover.
+  const jobIds = queryDb<{ id: string }>(dataDir, 'SELECT id FROM splits').map((r) => r.id);
+  await waitTerminal(() => server.url, target.key, jobIds, 120_000);
   problems.push(...checkUploads(dataDir));
   problems.push(...checkLayout(workRoot, dataDir));
   problems.push(...findEscapes(target.nonce, workRoot));
-  const jobIds = queryDb<{ id: string }>(dataDir, 'SELECT id FROM splits').map((r) => r.id);
-  await waitTerminal(() => server.url, target.key, jobIds, 120_000);
   const ledger = auditLedger(dataDir);
   problems.push(...ledger.problems);
   await server.kill();
