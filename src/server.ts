@@ -14,7 +14,7 @@ import { SplitService } from './jobs/split-service.js';
 import { createStemUrlSigner } from './jobs/stem-urls.js';
 import { UploadService } from './jobs/upload-service.js';
 import { WebhookDispatcher } from './jobs/webhooks.js';
-import { ModelRegistry } from './models/registry.js';
+import { registryFor, type ModelRegistry } from './models/registry.js';
 import type { GuardOptions } from './net/fetch.js';
 import { openDataStore, urlSigningKey, type Clock, type DataStore } from './store/index.js';
 import { VERSION } from './version.js';
@@ -53,7 +53,7 @@ export async function startServer(config: StemsplitConfig, options: ServerOption
   data.idempotency.dropUnfinished();
 
   const guard: GuardOptions = { allowPrivate: config.allowPrivateUrls, ...options.guard };
-  const registry = new ModelRegistry({ bundledDir: config.bundledModelsDir, cacheDir: config.cacheDir, aliases: config.modelAliases });
+  const registry = registryFor(config);
   const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }, config.concurrency);
   const signer = createStemUrlSigner(urlSigningKey(data.store), config.stemUrlTtlSeconds);
   const webhooks = new WebhookDispatcher(data, { guard, log, ...(options.webhookBackoff ? { backoff: options.webhookBackoff } : {}) });

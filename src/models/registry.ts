@@ -43,6 +43,15 @@ export interface RegistryOptions {
   readonly aliases: Readonly<Record<StemModelAlias, readonly string[]>>;
 }
 
+/** The registry a resolved config describes (the same for `serve`, `split` and `models`). */
+export function registryFor(config: {
+  readonly bundledModelsDir: string;
+  readonly cacheDir: string;
+  readonly modelAliases: RegistryOptions['aliases'];
+}): ModelRegistry {
+  return new ModelRegistry({ bundledDir: config.bundledModelsDir, cacheDir: config.cacheDir, aliases: config.modelAliases });
+}
+
 export function demucsDir(cacheDir: string): string {
   return join(cacheDir, 'demucs');
 }

@@ -1,13 +1,13 @@
 import { StemsplitError } from '../../errors.js';
 import { catalogModel, DEMUCS_CATALOG, type CatalogModel } from '../../models/catalog.js';
 import { pullModel, removeModel } from '../../models/pull.js';
-import { ModelRegistry } from '../../models/registry.js';
+import { registryFor, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { createProgressBar, type ProgressBar } from '../progress.js';
 
 function registryOf(ctx: CommandContext): ModelRegistry {
   const { config } = ctx;
-  return new ModelRegistry({ bundledDir: config.bundledModelsDir, cacheDir: config.cacheDir, aliases: config.modelAliases });
+  return registryFor(config);
 }
 
 export async function modelsList(ctx: CommandContext, options: { json?: boolean }): Promise<void> {

@@ -5,7 +5,7 @@ import type { StemFormat } from '../../audio/index.js';
 import { StemsplitError } from '../../errors.js';
 import { splitAudioFile } from '../../jobs/split-file.js';
 import { onnxLoaders } from '../../models/loaders.js';
-import { ModelCache, ModelRegistry } from '../../models/registry.js';
+import { ModelCache, registryFor } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { createProgressBar } from '../progress.js';
 
@@ -40,7 +40,7 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
     if (!existsSync(file) || !statSync(file).isFile()) throw new StemsplitError('USAGE', `no such file: ${file}`);
   }
   const { config } = ctx;
-  const registry = new ModelRegistry({ bundledDir: config.bundledModelsDir, cacheDir: config.cacheDir, aliases: config.modelAliases });
+  const registry = registryFor(config);
   const ref = registry.resolve(options.model);
   const models = new ModelCache(onnxLoaders({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }));
   ctx.stderr.write(`Loading model ${ref.name}…\n`);
