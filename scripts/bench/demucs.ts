@@ -4,7 +4,7 @@
  * pipeline (overlap 0.25, shifts 0) and prints where the time goes and the peak RSS.
  *
  *   node --import tsx scripts/bench/demucs.ts [--checkpoint FILE] [--seconds 60] [--threads 2]
- *        [--cache-dir DIR] [--shifts 0] [--cold] [--runs 1]
+ *        [--cache-dir DIR] [--shifts 0] [--cold] [--runs 1] [--default-allocator]
  *
  * With `--runs N` the track is separated N times and the fastest run is reported (on a
  * shared machine the fastest run is the one least disturbed by other work); the parts'
@@ -13,6 +13,8 @@
  * so the conversion time is the cold start), so the measured process starts as a real one
  * does: with the converted graphs in the cache.
  * Peak RSS is sampled every 5 ms by a worker thread (ONNX Runtime blocks the main one).
+ * It measures with the allocator settings `serve` and `split` run with (src/cli/relaunch.ts),
+ * starting itself again with them; `--default-allocator` measures glibc's defaults instead.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -20,6 +22,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
+import { ALLOCATOR_ENV, relaunch } from '../../src/cli/relaunch.js';
 import { convertCheckpoint, loadDemucs } from '../../src/demucs/index.js';
 import { separate } from '../../src/separation/index.js';
 
@@ -33,8 +36,13 @@ const { values } = parseArgs({
     cold: { type: 'boolean', default: false },
     runs: { type: 'string', default: '1' },
     'convert-only': { type: 'boolean', default: false },
+    'default-allocator': { type: 'boolean', default: false },
   },
 });
+const allocatorSet = Object.keys(ALLOCATOR_ENV).every((name) => process.env[name] !== undefined);
+if (!values['default-allocator'] && !values['convert-only'] && !allocatorSet) {
+  process.exit(await relaunch([...process.execArgv, process.argv[1] ?? ''], process.argv.slice(2)));
+}
 const checkpoint = values.checkpoint;
 const cacheDir = values.cold ? mkdtempSync(path.join(tmpdir(), 'stemsplit-bench-demucs-')) : values['cache-dir'];
 
@@ -168,6 +176,7 @@ const line = (label: string, ms: number): string =>
   `  ${label.padEnd(22)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
 
 console.log(`checkpoint      ${checkpoint}`);
+console.log(`allocator       ${allocatorSet ? Object.entries(ALLOCATOR_ENV).map(([k, v]) => `${k}=${v}`).join(' ') : "glibc's defaults"}`);
 console.log(`audio           ${seconds} s, ${segmentMs.length} segments of ${model.segmentSamples} samples, shifts ${values.shifts}, ${values.threads} intra-op threads`);
 console.log(
   `conversion      ${cold.seconds.toFixed(1)} s${values.cold ? ' (cold: empty cache)' : ' (cache as found; --cold for a cold start)'}, peak RSS ${cold.maxRssMb.toFixed(0)} MiB in its own process`,

@@ -12,6 +12,12 @@ export interface OrtSessionOptions {
   readonly cpuMemArena?: boolean;
   /** Plan memory from the first run's shapes (fixed-shape graphs profit). Default true. */
   readonly memPattern?: boolean;
+  /**
+   * Let idle intra-op threads spin for the next parallel section (ORT's default, true). Where a
+   * model runs as several sessions in turn, one session's spinning threads take the cores the
+   * next session's threads need.
+   */
+  readonly allowSpinning?: boolean;
   /** ORT log level: 0 verbose … 4 fatal. Default 3 (errors only). */
   readonly logSeverity?: 0 | 1 | 2 | 3 | 4;
 }
@@ -61,6 +67,7 @@ export async function createOrtSession(
     enableCpuMemArena: options.cpuMemArena ?? true,
     enableMemPattern: options.memPattern ?? true,
     logSeverityLevel: options.logSeverity ?? 3,
+    ...(options.allowSpinning === false ? { extra: { session: { intra_op: { allow_spinning: '0' } } } } : {}),
     ...(options.intraOpThreads === undefined ? {} : { intraOpNumThreads: options.intraOpThreads, interOpNumThreads: 1 }),
   };
   let session: InferenceSession;
