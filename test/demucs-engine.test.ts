@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, describe, it, type TestContext } from 'node:test';
 import { convertCheckpoint, loadDemucs } from '../src/demucs/index.js';
 import { separate } from '../src/separation/index.js';
 import type { SegmentModel } from '../src/separation/index.js';
@@ -54,7 +54,8 @@ function snrPerSource(reference: Float32Array, ours: (source: number, channel: n
   });
 }
 
-function assertFidelity(name: string, fixture: Fixture, snrs: number[]): void {
+function assertFidelity(t: TestContext, name: string, fixture: Fixture, snrs: number[]): void {
+  t.diagnostic(`SNR per source (${fixture.sources.join(' / ')}): ${snrs.map((snr) => snr.toFixed(1)).join(' / ')} dB`);
   snrs.forEach((snr, source) => {
     assert.ok(snr >= MIN_SNR_DB, `${name} ${fixture.sources[source]}: ${snr.toFixed(1)} dB < ${MIN_SNR_DB} dB`);
   });
@@ -73,7 +74,7 @@ describe('demucs forward pass (one segment, as HTDemucs.forward)', () => {
   for (const [name, fixture] of Object.entries(manifest.fixtures)) {
     if (fixture.forward_in === undefined || fixture.forward_out === undefined || fixture.checkpoint === undefined) continue;
     const { checkpoint, forward_in: [inFile, inShape], forward_out: [outFile, outShape] } = fixture;
-    it(`${name} matches the reference at ≥ ${MIN_SNR_DB} dB per source`, async () => {
+    it(`${name} matches the reference at ≥ ${MIN_SNR_DB} dB per source`, async (t) => {
       const input = readF32(inFile);
       const reference = readF32(outFile);
       const length = inShape[2] as number;
@@ -84,7 +85,7 @@ describe('demucs forward pass (one segment, as HTDemucs.forward)', () => {
         const output = await model.run(input);
         assert.equal(output.length, fixture.sources.length * 2 * length);
         const snrs = snrPerSource(reference, (s, c, i) => output[(s * 2 + c) * length + i] as number, fixture.sources.length, outShape[3] as number);
-        assertFidelity(name, fixture, snrs);
+        assertFidelity(t, name, fixture, snrs);
       });
     });
   }
@@ -96,14 +97,14 @@ describe('demucs whole-track separation (through the pipeline, as demucs.api)', 
     const file = fixture.bag ?? fixture.checkpoint;
     if (file === undefined) continue;
     const { separate_in: [inFile, inShape], separate_out: [outFile, outShape] } = fixture;
-    it(`${name}${fixture.bag ? ' (bag)' : ''} matches the reference at ≥ ${MIN_SNR_DB} dB per source`, async () => {
+    it(`${name}${fixture.bag ? ' (bag)' : ''} matches the reference at ≥ ${MIN_SNR_DB} dB per source`, async (t) => {
       const track = { data: readF32(inFile), length: inShape[1] as number };
       const reference = readF32(outFile);
       await withModel(file, async (model) => {
         const stems = await separate(model, track, { overlap: 0.25, shifts: 0 });
         assert.equal(stems.length, fixture.sources.length);
         const snrs = snrPerSource(reference, (s, c, i) => stems[s]?.[c * track.length + i] as number, fixture.sources.length, outShape[2] as number);
-        assertFidelity(name, fixture, snrs);
+        assertFidelity(t, name, fixture, snrs);
       });
     });
   }
