@@ -176,7 +176,7 @@ const line = (label: string, ms: number): string =>
   `  ${label.padEnd(22)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
 
 console.log(`checkpoint      ${checkpoint}`);
-console.log(`allocator       ${allocatorSet ? Object.entries(ALLOCATOR_ENV).map(([k, v]) => `${k}=${v}`).join(' ') : "glibc's defaults"}`);
+console.log(`allocator       ${allocatorSet ? Object.keys(ALLOCATOR_ENV).map((name) => `${name}=${process.env[name] ?? ''}`).join(' ') : "glibc's defaults"}`);
 console.log(`audio           ${seconds} s, ${segmentMs.length} segments of ${model.segmentSamples} samples, shifts ${values.shifts}, ${values.threads} intra-op threads`);
 console.log(
   `conversion      ${cold.seconds.toFixed(1)} s${values.cold ? ' (cold: empty cache)' : ' (cache as found; --cold for a cold start)'}, peak RSS ${cold.maxRssMb.toFixed(0)} MiB in its own process`,
