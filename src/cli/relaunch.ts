@@ -2,19 +2,20 @@
  * Separation speed depends on how glibc's malloc treats ONNX Runtime's tensors. By default a
  * block over the mmap threshold (128 KiB, adapting up to 32 MiB) is a fresh mmap, returned to
  * the kernel on free, so every run of a Demucs stage page-faults its tensors in again: the
- * kernel's page zeroing was 15 % of a separation's CPU time. With freed blocks up to 32 MiB
- * kept in the heap (and up to 256 MiB of free heap top) a minute of audio separates in
- * 31.1 s instead of 33.9 s at a 1060 MiB peak (scripts/bench/demucs.ts, docs/demucs.md).
+ * kernel's page zeroing was 15 % of a separation's CPU time. With blocks up to 32 MiB served
+ * from the heap, freed ones are reused: a minute of audio separates in 28–29.5 s instead of
+ * 30.6–31.6 s, at a peak of 1052–1084 MiB instead of 1017 (scripts/bench/demucs.ts,
+ * docs/demucs.md). Keeping more free heap (MALLOC_TRIM_THRESHOLD_) was ~1 s faster still but
+ * peaked up to 1156 MiB, too close to the 1.2 GB budget.
  *
- * glibc reads these settings only when a process starts, so `serve` and `split` start
- * themselves once more with them, and the first process only relays signals and the exit code.
+ * glibc reads this only when a process starts, so `serve` and `split` start themselves once
+ * more with it, and the first process only relays signals and the exit code.
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 
 export const ALLOCATOR_ENV: Readonly<Record<string, string>> = {
   MALLOC_MMAP_THRESHOLD_: String(32 * 2 ** 20),
-  MALLOC_TRIM_THRESHOLD_: String(256 * 2 ** 20),
 };
 
 /** Set in the relaunched process: its parent is the relaunching one. */
