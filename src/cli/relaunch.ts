@@ -28,10 +28,11 @@ const RELAYED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** True on glibc Linux when this process lacks the settings and runs a separating command. */
 export function shouldRelaunch(args: readonly string[], env: NodeJS.ProcessEnv): boolean {
-  if (process.platform !== 'linux' || !isGlibc()) return false;
+  if (!args.some((arg) => SEPARATING_COMMANDS.has(arg))) return false;
   if (env[RELAUNCHED] !== undefined || env['STEMSPLIT_NO_RELAUNCH'] !== undefined) return false;
   if (Object.keys(ALLOCATOR_ENV).every((name) => env[name] !== undefined)) return false;
-  return args.some((arg) => SEPARATING_COMMANDS.has(arg));
+  // Last: the process report that tells glibc from musl takes a few milliseconds.
+  return process.platform === 'linux' && isGlibc();
 }
 
 function isGlibc(): boolean {
@@ -41,9 +42,10 @@ function isGlibc(): boolean {
 
 /**
  * Runs this command again in a child with the allocator settings: `process.execPath` with
- * `entry` (the Node options and script, or nothing for the standalone executable) and `args`; resolves with the exit code
- * to use (128 + signal number when the child died of a signal). The child inherits stdio, so
- * progress bars and pipes work as before; signals sent to this process are passed on.
+ * `entry` (the Node options and script, or nothing for the standalone executable) and `args`.
+ * Resolves with the exit code to use (128 + signal number when the child died of a signal).
+ * The child inherits stdio, so progress bars and pipes work as before; signals sent to this
+ * process are passed on.
  */
 export function relaunch(entry: readonly string[], args: readonly string[]): Promise<number> {
   const child = spawn(process.execPath, [...entry, ...args], {
