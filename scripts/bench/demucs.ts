@@ -4,7 +4,7 @@
  * pipeline (overlap 0.25, shifts 0) and prints where the time goes and the peak RSS.
  *
  *   node --import tsx scripts/bench/demucs.ts [--checkpoint FILE] [--seconds 60] [--threads 2]
- *        [--cache-dir DIR] [--shifts 0] [--cold] [--runs 1] [--default-allocator]
+ *        [--cache-dir DIR] [--shifts 0] [--cold] [--runs 1] [--main-thread]
  *
  * With `--runs N` the track is separated N times and the fastest run is reported (on a
  * shared machine the fastest run is the one least disturbed by other work); the parts'
@@ -12,17 +12,16 @@
  * The checkpoint is converted first in a child process (with `--cold` into an empty cache,
  * so the conversion time is the cold start), so the measured process starts as a real one
  * does: with the converted graphs in the cache.
- * Peak RSS is sampled every 5 ms by a worker thread (ONNX Runtime blocks the main one).
- * It measures with the allocator settings `serve` and `split` run with (src/cli/relaunch.ts),
- * starting itself again with them; `--default-allocator` measures glibc's defaults instead.
+ * Peak RSS is sampled every 5 ms by a worker thread (ONNX Runtime blocks the one it runs on).
+ * The separation runs in a worker thread, as `serve` and `split` run it (src/jobs/splitter.ts);
+ * `--main-thread` runs it on the main thread instead, for comparison.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Worker } from 'node:worker_threads';
-import { ALLOCATOR_ENV, relaunch } from '../../src/cli/relaunch.js';
+import { Worker, isMainThread } from 'node:worker_threads';
 import { convertCheckpoint, loadDemucs } from '../../src/demucs/index.js';
 import { separate } from '../../src/separation/index.js';
 
@@ -36,12 +35,19 @@ const { values } = parseArgs({
     cold: { type: 'boolean', default: false },
     runs: { type: 'string', default: '1' },
     'convert-only': { type: 'boolean', default: false },
-    'default-allocator': { type: 'boolean', default: false },
+    'main-thread': { type: 'boolean', default: false },
   },
 });
-const allocatorSet = Object.keys(ALLOCATOR_ENV).every((name) => process.env[name] !== undefined);
-if (!values['default-allocator'] && !values['convert-only'] && !allocatorSet) {
-  process.exit(await relaunch([...process.execArgv, process.argv[1] ?? ''], process.argv.slice(2)));
+
+if (isMainThread && !values['main-thread'] && !values['convert-only']) {
+  // This same script, with the same argv, in a worker thread that registers tsx first.
+  const script = JSON.stringify(import.meta.url);
+  const worker = new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${script}); })`, {
+    eval: true,
+    argv: process.argv.slice(2),
+  });
+  const exitCode = await new Promise<number>((resolve) => worker.once('exit', resolve));
+  process.exit(exitCode);
 }
 const checkpoint = values.checkpoint;
 const cacheDir = values.cold ? mkdtempSync(path.join(tmpdir(), 'stemsplit-bench-demucs-')) : values['cache-dir'];
@@ -176,7 +182,7 @@ const line = (label: string, ms: number): string =>
   `  ${label.padEnd(22)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
 
 console.log(`checkpoint      ${checkpoint}`);
-console.log(`allocator       ${allocatorSet ? Object.keys(ALLOCATOR_ENV).map((name) => `${name}=${process.env[name] ?? ''}`).join(' ') : "glibc's defaults"}`);
+console.log(`thread          ${isMainThread ? 'main (--main-thread)' : 'a worker thread, as serve and split run it'}`);
 console.log(`audio           ${seconds} s, ${segmentMs.length} segments of ${model.segmentSamples} samples, shifts ${values.shifts}, ${values.threads} intra-op threads`);
 console.log(
   `conversion      ${cold.seconds.toFixed(1)} s${values.cold ? ' (cold: empty cache)' : ' (cache as found; --cold for a cold start)'}, peak RSS ${cold.maxRssMb.toFixed(0)} MiB in its own process`,

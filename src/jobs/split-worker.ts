@@ -19,6 +19,8 @@ port.on('message', async ({ id, job }: WorkerRequest) => {
     const result = await splitAudioFile(job.inputPath, model, job.outDir, {
       format: job.format,
       ...(job.mp3BitrateKbps ? { mp3BitrateKbps: job.mp3BitrateKbps } : {}),
+      ...(job.float32 ? { float32: true } : {}),
+      ...(job.shifts ? { shifts: job.shifts } : {}),
       onProgress: (progress) => reply({ id, type: 'progress', progress }),
     });
     reply({ id, type: 'done', result });

@@ -5,7 +5,6 @@
  */
 import { main } from '../cli/main.js';
 import { describeError, isStemsplitError } from '../errors.js';
-import { followParent, relaunch, shouldRelaunch } from '../cli/relaunch.js';
 import { prepareSeaRuntime } from './runtime.js';
 
 function start(): void {
@@ -16,17 +15,9 @@ function start(): void {
     process.exitCode = isStemsplitError(error) ? error.exitCode : 1;
     return;
   }
-  const args = process.argv.slice(2);
-  void run(args).then((exitCode) => {
+  void main(process.argv.slice(2)).then((exitCode) => {
     process.exitCode = exitCode;
   });
-}
-
-function run(args: readonly string[]): Promise<number> {
-  // The executable's argv[1] is itself, not a script: it starts again with the arguments alone.
-  if (shouldRelaunch(args, process.env)) return relaunch([], args);
-  followParent();
-  return main(args);
 }
 
 start();

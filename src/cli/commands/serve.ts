@@ -12,26 +12,20 @@ export async function serveCommand(ctx: CommandContext): Promise<void> {
   print(ctx, `Open ${webSessionLink(server.url, session.key)} to split songs in the browser`);
   ctx.stderr.write(`models: 4s → ${alias4}, 6s → ${alias6}; ${ctx.config.concurrency} job(s) at a time\n`);
   await new Promise<void>((resolve) => {
-    let stoppingSince: number | undefined;
+    let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
-      if (stoppingSince === undefined) {
-        stoppingSince = Date.now();
-        ctx.stderr.write('stopping: running jobs finish, queued jobs stay queued for the next start (signal again to quit now)\n');
-        void server.close().then(resolve);
-        return;
+      if (stopping) {
+        ctx.stderr.write(`stopping now (${signal}): running jobs resume on the next start\n`);
+        process.exit(130);
       }
-      // One Ctrl-C can arrive twice (from the terminal and relayed by the launcher: cli/relaunch.ts).
-      if (Date.now() - stoppingSince < REPEAT_SIGNAL_MS) return;
-      ctx.stderr.write(`stopping now (${signal}): running jobs resume on the next start\n`);
-      process.exit(130);
+      stopping = true;
+      ctx.stderr.write('stopping: running jobs finish, queued jobs stay queued for the next start (signal again to quit now)\n');
+      void server.close().then(resolve);
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
 }
-
-/** A second signal this soon after the first is the same request. */
-const REPEAT_SIGNAL_MS = 1000;
 
 function safeName(fn: () => string): string {
   try {

@@ -3,9 +3,8 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import type { StemFormat } from '../../audio/index.js';
 import { StemsplitError } from '../../errors.js';
-import { splitAudioFile } from '../../jobs/split-file.js';
-import { onnxLoaders } from '../../models/loaders.js';
-import { ModelCache, registryFor } from '../../models/registry.js';
+import { workerSplitter } from '../../jobs/splitter.js';
+import { registryFor } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { createProgressBar } from '../progress.js';
 
@@ -42,9 +41,9 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   const { config } = ctx;
   const registry = registryFor(config);
   const ref = registry.resolve(options.model);
-  const models = new ModelCache(onnxLoaders({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }));
+  // One worker thread runs the jobs (as `serve` does): this thread keeps drawing the progress.
+  const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }, 1);
   ctx.stderr.write(`Loading model ${ref.name}…\n`);
-  const model = await models.load(ref);
   const results: Array<{ input: string; model: string; durationSeconds: number; stems: Record<string, string> }> = [];
   try {
     for (const file of files) {
@@ -52,19 +51,22 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
       const outDir = resolve(join(options.output, track));
       const bar = createProgressBar(ctx.stderr, files.length > 1 ? `${track} ` : '');
       const started = Date.now();
-      const result = await splitAudioFile(file, model, outDir, {
+      const job = {
+        inputPath: resolve(file),
+        model: ref,
+        outDir,
         format,
         shifts,
         ...(bitrate !== undefined ? { mp3BitrateKbps: bitrate } : {}),
         ...(options.float32 ? { float32: true } : {}),
-        onProgress: ({ phase, percent }) => bar.update(percent, phase),
-      });
+      };
+      const result = await splitter.split(job, ({ phase, percent }) => bar.update(percent, phase));
       const seconds = (Date.now() - started) / 1000;
       bar.done(`${track}: ${Object.keys(result.stems).length} stems in ${outDir} (${seconds.toFixed(1)} s for ${result.durationSeconds.toFixed(1)} s of audio)`);
-      results.push({ input: file, model: model.name, durationSeconds: result.durationSeconds, stems: { ...result.stems } });
+      results.push({ input: file, model: ref.name, durationSeconds: result.durationSeconds, stems: { ...result.stems } });
     }
   } finally {
-    await models.disposeAll();
+    await splitter.close();
   }
   if (options.json) printJson(ctx, results.length === 1 ? results[0] : results);
   else for (const r of results) for (const [stem, path] of Object.entries(r.stems)) print(ctx, `${stem}\t${path}`);
