@@ -31,7 +31,7 @@ export interface ConvertedModel {
 }
 
 /** Bump when the graph layout changes, so caches convert again. */
-const CONVERTER_VERSION = 6;
+const CONVERTER_VERSION = 7;
 const META_FORMAT = 'stemsplit-demucs/2';
 
 /**

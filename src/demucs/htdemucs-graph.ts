@@ -12,12 +12,14 @@
  * The outputs come in P phases (P = the last decoder's stride, or 1): frequency f is phase
  * f mod P, row ⌊f / P⌋, and sample j likewise (rows·P ≥ length; samples past it are unused).
  *
- * It is emitted as a chain of stages, one ONNX graph each: the encoder levels (frequency and
- * time layer together), the transformer, the decoder levels. ONNX Runtime's planner reuses a dead buffer for a later tensor of the
- * same byte size, which in a U-Net keeps every encoder intermediate allocated until the
- * mirrored decoder layer (about 1.5 GB for htdemucs); separate sessions cannot share
- * buffers, so each stage frees its working memory when it returns. Skip connections
- * travel between stages as named tensors.
+ * It is emitted as a chain of stages, one ONNX graph each: every encoder level (frequency
+ * and time layer together), the transformer, every decoder level. ONNX Runtime's planner
+ * reuses a dead buffer for a later tensor of the same byte size, which in a U-Net keeps
+ * every encoder intermediate allocated until the mirrored decoder layer (about 1.5 GB
+ * for htdemucs); separate sessions cannot share buffers, so each stage frees its working
+ * memory when it returns. Skip connections travel between stages as named tensors. (Merging
+ * the two inner levels into the transformer's stage, 5 sessions, ran at the same speed and
+ * peaked 200 MiB higher: docs/demucs.md.)
  *
  * Weights are folded where that is exact up to rounding: LayerScale into the projection or
  * normalization before it, biases into the convolutions that replace ConvTranspose.
@@ -104,27 +106,6 @@ class Weights {
   }
 }
 
-interface OpenStage {
-  readonly name: string;
-  readonly graph: OnnxGraph;
-  readonly ops: Ops;
-  readonly inputs: TensorSpec[];
-  readonly produced: Map<string, Value>;
-}
-
-/**
- * Levels below this get a stage each on the way down and up; deeper ones share one stage with
- * the transformer. All released models have depth 4, so each level is its own stage (9
- * sessions): measured against 5 (the two inner levels sharing the transformer's stage) on an
- * idle box, both separate at the same speed and 9 peak at 982 MiB instead of 1190 MiB
- * (docs/demucs.md).
- */
-const OWN_STAGE_LEVELS = 4;
-
-function stageOfLevel(level: number, name: string): string {
-  return level < OWN_STAGE_LEVELS ? name : 'inner';
-}
-
 /** One encoder or decoder layer's structure (HEncLayer / HDecLayer arguments). */
 interface LayerSpec {
   readonly prefix: string;
@@ -143,8 +124,7 @@ interface LayerSpec {
 
 class HTDemucsBuilder {
   private readonly weights: Weights;
-  /** Stage graphs in order, with what each reads from outside and what its steps produced. */
-  private readonly open: OpenStage[] = [];
+  private readonly stages: GraphStage[] = [];
   private current: { graph: OnnxGraph; ops: Ops } | undefined;
 
   constructor(
@@ -164,52 +144,21 @@ class HTDemucsBuilder {
     return this.current.ops;
   }
 
-  /**
-   * Adds one step (a level) to the stage graph `stage`, continuing it if it is the stage
-   * being built: `body` maps the named inputs to named outputs. Inputs an earlier step of
-   * the same stage produced are used directly; the others become graph inputs. Which
-   * outputs leave the stage is settled in `finishStages`, once every consumer is known.
-   */
-  private step(
-    stage: string,
+  /** Builds one stage graph: `body` maps the named inputs to named outputs. */
+  private stage(
+    name: string,
     inputs: readonly TensorSpec[],
     body: (values: Record<string, Value>) => Record<string, Value>,
   ): TensorSpec[] {
-    let open = this.open[this.open.length - 1];
-    if (open === undefined || open.name !== stage) {
-      const graph = new OnnxGraph(`htdemucs_${stage}`);
-      open = { name: stage, graph, ops: new Ops(graph), inputs: [], produced: new Map() };
-      this.open.push(open);
-    }
-    this.current = open;
+    const graph = new OnnxGraph(`htdemucs_${name}`);
+    this.current = { graph, ops: new Ops(graph) };
     const values: Record<string, Value> = {};
-    for (const input of inputs) {
-      const internal = open.produced.get(input.name);
-      if (internal !== undefined) {
-        values[input.name] = internal;
-      } else {
-        values[input.name] = open.graph.input(input.name, input.shape);
-        open.inputs.push(input);
-      }
-    }
-    const outputs = Object.entries(body(values));
+    for (const input of inputs) values[input.name] = graph.input(input.name, input.shape);
+    const outputs = Object.entries(body(values)).map(([outputName, value]) => graph.output(value, outputName));
     this.current = undefined;
-    for (const [outputName, value] of outputs) open.produced.set(outputName, value);
-    return outputs.map(([outputName, value]) => ({ name: outputName, shape: value.shape }));
-  }
-
-  /** Declares as graph outputs what later stages read, and the final outputs. */
-  private finishStages(finalOutputs: readonly string[]): GraphStage[] {
-    return this.open.map((stage, index) => {
-      const needed = new Set([...finalOutputs, ...this.open.slice(index + 1).flatMap((later) => later.inputs.map((input) => input.name))]);
-      const outputs: TensorSpec[] = [];
-      for (const [outputName, value] of stage.produced) {
-        if (!needed.has(outputName)) continue;
-        stage.graph.output(value, outputName);
-        outputs.push({ name: outputName, shape: value.shape });
-      }
-      return { name: stage.name, graph: stage.graph, inputs: stage.inputs, outputs };
-    });
+    const specs = outputs.map(({ name: outputName, shape }) => ({ name: outputName, shape }));
+    this.stages.push({ name, graph, inputs, outputs: specs });
+    return specs;
   }
 
   build(length: number, frames: number): GraphStage[] {
@@ -223,7 +172,7 @@ class HTDemucsBuilder {
     const timeLengths: number[] = [];
     for (let index = 0; index < config.depth; index++) {
       timeLengths.push(xt.shape[2] as number);
-      const [encoded, encodedT] = this.step(stageOfLevel(index, `encoder${index}`), [x, xt], (v) => {
+      const [encoded, encodedT] = this.stage(`encoder${index}`, [x, xt], (v) => {
         const xtOut = this.graph.scope(`tencoder.${index}`, () =>
           this.encoderLayer(this.layerSpec('tencoder', index, false, 1), v[xt.name] as Value),
         );
@@ -240,7 +189,7 @@ class HTDemucsBuilder {
     // Without transformer layers PyTorch still builds the bottom projections but never applies them.
     if (config.tLayers === 0) this.weights.skip('channel_');
     if (config.tLayers > 0) {
-      [x, xt] = this.step(stageOfLevel(config.depth, 'transformer'), [x, xt], (v) => {
+      [x, xt] = this.stage('transformer', [x, xt], (v) => {
         const [y, yt] = this.graph.scope('crosstransformer', () => this.crossTransformer(v[x.name] as Value, v[xt.name] as Value));
         return { mid: y, mid_t: yt };
       }) as [TensorSpec, TensorSpec];
@@ -252,7 +201,7 @@ class HTDemucsBuilder {
       const length = timeLengths.pop() as number;
       const last = index === 0;
       const names = last ? [GRAPH_OUTPUTS.spec, GRAPH_OUTPUTS.wave] : [`dec${step}`, `dec${step}_t`];
-      [x, xt] = this.step(stageOfLevel(index, `decoder${step}`), [x, xt, skip, skipT].filter(uniqueSpecs), (v) => {
+      [x, xt] = this.stage(`decoder${step}`, [x, xt, skip, skipT].filter(uniqueSpecs), (v) => {
         const y = this.graph.scope(`decoder.${step}`, () =>
           this.decoderLayer(this.layerSpec('decoder', step, true, 2, last), v[x.name] as Value, v[skip.name] as Value, 0),
         );
@@ -267,7 +216,7 @@ class HTDemucsBuilder {
       throw new Error(`spectrogram branch ends as [${x.shape.join(', ')}]`);
     }
     this.weights.assertAllUsed();
-    return this.finishStages([GRAPH_OUTPUTS.spec, GRAPH_OUTPUTS.wave]);
+    return this.stages;
   }
 
   /** `index` counts layers in execution order; construction order decides norm (encoder index, decoder reversed). */
