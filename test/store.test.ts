@@ -1,7 +1,9 @@
 /** The SQLite store and the retention task, on real database files. */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { cleanupOnce } from '../src/jobs/cleanup.js';
@@ -19,6 +21,39 @@ test('the database is in WAL mode, migrations run once, and reopening keeps the 
   second.close();
   const raw = new BetterSqlite3(join(dir, 'stemsplit.sqlite'), { readonly: true });
   assert.equal(raw.pragma('journal_mode', { simple: true }), 'wal');
+  const migrations = raw.prepare('select name from kysely_migration').all() as Array<{ name: string }>;
+  assert.deepEqual(migrations.map((m) => m.name), ['0001_initial']);
+  raw.close();
+});
+
+/** Starts a process that opens `dataDir` when told; resolves once it is loaded and waiting. */
+async function openerWaitingAt(dataDir: string) {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./support/open-data-dir.ts', import.meta.url)), dataDir], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('close', (code) => resolve({ code, stdout, stderr })),
+  );
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', () => stdout.includes('ready') && resolve());
+    void exited.then(({ stderr: err }) => reject(new Error(`opener exited before it was ready: ${err}`)));
+  });
+  return { go: () => child.stdin.write('go\n'), exited };
+}
+
+test('processes opening a fresh data dir at the same moment all succeed and migrate it once', async () => {
+  const dir = tempDir();
+  const openers = await Promise.all(Array.from({ length: 4 }, () => openerWaitingAt(dir)));
+  for (const opener of openers) opener.go();
+  for (const { code, stdout, stderr } of await Promise.all(openers.map((o) => o.exited))) {
+    assert.equal(code, 0, stderr);
+    assert.equal(stdout, 'ready\nbalance 3600\n', 'the initial grant is given once, whoever creates the account');
+  }
+  const raw = new BetterSqlite3(join(dir, 'stemsplit.sqlite'), { readonly: true });
   const migrations = raw.prepare('select name from kysely_migration').all() as Array<{ name: string }>;
   assert.deepEqual(migrations.map((m) => m.name), ['0001_initial']);
   raw.close();

@@ -36,13 +36,14 @@ export async function openStore(path: string): Promise<Store> {
   } catch (error) {
     throw new StemsplitError('IO_ERROR', `cannot open database ${path}: ${(error as Error).message}`, { cause: error });
   }
+  // First, so that a process starting beside another waits for its locks instead of failing.
+  sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
 
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  await migrate(db);
+  await migrate(sqlite, db);
 
   const statements = new Map<string, BetterSqlite3.Statement>();
   const prepare = (sqlText: string): BetterSqlite3.Statement => {
@@ -93,14 +94,24 @@ function whenDiskFull<T>(write: () => T): T {
   }
 }
 
-async function migrate(db: Kysely<Database>): Promise<void> {
+/**
+ * Kysely runs SQLite migrations outside any transaction (its adapter reports no transactional
+ * DDL, though SQLite has it). One IMMEDIATE transaction around the run makes it all-or-nothing,
+ * and makes processes that open a fresh data dir together take turns: the later ones find the
+ * schema done. Nothing else uses this connection until `openStore` returns.
+ */
+async function migrate(sqlite: BetterSqlite3.Database, db: Kysely<Database>): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => ({ ...migrations }) },
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new StemsplitError('IO_ERROR', `database migration ${failed} failed: ${(error as Error).message}`, { cause: error });
+  sqlite.exec('BEGIN IMMEDIATE');
+  const { error, results } = await migrator.migrateToLatest().catch((thrown: unknown) => ({ error: thrown, results: undefined }));
+  if (!error) {
+    sqlite.exec('COMMIT');
+    return;
   }
+  sqlite.exec('ROLLBACK');
+  const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+  throw new StemsplitError('IO_ERROR', `database migration ${failed} failed: ${(error as Error).message}`, { cause: error });
 }
