@@ -5,7 +5,7 @@
  * through the project's own pipeline (loadManifestModel + separate, ffmpeg decoding).
  *
  *   node --import tsx scripts/eval/quality.ts [--models bundled-4s,stemsplit-small-4s,stemsplit-small-6s]
- *        [--real ../shared/eval/real] [--rendered scripts/train/data/valid] [--run scripts/train/runs/small1]
+ *        [--real ../shared/eval/real] [--rendered scripts/train/data/valid,scripts/train/data/valid2] [--run scripts/train/runs/small1]
  *        [--threads 2] [--write docs/quality.md]
  *
  * Inputs are Σ stems (the shipped mixtures of the MUSDB clips are mastered or lossy, see SOURCES.md).
@@ -20,6 +20,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeToPlanar, writeWavTo } from '../../src/audio/index.js';
 import { loadManifestModel, separate, type SegmentModel } from '../../src/separation/index.js';
+import { energy, projection, sdr } from './metrics.js';
 
 const RATE = 44_100;
 const MARK_START = '<!-- quality:generated:start -->';
@@ -42,19 +43,6 @@ interface Track {
   readonly scoreRate: number;
   /** Reference stems at the scoring rate (mono for MIR-1K). */
   readonly scoreStems: Map<string, Float32Array>;
-}
-
-export function sdr(reference: Float32Array, estimate: Float32Array): number {
-  let num = 0;
-  let den = 0;
-  const n = Math.min(reference.length, estimate.length);
-  for (let i = 0; i < n; i++) {
-    const r = reference[i] ?? 0;
-    const e = estimate[i] ?? 0;
-    num += r * r;
-    den += (r - e) * (r - e);
-  }
-  return 10 * Math.log10((num + 1e-7) / (den + 1e-7));
 }
 
 function sum(signals: readonly Stereo[]): Stereo {
@@ -120,12 +108,6 @@ function halfToFloat(h: number): number {
   return sign * 2 ** (exponent - 15) * (1 + fraction / 1024);
 }
 
-function energy(signal: Float32Array): number {
-  let total = 0;
-  for (const v of signal) total += v * v;
-  return total;
-}
-
 function addAll(signals: readonly Float32Array[]): Float32Array {
   const out = new Float32Array(signals[0]?.length ?? 0);
   for (const s of signals) for (let i = 0; i < out.length; i++) out[i] = (out[i] ?? 0) + (s[i] ?? 0);
@@ -182,6 +164,15 @@ async function toMonoAt(signal: Stereo, rate: number, scratch: string): Promise<
   return mono;
 }
 
+const LEAK_STEMS = ['vocals', 'drums', 'bass', 'other'] as const;
+
+interface Leak {
+  readonly track: string;
+  readonly stem: string;
+  readonly coefficients: number[];
+  readonly unexplained: number;
+}
+
 interface Score {
   readonly set: string;
   readonly track: string;
@@ -189,8 +180,9 @@ interface Score {
   readonly sdr: number;
 }
 
-async function scoreModel(model: SegmentModel, tracks: readonly Track[], scratch: string): Promise<{ scores: Score[]; realtime: number }> {
+async function scoreModel(model: SegmentModel, tracks: readonly Track[], scratch: string): Promise<{ scores: Score[]; leaks: Leak[]; realtime: number }> {
   const scores: Score[] = [];
+  const leaks: Leak[] = [];
   let audioSeconds = 0;
   let separateSeconds = 0;
   for (const track of tracks) {
@@ -201,7 +193,15 @@ async function scoreModel(model: SegmentModel, tracks: readonly Track[], scratch
     audioSeconds += mix.length / RATE;
     const sixStems = track.set === 'rendered' && model.sources.includes('guitar');
     const refs = references(track, sixStems);
-    for (const [stem, estimate] of estimates(model.sources, outputs, mix.length, refs.keys(), sixStems)) {
+    const ests = estimates(model.sources, outputs, mix.length, refs.keys(), sixStems);
+    if (track.set === 'musdb18-7s') {
+      const stemRefs = LEAK_STEMS.map((s) => refs.get(s) ?? new Float32Array());
+      for (const stem of LEAK_STEMS) {
+        const estimate = ests.get(stem);
+        if (estimate !== undefined) leaks.push({ track: track.name, stem, ...projection(estimate.data, stemRefs) });
+      }
+    }
+    for (const [stem, estimate] of ests) {
       const reference = refs.get(stem) ?? new Float32Array();
       // A rendered song may lack a stem; the SDR of silence only measures leakage, so it is not averaged.
       if (track.set === 'rendered' && energy(reference) <= 1e-4 * energy(mix.data)) continue;
@@ -209,12 +209,13 @@ async function scoreModel(model: SegmentModel, tracks: readonly Track[], scratch
       scores.push({ set: track.set, track: track.name, stem, sdr: sdr(reference, scored) });
     }
   }
-  return { scores, realtime: audioSeconds / separateSeconds };
+  return { scores, leaks, realtime: audioSeconds / separateSeconds };
 }
 
 interface ModelResult {
   readonly name: string;
   readonly scores: Score[];
+  readonly leaks: Leak[];
   readonly realtime: number;
 }
 
@@ -222,6 +223,8 @@ interface CurvePoint {
   readonly step: number;
   readonly time: number;
   readonly songs: number;
+  /** Held-out crops scored: 24 (generation 1) until the generation-2 songs joined, then 36. */
+  readonly crops?: number;
   readonly sdr4: Record<string, number>;
   readonly sdr6: Record<string, number>;
 }
@@ -263,7 +266,23 @@ function markdown(results: readonly ModelResult[], tracks: readonly Track[], cur
   const rendered = tracks.filter((t) => t.set === 'rendered').length;
   lines.push('', `${rendered} songs of 12 s; 4-stem models are scored on the 4-stem fold (other = other + guitar + piano), 6-stem models on all six stems. A stem a song lacks (quieter than -40 dB re the mix) is left out of its average.`);
 
-  lines.push('', '### Every real clip', '', ...header('clip · stem'));
+  lines.push('', '### Where each real stem went (4-stem clips)', '',
+    'Least-squares fit of each estimate on the four reference stems, estimate ≈ Σ c · reference, averaged over the',
+    'musdb18-7s clips: a column shows how much of that reference stem (in amplitude) each estimate holds, so a perfect',
+    'separation reads 1 on the diagonal and 0 elsewhere. "unexplained" is the share of the estimate\'s energy that no',
+    'reference accounts for (artefacts and distortion).', '');
+  for (const result of results) {
+    if (result.leaks.length === 0) continue;
+    lines.push(`\`${result.name}\``, '', `| estimate | ${LEAK_STEMS.map((s) => `c · ${s}`).join(' | ')} | unexplained |`, `|---|${LEAK_STEMS.map(() => '---:').join('|')}|---:|`);
+    for (const stem of LEAK_STEMS) {
+      const rows = result.leaks.filter((l) => l.stem === stem);
+      const cells = LEAK_STEMS.map((_, j) => fmt(mean(rows.map((r) => r.coefficients[j] ?? 0))));
+      lines.push(`| ${stem} | ${cells.join(' | ')} | ${fmt(mean(rows.map((r) => r.unexplained)))} |`);
+    }
+    lines.push('');
+  }
+
+  lines.push('### Every real clip', '', ...header('clip · stem'));
   for (const track of tracks.filter((t) => t.set !== 'rendered')) {
     const stems = [...new Set(results.flatMap((r) => r.scores.filter((s) => s.track === track.name).map((s) => s.stem)))].sort();
     for (const stem of stems) {
@@ -277,12 +296,15 @@ function markdown(results: readonly ModelResult[], tracks: readonly Track[], cur
 
   if (curve.length > 0) {
     lines.push('', '### Held-out rendered SDR over training', '',
-      '| step | min since (re)start | songs | vocals | drums | bass | other (4-stem fold) | mean of 6 stems |', '|---:|---:|---:|---:|---:|---:|---:|---:|');
+      '| step | min since (re)start | songs | held-out crops | vocals | drums | bass | other (4-stem fold) | mean of 6 stems |', '|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     const every = Math.max(1, Math.ceil(curve.length / 30));
-    curve.filter((_, i) => i % every === 0 || i === curve.length - 1).forEach((p) => {
-      lines.push(`| ${p.step} | ${(p.time / 60).toFixed(0)} | ${p.songs} | ${fmt(p.sdr4['vocals'])} | ${fmt(p.sdr4['drums'])} | ${fmt(p.sdr4['bass'])} | ${fmt(p.sdr4['other'])} | ${fmt(mean(Object.values(p.sdr6)))} |`);
+    const crops = (p: CurvePoint | undefined): number => p?.crops ?? 24;
+    // Keep every point where the held-out set changed, so both sides of the switch show.
+    const switches = (p: CurvePoint, i: number): boolean => i > 0 && (crops(curve[i - 1]) !== crops(p) || crops(curve[i + 1]) !== crops(p));
+    curve.filter((p, i) => i % every === 0 || i === curve.length - 1 || switches(p, i)).forEach((p) => {
+      lines.push(`| ${p.step} | ${(p.time / 60).toFixed(0)} | ${p.songs} | ${crops(p)} | ${fmt(p.sdr4['vocals'])} | ${fmt(p.sdr4['drums'])} | ${fmt(p.sdr4['bass'])} | ${fmt(p.sdr4['other'])} | ${fmt(mean(Object.values(p.sdr6)))} |`);
     });
-    lines.push('', 'From the run\'s `log.jsonl`: 24 fixed 6-s crops of the held-out songs, measured during training (PyTorch, same network; a stem absent from a crop is left out of its mean).');
+    lines.push('', 'From the run\'s `log.jsonl`: fixed 6-s crops of the held-out songs, one per song, measured during training (PyTorch, same network; a stem absent from a crop is left out of its mean). 24 crops are the generation-1 songs (`data/valid`); from the switch to generation-2 training data on, 12 generation-2 songs (`data/valid2`) join them, so the two parts of the curve are not directly comparable (the switch step is scored on both sets).');
   }
   lines.push('', MARK_END);
   return lines.join('\n');
@@ -300,6 +322,10 @@ async function realTracks(root: string): Promise<Track[]> {
     for (const name of (await readdir(path.join(root, set))).sort()) tracks.push(await loadRealTrack(root, set, name));
   }
   return tracks;
+}
+
+async function renderedSets(folders: readonly string[]): Promise<Track[]> {
+  return (await Promise.all(folders.map(renderedTracks))).flat();
 }
 
 async function renderedTracks(folder: string): Promise<Track[]> {
@@ -323,14 +349,14 @@ async function main(): Promise<void> {
     options: {
       models: { type: 'string', default: 'bundled-4s,stemsplit-small-4s,stemsplit-small-6s' },
       real: { type: 'string', default: '../shared/eval/real' },
-      rendered: { type: 'string', default: 'scripts/train/data/valid' },
+      rendered: { type: 'string', default: 'scripts/train/data/valid,scripts/train/data/valid2' },
       run: { type: 'string', default: 'scripts/train/runs/small1' },
       threads: { type: 'string', default: '2' },
       write: { type: 'string' },
     },
   });
   const threads = Number(values.threads);
-  const tracks = [...(await realTracks(values.real)), ...(await renderedTracks(values.rendered))];
+  const tracks = [...(await realTracks(values.real)), ...(await renderedSets(values.rendered.split(',')))];
   const scratch = await mkdtemp(path.join(tmpdir(), 'stemsplit-quality-'));
   const results: ModelResult[] = [];
   try {
@@ -342,8 +368,8 @@ async function main(): Promise<void> {
       }
       const model = await loadManifestModel(manifest, { intraOpThreads: threads });
       try {
-        const { scores, realtime } = await scoreModel(model, tracks, scratch);
-        results.push({ name, scores, realtime });
+        const { scores, leaks, realtime } = await scoreModel(model, tracks, scratch);
+        results.push({ name, scores, leaks, realtime });
         console.error(`${name}: ${scores.length} scores, ${realtime.toFixed(1)}x realtime`);
       } finally {
         await model.dispose();
