@@ -6,6 +6,7 @@ import io
 import os
 import re
 import subprocess
+import tempfile
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -182,7 +183,6 @@ ESPEAK_VOICES_M = ["en-us", "en", "en+m1", "en+m2", "en+m3", "en+m4", "en+m7", "
 ESPEAK_VOICES_F = ["en-us+f1", "en+f2", "en+f3", "en+f4", "en+f5", "es+f3", "it+f2", "en+Annie", "en+belinda",
                    "en+linda", "en+anika", "en+grandma", "pt+f4"]
 VSR = 22050
-HOP = 110
 ORDER = 20
 
 
@@ -193,39 +193,76 @@ def _espeak(voice, word, speed):
     x, sr = sf.read(io.BytesIO(wav), dtype="float32")
     if sr != VSR:
         x = resample_poly(x, VSR, sr).astype(np.float32)
+    return _trimmed(x)
+
+
+def _trimmed(x):
     nz = np.nonzero(np.abs(x) > 1e-3)[0]
     return x[nz[0]: nz[-1] + 1] if len(nz) else x
 
 
-@functools.lru_cache(maxsize=2048)
-def _lpc_frames(voice, word, speed):
-    """Per 5-ms frame: LPC polynomial, excitation gain and voicing of one spoken syllable."""
-    x = _espeak(voice, word, speed)
+HTS_RATE = 32000  # cmu_us_slt_arctic_hts speaks at 32 kHz, so its spectra reach 16 kHz (espeak-ng: 11 kHz)
+HTS_ORDER = 32
+
+
+@functools.lru_cache(maxsize=1)
+def _hts_bank():
+    """Every lyric syllable spoken by Festival's HTS voice (one festival call for the whole list)."""
+    with tempfile.TemporaryDirectory() as d:
+        lines = ["(voice_cmu_us_slt_arctic_hts)"]
+        lines += [f'(utt.save.wave (utt.synth (Utterance Text "{w}")) "{d}/{i}.wav" \'riff)' for i, w in enumerate(SYLLABLES)]
+        script = os.path.join(d, "bank.scm")
+        with open(script, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        subprocess.run(["festival", "-b", script], check=True, capture_output=True)
+        bank = {}
+        for i, w in enumerate(SYLLABLES):
+            x, sr = sf.read(os.path.join(d, f"{i}.wav"), dtype="float32")
+            assert sr == HTS_RATE, sr
+            bank[w] = _trimmed(x)
+        return bank
+
+
+def _lpc_analysis(x, rate, order):
+    """Per 5-ms frame of speech x: LPC polynomial, excitation gain and voicing."""
     x = np.append(x[0], x[1:] - 0.95 * x[:-1])
-    win = 441
-    n = max(1, 1 + (len(x) - win) // HOP)
-    idx = np.arange(win)[None] + HOP * np.arange(n)[:, None]
+    hop, win = rate // 200, rate // 50
+    nfft = 1 << int(np.ceil(np.log2(2 * win)))
+    n = max(1, 1 + (len(x) - win) // hop)
+    idx = np.arange(win)[None] + hop * np.arange(n)[:, None]
     frames = np.pad(x, (0, win))[idx] * np.hanning(win)[None]
-    spec = np.fft.rfft(frames, 1024)
-    r = np.fft.irfft(np.abs(spec) ** 2, 1024)
-    a = np.zeros((n, ORDER + 1), np.float64)
+    spec = np.fft.rfft(frames, nfft)
+    r = np.fft.irfft(np.abs(spec) ** 2, nfft)
+    a = np.zeros((n, order + 1), np.float64)
     gain = np.zeros(n)
     voiced = np.zeros(n)
-    lags = slice(VSR // 400, VSR // 70)
+    lags = slice(rate // 400, rate // 70)
     for i in range(n):
-        ri = r[i, : ORDER + 1].copy()
+        ri = r[i, : order + 1].copy()
         ri[0] = ri[0] * 1.001 + 1e-9
-        coef = solve_toeplitz(ri[:ORDER], ri[1: ORDER + 1])
+        coef = solve_toeplitz(ri[:order], ri[1: order + 1])
         a[i] = np.concatenate([[1.0], -coef])
-        gain[i] = np.sqrt(max(ri[0] - coef @ ri[1: ORDER + 1], 1e-12) / win)
+        gain[i] = np.sqrt(max(ri[0] - coef @ ri[1: order + 1], 1e-12) / win)
         voiced[i] = np.clip((r[i, lags].max() / (r[i, 0] + 1e-9) - 0.25) / 0.35, 0, 1)
     return a, gain, voiced
 
 
-def _glottal(f0):
-    """Differentiated Rosenberg glottal pulse train following the f0 contour (Hz per sample)."""
-    phase = np.cumsum(f0 / VSR) % 1.0
-    oq = 0.6
+@functools.lru_cache(maxsize=2048)
+def _lpc_frames(voice, word, speed):
+    return _lpc_analysis(_espeak(voice, word, speed), VSR, ORDER)
+
+
+@functools.lru_cache(maxsize=512)
+def _hts_frames(word, tract):
+    """HTS syllable with its vocal tract scaled by `tract` (< 1: longer tract, lower formants, a male-like voice)."""
+    x = _hts_bank()[word]
+    warped = resample_poly(x, 1000, int(round(1000 * tract))) if tract != 1.0 else x
+    return _lpc_analysis(warped, HTS_RATE, HTS_ORDER)
+
+
+def _glottal(f0, rate, oq):
+    """Differentiated Rosenberg glottal pulse train following the f0 contour (Hz per sample); oq: open quotient."""
+    phase = np.cumsum(f0 / rate) % 1.0
     tp = 0.66 * oq
     flow = np.where(phase < tp, 0.5 * (1 - np.cos(np.pi * phase / tp)),
                     np.where(phase < oq, np.cos(np.pi * (phase - tp) / (2 * (oq - tp))), 0.0))
@@ -233,10 +270,17 @@ def _glottal(f0):
     return d / (np.sqrt(np.mean(d ** 2)) + 1e-9)
 
 
-def _sing_note(voice, word, speed, f0_start, f0, dur, rng):
-    a, gain, voiced = _lpc_frames(voice, word, speed)
+ESPEAK_SINGER = {"oq": 0.6, "breath": (0.03, 0.15), "jitter": 0.0}  # generation 1's voice quality, for every espeak voice
+
+
+def _sing_note(frames, f0_start, f0, dur, rng, rate, singer):
+    """One sung note: the syllable's LPC frames stretched to the note, excited by glottal pulses on its pitch.
+    `singer` sets the open quotient, the breathiness range and the jitter (in cents; 0: none)."""
+    a, gain, voiced = frames
+    hop = rate // 200
+    order = a.shape[1] - 1
     n_in = len(gain)
-    n_out = max(4, int(dur * VSR / HOP))
+    n_out = max(4, int(dur * rate / hop))
     v_idx = np.nonzero(voiced > 0.5)[0]
     if len(v_idx) == 0:
         v_idx = np.arange(n_in)
@@ -246,42 +290,55 @@ def _sing_note(voice, word, speed, f0_start, f0, dur, rng):
     mid = n_out - head - tail
     mapping = np.concatenate([np.arange(head), np.linspace(v_idx[0], v_idx[-1], max(1, mid)),
                               np.arange(n_in - tail, n_in)]).astype(int).clip(0, n_in - 1)
-    n = len(mapping) * HOP
-    t = np.arange(n) / VSR
+    n = len(mapping) * hop
+    t = np.arange(n) / rate
     glide = np.exp(-t / rng.uniform(0.02, 0.07))
     cents = rng.uniform(0, 45) * np.clip((t - 0.2) / 0.3, 0, 1) * np.sin(2 * np.pi * rng.uniform(4.5, 6.5) * t)
     drift = np.interp(t, np.linspace(0, t[-1] + 1e-3, 6), rng.normal(0, 8, 6))
+    if singer["jitter"] > 0:  # cycle-to-cycle jitter: fast random pitch wobble of a few cents
+        k = max(2, int(t[-1] * 120) + 2)
+        drift = drift + np.interp(t, np.linspace(0, t[-1] + 1e-3, k), rng.normal(0, singer["jitter"], k))
     freq = (f0_start * glide + f0 * (1 - glide)) * 2 ** ((cents + drift) / 1200)
-    exc_v = _glottal(freq)
+    exc_v = _glottal(freq, rate, singer["oq"])
     exc_u = rng.standard_normal(n)
     out = np.zeros(n)
-    zi = np.zeros(ORDER)
-    breath = rng.uniform(0.03, 0.15)
+    zi = np.zeros(order)
+    breath = rng.uniform(*singer["breath"])
     for k, i in enumerate(mapping):
-        s = slice(k * HOP, (k + 1) * HOP)
+        s = slice(k * hop, (k + 1) * hop)
         v = voiced[i]
         e = (v * (exc_v[s] + breath * exc_u[s]) + (1 - v) * exc_u[s]) * gain[i]
         out[s], zi = lfilter([1.0], a[i], e, zi=zi)
     out = lfilter([1.0], [1.0, -0.95], out)
-    env = np.minimum(1.0, np.minimum(np.arange(n) / (0.01 * VSR), (n - np.arange(n)) / (0.03 * VSR)))
-    return (out * env).astype(np.float32), head * HOP
+    env = np.minimum(1.0, np.minimum(np.arange(n) / (0.01 * rate), (n - np.arange(n)) / (0.03 * rate)))
+    return (out * env).astype(np.float32), head * hop
 
 
-def render_voice(part, n, rng):
+def render_voice(part, n, rng, gen=1):
+    """A sung line. Generation 1: espeak-ng voices at 22.05 kHz. Generation 2 also sings with Festival's HTS voice
+    at 32 kHz (two vocal parts in three), a vocal tract scaled per singer (male or female) and its own voice quality."""
     female = part.style.get("female", False)
-    voice = str(rng.choice(ESPEAK_VOICES_F if female else ESPEAK_VOICES_M))
-    speed = int(rng.integers(90, 170))
+    hts = gen >= 2 and rng.random() < 0.65
+    if hts:
+        rate, singer = HTS_RATE, {"oq": rng.uniform(0.4, 0.75), "breath": (0.05, 0.35), "jitter": rng.uniform(2, 10)}
+        tract = rng.uniform(0.95, 1.1) if female else rng.uniform(0.72, 0.86)
+        frames_of = lambda word: _hts_frames(word, round(tract, 2))
+    else:
+        rate, singer = VSR, ESPEAK_SINGER
+        voice = str(rng.choice(ESPEAK_VOICES_F if female else ESPEAK_VOICES_M))
+        speed = int(rng.integers(90, 170))
+        frames_of = lambda word: _lpc_frames(voice, word, speed)
     words = [str(w) for w in rng.choice(SYLLABLES, size=8)]  # a small 'lyric' vocabulary per song
-    out = np.zeros(int(n * VSR / SR) + VSR, np.float32)
+    out = np.zeros(int(n * rate / SR) + rate, np.float32)
     prev = None
     for start, dur, pitch, vel in part.notes:
         f0 = 440.0 * 2 ** ((pitch - 69) / 12)
         f0_start = prev if prev is not None and rng.random() < 0.7 else f0
         try:
-            y, lead_in = _sing_note(voice, words[rng.integers(len(words))], speed, f0_start, f0, dur, rng)
+            y, lead_in = _sing_note(frames_of(words[rng.integers(len(words))]), f0_start, f0, dur, rng, rate, singer)
         except (subprocess.CalledProcessError, ValueError, np.linalg.LinAlgError):
             continue
-        i = max(0, int(start * VSR) - lead_in)
+        i = max(0, int(start * rate) - lead_in)
         if i >= len(out):
             continue
         y = y[: len(out) - i] * (vel / 127.0)
@@ -290,18 +347,18 @@ def render_voice(part, n, rng):
     peak = np.abs(out).max()
     if peak > 0:
         out = out / peak * 0.5
-    mono = resample_poly(out, SR, VSR).astype(np.float32)[:n]
+    mono = resample_poly(out, SR, rate).astype(np.float32)[:n]
     mono = np.pad(mono, (0, n - len(mono)))
-    return np.stack([mono, mono])
+    return np.stack([mono, mono]), "hts-lpc" if hts else "espeak-lpc"
 
 
 # ---------------------------------------------------------------- dispatch
-def render_part(part, n, rng, tmpdir, tag):
-    """Audio [2, n] for one part plus a short description of the source used."""
+def render_part(part, n, rng, tmpdir, tag, gen=1):
+    """Audio [2, n] for one part plus a short description of the source used (gen: the renderer generation)."""
     if part.kind == "drums":
         return render_drums(part, n, rng, tmpdir, tag)
     if part.kind == "voice":
-        return render_voice(part, n, rng), "espeak-lpc"
+        return render_voice(part, n, rng, gen)
     font = SOUNDFONTS[int(rng.random() < 0.45)]
     bends = vibrato_bends(part.notes, rng) if part.style.get("vibrato") else []
     track = Track(0, part.program, 0, part.notes, bends)

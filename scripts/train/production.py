@@ -97,9 +97,33 @@ PAN_WIDTH = {"vocals": 0.15, "drums": 0.1, "bass": 0.05, "other": 0.7, "guitar":
 LEVEL_DB = {"vocals": (-2, 3), "drums": (-4, 2), "bass": (-5, 1), "other": (-10, -1), "guitar": (-8, 0), "piano": (-9, 0)}
 
 
-def produce_part(x, rng, stem, distorted):
+def overdrive(x, rng):
+    """A bass amp pushed into soft clipping: grit and upper harmonics, lows kept (unlike the guitar cabinet)."""
+    drive = rng.uniform(1.5, 8)
+    y = np.tanh(drive * x / (np.abs(x).max() + 1e-9)) / np.tanh(drive)
+    return sosfilt(butter(2, rng.uniform(2500, 8000), "lowpass", fs=SR, output="sos"), y, axis=-1)
+
+
+def echo(x, rng):
+    """A feedback delay (slapback to quarter-note throws), darker on each repeat, mixed in at a low level."""
+    d = int(rng.uniform(0.08, 0.45) * SR)
+    fb, wet = rng.uniform(0.2, 0.5), rng.uniform(0.1, 0.35)
+    dark = butter(1, rng.uniform(2000, 6000), "lowpass", fs=SR, output="sos")
+    out, tap = x.copy(), x
+    for k in range(1, 5):
+        tap = sosfilt(dark, np.pad(tap, ((0, 0), (d, 0)))[:, : x.shape[1]], axis=-1) * (fb if k > 1 else 1.0)
+        out = out + wet * tap
+    return out
+
+
+def produce_part(x, rng, stem, distorted, gen=1):
+    """gen 2 adds what real mixes often have and generation 1 lacked: overdriven bass, echoed vocals."""
     if distorted:
         x = distort(x, rng)
+    if gen >= 2 and stem == "bass" and rng.random() < 0.3:
+        x = overdrive(x, rng)
+    if gen >= 2 and stem == "vocals" and rng.random() < 0.35:
+        x = echo(x, rng)
     x = eq(x, rng, stem)
     if rng.random() < (0.8 if stem in ("vocals", "drums", "bass") else 0.4):
         x = compress(x, rng)

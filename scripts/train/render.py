@@ -3,8 +3,9 @@
     nice -n 10 /usr/bin/python3 scripts/train/render.py --out scripts/train/data/train --first 0 --count 400
     nice -n 10 /usr/bin/python3 scripts/train/render.py --out scripts/train/data/valid --first 1000000 --count 40
 
-Song k is fully determined by seed k (same packages, same output), so sets are reproducible and
-train/valid never share a song. Stem order: music.STEMS.
+Song k is fully determined by seed k and the generation (same packages, same output), so sets are reproducible
+and train/valid never share a song. Generation 1 (`--gen 1`) is what run small1 trained on first; generation 2
+(the default) also sings with Festival's HTS voice, overdrives some basses and echoes some vocals. Stem order: music.STEMS.
 """
 import argparse
 import json
@@ -21,7 +22,7 @@ import production
 SR = instruments.SR
 
 
-def render_song(seed, duration, tmpdir):
+def render_song(seed, duration, tmpdir, gen=1):
     rng = np.random.default_rng(seed)
     song = music.make_song(rng, duration)
     n = int(duration * SR)
@@ -31,15 +32,15 @@ def render_song(seed, duration, tmpdir):
     for stem in music.STEMS:
         acc = np.zeros((2, n_render))
         for i, part in enumerate(song.stems[stem]):
-            audio, src = instruments.render_part(part, n_render, rng, tmpdir, f"{seed}_{stem}_{i}")
+            audio, src = instruments.render_part(part, n_render, rng, tmpdir, f"{seed}_{stem}_{i}", gen)
             if production.rms(audio) < 1e-6:
                 continue
-            audio = production.produce_part(audio / production.rms(audio) * 0.1, rng, stem, part.style.get("distort", False))
+            audio = production.produce_part(audio / production.rms(audio) * 0.1, rng, stem, part.style.get("distort", False), gen)
             acc += audio * part.style.get("gain", 1.0)
             sources.setdefault(stem, []).append(src)
         stems[stem] = production.produce_stem(acc, rng, stem, room)[:, :n]
     stems = production.master(stems, rng)
-    meta = {"seed": seed, "bpm": round(song.bpm, 1), "key": song.key, "sources": sources}
+    meta = {"seed": seed, "gen": gen, "bpm": round(song.bpm, 1), "key": song.key, "sources": sources}
     return np.stack([stems[s] for s in music.STEMS]).astype(np.float16), meta
 
 
@@ -49,6 +50,8 @@ def main():
     ap.add_argument("--first", type=int, default=0)
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--duration", type=float, default=12.0)
+    ap.add_argument("--gen", type=int, default=2, choices=[1, 2],
+                    help="renderer generation: 1 sings with espeak-ng only; 2 adds Festival's HTS voice")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -57,7 +60,7 @@ def main():
             if os.path.exists(path):
                 continue  # resumable
             t0 = time.time()
-            audio, meta = render_song(seed, args.duration, tmp)
+            audio, meta = render_song(seed, args.duration, tmp, args.gen)
             np.save(path + ".tmp.npy", audio)
             os.replace(path + ".tmp.npy", path)
             with open(os.path.join(args.out, f"song{seed:07d}.json"), "w") as f:

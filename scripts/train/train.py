@@ -88,11 +88,12 @@ def batch(songs, rng, size, length):
     return torch.from_numpy(ex)
 
 
-def validation_set(folder, seconds=6.0, per_song=1):
-    """Fixed, un-augmented crops of the held-out songs (different seeds from training)."""
+def validation_set(data, seconds=6.0, per_song=1):
+    """Fixed, un-augmented crops of the held-out songs (different seeds from training) in every `valid*` folder:
+    valid (generation 1, 24 songs) and valid2 (generation 2, 12 songs)."""
     length = int(seconds * SR) // HOP * HOP
     out = []
-    for f in sorted(glob.glob(os.path.join(folder, "song*.npy"))):
+    for f in sorted(glob.glob(os.path.join(data, "valid*", "song*.npy"))):
         a = np.load(f).astype(np.float32)
         for k in range(per_song):
             start = (a.shape[-1] - length) * (k + 1) // (per_song + 1)
@@ -157,32 +158,54 @@ def main():
     torch.manual_seed(args.seed)
     model = MaskUNet()
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
-    step, best, rng = 0, -1e9, np.random.default_rng(args.seed)
+    step, best, rng, ck_crops = 0, -1e9, np.random.default_rng(args.seed), None
     full, light = os.path.join(run_dir, "tmp", "full.pt"), os.path.join(run_dir, "model.pt")
     if os.path.exists(full):
         ck = torch.load(full)
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["opt"])
-        step, best = ck["step"], ck["best"]
+        step, best, ck_crops = ck["step"], ck["best"], ck.get("crops")
         rng.bit_generator.state = ck["rng"]
         torch.set_rng_state(ck["torch_rng"])
         print(f"resumed exactly from {full} at step {step}")
     elif os.path.exists(light):
         ck = torch.load(light)
         model.load_state_dict(ck["model"])
-        step, best = ck["step"], ck.get("best", -1e9)
+        step, best, ck_crops = ck["step"], ck.get("best", -1e9), ck.get("crops", 24)
         rng = np.random.default_rng([args.seed, step])
         print(f"resumed weights from {light} at step {step} (fresh optimizer)")
     for g in opt.param_groups:
         g["lr"] = args.lr
 
     train = Songs(os.path.join(args.data, "train"))
-    valid = validation_set(os.path.join(args.data, "valid"))
+    valid = validation_set(args.data)
+    log = open(os.path.join(run_dir, "log.jsonl"), "a")
+    config = {"seed": args.seed, "batch": args.batch, "seconds": args.seconds, "lr": args.lr}
+
+    def log_evaluation(elapsed, loss):
+        """Scores the held-out crops and appends a line to the curve; returns the scores and their 6-stem mean."""
+        s6, s4 = evaluate(model, valid)
+        mean = float(np.mean([v for v in s6.values() if v is not None]))
+        entry = {"step": step, "time": elapsed, "songs": len(train), "crops": len(valid), "loss": loss, "lr": args.lr,
+                 "sdr6": s6, "sdr4": s4, "mean6": round(mean, 3)}
+        log.write(json.dumps(entry) + "\n")
+        log.flush()
+        print(json.dumps(entry), flush=True)
+        return s6, s4, mean
+
+    def checkpoint(best_so_far):
+        """Saves model.pt and tmp/full.pt; returns the light state (for best.pt)."""
+        state = {"model": model.state_dict(), "step": step, "best": best_so_far, "crops": len(valid), "config": config}
+        save(light, state)
+        save(full, {**state, "opt": opt.state_dict(), "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()})
+        return state
+
+    if ck_crops != len(valid):  # a different held-out set: earlier scores are not comparable; score the start
+        best = -1e9
+        log_evaluation(0, None)
     length = int(args.seconds * SR) // HOP * HOP
     print(f"{len(train)} training songs, {len(valid)} held-out crops, {sum(p.numel() for p in model.parameters())} params")
     t_start, losses = time.time(), []
-    log = open(os.path.join(run_dir, "log.jsonl"), "a")
-    config = {"seed": args.seed, "batch": args.batch, "seconds": args.seconds, "lr": args.lr}
     while time.time() - t_start < args.hours * 3600:
         if step % 50 == 0:
             train.refresh()
@@ -198,21 +221,14 @@ def main():
         if step % 10 == 0:
             print(f"step {step} loss {np.mean(losses[-10:]):.4f} {time.time() - t_start:.0f}s", flush=True)
         if step % args.eval_every == 0:
-            s6, s4 = evaluate(model, valid)
-            mean = float(np.mean([v for v in s6.values() if v is not None]))
-            entry = {"step": step, "time": round(time.time() - t_start), "songs": len(train),
-                     "loss": round(float(np.mean(losses)), 5), "lr": args.lr, "sdr6": s6, "sdr4": s4, "mean6": round(mean, 3)}
+            s6, s4, mean = log_evaluation(round(time.time() - t_start), round(float(np.mean(losses)), 5))
             losses = []
-            log.write(json.dumps(entry) + "\n")
-            log.flush()
-            print(json.dumps(entry), flush=True)
-            state = {"model": model.state_dict(), "step": step, "best": max(best, mean), "config": config}
+            state = checkpoint(max(best, mean))
             if mean > best:
                 best = mean
                 save(os.path.join(run_dir, "best.pt"), {**state, "sdr6": s6, "sdr4": s4})
-            save(light, state)
-            save(full, {**state, "opt": opt.state_dict(), "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()})
-
+    if step % args.eval_every != 0:  # stopped by --hours between evaluations: keep those steps for the next resume
+        checkpoint(best)
 
 if __name__ == "__main__":
     main()
