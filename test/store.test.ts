@@ -59,6 +59,23 @@ test('processes opening a fresh data dir at the same moment all succeed and migr
   raw.close();
 });
 
+test('a data dir whose database another process keeps locked is refused in words after the wait', async () => {
+  const dir = tempDir();
+  (await openDataStore(dir, { initialCredits: 3600, idempotencyTtlSeconds: 86400 })).close();
+  const holder = new BetterSqlite3(join(dir, 'stemsplit.sqlite'));
+  holder.exec('BEGIN IMMEDIATE');
+  try {
+    await assert.rejects(openDataStore(dir, { initialCredits: 3600, idempotencyTtlSeconds: 86400 }), (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'IO_ERROR');
+      assert.match(error.message, /stemsplit\.sqlite stayed locked by another process for 5 s/);
+      return true;
+    });
+  } finally {
+    holder.exec('ROLLBACK');
+    holder.close();
+  }
+});
+
 test('the balance cannot go negative even if a caller errs', async () => {
   const data = await openDataStore(tempDir(), { initialCredits: 5, idempotencyTtlSeconds: 86400 });
   try {

@@ -40,8 +40,9 @@ export function projection(estimate: Float32Array, references: readonly Float32A
 }
 
 function dot(a: Float32Array, b: Float32Array): number {
+  const length = Math.min(a.length, b.length);
   let total = 0;
-  for (let i = 0; i < Math.min(a.length, b.length); i++) total += (a[i] ?? 0) * (b[i] ?? 0);
+  for (let i = 0; i < length; i++) total += (a[i] ?? 0) * (b[i] ?? 0);
   return total;
 }
 

@@ -105,7 +105,11 @@ async function migrate(sqlite: BetterSqlite3.Database, db: Kysely<Database>): Pr
     db,
     provider: { getMigrations: async () => ({ ...migrations }) },
   });
-  sqlite.exec('BEGIN IMMEDIATE');
+  try {
+    sqlite.exec('BEGIN IMMEDIATE');
+  } catch (error) {
+    throw new StemsplitError('IO_ERROR', `database ${sqlite.name} stayed locked by another process for 5 s: ${(error as Error).message}`, { cause: error });
+  }
   const { error, results } = await migrator.migrateToLatest().catch((thrown: unknown) => ({ error: thrown, results: undefined }));
   if (!error) {
     sqlite.exec('COMMIT');
