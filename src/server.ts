@@ -16,7 +16,7 @@ import { UploadService } from './jobs/upload-service.js';
 import { WebhookDispatcher } from './jobs/webhooks.js';
 import { registryFor, type ModelRegistry } from './models/registry.js';
 import type { GuardOptions } from './net/fetch.js';
-import { openDataStore, urlSigningKey, type Clock, type DataStore } from './store/index.js';
+import { lockDataDirForServe, openDataStore, urlSigningKey, type Clock, type DataStore, type ServeLock } from './store/index.js';
 import { VERSION } from './version.js';
 import { webRoutes } from './web/routes.js';
 
@@ -42,6 +42,17 @@ export interface RunningServer {
 }
 
 export async function startServer(config: StemsplitConfig, options: ServerOptions = {}): Promise<RunningServer> {
+  // Before anything below treats unfinished work in the data dir as interrupted.
+  const lock = lockDataDirForServe(config.dataDir);
+  try {
+    return await startLocked(config, options, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+async function startLocked(config: StemsplitConfig, options: ServerOptions, lock: ServeLock): Promise<RunningServer> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const data = await openDataStore(config.dataDir, {
     initialCredits: config.initialCredits,
@@ -100,6 +111,7 @@ export async function startServer(config: StemsplitConfig, options: ServerOption
         await webhooks.stop();
         await splitter.close();
         data.close();
+        lock.release();
       })()),
   };
 }

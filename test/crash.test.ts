@@ -1,7 +1,9 @@
-/** Kill -9 the server mid-job, start it again: the job finishes, nothing is charged twice. */
+/** Kill -9 the server mid-job, start it again: the job finishes, nothing is charged twice; one serve per data dir. */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { writeSong } from './support/audio.js';
 import { killHard, runCli, startServeProcess } from './support/process.js';
@@ -16,14 +18,19 @@ async function api(url: string, key: string, method: string, path: string, body?
   return { status: response.status, json: (await response.json()) as any };
 }
 
-test('a job interrupted by SIGKILL is resumed after restart and succeeds once', async () => {
+/** A fresh data dir with an API key, and a song of `seconds` in it. */
+function dataDirWithSong(name: string, seconds: number) {
   const dataDir = tempDir();
   const env = { STEMSPLIT_DATA_DIR: dataDir };
   const created = runCli(['keys', 'create', '--json'], env);
   assert.equal(created.status, 0, created.stderr);
   const { key } = JSON.parse(created.stdout) as { key: string };
-  writeSong(join(dataDir, 'long.wav'), 90);
-  const bytes = readFileSync(join(dataDir, 'long.wav'));
+  writeSong(join(dataDir, name), seconds);
+  return { dataDir, env, key, bytes: readFileSync(join(dataDir, name)) };
+}
+
+test('a job interrupted by SIGKILL is resumed after restart and succeeds once', async () => {
+  const { dataDir, env, key, bytes } = dataDirWithSong('long.wav', 90);
 
   let server = await startServeProcess([], env);
   const reserved = await api(server.url, key, 'POST', '/audio/uploads', { filename: 'long.wav', contentType: 'audio/wav', contentLength: bytes.length });
@@ -64,3 +71,50 @@ test('a job interrupted by SIGKILL is resumed after restart and succeeds once', 
     await killHard(server.child);
   }
 });
+
+test('a second serve on a running server’s data dir refuses in one line and leaves its upload in flight alone; a killed server leaves no stale lock', async () => {
+  const { dataDir, env, key, bytes } = dataDirWithSong('song.wav', 2);
+
+  const first = await startServeProcess([], env);
+  try {
+    const reserved = await api(first.url, key, 'POST', '/audio/uploads', { filename: 'song.wav', contentType: 'audio/wav', contentLength: bytes.length });
+    const { uploadUrl, uploadHeaders } = reserved.json.data;
+    // Half the bytes now, the rest once the second serve has come and gone.
+    let sendRest!: () => void;
+    const restAllowed = new Promise<void>((resolve) => (sendRest = resolve));
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(bytes.subarray(0, bytes.length >> 1));
+        await restAllowed;
+        controller.enqueue(bytes.subarray(bytes.length >> 1));
+        controller.close();
+      },
+    });
+    const sent = fetch(uploadUrl, { method: 'PUT', headers: uploadHeaders, body, duplex: 'half' } as RequestInit);
+    await until(() => readdirSync(join(dataDir, 'uploads')).some((name) => name.includes('.partial')));
+
+    const second = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--port', '0'], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(second.status, 15, `the second serve must exit at once: ${second.stderr}`);
+    assert.equal(second.stderr, `stemsplit: another stemsplit serve is using the data dir ${dataDir}; stop it, or give this one its own --data-dir\n`);
+
+    sendRest();
+    const response = await sent;
+    assert.equal(response.status, 200, await response.clone().text());
+    assert.equal((await api(first.url, key, 'GET', '/credits')).status, 200, 'the first server still serves');
+  } finally {
+    await killHard(first.child);
+  }
+  // SIGKILL gave no chance to unlock; the OS dropped the lock with the process.
+  const again = await startServeProcess([], env);
+  await killHard(again.child);
+});
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 20));
+  assert.ok(condition(), 'timed out waiting');
+}

@@ -317,6 +317,7 @@ function statSizeOrUndefined(path: string): number | undefined {
 function checkLayout(workRoot: string, dataDir: string): string[] {
   const allowed = [
     /^stemsplit\.sqlite(-wal|-shm)?$/,
+    /^serve\.lock$/,
     /^uploads\/upl_[0-9A-HJKMNP-TV-Z]{26}$/,
     /^sources\/split_[0-9A-HJKMNP-TV-Z]{26}$/,
     /^stems\/split_[0-9A-HJKMNP-TV-Z]{26}\/[a-z][a-z0-9_-]{0,31}\.mp3$/,
