@@ -7,6 +7,7 @@ import type { Hono } from 'hono';
 import { createApp } from './api/app.js';
 import type { AppEnv } from './api/env.js';
 import type { StemsplitConfig } from './config.js';
+import { StemsplitError } from './errors.js';
 import { removeStalePartials, startCleanup } from './jobs/cleanup.js';
 import { JobRunner } from './jobs/runner.js';
 import { workerSplitter } from './jobs/splitter.js';
@@ -86,7 +87,10 @@ async function startLocked(config: StemsplitConfig, options: ServerOptions, lock
     extraRoutes: options.extraRoutes ? options.extraRoutes({ data, config }) : webRoutes(),
   });
 
-  const server = await listen(app, config.host, config.port);
+  const server = await listen(app, config.host, config.port).catch((error: unknown) => {
+    data.close();
+    throw error;
+  });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -119,6 +123,14 @@ async function startLocked(config: StemsplitConfig, options: ServerOptions, lock
 function listen(app: Hono<AppEnv>, hostname: string, port: number): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, hostname, port }, () => resolve(server));
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, hostname, port)));
   });
+}
+
+function listenError(error: NodeJS.ErrnoException, hostname: string, port: number): Error {
+  const where = `${hostname}:${port}`;
+  if (error.code === 'EADDRINUSE') return new StemsplitError('IO_ERROR', `${where} is already in use; choose another with --port`, { cause: error });
+  if (error.code === 'EACCES') return new StemsplitError('IO_ERROR', `not allowed to listen on ${where}; ports below 1024 need privileges, choose another with --port`, { cause: error });
+  if (error.code === 'EADDRNOTAVAIL') return new StemsplitError('IO_ERROR', `${hostname} is not an address of this machine; check --host`, { cause: error });
+  return error;
 }

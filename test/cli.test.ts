@@ -1,6 +1,7 @@
 /** The CLI as a user runs it: real processes, a real data dir, real audio files. */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { decodedSamples, writeSong } from './support/audio.js';
@@ -90,6 +91,25 @@ test('bad input gives a one-line error and a non-zero exit', () => {
     assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
   }
   assert.match(runCli(['split', join(dir, 'notes.txt'), '--model', 'htdemucs'], env).stderr, /models pull htdemucs/);
+});
+
+test('serve on a taken port or a foreign address says so in one line, and the data dir stays usable', async () => {
+  const env = { STEMSPLIT_DATA_DIR: join(tempDir(), 'data') };
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = holder.address() as AddressInfo;
+    const taken = runCli(['serve', '--host', '127.0.0.1', '--port', String(port)], env);
+    assert.equal(taken.status, 15, taken.stderr);
+    assert.equal(taken.stderr, `stemsplit: 127.0.0.1:${port} is already in use; choose another with --port\n`);
+  } finally {
+    holder.close();
+  }
+  // 192.0.2.1 is TEST-NET-1: never an address of this machine, and binding sends nothing.
+  const foreign = runCli(['serve', '--host', '192.0.2.1', '--port', '0'], env);
+  assert.equal(foreign.status, 15, foreign.stderr);
+  assert.equal(foreign.stderr, 'stemsplit: 192.0.2.1 is not an address of this machine; check --host\n');
+  assert.equal(runCli(['credits', 'show'], env).status, 0, 'the failed starts left the data dir usable');
 });
 
 test('models list shows the bundled models and the Demucs models to pull', () => {
