@@ -76,6 +76,7 @@ test('bad input gives a one-line error and a non-zero exit', () => {
   writeFileSync(join(dir, 'notes.txt'), 'not audio');
   const cases: string[][] = [
     ['split', join(dir, 'missing.wav')],
+    ['split', dir],
     ['split', join(dir, 'notes.txt')],
     ['split', join(dir, 'notes.txt'), '--format', 'ogg'],
     ['split', join(dir, 'notes.txt'), '--model', 'no-such-model'],
@@ -91,6 +92,7 @@ test('bad input gives a one-line error and a non-zero exit', () => {
     assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
   }
   assert.match(runCli(['split', join(dir, 'notes.txt'), '--model', 'htdemucs'], env).stderr, /models pull htdemucs/);
+  assert.equal(runCli(['split', dir], env).stderr, `stemsplit: ${dir} is a folder; name the songs in it (e.g. ${join(dir, '*.mp3')})\n`);
 });
 
 test('serve on a taken port or a foreign address says so in one line, and the data dir stays usable', async () => {

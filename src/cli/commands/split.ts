@@ -33,11 +33,15 @@ function parseOptions(options: SplitOptions): { format: StemFormat; bitrate: num
   return { format, bitrate, shifts };
 }
 
+function checkIsFile(file: string): void {
+  if (!existsSync(file)) throw new StemsplitError('USAGE', `no such file: ${file}`);
+  if (statSync(file).isDirectory()) throw new StemsplitError('USAGE', `${file} is a folder; name the songs in it (e.g. ${join(file, '*.mp3')})`);
+  if (!statSync(file).isFile()) throw new StemsplitError('USAGE', `not a regular file: ${file}`);
+}
+
 export async function splitCommand(ctx: CommandContext, files: string[], options: SplitOptions): Promise<void> {
   const { format, bitrate, shifts } = parseOptions(options);
-  for (const file of files) {
-    if (!existsSync(file) || !statSync(file).isFile()) throw new StemsplitError('USAGE', `no such file: ${file}`);
-  }
+  for (const file of files) checkIsFile(file);
   const { config } = ctx;
   const registry = registryFor(config);
   const ref = registry.resolve(options.model);
