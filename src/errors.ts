@@ -23,7 +23,7 @@ export type JobErrorCode =
   | 'INTERNAL_ERROR';
 
 /** Codes only the CLI and library callers see. */
-export type LocalErrorCode = 'USAGE' | 'MODEL_NOT_FOUND' | 'MODEL_INVALID' | 'DOWNLOAD_FAILED' | 'IO_ERROR';
+export type LocalErrorCode = 'USAGE' | 'MODEL_NOT_FOUND' | 'MODEL_INVALID' | 'DOWNLOAD_FAILED' | 'IO_ERROR' | 'INTERRUPTED';
 
 export type ErrorCode = ApiErrorCode | JobErrorCode | LocalErrorCode;
 
@@ -50,6 +50,8 @@ const CODES: Readonly<Record<ErrorCode, CodeInfo>> = Object.freeze({
   MODEL_INVALID: { httpStatus: 500, exitCode: 13 },
   DOWNLOAD_FAILED: { httpStatus: 502, exitCode: 14 },
   IO_ERROR: { httpStatus: 500, exitCode: 15 },
+  // 128 + SIGINT, as shells report a command stopped by Ctrl-C.
+  INTERRUPTED: { httpStatus: 500, exitCode: 130 },
 });
 
 export class StemsplitError extends Error {

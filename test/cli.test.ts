@@ -1,11 +1,11 @@
 /** The CLI as a user runs it: real processes, a real data dir, real audio files. */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { decodedSamples, writeSong } from './support/audio.js';
-import { runCli } from './support/process.js';
+import { runCli, spawnCli } from './support/process.js';
 import { tempDir } from './support/server.js';
 
 test('keys create (once, JSON), list, revoke; the key never appears again', () => {
@@ -112,6 +112,23 @@ test('serve on a taken port or a foreign address says so in one line, and the da
   assert.equal(foreign.status, 15, foreign.stderr);
   assert.equal(foreign.stderr, 'stemsplit: 192.0.2.1 is not an address of this machine; check --host\n');
   assert.equal(runCli(['credits', 'show'], env).status, 0, 'the failed starts left the data dir usable');
+});
+
+test('Ctrl-C while the stems are being encoded stops with exit 130 and leaves no half-written stems', async () => {
+  const dir = tempDir();
+  writeSong(join(dir, 'long.wav'), 90);
+  const out = join(dir, 'out');
+  const child = spawnCli(['split', join(dir, 'long.wav'), '-o', out, '--model', 'bundled-4s'], { STEMSPLIT_DATA_DIR: join(dir, 'data') });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  const staging = () => (existsSync(out) ? readdirSync(out).filter((name) => name.startsWith('long.partial-')) : []);
+  for (let i = 0; i < 3000 && staging().length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(staging().length, 1, `the encode phase began: ${stderr}`);
+  child.kill('SIGINT');
+  assert.equal(await exited, 130, stderr);
+  assert.match(stderr, /\nstemsplit: stopped by SIGINT; nothing was written for long\n$/);
+  assert.deepEqual(readdirSync(out), [], 'neither stems nor their staging folder remain');
 });
 
 test('models list shows the bundled models and the Demucs models to pull', () => {

@@ -3,9 +3,9 @@
  * Progress is reported as a single 0–100 figure over the three phases, weighted by how long
  * each typically takes, so a bar moves evenly.
  */
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { decodeToPlanar, encodeStem, type StemFormat } from '../audio/index.js';
 import { separate } from '../separation/index.js';
 import type { SegmentModel } from '../separation/model.js';
@@ -77,7 +77,7 @@ export async function splitAudioFile(
     onProgress: ({ done, total }) => report('separate', done / total),
   });
 
-  const staging = `${outDir}.partial-${process.pid}-${Date.now()}`;
+  const staging = `${stagingPrefix(outDir)}${Date.now()}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
   try {
@@ -110,6 +110,22 @@ export async function splitAudioFile(
     await rm(staging, { recursive: true, force: true });
     throw error;
   }
+}
+
+/**
+ * Stems are encoded into `<outDir>.partial-<pid>-<time>` and moved in when all are done. The
+ * prefix names this process's staging folders for `outDir`, for whoever must remove them when
+ * the process is stopped mid-encode.
+ */
+export function stagingPrefix(outDir: string): string {
+  return `${outDir}.partial-${process.pid}-`;
+}
+
+/** Removes this process's staging folders for `outDir` (a stopped split's half-encoded stems). */
+export async function removeStaging(outDir: string): Promise<void> {
+  const prefix = basename(stagingPrefix(outDir));
+  const names = await readdir(dirname(outDir)).catch(() => [] as string[]);
+  await Promise.all(names.filter((name) => name.startsWith(prefix)).map((name) => rm(join(dirname(outDir), name), { recursive: true, force: true })));
 }
 
 /** Runs `work` over `items`, at most `limit` at a time; the first failure rejects after the rest settle. */

@@ -21,6 +21,11 @@ export function runCli(args: readonly string[], env: Record<string, string> = {}
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** Starts the CLI without waiting for it, for tests that signal it mid-run. */
+export function spawnCli(args: readonly string[], env: Record<string, string> = {}): ChildProcess {
+  return spawn(process.execPath, [...ENTRY, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
 /** Starts `stemsplit serve` and resolves with its base URL once it listens. */
 export async function startServeProcess(args: readonly string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [...ENTRY, 'serve', '--port', '0', ...args], {

@@ -3,6 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import type { StemFormat } from '../../audio/index.js';
 import { StemsplitError } from '../../errors.js';
+import { removeStaging } from '../../jobs/split-file.js';
 import { workerSplitter } from '../../jobs/splitter.js';
 import { registryFor } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
@@ -39,6 +40,27 @@ function checkIsFile(file: string): void {
   if (!statSync(file).isFile()) throw new StemsplitError('USAGE', `not a regular file: ${file}`);
 }
 
+/**
+ * Ctrl-C or SIGTERM mid-split calls `stop` (which ends the worker, so the running split fails)
+ * instead of killing the process at once: the caller can then remove the half-encoded stems.
+ * A second signal finds the default handlers back and ends the process there and then.
+ */
+function stopOnInterrupt(stop: () => unknown): { received(): NodeJS.Signals | undefined; dispose(): void } {
+  let received: NodeJS.Signals | undefined;
+  const dispose = () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    received = signal;
+    dispose();
+    void stop();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return { received: () => received, dispose };
+}
+
 export async function splitCommand(ctx: CommandContext, files: string[], options: SplitOptions): Promise<void> {
   const { format, bitrate, shifts } = parseOptions(options);
   for (const file of files) checkIsFile(file);
@@ -49,6 +71,7 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }, 1);
   ctx.stderr.write(`Loading model ${ref.name}…\n`);
   const results: Array<{ input: string; model: string; durationSeconds: number; stems: Record<string, string> }> = [];
+  const interrupts = stopOnInterrupt(() => splitter.close());
   try {
     for (const file of files) {
       const track = basename(file, extname(file));
@@ -64,12 +87,19 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
         ...(bitrate !== undefined ? { mp3BitrateKbps: bitrate } : {}),
         ...(options.float32 ? { float32: true } : {}),
       };
-      const result = await splitter.split(job, ({ phase, percent }) => bar.update(percent, phase));
+      const result = await splitter.split(job, ({ phase, percent }) => bar.update(percent, phase)).catch(async (error: unknown) => {
+        bar.done();
+        const signal = interrupts.received();
+        if (!signal) throw error;
+        await removeStaging(outDir);
+        throw new StemsplitError('INTERRUPTED', `stopped by ${signal}; nothing was written for ${track}`);
+      });
       const seconds = (Date.now() - started) / 1000;
       bar.done(`${track}: ${Object.keys(result.stems).length} stems in ${outDir} (${seconds.toFixed(1)} s for ${result.durationSeconds.toFixed(1)} s of audio)`);
       results.push({ input: file, model: ref.name, durationSeconds: result.durationSeconds, stems: { ...result.stems } });
     }
   } finally {
+    interrupts.dispose();
     await splitter.close();
   }
   if (options.json) printJson(ctx, results.length === 1 ? results[0] : results);
