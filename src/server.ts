@@ -17,7 +17,8 @@ import { UploadService } from './jobs/upload-service.js';
 import { WebhookDispatcher } from './jobs/webhooks.js';
 import { registryFor, type ModelRegistry } from './models/registry.js';
 import type { GuardOptions } from './net/fetch.js';
-import { lockDataDirForServe, openDataStore, urlSigningKey, type Clock, type DataStore, type ServeLock } from './store/index.js';
+import type { ProcessLock } from './process-lock.js';
+import { lockDataDirForServe, openDataStore, urlSigningKey, type Clock, type DataStore } from './store/index.js';
 import { VERSION } from './version.js';
 import { webRoutes } from './web/routes.js';
 
@@ -53,7 +54,7 @@ export async function startServer(config: StemsplitConfig, options: ServerOption
   }
 }
 
-async function startLocked(config: StemsplitConfig, options: ServerOptions, lock: ServeLock): Promise<RunningServer> {
+async function startLocked(config: StemsplitConfig, options: ServerOptions, lock: ProcessLock): Promise<RunningServer> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const data = await openDataStore(config.dataDir, {
     initialCredits: config.initialCredits,

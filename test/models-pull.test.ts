@@ -18,7 +18,7 @@ import { isStemsplitError } from '../src/errors.js';
 import { catalogModel, type CatalogModel } from '../src/models/catalog.js';
 import { bagYaml, pullModel, removeModel, type DownloadProgress } from '../src/models/pull.js';
 import { demucsDir, ModelRegistry } from '../src/models/registry.js';
-import { runCli } from './support/process.js';
+import { runCli, spawnCli } from './support/process.js';
 import { tempDir } from './support/server.js';
 
 // ---------------------------------------------------------------- the file server (worker side)
@@ -367,6 +367,34 @@ if (isMainThread) {
     const second = runCli(['models', 'pull', 'htdemucs_6s'], env);
     assert.match(errorLine(second.stderr), /expected 34c22ccb/);
     assert.deepEqual((await server.requestsFor(file)).map((r) => r.range), [null, `bytes=${kept}-`]);
+  });
+
+  test('CLI: a second pull or a remove while a pull runs is refused in one line; a killed pull leaves no stale lock', async () => {
+    const file = (catalogModel('htdemucs_6s') as CatalogModel).files[0] as string;
+    await server.put(file, { bytes: randomBytes(1_000_000), interruptAt: 300_000, interruptBy: 'stall' });
+    const dir = tempDir();
+    const env = cliEnv(server, dir);
+    const partial = join(dir, 'cache', 'demucs', `${file}.partial`);
+    const first = spawnCli(['models', 'pull', 'htdemucs_6s'], env);
+    const firstExited = new Promise((resolve) => first.once('close', resolve));
+    for (let i = 0; i < 1500 && !(existsSync(partial) && readFileSync(partial).length === 300_000); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(readFileSync(partial).length, 300_000, 'the first pull is stalled mid-file');
+
+    const held = /another "stemsplit models pull" or "models remove" is working in .*\/cache\/demucs; let it finish, then run this again/;
+    for (const args of [['models', 'pull', 'htdemucs_6s'], ['models', 'remove', 'htdemucs_6s']]) {
+      const refused = runCli(args, env);
+      assert.equal(refused.status, 15, refused.stderr);
+      assert.match(errorLine(refused.stderr), held);
+    }
+    assert.equal(readFileSync(partial).length, 300_000, 'the refused commands left the download alone');
+
+    first.kill('SIGKILL');
+    await firstExited;
+    // The lock died with the process: this run resumes the download (and ends in the hash check).
+    const again = runCli(['models', 'pull', 'htdemucs_6s'], env);
+    assert.match(errorLine(again.stderr), /expected 34c22ccb/);
+    // (The log also holds the earlier test's requests for this file.)
+    assert.deepEqual((await server.requestsFor(file)).slice(-2).map((r) => r.range), [null, 'bytes=300000-']);
   });
 
   test('CLI: models list shows a pulled bag and its alias; models remove deletes it', () => {

@@ -13,6 +13,7 @@ import https from 'node:https';
 import { basename, join } from 'node:path';
 import { sha256File } from '../demucs/cache.js';
 import { StemsplitError } from '../errors.js';
+import { takeProcessLock } from '../process-lock.js';
 import { DEMUCS_BASE_URL, type CatalogModel } from './catalog.js';
 import { demucsDir } from './registry.js';
 
@@ -223,8 +224,29 @@ export async function downloadVerified(url: string, destination: string, expecte
   return { path: destination, resumedFrom, bytes };
 }
 
+/**
+ * One pull or remove at a time per cache dir. Two pulls of one file write the same `.partial`:
+ * one could truncate the other's, or, resuming, append to the inode the other had already
+ * verified and renamed into place, so an installed checkpoint could outgrow its checked hash.
+ */
+async function withModelsLock<T>(cacheDir: string, work: () => Promise<T>): Promise<T> {
+  const lock = takeProcessLock(
+    join(cacheDir, 'models.lock'),
+    `another "stemsplit models pull" or "models remove" is working in ${demucsDir(cacheDir)}; let it finish, then run this again`,
+  );
+  try {
+    return await work();
+  } finally {
+    lock.release();
+  }
+}
+
 /** Fetches every missing file of a catalog model, then (for a bag) writes its yaml last. */
 export async function pullModel(model: CatalogModel, options: PullOptions): Promise<PullResult> {
+  return withModelsLock(options.cacheDir, () => pullUnlocked(model, options));
+}
+
+async function pullUnlocked(model: CatalogModel, options: PullOptions): Promise<PullResult> {
   const dir = demucsDir(options.cacheDir);
   await mkdir(dir, { recursive: true });
   const baseUrl = options.baseUrl ?? DEMUCS_BASE_URL;
@@ -255,6 +277,10 @@ function isConversionOf(entry: string, sha8: string): boolean {
 
 /** Deletes a pulled model: its bag yaml, checkpoints, partial downloads and converted graphs. Returns the paths removed. */
 export async function removeModel(model: CatalogModel, cacheDir: string): Promise<string[]> {
+  return withModelsLock(cacheDir, () => removeUnlocked(model, cacheDir));
+}
+
+async function removeUnlocked(model: CatalogModel, cacheDir: string): Promise<string[]> {
   const dir = demucsDir(cacheDir);
   let entries: string[];
   try {

@@ -54,4 +54,4 @@ export { systemClock, isoAt } from './clock.js';
 export { urlSigningKey } from './settings.js';
 export { isStemName } from './files.js';
 export { newId, ID_PATTERN } from './ids.js';
-export { lockDataDirForServe, type ServeLock } from './serve-lock.js';
+export { lockDataDirForServe } from './serve-lock.js';
