@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
+import { StemsplitError } from './errors.js';
 
 export interface StemsplitConfig {
   /** SQLite database, uploads, sources and stems live here. */
@@ -13,6 +14,11 @@ export interface StemsplitConfig {
   readonly cacheDir: string;
   readonly host: string;
   readonly port: number;
+  /**
+   * The address clients reach the server at, when that is not where it listens (a reverse proxy,
+   * TLS, a path prefix): every URL the API hands out starts with it. Unset: the request's origin.
+   */
+  readonly publicUrl: string | undefined;
   /** Split jobs running at once; each one's model uses all cores / concurrency threads. */
   readonly concurrency: number;
   /** Requests per API key per minute to POST /v1/audio/splits. */
@@ -40,6 +46,7 @@ export interface ConfigInput {
   cacheDir?: string | undefined;
   host?: string | undefined;
   port?: number | undefined;
+  publicUrl?: string | undefined;
   concurrency?: number | undefined;
   rateLimitPerMinute?: number | undefined;
   allowPrivateUrls?: boolean | undefined;
@@ -72,6 +79,28 @@ function envList(env: NodeJS.ProcessEnv, name: string): string[] | undefined {
   return raw ? raw.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
 }
 
+/**
+ * `https://studio.example/stemsplit/` → `https://studio.example/stemsplit`: an http(s) URL with
+ * no credentials, query or fragment, without its trailing slash, so paths append to it.
+ */
+export function parsePublicUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new StemsplitError('USAGE', `--public-url must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new StemsplitError('USAGE', `--public-url must be http or https, got "${raw}"`);
+  if (url.username || url.password || url.search || url.hash) {
+    throw new StemsplitError('USAGE', `--public-url takes no credentials, query or fragment, got "${raw}"`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+function parsedPublicUrl(raw: string | undefined): string | undefined {
+  return raw === undefined || raw === '' ? undefined : parsePublicUrl(raw);
+}
+
 export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = process.env): StemsplitConfig {
   const paths = envPaths('stemsplit', { suffix: '' });
   const explicitDataDir = input.dataDir ?? env['STEMSPLIT_DATA_DIR'];
@@ -89,6 +118,7 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     cacheDir,
     host: input.host ?? env['STEMSPLIT_HOST'] ?? '127.0.0.1',
     port: input.port ?? envNumber(env, 'STEMSPLIT_PORT') ?? 8787,
+    publicUrl: parsedPublicUrl(input.publicUrl ?? env['STEMSPLIT_PUBLIC_URL']),
     concurrency,
     rateLimitPerMinute: input.rateLimitPerMinute ?? envNumber(env, 'STEMSPLIT_RATE_LIMIT') ?? 60,
     allowPrivateUrls: input.allowPrivateUrls ?? env['STEMSPLIT_ALLOW_PRIVATE_URLS'] === '1',

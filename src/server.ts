@@ -84,6 +84,7 @@ async function startLocked(config: StemsplitConfig, options: ServerOptions, lock
     rateLimitPerMinute: config.rateLimitPerMinute,
     maxJsonBodyBytes: config.maxJsonBodyBytes,
     version: VERSION,
+    publicUrl: config.publicUrl,
     log,
     extraRoutes: options.extraRoutes ? options.extraRoutes({ data, config }) : webRoutes(),
   });

@@ -114,6 +114,32 @@ test('serve on a taken port or a foreign address says so in one line, and the da
   assert.equal(runCli(['credits', 'show'], env).status, 0, 'the failed starts left the data dir usable');
 });
 
+test('serve takes its settings from STEMSPLIT_* variables and refuses a bad one in one line', async () => {
+  const env = { STEMSPLIT_DATA_DIR: join(tempDir(), 'data') };
+  for (const [name, value, message] of [
+    ['STEMSPLIT_PORT', 'eighty', '--port must be a whole number from 0 to 65535, got "eighty"'],
+    ['STEMSPLIT_PUBLIC_URL', 'ftp://studio.example', '--public-url must be http or https, got "ftp://studio.example"'],
+    ['STEMSPLIT_PUBLIC_URL', 'https://studio.example/?a=1', '--public-url takes no credentials, query or fragment, got "https://studio.example/?a=1"'],
+  ] as const) {
+    const refused = runCli(['serve'], { ...env, [name]: value });
+    assert.equal(refused.status, 2, refused.stderr);
+    assert.equal(refused.stderr, `stemsplit: ${message}\n`);
+  }
+
+  const free = createServer();
+  await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+  const { port } = free.address() as AddressInfo;
+  await new Promise<void>((resolve) => free.close(() => resolve()));
+  const child = spawnCli(['serve'], { ...env, STEMSPLIT_HOST: '127.0.0.1', STEMSPLIT_PORT: String(port), STEMSPLIT_PUBLIC_URL: 'https://studio.example/stemsplit/' });
+  let stdout = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  for (let i = 0; i < 1500 && !stdout.includes('Open '); i++) await new Promise((r) => setTimeout(r, 20));
+  child.kill('SIGKILL');
+  assert.match(stdout, new RegExp(`^stemsplit listening on http://127\\.0\\.0\\.1:${port}/v1 `, 'm'));
+  assert.match(stdout, /^clients reach it at https:\/\/studio\.example\/stemsplit\/v1 \(--public-url\)$/m);
+  assert.match(stdout, /^Open https:\/\/studio\.example\/stemsplit\/#key=sk_/m);
+});
+
 test('Ctrl-C while the stems are being encoded stops with exit 130 and leaves no half-written stems', async () => {
   const dir = tempDir();
   writeSong(join(dir, 'long.wav'), 90);

@@ -148,8 +148,9 @@ describe('the page and its assets', () => {
     assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
     const html = await page.text();
     assert.doesNotMatch(html, /https?:\/\/(?!www\.w3\.org)/, 'no external URL in the page');
-    const referenced = [...html.matchAll(/(?:src|href)="(\/web\/[^"]+)"/g)].map((m) => m[1] as string);
-    assert.ok(referenced.includes('/web/app.js') && referenced.includes('/web/app.css'));
+    // Relative, so the page also works under a reverse proxy's path prefix (test/proxy.test.ts).
+    const referenced = [...html.matchAll(/(?:src|href)="(web\/[^"]+)"/g)].map((m) => m[1] as string);
+    assert.ok(referenced.includes('web/app.js') && referenced.includes('web/app.css'));
     for (const path of ['/web/app.js', '/web/api.js', '/web/mixer.js', '/web/mixer-view.js', '/web/waveform.js', '/web/zip.js', '/web/dom.js']) {
       const asset = await fetch(`${t.server.url}${path}`);
       assert.equal(asset.status, 200, path);

@@ -26,6 +26,8 @@ export interface AppDeps {
   readonly rateLimitPerMinute: number;
   readonly maxJsonBodyBytes: number;
   readonly version: string;
+  /** `--public-url`: the base of handed-out URLs when clients reach the server through a proxy. */
+  readonly publicUrl?: string | undefined;
   /** Extra routes mounted at `/` (the web page), outside /v1. */
   readonly extraRoutes?: Hono<AppEnv>;
   readonly log?: (line: string) => void;
@@ -42,6 +44,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     await next();
     const incoming = (c.env as { incoming?: { complete: boolean } } | undefined)?.incoming;
     if (incoming && !incoming.complete) c.res.headers.set('connection', 'close');
+  });
+
+  v1.use('*', async (c, next) => {
+    c.set('publicBase', deps.publicUrl ?? new URL(c.req.url).origin);
+    await next();
   });
 
   // Unauthenticated: the description, the presigned-style upload and download URLs.

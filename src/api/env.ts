@@ -4,5 +4,7 @@ import type { Principal } from '../store/index.js';
 export interface AppEnv {
   Variables: {
     principal: Principal;
+    /** What every URL the API hands out starts with: `--public-url`, else the request's origin. */
+    publicBase: string;
   };
 }

@@ -3,7 +3,7 @@
  * a plain function imported lazily, so `keys list` never loads ONNX Runtime.
  */
 import { Command, Option } from 'commander';
-import { resolveConfig, type ConfigInput } from '../config.js';
+import { parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
 import { StemsplitError } from '../errors.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
@@ -38,22 +38,35 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   program
     .command('serve')
     .description('serve the v1 API on this machine')
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port to listen on', integer('--port', 0, 65535), 8787)
-    .option('--concurrency <n>', 'split jobs run at once', integer('--concurrency', 1, 64), 1)
-    .option('--rate-limit <n>', 'POST /v1/audio/splits per API key per minute', integer('--rate-limit', 1, 1_000_000), 60)
-    .option('--allow-private-urls', 'let direct_url and webhooks reach private and loopback addresses (trusted LAN only)')
+    // Each flag has its variable, for service managers and containers; a flag given wins.
+    .addOption(new Option('--host <host>', 'address to listen on').env('STEMSPLIT_HOST').default('127.0.0.1'))
+    .addOption(new Option('--port <port>', 'port to listen on').env('STEMSPLIT_PORT').argParser(integer('--port', 0, 65535)).default(8787))
+    .addOption(
+      new Option('--public-url <url>', 'the URL clients reach this server at behind a reverse proxy (e.g. https://studio.example/stemsplit); the API hands out URLs under it')
+        .env('STEMSPLIT_PUBLIC_URL')
+        .argParser(parsePublicUrl),
+    )
+    .addOption(new Option('--concurrency <n>', 'split jobs run at once').env('STEMSPLIT_CONCURRENCY').argParser(integer('--concurrency', 1, 64)).default(1))
+    .addOption(
+      new Option('--rate-limit <n>', 'POST /v1/audio/splits per API key per minute')
+        .env('STEMSPLIT_RATE_LIMIT')
+        .argParser(integer('--rate-limit', 1, 1_000_000))
+        .default(60),
+    )
+    // Not `.env()`: commander would turn a boolean on for any value, STEMSPLIT_ALLOW_PRIVATE_URLS=0 too.
+    .option('--allow-private-urls', 'let direct_url and webhooks reach private and loopback addresses (trusted LAN only; or STEMSPLIT_ALLOW_PRIVATE_URLS=1)')
     .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s)', nameList('--model-4s'))
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
-    .action(async (opts: { host: string; port: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[] }) => {
+    .action(async (opts: { host: string; port: number; publicUrl?: string; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[] }) => {
       const { serveCommand } = await import('./commands/serve.js');
       await run(serveCommand, {
         ...dataDir(),
         host: opts.host,
         port: opts.port,
+        publicUrl: opts.publicUrl,
         concurrency: opts.concurrency,
         rateLimitPerMinute: opts.rateLimit,
-        allowPrivateUrls: opts.allowPrivateUrls === true,
+        allowPrivateUrls: opts.allowPrivateUrls === true ? true : undefined,
         modelAliases: { '4s': opts.model4s, '6s': opts.model6s },
       });
     });

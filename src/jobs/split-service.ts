@@ -145,7 +145,8 @@ export class SplitService {
     if (upload.status !== 'complete') throw invalid('the file has not been uploaded yet');
     if (this.#data.uploads.isExpired(upload)) throw invalid('the reservation has expired');
     if (input.storageKey !== storageKeyOf(upload.id)) throw invalid(`storageKey does not match (expected ${storageKeyOf(upload.id)})`);
-    if (urlPath(input.fileUrl) !== uploadPath(upload.id)) throw invalid('fileUrl does not match the upload');
+    // Any origin and prefix: the client may reach this server through a proxy (--public-url).
+    if (!urlPath(input.fileUrl)?.endsWith(uploadPath(upload.id))) throw invalid('fileUrl does not match the upload');
     return {
       path: this.#data.layout.uploadFile(upload.id),
       filename: upload.filename,

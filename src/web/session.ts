@@ -27,7 +27,8 @@ export function webSessionLink(serverUrl: string, key: string): string {
   const url = new URL(serverUrl);
   if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
   if (url.hostname === '[::]') url.hostname = '[::1]';
-  url.pathname = '/';
+  // The page is the folder's index: `/`, or `/prefix/` under a --public-url with a path.
+  url.pathname = url.pathname.replace(/\/*$/, '/');
   url.hash = `key=${encodeURIComponent(key)}`;
   return url.toString();
 }

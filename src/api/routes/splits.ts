@@ -24,14 +24,13 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 export function splitRoutes(deps: SplitRoutesDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const gate = new IdempotencyGate(deps.data.idempotency);
-  const baseUrl = (url: string) => new URL(url).origin;
 
   app.post('/audio/splits', rateLimit({ limit: deps.rateLimitPerMinute }), async (c) => {
     const principal = c.get('principal');
     const idempotencyKey = parseIdempotencyKey(c.req.header('idempotency-key'));
     const { value } = await readJsonObject(c, deps.maxJsonBodyBytes);
     const request = parseCreateSplit(value);
-    const origin = baseUrl(c.req.url);
+    const origin = c.get('publicBase');
 
     const create = async (): Promise<StoredResponse> => {
       try {
@@ -66,7 +65,7 @@ export function splitRoutes(deps: SplitRoutesDeps): Hono<AppEnv> {
     const rows = deps.data.splits.listForKey(principal.apiKeyId, limit + 1, cursor);
     const page = rows.slice(0, limit);
     const now = deps.data.clock.now();
-    const origin = baseUrl(c.req.url);
+    const origin = c.get('publicBase');
     const nextCursor = rows.length > limit ? (page[page.length - 1]?.id ?? null) : null;
     return c.json(successBody({ nextCursor, items: page.map((s) => presentSplit(s, deps.signer, origin, now)) }));
   });
@@ -78,7 +77,7 @@ export function splitRoutes(deps: SplitRoutesDeps): Hono<AppEnv> {
     if (!split || split.accountId !== c.get('principal').accountId) {
       throw new StemsplitError('NOT_FOUND', `no split ${splitId.slice(0, 64)}`);
     }
-    return c.json(successBody(presentSplit(split, deps.signer, baseUrl(c.req.url), deps.data.clock.now())));
+    return c.json(successBody(presentSplit(split, deps.signer, c.get('publicBase'), deps.data.clock.now())));
   });
 
   return app;

@@ -19,7 +19,7 @@ export function uploadReservationRoutes(deps: UploadRoutesDeps): Hono<AppEnv> {
     const { value } = await readJsonObject(c, deps.maxJsonBodyBytes);
     const input = parseReserveUpload(value);
     const { upload, token } = deps.uploads.reserve(c.get('principal'), input);
-    const origin = new URL(c.req.url).origin;
+    const origin = c.get('publicBase');
     return c.json(
       successBody({
         uploadId: upload.id,
@@ -59,7 +59,7 @@ export function uploadTransferRoutes(deps: UploadRoutesDeps): Hono<AppEnv> {
       response.headers.set('connection', 'close');
       return response;
     }
-    const origin = new URL(c.req.url).origin;
+    const origin = c.get('publicBase');
     return c.json(successBody({ url: `${origin}${uploadPath(upload.id)}`, key: storageKeyOf(upload.id) }));
   });
   return app;

@@ -7,9 +7,11 @@ export async function serveCommand(ctx: CommandContext): Promise<void> {
   const alias4 = safeName(() => server.registry.resolveAlias('4s').name);
   const alias6 = safeName(() => server.registry.resolveAlias('6s').name);
   print(ctx, `stemsplit listening on ${server.url}/v1 (data: ${ctx.config.dataDir})`);
+  const publicUrl = ctx.config.publicUrl;
+  if (publicUrl) print(ctx, `clients reach it at ${publicUrl}/v1 (--public-url)`);
   // A fresh key per start, carried in the link's fragment, which browsers never send to a server.
   const session = createWebSession(server.data);
-  print(ctx, `Open ${webSessionLink(server.url, session.key)} to split songs in the browser`);
+  print(ctx, `Open ${webSessionLink(publicUrl ?? server.url, session.key)} to split songs in the browser`);
   ctx.stderr.write(`models: 4s → ${alias4}, 6s → ${alias6}; ${ctx.config.concurrency} job(s) at a time\n`);
   await new Promise<void>((resolve) => {
     let stopping = false;

@@ -47,7 +47,8 @@ export function createApi(getKey) {
     }
     let response;
     try {
-      response = await fetch('/v1' + path, init);
+      // Relative to the page: served under a proxy's path prefix, the page calls the API under it too.
+      response = await fetch('v1' + path, init);
     } catch (error) {
       throw new ApiError(0, 'NETWORK', String(error));
     }

@@ -7,19 +7,19 @@ export const indexHtml = String.raw`<!doctype html>
 <meta name="referrer" content="no-referrer">
 <meta name="color-scheme" content="dark">
 <title>stemsplit</title>
-<link rel="icon" href="/web/icon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/web/app.css">
-<script type="module" src="/web/app.js"></script>
+<link rel="icon" href="web/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="web/app.css">
+<script type="module" src="web/app.js"></script>
 </head>
 <body>
 <a class="skip-link" href="#main">Skip to the page</a>
 <header class="top">
-  <p class="brand"><img src="/web/icon.svg" alt="" width="28" height="28"> stemsplit</p>
+  <p class="brand"><img src="web/icon.svg" alt="" width="28" height="28"> stemsplit</p>
   <p id="credits" class="credits" hidden></p>
   <button id="change-key" type="button" class="quiet" hidden>Change key</button>
 </header>
 <main id="main" tabindex="-1">
-  <noscript><p class="error">This page needs JavaScript. The API itself is at <code>/v1</code>.</p></noscript>
+  <noscript><p class="error">This page needs JavaScript. The API itself is at <code>v1/</code>.</p></noscript>
 
   <section id="key-panel" class="panel" aria-labelledby="key-title" hidden>
     <h1 id="key-title">Connect with an API key</h1>

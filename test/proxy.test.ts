@@ -1,0 +1,92 @@
+/**
+ * Behind a reverse proxy that serves stemsplit under a path prefix (`--public-url`): every URL the
+ * API hands out, and every address the page uses, must work through the proxy.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { webSessionLink } from '../src/web/session.js';
+import { writeSong } from './support/audio.js';
+import { startTestServer, tempDir } from './support/server.js';
+
+/** A loopback proxy that forwards `<prefix>/…` to `target` with the prefix stripped, as nginx's `proxy_pass …/;` does. */
+async function startPrefixProxy(prefix: string) {
+  const proxy = { target: '', port: 0, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  const server = http.createServer((req, res) => {
+    if (!req.url?.startsWith(`${prefix}/`)) return void res.writeHead(404).end('not under the prefix');
+    const target = new URL(req.url.slice(prefix.length), proxy.target);
+    const upstream = http.request(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.once('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.port = (server.address() as AddressInfo).port;
+  return proxy;
+}
+
+test('behind a proxy with a path prefix, upload, split, stems, the page and its assets all work through the public URL', async () => {
+  const proxy = await startPrefixProxy('/stemsplit');
+  const publicUrl = `http://127.0.0.1:${proxy.port}/stemsplit`;
+  const t = await startTestServer({ publicUrl: `${publicUrl}/` });
+  proxy.target = t.server.url;
+  const api = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${publicUrl}/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${t.key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: response.status, json: (await response.json()) as any };
+  };
+  try {
+    const dir = tempDir();
+    writeSong(join(dir, 'song.wav'), 1.5);
+    const bytes = readFileSync(join(dir, 'song.wav'));
+    const reserved = await api('POST', '/audio/uploads', { filename: 'song.wav', contentType: 'audio/wav', contentLength: bytes.length });
+    const { uploadId, uploadUrl, uploadHeaders } = reserved.json.data;
+    assert.ok(uploadUrl.startsWith(`${publicUrl}/v1/uploads/`), uploadUrl);
+    const sent = await fetch(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: bytes });
+    assert.equal(sent.status, 200);
+    const stored = ((await sent.json()) as any).data;
+    assert.ok(stored.url.startsWith(`${publicUrl}/v1/uploads/`), stored.url);
+
+    const created = await api('POST', '/audio/splits', {
+      input: { type: 'uploaded_file', uploadId, fileUrl: stored.url, storageKey: stored.key },
+      stemModel: '4s',
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.json));
+    let split;
+    for (let i = 0; i < 1200; i++) {
+      split = (await api('GET', `/audio/splits/${created.json.data.id}`)).json.data;
+      if (split.status === 'succeeded' || split.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(split.status, 'succeeded', JSON.stringify(split.error));
+    for (const url of Object.values(split.stems as Record<string, string>)) {
+      assert.ok(url.startsWith(`${publicUrl}/v1/files/`), url);
+      const stem = await fetch(url);
+      assert.equal(stem.status, 200);
+      assert.ok((await stem.arrayBuffer()).byteLength > 1000);
+    }
+
+    const link = webSessionLink(publicUrl, 'sk_x');
+    assert.equal(link, `${publicUrl}/#key=sk_x`);
+    const page = await fetch(link);
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    const assets = [...html.matchAll(/(?:href|src)="([^"#]+)"/g)].map((m) => m[1] as string);
+    assert.ok(assets.length >= 3, html);
+    for (const asset of assets) {
+      const response = await fetch(new URL(asset, `${publicUrl}/`));
+      assert.equal(response.status, 200, `${asset} through the proxy`);
+    }
+  } finally {
+    await t.close();
+    await proxy.close();
+  }
+});
