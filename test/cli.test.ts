@@ -21,7 +21,12 @@ test('keys create (once, JSON), list, revoke; the key never appears again', () =
   assert.match(listed.stdout, /laptop/);
   assert.equal(listed.stdout.includes(key.key), false);
   assert.equal(runCli(['keys', 'revoke', key.id], env).status, 0);
-  assert.match(runCli(['keys', 'list'], env).stdout, /revoked/);
+  const active = runCli(['keys', 'list'], env);
+  assert.equal(active.stdout, 'No active API keys. Create one with: stemsplit keys create\n', 'revoked keys are not listed by default');
+  assert.equal(active.stderr, '(1 revoked key not shown; --all shows them)\n');
+  assert.match(runCli(['keys', 'list', '--all'], env).stdout, new RegExp(`^${key.id} .*laptop .* revoked `, 'm'));
+  assert.deepEqual(JSON.parse(runCli(['keys', 'list', '--json'], env).stdout), []);
+  assert.equal(JSON.parse(runCli(['keys', 'list', '--all', '--json'], env).stdout)[0].id, key.id);
   const again = runCli(['keys', 'revoke', key.id], env);
   assert.notEqual(again.status, 0);
   assert.equal(again.stderr.trim().split('\n').length, 1, 'one-line error');

@@ -100,7 +100,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   keys
     .command('list')
-    .description('list API keys (never the keys themselves)')
+    .description('list active API keys (never the keys themselves)')
+    .option('--all', 'revoked keys too (serve revokes its last web-session key on each start)')
     .option('--json', 'print JSON')
     .action(async (opts) => {
       const { keysList } = await import('./commands/keys.js');
