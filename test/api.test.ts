@@ -13,12 +13,14 @@ import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } f
 const SONG_SECONDS = 4.3;
 let t: TestServer;
 let song: Buffer;
+/** What the server logged, as `serve` prints it on stderr. */
+const logged: string[] = [];
 
 before(async () => {
   const dir = tempDir();
   writeSong(join(dir, 'song.wav'), SONG_SECONDS);
   song = readFileSync(join(dir, 'song.wav'));
-  t = await startTestServer();
+  t = await startTestServer({}, { log: (line) => logged.push(line) });
 });
 after(() => t.close());
 
@@ -117,6 +119,8 @@ describe('uploads and splits', () => {
     assert.deepEqual(Object.keys(split.stems).sort(), ['bass', 'drums', 'guitar', 'other', 'piano', 'vocals']);
     assert.equal(typeof split.model, 'string');
     assert.ok(split.model.length > 0);
+    const line = new RegExp(`^split ${split.id} succeeded: ${SONG_SECONDS.toFixed(1)} s of audio with ${split.model} in \\d+\\.\\d s$`);
+    assert.ok(logged.some((l) => line.test(l)), `the server logs each finished job:\n${logged.join('\n')}`);
   });
 
   test('stemModel defaults to 6s; stem URLs are issued afresh, and forged or expired ones are refused', async () => {

@@ -113,6 +113,7 @@ export class JobRunner {
       if (!existsSync(source)) throw new StemsplitError('SOURCE_FETCH_FAILED', 'the source audio is no longer on the server');
       stage = 'AUDIO_DECODE_FAILED';
       const job = { inputPath: source, model: ref, outDir, format: 'mp3' as const };
+      const started = Date.now();
       const result = await this.#splitter.split(
         this.#options.mp3BitrateKbps ? { ...job, mp3BitrateKbps: this.#options.mp3BitrateKbps } : job,
         ({ phase, percent }) => {
@@ -125,6 +126,9 @@ export class JobRunner {
         },
       );
       this.#succeed(split.id, Object.keys(result.stems));
+      // One line per finished job, so whoever runs the server sees the work it does.
+      const took = ((Date.now() - started) / 1000).toFixed(1);
+      this.#options.log?.(`split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} in ${took} s`);
     } catch (error) {
       const code: JobErrorCode = isDiskFull(error) ? 'STORAGE_FAILED' : isStemsplitError(error) && isJobCode(error.code) ? error.code : stage;
       this.#options.log?.(`split ${split.id} failed: ${describeError(error)}`);
