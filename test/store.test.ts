@@ -76,6 +76,23 @@ test('a data dir whose database another process keeps locked is refused in words
   }
 });
 
+test('a data dir a newer stemsplit migrated is refused in words, and left as it was', async () => {
+  const dir = tempDir();
+  (await openDataStore(dir, { initialCredits: 3600, idempotencyTtlSeconds: 86400 })).close();
+  const raw = new BetterSqlite3(join(dir, 'stemsplit.sqlite'));
+  raw.prepare('insert into kysely_migration (name, timestamp) values (?, ?)').run('0002_from_the_future', new Date().toISOString());
+  raw.close();
+  await assert.rejects(openDataStore(dir, { initialCredits: 3600, idempotencyTtlSeconds: 86400 }), (error: Error & { code?: string }) => {
+    assert.equal(error.code, 'IO_ERROR');
+    assert.match(error.message, /was last used by a newer stemsplit \(it has migration 0002_from_the_future; this version knows up to 0001_initial\); run that version or a later one$/);
+    return true;
+  });
+  const after = new BetterSqlite3(join(dir, 'stemsplit.sqlite'), { readonly: true });
+  assert.deepEqual((after.prepare('select name from kysely_migration order by name').all() as Array<{ name: string }>).map((r) => r.name), ['0001_initial', '0002_from_the_future']);
+  assert.equal((after.prepare("select balance from accounts where name = 'default'").get() as { balance: number }).balance, 3600);
+  after.close();
+});
+
 test('the balance cannot go negative even if a caller errs', async () => {
   const data = await openDataStore(tempDir(), { initialCredits: 5, idempotencyTtlSeconds: 86400 });
   try {

@@ -95,6 +95,17 @@ function whenDiskFull<T>(write: () => T): T {
 }
 
 /**
+ * Migrations this version does not know: a newer stemsplit ran here. Its schema is not this
+ * version's to use (Kysely would only say "corrupted migrations"), so the open is refused.
+ */
+function migrationsFromNewerVersion(sqlite: BetterSqlite3.Database): string[] {
+  const table = sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'").get();
+  if (!table) return [];
+  const applied = sqlite.prepare('select name from kysely_migration order by name').all() as Array<{ name: string }>;
+  return applied.map((row) => row.name).filter((name) => !(name in migrations));
+}
+
+/**
  * Kysely runs SQLite migrations outside any transaction (its adapter reports no transactional
  * DDL, though SQLite has it). One IMMEDIATE transaction around the run makes it all-or-nothing,
  * and makes processes that open a fresh data dir together take turns: the later ones find the
@@ -109,6 +120,15 @@ async function migrate(sqlite: BetterSqlite3.Database, db: Kysely<Database>): Pr
     sqlite.exec('BEGIN IMMEDIATE');
   } catch (error) {
     throw new StemsplitError('IO_ERROR', `database ${sqlite.name} stayed locked by another process for 5 s: ${(error as Error).message}`, { cause: error });
+  }
+  const newer = migrationsFromNewerVersion(sqlite);
+  if (newer.length > 0) {
+    sqlite.exec('ROLLBACK');
+    const known = Object.keys(migrations).at(-1);
+    throw new StemsplitError(
+      'IO_ERROR',
+      `database ${sqlite.name} was last used by a newer stemsplit (it has migration ${newer.join(', ')}; this version knows up to ${known}); run that version or a later one`,
+    );
   }
   const { error, results } = await migrator.migrateToLatest().catch((thrown: unknown) => ({ error: thrown, results: undefined }));
   if (!error) {
