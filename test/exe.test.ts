@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
@@ -79,6 +79,18 @@ test('--version on a fresh cache unpacks one runtime dir, named by version and c
   // A second start reuses the dir.
   assert.equal(runExe(['--version'], env).status, 0);
   assert.deepEqual(runtimeDirs(env), dirs);
+});
+
+test('a start removes an older version’s runtime dir that no start has used for over a week', () => {
+  const env = exeEnv(scratch());
+  const old = join(env['STEMSPLIT_CACHE_DIR'] ?? '', 'runtime', '0.0.1-0123456789abcdef');
+  mkdirSync(join(old, 'bin'), { recursive: true });
+  writeFileSync(join(old, 'bin', 'ffmpeg'), 'an old ffmpeg');
+  const eightDaysAgo = new Date(Date.now() - 8 * 24 * 60 * 60 * 1000);
+  utimesSync(old, eightDaysAgo, eightDaysAgo);
+  const result = runExe(['--version'], env);
+  assert.equal(result.status, 0, result.stderr);
+  assert.deepEqual(runtimeDirs(env).map((name) => name.startsWith(`${VERSION}-`)), [true], 'only this version’s dir is left');
 });
 
 test('models list finds the bundled models inside the executable', () => {

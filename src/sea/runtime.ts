@@ -3,12 +3,13 @@
  * runtime it carries, then tell the rest of stemsplit where things are through the same
  * environment variables a user could set. Outside an executable this does nothing.
  */
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { getAsset, isSea } from 'node:sea';
 import envPaths from 'env-paths';
 import { StemsplitError, describeError } from '../errors.js';
 import { ensureRuntime } from './extract.js';
 import { MANIFEST_ASSET, RUNTIME_LAYOUT, parseManifest } from './manifest.js';
+import { markRuntimeUsed, pruneRuntimes } from './prune.js';
 
 /** Set to the unpacked runtime dir; `requireNative` (./native.ts) loads the addons from there. */
 export const RUNTIME_DIR_ENV = 'STEMSPLIT_RUNTIME_DIR';
@@ -35,6 +36,17 @@ export function prepareSeaRuntime(env: NodeJS.ProcessEnv): void {
     );
   }
   pointAtRuntime(env, dir);
+  forgetOldRuntimes(dir, parentDir);
+}
+
+/** Best effort: a cache dir that cannot be touched or cleaned never stops a start. */
+function forgetOldRuntimes(dir: string, parentDir: string): void {
+  try {
+    markRuntimeUsed(dir);
+    pruneRuntimes(parentDir, basename(dir));
+  } catch {
+    // Left for the next start.
+  }
 }
 
 function pointAtRuntime(env: NodeJS.ProcessEnv, dir: string): void {
