@@ -170,6 +170,14 @@ describe('audio through ffmpeg', () => {
     assert.equal(frames, LENGTH);
   });
 
+  it('reports encode progress as the share of the stem fed to ffmpeg, rising to 1', async () => {
+    const seen: number[] = [];
+    await encodeStem(signal, LENGTH, file('progress.mp3'), { format: 'mp3', onProgress: (fraction) => seen.push(fraction) });
+    assert.ok(seen.length >= 2, `several reports for ${LENGTH} frames: ${seen.join(', ')}`);
+    assert.ok(seen.every((f, i) => f > 0 && (i === 0 || f > (seen[i - 1] as number))), seen.join(', '));
+    assert.equal(seen.at(-1), 1);
+  });
+
   it('reports decode progress up to the full length', async () => {
     const seen: number[] = [];
     await decodeToPlanar(file('stem.flac'), { onProgress: (p) => seen.push(p.decodedSeconds) });

@@ -27,6 +27,8 @@ export interface EncodeOptions {
   /** Default 44100. */
   readonly sampleRate?: number;
   readonly ffmpegPath?: string;
+  /** The share of the stem handed to the encoder so far, 0–1 (MP3 and FLAC). */
+  readonly onProgress?: (fraction: number) => void;
 }
 
 /** Frames per write to ffmpeg's stdin: 512 KiB of float32 stereo, small next to the stem itself. */
@@ -83,7 +85,7 @@ async function encodeWithFfmpeg(planar: Float32Array, length: number, file: stri
   ];
   const run = spawnFfmpeg(options.ffmpegPath ?? resolveFfmpegPath(), args);
   run.child.stdout.resume();
-  const fed = feed(run.child.stdin, planar, length);
+  const fed = feed(run.child.stdin, planar, length, options.onProgress);
   const [code] = await Promise.all([run.exited, fed]);
   if (code !== 0) {
     throw new StemsplitError('ENCODE_FAILED', `ffmpeg could not encode ${options.format}: ${run.stderr.lastLine() || `exit ${String(code)}`}`);
@@ -91,7 +93,7 @@ async function encodeWithFfmpeg(planar: Float32Array, length: number, file: stri
 }
 
 /** Writes the stem as interleaved f32le, waiting on back-pressure so only one chunk is in flight. */
-async function feed(stdin: NodeJS.WritableStream, planar: Float32Array, length: number): Promise<void> {
+async function feed(stdin: NodeJS.WritableStream, planar: Float32Array, length: number, onProgress?: (fraction: number) => void): Promise<void> {
   const scratch = Buffer.alloc(FRAMES_PER_WRITE * bytesPerFrame('f32le'));
   for (let start = 0; start < length; start += FRAMES_PER_WRITE) {
     const count = Math.min(FRAMES_PER_WRITE, length - start);
@@ -100,6 +102,8 @@ async function feed(stdin: NodeJS.WritableStream, planar: Float32Array, length: 
       const drained = await waitForDrain(stdin);
       if (!drained) return; // ffmpeg went away; its exit code tells why.
     }
+    // Back-pressure keeps one chunk in flight, so what was written is about what was encoded.
+    onProgress?.((start + count) / length);
   }
   stdin.end();
 }

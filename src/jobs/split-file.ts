@@ -36,10 +36,16 @@ export interface SplitFileResult {
   readonly durationSeconds: number;
 }
 
+/**
+ * Where each phase sits on the 0–100 scale, by its usual share of the time (docs/benchmarks.md,
+ * 2 cores, per minute of audio): decoding takes ~0.1 s; separating 4.8 s with the bundled model
+ * and 29 s with Demucs; encoding 4 MP3 stems two at a time ~5 s. Encoding is half the work with
+ * the bundled model and a seventh with Demucs: a quarter of the bar is the middle ground.
+ */
 const PHASE_SPAN: Readonly<Record<SplitPhase, readonly [number, number]>> = {
-  decode: [0, 5],
-  separate: [5, 92],
-  encode: [92, 100],
+  decode: [0, 2],
+  separate: [2, 75],
+  encode: [75, 100],
 };
 
 function overall(phase: SplitPhase, fraction: number): number {
@@ -82,7 +88,11 @@ export async function splitAudioFile(
   await mkdir(staging, { recursive: true });
   try {
     const written: Record<string, string> = {};
-    let encoded = 0;
+    const encodedShare = new Array<number>(model.sources.length).fill(0);
+    const reportEncoded = (index: number, fraction: number) => {
+      encodedShare[index] = fraction;
+      report('encode', encodedShare.reduce((sum, share) => sum + share, 0) / model.sources.length);
+    };
     // Each encode is its own ffmpeg process: running one per core keeps every core busy.
     await forEachConcurrently([...model.sources.entries()], options.encoders ?? availableParallelism(), async ([index, name]) => {
       const planar = stems[index];
@@ -93,10 +103,11 @@ export async function splitAudioFile(
         sampleRate: audio.sampleRate,
         ...(options.mp3BitrateKbps !== undefined ? { mp3BitrateKbps: options.mp3BitrateKbps } : {}),
         ...(options.float32 !== undefined ? { float32: options.float32 } : {}),
+        onProgress: (fraction) => reportEncoded(index, fraction),
       });
       stems[index] = new Float32Array(0); // let the encoded stem's buffer go
       written[name] = join(outDir, file);
-      report('encode', ++encoded / model.sources.length);
+      reportEncoded(index, 1);
     });
     // Move the finished stems in one by one: other files a user keeps in outDir are left alone.
     await mkdir(outDir, { recursive: true });
