@@ -74,6 +74,9 @@ test('behind a proxy with a path prefix, upload, split, stems, the page and its 
       assert.ok((await stem.arrayBuffer()).byteLength > 1000);
     }
 
+    const openapi = (await (await fetch(`${publicUrl}/v1/openapi.json`)).json()) as { servers: Array<{ url: string }> };
+    assert.deepEqual(openapi.servers, [{ url: `${publicUrl}/v1` }], 'the API description names the public address');
+
     const link = webSessionLink(publicUrl, 'sk_x');
     assert.equal(link, `${publicUrl}/#key=sk_x`);
     const page = await fetch(link);

@@ -52,7 +52,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   });
 
   // Unauthenticated: the description, the presigned-style upload and download URLs.
-  v1.get('/openapi.json', (c) => c.json(openApiDocument));
+  // The API's own address, so tools reach it under a proxy's path prefix too.
+  v1.get('/openapi.json', (c) => c.json({ ...openApiDocument, servers: [{ url: `${c.get('publicBase')}/v1` }] }));
   v1.get('/health', (c) => c.json(successBody({ status: 'ok', version: deps.version })));
   v1.route('/', uploadTransferRoutes(deps));
   v1.route('/', fileRoutes(deps));
