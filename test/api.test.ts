@@ -200,6 +200,19 @@ describe('uploads and splits', () => {
     assert.equal((await t.request('GET', '/credits')).json.data.balance, balance);
   });
 
+  test('audio longer than the server\'s limit is 422, costs nothing, and the upload can still be used', async () => {
+    const limited = await startTestServer({ maxMinutes: 3 / 60 });
+    try {
+      const input = await uploadFile(limited, song);
+      const refused = await limited.request('POST', '/audio/splits', { body: { input, stemModel: '4s' } });
+      expectError(refused, 422, 'VALIDATION_ERROR');
+      assert.equal(refused.json.error.message, 'the source lasts 0 min 4 s; this server splits at most 0 min 3 s of audio per job');
+      assert.equal((await limited.request('GET', '/credits')).json.data.balance, 3600);
+    } finally {
+      await limited.close();
+    }
+  });
+
   test('402 INSUFFICIENT_CREDITS when the balance is short', async () => {
     const poor = t.server.data.accounts.createKey('poor', 'poor').key;
     t.server.data.accounts.grant('poor', 2);

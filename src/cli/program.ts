@@ -53,17 +53,23 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         .argParser(integer('--rate-limit', 1, 1_000_000))
         .default(60),
     )
+    .addOption(
+      new Option('--max-minutes <n>', 'longest audio a job accepts (default: what fits in 60 % of this machine\'s memory, 5 to 180)')
+        .env('STEMSPLIT_MAX_MINUTES')
+        .argParser(integer('--max-minutes', 1, 24 * 60)),
+    )
     // Not `.env()`: commander would turn a boolean on for any value, STEMSPLIT_ALLOW_PRIVATE_URLS=0 too.
     .option('--allow-private-urls', 'let direct_url and webhooks reach private and loopback addresses (trusted LAN only; or STEMSPLIT_ALLOW_PRIVATE_URLS=1)')
     .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s)', nameList('--model-4s'))
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
-    .action(async (opts: { host: string; port: number; publicUrl?: string; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[] }) => {
+    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[] }) => {
       const { serveCommand } = await import('./commands/serve.js');
       await run(serveCommand, {
         ...dataDir(),
         host: opts.host,
         port: opts.port,
         publicUrl: opts.publicUrl,
+        maxMinutes: opts.maxMinutes,
         concurrency: opts.concurrency,
         rateLimitPerMinute: opts.rateLimit,
         allowPrivateUrls: opts.allowPrivateUrls === true ? true : undefined,

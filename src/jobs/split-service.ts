@@ -27,6 +27,8 @@ export interface SplitServiceOptions {
   readonly guard: GuardOptions;
   readonly maxDownloadBytes: number;
   readonly downloadTimeoutMs: number;
+  /** Longer sources are refused: a job's buffers grow with the audio's length. */
+  readonly maxSeconds: number;
 }
 
 interface Source {
@@ -130,6 +132,10 @@ export class SplitService {
       throw new StemsplitError('VALIDATION_ERROR', `the source is not decodable audio: ${describeError(error)}`, { cause: error });
     }
     if (!(seconds > 0)) throw new StemsplitError('VALIDATION_ERROR', 'the source audio is empty');
+    if (seconds > this.#options.maxSeconds) {
+      const length = (n: number) => `${Math.floor(Math.round(n) / 60)} min ${Math.round(n) % 60} s`;
+      throw new StemsplitError('VALIDATION_ERROR', `the source lasts ${length(seconds)}; this server splits at most ${length(this.#options.maxSeconds)} of audio per job`);
+    }
     return seconds;
   }
 
