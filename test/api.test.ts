@@ -98,6 +98,9 @@ describe('uploads and splits', () => {
     assert.deepEqual(Object.keys(split.stems).sort(), ['bass', 'drums', 'other', 'vocals']);
     // Scalars first, nested objects last: naive SDK parsers rely on it.
     assert.deepEqual(Object.keys(split).slice(-2), ['stems', 'error']);
+    const charge = t.server.data.accounts.statement('default', 50).find((entry) => entry.splitId === split.id);
+    assert.equal(charge?.kind, 'charge');
+    assert.equal(charge?.amount, -Math.ceil(SONG_SECONDS), 'the statement shows the charge with its job');
 
     const dir = tempDir();
     for (const [stem, url] of Object.entries(split.stems as Record<string, string>)) {

@@ -43,6 +43,20 @@ test('credits show and grant honour --data-dir and --account', () => {
   const bad = runCli(['--data-dir', dir, 'credits', 'grant', '-5']);
   assert.notEqual(bad.status, 0);
   assert.ok(existsSync(join(dir, 'stemsplit.sqlite')));
+
+  const history = runCli(['--data-dir', dir, 'credits', 'history']).stdout.split('\n').filter(Boolean);
+  assert.equal(history.length, 2, 'newest first: the CLI grant, then the data dir\'s initial grant');
+  assert.match(history[0] ?? '', /^\d{4}-\d\d-\d\dT\S+Z  grant +\+600  balance 4200 +granted with the CLI$/);
+  assert.match(history[1] ?? '', /^\S+  grant +\+3600  balance 3600 +initial grant of a new data dir$/);
+  const one = JSON.parse(runCli(['--data-dir', dir, 'credits', 'history', '--account', 'band', '--limit', '1', '--json']).stdout);
+  assert.deepEqual({ ...one, entries: one.entries.map(({ createdAt, ...rest }: { createdAt: string }) => rest) }, {
+    account: 'band',
+    unit: 'seconds',
+    entries: [{ kind: 'grant', amount: 60, splitId: null, note: 'granted with the CLI', balanceAfter: 60 }],
+  });
+  const badLimit = runCli(['--data-dir', dir, 'credits', 'history', '--limit', '0']);
+  assert.equal(badLimit.status, 2);
+  assert.equal(badLimit.stderr, 'stemsplit: --limit must be a whole number from 1 to 10000, got "0"\n');
 });
 
 test('webhook-secret rotate prints a new secret once', () => {

@@ -122,7 +122,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
       await run((ctx) => keysRevoke(ctx, id), dataDir());
     });
 
-  const credits = program.command('credits').description('show and grant credits (1 credit = 1 second of audio)');
+  const credits = program.command('credits').description('show, grant and account for credits (1 credit = 1 second of audio)');
   credits
     .command('show')
     .option('--account <account>', 'account', 'default')
@@ -130,6 +130,16 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .action(async (opts) => {
       const { creditsShow } = await import('./commands/credits.js');
       await run((ctx) => creditsShow(ctx, opts), dataDir());
+    });
+  credits
+    .command('history')
+    .description('the latest grants, charges and refunds, newest first, with the balance each left')
+    .option('--account <account>', 'account', 'default')
+    .option('--limit <n>', 'entries to show', '20')
+    .option('--json', 'print JSON')
+    .action(async (opts) => {
+      const { creditsHistory } = await import('./commands/credits.js');
+      await run((ctx) => creditsHistory(ctx, opts), dataDir());
     });
   credits
     .command('grant')

@@ -10,6 +10,15 @@ import { newId } from './ids.js';
 import type { AccountTable, ApiKeyTable, LedgerKind } from './schema.js';
 
 export const DEFAULT_ACCOUNT = 'default';
+
+export interface StatementEntry {
+  readonly kind: LedgerKind;
+  readonly amount: number;
+  readonly splitId: string | null;
+  readonly note: string;
+  readonly createdAt: string;
+  readonly balanceAfter: number;
+}
 const KEY_PREFIX = 'sk_stemsplit_';
 const WEBHOOK_SECRET_PREFIX = 'whsec_';
 
@@ -196,6 +205,28 @@ export class Accounts {
     const totals: Record<LedgerKind, number> = { grant: 0, charge: 0, refund: 0 };
     for (const row of rows) totals[row.kind] = Number(row.total);
     return totals;
+  }
+
+  /**
+   * The account's latest ledger entries, newest first, each with the balance it left: a statement
+   * an operator can read back against `credits show`.
+   */
+  statement(accountName: string, limit: number): StatementEntry[] {
+    const account = this.#require(accountName);
+    const rows = this.#store.all(
+      this.#store.db
+        .selectFrom('ledger')
+        .select(['kind', 'amount', 'splitId', 'note', 'createdAt'])
+        .where('accountId', '=', account.id)
+        .orderBy('id', 'desc')
+        .limit(limit),
+    );
+    let balanceAfter = account.balance;
+    return rows.map((row) => {
+      const entry = { ...row, balanceAfter };
+      balanceAfter -= row.amount;
+      return entry;
+    });
   }
 
   webhookSecret(accountId: string): string {

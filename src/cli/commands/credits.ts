@@ -23,6 +23,26 @@ export async function creditsGrant(ctx: CommandContext, seconds: string, options
   else print(ctx, `Granted ${amount} credits to ${account}; balance ${balance}.`);
 }
 
+export async function creditsHistory(ctx: CommandContext, options: { account?: string; limit?: string; json?: boolean }): Promise<void> {
+  const limit = Number(options.limit ?? 20);
+  if (!/^\d+$/.test(options.limit ?? '20') || limit < 1 || limit > 10_000) {
+    throw new StemsplitError('USAGE', `--limit must be a whole number from 1 to 10000, got "${options.limit}"`);
+  }
+  const account = options.account ?? DEFAULT_ACCOUNT;
+  const entries = await withStore(ctx, (data) => {
+    if (!data.accounts.find(account)) throw new StemsplitError('NOT_FOUND', `no account "${account}"`);
+    return data.accounts.statement(account, limit);
+  });
+  if (options.json) {
+    printJson(ctx, { account, unit: 'seconds', entries });
+    return;
+  }
+  for (const entry of entries) {
+    const amount = (entry.amount > 0 ? `+${entry.amount}` : String(entry.amount)).padStart(8);
+    print(ctx, `${entry.createdAt}  ${entry.kind.padEnd(6)} ${amount}  balance ${String(entry.balanceAfter).padEnd(8)} ${entry.note}`);
+  }
+}
+
 export async function webhookSecretRotate(ctx: CommandContext, options: { account?: string; json?: boolean }): Promise<void> {
   const account = options.account ?? DEFAULT_ACCOUNT;
   const secret = await withStore(ctx, (data) => data.accounts.rotateWebhookSecret(account));
