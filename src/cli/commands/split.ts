@@ -70,6 +70,10 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   // One worker thread runs the jobs (as `serve` does): this thread keeps drawing the progress.
   const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }, 1);
   ctx.stderr.write(`Loading model ${ref.name}…\n`);
+  if ((options.model === '4s' || options.model === '6s') && ref.kind !== 'demucs') {
+    const demucs = options.model === '4s' ? 'htdemucs' : 'htdemucs_6s';
+    ctx.stderr.write(`(the small bundled model; for Demucs v4 quality run "stemsplit models pull ${demucs}" once)\n`);
+  }
   const results: Array<{ input: string; model: string; durationSeconds: number; stems: Record<string, string> }> = [];
   const interrupts = stopOnInterrupt(() => splitter.close());
   try {
