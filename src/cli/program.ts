@@ -135,7 +135,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .command('history')
     .description('the latest grants, charges and refunds, newest first, with the balance each left')
     .option('--account <account>', 'account', 'default')
-    .option('--limit <n>', 'entries to show', '20')
+    .option('--limit <n>', 'entries to show', integer('--limit', 1, 10_000), 20)
     .option('--json', 'print JSON')
     .action(async (opts) => {
       const { creditsHistory } = await import('./commands/credits.js');

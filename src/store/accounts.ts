@@ -10,7 +10,10 @@ import { newId } from './ids.js';
 import type { AccountTable, ApiKeyTable, LedgerKind } from './schema.js';
 
 export const DEFAULT_ACCOUNT = 'default';
+const KEY_PREFIX = 'sk_stemsplit_';
+const WEBHOOK_SECRET_PREFIX = 'whsec_';
 
+/** A ledger entry as `statement` lists it, with the balance the entry left. */
 export interface StatementEntry {
   readonly kind: LedgerKind;
   readonly amount: number;
@@ -19,8 +22,6 @@ export interface StatementEntry {
   readonly createdAt: string;
   readonly balanceAfter: number;
 }
-const KEY_PREFIX = 'sk_stemsplit_';
-const WEBHOOK_SECRET_PREFIX = 'whsec_';
 
 export type Account = AccountTable;
 export type ApiKeyInfo = Omit<ApiKeyTable, 'keyHash'> & { accountName: string };

@@ -4,10 +4,8 @@ import { print, printJson, withStore, type CommandContext } from '../context.js'
 
 export async function creditsShow(ctx: CommandContext, options: { account?: string; json?: boolean }): Promise<void> {
   const account = options.account ?? DEFAULT_ACCOUNT;
-  const balance = await withStore(ctx, (data) => {
-    if (!data.accounts.find(account)) throw new StemsplitError('NOT_FOUND', `no account "${account}"`);
-    return data.accounts.balance(account);
-  });
+  // `balance` throws NOT_FOUND for an account that does not exist.
+  const balance = await withStore(ctx, (data) => data.accounts.balance(account));
   if (options.json) printJson(ctx, { account, balance, unit: 'seconds' });
   else print(ctx, `${account}: ${balance} credits (seconds of audio)`);
 }
@@ -23,16 +21,10 @@ export async function creditsGrant(ctx: CommandContext, seconds: string, options
   else print(ctx, `Granted ${amount} credits to ${account}; balance ${balance}.`);
 }
 
-export async function creditsHistory(ctx: CommandContext, options: { account?: string; limit?: string; json?: boolean }): Promise<void> {
-  const limit = Number(options.limit ?? 20);
-  if (!/^\d+$/.test(options.limit ?? '20') || limit < 1 || limit > 10_000) {
-    throw new StemsplitError('USAGE', `--limit must be a whole number from 1 to 10000, got "${options.limit}"`);
-  }
+/** `limit` is checked by the command's declaration (1 to 10000); an unknown account is NOT_FOUND. */
+export async function creditsHistory(ctx: CommandContext, options: { account?: string; limit: number; json?: boolean }): Promise<void> {
   const account = options.account ?? DEFAULT_ACCOUNT;
-  const entries = await withStore(ctx, (data) => {
-    if (!data.accounts.find(account)) throw new StemsplitError('NOT_FOUND', `no account "${account}"`);
-    return data.accounts.statement(account, limit);
-  });
+  const entries = await withStore(ctx, (data) => data.accounts.statement(account, options.limit));
   if (options.json) {
     printJson(ctx, { account, unit: 'seconds', entries });
     return;

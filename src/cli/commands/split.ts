@@ -1,5 +1,5 @@
 /** `stemsplit split <files…>`: local separation, no server, no credits. */
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import type { StemFormat } from '../../audio/index.js';
 import { StemsplitError } from '../../errors.js';
@@ -35,9 +35,10 @@ function parseOptions(options: SplitOptions): { format: StemFormat; bitrate: num
 }
 
 function checkIsFile(file: string): void {
-  if (!existsSync(file)) throw new StemsplitError('USAGE', `no such file: ${file}`);
-  if (statSync(file).isDirectory()) throw new StemsplitError('USAGE', `${file} is a folder; name the songs in it (e.g. ${join(file, '*.mp3')})`);
-  if (!statSync(file).isFile()) throw new StemsplitError('USAGE', `not a regular file: ${file}`);
+  const stats = statSync(file, { throwIfNoEntry: false });
+  if (!stats) throw new StemsplitError('USAGE', `no such file: ${file}`);
+  if (stats.isDirectory()) throw new StemsplitError('USAGE', `${file} is a folder; name the songs in it (e.g. ${join(file, '*.mp3')})`);
+  if (!stats.isFile()) throw new StemsplitError('USAGE', `not a regular file: ${file}`);
 }
 
 /**
