@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { decodedSamples, writeSong } from './support/audio.js';
 import { runCli, spawnCli } from './support/process.js';
 import { tempDir } from './support/server.js';
+import { until } from './support/wait.js';
 
 test('keys create (once, JSON), list, revoke; the key never appears again', () => {
   const env = { STEMSPLIT_DATA_DIR: tempDir() };
@@ -155,8 +156,11 @@ test('serve takes its settings from STEMSPLIT_* variables and refuses a bad one 
   const child = spawnCli(['serve'], { ...env, STEMSPLIT_HOST: '127.0.0.1', STEMSPLIT_PORT: String(port), STEMSPLIT_PUBLIC_URL: 'https://studio.example/stemsplit/' });
   let stdout = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  for (let i = 0; i < 1500 && !stdout.includes('Open '); i++) await new Promise((r) => setTimeout(r, 20));
-  child.kill('SIGKILL');
+  try {
+    await until(() => stdout.includes('Open '), 30_000, () => `serve printed no link: ${stdout}`);
+  } finally {
+    child.kill('SIGKILL');
+  }
   assert.match(stdout, new RegExp(`^stemsplit listening on http://127\\.0\\.0\\.1:${port}/v1 `, 'm'));
   assert.match(stdout, /^clients reach it at https:\/\/studio\.example\/stemsplit\/v1 \(--public-url\)$/m);
   assert.match(stdout, /^Open https:\/\/studio\.example\/stemsplit\/#key=sk_/m);
@@ -181,7 +185,7 @@ test('Ctrl-C while the stems are being encoded stops with exit 130 and leaves no
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
   const staging = () => (existsSync(out) ? readdirSync(out).filter((name) => name.startsWith('long.partial-')) : []);
-  for (let i = 0; i < 3000 && staging().length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  await until(() => staging().length > 0, 60_000, () => `the encode phase never began: ${stderr}`);
   assert.equal(staging().length, 1, `the encode phase began: ${stderr}`);
   child.kill('SIGINT');
   assert.equal(await exited, 130, stderr);

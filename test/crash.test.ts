@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { writeSong } from './support/audio.js';
 import { killHard, runCli, startServeProcess } from './support/process.js';
 import { tempDir } from './support/server.js';
+import { until } from './support/wait.js';
 
 async function api(url: string, key: string, method: string, path: string, body?: unknown) {
   const response = await fetch(`${url}/v1${path}`, {
@@ -91,7 +92,7 @@ test('a second serve on a running server’s data dir refuses in one line and le
       },
     });
     const sent = fetch(uploadUrl, { method: 'PUT', headers: uploadHeaders, body, duplex: 'half' } as RequestInit);
-    await until(() => readdirSync(join(dataDir, 'uploads')).some((name) => name.includes('.partial')));
+    await until(() => readdirSync(join(dataDir, 'uploads')).some((name) => name.includes('.partial')), 10_000);
 
     const second = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--port', '0'], {
       cwd: fileURLToPath(new URL('..', import.meta.url)),
@@ -113,8 +114,3 @@ test('a second serve on a running server’s data dir refuses in one line and le
   const again = await startServeProcess([], env);
   await killHard(again.child);
 });
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 20));
-  assert.ok(condition(), 'timed out waiting');
-}

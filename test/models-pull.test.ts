@@ -20,6 +20,7 @@ import { bagYaml, pullModel, removeModel, type DownloadProgress } from '../src/m
 import { demucsDir, ModelRegistry } from '../src/models/registry.js';
 import { runCli, spawnCli } from './support/process.js';
 import { tempDir } from './support/server.js';
+import { until } from './support/wait.js';
 
 // ---------------------------------------------------------------- the file server (worker side)
 
@@ -377,7 +378,7 @@ if (isMainThread) {
     const partial = join(dir, 'cache', 'demucs', `${file}.partial`);
     const first = spawnCli(['models', 'pull', 'htdemucs_6s'], env);
     const firstExited = new Promise((resolve) => first.once('close', resolve));
-    for (let i = 0; i < 1500 && !(existsSync(partial) && readFileSync(partial).length === 300_000); i++) await new Promise((r) => setTimeout(r, 20));
+    await until(() => existsSync(partial) && readFileSync(partial).length === 300_000, 30_000, () => 'the first pull never reached the stall');
     assert.equal(readFileSync(partial).length, 300_000, 'the first pull is stalled mid-file');
 
     const held = /another "stemsplit models pull" or "models remove" is working in .*\/cache\/demucs; let it finish, then run this again/;

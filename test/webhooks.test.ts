@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { writeSong } from './support/audio.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
+import { until } from './support/wait.js';
 
 interface Received {
   headers: IncomingMessage['headers'];
@@ -39,14 +40,6 @@ function verifySignature(header: string, body: string, secret: string, tolerance
   const expected = createHmac('sha256', secret).update(`${t}.${body}`).digest();
   const given = Buffer.from(parts['v1'], 'hex');
   return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
-async function until(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 let t: TestServer;
