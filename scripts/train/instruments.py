@@ -14,9 +14,11 @@ import soundfile as sf
 from scipy.linalg import solve_toeplitz
 from scipy.signal import lfilter, resample_poly
 
+import voices
 from midi import Track, write_midi
 
 SR = 44100
+VOICE_SPLIT = "train"  # which real speakers generation 3 may use (render.py --voices)
 SOUNDFONTS = ["/usr/share/sounds/sf2/FluidR3_GM.sf2", "/usr/share/sounds/sf2/MuseScore_General_Full.sf2"]
 AVL_DRUMS = ["/usr/share/sounds/sf2/Black_Pearl_4_LV2.sf2", "/usr/share/sounds/sf2/Red_Zeppelin_4_LV2.sf2"]
 HYDROGEN_DIR = "/usr/share/hydrogen/data/drumkits"
@@ -318,6 +320,14 @@ def render_voice(part, n, rng, gen=1):
     """A sung line. Generation 1: espeak-ng voices at 22.05 kHz. Generation 2 also sings with Festival's HTS voice
     at 32 kHz (two vocal parts in three), a vocal tract scaled per singer (male or female) and its own voice quality."""
     female = part.style.get("female", False)
+    if gen >= 3:
+        style = rng.random()
+        if style < 0.6:  # a real speaker, sung by PSOLA
+            line, source = voices.sung_line(part.notes, n, SR, rng, VOICE_SPLIT, female)
+            return _voice_out(line, voices.RATE, n), f"real-sung:{source}"
+        if style < 0.75:  # a real speaker, rhythmic speech on the groove
+            line, source = voices.spoken_line(part.style.get("bpm", 100.0), n, SR, rng, VOICE_SPLIT)
+            return _voice_out(line, voices.RATE, n), f"real-spoken:{source}"
     hts = gen >= 2 and rng.random() < 0.65
     if hts:
         rate, singer = HTS_RATE, {"oq": rng.uniform(0.4, 0.75), "breath": (0.05, 0.35), "jitter": rng.uniform(2, 10)}
@@ -344,12 +354,17 @@ def render_voice(part, n, rng, gen=1):
         y = y[: len(out) - i] * (vel / 127.0)
         out[i: i + len(y)] += y
         prev = f0
+    return _voice_out(out, rate, n), "hts-lpc" if hts else "espeak-lpc"
+
+
+def _voice_out(out, rate, n):
+    """A mono line at `rate` → stereo [2, n] at SR, peak 0.5."""
     peak = np.abs(out).max()
     if peak > 0:
         out = out / peak * 0.5
     mono = resample_poly(out, SR, rate).astype(np.float32)[:n]
     mono = np.pad(mono, (0, n - len(mono)))
-    return np.stack([mono, mono]), "hts-lpc" if hts else "espeak-lpc"
+    return np.stack([mono, mono])
 
 
 # ---------------------------------------------------------------- dispatch

@@ -336,7 +336,7 @@ def vocal_parts(rng, chords, bpm, key, scale):
     method = rng.choice(["speech", "speech", "speech", "patch"])
     parts = []
     if method == "speech":
-        parts.append(Part("voice", notes=lead, style={"female": female}))
+        parts.append(Part("voice", notes=lead, style={"female": female, "bpm": bpm}))
     else:
         parts.append(Part("fluid", int(rng.choice([52, 53, 54, 85])), lead, style={"vibrato": True}))
     if rng.random() < 0.3:  # backing harmony a third/sixth away, or 'oohs' on chord tones

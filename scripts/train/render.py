@@ -5,7 +5,8 @@
 
 Song k is fully determined by seed k and the generation (same packages, same output), so sets are reproducible
 and train/valid never share a song. Generation 1 (`--gen 1`) is what run small1 trained on first; generation 2
-(the default) also sings with Festival's HTS voice, overdrives some basses and echoes some vocals. Stem order: music.STEMS.
+also sings with Festival's HTS voice, overdrives some basses and echoes some vocals. Generation 3 (the default)
+adds real recorded speakers (voices.py): sung by PSOLA in 60 % of vocal parts, rhythmic speech in 15 %. Stem order: music.STEMS.
 """
 import argparse
 import json
@@ -50,9 +51,13 @@ def main():
     ap.add_argument("--first", type=int, default=0)
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--duration", type=float, default=12.0)
-    ap.add_argument("--gen", type=int, default=2, choices=[1, 2],
-                    help="renderer generation: 1 sings with espeak-ng only; 2 adds Festival's HTS voice")
+    ap.add_argument("--gen", type=int, default=3, choices=[1, 2, 3],
+                    help="renderer generation: 1 sings with espeak-ng only; 2 adds Festival's HTS voice; "
+                         "3 adds real recorded speakers, sung by PSOLA or spoken on the groove")
+    ap.add_argument("--voices", default="train", choices=["train", "held-out"],
+                    help="generation 3: which real speakers (voices.SOURCES split); held-out ones never appear in training")
     args = ap.parse_args()
+    instruments.VOICE_SPLIT = args.voices
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(args.first, args.first + args.count):

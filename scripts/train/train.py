@@ -35,16 +35,17 @@ def sdr(ref, est, axis):
 class Songs:
     """Rendered songs as memory-mapped float16 arrays [6, 2, samples]; picks up new files as the renderer adds them."""
 
-    def __init__(self, folder):
-        self.folder = folder
-        self.arrays = []
+    def __init__(self, folders):
+        self.folders = folders
+        self.arrays, self.seen = [], set()
         self.refresh()
 
     def refresh(self):
-        files = sorted(glob.glob(os.path.join(self.folder, "song*.npy")))
-        files = [f for f in files if not f.endswith(".tmp.npy")]
-        for f in files[len(self.arrays):]:
-            self.arrays.append(np.load(f, mmap_mode="r"))
+        for folder in self.folders:
+            for f in sorted(glob.glob(os.path.join(folder, "song*.npy"))):
+                if not f.endswith(".tmp.npy") and f not in self.seen:
+                    self.seen.add(f)
+                    self.arrays.append(np.load(f, mmap_mode="r"))
 
     def __len__(self):
         return len(self.arrays)
@@ -75,6 +76,26 @@ def augmented_example(songs, rng, length):
     return out
 
 
+_BAND = None
+
+
+def band_extended(vocals, rng):
+    """Generation 3's real speakers are 16 kHz recordings: their vocal stem stops at 8 kHz while real vocals do not.
+    With --band-extend p, such a stem (almost nothing above 8.5 kHz against 4-8 kHz) gets, with probability p,
+    a synthesised upper octave (voices.band_extend) so the model cannot learn "band-limited means voice"."""
+    global _BAND
+    if _BAND is None:
+        from scipy.signal import butter
+        _BAND = (butter(4, 8500, "highpass", fs=SR, output="sos"), butter(4, [4000, 8000], "bandpass", fs=SR, output="sos"))
+    from scipy.signal import sosfilt
+    import voices
+    mono = vocals.mean(0)
+    low = (sosfilt(_BAND[1], mono) ** 2).mean()
+    if low < 1e-8 or (sosfilt(_BAND[0], mono) ** 2).mean() > 0.02 * low:
+        return vocals
+    return np.stack([voices.band_extend(ch.astype(np.float64), SR, rng) for ch in vocals]).astype(np.float32)
+
+
 def normalized(stems, rng=None):
     """Scales an example the way the pipeline normalises a track (by the mixture's standard deviation)."""
     mix = stems.sum(0)
@@ -83,22 +104,30 @@ def normalized(stems, rng=None):
     return stems / std * factor
 
 
-def batch(songs, rng, size, length):
-    ex = np.stack([normalized(augmented_example(songs, rng, length), rng) for _ in range(size)])
+def batch(songs, rng, size, length, band_extend=0.0):
+    examples = []
+    for _ in range(size):
+        ex = augmented_example(songs, rng, length)
+        if band_extend > 0 and rng.random() < band_extend:
+            ex[0] = band_extended(ex[0], rng)
+        examples.append(normalized(ex, rng))
+    ex = np.stack(examples)
     return torch.from_numpy(ex)
 
 
 def validation_set(data, seconds=6.0, per_song=1):
-    """Fixed, un-augmented crops of the held-out songs (different seeds from training) in every `valid*` folder:
-    valid (generation 1, 24 songs) and valid2 (generation 2, 12 songs)."""
+    """Fixed, un-augmented crops of the held-out songs (seeds training never uses) in every `valid*` folder, and the
+    folder of each crop. Run small2's: valid2 (generation 2, synthetic full-band singers) and valid3 (generation 3
+    sung and spoken by the held-out real speaker, whom training never hears)."""
     length = int(seconds * SR) // HOP * HOP
-    out = []
+    out, sets = [], []
     for f in sorted(glob.glob(os.path.join(data, "valid*", "song*.npy"))):
         a = np.load(f).astype(np.float32)
         for k in range(per_song):
             start = (a.shape[-1] - length) * (k + 1) // (per_song + 1)
             out.append(normalized(a[..., start: start + length]))
-    return torch.from_numpy(np.stack(out))
+            sets.append(os.path.basename(os.path.dirname(f)))
+    return torch.from_numpy(np.stack(out)), np.array(sets)
 
 
 FOLD4 = [[1], [2], [3, 4, 5], [0]]  # drums, bass, other(+guitar+piano), vocals from the 6 training stems
@@ -115,7 +144,9 @@ def stem_means(scores, mask, names):
 
 
 @torch.no_grad()
-def evaluate(model, valid):
+def evaluate(model, valid_and_sets):
+    """Mean SDRs over all held-out crops (6 stems, 4-stem fold) and the 4-stem fold per held-out folder."""
+    valid, sets = valid_and_sets
     model.eval()
     s6, m6, s4, m4 = [], [], [], []
     for i in range(0, len(valid), 4):
@@ -131,7 +162,9 @@ def evaluate(model, valid):
         m4.append(present(r4, mix))
     model.train()
     s6, m6, s4, m4 = map(np.concatenate, (s6, m6, s4, m4))
-    return stem_means(s6, m6, SOURCES), stem_means(s4, m4, ["drums", "bass", "other", "vocals"])
+    names4 = ["drums", "bass", "other", "vocals"]
+    per_set = {name: stem_means(s4[sets == name], m4[sets == name], names4) for name in sorted(set(sets))}
+    return stem_means(s6, m6, SOURCES), stem_means(s4, m4, names4), per_set
 
 
 def save(path, obj):
@@ -150,6 +183,10 @@ def main():
     ap.add_argument("--hours", type=float, default=1e9, help="stop after this much wall time in this session")
     ap.add_argument("--eval-every", type=int, default=100)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--train", default="train", help="comma-separated training folders under --data")
+    ap.add_argument("--init", help="a checkpoint whose weights start a new run (e.g. runs/small1/best.pt)")
+    ap.add_argument("--band-extend", type=float, default=0.0,
+                    help="probability of giving a band-limited (16 kHz recording) vocal stem a synthesised upper octave")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     run_dir = os.path.join(HERE, "runs", args.run)
@@ -174,20 +211,25 @@ def main():
         step, best, ck_crops = ck["step"], ck.get("best", -1e9), ck.get("crops", 24)
         rng = np.random.default_rng([args.seed, step])
         print(f"resumed weights from {light} at step {step} (fresh optimizer)")
+    elif args.init:
+        model.load_state_dict(torch.load(args.init)["model"])
+        print(f"started from the weights of {args.init}")
     for g in opt.param_groups:
         g["lr"] = args.lr
 
-    train = Songs(os.path.join(args.data, "train"))
+    train = Songs([os.path.join(args.data, t) for t in args.train.split(",")])
     valid = validation_set(args.data)
     log = open(os.path.join(run_dir, "log.jsonl"), "a")
-    config = {"seed": args.seed, "batch": args.batch, "seconds": args.seconds, "lr": args.lr}
+    config = {"seed": args.seed, "batch": args.batch, "seconds": args.seconds, "lr": args.lr, "train": args.train,
+              "init": args.init, "band_extend": args.band_extend}
 
     def log_evaluation(elapsed, loss):
         """Scores the held-out crops and appends a line to the curve; returns the scores and their 6-stem mean."""
-        s6, s4 = evaluate(model, valid)
+        s6, s4, per_set = evaluate(model, valid)
         mean = float(np.mean([v for v in s6.values() if v is not None]))
-        entry = {"step": step, "time": elapsed, "songs": len(train), "crops": len(valid), "loss": loss, "lr": args.lr,
-                 "sdr6": s6, "sdr4": s4, "mean6": round(mean, 3)}
+        entry = {"step": step, "time": elapsed, "songs": len(train), "crops": len(valid[0]), "loss": loss, "lr": args.lr,
+                 "sdr6": s6, "sdr4": s4, "sets4": per_set,
+                 "mean6": round(mean, 3)}
         log.write(json.dumps(entry) + "\n")
         log.flush()
         print(json.dumps(entry), flush=True)
@@ -195,21 +237,21 @@ def main():
 
     def checkpoint(best_so_far):
         """Saves model.pt and tmp/full.pt; returns the light state (for best.pt)."""
-        state = {"model": model.state_dict(), "step": step, "best": best_so_far, "crops": len(valid), "config": config}
+        state = {"model": model.state_dict(), "step": step, "best": best_so_far, "crops": len(valid[0]), "config": config}
         save(light, state)
         save(full, {**state, "opt": opt.state_dict(), "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()})
         return state
 
-    if ck_crops != len(valid):  # a different held-out set: earlier scores are not comparable; score the start
+    if ck_crops != len(valid[0]):  # a different held-out set: earlier scores are not comparable; score the start
         best = -1e9
         log_evaluation(0, None)
     length = int(args.seconds * SR) // HOP * HOP
-    print(f"{len(train)} training songs, {len(valid)} held-out crops, {sum(p.numel() for p in model.parameters())} params")
+    print(f"{len(train)} training songs, {len(valid[0])} held-out crops, {sum(p.numel() for p in model.parameters())} params")
     t_start, losses = time.time(), []
     while time.time() - t_start < args.hours * 3600:
         if step % 50 == 0:
             train.refresh()
-        x = batch(train, rng, args.batch, length)
+        x = batch(train, rng, args.batch, length, args.band_extend)
         est = model(x.sum(1))
         loss = F.l1_loss(est, x)
         opt.zero_grad()
