@@ -17,9 +17,9 @@ export async function sha256File(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** The directory of one conversion. */
-export function cacheEntryDir(cacheDir: string, checkpointSha256: string, converterVersion: number): string {
-  return path.join(cacheDir, 'demucs', `${checkpointSha256}.v${converterVersion}`);
+/** The directory of one conversion (`family`: the converter's folder, `demucs` or `roformer`). */
+export function cacheEntryDir(cacheDir: string, key: string, converterVersion: number, family = 'demucs'): string {
+  return path.join(cacheDir, family, `${key}.v${converterVersion}`);
 }
 
 /** The entry's manifest, or undefined when the entry is missing or unreadable. */

@@ -92,6 +92,62 @@ export function readCheckpoint(path: string): Checkpoint {
   }
 }
 
+/**
+ * Reads a plain PyTorch state_dict file (`torch.save(model.state_dict())`, as MSST and most
+ * community checkpoints are), also one wrapped under `state_dict`, `state` or
+ * `model_state_dict`, with DataParallel's `module.` prefixes removed. Other values beside
+ * the wrapped dict (epoch numbers, optimizer state) are ignored.
+ */
+export function readStateDict(path: string): ReadonlyMap<string, CheckpointTensor> {
+  const archive = ZipArchive.open(path);
+  try {
+    const pickleName = [...archive.entries.keys()].find((name) => name.endsWith('/data.pkl') || name === 'data.pkl');
+    if (pickleName === undefined) {
+      throw new StemsplitError('MODEL_INVALID', `${path} is not a PyTorch checkpoint (no data.pkl)`);
+    }
+    const prefix = pickleName.slice(0, pickleName.length - 'data.pkl'.length);
+    const root = unpickle(archive.read(pickleName), { resolveGlobal: resolveStateGlobal, persistentLoad });
+    const state = findStateDict(root);
+    if (state === undefined) {
+      throw new StemsplitError('MODEL_INVALID', `${path} holds no state_dict (a dict of tensors, or one under state_dict/state/model_state_dict)`);
+    }
+    const tensors = new Map<string, CheckpointTensor>();
+    for (const [name, value] of state) {
+      if (typeof name !== 'string' || !(value instanceof TensorRef)) continue;
+      tensors.set(name.startsWith('module.') ? name.slice('module.'.length) : name, materialize(archive, prefix, value));
+    }
+    return tensors;
+  } finally {
+    archive.close();
+  }
+}
+
+function findStateDict(root: PickleValue): Map<PickleKey, PickleValue> | undefined {
+  if (!(root instanceof Map)) return undefined;
+  const values = [...root.values()];
+  if (values.length > 0 && values.some((value) => value instanceof TensorRef)) return root;
+  for (const key of ['state_dict', 'model_state_dict', 'state', 'model']) {
+    const inner = root.get(key);
+    if (inner instanceof Map) return findStateDict(inner);
+  }
+  return undefined;
+}
+
+/** Globals a state_dict file may name: tensors, parameters, dicts; anything else is kept as an inert reference. */
+function resolveStateGlobal(module: string, name: string): PickleCallable | PickleGlobalRef | StorageType {
+  const qualified = `${module}.${name}`;
+  if (module === 'torch' && name in STORAGE_TYPES) return new StorageType(STORAGE_TYPES[name] as StorageDtype);
+  switch (qualified) {
+    case 'collections.OrderedDict':
+      return new PickleCallable(qualified, orderedDict);
+    case 'torch._utils._rebuild_tensor_v2':
+      return new PickleCallable(qualified, rebuildTensor);
+    case 'torch._utils._rebuild_parameter':
+      return new PickleCallable(qualified, (args) => args[0] ?? null);
+  }
+  return new PickleGlobalRef(module, name);
+}
+
 function interpretPackage(
   path: string,
   root: PickleValue,

@@ -161,6 +161,8 @@ class Unpickler {
       case 0x63 /* GLOBAL */: { const module = this.line(); const name = this.line(); this.push(this.hooks.resolveGlobal(module, name)); return; }
       case 0x93 /* STACK_GLOBAL */: { const [module, name] = this.popN(2); if (typeof module !== 'string' || typeof name !== 'string') throw malformed('STACK_GLOBAL needs two strings'); this.push(this.hooks.resolveGlobal(module, name)); return; }
       case 0x52 /* REDUCE */: { const args = this.pop(); const callable = this.pop(); this.push(this.reduce(callable, args)); return; }
+      // BUILD sets an object's attributes (a state_dict's `_metadata`, which nothing here reads): dropped.
+      case 0x62 /* BUILD */: this.pop(); return;
       case 0x51 /* BINPERSID */: this.push(this.persistent(this.pop())); return;
       case 0x50 /* PERSID */: this.push(this.persistent(this.line())); return;
       default:

@@ -21,6 +21,15 @@ export interface SegmentModel {
   readonly normalize: boolean;
   /** Separates one planar [2, segmentSamples] segment into planar [sources, 2, segmentSamples]. */
   run(segment: Float32Array): Promise<Float32Array>;
+  /**
+   * Present when the model brings its own whole-track inference (a RoFormer runs MSST's demix,
+   * not Demucs' apply): `separate` hands it the track and takes one planar [2, length] per source.
+   */
+  separateTrack?(
+    track: { readonly data: Float32Array; readonly length: number },
+    onProgress?: (progress: SeparationProgress) => void,
+    signal?: AbortSignal,
+  ): Promise<Float32Array[]>;
   dispose(): Promise<void>;
 }
 

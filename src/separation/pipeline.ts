@@ -59,6 +59,7 @@ export async function separate(
   const shifts = options.shifts ?? 0;
   const transitionPower = options.transitionPower ?? 1;
   checkInputs(model, track, overlap, shifts, transitionPower);
+  if (model.separateTrack) return model.separateTrack(track, options.onProgress, options.signal);
 
   const segment = model.segmentSamples;
   const stride = strideOf(segment, overlap);

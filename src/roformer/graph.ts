@@ -1,0 +1,266 @@
+/**
+ * The RoFormer network between the spectrogram and the masks, as one ONNX graph built from a
+ * state_dict: band split → `depth` blocks of [linear-attention] / time / frequency transformers
+ * → per-stem, per-band mask MLPs. Both BS-RoFormer and Mel-Band RoFormer are this network;
+ * they differ in which bins form a band (the caller lays the features out band by band), in
+ * where RMSNorms sit, and in what `mask_estimator_depth` counts.
+ *
+ *   input  `features` [frames, D]   D = Σ din_b, band b's (bin, channel, re/im) values in a row
+ *   output `masks`    [stems, frames, D]   the same layout: a complex mask value per entry
+ *
+ * Rotary positions are baked in as constants for the chunk's fixed frame and band counts.
+ */
+import { StemsplitError } from '../errors.js';
+import type { CheckpointTensor } from '../demucs/checkpoint.js';
+import { attr, OnnxGraph, type Value } from '../demucs/onnx/graph.js';
+import { Ops } from '../demucs/onnx/ops.js';
+import type { RoformerConfig } from './config.js';
+
+export const GRAPH_INPUT = 'features';
+export const GRAPH_OUTPUT = 'masks';
+
+type State = ReadonlyMap<string, CheckpointTensor>;
+
+/** Reads weights by name, checks their shapes, and remembers which were used. */
+class Weights {
+  readonly used = new Set<string>();
+  constructor(
+    private readonly state: State,
+    private readonly file: string,
+  ) {}
+
+  has(name: string): boolean {
+    return this.state.has(name);
+  }
+
+  get(name: string, shape?: readonly number[]): CheckpointTensor {
+    const tensor = this.state.get(name);
+    if (tensor === undefined) throw new StemsplitError('MODEL_INVALID', `${this.file}: the checkpoint lacks ${name} (does the config match it?)`);
+    if (shape !== undefined && (tensor.shape.length !== shape.length || tensor.shape.some((d, i) => d !== shape[i]))) {
+      throw new StemsplitError(
+        'MODEL_INVALID',
+        `${this.file}: ${name} is [${tensor.shape.join(', ')}], the config implies [${shape.join(', ')}]`,
+      );
+    }
+    this.used.add(name);
+    return tensor;
+  }
+
+  /** Keys the network did not read (rotary frequencies are recomputed, so they count as read). */
+  unused(): string[] {
+    return [...this.state.keys()].filter((key) => !this.used.has(key) && !key.endsWith('rotary_embed.freqs'));
+  }
+}
+
+export interface RoformerGraphShape {
+  readonly frames: number;
+  /** Values per band in the feature row: 2 · channels · bins of the band. */
+  readonly bandWidths: readonly number[];
+}
+
+export function buildRoformerGraph(config: RoformerConfig, state: State, shape: RoformerGraphShape, file: string): OnnxGraph {
+  const graph = new OnnxGraph(config.type);
+  const ops = new Ops(graph);
+  const weights = new Weights(state, file);
+  const net = new Network(graph, ops, weights, config, shape);
+  const features = graph.input(GRAPH_INPUT, [shape.frames, shape.bandWidths.reduce((a, b) => a + b, 0)]);
+  graph.output(net.build(features), GRAPH_OUTPUT);
+  const unused = weights.unused();
+  if (unused.length > 0) {
+    const shown = unused.slice(0, 5).join(', ') + (unused.length > 5 ? ` and ${unused.length - 5} more` : '');
+    throw new StemsplitError('MODEL_INVALID', `${file}: layers the ${config.type} config does not describe: ${shown}`);
+  }
+  return graph;
+}
+
+class Network {
+  private readonly frames: number;
+  private readonly bands: number;
+  private readonly dim: number;
+
+  constructor(
+    private readonly graph: OnnxGraph,
+    private readonly ops: Ops,
+    private readonly weights: Weights,
+    private readonly config: RoformerConfig,
+    private readonly shape: RoformerGraphShape,
+  ) {
+    this.frames = shape.frames;
+    this.bands = shape.bandWidths.length;
+    this.dim = config.dim;
+  }
+
+  build(features: Value): Value {
+    let x = this.graph.scope('band_split', () => this.bandSplit(features)); // [T, nb, dim]
+    const stored: Value[] = [];
+    const { config } = this;
+    for (let block = 0; block < config.depth; block++) {
+      x = this.graph.scope(`block${block}`, () => {
+        let k = 0;
+        let y = x;
+        if (config.linearDepth > 0) {
+          const flat = this.ops.reshape(y, [1, this.frames * this.bands, this.dim]);
+          y = this.ops.reshape(this.transformer(`layers.${block}.${k++}`, flat, config.linearDepth, 'linear'), y.shape);
+        }
+        if (config.skipConnection) for (const earlier of stored) y = this.ops.add(y, earlier);
+        const byBand = this.ops.transpose(y, [1, 0, 2]); // [nb, T, dim]: one sequence per band over time
+        y = this.ops.transpose(this.transformer(`layers.${block}.${k++}`, byBand, config.timeDepth, 'rotary'), [1, 0, 2]);
+        y = this.transformer(`layers.${block}.${k++}`, y, config.freqDepth, 'rotary'); // [T, nb, dim]: over bands
+        if (config.skipConnection) stored.push(y);
+        return y;
+      });
+    }
+    if (config.type === 'bs_roformer') x = this.rmsNorm(x, 'final_norm.gamma');
+    const masks = this.graph.scope('masks', () =>
+      Array.from({ length: config.numStems }, (_, stem) => this.maskEstimator(x, stem)),
+    );
+    return this.ops.concat(masks, 0);
+  }
+
+  /** Each band's slice of the row → RMSNorm → Linear(din_b → dim); stacked as [T, nb, dim]. */
+  private bandSplit(features: Value): Value {
+    const parts = this.ops.split(features, 1, this.shape.bandWidths);
+    const embedded = parts.map((part, band) => {
+      const width = this.shape.bandWidths[band] as number;
+      const prefix = `band_split.to_features.${band}`;
+      const normed = this.rmsNorm(part, `${prefix}.0.gamma`, width);
+      const projected = this.linear(normed, `${prefix}.1`, this.dim, width, true);
+      return this.ops.reshape(projected, [this.frames, 1, this.dim]);
+    });
+    return this.ops.concat(embedded, 1);
+  }
+
+  /** `depth` layers of attention + feed-forward on x [batch, n, dim]; Mel-Band ends each stack with an RMSNorm. */
+  private transformer(prefix: string, x: Value, depth: number, kind: 'rotary' | 'linear'): Value {
+    let y = x;
+    for (let layer = 0; layer < depth; layer++) {
+      const at = `${prefix}.layers.${layer}`;
+      y = this.ops.add(y, kind === 'rotary' ? this.attention(`${at}.0`, y) : this.linearAttention(`${at}.0`, y));
+      y = this.ops.add(y, this.feedForward(`${at}.1.net`, y));
+    }
+    return this.weights.has(`${prefix}.norm.gamma`) ? this.rmsNorm(y, `${prefix}.norm.gamma`) : y;
+  }
+
+  private attention(prefix: string, x: Value): Value {
+    const { heads, dimHead } = this.config;
+    const [batch, n] = x.shape as [number, number, number];
+    const inner = heads * dimHead;
+    const h = this.rmsNorm(x, `${prefix}.norm.gamma`);
+    const qkv = this.linear(h, `${prefix}.to_qkv`, 3 * inner, this.dim, false);
+    const split = this.ops.transpose(this.ops.reshape(qkv, [batch, n, 3, heads, dimHead]), [2, 0, 3, 1, 4]);
+    const [q, k, v] = this.ops.split(split, 0, 3).map((t) => this.ops.reshape(t, [batch, heads, n, dimHead])) as [Value, Value, Value];
+    const freqs = this.weights.get(`${prefix}.rotary_embed.freqs`, [dimHead / 2]).data;
+    const scale = dimHead ** -0.5;
+    const qr = this.rotary(q, freqs, n, scale);
+    const kr = this.rotary(k, freqs, n, 1);
+    const scores = this.ops.matmul(qr, this.ops.transpose(kr, [0, 1, 3, 2]));
+    let out = this.ops.matmul(this.ops.softmax(scores, -1), v); // [batch, heads, n, dimHead]
+    const gates = this.ops.sigmoid(this.linear(h, `${prefix}.to_gates`, heads, this.dim, true)); // [batch, n, heads]
+    out = this.ops.mul(out, this.ops.reshape(this.ops.transpose(gates, [0, 2, 1]), [batch, heads, n, 1]));
+    out = this.ops.reshape(this.ops.transpose(out, [0, 2, 1, 3]), [batch, n, inner]);
+    return this.linear(out, `${prefix}.to_out.0`, this.dim, inner, false);
+  }
+
+  /**
+   * rotary-embedding-torch with its defaults: angle = position · freq, repeated per adjacent
+   * pair; x·cos + rotate_half(x)·sin with rotate_half(x)[2i, 2i+1] = (−x[2i+1], x[2i]).
+   * `scale` folds attention's 1/√d into the queries.
+   */
+  private rotary(x: Value, freqs: Float32Array, n: number, scale: number): Value {
+    const d = x.shape[3] as number;
+    const cos = new Float32Array(n * d);
+    const sin = new Float32Array(n * d);
+    for (let pos = 0; pos < n; pos++) {
+      for (let i = 0; i < d; i++) {
+        const angle = Math.fround(pos * (freqs[i >> 1] as number));
+        cos[pos * d + i] = Math.fround(Math.fround(Math.cos(angle)) * scale);
+        sin[pos * d + i] = Math.fround(Math.fround(Math.sin(angle)) * scale);
+      }
+    }
+    const pairs = this.ops.reshape(x, [...x.shape.slice(0, 3), d / 2, 2]);
+    const [even, odd] = this.ops.split(pairs, 4, 2) as [Value, Value];
+    const negOdd = this.graph.op('Neg', [odd], odd.shape);
+    const rotated = this.ops.reshape(this.ops.concat([negOdd, even], 4), x.shape);
+    const cosValue = this.graph.constant(cos, [n, d], 'rope_cos');
+    const sinValue = this.graph.constant(sin, [n, d], 'rope_sin');
+    return this.ops.add(this.ops.mul(x, cosValue), this.ops.mul(rotated, sinValue));
+  }
+
+  /**
+   * Linear attention (El-Nouby et al., as in the RoFormer code): q and k L2-normalised along
+   * the sequence, q scaled by exp(temperature), then softmax attention with scale 8 between
+   * the dim_head feature channels of each head.
+   */
+  private linearAttention(prefix: string, x: Value): Value {
+    const { heads, dimHead } = this.config;
+    const [batch, n] = x.shape as [number, number, number];
+    const inner = heads * dimHead;
+    const h = this.rmsNorm(x, `${prefix}.norm.gamma`);
+    const qkv = this.linear(h, `${prefix}.to_qkv.0`, 3 * inner, this.dim, false);
+    const split = this.ops.transpose(this.ops.reshape(qkv, [batch, n, 3, heads, dimHead]), [2, 0, 3, 4, 1]);
+    const [q, k, v] = this.ops.split(split, 0, 3).map((t) => this.ops.reshape(t, [batch, heads, dimHead, n])) as [Value, Value, Value];
+    const temperature = this.weights.get(`${prefix}.temperature`, [heads, 1, 1]).data;
+    const qScaled = this.ops.mul(this.l2Normalize(q), this.graph.constant(temperature.map(Math.exp), [heads, 1, 1], 'temperature'));
+    const scores = this.ops.mul(this.ops.matmul(qScaled, this.ops.transpose(this.l2Normalize(k), [0, 1, 3, 2])), this.graph.scalar(8, 'scale'));
+    const out = this.ops.matmul(this.ops.softmax(scores, -1), v); // [batch, heads, dimHead, n]
+    const rows = this.ops.reshape(this.ops.transpose(out, [0, 3, 1, 2]), [batch, n, inner]);
+    return this.linear(rows, `${prefix}.to_out.1`, this.dim, inner, false);
+  }
+
+  private feedForward(prefix: string, x: Value): Value {
+    const h = this.rmsNorm(x, `${prefix}.0.gamma`);
+    const hiddenSize = this.weights.get(`${prefix}.1.weight`).shape[0] as number;
+    const hidden = this.ops.gelu(this.linear(h, `${prefix}.1`, hiddenSize, this.dim, true));
+    return this.linear(hidden, `${prefix}.4`, this.dim, hiddenSize, true);
+  }
+
+  /**
+   * Stem `stem`'s mask: per band an MLP (Linear, Tanh, …, Linear) then GLU, giving din_b
+   * values; concatenated over bands. The number of Linears is read from the checkpoint and
+   * checked against the config (BS-RoFormer: depth Linears; Mel-Band: depth + 1).
+   */
+  private maskEstimator(x: Value, stem: number): Value {
+    const expectedLinears = this.config.type === 'bs_roformer' ? this.config.maskEstimatorDepth : this.config.maskEstimatorDepth + 1;
+    const hidden = this.dim * this.config.mlpExpansionFactor;
+    const perBand = this.ops.split(x, 1, this.bands).map((band, b) => {
+      const prefix = `mask_estimators.${stem}.to_freqs.${b}.0`;
+      const width = this.shape.bandWidths[b] as number;
+      let y = this.ops.reshape(band, [this.frames, this.dim]);
+      for (let layer = 0; layer < expectedLinears; layer++) {
+        const last = layer === expectedLinears - 1;
+        y = this.linear(y, `${prefix}.${2 * layer}`, last ? 2 * width : hidden, layer === 0 ? this.dim : hidden, true);
+        if (!last) y = this.graph.op('Tanh', [y], y.shape);
+      }
+      return this.ops.glu(y, 1);
+    });
+    const mask = this.ops.concat(perBand, 1); // [T, D]
+    return this.ops.reshape(mask, [1, ...mask.shape]);
+  }
+
+  /** F.normalize(x, dim=-1) · √d · gamma, the RoFormer RMSNorm. */
+  private rmsNorm(x: Value, gammaName: string, width?: number): Value {
+    const d = width ?? (x.shape[x.shape.length - 1] as number);
+    const gamma = this.weights.get(gammaName, [d]).data;
+    const scaled = gamma.map((g) => Math.fround(g * Math.sqrt(d)));
+    return this.ops.mul(this.l2Normalize(x), this.graph.constant(scaled, [d], 'rms_gamma'));
+  }
+
+  /** x / max(‖x‖₂, 1e-12) over the last axis. */
+  private l2Normalize(x: Value): Value {
+    const axis = x.shape.length - 1;
+    const keep = x.shape.map((d, i) => (i === axis ? 1 : d));
+    const sumSquares = this.graph.op('ReduceSumSquare', [x], keep, { axes: attr.ints([axis]), keepdims: attr.int(1) });
+    const norm = this.graph.op('Max', [this.graph.op('Sqrt', [sumSquares], keep), this.graph.scalar(1e-12, 'eps')], keep);
+    return this.graph.op('Div', [x, norm], x.shape);
+  }
+
+  /** PyTorch Linear on the last axis of x (any rank): x·Wᵀ (+ b). */
+  private linear(x: Value, prefix: string, out: number, inputs: number, bias: boolean): Value {
+    const weight = this.weights.get(`${prefix}.weight`, [out, inputs]).data;
+    const transposed = new Float32Array(inputs * out);
+    for (let o = 0; o < out; o++) for (let i = 0; i < inputs; i++) transposed[i * out + o] = weight[o * inputs + i] as number;
+    let y = this.ops.matmul(x, this.graph.constant(transposed, [inputs, out], 'weight'));
+    if (bias) y = this.ops.add(y, this.graph.constant(this.weights.get(`${prefix}.bias`, [out]).data, [out], 'bias'));
+    return y;
+  }
+}
