@@ -17,7 +17,7 @@ import { loadDemucs, parseBagFile, resolveMember } from '../src/demucs/index.js'
 import { isStemsplitError } from '../src/errors.js';
 import { catalogModel, type CatalogModel } from '../src/models/catalog.js';
 import { bagYaml, pullModel, removeModel, type DownloadProgress } from '../src/models/pull.js';
-import { demucsDir, ModelRegistry } from '../src/models/registry.js';
+import { demucsDir, modelDir, ModelRegistry } from '../src/models/registry.js';
 import { runCli, spawnCli } from './support/process.js';
 import { tempDir } from './support/server.js';
 import { until } from './support/wait.js';
@@ -154,7 +154,7 @@ function checkpoint(signature: string, size: number): { name: string; bytes: Buf
 }
 
 function singleModel(name: string, file: string): CatalogModel {
-  return { name, description: 'test', sources: FOUR, files: [file] };
+  return { name, family: 'demucs', description: 'test', terms: 'test terms', sources: FOUR, files: [file] };
 }
 
 async function rejectsWith(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
@@ -204,6 +204,49 @@ if (isMainThread) {
     const again = await pullModel(singleModel('one', name), { cacheDir, baseUrl: server.filesUrl });
     assert.deepEqual([again.downloaded.length, again.present], [0, [name]], 'an installed file is not fetched again');
     assert.equal((await server.requestsFor(name)).length, 1);
+  });
+
+  test('a RoFormer pull fetches checkpoint and config from their own addresses, checks a published hash and records a missing one', async () => {
+    const ckpt = randomBytes(MB + 3);
+    const yaml = Buffer.from('model:\n  dim: 8\n');
+    await server.put('ro.ckpt', { bytes: ckpt });
+    await server.put('ro.yaml', { bytes: yaml });
+    const model: CatalogModel = {
+      name: 'ro-test',
+      family: 'roformer',
+      description: 'test roformer',
+      terms: 'not stated',
+      sources: ['vocals', 'no_vocals'],
+      files: ['ro.ckpt', 'ro.yaml'],
+      downloads: [
+        { file: 'ro.ckpt', url: `${server.filesUrl}ro.ckpt`, hashSource: 'none published' },
+        { file: 'ro.yaml', url: `${server.filesUrl}ro.yaml`, sha256: sha256(yaml), hashSource: 'pinned' },
+      ],
+    };
+    const cacheDir = tempDir();
+    const result = await pullModel(model, { cacheDir });
+    const dir = modelDir(cacheDir, 'roformer');
+    assert.equal(result.path, join(dir, 'ro.ckpt'));
+    assert.deepEqual(readFileSync(join(dir, 'ro.ckpt')), ckpt);
+    assert.equal(readFileSync(join(dir, 'ro.ckpt.sha256'), 'utf8'), `${sha256(ckpt)}  ro.ckpt\n`, 'the unpublished hash is recorded');
+    assert.deepEqual(result.downloaded.map((d) => d.sha256), [sha256(ckpt), sha256(yaml)]);
+
+    await server.put('bad.yaml', { bytes: Buffer.from('tampered') });
+    const tampered: CatalogModel = { ...model, name: 'ro-bad', files: ['ro.ckpt', 'bad.yaml'], downloads: [model.downloads?.[0] as never, { file: 'bad.yaml', url: `${server.filesUrl}bad.yaml`, sha256: sha256(yaml), hashSource: 'pinned' }] };
+    await rejectsWith(pullModel(tampered, { cacheDir }), /bad\.yaml .* has SHA-256 .* expected/);
+    assert.equal(existsSync(join(dir, 'bad.yaml')), false);
+
+    const removed = await removeModel(model, cacheDir);
+    assert.deepEqual(removed.sort(), ['ro.ckpt', 'ro.ckpt.sha256', 'ro.yaml'].map((f) => join(dir, f)).sort());
+  });
+
+  test('models list and pull show the terms of every model', () => {
+    const listed = runCli(['models', 'list'], { STEMSPLIT_CACHE_DIR: tempDir(), STEMSPLIT_DATA_DIR: tempDir() });
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.match(listed.stdout, /htdemucs[\s\S]*terms: research use only, per the Demucs author/);
+    assert.match(listed.stdout, /bs-roformer-viperx-1297[\s\S]*terms: not stated/);
+    assert.match(listed.stdout, /stemsplit-small-4s[\s\S]*terms: /);
+    assert.doesNotMatch(listed.stdout, /MUSDB18-HQ\), MIT/, 'Demucs weights are no longer called MIT');
   });
 
   test('an interrupted download resumes from the partial file with Range', async () => {
@@ -300,7 +343,7 @@ if (isMainThread) {
       await server.put(files[i] as string, { bytes });
     }
     const oneHot = FOUR.map((_, row) => FOUR.map((__, column) => Number(row === column)));
-    const bag: CatalogModel = { name: 'small_ft', description: 'test bag', sources: FOUR, files, weights: oneHot };
+    const bag: CatalogModel = { name: 'small_ft', family: 'demucs', description: 'test bag', terms: 'test terms', sources: FOUR, files, weights: oneHot };
     const cacheDir = tempDir();
     const dir = demucsDir(cacheDir);
 
@@ -381,7 +424,7 @@ if (isMainThread) {
     await until(() => existsSync(partial) && readFileSync(partial).length === 300_000, 30_000, () => 'the first pull never reached the stall');
     assert.equal(readFileSync(partial).length, 300_000, 'the first pull is stalled mid-file');
 
-    const held = /another "stemsplit models pull" or "models remove" is working in .*\/cache\/demucs; let it finish, then run this again/;
+    const held = /another "stemsplit models pull" or "models remove" is working in .*\/cache; let it finish, then run this again/;
     for (const args of [['models', 'pull', 'htdemucs_6s'], ['models', 'remove', 'htdemucs_6s']]) {
       const refused = runCli(args, env);
       assert.equal(refused.status, 15, refused.stderr);

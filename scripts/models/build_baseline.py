@@ -164,6 +164,7 @@ def manifest(name: str, sources) -> dict:
             f'Fixed filterbank baseline, not a learned separator: {bands}; other is the rest, so stems sum to the mix. '
             'Separation quality is poor; it exists so stemsplit works offline out of the box. Use htdemucs for real results.'
         ),
+        'terms': 'MIT, as stemsplit itself; a fixed filterbank, no training data',
         'sampleRate': SAMPLE_RATE,
         'sources': list(sources),
         'segmentSamples': SEGMENT,

@@ -100,8 +100,11 @@ def export(checkpoint, prefix, out_root):
             "format": "stemsplit-model/1",
             "name": name,
             "description": (f"Small spectrogram-mask U-Net ({sum(p.numel() for p in net.parameters()) / 1e6:.1f} M parameters) "
-                            "trained only on songs the project renders itself (soundfonts, drum samples, synthetic singing); "
-                            "much weaker than Demucs on real music, see docs/quality.md."),
+                            "trained only on songs the project renders itself (soundfonts, drum samples, synthetic and "
+                            "real recorded voices under permissive licences); much weaker than Demucs on real music, see "
+                            "docs/quality.md and MODEL_CARD.md."),
+            "terms": ("MIT, as stemsplit itself; trained only on audio rendered from public-domain, MIT/BSD-style and "
+                      f"CC-BY sources, listed with their attribution in models/{name}/MODEL_CARD.md"),
             "sampleRate": 44100,
             "sources": names,
             "segmentSamples": SEGMENT,
@@ -117,7 +120,9 @@ def export(checkpoint, prefix, out_root):
                 "heldOutRenderedSdr": sdr,
                 "trainingData": "rendered by scripts/train/render.py from Debian packages (fluid-soundfont-gm, "
                                 "musescore-general-soundfont-lossless, hydrogen-drumkits, avldrums.lv2-soundfont, "
-                                "sonic-pi-samples, espeak-ng); no third-party recordings or weights",
+                                "sonic-pi-samples, espeak-ng, festival + festvox-us-slt-hts) and, from run small2 on, real "
+                                "speakers (festvox-ru, gcin-voice CC-BY-3.0 speaker, asterisk-core-sounds-it-g722 CC-BY-3.0); "
+                                "see MODEL_CARD.md; no third-party weights",
                 "licence": "MIT",
             },
         }

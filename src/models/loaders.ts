@@ -14,5 +14,9 @@ export function onnxLoaders(options: { cacheDir: string; intraOpThreads: number 
       const { loadDemucs } = await import('../demucs/index.js');
       return loadDemucs(path, { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads });
     },
+    async roformer(path, configPath, name) {
+      const { loadRoformer } = await import('../roformer/engine.js');
+      return loadRoformer(path, { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads, name, ...(configPath ? { configPath } : {}) });
+    },
   };
 }

@@ -1,5 +1,6 @@
 /**
- * `models pull` and `models remove`: official Demucs checkpoints fetched into `<cacheDir>/demucs`.
+ * `models pull` and `models remove`: official Demucs checkpoints fetched into `<cacheDir>/demucs`,
+ * RoFormer checkpoints and their MSST configs into `<cacheDir>/roformer/checkpoints`.
  *
  * A download goes to `<file>.partial`; an interrupted one resumes from that file's size with
  * `Range: bytes=N-`. The complete file must hash to the SHA-256 prefix in its name
@@ -7,7 +8,7 @@
  * and genuine. The URL is trusted configuration (not user input), so no SSRF guard: only the
  * scheme is checked.
  */
-import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { basename, join } from 'node:path';
@@ -15,7 +16,7 @@ import { sha256File } from '../demucs/cache.js';
 import { StemsplitError } from '../errors.js';
 import { takeProcessLock } from '../process-lock.js';
 import { DEMUCS_BASE_URL, type CatalogModel } from './catalog.js';
-import { demucsDir } from './registry.js';
+import { modelDir } from './registry.js';
 
 export interface DownloadProgress {
   readonly file: string;
@@ -33,6 +34,8 @@ export interface DownloadOptions {
 
 export interface DownloadResult {
   readonly path: string;
+  /** The file's SHA-256 (checked against the expected one, or recorded where none is published). */
+  readonly sha256: string;
   /** Bytes already on disk from an earlier, interrupted download (0: started afresh). */
   readonly resumedFrom: number;
   readonly bytes: number;
@@ -187,10 +190,11 @@ async function appendBody(response: IncomingMessage, partial: string, from: Cont
 
 /**
  * Downloads `url` to `destination`, resuming `<destination>.partial` when one is there, and
- * renames it into place once its SHA-256 starts with `expectedSha8`. A mismatching file is
- * deleted, so the next attempt starts afresh.
+ * renames it into place once its SHA-256 starts with `expectedSha` (a full hash or the 8-digit
+ * prefix Demucs names carry; undefined where none is published: the hash is only recorded).
+ * A mismatching file is deleted, so the next attempt starts afresh.
  */
-export async function downloadVerified(url: string, destination: string, expectedSha8: string, options: DownloadOptions = {}): Promise<DownloadResult> {
+export async function downloadVerified(url: string, destination: string, expectedSha: string | undefined, options: DownloadOptions = {}): Promise<DownloadResult> {
   const file = basename(destination);
   const partial = `${destination}.partial`;
   const offset = await sizeOf(partial);
@@ -202,7 +206,7 @@ export async function downloadVerified(url: string, destination: string, expecte
     if (!alreadyComplete(response, offset)) {
       // The partial file is longer than the file now served: it is not a prefix of it.
       await rm(partial, { force: true });
-      return downloadVerified(url, destination, expectedSha8, options);
+      return downloadVerified(url, destination, expectedSha, options);
     }
   } else {
     let from: Continuation;
@@ -216,12 +220,13 @@ export async function downloadVerified(url: string, destination: string, expecte
     bytes = await appendBody(response, partial, from, file, options);
   }
   const actual = await sha256File(partial);
-  if (!actual.startsWith(expectedSha8)) {
+  if (expectedSha !== undefined && !actual.startsWith(expectedSha)) {
     await rm(partial, { force: true });
-    throw failed(`${file} from ${url} has SHA-256 ${actual.slice(0, 8)}…, expected ${expectedSha8}…; the file was deleted`);
+    throw failed(`${file} from ${url} has SHA-256 ${actual.slice(0, 8)}…, expected ${expectedSha.slice(0, 8)}…; the file was deleted`);
   }
+  if (expectedSha === undefined) await writeAtomically(`${destination}.sha256`, `${actual}  ${file}\n`);
   await rename(partial, destination);
-  return { path: destination, resumedFrom, bytes };
+  return { path: destination, sha256: actual, resumedFrom, bytes };
 }
 
 /**
@@ -232,7 +237,7 @@ export async function downloadVerified(url: string, destination: string, expecte
 async function withModelsLock<T>(cacheDir: string, work: () => Promise<T>): Promise<T> {
   const lock = takeProcessLock(
     join(cacheDir, 'models.lock'),
-    `another "stemsplit models pull" or "models remove" is working in ${demucsDir(cacheDir)}; let it finish, then run this again`,
+    `another "stemsplit models pull" or "models remove" is working in ${cacheDir}; let it finish, then run this again`,
   );
   try {
     return await work();
@@ -247,9 +252,8 @@ export async function pullModel(model: CatalogModel, options: PullOptions): Prom
 }
 
 async function pullUnlocked(model: CatalogModel, options: PullOptions): Promise<PullResult> {
-  const dir = demucsDir(options.cacheDir);
+  const dir = modelDir(options.cacheDir, model.family);
   await mkdir(dir, { recursive: true });
-  const baseUrl = options.baseUrl ?? DEMUCS_BASE_URL;
   const downloaded: DownloadResult[] = [];
   const present: string[] = [];
   for (const [index, file] of model.files.entries()) {
@@ -260,14 +264,22 @@ async function pullUnlocked(model: CatalogModel, options: PullOptions): Promise<
       present.push(file);
       continue;
     }
-    downloaded.push(await downloadVerified(fileUrl(baseUrl, file), destination, expectedHashPrefix(file), options));
+    const source = sourceOf(model, file, options.baseUrl);
+    downloaded.push(await downloadVerified(source.url, destination, source.sha256, options));
   }
   let path = join(dir, model.files[0] as string);
-  if (model.files.length > 1) {
+  if (model.family === 'demucs' && model.files.length > 1) {
     path = join(dir, `${model.name}.yaml`);
     await writeAtomically(path, bagYaml(model));
   }
   return { name: model.name, path, downloaded, present };
+}
+
+/** Where a catalog file comes from and the hash it must have: its own address (a mirror's, with --base-url), or the Demucs release folder. */
+function sourceOf(model: CatalogModel, file: string, baseUrl: string | undefined): { url: string; sha256: string | undefined } {
+  const download = model.downloads?.find((d) => d.file === file);
+  if (download === undefined) return { url: fileUrl(baseUrl ?? DEMUCS_BASE_URL, file), sha256: expectedHashPrefix(file) };
+  return { url: baseUrl === undefined ? download.url : fileUrl(baseUrl, file), sha256: download.sha256 };
 }
 
 /** A checkpoint's converted graphs (see demucs/cache.ts): the folder `<sha256>.v<N>`. */
@@ -281,26 +293,41 @@ export async function removeModel(model: CatalogModel, cacheDir: string): Promis
 }
 
 async function removeUnlocked(model: CatalogModel, cacheDir: string): Promise<string[]> {
-  const dir = demucsDir(cacheDir);
+  const dir = modelDir(cacheDir, model.family);
   let entries: string[];
   try {
     entries = await readdir(dir);
   } catch {
     return [];
   }
-  const hashes = model.files.map(expectedHashPrefix);
+  const conversions = model.family === 'demucs' ? [] : await roformerConversions(cacheDir, join(dir, model.files[0] as string));
+  const hashes = model.family === 'demucs' ? model.files.map(expectedHashPrefix) : [];
   const doomed = entries.filter(
     (entry) =>
       entry === `${model.name}.yaml` ||
-      model.files.some((file) => entry === file || entry === `${file}.partial`) ||
+      model.files.some((file) => entry === file || entry === `${file}.partial` || entry === `${file}.sha256`) ||
       hashes.some((sha8) => isConversionOf(entry, sha8)),
   );
   // The bag yaml goes first, so an interrupted removal never leaves a bag that looks installed.
   doomed.sort((a, b) => Number(b.endsWith('.yaml')) - Number(a.endsWith('.yaml')));
   const removed: string[] = [];
-  for (const entry of doomed) {
-    await rm(join(dir, entry), { recursive: true, force: true });
-    removed.push(join(dir, entry));
+  for (const path of [...doomed.map((entry) => join(dir, entry)), ...conversions]) {
+    await rm(path, { recursive: true, force: true });
+    removed.push(path);
   }
   return removed;
+}
+
+/** The converted graphs of a RoFormer checkpoint (roformer/engine.ts): entries whose manifest names its SHA-256. */
+async function roformerConversions(cacheDir: string, checkpoint: string): Promise<string[]> {
+  if ((await sizeOf(checkpoint)) === 0) return [];
+  const sha = await sha256File(checkpoint);
+  const root = join(cacheDir, 'roformer');
+  const entries = await readdir(root).catch(() => [] as string[]);
+  const matches: string[] = [];
+  for (const entry of entries) {
+    const manifest = await readFile(join(root, entry, 'model.json'), 'utf8').catch(() => '');
+    if (manifest.includes(`"checkpointSha256": "${sha}"`)) matches.push(join(root, entry));
+  }
+  return matches;
 }

@@ -9,18 +9,23 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { StemsplitError } from '../errors.js';
 import type { SegmentModel } from '../separation/model.js';
-import { DEMUCS_CATALOG, type CatalogModel } from './catalog.js';
+import { configBeside } from '../roformer/config.js';
+import { MODEL_CATALOG, type CatalogModel, type ModelFamily } from './catalog.js';
 
 export type StemModelAlias = '4s' | '6s';
-export type ModelKind = 'onnx' | 'demucs';
+export type ModelKind = 'onnx' | ModelFamily;
 
 export interface ModelRef {
   readonly name: string;
   readonly kind: ModelKind;
-  /** `model.json` for onnx models; a `.th` or bag `.yaml` for demucs. */
+  /** `model.json` for onnx models; a `.th` or bag `.yaml` for demucs; a `.ckpt`/`.pth` for roformer. */
   readonly path: string;
+  /** RoFormer: the MSST yaml (default: beside the checkpoint). */
+  readonly configPath?: string;
   readonly sources: readonly string[];
   readonly description: string;
+  /** The weights' licence or terms as published, or "not stated". */
+  readonly terms: string;
 }
 
 export interface ModelListing extends Omit<ModelRef, 'path'> {
@@ -34,6 +39,7 @@ export interface ModelListing extends Omit<ModelRef, 'path'> {
 export interface ModelLoaders {
   onnx(manifestPath: string): Promise<SegmentModel>;
   demucs(path: string): Promise<SegmentModel>;
+  roformer(path: string, configPath: string | undefined, name: string): Promise<SegmentModel>;
 }
 
 export interface RegistryOptions {
@@ -56,10 +62,18 @@ export function demucsDir(cacheDir: string): string {
   return join(cacheDir, 'demucs');
 }
 
+/** Where pulled models of a family live (converted graphs sit elsewhere in the cache). */
+export function modelDir(cacheDir: string, family: ModelFamily): string {
+  return family === 'demucs' ? demucsDir(cacheDir) : join(cacheDir, 'roformer', 'checkpoints');
+}
+
+const UNKNOWN_TERMS = 'not stated';
+
 interface ManifestHead {
   name?: unknown;
   sources?: unknown;
   description?: unknown;
+  terms?: unknown;
 }
 
 function readManifestRef(manifestPath: string): ModelRef {
@@ -78,6 +92,7 @@ function readManifestRef(manifestPath: string): ModelRef {
     path: manifestPath,
     sources: head.sources.map(String),
     description: typeof head.description === 'string' ? head.description : '',
+    terms: typeof head.terms === 'string' ? head.terms : UNKNOWN_TERMS,
   };
 }
 
@@ -100,18 +115,18 @@ export class ModelRegistry {
 
   /** The entry point file of a pulled catalog model, or undefined when not (fully) installed. */
   installedPath(model: CatalogModel): string | undefined {
-    const dir = demucsDir(this.#options.cacheDir);
+    const dir = modelDir(this.#options.cacheDir, model.family);
     if (!model.files.every((file) => existsSync(join(dir, file)))) return undefined;
-    if (model.files.length === 1) return join(dir, model.files[0] as string);
+    if (model.files.length === 1 || model.family === 'roformer') return join(dir, model.files[0] as string);
     const bag = join(dir, `${model.name}.yaml`);
     return existsSync(bag) ? bag : undefined;
   }
 
   pulled(): ModelRef[] {
     const refs: ModelRef[] = [];
-    for (const model of DEMUCS_CATALOG) {
+    for (const model of MODEL_CATALOG) {
       const path = this.installedPath(model);
-      if (path) refs.push({ name: model.name, kind: 'demucs', path, sources: model.sources, description: model.description });
+      if (path) refs.push({ ...catalogRef(model, path), ...configOf(model, this.#options.cacheDir) });
     }
     return refs;
   }
@@ -133,18 +148,26 @@ export class ModelRegistry {
     );
   }
 
-  /** Resolves an alias, a model name or a path to a model. */
-  resolve(spec: string): ModelRef {
+  /** Resolves an alias, a model name or a path to a model; `configPath` names a RoFormer checkpoint's yaml. */
+  resolve(spec: string, configPath?: string): ModelRef {
     if (spec === '4s' || spec === '6s') return this.resolveAlias(spec);
     const byName = this.installed().find((m) => m.name === spec);
     if (byName) return byName;
-    if (DEMUCS_CATALOG.some((m) => m.name === spec)) {
+    if (configPath !== undefined && !/\.(ckpt|pth|pt)$/i.test(spec)) {
+      throw new StemsplitError('USAGE', '--model-config applies to a RoFormer checkpoint (.ckpt or .pth) only');
+    }
+    if (configPath !== undefined) {
+      if (!existsSync(configPath)) throw new StemsplitError('MODEL_NOT_FOUND', `cannot read the model config ${configPath}`);
+      return { ...this.#resolvePath(spec, false), configPath: resolve(configPath) };
+    }
+    if (MODEL_CATALOG.some((m) => m.name === spec)) {
       throw new StemsplitError('MODEL_NOT_FOUND', `model ${spec} is not installed; run: stemsplit models pull ${spec}`);
     }
     return this.#resolvePath(spec);
   }
 
-  #resolvePath(spec: string): ModelRef {
+  /** `withConfig` false: the caller names a RoFormer's config itself. */
+  #resolvePath(spec: string, withConfig = true): ModelRef {
     const path = resolve(spec);
     if (!existsSync(path)) throw new StemsplitError('MODEL_NOT_FOUND', `unknown model "${spec}" (see: stemsplit models list)`);
     if (statSync(path).isDirectory()) {
@@ -155,9 +178,13 @@ export class ModelRegistry {
     const ext = extname(path).toLowerCase();
     if (ext === '.json') return readManifestRef(path);
     if (ext === '.th' || ext === '.yaml' || ext === '.yml') {
-      return { name: basename(path, ext), kind: 'demucs', path, sources: [], description: `Demucs checkpoint ${path}` };
+      return { name: basename(path, ext), kind: 'demucs', path, sources: [], description: `Demucs checkpoint ${path}`, terms: UNKNOWN_TERMS };
     }
-    throw new StemsplitError('MODEL_NOT_FOUND', `${spec}: expected a .th checkpoint, a bag .yaml or a model.json`);
+    if (ext === '.ckpt' || ext === '.pth' || ext === '.pt') {
+      const ref: ModelRef = { name: basename(path, ext), kind: 'roformer', path, sources: [], description: `RoFormer checkpoint ${path}`, terms: UNKNOWN_TERMS };
+      return withConfig === false ? ref : { ...ref, configPath: configBeside(path) };
+    }
+    throw new StemsplitError('MODEL_NOT_FOUND', `${spec}: expected a .th checkpoint, a bag .yaml, a RoFormer .ckpt/.pth or a model.json`);
   }
 
   /** Everything `models list` shows: installed models and the catalog's models not yet pulled. */
@@ -171,14 +198,11 @@ export class ModelRegistry {
         }
       });
     const rows: ModelListing[] = [];
-    for (const model of DEMUCS_CATALOG) {
+    for (const model of MODEL_CATALOG) {
       const path = this.installedPath(model) ?? null;
       rows.push({
-        name: model.name,
-        kind: 'demucs',
+        ...catalogRef(model, ''),
         path,
-        sources: model.sources,
-        description: model.description,
         installed: path !== null,
         origin: path ? 'pulled' : 'available',
         aliases: aliasesOf(model.name),
@@ -187,6 +211,15 @@ export class ModelRegistry {
     for (const ref of this.bundled()) rows.push({ ...ref, installed: true, origin: 'bundled', aliases: aliasesOf(ref.name) });
     return rows;
   }
+}
+
+function catalogRef(model: CatalogModel, path: string): ModelRef {
+  return { name: model.name, kind: model.family, path, sources: model.sources, description: model.description, terms: model.terms };
+}
+
+/** A pulled RoFormer's yaml, pulled beside its checkpoint. */
+function configOf(model: CatalogModel, cacheDir: string): { configPath?: string } {
+  return model.family === 'roformer' ? { configPath: join(modelDir(cacheDir, model.family), model.files[1] as string) } : {};
 }
 
 /** Loads models once and keeps them: loading converts and allocates, splitting reuses. */
@@ -199,10 +232,15 @@ export class ModelCache {
   }
 
   load(ref: ModelRef): Promise<SegmentModel> {
-    const key = `${ref.kind}:${ref.path}`;
+    const key = `${ref.kind}:${ref.path}:${ref.configPath ?? ''}`;
     let model = this.#loaded.get(key);
     if (!model) {
-      model = ref.kind === 'onnx' ? this.#loaders.onnx(ref.path) : this.#loaders.demucs(ref.path);
+      model =
+        ref.kind === 'onnx'
+          ? this.#loaders.onnx(ref.path)
+          : ref.kind === 'demucs'
+            ? this.#loaders.demucs(ref.path)
+            : this.#loaders.roformer(ref.path, ref.configPath, ref.name);
       model.catch(() => this.#loaded.delete(key));
       this.#loaded.set(key, model);
     }

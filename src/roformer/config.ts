@@ -4,7 +4,8 @@
  * `training` (instruments, target) and `inference` (chunking). Every constructor option the
  * published configs use is read; an option this engine does not implement is refused by name.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parse, type Tags } from 'yaml';
 import { StemsplitError } from '../errors.js';
 
@@ -98,6 +99,13 @@ const TYPE_OPTIONS: Readonly<Record<RoformerType, ReadonlySet<string>>> = {
   bs_roformer: new Set(['freqs_per_bands']),
   mel_band_roformer: new Set(['num_bands', 'sample_rate', 'match_input_audio_length']),
 };
+
+/** `song.ckpt` → `song.yaml` (or `.yml`) beside it, as MSST users keep them. */
+export function configBeside(checkpoint: string): string {
+  const stem = checkpoint.replace(/\.(ckpt|pth|pt)$/i, '');
+  for (const ext of ['.yaml', '.yml']) if (existsSync(stem + ext)) return stem + ext;
+  throw new StemsplitError('MODEL_NOT_FOUND', `no config beside ${checkpoint} (expected ${path.basename(stem)}.yaml); name one with --model-config`);
+}
 
 /** PyYAML's `!!python/tuple` (MSST writes tuples that way): read as a list. */
 const pythonTuple: Tags[number] = {

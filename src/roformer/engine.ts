@@ -7,7 +7,7 @@
  *   loadRoformer:            the network + demix + normalisation as a stereo SegmentModel
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import { cacheEntryDir, readCachedManifest, sha256File, storeEntry } from '../demucs/cache.js';
@@ -17,7 +17,7 @@ import type { SegmentModel, SeparationProgress } from '../separation/model.js';
 import { createOrtSession, runTensors, type OrtSessionHandle } from '../separation/onnx-session.js';
 import type { StereoTrack } from '../separation/pipeline.js';
 import { bandBins } from './bands.js';
-import { readRoformerConfig, type RoformerConfig, type RoformerType } from './config.js';
+import { configBeside, readRoformerConfig, type RoformerConfig, type RoformerType } from './config.js';
 import { demix } from './demix.js';
 import { buildRoformerGraph, GRAPH_INPUT, GRAPH_OUTPUT } from './graph.js';
 import { ChunkSpectrum } from './spectrum.js';
@@ -90,13 +90,6 @@ export class RoformerNetwork {
   release(): Promise<void> {
     return this.session.release();
   }
-}
-
-/** `song.ckpt` → `song.yaml` (or `.yml`) beside it. */
-export function configBeside(checkpoint: string): string {
-  const stem = checkpoint.replace(/\.(ckpt|pth|pt|bin)$/i, '');
-  for (const ext of ['.yaml', '.yml']) if (existsSync(stem + ext)) return stem + ext;
-  throw new StemsplitError('MODEL_NOT_FOUND', `no config beside ${checkpoint} (expected ${path.basename(stem)}.yaml); name one with --model-config`);
 }
 
 /** Converts unless the cache holds this checkpoint + config already; returns the graph file. */

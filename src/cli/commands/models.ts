@@ -1,5 +1,5 @@
 import { StemsplitError } from '../../errors.js';
-import { catalogModel, DEMUCS_CATALOG, type CatalogModel } from '../../models/catalog.js';
+import { catalogModel, MODEL_CATALOG, type CatalogModel } from '../../models/catalog.js';
 import { pullModel, removeModel } from '../../models/pull.js';
 import { registryFor, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
@@ -21,13 +21,14 @@ export async function modelsList(ctx: CommandContext, options: { json?: boolean 
     const aliases = row.aliases.length ? ` [${row.aliases.join(', ')}]` : '';
     print(ctx, `${row.name.padEnd(22)} ${String(row.sources.length).padStart(1)} stems  ${state}${aliases}`);
     print(ctx, `${''.padEnd(22)} ${row.description}`);
+    print(ctx, `${''.padEnd(22)} terms: ${row.terms}`);
   }
 }
 
 function catalogModelNamed(name: string): CatalogModel {
   const model = catalogModel(name);
   if (model) return model;
-  const names = DEMUCS_CATALOG.map((m) => m.name).join(', ');
+  const names = MODEL_CATALOG.map((m) => m.name).join(', ');
   throw new StemsplitError('MODEL_NOT_FOUND', `"${name}" is not a model to pull or remove (those are: ${names})`);
 }
 
@@ -44,6 +45,7 @@ export async function modelsPull(ctx: CommandContext, names: readonly string[], 
   const models = names.map(catalogModelNamed);
   const results = [];
   for (const model of models) {
+    ctx.stderr.write(`${model.name}: ${model.description}\n  terms of the weights: ${model.terms}\n`);
     let bar: ProgressBar | undefined;
     const result = await pullModel(model, {
       cacheDir: ctx.config.cacheDir,
@@ -59,6 +61,10 @@ export async function modelsPull(ctx: CommandContext, names: readonly string[], 
       },
     });
     bar?.done();
+    for (const file of result.downloaded) {
+      const source = model.downloads?.find((d) => file.path.endsWith(d.file));
+      if (source && source.sha256 === undefined) ctx.stderr.write(`  ${source.file}: ${source.hashSource}: ${file.sha256}\n`);
+    }
     results.push(result);
     if (!options.json) print(ctx, `${model.name} installed: ${result.path}`);
   }

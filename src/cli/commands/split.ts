@@ -11,6 +11,7 @@ import { createProgressBar } from '../progress.js';
 
 export interface SplitOptions {
   model: string;
+  modelConfig?: string;
   output: string;
   format: string;
   float32?: boolean;
@@ -67,10 +68,10 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   for (const file of files) checkIsFile(file);
   const { config } = ctx;
   const registry = registryFor(config);
-  const ref = registry.resolve(options.model);
+  const ref = registry.resolve(options.model, options.modelConfig);
   // One worker thread runs the jobs (as `serve` does): this thread keeps drawing the progress.
   const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }, 1);
-  ctx.stderr.write(`Loading model ${ref.name}…\n`);
+  ctx.stderr.write(`Loading model ${ref.name} (terms of its weights: ${ref.terms})…\n`);
   if ((options.model === '4s' || options.model === '6s') && ref.kind !== 'demucs') {
     const demucs = options.model === '4s' ? 'htdemucs' : 'htdemucs_6s';
     ctx.stderr.write(`(the small bundled model; for Demucs v4 quality run "stemsplit models pull ${demucs}" once)\n`);
