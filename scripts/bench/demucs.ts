@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { Worker, isMainThread } from 'node:worker_threads';
 import { convertCheckpoint, loadDemucs } from '../../src/demucs/index.js';
 import { separate } from '../../src/separation/index.js';
+import { rssSampler } from './rss.js';
 
 const { values } = parseArgs({
   options: {
@@ -61,29 +62,6 @@ if (values['convert-only']) {
 }
 
 const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
-
-/** Peak resident memory, sampled from /proc by a worker thread. */
-function rssSampler(): { reset(): void; peakBytes(): number; stop(): Promise<number> } {
-  const shared = new Float64Array(new SharedArrayBuffer(8));
-  const worker = new Worker(
-    `const { workerData } = require('node:worker_threads');
-     const fs = require('node:fs');
-     const page = 4096;
-     setInterval(() => {
-       const rss = Number(fs.readFileSync('/proc/self/statm', 'utf8').split(' ')[1]) * page;
-       if (rss > workerData[0]) workerData[0] = rss;
-     }, 5);`,
-    { eval: true, workerData: shared },
-  );
-  return {
-    reset: () => void (shared[0] = 0),
-    peakBytes: () => shared[0] as number,
-    stop: async () => {
-      await worker.terminate();
-      return shared[0] as number;
-    },
-  };
-}
 
 /** `seconds` of stereo audio: the fixture's 9 s test track, repeated. */
 function benchTrack(seconds: number, sampleRate: number): { data: Float32Array; length: number } {

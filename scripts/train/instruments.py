@@ -160,8 +160,15 @@ def sample_drums(hits, kit, n, rng):
     return out
 
 
-def render_drums(part, n, rng, tmpdir, tag):
-    source = rng.choice(["gm", "gm", "avl", "hydrogen", "hydrogen", "hydrogen", "sonicpi"])
+# Generation 3 trains the model a studio may use for paid work, so it uses only permissively licensed sounds:
+# hydrogen-drumkits (GPL-2, GPL-2+, CC-BY-SA-3.0 kits) and avldrums.lv2-soundfont (GPL-2+) are left out,
+# as is espeak-ng (GPL-3) as a singer. Its drums: the GM kits of FluidR3 and MuseScore General (MIT) and
+# sonic-pi-samples' drum samples (CC0, one MIT).
+CLEAN_DRUM_SOURCES = ["gm", "gm", "gm", "sonicpi", "sonicpi"]
+
+
+def render_drums(part, n, rng, tmpdir, tag, gen=1):
+    source = rng.choice(CLEAN_DRUM_SOURCES if gen >= 3 else ["gm", "gm", "avl", "hydrogen", "hydrogen", "hydrogen", "sonicpi"])
     if source == "hydrogen" and hydrogen_kits():
         kits = hydrogen_kits()
         return sample_drums(part.notes, kits[list(kits)[rng.integers(len(kits))]], n, rng), "hydrogen"
@@ -328,7 +335,7 @@ def render_voice(part, n, rng, gen=1):
         if style < 0.75:  # a real speaker, rhythmic speech on the groove
             line, source = voices.spoken_line(part.style.get("bpm", 100.0), n, SR, rng, VOICE_SPLIT)
             return _voice_out(line, voices.RATE, n), f"real-spoken:{source}"
-    hts = gen >= 2 and rng.random() < 0.65
+    hts = gen >= 3 or (gen >= 2 and rng.random() < 0.65)  # generation 3: no espeak-ng (GPL-3)
     if hts:
         rate, singer = HTS_RATE, {"oq": rng.uniform(0.4, 0.75), "breath": (0.05, 0.35), "jitter": rng.uniform(2, 10)}
         tract = rng.uniform(0.95, 1.1) if female else rng.uniform(0.72, 0.86)
@@ -371,7 +378,7 @@ def _voice_out(out, rate, n):
 def render_part(part, n, rng, tmpdir, tag, gen=1):
     """Audio [2, n] for one part plus a short description of the source used (gen: the renderer generation)."""
     if part.kind == "drums":
-        return render_drums(part, n, rng, tmpdir, tag)
+        return render_drums(part, n, rng, tmpdir, tag, gen)
     if part.kind == "voice":
         return render_voice(part, n, rng, gen)
     font = SOUNDFONTS[int(rng.random() < 0.45)]
