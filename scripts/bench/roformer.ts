@@ -5,15 +5,19 @@
  * converted to ONNX and run through MSST's demix on `--seconds` of synthetic music.
  *
  *   node --import tsx scripts/bench/roformer.ts [--preset viperx-bs|kim-mel] [--seconds 20] [--threads 2]
+ *        [--depth N] [--set field=value]          (fewer blocks, other sizes: where the memory goes)
+ *        [--main-thread]                         (run on the main thread instead of a worker, as serve/split do)
  *        [--checkpoint X.ckpt --config X.yaml]   (a real checkpoint instead of random weights)
  *
  * Prints the conversion and load times, seconds per chunk and per minute of audio, where the
  * time goes (spectrum, graph, masks + inverse) and the peak RSS while separating.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { isMainThread, Worker } from 'node:worker_threads';
 import type { CheckpointTensor } from '../../src/demucs/checkpoint.js';
 import { bandBins } from '../../src/roformer/bands.js';
 import { parseRoformerConfig, type RoformerConfig } from '../../src/roformer/config.js';
@@ -27,11 +31,30 @@ const { values } = parseArgs({
     threads: { type: 'string', default: '2' },
     checkpoint: { type: 'string' },
     config: { type: 'string' },
+    'build-only': { type: 'string' },
+    depth: { type: 'string' },
+    set: { type: 'string', multiple: true },
+    'main-thread': { type: 'boolean', default: false },
   },
 });
 
+if (isMainThread && !values['build-only'] && !values['main-thread']) {
+  // This same script, with the same argv, in a worker thread (as serve and split run models) that registers tsx first.
+  const script = JSON.stringify(import.meta.url);
+  const worker = new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${script}); })`, { eval: true, argv: process.argv.slice(2) });
+  process.exit(await new Promise<number>((resolve) => worker.once('exit', resolve)));
+}
+
+function presetConfig(): RoformerConfig {
+  const preset = PRESETS[values.preset];
+  if (preset === undefined) throw new Error(`--preset must be one of ${Object.keys(PRESETS).join(', ')}`);
+  const config = parseRoformerConfig(preset, values.preset);
+  const overrides = Object.fromEntries((values.set ?? []).map((pair) => [pair.split('=')[0], Number(pair.split('=')[1])]));
+  return { ...config, ...(values.depth === undefined ? {} : { depth: Number(values.depth) }), ...overrides };
+}
+
 /** The model and inference sections of the published configs (MSST configs/viperx and configs/KimberleyJensen). */
-const PRESETS: Readonly<Record<string, unknown>> = {
+const PRESETS: Readonly<Record<string, object>> = {
   'viperx-bs': {
     audio: { chunk_size: 352800, num_channels: 2, sample_rate: 44100 },
     model: {
@@ -142,24 +165,31 @@ function benchTrack(seconds: number, rate: number, channels: number): Float32Arr
 }
 
 const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
-const sampler = rssSampler();
 const timings = { stft: 0, graph: 0, istft: 0 };
 const onTiming = (part: keyof typeof timings, ms: number) => void (timings[part] += ms);
 const threads = Number(values.threads);
 const work = mkdtempSync(path.join(tmpdir(), 'stemsplit-bench-roformer-'));
 
 let network: RoformerNetwork;
+const sampler = rssSampler();
+if (values['build-only']) {
+  // The child process that writes the random network's graph, so the measured process holds no weights of its own.
+  const config = presetConfig();
+  const state = randomState(config);
+  const stages = RoformerNetwork.writeStages(config, state, values['build-only']);
+  const parameters = [...state.values()].reduce((sum, t) => sum + t.data.length, 0);
+  process.stdout.write(JSON.stringify({ millions: (parameters / 1e6).toFixed(1), stages }));
+  process.exit(0);
+}
 const loadStarted = performance.now();
 if (values.checkpoint) {
   network = await RoformerNetwork.open(values.checkpoint, { cacheDir: work, intraOpThreads: threads, onTiming, ...(values.config ? { configPath: values.config } : {}) });
 } else {
-  const preset = PRESETS[values.preset];
-  if (preset === undefined) throw new Error(`--preset must be one of ${Object.keys(PRESETS).join(', ')}`);
-  const config = parseRoformerConfig(preset, values.preset);
-  const state = randomState(config);
-  const parameters = [...state.values()].reduce((sum, t) => sum + t.data.length, 0);
-  console.log(`model           ${values.preset}: ${config.type}, dim ${config.dim}, depth ${config.depth}, ${(parameters / 1e6).toFixed(1)} M parameters (random)`);
-  network = await RoformerNetwork.fromState(config, state, path.join(work, 'network.onnx'), { intraOpThreads: threads, onTiming });
+  const config = presetConfig();
+  const args = ['--import', 'tsx', path.resolve(import.meta.dirname, 'roformer.ts'), '--preset', values.preset, '--build-only', work, ...(values.depth ? ['--depth', values.depth] : []), ...(values.set ?? []).flatMap((pair) => ['--set', pair])];
+  const built = JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8' })) as { millions: string; stages: Parameters<typeof RoformerNetwork.fromStages>[2] };
+  console.log(`model           ${values.preset}: ${config.type}, dim ${config.dim}, depth ${config.depth}, ${built.millions} M parameters (random), ${built.stages.length} graphs`);
+  network = await RoformerNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });
 }
 const loadSeconds = (performance.now() - loadStarted) / 1000;
 const loadPeak = sampler.peakBytes();
@@ -190,8 +220,8 @@ const medianChunk = sorted[Math.floor(sorted.length / 2)] ?? 0;
 const step = Math.floor(config.chunkSize / config.numOverlap) / config.sampleRate;
 const line = (label: string, ms: number) => `  ${label.padEnd(20)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
 console.log(`audio           ${seconds} s, ${chunkMs.length} chunks of ${config.chunkSize} samples (num_overlap ${config.numOverlap}), ${threads} intra-op threads`);
-console.log(`convert + load  ${loadSeconds.toFixed(1)} s, peak RSS ${mb(loadPeak)} MiB`);
-console.log(`separation      ${(wallMs / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU`);
+console.log(`graph load      ${loadSeconds.toFixed(1)} s, peak RSS ${mb(loadPeak)} MiB`);
+console.log(`separation      ${(wallMs / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU (${(cpu.system / 1e6).toFixed(1)} s of it in the kernel)`);
 console.log(`per chunk       median ${(medianChunk / 1000).toFixed(2)} s (one chunk per ${step.toFixed(2)} s of audio)`);
 console.log(`speed           ${((wallMs / 1000) * (60 / seconds)).toFixed(1)} s per minute of audio (this track, borders included); ${((medianChunk / 1000) * (60 / step)).toFixed(1)} s per minute on a long track`);
 console.log('where the time goes');

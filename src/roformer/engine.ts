@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import { cacheEntryDir, readCachedManifest, sha256File, storeEntry } from '../demucs/cache.js';
-import { readStateDict } from '../demucs/checkpoint.js';
+import { readStateDict, type CheckpointTensor } from '../demucs/checkpoint.js';
 import { writeModel } from '../demucs/onnx/graph.js';
 import type { SegmentModel, SeparationProgress } from '../separation/model.js';
 import { createOrtSession, runTensors, type OrtSessionHandle } from '../separation/onnx-session.js';
@@ -19,12 +19,11 @@ import type { StereoTrack } from '../separation/pipeline.js';
 import { bandBins } from './bands.js';
 import { configBeside, readRoformerConfig, type RoformerConfig, type RoformerType } from './config.js';
 import { demix } from './demix.js';
-import { buildRoformerGraph, GRAPH_INPUT, GRAPH_OUTPUT } from './graph.js';
+import { buildRoformerStages, type RoformerStage } from './graph.js';
 import { ChunkSpectrum } from './spectrum.js';
 
 /** Bump when the graph layout changes, so caches convert again. */
-const CONVERTER_VERSION = 1;
-const GRAPH_FILE = 'network.onnx';
+const CONVERTER_VERSION = 3;
 const META_FORMAT = 'stemsplit-roformer/1';
 
 export interface LoadRoformerOptions {
@@ -38,33 +37,102 @@ export interface LoadRoformerOptions {
   readonly batchSize?: number;
 }
 
+/** Where a chunk's time goes: `stft` (spectrum and features), `graph` (ONNX Runtime), `istft` (masks and inverse). */
+export type RoformerTimingSink = (part: 'stft' | 'graph' | 'istft', milliseconds: number) => void;
+
 /** The RoFormer network on one chunk, any channel count. */
+/** A converted stage on disk: its file and the tensors it reads and writes. */
+interface StageFile {
+  readonly file: string;
+  readonly inputs: readonly string[];
+  readonly output: string;
+}
+
 export class RoformerNetwork {
   private constructor(
     readonly config: RoformerConfig,
     private readonly spectrum: ChunkSpectrum,
-    private readonly session: OrtSessionHandle,
+    private readonly stages: readonly { readonly stage: StageFile; readonly session: OrtSessionHandle }[],
+    private readonly onTiming: RoformerTimingSink | undefined,
   ) {}
 
-  static async open(checkpoint: string, options: LoadRoformerOptions): Promise<RoformerNetwork> {
+  static async open(checkpoint: string, options: LoadRoformerOptions & { onTiming?: RoformerTimingSink }): Promise<RoformerNetwork> {
     const configPath = options.configPath ?? configBeside(checkpoint);
     const config = readRoformerConfig(configPath, options.type);
-    if (config.type === 'mel_band_roformer' && !config.matchInputLength && config.chunkSize % config.hop !== 0) {
-      throw new StemsplitError('MODEL_INVALID', `${configPath}: chunk_size ${config.chunkSize} is not a multiple of the hop ${config.hop}, which Mel-Band RoFormer's demix needs`);
+    const spectrum = chunkSpectrum(config, configPath);
+    const { directory, stages } = await convert(checkpoint, configPath, config, spectrum, options.cacheDir);
+    return RoformerNetwork.start(config, spectrum, directory, stages, options);
+  }
+
+  /** Writes the stages of weights held in memory into `directory` (benchmarks build random full-size ones). */
+  static writeStages(config: RoformerConfig, state: ReadonlyMap<string, CheckpointTensor>, directory: string): StageFile[] {
+    const spectrum = chunkSpectrum(config, 'the config');
+    return writeStageFiles(buildRoformerStages(config, state, { frames: spectrum.frames, bandWidths: bandWidths(config) }, 'the weights'), directory);
+  }
+
+  /** A network from the stages `writeStages` wrote. */
+  static fromStages(
+    config: RoformerConfig,
+    directory: string,
+    stages: readonly StageFile[],
+    options: { intraOpThreads?: number; onTiming?: RoformerTimingSink } = {},
+  ): Promise<RoformerNetwork> {
+    return RoformerNetwork.start(config, chunkSpectrum(config, 'the config'), directory, stages, options);
+  }
+
+  private static async start(
+    config: RoformerConfig,
+    spectrum: ChunkSpectrum,
+    directory: string,
+    files: readonly StageFile[],
+    options: { intraOpThreads?: number; onTiming?: RoformerTimingSink },
+  ): Promise<RoformerNetwork> {
+    const stages: { stage: StageFile; session: OrtSessionHandle }[] = [];
+    try {
+      for (const stage of files) {
+        const session = await createOrtSession(path.join(directory, stage.file), {
+          ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
+          // Stages run one after another: no arena keeping each one's peak, no spinning threads taking the next one's cores.
+          cpuMemArena: false,
+          allowSpinning: false,
+        });
+        stages.push({ stage, session });
+      }
+    } catch (error) {
+      await Promise.all(stages.map(({ session }) => session.release()));
+      throw error;
     }
-    const spectrum = new ChunkSpectrum(config, config.chunkSize, bandBins(config));
-    const graphFile = await convert(checkpoint, configPath, config, spectrum, options.cacheDir);
-    const session = await createOrtSession(graphFile, options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads });
-    return new RoformerNetwork(config, spectrum, session);
+    return new RoformerNetwork(config, spectrum, stages, options.onTiming);
+  }
+
+  /** The stages in order: each reads the previous one's output first, then any skip tensors by name. */
+  private async runStages(features: Float32Array): Promise<Float32Array> {
+    const { spectrum } = this;
+    const tensors = new Map<string, { data: Float32Array; dims: readonly number[] }>();
+    let current = { data: features, dims: [spectrum.frames, spectrum.featureWidth] as readonly number[] };
+    for (const { stage, session } of this.stages) {
+      const feeds: Record<string, { data: Float32Array; dims: readonly number[] }> = {};
+      stage.inputs.forEach((name, i) => {
+        feeds[name] = i === 0 ? current : (tensors.get(name) as { data: Float32Array; dims: readonly number[] });
+      });
+      const result = await runTensors(session, feeds, [stage.output]);
+      current = result[stage.output] as { data: Float32Array; dims: readonly number[] };
+      tensors.set(stage.output, current);
+    }
+    return current.data;
   }
 
   /** One chunk [channels, chunkSize] (planar) → [stems, channels, chunkSize]. */
   async forward(chunk: Float32Array): Promise<Float32Array> {
     const { spectrum, config } = this;
+    let started = performance.now();
     const spec = spectrum.analyze(chunk);
     const features = spectrum.features(spec);
-    const result = await runTensors(this.session, { [GRAPH_INPUT]: { data: features, dims: [spectrum.frames, spectrum.featureWidth] } }, [GRAPH_OUTPUT]);
-    const audio = spectrum.synthesize(spec, (result[GRAPH_OUTPUT] as { data: Float32Array }).data, config.numStems);
+    started = this.lap('stft', started);
+    const masks = await this.runStages(features);
+    started = this.lap('graph', started);
+    const audio = spectrum.synthesize(spec, masks, config.numStems);
+    this.lap('istft', started);
     if (spectrum.outputLength === config.chunkSize) return audio;
     // Mel-Band without match_input_audio_length returns hop·(frames−1) samples; pad to the chunk.
     const padded = new Float32Array(config.numStems * config.channels * config.chunkSize);
@@ -72,6 +140,12 @@ export class RoformerNetwork {
       padded.set(audio.subarray(plane * spectrum.outputLength, (plane + 1) * spectrum.outputLength), plane * config.chunkSize);
     }
     return padded;
+  }
+
+  private lap(part: 'stft' | 'graph' | 'istft', started: number): number {
+    const now = performance.now();
+    this.onTiming?.(part, now - started);
+    return now;
   }
 
   /** MSST's demix of a whole track [channels, length] → [stems, channels, length]. */
@@ -87,13 +161,26 @@ export class RoformerNetwork {
     });
   }
 
-  release(): Promise<void> {
-    return this.session.release();
+  async release(): Promise<void> {
+    await Promise.all(this.stages.map(({ session }) => session.release()));
   }
 }
 
-/** Converts unless the cache holds this checkpoint + config already; returns the graph file. */
-async function convert(checkpoint: string, configPath: string, config: RoformerConfig, spectrum: ChunkSpectrum, cacheDir: string): Promise<string> {
+function chunkSpectrum(config: RoformerConfig, configPath: string): ChunkSpectrum {
+  if (config.type === 'mel_band_roformer' && !config.matchInputLength && config.chunkSize % config.hop !== 0) {
+    throw new StemsplitError('MODEL_INVALID', `${configPath}: chunk_size ${config.chunkSize} is not a multiple of the hop ${config.hop}, which Mel-Band RoFormer's demix needs`);
+  }
+  return new ChunkSpectrum(config, config.chunkSize, bandBins(config));
+}
+
+/** Converts unless the cache holds this checkpoint + config already; returns the entry's directory and stages. */
+async function convert(
+  checkpoint: string,
+  configPath: string,
+  config: RoformerConfig,
+  spectrum: ChunkSpectrum,
+  cacheDir: string,
+): Promise<{ directory: string; stages: readonly StageFile[] }> {
   let checkpointSha: string;
   try {
     checkpointSha = await sha256File(checkpoint);
@@ -103,14 +190,27 @@ async function convert(checkpoint: string, configPath: string, config: RoformerC
   const configSha = createHash('sha256').update(readFileSync(configPath)).update(config.type).digest('hex');
   const key = createHash('sha256').update(`${checkpointSha}:${configSha}`).digest('hex');
   const directory = cacheEntryDir(cacheDir, key, CONVERTER_VERSION, 'roformer');
-  const cached = (await readCachedManifest(directory)) as { format?: unknown } | undefined;
-  if (cached?.format === META_FORMAT) return path.join(directory, GRAPH_FILE);
+  const cached = (await readCachedManifest(directory)) as { format?: unknown; stages?: StageFile[] } | undefined;
+  if (cached?.format === META_FORMAT && Array.isArray(cached.stages)) return { directory, stages: cached.stages };
 
   const state = readStateDict(checkpoint);
-  const graph = buildRoformerGraph(config, state, { frames: spectrum.frames, bandWidths: bandWidths(config) }, checkpoint);
-  const manifest = { format: META_FORMAT, checkpointSha256: checkpointSha, configSha256: configSha, type: config.type, instruments: config.instruments };
-  await storeEntry(directory, (dir) => writeModel(graph.encode(), path.join(dir, GRAPH_FILE)), manifest);
-  return path.join(directory, GRAPH_FILE);
+  const built = buildRoformerStages(config, state, { frames: spectrum.frames, bandWidths: bandWidths(config) }, checkpoint);
+  const stages = built.map(stageFile);
+  const manifest = { format: META_FORMAT, checkpointSha256: checkpointSha, configSha256: configSha, type: config.type, instruments: config.instruments, stages };
+  await storeEntry(directory, (dir) => void writeStageFiles(built, dir), manifest);
+  return { directory, stages };
+}
+
+function stageFile(stage: RoformerStage, index: number): StageFile {
+  return { file: `${String(index).padStart(2, '0')}-${stage.name}.onnx`, inputs: stage.inputs, output: stage.output };
+}
+
+function writeStageFiles(stages: readonly RoformerStage[], directory: string): StageFile[] {
+  return stages.map((stage, index) => {
+    const file = stageFile(stage, index);
+    writeModel(stage.graph.encode(), path.join(directory, file.file));
+    return file;
+  });
 }
 
 function bandWidths(config: RoformerConfig): number[] {

@@ -12,7 +12,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import type { CheckpointTensor } from '../demucs/checkpoint.js';
-import { attr, OnnxGraph, type Value } from '../demucs/onnx/graph.js';
+import { attr, MS_DOMAIN, OnnxGraph, type Value } from '../demucs/onnx/graph.js';
 import { Ops } from '../demucs/onnx/ops.js';
 import type { RoformerConfig } from './config.js';
 
@@ -20,6 +20,9 @@ export const GRAPH_INPUT = 'features';
 export const GRAPH_OUTPUT = 'masks';
 
 type State = ReadonlyMap<string, CheckpointTensor>;
+
+/** Attention scores of one group of sequences at most this big (ORT's CPU kernel materialises them). */
+const ATTENTION_BYTES = 64 * 2 ** 20;
 
 /** Reads weights by name, checks their shapes, and remembers which were used. */
 class Weights {
@@ -58,19 +61,45 @@ export interface RoformerGraphShape {
   readonly bandWidths: readonly number[];
 }
 
-export function buildRoformerGraph(config: RoformerConfig, state: State, shape: RoformerGraphShape, file: string): OnnxGraph {
-  const graph = new OnnxGraph(config.type);
-  const ops = new Ops(graph);
+/** One ONNX graph of the network and the tensors it reads and writes (all [frames, …] float32). */
+export interface RoformerStage {
+  readonly name: string;
+  readonly graph: OnnxGraph;
+  readonly inputs: readonly string[];
+  readonly output: string;
+}
+
+/**
+ * The network as a chain of graphs: the band split, one graph per block, then the mask heads.
+ * One graph per block keeps ONNX Runtime's memory to one block's activations: in a single
+ * graph its buffer reuse kept every differently sized buffer alive from block to block (a
+ * full-size BS-RoFormer peaked at 6.1 GB as one graph; see docs/roformer.md).
+ * Each stage reads the previous stage's output first; with skip connections block i also reads
+ * the outputs of blocks 0..i−1 (`block<j>`).
+ */
+export function buildRoformerStages(config: RoformerConfig, state: State, shape: RoformerGraphShape, file: string): RoformerStage[] {
   const weights = new Weights(state, file);
-  const net = new Network(graph, ops, weights, config, shape);
-  const features = graph.input(GRAPH_INPUT, [shape.frames, shape.bandWidths.reduce((a, b) => a + b, 0)]);
-  graph.output(net.build(features), GRAPH_OUTPUT);
+  const stage = (name: string, inputs: readonly { name: string; shape: readonly number[] }[], output: string, body: (net: Network, values: Value[]) => Value): RoformerStage => {
+    const graph = new OnnxGraph(`${config.type}-${name}`);
+    const net = new Network(graph, new Ops(graph), weights, config, shape);
+    const values = inputs.map((input) => graph.input(input.name, input.shape));
+    graph.output(body(net, values), output);
+    return { name, graph, inputs: inputs.map((input) => input.name), output };
+  };
+  const width = shape.bandWidths.reduce((a, b) => a + b, 0);
+  const tokens = [shape.frames, shape.bandWidths.length, config.dim];
+  const stages = [stage('band-split', [{ name: GRAPH_INPUT, shape: [shape.frames, width] }], 'x', (net, [features]) => net.bandSplit(features as Value))];
+  for (let block = 0; block < config.depth; block++) {
+    const skips = config.skipConnection ? Array.from({ length: block }, (_, j) => ({ name: `block${j}`, shape: tokens })) : [];
+    stages.push(stage(`block${block}`, [{ name: 'x_in', shape: tokens }, ...skips], `block${block}`, (net, [x, ...earlier]) => net.block(block, x as Value, earlier)));
+  }
+  stages.push(stage('masks', [{ name: 'x_in', shape: tokens }], GRAPH_OUTPUT, (net, [x]) => net.masks(x as Value)));
   const unused = weights.unused();
   if (unused.length > 0) {
     const shown = unused.slice(0, 5).join(', ') + (unused.length > 5 ? ` and ${unused.length - 5} more` : '');
     throw new StemsplitError('MODEL_INVALID', `${file}: layers the ${config.type} config does not describe: ${shown}`);
   }
-  return graph;
+  return stages;
 }
 
 class Network {
@@ -90,35 +119,30 @@ class Network {
     this.dim = config.dim;
   }
 
-  build(features: Value): Value {
-    let x = this.graph.scope('band_split', () => this.bandSplit(features)); // [T, nb, dim]
-    const stored: Value[] = [];
+  /** Block `block`: [linear-attention transformer] → skip sums → time transformer → frequency transformer. */
+  block(block: number, x: Value, earlier: readonly Value[]): Value {
     const { config } = this;
-    for (let block = 0; block < config.depth; block++) {
-      x = this.graph.scope(`block${block}`, () => {
-        let k = 0;
-        let y = x;
-        if (config.linearDepth > 0) {
-          const flat = this.ops.reshape(y, [1, this.frames * this.bands, this.dim]);
-          y = this.ops.reshape(this.transformer(`layers.${block}.${k++}`, flat, config.linearDepth, 'linear'), y.shape);
-        }
-        if (config.skipConnection) for (const earlier of stored) y = this.ops.add(y, earlier);
-        const byBand = this.ops.transpose(y, [1, 0, 2]); // [nb, T, dim]: one sequence per band over time
-        y = this.ops.transpose(this.transformer(`layers.${block}.${k++}`, byBand, config.timeDepth, 'rotary'), [1, 0, 2]);
-        y = this.transformer(`layers.${block}.${k++}`, y, config.freqDepth, 'rotary'); // [T, nb, dim]: over bands
-        if (config.skipConnection) stored.push(y);
-        return y;
-      });
+    let k = 0;
+    let y = x;
+    if (config.linearDepth > 0) {
+      const flat = this.ops.reshape(y, [1, this.frames * this.bands, this.dim]);
+      y = this.ops.reshape(this.transformer(`layers.${block}.${k++}`, flat, config.linearDepth, 'linear'), y.shape);
     }
-    if (config.type === 'bs_roformer') x = this.rmsNorm(x, 'final_norm.gamma');
-    const masks = this.graph.scope('masks', () =>
-      Array.from({ length: config.numStems }, (_, stem) => this.maskEstimator(x, stem)),
-    );
+    for (const skip of earlier) y = this.ops.add(y, skip);
+    const byBand = this.ops.transpose(y, [1, 0, 2]); // [nb, T, dim]: one sequence per band over time
+    y = this.ops.transpose(this.transformer(`layers.${block}.${k++}`, byBand, config.timeDepth, 'rotary'), [1, 0, 2]);
+    return this.transformer(`layers.${block}.${k++}`, y, config.freqDepth, 'rotary'); // [T, nb, dim]: over bands
+  }
+
+  /** BS-RoFormer's final norm, then every stem's mask: [stems, T, D]. */
+  masks(x: Value): Value {
+    const normed = this.config.type === 'bs_roformer' ? this.rmsNorm(x, 'final_norm.gamma') : x;
+    const masks = Array.from({ length: this.config.numStems }, (_, stem) => this.maskEstimator(normed, stem));
     return this.ops.concat(masks, 0);
   }
 
   /** Each band's slice of the row → RMSNorm → Linear(din_b → dim); stacked as [T, nb, dim]. */
-  private bandSplit(features: Value): Value {
+  bandSplit(features: Value): Value {
     const parts = this.ops.split(features, 1, this.shape.bandWidths);
     const embedded = parts.map((part, band) => {
       const width = this.shape.bandWidths[band] as number;
@@ -141,48 +165,61 @@ class Network {
     return this.weights.has(`${prefix}.norm.gamma`) ? this.rmsNorm(y, `${prefix}.norm.gamma`) : y;
   }
 
+  /**
+   * Gated softmax attention with rotary positions. The attention itself is ONNX Runtime's fused
+   * MultiHeadAttention (com.microsoft), which never materialises the [batch, heads, n, n] scores
+   * for long sequences: on a full-size BS-RoFormer those are 1.3 GB per matrix.
+   */
   private attention(prefix: string, x: Value): Value {
     const { heads, dimHead } = this.config;
     const [batch, n] = x.shape as [number, number, number];
     const inner = heads * dimHead;
     const h = this.rmsNorm(x, `${prefix}.norm.gamma`);
     const qkv = this.linear(h, `${prefix}.to_qkv`, 3 * inner, this.dim, false);
-    const split = this.ops.transpose(this.ops.reshape(qkv, [batch, n, 3, heads, dimHead]), [2, 0, 3, 1, 4]);
-    const [q, k, v] = this.ops.split(split, 0, 3).map((t) => this.ops.reshape(t, [batch, heads, n, dimHead])) as [Value, Value, Value];
+    const [q, k, v] = this.ops.split(this.ops.reshape(qkv, [batch, n, 3, heads, dimHead]), 2, 3).map((t) => this.ops.reshape(t, [batch, n, heads, dimHead])) as [Value, Value, Value];
     const freqs = this.weights.get(`${prefix}.rotary_embed.freqs`, [dimHead / 2]).data;
-    const scale = dimHead ** -0.5;
-    const qr = this.rotary(q, freqs, n, scale);
-    const kr = this.rotary(k, freqs, n, 1);
-    const scores = this.ops.matmul(qr, this.ops.transpose(kr, [0, 1, 3, 2]));
-    let out = this.ops.matmul(this.ops.softmax(scores, -1), v); // [batch, heads, n, dimHead]
+    const flat = (t: Value) => this.ops.reshape(t, [batch, n, inner]);
+    const [qf, kf, vf] = [flat(this.rotary(q, freqs, n)), flat(this.rotary(k, freqs, n)), flat(v)];
+    // Sequences in groups whose score matrices stay under ATTENTION_BYTES, run one after another.
+    const groups = Math.min(batch, Math.ceil((batch * heads * n * n * 4) / ATTENTION_BYTES));
+    const size = Math.ceil(batch / groups);
+    const parts: Value[] = [];
+    for (let start = 0; start < batch; start += size) {
+      const end = Math.min(batch, start + size);
+      const pick = (t: Value) => (groups === 1 ? t : this.ops.slice(t, 0, start, end));
+      parts.push(this.graph.op('MultiHeadAttention', [pick(qf), pick(kf), pick(vf)], [end - start, n, inner], {
+        num_heads: attr.int(heads),
+        scale: attr.float(dimHead ** -0.5),
+      }, MS_DOMAIN));
+    }
+    const attended = parts.length === 1 ? (parts[0] as Value) : this.ops.concat(parts, 0);
     const gates = this.ops.sigmoid(this.linear(h, `${prefix}.to_gates`, heads, this.dim, true)); // [batch, n, heads]
-    out = this.ops.mul(out, this.ops.reshape(this.ops.transpose(gates, [0, 2, 1]), [batch, heads, n, 1]));
-    out = this.ops.reshape(this.ops.transpose(out, [0, 2, 1, 3]), [batch, n, inner]);
-    return this.linear(out, `${prefix}.to_out.0`, this.dim, inner, false);
+    const gated = this.ops.mul(this.ops.reshape(attended, [batch, n, heads, dimHead]), this.ops.reshape(gates, [batch, n, heads, 1]));
+    return this.linear(this.ops.reshape(gated, [batch, n, inner]), `${prefix}.to_out.0`, this.dim, inner, false);
   }
 
   /**
-   * rotary-embedding-torch with its defaults: angle = position · freq, repeated per adjacent
-   * pair; x·cos + rotate_half(x)·sin with rotate_half(x)[2i, 2i+1] = (−x[2i+1], x[2i]).
-   * `scale` folds attention's 1/√d into the queries.
+   * rotary-embedding-torch with its defaults on x [batch, n, heads, d]: angle = position · freq,
+   * repeated per adjacent pair; x·cos + rotate_half(x)·sin with
+   * rotate_half(x)[2i, 2i+1] = (−x[2i+1], x[2i]).
    */
-  private rotary(x: Value, freqs: Float32Array, n: number, scale: number): Value {
+  private rotary(x: Value, freqs: Float32Array, n: number): Value {
     const d = x.shape[3] as number;
     const cos = new Float32Array(n * d);
     const sin = new Float32Array(n * d);
     for (let pos = 0; pos < n; pos++) {
       for (let i = 0; i < d; i++) {
         const angle = Math.fround(pos * (freqs[i >> 1] as number));
-        cos[pos * d + i] = Math.fround(Math.fround(Math.cos(angle)) * scale);
-        sin[pos * d + i] = Math.fround(Math.fround(Math.sin(angle)) * scale);
+        cos[pos * d + i] = Math.fround(Math.cos(angle));
+        sin[pos * d + i] = Math.fround(Math.sin(angle));
       }
     }
     const pairs = this.ops.reshape(x, [...x.shape.slice(0, 3), d / 2, 2]);
     const [even, odd] = this.ops.split(pairs, 4, 2) as [Value, Value];
     const negOdd = this.graph.op('Neg', [odd], odd.shape);
     const rotated = this.ops.reshape(this.ops.concat([negOdd, even], 4), x.shape);
-    const cosValue = this.graph.constant(cos, [n, d], 'rope_cos');
-    const sinValue = this.graph.constant(sin, [n, d], 'rope_sin');
+    const cosValue = this.graph.constant(cos, [n, 1, d], 'rope_cos');
+    const sinValue = this.graph.constant(sin, [n, 1, d], 'rope_sin');
     return this.ops.add(this.ops.mul(x, cosValue), this.ops.mul(rotated, sinValue));
   }
 
