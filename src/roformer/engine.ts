@@ -23,7 +23,7 @@ import { buildRoformerStages, type RoformerStage } from './graph.js';
 import { ChunkSpectrum } from './spectrum.js';
 
 /** Bump when the graph layout changes, so caches convert again. */
-const CONVERTER_VERSION = 3;
+const CONVERTER_VERSION = 4;
 const META_FORMAT = 'stemsplit-roformer/1';
 
 export interface LoadRoformerOptions {
@@ -92,7 +92,9 @@ export class RoformerNetwork {
       for (const stage of files) {
         const session = await createOrtSession(path.join(directory, stage.file), {
           ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
-          // Stages run one after another: no arena keeping each one's peak, no spinning threads taking the next one's cores.
+          // Stages run one after another: no arena keeping each one's peak (an arena that shrinks after
+          // every run measured faster, 18.8 s instead of 20.5 s for two blocks, but peaked at 5.3 GB
+          // instead of 2.8: it grows in powers of two), no spinning threads taking the next one's cores.
           cpuMemArena: false,
           allowSpinning: false,
         });

@@ -274,12 +274,18 @@ class Network {
     return this.ops.reshape(mask, [1, ...mask.shape]);
   }
 
-  /** F.normalize(x, dim=-1) · √d · gamma, the RoFormer RMSNorm. */
+  /**
+   * F.normalize(x, dim=-1) · √d · gamma, the RoFormer RMSNorm, as ORT's fused
+   * SimplifiedLayerNormalization: x / √(mean(x²) + ε) · gamma is the same thing, since
+   * ‖x‖/√d = √mean(x²); ε = 1e-24/d stands in for F.normalize's max(‖x‖, 1e-12) (0 stays 0).
+   */
   private rmsNorm(x: Value, gammaName: string, width?: number): Value {
     const d = width ?? (x.shape[x.shape.length - 1] as number);
     const gamma = this.weights.get(gammaName, [d]).data;
-    const scaled = gamma.map((g) => Math.fround(g * Math.sqrt(d)));
-    return this.ops.mul(this.l2Normalize(x), this.graph.constant(scaled, [d], 'rms_gamma'));
+    return this.graph.op('SimplifiedLayerNormalization', [x, this.graph.constant(gamma, [d], 'rms_gamma')], x.shape, {
+      axis: attr.int(-1),
+      epsilon: attr.float(1e-24 / d),
+    });
   }
 
   /** x / max(‖x‖₂, 1e-12) over the last axis. */
@@ -291,13 +297,19 @@ class Network {
     return this.graph.op('Div', [x, norm], x.shape);
   }
 
-  /** PyTorch Linear on the last axis of x (any rank): x·Wᵀ (+ b). */
+  /**
+   * PyTorch Linear on the last axis of x (any rank): x·Wᵀ (+ b), as one Gemm over the rows
+   * (the bias fused in, no second full-size buffer).
+   */
   private linear(x: Value, prefix: string, out: number, inputs: number, bias: boolean): Value {
-    const weight = this.weights.get(`${prefix}.weight`, [out, inputs]).data;
-    const transposed = new Float32Array(inputs * out);
-    for (let o = 0; o < out; o++) for (let i = 0; i < inputs; i++) transposed[i * out + o] = weight[o * inputs + i] as number;
-    let y = this.ops.matmul(x, this.graph.constant(transposed, [inputs, out], 'weight'));
-    if (bias) y = this.ops.add(y, this.graph.constant(this.weights.get(`${prefix}.bias`, [out]).data, [out], 'bias'));
-    return y;
+    const weight = this.weights.get(`${prefix}.weight`, [out, inputs]);
+    const rows = x.shape.slice(0, -1).reduce((a, b) => a * b, 1);
+    const flat = x.shape.length === 2 ? x : this.ops.reshape(x, [rows, inputs]);
+    const y = this.ops.linear(
+      flat,
+      this.graph.constant(weight.data, [out, inputs], 'weight'),
+      bias ? this.graph.constant(this.weights.get(`${prefix}.bias`, [out]).data, [out], 'bias') : undefined,
+    );
+    return x.shape.length === 2 ? y : this.ops.reshape(y, [...x.shape.slice(0, -1), out]);
   }
 }
