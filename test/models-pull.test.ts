@@ -245,7 +245,7 @@ if (isMainThread) {
     assert.equal(listed.status, 0, listed.stderr);
     assert.match(listed.stdout, /htdemucs[\s\S]*terms: research use only, per the Demucs author/);
     assert.match(listed.stdout, /bs-roformer-viperx-1297[\s\S]*terms: not stated/);
-    assert.match(listed.stdout, /stemsplit-small-4s[\s\S]*terms: /);
+    assert.match(listed.stdout, /stemsplit-small-4s[\s\S]*terms: [\s\S]*card: .*models\/stemsplit-small-4s\/MODEL_CARD\.md/);
     assert.doesNotMatch(listed.stdout, /MUSDB18-HQ\), MIT/, 'Demucs weights are no longer called MIT');
   });
 

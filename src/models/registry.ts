@@ -6,7 +6,7 @@
  * Loading is delegated to injected loaders, so this module never touches ONNX itself.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, extname, join, resolve } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { StemsplitError } from '../errors.js';
 import type { SegmentModel } from '../separation/model.js';
 import { configBeside } from '../roformer/config.js';
@@ -26,6 +26,8 @@ export interface ModelRef {
   readonly description: string;
   /** The weights' licence or terms as published, or "not stated". */
   readonly terms: string;
+  /** A bundled model's card (MODEL_CARD.md beside its model.json): architecture, training data and their licences, scores. */
+  readonly card?: string;
 }
 
 export interface ModelListing extends Omit<ModelRef, 'path'> {
@@ -93,6 +95,7 @@ function readManifestRef(manifestPath: string): ModelRef {
     sources: head.sources.map(String),
     description: typeof head.description === 'string' ? head.description : '',
     terms: typeof head.terms === 'string' ? head.terms : UNKNOWN_TERMS,
+    ...(existsSync(join(dirname(manifestPath), 'MODEL_CARD.md')) ? { card: join(dirname(manifestPath), 'MODEL_CARD.md') } : {}),
   };
 }
 

@@ -22,6 +22,7 @@ export async function modelsList(ctx: CommandContext, options: { json?: boolean 
     print(ctx, `${row.name.padEnd(22)} ${String(row.sources.length).padStart(1)} stems  ${state}${aliases}`);
     print(ctx, `${''.padEnd(22)} ${row.description}`);
     print(ctx, `${''.padEnd(22)} terms: ${row.terms}`);
+    if (row.card) print(ctx, `${''.padEnd(22)} card: ${row.card}`);
   }
 }
 
