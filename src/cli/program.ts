@@ -83,6 +83,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .argument('<files...>', 'audio files (mp3, wav, flac, m4a, webm, …)')
     .option('-m, --model <model>', '4s, 6s, a model name (see models list) or a path to a Demucs .th, bag .yaml, RoFormer .ckpt/.pth or model.json', '4s')
     .option('--model-config <file>', "a RoFormer checkpoint's MSST .yaml (default: the .yaml beside the checkpoint)")
+    .option('--two-stems <stem>', 'write <stem> and no_<stem> (the sum of the others), e.g. vocals for karaoke')
     .option('-o, --output <dir>', 'output folder; stems go to <dir>/<track>/<stem>.<ext>', 'separated')
     .option('--format <format>', 'mp3, wav or flac', 'mp3')
     .option('--float32', 'write 32-bit float WAV (with --format wav)')

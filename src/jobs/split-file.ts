@@ -7,6 +7,7 @@ import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { decodeToPlanar, encodeStem, type StemFormat } from '../audio/index.js';
+import { StemsplitError } from '../errors.js';
 import { separate } from '../separation/index.js';
 import type { SegmentModel } from '../separation/model.js';
 
@@ -24,6 +25,8 @@ export interface SplitFileOptions {
   readonly float32?: boolean;
   readonly shifts?: number;
   readonly overlap?: number;
+  /** Write this stem and `no_<stem>` (the sum of the others), demucs' --two-stems. */
+  readonly twoStems?: string;
   readonly onProgress?: (progress: SplitProgress) => void;
   readonly signal?: AbortSignal;
   /** Stems encoded at once (default: one per core). */
@@ -83,19 +86,20 @@ export async function splitAudioFile(
     onProgress: ({ done, total }) => report('separate', done / total),
   });
 
+  const { names, planes } = options.twoStems === undefined ? { names: model.sources, planes: stems } : twoStems(model, stems, options.twoStems);
   const staging = `${stagingPrefix(outDir)}${Date.now()}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
   try {
     const written: Record<string, string> = {};
-    const encodedShare = new Array<number>(model.sources.length).fill(0);
+    const encodedShare = new Array<number>(names.length).fill(0);
     const reportEncoded = (index: number, fraction: number) => {
       encodedShare[index] = fraction;
-      report('encode', encodedShare.reduce((sum, share) => sum + share, 0) / model.sources.length);
+      report('encode', encodedShare.reduce((sum, share) => sum + share, 0) / names.length);
     };
     // Each encode is its own ffmpeg process: running one per core keeps every core busy.
-    await forEachConcurrently([...model.sources.entries()], options.encoders ?? availableParallelism(), async ([index, name]) => {
-      const planar = stems[index];
+    await forEachConcurrently([...names.entries()], options.encoders ?? availableParallelism(), async ([index, name]) => {
+      const planar = planes[index];
       if (!planar) throw new Error(`model ${model.name} returned no audio for ${name}`);
       const file = `${name}.${stemExtension(options.format)}`;
       await encodeStem(planar, audio.length, join(staging, file), {
@@ -105,13 +109,13 @@ export async function splitAudioFile(
         ...(options.float32 !== undefined ? { float32: options.float32 } : {}),
         onProgress: (fraction) => reportEncoded(index, fraction),
       });
-      stems[index] = new Float32Array(0); // let the encoded stem's buffer go
+      planes[index] = new Float32Array(0); // let the encoded stem's buffer go
       written[name] = join(outDir, file);
       reportEncoded(index, 1);
     });
     // Move the finished stems in one by one: other files a user keeps in outDir are left alone.
     await mkdir(outDir, { recursive: true });
-    for (const name of model.sources) {
+    for (const name of names) {
       const file = `${name}.${stemExtension(options.format)}`;
       await rename(join(staging, file), join(outDir, file));
     }
@@ -121,6 +125,19 @@ export async function splitAudioFile(
     await rm(staging, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** `stem` and `no_<stem>` (the sum of every other stem), as demucs --two-stems writes them. */
+function twoStems(model: SegmentModel, stems: Float32Array[], stem: string): { names: string[]; planes: Float32Array[] } {
+  const index = model.sources.indexOf(stem);
+  if (index < 0) throw new StemsplitError('USAGE', `--two-stems ${stem}: model ${model.name} has no such stem (it has ${model.sources.join(', ')})`);
+  const target = stems[index] as Float32Array;
+  const rest = new Float32Array(target.length);
+  for (const [i, other] of stems.entries()) {
+    if (i === index) continue;
+    for (let k = 0; k < rest.length; k++) rest[k] = (rest[k] as number) + (other[k] as number);
+  }
+  return { names: [stem, `no_${stem}`], planes: [target, rest] };
 }
 
 /**

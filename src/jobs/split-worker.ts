@@ -21,6 +21,7 @@ port.on('message', async ({ id, job }: WorkerRequest) => {
       ...(job.mp3BitrateKbps ? { mp3BitrateKbps: job.mp3BitrateKbps } : {}),
       ...(job.float32 ? { float32: true } : {}),
       ...(job.shifts ? { shifts: job.shifts } : {}),
+      ...(job.twoStems !== undefined ? { twoStems: job.twoStems } : {}),
       onProgress: (progress) => reply({ id, type: 'progress', progress }),
     });
     reply({ id, type: 'done', result });

@@ -22,6 +22,8 @@ export interface SplitJob {
   readonly float32?: boolean;
   /** Random-shift passes (Demucs --shifts); default 0. */
   readonly shifts?: number;
+  /** Write this stem and `no_<stem>` (the sum of the others) instead of every stem. */
+  readonly twoStems?: string;
 }
 
 export interface Splitter {

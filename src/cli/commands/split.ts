@@ -1,17 +1,18 @@
 /** `stemsplit split <files…>`: local separation, no server, no credits. */
 import { statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
-import type { StemFormat } from '../../audio/index.js';
-import { StemsplitError } from '../../errors.js';
+import { readAudioHeader, type StemFormat } from '../../audio/index.js';
+import { describeError, isStemsplitError, StemsplitError } from '../../errors.js';
 import { removeStaging } from '../../jobs/split-file.js';
-import { workerSplitter } from '../../jobs/splitter.js';
-import { registryFor } from '../../models/registry.js';
+import { workerSplitter, type Splitter } from '../../jobs/splitter.js';
+import { registryFor, type ModelRef } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { createProgressBar } from '../progress.js';
 
 export interface SplitOptions {
   model: string;
   modelConfig?: string;
+  twoStems?: string;
   output: string;
   format: string;
   float32?: boolean;
@@ -63,51 +64,133 @@ function stopOnInterrupt(stop: () => unknown): { received(): NodeJS.Signals | un
   return { received: () => received, dispose };
 }
 
+/**
+ * Output folders for the tracks of one run: `<output>/<track>`; when two inputs share a track
+ * name (`x/song.flac`, `y/song.flac`), the later ones get `<track>-2`, `<track>-3`, … in the
+ * order given, so nothing in a run replaces another track's stems.
+ */
+export function outputFolders(files: readonly string[], output: string): string[] {
+  const taken = new Map<string, number>();
+  return files.map((file) => {
+    const track = basename(file, extname(file));
+    const seen = (taken.get(track) ?? 0) + 1;
+    taken.set(track, seen);
+    return resolve(join(output, seen === 1 ? track : `${track}-${seen}`));
+  });
+}
+
+/** Undecodable inputs, found before any model loads: file → one plain sentence. */
+async function unreadableInputs(files: readonly string[]): Promise<Map<string, string>> {
+  const failures = new Map<string, string>();
+  for (const file of files) {
+    try {
+      await readAudioHeader(file);
+    } catch (error) {
+      const reason = describeError(error).replace(/^cannot decode [^:]*: /, '');
+      failures.set(file, `${file} is not audio stemsplit can read (${reason})`);
+    }
+  }
+  return failures;
+}
+
+interface SplitOutcome {
+  readonly input: string;
+  readonly model: string;
+  readonly durationSeconds: number;
+  readonly stems: Record<string, string>;
+}
+
 export async function splitCommand(ctx: CommandContext, files: string[], options: SplitOptions): Promise<void> {
   const { format, bitrate, shifts } = parseOptions(options);
   for (const file of files) checkIsFile(file);
   const { config } = ctx;
   const registry = registryFor(config);
   const ref = registry.resolve(options.model, options.modelConfig);
-  // One worker thread runs the jobs (as `serve` does): this thread keeps drawing the progress.
-  const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }, 1);
-  ctx.stderr.write(`Loading model ${ref.name} (terms of its weights: ${ref.terms})…\n`);
-  if ((options.model === '4s' || options.model === '6s') && ref.kind !== 'demucs') {
-    const demucs = options.model === '4s' ? 'htdemucs' : 'htdemucs_6s';
-    ctx.stderr.write(`(the small bundled model; for Demucs v4 quality run "stemsplit models pull ${demucs}" once)\n`);
+  const twoStems = options.twoStems;
+  if (twoStems !== undefined && ref.sources.length > 0 && !ref.sources.includes(twoStems)) {
+    throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${ref.name} has no such stem (it has ${ref.sources.join(', ')})`);
   }
-  const results: Array<{ input: string; model: string; durationSeconds: number; stems: Record<string, string> }> = [];
-  const interrupts = stopOnInterrupt(() => splitter.close());
-  try {
-    for (const file of files) {
-      const track = basename(file, extname(file));
-      const outDir = resolve(join(options.output, track));
-      const bar = createProgressBar(ctx.stderr, files.length > 1 ? `${track} ` : '');
-      const started = Date.now();
-      const job = {
-        inputPath: resolve(file),
-        model: ref,
-        outDir,
-        format,
-        shifts,
-        ...(bitrate !== undefined ? { mp3BitrateKbps: bitrate } : {}),
-        ...(options.float32 ? { float32: true } : {}),
-      };
-      const result = await splitter.split(job, ({ phase, percent }) => bar.update(percent, phase)).catch(async (error: unknown) => {
-        bar.done();
-        const signal = interrupts.received();
-        if (!signal) throw error;
-        await removeStaging(outDir);
-        throw new StemsplitError('INTERRUPTED', `stopped by ${signal}; nothing was written for ${track}`);
-      });
-      const seconds = (Date.now() - started) / 1000;
-      bar.done(`${track}: ${Object.keys(result.stems).length} stems in ${outDir} (${seconds.toFixed(1)} s for ${result.durationSeconds.toFixed(1)} s of audio)`);
-      results.push({ input: file, model: ref.name, durationSeconds: result.durationSeconds, stems: { ...result.stems } });
+  const failures = await unreadableInputs(files);
+  for (const message of failures.values()) ctx.stderr.write(`stemsplit: ${message}\n`);
+  const readable = files.filter((file) => !failures.has(file));
+  const folders = new Map(files.map((file, i) => [file, outputFolders(files, options.output)[i] as string]));
+  const results: SplitOutcome[] = [];
+  if (readable.length > 0) {
+    // One worker thread runs the jobs (as `serve` does): this thread keeps drawing the progress.
+    const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }, 1);
+    ctx.stderr.write(`Loading model ${ref.name} (terms of its weights: ${ref.terms})…\n`);
+    if ((options.model === '4s' || options.model === '6s') && ref.kind === 'onnx') {
+      const demucs = options.model === '4s' ? 'htdemucs' : 'htdemucs_6s';
+      ctx.stderr.write(`(the small bundled model; for Demucs v4 quality run "stemsplit models pull ${demucs}" once)\n`);
     }
-  } finally {
-    interrupts.dispose();
-    await splitter.close();
+    const interrupts = stopOnInterrupt(() => splitter.close());
+    try {
+      for (const file of readable) {
+        const outDir = folders.get(file) as string;
+        try {
+          results.push(await splitOne(ctx, splitter, { file, outDir, ref, format, shifts, bitrate, twoStems, float32: options.float32 === true, many: files.length > 1 }, interrupts.received));
+        } catch (error) {
+          if (isStemsplitError(error) && error.code === 'INTERRUPTED') throw error;
+          // One file failing does not stop the batch: say so in one line and go on.
+          failures.set(file, `${file}: ${describeError(error)}`);
+          ctx.stderr.write(`stemsplit: ${file}: ${describeError(error)}\n`);
+        }
+      }
+    } finally {
+      interrupts.dispose();
+      await splitter.close();
+    }
   }
-  if (options.json) printJson(ctx, results.length === 1 ? results[0] : results);
+  if (options.json) printJson(ctx, results.length === 1 && files.length === 1 ? results[0] : results);
   else for (const r of results) for (const [stem, path] of Object.entries(r.stems)) print(ctx, `${stem}\t${path}`);
+  if (failures.size > 0) {
+    const names = [...failures.keys()].map((file) => basename(file)).join(', ');
+    throw new StemsplitError(
+      failures.size === files.length && failures.size === 1 ? firstCode(failures) : 'SEPARATION_FAILED',
+      `${failures.size} of ${files.length} file${files.length === 1 ? '' : 's'} failed: ${names}`,
+    );
+  }
+}
+
+/** A lone undecodable file keeps its own exit code (AUDIO_DECODE_FAILED); batches exit as a failed separation. */
+function firstCode(failures: ReadonlyMap<string, string>): 'AUDIO_DECODE_FAILED' | 'SEPARATION_FAILED' {
+  return [...failures.values()][0]?.includes('is not audio stemsplit can read') ? 'AUDIO_DECODE_FAILED' : 'SEPARATION_FAILED';
+}
+
+interface OneSplit {
+  readonly file: string;
+  readonly outDir: string;
+  readonly ref: ModelRef;
+  readonly format: StemFormat;
+  readonly shifts: number;
+  readonly bitrate: number | undefined;
+  readonly twoStems: string | undefined;
+  readonly float32: boolean;
+  readonly many: boolean;
+}
+
+async function splitOne(ctx: CommandContext, splitter: Splitter, one: OneSplit, signalled: () => NodeJS.Signals | undefined): Promise<SplitOutcome> {
+  const track = basename(one.outDir);
+  const bar = createProgressBar(ctx.stderr, one.many ? `${track} ` : '');
+  const started = Date.now();
+  const job = {
+    inputPath: resolve(one.file),
+    model: one.ref,
+    outDir: one.outDir,
+    format: one.format,
+    shifts: one.shifts,
+    ...(one.bitrate !== undefined ? { mp3BitrateKbps: one.bitrate } : {}),
+    ...(one.float32 ? { float32: true } : {}),
+    ...(one.twoStems !== undefined ? { twoStems: one.twoStems } : {}),
+  };
+  const result = await splitter.split(job, ({ phase, percent }) => bar.update(percent, phase)).catch(async (error: unknown) => {
+    bar.done();
+    const signal = signalled();
+    if (!signal) throw error;
+    await removeStaging(one.outDir);
+    throw new StemsplitError('INTERRUPTED', `stopped by ${signal}; nothing was written for ${track}`);
+  });
+  const seconds = (Date.now() - started) / 1000;
+  bar.done(`${track}: ${Object.keys(result.stems).length} stems in ${one.outDir} (${seconds.toFixed(1)} s for ${result.durationSeconds.toFixed(1)} s of audio)`);
+  return { input: one.file, model: one.ref.name, durationSeconds: result.durationSeconds, stems: { ...result.stems } };
 }

@@ -1,0 +1,87 @@
+/**
+ * `stemsplit split` with several files, as a user runs it on a folder: an unreadable file is
+ * refused up front and the others are still split; same-named tracks get their own folders;
+ * --two-stems writes a stem and the sum of the rest, which add back up to the song.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { resolveFfmpegPath } from '../src/audio/index.js';
+import { outputFolders } from '../src/cli/commands/split.js';
+import { writeSong } from './support/audio.js';
+import { runCli } from './support/process.js';
+import { tempDir } from './support/server.js';
+
+const work = tempDir('stemsplit-batch-');
+after(() => rmSync(work, { recursive: true, force: true }));
+const env = { STEMSPLIT_DATA_DIR: join(work, 'data'), STEMSPLIT_CACHE_DIR: join(work, 'cache') };
+
+function decode(path: string): Float32Array {
+  const result = spawnSync(resolveFfmpegPath(), ['-loglevel', 'error', '-i', path, '-f', 'f32le', '-ac', '2', '-'], { maxBuffer: 1 << 28 });
+  assert.equal(result.status, 0, String(result.stderr));
+  return new Float32Array(result.stdout.buffer, result.stdout.byteOffset, result.stdout.length / 4);
+}
+
+describe('split batches', () => {
+  it('refuses an unreadable file up front, splits the others and exits non-zero with a summary', () => {
+    const dir = join(work, 'batch');
+    mkdirSync(dir);
+    writeSong(join(dir, 'a.wav'), 1.5);
+    writeFileSync(join(dir, 'notes.txt'), 'these are not sounds\n');
+    writeSong(join(dir, 'b.wav'), 1.5);
+    const result = runCli(['split', join(dir, 'a.wav'), join(dir, 'notes.txt'), join(dir, 'b.wav'), '-o', join(dir, 'out')], env);
+    assert.equal(result.status, 9, result.stderr);
+    assert.deepEqual(readdirSync(join(dir, 'out')).sort(), ['a', 'b']);
+    const lines = result.stderr.split('\n');
+    const refusal = lines.findIndex((line) => /notes\.txt is not audio stemsplit can read/.test(line));
+    const loading = lines.findIndex((line) => line.startsWith('Loading model'));
+    assert.ok(refusal >= 0 && refusal < loading, 'the unreadable file is named before any model loads');
+    assert.match(result.stderr, /stemsplit: 1 of 3 files failed: notes\.txt$/m);
+  });
+
+  it('a lone file that is not audio fails before loading a model, with its own exit code', () => {
+    const file = join(work, 'lonely.mp3');
+    writeFileSync(file, 'not an mp3');
+    const result = runCli(['split', file, '-o', join(work, 'out-lonely')], env);
+    assert.equal(result.status, 8, result.stderr);
+    assert.doesNotMatch(result.stderr, /Loading model/);
+    assert.match(result.stderr, /lonely\.mp3 is not audio stemsplit can read/);
+  });
+
+  it('gives same-named tracks distinct folders, in the order given', () => {
+    assert.deepEqual(
+      outputFolders(['x/song.flac', 'y/song.flac', 'z/other.wav', 'w/song.mp3'], '/out'),
+      ['/out/song', '/out/song-2', '/out/other', '/out/song-3'],
+    );
+    const dir = join(work, 'names');
+    mkdirSync(join(dir, 'x'), { recursive: true });
+    mkdirSync(join(dir, 'y'), { recursive: true });
+    writeSong(join(dir, 'x', 'song.wav'), 1);
+    writeSong(join(dir, 'y', 'song.wav'), 1.2);
+    const result = runCli(['split', join(dir, 'x', 'song.wav'), join(dir, 'y', 'song.wav'), '-o', join(dir, 'out')], env);
+    assert.equal(result.status, 0, result.stderr);
+    assert.deepEqual(readdirSync(join(dir, 'out')).sort(), ['song', 'song-2']);
+  });
+
+  it('--two-stems vocals writes vocals and no_vocals, which add back up to the song', () => {
+    const dir = join(work, 'two');
+    mkdirSync(dir);
+    const song = join(dir, 'song.wav');
+    writeSong(song, 2);
+    const result = runCli(['split', song, '--two-stems', 'vocals', '--format', 'wav', '--float32', '-o', join(dir, 'out')], env);
+    assert.equal(result.status, 0, result.stderr);
+    assert.deepEqual(readdirSync(join(dir, 'out', 'song')).sort(), ['no_vocals.wav', 'vocals.wav']);
+    const mix = decode(song);
+    const vocals = decode(join(dir, 'out', 'song', 'vocals.wav'));
+    const rest = decode(join(dir, 'out', 'song', 'no_vocals.wav'));
+    let worst = 0;
+    for (let i = 0; i < mix.length; i++) worst = Math.max(worst, Math.abs((vocals[i] as number) + (rest[i] as number) - (mix[i] as number)));
+    // The bundled model's masks sum to one; 16-bit input quantisation and float rounding are all that is left.
+    assert.ok(worst < 1e-3, `vocals + no_vocals differs from the song by ${worst}`);
+    const wrong = runCli(['split', song, '--two-stems', 'kazoo', '-o', join(dir, 'out2')], env);
+    assert.equal(wrong.status, 2);
+    assert.match(wrong.stderr, /--two-stems kazoo: model stemsplit-small-4s has no such stem \(it has drums, bass, other, vocals\)/);
+  });
+});
