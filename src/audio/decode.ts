@@ -14,6 +14,8 @@ export interface PlanarAudio {
   /** Samples per channel. */
   readonly length: number;
   readonly data: Float32Array;
+  /** What the file itself holds (its rate, channels and depth), for writing stems the same way. */
+  readonly source: AudioHeader;
 }
 
 export interface DecodeProgress {
@@ -95,7 +97,7 @@ export async function decodeToPlanar(file: string, options: DecodeOptions = {}):
     options.onProgress?.({ decodedSeconds: builder.length / sampleRate, totalSeconds: header.durationSeconds });
   }
   if (builder.length === 0) throw decodeFailed(file, 'no audio samples');
-  return { sampleRate, length: builder.length, data: builder.finish() };
+  return { sampleRate, length: builder.length, data: builder.finish(), source: header };
 }
 
 /**

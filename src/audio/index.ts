@@ -7,5 +7,5 @@ export {
   type DecodeProgress,
   type PlanarAudio,
 } from './decode.js';
-export { encodeStem, type EncodeOptions, type StemFormat } from './encode.js';
+export { encodeStem, type EncodeOptions, type StemDepth, type StemFormat } from './encode.js';
 export { wavHeader, writeWavTo, type WavSampleFormat } from './wav.js';

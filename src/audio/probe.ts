@@ -16,6 +16,10 @@ export interface AudioHeader {
   readonly formats: readonly string[];
   /** Channels of the first audio stream. */
   readonly channels: number;
+  /** Its sample rate, when ffmpeg names one. */
+  readonly sampleRate: number | undefined;
+  /** Its sample depth: 16 or 24 (integer PCM, 32-bit integer read as 24), 'float', or undefined (lossy codecs decode to float: no depth of their own). */
+  readonly bitDepth: 16 | 24 | 'float' | undefined;
   /** Duration from the header; undefined when the container has none. */
   readonly durationSeconds: number | undefined;
   /** True when ffmpeg guessed the duration (from the bitrate) or the container is MP3. */
@@ -49,6 +53,8 @@ function parseAudioHeader(lines: readonly string[], file: string): AudioHeader {
   return {
     formats,
     channels: parseChannels(audio[1] ?? ''),
+    sampleRate: parseRate(audio[1] ?? ''),
+    bitDepth: parseDepth(audio[1] ?? ''),
     durationSeconds,
     durationUncertain: estimated || durationSeconds === undefined || formats.includes('mp3'),
   };
@@ -61,6 +67,23 @@ function parseChannels(summary: string): number {
   if (counted !== null) return Number(counted[1]);
   // Named layouts other than mono (stereo, 2.1, 5.1(side), ...) all have at least two channels.
   return 2;
+}
+
+function parseRate(summary: string): number | undefined {
+  const match = /\b(\d+) Hz\b/.exec(summary);
+  return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * The depth of a lossless stream from its codec and sample format (`pcm_s24le, 48000 Hz, stereo,
+ * s32 (24 bit)`, `flac, …, s16`, `pcm_f32le, …, flt`); lossy codecs (mp3, aac, opus, vorbis) have none.
+ */
+function parseDepth(summary: string): 16 | 24 | 'float' | undefined {
+  const codec = summary.split(/[ ,]/)[0] ?? '';
+  if (!/^(pcm_|flac|alac|wavpack|ape|tta)/.test(codec)) return undefined;
+  if (/^pcm_f(32|64)/.test(codec) || /\b(flt|fltp|dbl|dblp)\b/.test(summary)) return 'float';
+  if (/\((2[0-9]|3[0-2]) bit\)/.test(summary) || /\bs(24|32)p?\b/.test(summary) || /^pcm_s(24|32)/.test(codec)) return 24;
+  return 16;
 }
 
 /** `HH:MM:SS.fraction` to seconds; undefined for `N/A` or anything else. */

@@ -87,6 +87,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('-o, --output <dir>', 'output folder; stems go to <dir>/<track>/<stem>.<ext>', 'separated')
     .option('--format <format>', 'mp3, wav or flac', 'mp3')
     .option('--float32', 'write 32-bit float WAV (with --format wav)')
+    .option('--int24', 'write 24-bit WAV or FLAC (default: the source depth; 16-bit for lossy sources)')
+    .option('--sample-rate <hz>', "write stems at this rate (default: the source's)")
     .option('--mp3-bitrate <kbps>', 'MP3 bitrate, constant (default 320)')
     .option('--shifts <n>', 'random-shift averaging passes (Demucs --shifts; slower, slightly better)', '0')
     .option('--json', 'print the result as JSON on stdout')

@@ -6,7 +6,7 @@
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { decodeToPlanar, encodeStem, type StemFormat } from '../audio/index.js';
+import { decodeToPlanar, encodeStem, type AudioHeader, type StemDepth, type StemFormat } from '../audio/index.js';
 import { StemsplitError } from '../errors.js';
 import { separate } from '../separation/index.js';
 import type { SegmentModel } from '../separation/model.js';
@@ -22,7 +22,12 @@ export interface SplitProgress {
 export interface SplitFileOptions {
   readonly format: StemFormat;
   readonly mp3BitrateKbps?: number;
+  /** WAV only: 32-bit float stems. */
   readonly float32?: boolean;
+  /** WAV and FLAC: 24-bit stems. */
+  readonly int24?: boolean;
+  /** Write stems at this rate; default the source's (MP3: the source's where MP3 allows it). */
+  readonly sampleRate?: number;
   readonly shifts?: number;
   readonly overlap?: number;
   /** Write this stem and `no_<stem>` (the sum of the others), demucs' --two-stems. */
@@ -87,6 +92,7 @@ export async function splitAudioFile(
   });
 
   const { names, planes } = options.twoStems === undefined ? { names: model.sources, planes: stems } : twoStems(model, stems, options.twoStems);
+  const output = stemOutput(audio.source, audio.sampleRate, options);
   const staging = `${stagingPrefix(outDir)}${Date.now()}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
@@ -105,8 +111,8 @@ export async function splitAudioFile(
       await encodeStem(planar, audio.length, join(staging, file), {
         format: options.format,
         sampleRate: audio.sampleRate,
+        ...output,
         ...(options.mp3BitrateKbps !== undefined ? { mp3BitrateKbps: options.mp3BitrateKbps } : {}),
-        ...(options.float32 !== undefined ? { float32: options.float32 } : {}),
         onProgress: (fraction) => reportEncoded(index, fraction),
       });
       planes[index] = new Float32Array(0); // let the encoded stem's buffer go
@@ -125,6 +131,27 @@ export async function splitAudioFile(
     await rm(staging, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** Rates an MP3 can have (MPEG-1, -2 and 2.5). */
+export const MP3_RATES: readonly number[] = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000];
+
+/**
+ * How stems are written, as a studio expects: at the source's rate (resampled back from the
+ * model's), mono for a mono source (more than two channels are mixed down to stereo before
+ * separating, so their stems are stereo), and at the source's depth (16, 24 or float; a lossy
+ * source gives 16-bit). --sample-rate, --int24 and --float32 override.
+ */
+export function stemOutput(
+  source: Pick<AudioHeader, 'sampleRate' | 'channels' | 'bitDepth'>,
+  modelRate: number,
+  options: Pick<SplitFileOptions, 'format' | 'float32' | 'int24' | 'sampleRate'>,
+): { outputSampleRate: number; channels: 1 | 2; depth: StemDepth } {
+  let rate = options.sampleRate ?? source.sampleRate ?? modelRate;
+  if (options.format === 'mp3' && !MP3_RATES.includes(rate)) rate = rate > 48_000 ? 48_000 : 44_100;
+  const sourceDepth: StemDepth = source.bitDepth === 'float' ? (options.format === 'flac' ? 24 : 'float') : (source.bitDepth ?? 16);
+  const depth: StemDepth = options.float32 ? 'float' : options.int24 ? 24 : sourceDepth;
+  return { outputSampleRate: rate, channels: source.channels === 1 ? 1 : 2, depth };
 }
 
 /** `stem` and `no_<stem>` (the sum of every other stem), as demucs --two-stems writes them. */

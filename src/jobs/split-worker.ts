@@ -20,6 +20,8 @@ port.on('message', async ({ id, job }: WorkerRequest) => {
       format: job.format,
       ...(job.mp3BitrateKbps ? { mp3BitrateKbps: job.mp3BitrateKbps } : {}),
       ...(job.float32 ? { float32: true } : {}),
+      ...(job.int24 ? { int24: true } : {}),
+      ...(job.sampleRate !== undefined ? { sampleRate: job.sampleRate } : {}),
       ...(job.shifts ? { shifts: job.shifts } : {}),
       ...(job.twoStems !== undefined ? { twoStems: job.twoStems } : {}),
       onProgress: (progress) => reply({ id, type: 'progress', progress }),

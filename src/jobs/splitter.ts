@@ -20,6 +20,10 @@ export interface SplitJob {
   readonly mp3BitrateKbps?: number;
   /** WAV only: 32-bit float samples. */
   readonly float32?: boolean;
+  /** WAV and FLAC: 24-bit samples. */
+  readonly int24?: boolean;
+  /** Write stems at this rate instead of the source's. */
+  readonly sampleRate?: number;
   /** Random-shift passes (Demucs --shifts); default 0. */
   readonly shifts?: number;
   /** Write this stem and `no_<stem>` (the sum of the others) instead of every stem. */

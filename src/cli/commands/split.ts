@@ -3,13 +3,15 @@ import { statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { readAudioHeader, type StemFormat } from '../../audio/index.js';
 import { describeError, isStemsplitError, StemsplitError } from '../../errors.js';
-import { removeStaging } from '../../jobs/split-file.js';
+import { MP3_RATES, removeStaging } from '../../jobs/split-file.js';
 import { workerSplitter, type Splitter } from '../../jobs/splitter.js';
 import { registryFor, type ModelRef } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { createProgressBar } from '../progress.js';
 
 export interface SplitOptions {
+  int24?: boolean;
+  sampleRate?: string;
   model: string;
   modelConfig?: string;
   twoStems?: string;
@@ -23,17 +25,26 @@ export interface SplitOptions {
 
 const FORMATS: readonly StemFormat[] = ['mp3', 'wav', 'flac'];
 
-function parseOptions(options: SplitOptions): { format: StemFormat; bitrate: number | undefined; shifts: number } {
+function parseOptions(options: SplitOptions): { format: StemFormat; bitrate: number | undefined; shifts: number; sampleRate: number | undefined } {
   if (!FORMATS.includes(options.format as StemFormat)) throw new StemsplitError('USAGE', `--format must be mp3, wav or flac, got "${options.format}"`);
   const format = options.format as StemFormat;
   if (options.float32 && format !== 'wav') throw new StemsplitError('USAGE', '--float32 applies to --format wav only');
+  if (options.int24 && format === 'mp3') throw new StemsplitError('USAGE', '--int24 applies to --format wav or flac only');
+  if (options.int24 && options.float32) throw new StemsplitError('USAGE', '--int24 and --float32 exclude each other');
+  const sampleRate = options.sampleRate === undefined ? undefined : Number(options.sampleRate);
+  if (sampleRate !== undefined && (!Number.isInteger(sampleRate) || sampleRate < 8000 || sampleRate > 384_000)) {
+    throw new StemsplitError('USAGE', `--sample-rate must be a whole number of Hz from 8000 to 384000, got "${options.sampleRate}"`);
+  }
+  if (sampleRate !== undefined && format === 'mp3' && !MP3_RATES.includes(sampleRate)) {
+    throw new StemsplitError('USAGE', `MP3 cannot hold ${sampleRate} Hz; use one of ${MP3_RATES.join(', ')} or --format wav/flac`);
+  }
   const bitrate = options.mp3Bitrate === undefined ? undefined : Number(options.mp3Bitrate);
   if (bitrate !== undefined && (!Number.isInteger(bitrate) || bitrate < 32 || bitrate > 320)) {
     throw new StemsplitError('USAGE', `--mp3-bitrate must be a whole number of kb/s from 32 to 320, got "${options.mp3Bitrate}"`);
   }
   const shifts = Number(options.shifts ?? 0);
   if (!Number.isInteger(shifts) || shifts < 0 || shifts > 20) throw new StemsplitError('USAGE', '--shifts must be a whole number from 0 to 20');
-  return { format, bitrate, shifts };
+  return { format, bitrate, shifts, sampleRate };
 }
 
 function checkIsFile(file: string): void {
@@ -101,7 +112,7 @@ interface SplitOutcome {
 }
 
 export async function splitCommand(ctx: CommandContext, files: string[], options: SplitOptions): Promise<void> {
-  const { format, bitrate, shifts } = parseOptions(options);
+  const { format, bitrate, shifts, sampleRate } = parseOptions(options);
   for (const file of files) checkIsFile(file);
   const { config } = ctx;
   const registry = registryFor(config);
@@ -128,7 +139,7 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
       for (const file of readable) {
         const outDir = folders.get(file) as string;
         try {
-          results.push(await splitOne(ctx, splitter, { file, outDir, ref, format, shifts, bitrate, twoStems, float32: options.float32 === true, many: files.length > 1 }, interrupts.received));
+          results.push(await splitOne(ctx, splitter, { file, outDir, ref, format, shifts, bitrate, twoStems, sampleRate, float32: options.float32 === true, int24: options.int24 === true, many: files.length > 1 }, interrupts.received));
         } catch (error) {
           if (isStemsplitError(error) && error.code === 'INTERRUPTED') throw error;
           // One file failing does not stop the batch: say so in one line and go on.
@@ -165,7 +176,9 @@ interface OneSplit {
   readonly shifts: number;
   readonly bitrate: number | undefined;
   readonly twoStems: string | undefined;
+  readonly sampleRate: number | undefined;
   readonly float32: boolean;
+  readonly int24: boolean;
   readonly many: boolean;
 }
 
@@ -181,6 +194,8 @@ async function splitOne(ctx: CommandContext, splitter: Splitter, one: OneSplit, 
     shifts: one.shifts,
     ...(one.bitrate !== undefined ? { mp3BitrateKbps: one.bitrate } : {}),
     ...(one.float32 ? { float32: true } : {}),
+    ...(one.int24 ? { int24: true } : {}),
+    ...(one.sampleRate !== undefined ? { sampleRate: one.sampleRate } : {}),
     ...(one.twoStems !== undefined ? { twoStems: one.twoStems } : {}),
   };
   const result = await splitter.split(job, ({ phase, percent }) => bar.update(percent, phase)).catch(async (error: unknown) => {
