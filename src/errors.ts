@@ -23,7 +23,7 @@ export type JobErrorCode =
   | 'INTERNAL_ERROR';
 
 /** Codes only the CLI and library callers see. */
-export type LocalErrorCode = 'USAGE' | 'MODEL_NOT_FOUND' | 'MODEL_INVALID' | 'DOWNLOAD_FAILED' | 'IO_ERROR' | 'INTERRUPTED';
+export type LocalErrorCode = 'USAGE' | 'MODEL_NOT_FOUND' | 'MODEL_INVALID' | 'DOWNLOAD_FAILED' | 'IO_ERROR' | 'INTERRUPTED' | 'TERMINATED';
 
 export type ErrorCode = ApiErrorCode | JobErrorCode | LocalErrorCode;
 
@@ -52,6 +52,8 @@ const CODES: Readonly<Record<ErrorCode, CodeInfo>> = Object.freeze({
   IO_ERROR: { httpStatus: 500, exitCode: 15 },
   // 128 + SIGINT, as shells report a command stopped by Ctrl-C.
   INTERRUPTED: { httpStatus: 500, exitCode: 130 },
+  // 128 + SIGTERM, as shells report a command another process terminated.
+  TERMINATED: { httpStatus: 500, exitCode: 143 },
 });
 
 export class StemsplitError extends Error {

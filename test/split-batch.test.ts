@@ -5,13 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { resolveFfmpegPath } from '../src/audio/index.js';
 import { outputFolders } from '../src/cli/commands/split.js';
 import { writeSong } from './support/audio.js';
-import { runCli } from './support/process.js';
+import { runCli, spawnCli } from './support/process.js';
+import { until } from './support/wait.js';
 import { tempDir } from './support/server.js';
 
 const work = tempDir('stemsplit-batch-');
@@ -84,4 +85,25 @@ describe('split batches', () => {
     assert.equal(wrong.status, 2);
     assert.match(wrong.stderr, /--two-stems kazoo: model stemsplit-small-4s has no such stem \(it has drums, bass, other, vocals\)/);
   });
+});
+
+describe('signals from another process', () => {
+  for (const [signal, code] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
+    it(`${signal} mid-separation ends split with exit ${code}, one line and no partial output`, async () => {
+      const dir = join(work, `signal-${signal}`);
+      mkdirSync(dir);
+      writeSong(join(dir, 'long.wav'), 120);
+      const out = join(dir, 'out');
+      const child = spawnCli(['split', join(dir, 'long.wav'), '-o', out], env);
+      let stderr = '';
+      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('close', (status) => resolve(status)));
+      await until(() => /\d+% separate/.test(stderr), 60_000, () => `separation never began: ${stderr}`);
+      child.kill(signal);
+      assert.equal(await exited, code, stderr);
+      assert.match(stderr, new RegExp(`\nstemsplit: stopped by ${signal}; nothing was written for long\n$`));
+      assert.doesNotMatch(stderr, /terminate called|Napi::Error|core dumped/);
+      assert.deepEqual(existsSync(out) ? readdirSync(out) : [], [], 'no stems and no staging folder');
+    });
+  }
 });

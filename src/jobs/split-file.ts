@@ -105,6 +105,7 @@ export async function splitAudioFile(
     };
     // Each encode is its own ffmpeg process: running one per core keeps every core busy.
     await forEachConcurrently([...names.entries()], options.encoders ?? availableParallelism(), async ([index, name]) => {
+      options.signal?.throwIfAborted();
       const planar = planes[index];
       if (!planar) throw new Error(`model ${model.name} returned no audio for ${name}`);
       const file = `${name}.${stemExtension(options.format)}`;

@@ -11,7 +11,16 @@ if (!port) throw new Error('split-worker must run in a worker thread');
 const models = new ModelCache(onnxLoaders(workerData as SplitWorkerData));
 const reply = (message: WorkerReply) => port.postMessage(message);
 
-port.on('message', async ({ id, job }: WorkerRequest) => {
+const running = new Map<number, AbortController>();
+
+port.on('message', async (request: WorkerRequest) => {
+  if ('cancel' in request) {
+    running.get(request.id)?.abort();
+    return;
+  }
+  const { id, job } = request;
+  const controller = new AbortController();
+  running.set(id, controller);
   try {
     const model = await models.load(job.model).catch((error: unknown) => {
       throw new StemsplitError('SEPARATION_FAILED', `model ${job.model.name} could not be loaded: ${describeError(error)}`);
@@ -25,9 +34,12 @@ port.on('message', async ({ id, job }: WorkerRequest) => {
       ...(job.shifts ? { shifts: job.shifts } : {}),
       ...(job.twoStems !== undefined ? { twoStems: job.twoStems } : {}),
       onProgress: (progress) => reply({ id, type: 'progress', progress }),
+      signal: controller.signal,
     });
     reply({ id, type: 'done', result });
   } catch (error) {
     reply({ id, type: 'error', code: isStemsplitError(error) ? error.code : undefined, message: describeError(error) });
+  } finally {
+    running.delete(id);
   }
 });

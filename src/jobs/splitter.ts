@@ -32,6 +32,12 @@ export interface SplitJob {
 
 export interface Splitter {
   split(job: SplitJob, onProgress: (progress: SplitProgress) => void): Promise<SplitFileResult>;
+  /**
+   * Asks every running job to stop at its next chunk or stem: the job then fails (its staged
+   * stems removed by the worker) and its worker stays usable. Safer than `close` mid-job:
+   * terminating a worker while ONNX Runtime runs in it aborts the process (Napi::Error).
+   */
+  cancel(): void;
   close(): Promise<void>;
 }
 
@@ -41,7 +47,7 @@ export interface SplitWorkerData {
   readonly intraOpThreads: number;
 }
 
-export type WorkerRequest = { readonly id: number; readonly job: SplitJob };
+export type WorkerRequest = { readonly id: number; readonly job: SplitJob } | { readonly id: number; readonly cancel: true };
 export type WorkerReply =
   | { readonly id: number; readonly type: 'progress'; readonly progress: SplitProgress }
   | { readonly id: number; readonly type: 'done'; readonly result: SplitFileResult }
@@ -92,6 +98,10 @@ class SplitWorker {
       this.#pending.set(id, { resolve, reject, onProgress });
       this.#worker.postMessage({ id, job } satisfies WorkerRequest);
     });
+  }
+
+  cancel(): void {
+    for (const id of this.#pending.keys()) this.#worker.postMessage({ id, cancel: true } satisfies WorkerRequest);
   }
 
   async terminate(): Promise<void> {
@@ -154,6 +164,9 @@ export function workerSplitter(data: SplitWorkerData, size: number): Splitter {
       } finally {
         release(worker);
       }
+    },
+    cancel() {
+      for (const worker of all) worker.cancel();
     },
     async close() {
       await Promise.all([...all].map((worker) => worker.terminate()));

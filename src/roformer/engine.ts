@@ -23,7 +23,7 @@ import { buildRoformerStages, type RoformerStage } from './graph.js';
 import { ChunkSpectrum } from './spectrum.js';
 
 /** Bump when the graph layout changes, so caches convert again. */
-const CONVERTER_VERSION = 4;
+const CONVERTER_VERSION = 5;
 const META_FORMAT = 'stemsplit-roformer/1';
 
 export interface LoadRoformerOptions {

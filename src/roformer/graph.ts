@@ -23,6 +23,8 @@ type State = ReadonlyMap<string, CheckpointTensor>;
 
 /** Attention scores of one group of sequences at most this big (ORT's CPU kernel materialises them). */
 const ATTENTION_BYTES = 64 * 2 ** 20;
+/** A transformer's feed-forward hidden buffer per group of sequences at most this big (glibc maps blocks over 32 MB afresh each time). */
+const GROUP_BYTES = 32 * 2 ** 20;
 
 /** Reads weights by name, checks their shapes, and remembers which were used. */
 class Weights {
@@ -103,6 +105,7 @@ export function buildRoformerStages(config: RoformerConfig, state: State, shape:
 }
 
 class Network {
+  private readonly constants = new Map<string, Value>();
   private readonly frames: number;
   private readonly bands: number;
   private readonly dim: number;
@@ -155,14 +158,37 @@ class Network {
   }
 
   /** `depth` layers of attention + feed-forward on x [batch, n, dim]; Mel-Band ends each stack with an RMSNorm. */
+  /**
+   * A transformer over x [batch, n, dim]. Its sequences are independent (bands over time, or
+   * frames over bands), so a large batch runs in groups of sequences, one after another: each
+   * group's biggest buffer (the feed-forward's 4·dim hidden) stays under GROUP_BYTES, which
+   * bounds memory and lets the allocator reuse blocks instead of mapping fresh pages each time.
+   */
   private transformer(prefix: string, x: Value, depth: number, kind: 'rotary' | 'linear'): Value {
-    let y = x;
-    for (let layer = 0; layer < depth; layer++) {
-      const at = `${prefix}.layers.${layer}`;
-      y = this.ops.add(y, kind === 'rotary' ? this.attention(`${at}.0`, y) : this.linearAttention(`${at}.0`, y));
-      y = this.ops.add(y, this.feedForward(`${at}.1.net`, y));
+    const [batch, n, dim] = x.shape as [number, number, number];
+    const groups = kind === 'rotary' ? Math.min(batch, Math.ceil((batch * n * 4 * dim * 4) / GROUP_BYTES)) : 1;
+    const size = Math.ceil(batch / groups);
+    const parts: Value[] = [];
+    for (let start = 0; start < batch; start += size) {
+      let y = groups === 1 ? x : this.ops.slice(x, 0, start, Math.min(batch, start + size));
+      for (let layer = 0; layer < depth; layer++) {
+        const at = `${prefix}.layers.${layer}`;
+        y = this.ops.add(y, kind === 'rotary' ? this.attention(`${at}.0`, y) : this.linearAttention(`${at}.0`, y));
+        y = this.ops.add(y, this.feedForward(`${at}.1.net`, y));
+      }
+      parts.push(this.weights.has(`${prefix}.norm.gamma`) ? this.rmsNorm(y, `${prefix}.norm.gamma`) : y);
     }
-    return this.weights.has(`${prefix}.norm.gamma`) ? this.rmsNorm(y, `${prefix}.norm.gamma`) : y;
+    return parts.length === 1 ? (parts[0] as Value) : this.ops.concat(parts, 0);
+  }
+
+  /** A weight as a graph constant, stored once however many groups read it. */
+  private constant(name: string, data: Float32Array, shape: readonly number[]): Value {
+    let value = this.constants.get(name);
+    if (value === undefined) {
+      value = this.graph.constant(data, shape, name.split('.').slice(-2).join('_'));
+      this.constants.set(name, value);
+    }
+    return value;
   }
 
   /**
@@ -218,8 +244,8 @@ class Network {
     const [even, odd] = this.ops.split(pairs, 4, 2) as [Value, Value];
     const negOdd = this.graph.op('Neg', [odd], odd.shape);
     const rotated = this.ops.reshape(this.ops.concat([negOdd, even], 4), x.shape);
-    const cosValue = this.graph.constant(cos, [n, 1, d], 'rope_cos');
-    const sinValue = this.graph.constant(sin, [n, 1, d], 'rope_sin');
+    const cosValue = this.constant(`rope_cos_${n}_${d}`, cos, [n, 1, d]);
+    const sinValue = this.constant(`rope_sin_${n}_${d}`, sin, [n, 1, d]);
     return this.ops.add(this.ops.mul(x, cosValue), this.ops.mul(rotated, sinValue));
   }
 
@@ -237,7 +263,7 @@ class Network {
     const split = this.ops.transpose(this.ops.reshape(qkv, [batch, n, 3, heads, dimHead]), [2, 0, 3, 4, 1]);
     const [q, k, v] = this.ops.split(split, 0, 3).map((t) => this.ops.reshape(t, [batch, heads, dimHead, n])) as [Value, Value, Value];
     const temperature = this.weights.get(`${prefix}.temperature`, [heads, 1, 1]).data;
-    const qScaled = this.ops.mul(this.l2Normalize(q), this.graph.constant(temperature.map(Math.exp), [heads, 1, 1], 'temperature'));
+    const qScaled = this.ops.mul(this.l2Normalize(q), this.constant(`${prefix}.temperature`, temperature.map(Math.exp), [heads, 1, 1]));
     const scores = this.ops.mul(this.ops.matmul(qScaled, this.ops.transpose(this.l2Normalize(k), [0, 1, 3, 2])), this.graph.scalar(8, 'scale'));
     const out = this.ops.matmul(this.ops.softmax(scores, -1), v); // [batch, heads, dimHead, n]
     const rows = this.ops.reshape(this.ops.transpose(out, [0, 3, 1, 2]), [batch, n, inner]);
@@ -282,7 +308,7 @@ class Network {
   private rmsNorm(x: Value, gammaName: string, width?: number): Value {
     const d = width ?? (x.shape[x.shape.length - 1] as number);
     const gamma = this.weights.get(gammaName, [d]).data;
-    return this.graph.op('SimplifiedLayerNormalization', [x, this.graph.constant(gamma, [d], 'rms_gamma')], x.shape, {
+    return this.graph.op('SimplifiedLayerNormalization', [x, this.constant(gammaName, gamma, [d])], x.shape, {
       axis: attr.int(-1),
       epsilon: attr.float(1e-24 / d),
     });
@@ -307,8 +333,8 @@ class Network {
     const flat = x.shape.length === 2 ? x : this.ops.reshape(x, [rows, inputs]);
     const y = this.ops.linear(
       flat,
-      this.graph.constant(weight.data, [out, inputs], 'weight'),
-      bias ? this.graph.constant(this.weights.get(`${prefix}.bias`, [out]).data, [out], 'bias') : undefined,
+      this.constant(`${prefix}.weight`, weight.data, [out, inputs]),
+      bias ? this.constant(`${prefix}.bias`, this.weights.get(`${prefix}.bias`, [out]).data, [out]) : undefined,
     );
     return x.shape.length === 2 ? y : this.ops.reshape(y, [...x.shape.slice(0, -1), out]);
   }

@@ -55,9 +55,10 @@ function checkIsFile(file: string): void {
 }
 
 /**
- * Ctrl-C or SIGTERM mid-split calls `stop` (which ends the worker, so the running split fails)
- * instead of killing the process at once: the caller can then remove the half-encoded stems.
- * A second signal finds the default handlers back and ends the process there and then.
+ * Ctrl-C, SIGINT or SIGTERM mid-split calls `stop` (which asks the worker to stop at its next
+ * chunk or stem, so the running split fails) instead of killing the process at once: the
+ * caller then removes the half-encoded stems and exits 130 or 143. A second signal finds the
+ * default handlers back and ends the process there and then (a big model's chunk can take a while).
  */
 function stopOnInterrupt(stop: () => unknown): { received(): NodeJS.Signals | undefined; dispose(): void } {
   let received: NodeJS.Signals | undefined;
@@ -134,14 +135,14 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
       const demucs = options.model === '4s' ? 'htdemucs' : 'htdemucs_6s';
       ctx.stderr.write(`(the small bundled model; for Demucs v4 quality run "stemsplit models pull ${demucs}" once)\n`);
     }
-    const interrupts = stopOnInterrupt(() => splitter.close());
+    const interrupts = stopOnInterrupt(() => splitter.cancel());
     try {
       for (const file of readable) {
         const outDir = folders.get(file) as string;
         try {
           results.push(await splitOne(ctx, splitter, { file, outDir, ref, format, shifts, bitrate, twoStems, sampleRate, float32: options.float32 === true, int24: options.int24 === true, many: files.length > 1 }, interrupts.received));
         } catch (error) {
-          if (isStemsplitError(error) && error.code === 'INTERRUPTED') throw error;
+          if (isStemsplitError(error) && (error.code === 'INTERRUPTED' || error.code === 'TERMINATED')) throw error;
           // One file failing does not stop the batch: say so in one line and go on.
           failures.set(file, `${file}: ${describeError(error)}`);
           ctx.stderr.write(`stemsplit: ${file}: ${describeError(error)}\n`);
@@ -203,7 +204,7 @@ async function splitOne(ctx: CommandContext, splitter: Splitter, one: OneSplit, 
     const signal = signalled();
     if (!signal) throw error;
     await removeStaging(one.outDir);
-    throw new StemsplitError('INTERRUPTED', `stopped by ${signal}; nothing was written for ${track}`);
+    throw new StemsplitError(signal === 'SIGTERM' ? 'TERMINATED' : 'INTERRUPTED', `stopped by ${signal}; nothing was written for ${track}`);
   });
   const seconds = (Date.now() - started) / 1000;
   bar.done(`${track}: ${Object.keys(result.stems).length} stems in ${one.outDir} (${seconds.toFixed(1)} s for ${result.durationSeconds.toFixed(1)} s of audio)`);
