@@ -74,7 +74,7 @@ export async function encodeStem(
 async function writeWav(planar: Float32Array, length: number, file: string, options: EncodeOptions): Promise<void> {
   const handle = await open(file, 'w');
   try {
-    await writeWavTo(handle, planar, length, options.sampleRate ?? 44_100, options.float32 === true ? 'float32' : 'pcm16');
+    await writeWavTo(handle, planar, length, options.sampleRate ?? 44_100, depthOf(options) === 'float' ? 'float32' : 'pcm16');
   } finally {
     await handle.close();
   }

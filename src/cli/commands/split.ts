@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { readAudioHeader, type StemFormat } from '../../audio/index.js';
-import { describeError, isStemsplitError, StemsplitError } from '../../errors.js';
+import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
 import { MP3_RATES, removeStaging } from '../../jobs/split-file.js';
 import { workerSplitter, type Splitter } from '../../jobs/splitter.js';
 import { registryFor, type ModelRef } from '../../models/registry.js';
@@ -91,15 +91,20 @@ export function outputFolders(files: readonly string[], output: string): string[
   });
 }
 
+interface Failure {
+  readonly code: ErrorCode;
+  readonly message: string;
+}
+
 /** Undecodable inputs, found before any model loads: file → one plain sentence. */
-async function unreadableInputs(files: readonly string[]): Promise<Map<string, string>> {
-  const failures = new Map<string, string>();
+async function unreadableInputs(files: readonly string[]): Promise<Map<string, Failure>> {
+  const failures = new Map<string, Failure>();
   for (const file of files) {
     try {
       await readAudioHeader(file);
     } catch (error) {
       const reason = describeError(error).replace(/^cannot decode [^:]*: /, '');
-      failures.set(file, `${file} is not audio stemsplit can read (${reason})`);
+      failures.set(file, { code: 'AUDIO_DECODE_FAILED', message: `${file} is not audio stemsplit can read (${reason})` });
     }
   }
   return failures;
@@ -123,7 +128,9 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
     throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${ref.name} has no such stem (it has ${ref.sources.join(', ')})`);
   }
   const failures = await unreadableInputs(files);
-  for (const message of failures.values()) ctx.stderr.write(`stemsplit: ${message}\n`);
+  // A batch names each failure as it happens; a single file's failure is the command's one error line.
+  const many = files.length > 1;
+  if (many) for (const { message } of failures.values()) ctx.stderr.write(`stemsplit: ${message}\n`);
   const readable = files.filter((file) => !failures.has(file));
   const folders = new Map(files.map((file, i) => [file, outputFolders(files, options.output)[i] as string]));
   const results: SplitOutcome[] = [];
@@ -144,7 +151,8 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
         } catch (error) {
           if (isStemsplitError(error) && (error.code === 'INTERRUPTED' || error.code === 'TERMINATED')) throw error;
           // One file failing does not stop the batch: say so in one line and go on.
-          failures.set(file, `${file}: ${describeError(error)}`);
+          if (!many) throw error;
+          failures.set(file, { code: isStemsplitError(error) ? error.code : 'SEPARATION_FAILED', message: `${file}: ${describeError(error)}` });
           ctx.stderr.write(`stemsplit: ${file}: ${describeError(error)}\n`);
         }
       }
@@ -155,18 +163,12 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   }
   if (options.json) printJson(ctx, results.length === 1 && files.length === 1 ? results[0] : results);
   else for (const r of results) for (const [stem, path] of Object.entries(r.stems)) print(ctx, `${stem}\t${path}`);
+  const [first] = failures.values();
+  if (first !== undefined && !many) throw new StemsplitError(first.code, first.message);
   if (failures.size > 0) {
     const names = [...failures.keys()].map((file) => basename(file)).join(', ');
-    throw new StemsplitError(
-      failures.size === files.length && failures.size === 1 ? firstCode(failures) : 'SEPARATION_FAILED',
-      `${failures.size} of ${files.length} file${files.length === 1 ? '' : 's'} failed: ${names}`,
-    );
+    throw new StemsplitError('SEPARATION_FAILED', `${failures.size} of ${files.length} files failed: ${names}`);
   }
-}
-
-/** A lone undecodable file keeps its own exit code (AUDIO_DECODE_FAILED); batches exit as a failed separation. */
-function firstCode(failures: ReadonlyMap<string, string>): 'AUDIO_DECODE_FAILED' | 'SEPARATION_FAILED' {
-  return [...failures.values()][0]?.includes('is not audio stemsplit can read') ? 'AUDIO_DECODE_FAILED' : 'SEPARATION_FAILED';
 }
 
 interface OneSplit {
