@@ -78,18 +78,7 @@ class TensorRef implements PickleOpaque {
 }
 
 export function readCheckpoint(path: string): Checkpoint {
-  const archive = ZipArchive.open(path);
-  try {
-    const pickleName = [...archive.entries.keys()].find((name) => name.endsWith('/data.pkl') || name === 'data.pkl');
-    if (pickleName === undefined) {
-      throw new StemsplitError('MODEL_INVALID', `${path} is not a PyTorch checkpoint (no data.pkl)`);
-    }
-    const prefix = pickleName.slice(0, pickleName.length - 'data.pkl'.length);
-    const root = unpickle(archive.read(pickleName), { resolveGlobal, persistentLoad });
-    return interpretPackage(path, root, (tensor) => materialize(archive, prefix, tensor));
-  } finally {
-    archive.close();
-  }
+  return readTorchFile(path, resolveGlobal, (root, load) => interpretPackage(path, root, load));
 }
 
 /**
@@ -99,14 +88,7 @@ export function readCheckpoint(path: string): Checkpoint {
  * the wrapped dict (epoch numbers, optimizer state) are ignored.
  */
 export function readStateDict(path: string): ReadonlyMap<string, CheckpointTensor> {
-  const archive = ZipArchive.open(path);
-  try {
-    const pickleName = [...archive.entries.keys()].find((name) => name.endsWith('/data.pkl') || name === 'data.pkl');
-    if (pickleName === undefined) {
-      throw new StemsplitError('MODEL_INVALID', `${path} is not a PyTorch checkpoint (no data.pkl)`);
-    }
-    const prefix = pickleName.slice(0, pickleName.length - 'data.pkl'.length);
-    const root = unpickle(archive.read(pickleName), { resolveGlobal: resolveStateGlobal, persistentLoad });
+  return readTorchFile(path, resolveStateGlobal, (root, load) => {
     const state = findStateDict(root);
     if (state === undefined) {
       throw new StemsplitError('MODEL_INVALID', `${path} holds no state_dict (a dict of tensors, or one under state_dict/state/model_state_dict)`);
@@ -114,9 +96,27 @@ export function readStateDict(path: string): ReadonlyMap<string, CheckpointTenso
     const tensors = new Map<string, CheckpointTensor>();
     for (const [name, value] of state) {
       if (typeof name !== 'string' || !(value instanceof TensorRef)) continue;
-      tensors.set(name.startsWith('module.') ? name.slice('module.'.length) : name, materialize(archive, prefix, value));
+      tensors.set(name.startsWith('module.') ? name.slice('module.'.length) : name, load(value));
     }
     return tensors;
+  });
+}
+
+/** Opens torch's zip format, unpickles `data.pkl` with the given globals, and hands `read` a loader for its tensors. */
+function readTorchFile<T>(
+  path: string,
+  resolve: (module: string, name: string) => PickleCallable | PickleGlobalRef | StorageType,
+  read: (root: PickleValue, load: (tensor: TensorRef) => CheckpointTensor) => T,
+): T {
+  const archive = ZipArchive.open(path);
+  try {
+    const pickleName = [...archive.entries.keys()].find((name) => name.endsWith('/data.pkl') || name === 'data.pkl');
+    if (pickleName === undefined) {
+      throw new StemsplitError('MODEL_INVALID', `${path} is not a PyTorch checkpoint (no data.pkl)`);
+    }
+    const prefix = pickleName.slice(0, pickleName.length - 'data.pkl'.length);
+    const root = unpickle(archive.read(pickleName), { resolveGlobal: resolve, persistentLoad });
+    return read(root, (tensor) => materialize(archive, prefix, tensor));
   } finally {
     archive.close();
   }
@@ -135,17 +135,17 @@ function findStateDict(root: PickleValue): Map<PickleKey, PickleValue> | undefin
 
 /** Globals a state_dict file may name: tensors, parameters, dicts; anything else is kept as an inert reference. */
 function resolveStateGlobal(module: string, name: string): PickleCallable | PickleGlobalRef | StorageType {
+  if (`${module}.${name}` === 'torch._utils._rebuild_parameter') return new PickleCallable('torch._utils._rebuild_parameter', (args) => args[0] ?? null);
+  return torchGlobal(module, name) ?? new PickleGlobalRef(module, name);
+}
+
+/** What every torch file names: storage types, ordered dicts and tensors. */
+function torchGlobal(module: string, name: string): PickleCallable | StorageType | undefined {
   const qualified = `${module}.${name}`;
   if (module === 'torch' && name in STORAGE_TYPES) return new StorageType(STORAGE_TYPES[name] as StorageDtype);
-  switch (qualified) {
-    case 'collections.OrderedDict':
-      return new PickleCallable(qualified, orderedDict);
-    case 'torch._utils._rebuild_tensor_v2':
-      return new PickleCallable(qualified, rebuildTensor);
-    case 'torch._utils._rebuild_parameter':
-      return new PickleCallable(qualified, (args) => args[0] ?? null);
-  }
-  return new PickleGlobalRef(module, name);
+  if (qualified === 'collections.OrderedDict') return new PickleCallable(qualified, orderedDict);
+  if (qualified === 'torch._utils._rebuild_tensor_v2') return new PickleCallable(qualified, rebuildTensor);
+  return undefined;
 }
 
 function interpretPackage(
@@ -192,15 +192,9 @@ function invalid(path: string, detail: string): StemsplitError {
 
 function resolveGlobal(module: string, name: string): PickleCallable | PickleGlobalRef | StorageType {
   const qualified = `${module}.${name}`;
-  if (module === 'torch' && name in STORAGE_TYPES) return new StorageType(STORAGE_TYPES[name] as StorageDtype);
-  switch (qualified) {
-    case 'collections.OrderedDict':
-      return new PickleCallable(qualified, orderedDict);
-    case 'fractions.Fraction':
-      return new PickleCallable(qualified, fraction);
-    case 'torch._utils._rebuild_tensor_v2':
-      return new PickleCallable(qualified, rebuildTensor);
-  }
+  const torch = torchGlobal(module, name);
+  if (torch !== undefined) return torch;
+  if (qualified === 'fractions.Fraction') return new PickleCallable(qualified, fraction);
   // Model classes are only named (as `klass`), never built, so any demucs class may appear;
   // the caller decides which ones it supports.
   if (module === 'demucs' || module.startsWith('demucs.')) return new PickleGlobalRef(module, name);
