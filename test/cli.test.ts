@@ -82,7 +82,7 @@ test('split writes DIR/<track>/<stem>.<ext> for wav, 32-bit float wav and mp3, e
   assert.equal(vocals.readUInt16LE(34), 32);
   assert.equal(decodedSamples(join(out, 'tune', 'vocals.wav')), Math.round(3.1 * 44100));
   assert.match(wav.stderr, /100%/, 'progress is shown on stderr');
-  assert.match(wav.stderr, /^\(the small bundled model; for Demucs v4 quality run "stemsplit models pull htdemucs" once\)$/m);
+  assert.match(wav.stderr, /^\(the small bundled model; for Demucs v4 quality run "stemsplit models pull htdemucs" once; its weights are for research use only\)$/m);
 
   const mp3 = runCli(['split', join(dir, 'tune.flac'), '-o', out, '--model', '6s', '--mp3-bitrate', '128'], env);
   assert.equal(mp3.status, 0, mp3.stderr);

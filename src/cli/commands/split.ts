@@ -140,7 +140,7 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
     ctx.stderr.write(`Loading model ${ref.name} (terms of its weights: ${ref.terms})…\n`);
     if ((options.model === '4s' || options.model === '6s') && ref.kind === 'onnx') {
       const demucs = options.model === '4s' ? 'htdemucs' : 'htdemucs_6s';
-      ctx.stderr.write(`(the small bundled model; for Demucs v4 quality run "stemsplit models pull ${demucs}" once)\n`);
+      ctx.stderr.write(`(the small bundled model; for Demucs v4 quality run "stemsplit models pull ${demucs}" once; its weights are for research use only)\n`);
     }
     const interrupts = stopOnInterrupt(() => splitter.cancel());
     try {
