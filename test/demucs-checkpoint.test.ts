@@ -13,9 +13,11 @@ import { deflateRawSync } from 'node:zlib';
 import { convertCheckpoint, parseBagFile, parseHTDemucsConfig, PyFraction, readCheckpoint } from '../src/demucs/index.js';
 import { PickleTuple, unpickle } from '../src/demucs/pickle.js';
 import { isStemsplitError } from '../src/errors.js';
+import { fixtureDir } from './support/fixtures.js';
 
-const FIXTURES = '../shared/fixtures/demucs';
-const fixtures = JSON.parse(readFileSync(path.join(FIXTURES, 'fixtures.json'), 'utf8')) as {
+const FIXTURES = fixtureDir('demucs') ?? '';
+const skip = FIXTURES === '' ? 'no fixtures' : false;
+const fixtures = (skip ? { fixtures: {} } : JSON.parse(readFileSync(path.join(FIXTURES, 'fixtures.json'), 'utf8'))) as {
   fixtures: Record<string, { checkpoint?: string; sha256?: string; params?: number; segment_samples?: number; sources: string[] }>;
 };
 const scratch = mkdtempSync(path.join(tmpdir(), 'stemsplit-demucs-ckpt-'));
@@ -172,7 +174,7 @@ describe('demucs checkpoint reader', () => {
     }
   });
 
-  it('reads segment as a Fraction and as a float', () => {
+  it('reads segment as a Fraction and as a float', { skip }, () => {
     const fraction = readCheckpoint(path.join(FIXTURES, 'htdemucs_small.th')).kwargs.get('segment');
     assert.ok(fraction instanceof PyFraction);
     assert.deepEqual([fraction.numerator, fraction.denominator], [39, 5]);
@@ -277,7 +279,7 @@ describe('demucs unpickler', () => {
 });
 
 describe('demucs bag files', () => {
-  it('reads flow-style models and weights (as in htdemucs_ft.yaml)', () => {
+  it('reads flow-style models and weights (as in htdemucs_ft.yaml)', { skip }, () => {
     const bag = parseBagFile(readFileSync(path.join(FIXTURES, 'htdemucs_ft_small.yaml'), 'utf8'));
     assert.deepEqual(bag.models, ['bag_member_0', 'bag_member_1', 'bag_member_2', 'bag_member_3']);
     assert.deepEqual(bag.weights, [

@@ -19,8 +19,12 @@ import { catalogModel, type CatalogModel } from '../src/models/catalog.js';
 import { bagYaml, pullModel, removeModel, type DownloadProgress } from '../src/models/pull.js';
 import { demucsDir, modelDir, ModelRegistry } from '../src/models/registry.js';
 import { runCli, spawnCli } from './support/process.js';
+import { fixtureDir } from './support/fixtures.js';
 import { tempDir } from './support/server.js';
 import { until } from './support/wait.js';
+
+/** The Demucs fixtures two tests read (undefined in a clone without ../shared: those tests skip). */
+const demucsFixtures = isMainThread ? fixtureDir('demucs') : undefined;
 
 // ---------------------------------------------------------------- the file server (worker side)
 
@@ -334,7 +338,7 @@ if (isMainThread) {
     assert.deepEqual(readFileSync(moved.path), bytes);
   });
 
-  test('a pulled bag gets its yaml last; the Demucs loader opens it; remove deletes it and its converted graphs', async () => {
+  test('a pulled bag gets its yaml last; the Demucs loader opens it; remove deletes it and its converted graphs', { skip: demucsFixtures === undefined }, async () => {
     const fixtures = new URL('../../shared/fixtures/demucs/', import.meta.url);
     const files: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -369,7 +373,7 @@ if (isMainThread) {
     assert.deepEqual(readdirSync(dir), ['unrelated.th']);
   });
 
-  test('the official htdemucs_ft yaml names its members by signature, with the catalog weights', () => {
+  test('the official htdemucs_ft yaml names its members by signature, with the catalog weights', { skip: demucsFixtures === undefined }, () => {
     const ft = catalogModel('htdemucs_ft') as CatalogModel;
     const parsed = parseBagFile(bagYaml(ft));
     assert.deepEqual(parsed.models, ['f7e0c4bc', 'd12395a8', '92cfc3b6', '04573f0d']);
