@@ -131,8 +131,9 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   // A batch names each failure as it happens; a single file's failure is the command's one error line.
   const many = files.length > 1;
   if (many) for (const { message } of failures.values()) ctx.stderr.write(`stemsplit: ${message}\n`);
-  const readable = files.filter((file) => !failures.has(file));
-  const folders = new Map(files.map((file, i) => [file, outputFolders(files, options.output)[i] as string]));
+  // Paired by position, so a file named twice gets two folders too.
+  const folders = outputFolders(files, options.output);
+  const readable = files.flatMap((file, i) => (failures.has(file) ? [] : [{ file, outDir: folders[i] as string }]));
   const results: SplitOutcome[] = [];
   if (readable.length > 0) {
     // One worker thread runs the jobs (as `serve` does): this thread keeps drawing the progress.
@@ -144,10 +145,9 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
     }
     const interrupts = stopOnInterrupt(() => splitter.cancel());
     try {
-      for (const file of readable) {
-        const outDir = folders.get(file) as string;
+      for (const { file, outDir } of readable) {
         try {
-          results.push(await splitOne(ctx, splitter, { file, outDir, ref, format, shifts, bitrate, twoStems, sampleRate, float32: options.float32 === true, int24: options.int24 === true, many: files.length > 1 }, interrupts.received));
+          results.push(await splitOne(ctx, splitter, { file, outDir, ref, format, shifts, bitrate, twoStems, sampleRate, float32: options.float32 === true, int24: options.int24 === true, many }, interrupts.received));
         } catch (error) {
           if (isStemsplitError(error) && (error.code === 'INTERRUPTED' || error.code === 'TERMINATED')) throw error;
           // One file failing does not stop the batch: say so in one line and go on.
