@@ -1,0 +1,436 @@
+/**
+ * Streaming separation: Demucs' chunked inference (see pipeline.ts for the maths) run over a
+ * track that arrives as a stream of frames and leaves as a stream of stem blocks, so memory
+ * depends on the segment length, never on the track's.
+ *
+ * - Input frames are kept in a sliding window from the earliest sample any pass still needs.
+ * - Every shift pass runs in lockstep: the scheduler always advances the pass that has settled
+ *   the fewest samples, so the passes' windows stay within one segment plus the shift range.
+ * - Each pass adds its settled samples (weighted sums divided by their weights, as Demucs
+ *   does) into one output buffer; samples every pass has settled are averaged over the
+ *   passes, de-normalised and handed to `write`, then dropped.
+ *
+ * The whole-track statistics Demucs normalises with must come from a first pass over the
+ * audio (`NormalizationMeter`); the caller decodes twice rather than keep the track.
+ */
+import { StemsplitError } from '../errors.js';
+import { Chunk, chunkCount, shiftedView, strideOf, transitionWeights, type PassView } from './chunks.js';
+import type { SegmentModel, SeparationProgress } from './model.js';
+
+/** Demucs' normalisation: x' = (x - mean) / scale over the mono mix; identity when off. */
+export interface Normalization {
+  readonly mean: number;
+  /** Standard deviation plus 1e-8, the divisor. */
+  readonly scale: number;
+}
+
+export const IDENTITY: Normalization = { mean: 0, scale: 1 };
+
+/** A track as a stream: exactly `length` interleaved stereo frames, in order. */
+export interface TrackStream {
+  /** Samples per channel; a stream that yields more or fewer is an error. */
+  readonly length: number;
+  /** Interleaved stereo float32 blocks (whole frames); the arrays may be kept by the reader. */
+  readonly frames: AsyncIterable<Float32Array>;
+  /** The whole track's statistics; required when the model normalises. */
+  readonly normalization?: Normalization;
+}
+
+/**
+ * Receives consecutive stem blocks: `stems[i]` is planar [2, frames] for model source i. The
+ * arrays are fresh for each call. Returning a promise holds the separation until it settles
+ * (back-pressure from the encoders).
+ */
+export type StemWriter = (stems: readonly Float32Array[], frames: number) => Promise<void> | void;
+
+export interface StreamOptions {
+  /** Fraction of a segment consecutive chunks share; 0 ≤ overlap < 1. Default 0.25. */
+  readonly overlap?: number;
+  /** Shift-trick passes; 0 runs one unshifted pass. Default 0. */
+  readonly shifts?: number;
+  /** Sharpness of the cross-fade between chunks; ≥ 1. Default 1. */
+  readonly transitionPower?: number;
+  /** Seed of the shift offsets, so a run can be repeated. Default 0. */
+  readonly seed?: number;
+  readonly onProgress?: (progress: SeparationProgress) => void;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Mean and unbiased standard deviation of the mono mix, met one block at a time (Welford's
+ * update in float64, as stable as a second pass), rounded to float32 like Demucs' tensors.
+ */
+export class NormalizationMeter {
+  #count = 0;
+  #mean = 0;
+  #squares = 0;
+
+  /** Adds interleaved stereo frames. */
+  add(interleaved: Float32Array): void {
+    for (let i = 0; i + 1 < interleaved.length; i += 2) {
+      const mono = ((interleaved[i] as number) + (interleaved[i + 1] as number)) / 2;
+      this.#count++;
+      const delta = mono - this.#mean;
+      this.#mean += delta / this.#count;
+      this.#squares += delta * (mono - this.#mean);
+    }
+  }
+
+  get frames(): number {
+    return this.#count;
+  }
+
+  result(): Normalization {
+    const std = this.#count > 1 ? Math.sqrt(this.#squares / (this.#count - 1)) : 0;
+    return { mean: Math.fround(this.#mean), scale: Math.fround(Math.fround(std) + 1e-8) };
+  }
+}
+
+/** Separates a streamed track, handing stems to `write` in order as soon as they are final. */
+export async function separateStream(model: SegmentModel, input: TrackStream, write: StemWriter, options: StreamOptions = {}): Promise<void> {
+  const overlap = options.overlap ?? 0.25;
+  const shifts = options.shifts ?? 0;
+  const transitionPower = options.transitionPower ?? 1;
+  checkStreamInputs(model, input, overlap, shifts, transitionPower);
+  const norm = model.normalize ? (input.normalization as Normalization) : IDENTITY;
+  const segment = model.segmentSamples;
+  const stride = strideOf(segment, overlap);
+  const weights = transitionWeights(segment, transitionPower);
+  const window = new TrackWindow(input, segment);
+  const output = new SettlingBuffer(2 * model.sources.length, input.length, 2 * segment);
+  const passes = passViews(input.length, shifts, Math.trunc(0.5 * model.sampleRate), options.seed ?? 0).map(
+    (view) => new Pass(model, view, stride, weights, output),
+  );
+  const total = passes.reduce((sum, pass) => sum + pass.chunks, 0);
+  const passCount = Math.max(1, shifts);
+  const modelInput = new Float32Array(2 * segment);
+
+  try {
+    for (let done = 0; done < total; ) {
+      options.signal?.throwIfAborted();
+      const pass = laggard(passes);
+      const start = pass.nextWindowStart();
+      window.discardBefore(Math.min(...passes.filter((p) => !p.finished).map((p) => p.nextWindowStart())));
+      await window.ensure(start + segment);
+      window.read(start, segment, norm, modelInput);
+      await pass.runNext(modelInput);
+      done++;
+      options.onProgress?.({ done, total });
+      const settled = Math.min(...passes.map((p) => p.settled));
+      const from = output.base;
+      if (settled > from) await write(output.take(settled, passCount, norm), settled - from);
+    }
+    await window.finish();
+  } catch (error) {
+    await window.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+function checkStreamInputs(model: SegmentModel, input: TrackStream, overlap: number, shifts: number, power: number): void {
+  const usage = (message: string): StemsplitError => new StemsplitError('USAGE', message);
+  if (!(overlap >= 0 && overlap < 1)) throw usage(`overlap must be in [0, 1), got ${overlap}`);
+  if (!(Number.isInteger(shifts) && shifts >= 0)) throw usage(`shifts must be a whole number ≥ 0, got ${shifts}`);
+  if (!(power >= 1)) throw usage(`transition power must be ≥ 1, got ${power}`);
+  if (strideOf(model.segmentSamples, overlap) < 1) throw usage(`overlap ${overlap} leaves no stride`);
+  if (!(Number.isInteger(input.length) && input.length > 0)) throw new StemsplitError('SEPARATION_FAILED', 'cannot separate an empty track');
+  if (model.normalize && input.normalization === undefined) {
+    throw new StemsplitError('SEPARATION_FAILED', `model ${model.name} normalises the track: the stream must carry the whole track's statistics`);
+  }
+}
+
+/** The passes to run: the track itself, or one view per shift offset. */
+function passViews(length: number, shifts: number, maxShift: number, seed: number): PassView[] {
+  if (shifts === 0) return [{ origin: 0, length }];
+  return shiftOffsets(shifts, maxShift, seed).map((offset) => shiftedView(length, maxShift, offset));
+}
+
+/** The shift trick's offsets: `shifts` seeded draws from [0, maxShift], like Demucs' `random.randint(0, max_shift)`. */
+export function shiftOffsets(shifts: number, maxShift: number, seed: number): number[] {
+  const random = mulberry32(seed);
+  return Array.from({ length: shifts }, () => Math.floor(random() * (maxShift + 1)));
+}
+
+/** A small, well-distributed 32-bit PRNG; good enough to draw shift offsets reproducibly. */
+function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The unfinished pass that has settled the fewest samples (the first such, on a tie). */
+function laggard(passes: readonly Pass[]): Pass {
+  let best: Pass | undefined;
+  for (const pass of passes) if (!pass.finished && (best === undefined || pass.settled < best.settled)) best = pass;
+  if (best === undefined) throw new Error('unreachable: a chunk is left but no pass has one');
+  return best;
+}
+
+/**
+ * The input frames from the earliest sample still needed to the last one decoded, planar, in
+ * one buffer that is compacted (and only grown when a window needs more) as frames arrive.
+ */
+class TrackWindow {
+  readonly #iterator: AsyncIterator<Float32Array>;
+  readonly #length: number;
+  #left: Float32Array;
+  #right: Float32Array;
+  /** Track position of buffer index 0. */
+  #base = 0;
+  /** Frames held, from #base. */
+  #held = 0;
+  /** Positions before this are no longer needed. */
+  #keepFrom = 0;
+
+  constructor(input: TrackStream, segment: number) {
+    this.#iterator = input.frames[Symbol.asyncIterator]();
+    this.#length = input.length;
+    this.#left = new Float32Array(2 * segment);
+    this.#right = new Float32Array(2 * segment);
+  }
+
+  discardBefore(position: number): void {
+    this.#keepFrom = Math.max(this.#keepFrom, position);
+  }
+
+  /** Decodes until every track sample before `end` (or the whole track) is held. */
+  async ensure(end: number): Promise<void> {
+    const target = Math.min(end, this.#length);
+    while (this.#base + this.#held < target) {
+      const block = await this.#next();
+      const frames = block.length / 2;
+      const room = this.#length - (this.#base + this.#held);
+      if (frames > room) throw changed(`${this.#base + this.#held + frames} samples or more, ${this.#length} expected`);
+      this.#append(block, frames);
+    }
+  }
+
+  /** Copies the normalised window [start, start + count) into `target` (planar), zero outside the track. */
+  read(start: number, count: number, norm: Normalization, target: Float32Array): void {
+    const { mean, scale } = norm;
+    const from = Math.max(0, start);
+    const to = Math.min(this.#length, start + count);
+    if (from < this.#base || to > this.#base + this.#held) throw new Error(`unreachable: window ${from}..${to} not held`);
+    target.fill(0);
+    for (const [channel, samples] of [this.#left, this.#right].entries()) {
+      const out = target.subarray(channel * count, (channel + 1) * count);
+      for (let position = from; position < to; position++) {
+        out[position - start] = Math.fround((samples[position - this.#base] as number) - mean) / scale;
+      }
+    }
+  }
+
+  /** Checks the stream ends where the track does (the decoder's own errors surface here too). */
+  async finish(): Promise<void> {
+    await this.ensure(this.#length);
+    for (let rest = await this.#iterator.next(); rest.done !== true; rest = await this.#iterator.next()) {
+      if (rest.value.length > 0) throw changed(`more than ${this.#length} samples`);
+    }
+  }
+
+  /** Stops the stream early (its decoder is ended), after a failure or a cancel. */
+  async close(): Promise<void> {
+    await this.#iterator.return?.();
+  }
+
+  async #next(): Promise<Float32Array> {
+    const next = await this.#iterator.next();
+    if (next.done === true) throw changed(`only ${this.#base + this.#held} of ${this.#length} samples`);
+    return next.value;
+  }
+
+  #append(interleaved: Float32Array, frames: number): void {
+    if (this.#held + frames > this.#left.length) this.#compact(frames);
+    const at = this.#held;
+    for (let frame = 0; frame < frames; frame++) {
+      this.#left[at + frame] = interleaved[2 * frame] as number;
+      this.#right[at + frame] = interleaved[2 * frame + 1] as number;
+    }
+    this.#held += frames;
+  }
+
+  /** Drops what no window needs any more; grows only if the rest and `frames` still do not fit. */
+  #compact(frames: number): void {
+    const drop = Math.min(this.#held, Math.max(0, this.#keepFrom - this.#base));
+    const kept = this.#held - drop;
+    const capacity = Math.max(this.#left.length, kept + frames);
+    for (const side of ['left', 'right'] as const) {
+      const old = side === 'left' ? this.#left : this.#right;
+      const next = capacity === old.length ? old : new Float32Array(Math.max(capacity, Math.ceil(1.5 * old.length)));
+      if (next === old) old.copyWithin(0, drop, this.#held);
+      else next.set(old.subarray(drop, this.#held));
+      if (side === 'left') this.#left = next;
+      else this.#right = next;
+    }
+    this.#base += drop;
+    this.#held = kept;
+  }
+}
+
+function changed(what: string): StemsplitError {
+  return new StemsplitError('AUDIO_DECODE_FAILED', `the audio gave ${what} on the second read (did the file change while it was being split?)`);
+}
+
+/**
+ * Weighted sums per track position, for every source plane, from the oldest position not yet
+ * handed out (`base`) on. Passes add settled values; `take` hands out and drops a prefix.
+ */
+class SettlingBuffer {
+  #data: Float32Array;
+  #capacity: number;
+  base = 0;
+
+  constructor(
+    private readonly planes: number,
+    private readonly length: number,
+    initialCapacity: number,
+  ) {
+    this.#capacity = initialCapacity;
+    this.#data = new Float32Array(planes * initialCapacity);
+  }
+
+  /** Adds `values[i]` to track position `position + i` of `plane`, for i < count. */
+  add(plane: number, position: number, values: Float32Array, divisors: Float32Array, count: number): void {
+    this.#reserve(position + count);
+    const at = plane * this.#capacity + position - this.base;
+    for (let i = 0; i < count; i++) this.#data[at + i] = (this.#data[at + i] as number) + (values[i] as number) / (divisors[i] as number);
+  }
+
+  /** Hands out positions [base, until): averaged over `passes`, de-normalised, one planar [2, n] per source. */
+  take(until: number, passes: number, norm: Normalization): Float32Array[] {
+    const count = until - this.base;
+    const stems: Float32Array[] = [];
+    for (let source = 0; 2 * source < this.planes; source++) {
+      const stem = new Float32Array(2 * count);
+      for (let channel = 0; channel < 2; channel++) {
+        const from = (2 * source + channel) * this.#capacity;
+        const to = channel * count;
+        for (let i = 0; i < count; i++) {
+          // Demucs sums the shifted passes, then divides by their count, then de-normalises.
+          const value = passes > 1 ? (this.#data[from + i] as number) / passes : (this.#data[from + i] as number);
+          stem[to + i] = norm === IDENTITY ? value : Math.fround(value * norm.scale) + norm.mean;
+        }
+      }
+      stems.push(stem);
+    }
+    for (let plane = 0; plane < this.planes; plane++) {
+      const row = this.#data.subarray(plane * this.#capacity, (plane + 1) * this.#capacity);
+      row.copyWithin(0, count);
+      row.fill(0, this.#capacity - count);
+    }
+    this.base = until;
+    return stems;
+  }
+
+  #reserve(end: number): void {
+    if (end > this.length) throw new Error(`unreachable: position ${end} past the track`);
+    if (end - this.base <= this.#capacity) return;
+    const capacity = Math.max(end - this.base, 2 * this.#capacity);
+    const grown = new Float32Array(this.planes * capacity);
+    for (let plane = 0; plane < this.planes; plane++) {
+      grown.set(this.#data.subarray(plane * this.#capacity, (plane + 1) * this.#capacity), plane * capacity);
+    }
+    this.#data = grown;
+    this.#capacity = capacity;
+  }
+}
+
+/**
+ * One pass's weighted overlap-add over a sliding window one segment long: `window` holds the
+ * weighted sums of view positions [windowOffset, windowOffset + segment) per plane, `weightSum`
+ * their summed weights. Once chunk k is added, positions before chunk k+1 are final.
+ */
+class Pass {
+  readonly chunks: number;
+  readonly #segment: number;
+  readonly #planes: number;
+  readonly #window: Float32Array;
+  readonly #weightSum: Float32Array;
+  #windowOffset = 0;
+  #next = 0;
+  /** Track positions before this have all of this pass's contributions. */
+  settled = 0;
+
+  constructor(
+    private readonly model: SegmentModel,
+    private readonly view: PassView,
+    private readonly stride: number,
+    private readonly weights: Float32Array,
+    private readonly output: SettlingBuffer,
+  ) {
+    this.#segment = model.segmentSamples;
+    this.#planes = 2 * model.sources.length;
+    this.chunks = chunkCount(view.length, stride);
+    this.#window = new Float32Array(this.#planes * this.#segment);
+    this.#weightSum = new Float32Array(this.#segment);
+  }
+
+  get finished(): boolean {
+    return this.#next >= this.chunks;
+  }
+
+  /** Track position of the next chunk's model window (before the track when the pass starts in padding). */
+  nextWindowStart(): number {
+    return this.view.origin + this.#chunk(this.#next).windowStart;
+  }
+
+  /** Runs the model on the next chunk's window (already read into `input`) and settles what it can. */
+  async runNext(input: Float32Array): Promise<void> {
+    const chunk = this.#chunk(this.#next++);
+    const output = await this.model.run(input);
+    if (output.length !== this.#planes * this.#segment) {
+      throw new StemsplitError('SEPARATION_FAILED', `model ${this.model.name} returned ${output.length} samples, expected ${this.#planes * this.#segment}`);
+    }
+    this.#accumulate(chunk, output);
+    const isLast = this.finished;
+    this.#flush(isLast ? this.view.length - chunk.offset : this.stride);
+    if (!isLast) this.#slide();
+  }
+
+  #chunk(index: number): Chunk {
+    const offset = index * this.stride;
+    return new Chunk(offset, Math.min(this.#segment, this.view.length - offset), this.#segment);
+  }
+
+  /** Adds the centre-trimmed output, weighted by the first `chunk.length` weights (as Demucs does). */
+  #accumulate(chunk: Chunk, output: Float32Array): void {
+    const at = chunk.offset - this.#windowOffset;
+    for (let plane = 0; plane < this.#planes; plane++) {
+      const source = output.subarray(plane * this.#segment + chunk.outputStart);
+      const target = this.#window.subarray(plane * this.#segment + at);
+      for (let i = 0; i < chunk.length; i++) {
+        // Rounded like Demucs' float32 `weight * chunk_out` before the sum.
+        target[i] = (target[i] as number) + Math.fround((this.weights[i] as number) * (source[i] as number));
+      }
+    }
+    for (let i = 0; i < chunk.length; i++) this.#weightSum[at + i] = (this.#weightSum[at + i] as number) + (this.weights[i] as number);
+  }
+
+  /** Hands the first `count` window positions, divided by their weights, to the output; padding is skipped. */
+  #flush(count: number): void {
+    const first = this.view.origin + this.#windowOffset;
+    const skip = Math.min(count, Math.max(0, -first));
+    for (let plane = 0; plane < this.#planes; plane++) {
+      const sums = this.#window.subarray(plane * this.#segment + skip, plane * this.#segment + count);
+      this.output.add(plane, first + skip, sums, this.#weightSum.subarray(skip, count), count - skip);
+    }
+    this.settled = Math.max(this.settled, first + count);
+  }
+
+  #slide(): void {
+    const stride = this.stride;
+    for (let plane = 0; plane < this.#planes; plane++) {
+      const sums = this.#window.subarray(plane * this.#segment, (plane + 1) * this.#segment);
+      sums.copyWithin(0, stride);
+      sums.fill(0, this.#segment - stride);
+    }
+    this.#weightSum.copyWithin(0, stride);
+    this.#weightSum.fill(0, this.#segment - stride);
+    this.#windowOffset += stride;
+  }
+}
