@@ -2,7 +2,7 @@
  * Flags, environment and defaults resolved once into a frozen config.
  * Every command builds one of these; nothing else reads process.env.
  */
-import { availableParallelism, totalmem } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import { StemsplitError } from './errors.js';
@@ -39,8 +39,11 @@ export interface StemsplitConfig {
   readonly bundledModelsDir: string;
   /** Threads one ONNX session may use. */
   readonly intraOpThreads: number;
-  /** The longest audio a split job accepts: its buffers must fit in memory (see `fittingMinutes`). */
-  readonly maxMinutes: number;
+  /**
+   * The longest audio a split job accepts, when the operator sets one. Unset by default: a split
+   * streams its audio (memory does not grow with length) and checks for disk room itself.
+   */
+  readonly maxMinutes: number | undefined;
 }
 
 export interface ConfigInput {
@@ -100,21 +103,6 @@ export function parsePublicUrl(raw: string): string {
   return url.href.replace(/\/+$/, '');
 }
 
-/**
- * Memory a job holds is its audio, decoded, once per stem plus the input: 7 × 21.2 MB a minute
- * with 6 stems (44.1 kHz stereo float32); plus about 1 GB for the model and its working set
- * (Demucs: 1087 MiB at 60 s, 1971 MiB at 10 minutes, docs/benchmarks.md). Jobs may take 60 % of
- * the machine's memory between them, so a long upload fails politely instead of the kernel
- * killing the server. At most 3 hours; at least 5 minutes.
- */
-const JOB_BASE_BYTES = 1024 * 1024 * 1024;
-const JOB_BYTES_PER_MINUTE = 150 * 1024 * 1024;
-
-export function fittingMinutes(totalMemoryBytes: number, concurrency: number): number {
-  const perJob = (0.6 * totalMemoryBytes) / Math.max(1, concurrency);
-  return Math.max(5, Math.min(180, Math.floor((perJob - JOB_BASE_BYTES) / JOB_BYTES_PER_MINUTE)));
-}
-
 function parsedPublicUrl(raw: string | undefined): string | undefined {
   return raw === undefined || raw === '' ? undefined : parsePublicUrl(raw);
 }
@@ -149,6 +137,6 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     modelAliases: Object.freeze({ '4s': Object.freeze([...aliases4]), '6s': Object.freeze([...aliases6]) }),
     bundledModelsDir: resolve(input.bundledModelsDir ?? env['STEMSPLIT_MODELS_DIR'] ?? packageModelsDir()),
     intraOpThreads: Math.max(1, Math.floor(cores / Math.max(1, concurrency))),
-    maxMinutes: input.maxMinutes ?? envNumber(env, 'STEMSPLIT_MAX_MINUTES') ?? fittingMinutes(totalmem(), concurrency),
+    maxMinutes: input.maxMinutes ?? envNumber(env, 'STEMSPLIT_MAX_MINUTES'),
   });
 }

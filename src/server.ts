@@ -78,7 +78,7 @@ async function startLocked(config: StemsplitConfig, options: ServerOptions, lock
   const app = createApp({
     data,
     uploads: new UploadService(data, config.uploadTtlSeconds),
-    splits: new SplitService(data, registry, { guard, maxDownloadBytes: 52_428_800, downloadTimeoutMs: 60_000, maxSeconds: config.maxMinutes * 60 }),
+    splits: new SplitService(data, registry, { guard, maxDownloadBytes: 52_428_800, downloadTimeoutMs: 60_000, ...(config.maxMinutes !== undefined ? { maxSeconds: config.maxMinutes * 60 } : {}) }),
     signer,
     enqueue: (id) => runner.enqueue(id),
     rateLimitPerMinute: config.rateLimitPerMinute,

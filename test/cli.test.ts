@@ -2,7 +2,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { fittingMinutes } from '../src/config.js';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { decodedSamples, writeSong } from './support/audio.js';
@@ -164,16 +163,6 @@ test('serve takes its settings from STEMSPLIT_* variables and refuses a bad one 
   assert.match(stdout, new RegExp(`^stemsplit listening on http://127\\.0\\.0\\.1:${port}/v1 `, 'm'));
   assert.match(stdout, /^clients reach it at https:\/\/studio\.example\/stemsplit\/v1 \(--public-url\)$/m);
   assert.match(stdout, /^Open https:\/\/studio\.example\/stemsplit\/#key=sk_/m);
-});
-
-test('the longest audio a job takes is what fits in 60 % of memory, from 5 minutes to 3 hours', () => {
-  const GiB = 1024 ** 3;
-  // 0.6 × 24 GiB = 14.4 GiB; less 1 GiB for the model; 150 MiB a minute.
-  assert.equal(fittingMinutes(24 * GiB, 1), 91);
-  assert.equal(fittingMinutes(24 * GiB, 2), 42);
-  assert.equal(fittingMinutes(8 * GiB, 1), 25);
-  assert.equal(fittingMinutes(2 * GiB, 1), 5);
-  assert.equal(fittingMinutes(512 * GiB, 1), 180);
 });
 
 test('Ctrl-C while the stems are being encoded stops with exit 130 and leaves no half-written stems', async () => {

@@ -15,7 +15,10 @@ import {
   runTensors,
   loadManifestModel,
   readModelManifest,
+  NormalizationMeter,
+  normalizationOf,
   separate,
+  separateStream,
   shiftOffsets,
   type SegmentModel,
   type SeparateOptions,
@@ -243,6 +246,83 @@ describe('separate() invariants', () => {
     const model = identityModel(100);
     await assert.rejects(separate(model, { data: new Float32Array(0), length: 0 }), (e) => isStemsplitError(e) && e.code === 'SEPARATION_FAILED');
     await assert.rejects(separate(model, { data: testTrack(10), length: 10 }, { overlap: 1 }), (e) => isStemsplitError(e) && e.code === 'USAGE');
+  });
+});
+
+describe('separateStream: the track as a stream, never held whole', () => {
+  /** The planar track as interleaved blocks of `block` frames, counting what has been read. */
+  function streamOf(data: Float32Array, length: number, block: number, read: { frames: number }) {
+    return (async function* () {
+      for (let start = 0; start < length; start += block) {
+        const count = Math.min(block, length - start);
+        const out = new Float32Array(2 * count);
+        for (let i = 0; i < count; i++) {
+          out[2 * i] = data[start + i]!;
+          out[2 * i + 1] = data[length + start + i]!;
+        }
+        read.frames += count;
+        yield out;
+      }
+    })();
+  }
+
+  it('hands out stems while the track is still being read, identical to the whole-track result', async () => {
+    const length = 20_000;
+    const data = testTrack(length, 5);
+    const model = windowedGainModel(400, [1, -0.5, 2], true);
+    const options = { shifts: 2, seed: 4, overlap: 0.3 };
+    const whole = await separate(model, { data, length }, options);
+    const read = { frames: 0 };
+    const streamed = model.sources.map(() => new Float32Array(2 * length));
+    const readWhenWritten: number[] = [];
+    let written = 0;
+    await separateStream(
+      model,
+      { length, normalization: normalizationOf({ data, length }), frames: streamOf(data, length, 256, read) },
+      (stems, frames) => {
+        readWhenWritten.push(read.frames);
+        stems.forEach((stem, s) => {
+          streamed[s]!.set(stem.subarray(0, frames), written);
+          streamed[s]!.set(stem.subarray(frames), length + written);
+        });
+        written += frames;
+      },
+      options,
+    );
+    assert.equal(written, length);
+    // The first stems leave after about one segment plus the shift range (500 at 1 kHz) was read.
+    assert.ok(readWhenWritten[0]! < 2_000, `first block written after ${readWhenWritten[0]} of ${length} frames were read`);
+    assert.ok(readWhenWritten.length > 20, `${readWhenWritten.length} blocks`);
+    for (const [s, stem] of whole.entries()) {
+      let worst = 0;
+      for (let i = 0; i < stem.length; i++) worst = Math.max(worst, Math.abs(stem[i]! - streamed[s]![i]!));
+      assert.ok(worst < 1e-6, `source ${s}: max difference ${worst}`);
+    }
+  });
+
+  it('a stream shorter or longer than announced fails with AUDIO_DECODE_FAILED, naming the cause', async () => {
+    const length = 3_000;
+    const data = testTrack(length);
+    const model = identityModel(400);
+    for (const announced of [length + 10, length - 10]) {
+      await assert.rejects(
+        separateStream(model, { length: announced, frames: streamOf(data, length, 512, { frames: 0 }) }, () => undefined),
+        (error: unknown) => isStemsplitError(error) && error.code === 'AUDIO_DECODE_FAILED' && /did the file change/.test(error.message),
+      );
+    }
+  });
+
+  it('a normalising model needs the whole track\'s statistics; the one-pass meter gives the two-pass values', async () => {
+    const length = 12_345;
+    const data = testTrack(length, 9);
+    await assert.rejects(
+      separateStream(identityModel(400, true), { length, frames: streamOf(data, length, 512, { frames: 0 }) }, () => undefined),
+      (error: unknown) => isStemsplitError(error) && /statistics/.test(error.message),
+    );
+    const meter = new NormalizationMeter();
+    for await (const block of streamOf(data, length, 1000, { frames: 0 })) meter.add(block);
+    assert.equal(meter.frames, length);
+    assert.deepEqual(meter.result(), normalizationOf({ data, length }));
   });
 });
 

@@ -1,53 +1,115 @@
 /**
- * Peak resident memory of `stemsplit split` on a long song (default 10 minutes), read from the
- * child's VmHWM in /proc while it runs. The song is generated (tones and noise) and encoded to MP3.
+ * Peak resident memory and speed of `stemsplit split` on long sources, to show that memory does
+ * not grow with length (the split streams its audio). For each length the source is generated
+ * (tones, a chord, noise bursts: content every stem has work on) as FLAC, then split to MP3 stems
+ * by a child `stemsplit split`; its peak RSS is the child's VmHWM (the node process: the worker
+ * thread that runs the model included; ffmpeg's decoder and encoders are separate processes of
+ * a few MB each, reported apart as their summed peak).
  *
- *   node --import tsx scripts/bench/memory.ts [--minutes 10] [--model 4s]
+ *   node --import tsx scripts/bench/memory.ts [--minutes 5,60,180] [--model 4s]
+ *   node --import tsx scripts/bench/memory.ts --minutes 10,60 --model ../shared/fixtures/demucs/htdemucs_full_random.th
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { resolveFfmpegPath } from '../../src/audio/index.js';
-import { tempDir } from '../../test/support/server.js';
 
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, model: { type: 'string', default: '4s' } } });
-const seconds = Number(values.minutes) * 60;
-const dir = tempDir('stemsplit-mem-');
-const song = join(dir, 'long.mp3');
-const made = spawnSync(resolveFfmpegPath(), [
-  '-loglevel', 'error', '-y',
-  '-f', 'lavfi', '-i', `sine=frequency=110:duration=${seconds}`,
-  '-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}`,
-  '-f', 'lavfi', '-i', `anoisesrc=d=${seconds}:a=0.05`,
-  '-filter_complex', '[0][1][2]amix=inputs=3,aformat=channel_layouts=stereo', '-ar', '44100', '-b:a', '192k', song,
-]);
-if (made.status !== 0) throw new Error(made.stderr.toString());
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const started = Date.now();
-const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'split', song, '-o', join(dir, 'out'), '--model', values.model], {
-  cwd: root,
-  env: { ...process.env, STEMSPLIT_DATA_DIR: join(dir, 'data') },
-  stdio: ['ignore', 'ignore', 'inherit'],
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '5,60,180' },
+    model: { type: 'string', default: '4s' },
+  },
 });
-let peakKb = 0;
-const sample = () => {
-  try {
-    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-    peakKb = Math.max(peakKb, Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0));
-  } catch {
-    // the process has exited
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+function makeSource(file: string, seconds: number): void {
+  const made = spawnSync(resolveFfmpegPath(), [
+    '-loglevel', 'error', '-y',
+    '-f', 'lavfi', '-i', `sine=frequency=55:duration=${seconds}`,
+    '-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}`,
+    '-f', 'lavfi', '-i', `sine=frequency=659:duration=${seconds}`,
+    '-f', 'lavfi', '-i', `anoisesrc=d=${seconds}:a=0.1:c=pink`,
+    '-filter_complex', '[3]volume=enable=\'lt(mod(t,0.5),0.05)\':volume=1,volume=enable=\'gte(mod(t,0.5),0.05)\':volume=0.1[hat];[0][1][2][hat]amix=inputs=4,aformat=channel_layouts=stereo',
+    '-ar', '44100', '-c:a', 'flac', file,
+  ]);
+  if (made.status !== 0) throw new Error(made.stderr.toString());
+}
+
+/** Peak RSS (VmHWM) of `pid` and the summed current RSS of its child processes, in kB. */
+function sample(pid: number): { hwm: number; children: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const hwm = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  let children = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const ids = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    for (const id of ids) {
+      try {
+        children += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${id}/status`, 'utf8'))?.[1] ?? 0);
+      } catch {
+        // that child has exited
+      }
+    }
   }
-};
-const timer = setInterval(sample, 50);
-const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-clearInterval(timer);
-if (code !== 0) throw new Error(`split exited with ${code}`);
-const wall = (Date.now() - started) / 1000;
-const outputMb = (4 * 2 * seconds * 44100 * 4) / 1e6;
-console.log(`split of a ${values.minutes}-minute MP3 with --model ${values.model}`);
-console.log('| peak RSS | wall time | float32 stem buffers alone |');
-console.log('|---|---|---|');
-console.log(`| ${(peakKb / 1024).toFixed(0)} MB | ${wall.toFixed(1)} s | ${outputMb.toFixed(0)} MB |`);
+  return { hwm, children };
+}
+
+interface Row {
+  readonly minutes: number;
+  readonly peakMiB: number;
+  readonly ffmpegMiB: number;
+  readonly wall: number;
+  readonly load: number;
+}
+
+async function measure(minutes: number): Promise<Row> {
+  const dir = mkdtempSync(join(tmpdir(), 'stemsplit-mem-'));
+  try {
+    const song = join(dir, `long-${minutes}.flac`);
+    makeSource(song, minutes * 60);
+    const started = Date.now();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'split', song, '-o', join(dir, 'out'), '--model', values.model as string], {
+      cwd: root,
+      env: { ...process.env, STEMSPLIT_DATA_DIR: join(dir, 'data') },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
+    let peakKb = 0;
+    let ffmpegKb = 0;
+    const timer = setInterval(() => {
+      try {
+        const { hwm, children } = sample(child.pid as number);
+        peakKb = Math.max(peakKb, hwm);
+        ffmpegKb = Math.max(ffmpegKb, children);
+      } catch {
+        // the process has exited
+      }
+    }, 100);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    clearInterval(timer);
+    if (code !== 0) throw new Error(`split of ${minutes} minutes exited with ${code}: ${stderr.split('\r').at(-1)}`);
+    return { minutes, peakMiB: peakKb / 1024, ffmpegMiB: ffmpegKb / 1024, wall: (Date.now() - started) / 1000, load: loadavg()[0] ?? 0 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+console.log(`stemsplit split --model ${values.model} (ONNX threads: one per core, ${availableParallelism()} here), FLAC source, MP3 320 kb/s stems`);
+console.log('| source | peak RSS (node) | ffmpeg processes (peak sum) | wall | s per minute of audio | load avg at end |');
+console.log('|---|---|---|---|---|---|');
+const rows: Row[] = [];
+for (const minutes of (values.minutes as string).split(',').map(Number)) {
+  const row = await measure(minutes);
+  rows.push(row);
+  console.log(
+    `| ${minutes} min | ${row.peakMiB.toFixed(0)} MiB | ${row.ffmpegMiB.toFixed(0)} MiB | ${row.wall.toFixed(0)} s | ${(row.wall / minutes).toFixed(1)} | ${row.load.toFixed(1)} |`,
+  );
+}
+if (rows.length > 1) {
+  const peaks = rows.map((row) => row.peakMiB);
+  const spread = (Math.max(...peaks) - Math.min(...peaks)) / Math.min(...peaks);
+  console.log(`peak RSS spread across lengths: ${(100 * spread).toFixed(1)} %`);
+}

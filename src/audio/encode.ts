@@ -15,7 +15,7 @@ import { open, rename, rm } from 'node:fs/promises';
 import { StemsplitError } from '../errors.js';
 import { resolveFfmpegPath, spawnFfmpeg } from './ffmpeg.js';
 import { fixMp3Padding } from './mp3-tag.js';
-import { bytesPerFrame, interleaveFrames, writeWavTo } from './wav.js';
+import { bytesPerFrame, interleaveFrames, wavHeader, type WavSampleFormat } from './wav.js';
 
 export type StemFormat = 'mp3' | 'wav' | 'flac';
 
@@ -41,9 +41,69 @@ export interface EncodeOptions {
   readonly onProgress?: (fraction: number) => void;
 }
 
-/** Frames per write to ffmpeg's stdin: 512 KiB of float32 stereo, small next to the stem itself. */
+/** Frames per write: 512 KiB of float32 stereo, small next to any stem. */
 const FRAMES_PER_WRITE = 65_536;
 
+/**
+ * A stem being written as its audio arrives: `write` takes consecutive planar [2, frames]
+ * blocks, `finish` checks the length, completes the file and moves it into place, `abort`
+ * removes what was written. Memory is one block, whatever the stem's length.
+ */
+export interface StemEncoder {
+  write(planar: Float32Array, frames: number): Promise<void>;
+  finish(): Promise<void>;
+  abort(): Promise<void>;
+}
+
+/** Opens `outPath` (through `<outPath>.partial`) for a stem of exactly `totalFrames` frames at `options.sampleRate`. */
+export async function openStemEncoder(outPath: string, totalFrames: number, options: EncodeOptions): Promise<StemEncoder> {
+  const partial = `${outPath}.partial`;
+  const rate = options.sampleRate ?? 44_100;
+  const outRate = options.outputSampleRate ?? rate;
+  const direct = options.format === 'wav' && outRate === rate && (options.channels ?? 2) === 2 && depthOf(options) !== 24;
+  const sink = direct ? await openWavSink(partial, totalFrames, rate, depthOf(options) === 'float' ? 'float32' : 'pcm16') : openFfmpegSink(partial, options);
+  const failed = (error: unknown): StemsplitError =>
+    error instanceof StemsplitError ? error : new StemsplitError('ENCODE_FAILED', `cannot write ${outPath}: ${String(error)}`, { cause: error });
+  let written = 0;
+  let settled = false;
+  const abort = async (): Promise<void> => {
+    if (settled) return;
+    settled = true;
+    await sink.abort().catch(() => undefined);
+    await rm(partial, { force: true });
+  };
+  return {
+    async write(planar, frames) {
+      if (written + frames > totalFrames) throw failed(`more than the ${totalFrames} frames announced`);
+      try {
+        for (let start = 0; start < frames; start += FRAMES_PER_WRITE) {
+          const count = Math.min(FRAMES_PER_WRITE, frames - start);
+          await sink.write(planar, frames, start, count);
+          written += count;
+          options.onProgress?.(written / totalFrames);
+        }
+      } catch (error) {
+        await abort();
+        throw failed(error);
+      }
+    },
+    async finish() {
+      try {
+        if (written !== totalFrames) throw new StemsplitError('ENCODE_FAILED', `${outPath}: ${written} of ${totalFrames} frames were written`);
+        await sink.end();
+        if (options.format === 'mp3') await fixMp3Padding(partial, Math.round((totalFrames * outRate) / rate));
+        await rename(partial, outPath);
+        settled = true;
+      } catch (error) {
+        await abort();
+        throw failed(error);
+      }
+    },
+    abort,
+  };
+}
+
+/** Writes a whole planar stem (a convenience over `openStemEncoder`). */
 export async function encodeStem(
   planar: Float32Array,
   length: number,
@@ -53,31 +113,36 @@ export async function encodeStem(
   if (planar.length < 2 * length) {
     throw new StemsplitError('ENCODE_FAILED', `stem buffer holds ${planar.length} samples, ${2 * length} needed`);
   }
-  const partial = `${outPath}.partial`;
-  const rate = options.sampleRate ?? 44_100;
-  const outRate = options.outputSampleRate ?? rate;
-  try {
-    if (options.format === 'wav' && outRate === rate && (options.channels ?? 2) === 2 && depthOf(options) !== 24) {
-      await writeWav(planar, length, partial, options);
-    } else {
-      await encodeWithFfmpeg(planar, length, partial, options);
-    }
-    if (options.format === 'mp3') await fixMp3Padding(partial, Math.round((length * outRate) / rate));
-    await rename(partial, outPath);
-  } catch (error) {
-    await rm(partial, { force: true });
-    if (error instanceof StemsplitError) throw error;
-    throw new StemsplitError('ENCODE_FAILED', `cannot write ${outPath}: ${String(error)}`, { cause: error });
+  const encoder = await openStemEncoder(outPath, length, options);
+  const block = new Float32Array(2 * FRAMES_PER_WRITE);
+  for (let start = 0; start < length; start += FRAMES_PER_WRITE) {
+    const count = Math.min(FRAMES_PER_WRITE, length - start);
+    block.set(planar.subarray(start, start + count), 0);
+    block.set(planar.subarray(length + start, length + start + count), count);
+    await encoder.write(block, count);
   }
+  await encoder.finish();
 }
 
-async function writeWav(planar: Float32Array, length: number, file: string, options: EncodeOptions): Promise<void> {
+/** Where interleaved frames go: our WAV writer or an ffmpeg process. */
+interface FrameSink {
+  /** Writes frames [start, start + count) of the planar [2, frames] block. */
+  write(planar: Float32Array, frames: number, start: number, count: number): Promise<void>;
+  end(): Promise<void>;
+  abort(): Promise<void>;
+}
+
+async function openWavSink(file: string, totalFrames: number, sampleRate: number, format: WavSampleFormat): Promise<FrameSink> {
   const handle = await open(file, 'w');
-  try {
-    await writeWavTo(handle, planar, length, options.sampleRate ?? 44_100, depthOf(options) === 'float' ? 'float32' : 'pcm16');
-  } finally {
-    await handle.close();
-  }
+  await handle.write(wavHeader(totalFrames, sampleRate, format));
+  const scratch = Buffer.alloc(FRAMES_PER_WRITE * bytesPerFrame(format));
+  return {
+    async write(planar, frames, start, count) {
+      await handle.write(interleaveFrames(planar, frames, start, count, format, scratch));
+    },
+    end: () => handle.close(),
+    abort: () => handle.close(),
+  };
 }
 
 function depthOf(options: EncodeOptions): StemDepth {
@@ -124,7 +189,8 @@ function hasSoxr(ffmpegPath: string): boolean {
   return known;
 }
 
-async function encodeWithFfmpeg(planar: Float32Array, length: number, file: string, options: EncodeOptions): Promise<void> {
+/** An ffmpeg process reading interleaved f32le on stdin; a write waits while its pipe is full. */
+function openFfmpegSink(file: string, options: EncodeOptions): FrameSink {
   const sampleRate = String(options.sampleRate ?? 44_100);
   const ffmpegPath = options.ffmpegPath ?? resolveFfmpegPath();
   const args = [
@@ -133,27 +199,26 @@ async function encodeWithFfmpeg(planar: Float32Array, length: number, file: stri
   ];
   const run = spawnFfmpeg(ffmpegPath, args);
   run.child.stdout.resume();
-  const fed = feed(run.child.stdin, planar, length, options.onProgress);
-  const [code] = await Promise.all([run.exited, fed]);
-  if (code !== 0) {
-    throw new StemsplitError('ENCODE_FAILED', `ffmpeg could not encode ${options.format}: ${run.stderr.lastLine() || `exit ${String(code)}`}`);
-  }
-}
-
-/** Writes the stem as interleaved f32le, waiting on back-pressure so only one chunk is in flight. */
-async function feed(stdin: NodeJS.WritableStream, planar: Float32Array, length: number, onProgress?: (fraction: number) => void): Promise<void> {
   const scratch = Buffer.alloc(FRAMES_PER_WRITE * bytesPerFrame('f32le'));
-  for (let start = 0; start < length; start += FRAMES_PER_WRITE) {
-    const count = Math.min(FRAMES_PER_WRITE, length - start);
-    const chunk = Buffer.from(interleaveFrames(planar, length, start, count, 'f32le', scratch));
-    if (!stdin.write(chunk)) {
-      const drained = await waitForDrain(stdin);
-      if (!drained) return; // ffmpeg went away; its exit code tells why.
-    }
-    // Back-pressure keeps one chunk in flight, so what was written is about what was encoded.
-    onProgress?.((start + count) / length);
-  }
-  stdin.end();
+  const failure = async (): Promise<StemsplitError> => {
+    const code = await run.exited.catch(() => null);
+    return new StemsplitError('ENCODE_FAILED', `ffmpeg could not encode ${options.format}: ${run.stderr.lastLine() || `exit ${String(code)}`}`);
+  };
+  return {
+    async write(planar, frames, start, count) {
+      // A copy: the pipe may still hold the chunk when the scratch buffer is reused.
+      const chunk = Buffer.from(interleaveFrames(planar, frames, start, count, 'f32le', scratch));
+      if (!run.child.stdin.write(chunk) && !(await waitForDrain(run.child.stdin))) throw await failure();
+    },
+    async end() {
+      run.child.stdin.end();
+      if ((await run.exited) !== 0) throw await failure();
+    },
+    async abort() {
+      run.child.kill('SIGKILL');
+      await run.exited.catch(() => undefined);
+    },
+  };
 }
 
 function waitForDrain(stream: NodeJS.WritableStream): Promise<boolean> {

@@ -1,5 +1,5 @@
 export { resolveFfmpegPath } from './ffmpeg.js';
-export { probeDurationSeconds, readAudioHeader, type AudioHeader } from './probe.js';
+export { decodeFailed, probeDurationSeconds, readAudioHeader, type AudioHeader } from './probe.js';
 export {
   decodeToPlanar,
   decodeInterleaved,
@@ -7,5 +7,5 @@ export {
   type DecodeProgress,
   type PlanarAudio,
 } from './decode.js';
-export { encodeStem, type EncodeOptions, type StemDepth, type StemFormat } from './encode.js';
+export { encodeStem, openStemEncoder, type EncodeOptions, type StemDepth, type StemEncoder, type StemFormat } from './encode.js';
 export { wavHeader, writeWavTo, type WavSampleFormat } from './wav.js';

@@ -54,7 +54,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         .default(60),
     )
     .addOption(
-      new Option('--max-minutes <n>', 'longest audio a job accepts (default: what fits in 60 % of this machine\'s memory, 5 to 180)')
+      new Option('--max-minutes <n>', 'longest audio a job accepts (default: no limit; splits stream their audio and check for disk room)')
         .env('STEMSPLIT_MAX_MINUTES')
         .argParser(integer('--max-minutes', 1, 24 * 60)),
     )

@@ -3,12 +3,22 @@
  * Progress is reported as a single 0–100 figure over the three phases, weighted by how long
  * each typically takes, so a bar moves evenly.
  */
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
+import { mkdir, readdir, rename, rm, statfs } from 'node:fs/promises';
+import { totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { decodeToPlanar, encodeStem, type AudioHeader, type StemDepth, type StemFormat } from '../audio/index.js';
+import {
+  decodeFailed,
+  decodeInterleaved,
+  decodeToPlanar,
+  openStemEncoder,
+  readAudioHeader,
+  type AudioHeader,
+  type StemDepth,
+  type StemEncoder,
+  type StemFormat,
+} from '../audio/index.js';
 import { StemsplitError } from '../errors.js';
-import { separate } from '../separation/index.js';
+import { NormalizationMeter, separate, separateStream, type StemWriter, type StreamOptions } from '../separation/index.js';
 import type { SegmentModel } from '../separation/model.js';
 
 export type SplitPhase = 'decode' | 'separate' | 'encode';
@@ -34,8 +44,6 @@ export interface SplitFileOptions {
   readonly twoStems?: string;
   readonly onProgress?: (progress: SplitProgress) => void;
   readonly signal?: AbortSignal;
-  /** Stems encoded at once (default: one per core). */
-  readonly encoders?: number;
 }
 
 export interface SplitFileResult {
@@ -45,15 +53,15 @@ export interface SplitFileResult {
 }
 
 /**
- * Where each phase sits on the 0–100 scale, by its usual share of the time (docs/benchmarks.md,
- * 2 cores, per minute of audio): decoding takes ~0.1 s; separating 4.8 s with the bundled model
- * and 29 s with Demucs; encoding 4 MP3 stems two at a time ~5 s. Encoding is half the work with
- * the bundled model and a seventh with Demucs: a quarter of the bar is the middle ground.
+ * Where each phase sits on the 0–100 scale. Decoding (the first pass, which measures the track)
+ * takes about 0.1 s a minute; separating and encoding then run together, the encoders taking
+ * each block as the model settles it, so the bar follows the model; the last step flushes the
+ * encoders and moves the stems into place.
  */
 const PHASE_SPAN: Readonly<Record<SplitPhase, readonly [number, number]>> = {
-  decode: [0, 2],
-  separate: [2, 75],
-  encode: [75, 100],
+  decode: [0, 3],
+  separate: [3, 97],
+  encode: [97, 100],
 };
 
 function overall(phase: SplitPhase, fraction: number): number {
@@ -66,8 +74,14 @@ export function stemExtension(format: StemFormat): string {
 }
 
 /**
- * Splits `inputPath` into `<outDir>/<stem>.<ext>`. Stems are written into a sibling temporary
- * folder first and moved into place at the end, so `outDir` never holds a half-written stem.
+ * Splits `inputPath` into `<outDir>/<stem>.<ext>`, streaming: the file is decoded once to
+ * measure it (length, and the statistics Demucs normalises by), then again into the model,
+ * and each stem block goes to its encoder as soon as the model has settled it. Memory does
+ * not grow with the track's length; disk needs room for the stems only (checked first).
+ * Whole-track models (RoFormer: MSST's demix) decode the track into memory instead.
+ *
+ * Stems are written into a sibling temporary folder first and moved into place at the end,
+ * so `outDir` never holds a half-written stem.
  */
 export async function splitAudioFile(
   inputPath: string,
@@ -76,62 +90,177 @@ export async function splitAudioFile(
   options: SplitFileOptions,
 ): Promise<SplitFileResult> {
   const report = (phase: SplitPhase, fraction: number) => options.onProgress?.({ phase, percent: overall(phase, fraction) });
+  const signal = options.signal ? { signal: options.signal } : {};
+  const stems = stemPlan(model, options.twoStems);
 
   report('decode', 0);
-  const audio = await decodeToPlanar(inputPath, {
-    sampleRate: model.sampleRate,
-    ...(options.signal ? { signal: options.signal } : {}),
-    onProgress: ({ decodedSeconds, totalSeconds }) => report('decode', totalSeconds ? decodedSeconds / totalSeconds : 0),
-  });
+  const source = model.separateTrack
+    ? await wholeTrackSource(inputPath, model, options, (fraction) => report('decode', fraction))
+    : await streamedSource(inputPath, model, options, (fraction) => report('decode', fraction));
+  const output = stemOutput(source.header, model.sampleRate, options);
+  await ensureDiskSpace(dirname(outDir), stemBytes(source.length / model.sampleRate, output, options, stems.names.length));
 
-  const stems = await separate(model, audio, {
-    ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
-    ...(options.overlap !== undefined ? { overlap: options.overlap } : {}),
-    ...(options.signal ? { signal: options.signal } : {}),
-    onProgress: ({ done, total }) => report('separate', done / total),
-  });
-
-  const { names, planes } = options.twoStems === undefined ? { names: model.sources, planes: stems } : twoStems(model, stems, options.twoStems);
-  const output = stemOutput(audio.source, audio.sampleRate, options);
   const staging = `${stagingPrefix(outDir)}${Date.now()}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
+  const files = stems.names.map((name) => `${name}.${stemExtension(options.format)}`);
+  const encoders: StemEncoder[] = [];
   try {
-    const written: Record<string, string> = {};
-    const encodedShare = new Array<number>(names.length).fill(0);
-    const reportEncoded = (index: number, fraction: number) => {
-      encodedShare[index] = fraction;
-      report('encode', encodedShare.reduce((sum, share) => sum + share, 0) / names.length);
+    for (const file of files) {
+      encoders.push(
+        await openStemEncoder(join(staging, file), source.length, {
+          format: options.format,
+          sampleRate: model.sampleRate,
+          ...output,
+          ...(options.mp3BitrateKbps !== undefined ? { mp3BitrateKbps: options.mp3BitrateKbps } : {}),
+        }),
+      );
+    }
+    const write = async (blocks: readonly Float32Array[], frames: number): Promise<void> => {
+      const planes = stems.combine(blocks, frames);
+      await Promise.all(encoders.map((encoder, index) => encoder.write(planes[index] as Float32Array, frames)));
     };
-    // Each encode is its own ffmpeg process: running one per core keeps every core busy.
-    await forEachConcurrently([...names.entries()], options.encoders ?? availableParallelism(), async ([index, name]) => {
-      options.signal?.throwIfAborted();
-      const planar = planes[index];
-      if (!planar) throw new Error(`model ${model.name} returned no audio for ${name}`);
-      const file = `${name}.${stemExtension(options.format)}`;
-      await encodeStem(planar, audio.length, join(staging, file), {
-        format: options.format,
-        sampleRate: audio.sampleRate,
-        ...output,
-        ...(options.mp3BitrateKbps !== undefined ? { mp3BitrateKbps: options.mp3BitrateKbps } : {}),
-        onProgress: (fraction) => reportEncoded(index, fraction),
-      });
-      planes[index] = new Float32Array(0); // let the encoded stem's buffer go
-      written[name] = join(outDir, file);
-      reportEncoded(index, 1);
+    await source.separate(write, {
+      ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
+      ...(options.overlap !== undefined ? { overlap: options.overlap } : {}),
+      ...signal,
+      onProgress: ({ done, total }) => report('separate', done / total),
     });
+    report('encode', 0);
+    for (const encoder of encoders) await encoder.finish();
     // Move the finished stems in one by one: other files a user keeps in outDir are left alone.
     await mkdir(outDir, { recursive: true });
-    for (const name of names) {
-      const file = `${name}.${stemExtension(options.format)}`;
+    const written: Record<string, string> = {};
+    for (const [index, file] of files.entries()) {
       await rename(join(staging, file), join(outDir, file));
+      written[stems.names[index] as string] = join(outDir, file);
     }
     await rm(staging, { recursive: true, force: true });
-    return { stems: written, durationSeconds: audio.length / audio.sampleRate };
+    report('encode', 1);
+    return { stems: written, durationSeconds: source.length / model.sampleRate };
   } catch (error) {
+    await Promise.all(encoders.map((encoder) => encoder.abort()));
     await rm(staging, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** A decoded source, measured, ready to be separated into a stem writer. */
+interface SplitSource {
+  readonly header: AudioHeader;
+  /** Samples per channel at the model's rate. */
+  readonly length: number;
+  separate(write: StemWriter, options: StreamOptions): Promise<void>;
+}
+
+/** First pass: length and statistics; `separate` decodes the file again, straight into the model. */
+async function streamedSource(inputPath: string, model: SegmentModel, options: SplitFileOptions, onProgress: (fraction: number) => void): Promise<SplitSource> {
+  const header = await readAudioHeader(inputPath);
+  const decode = { sampleRate: model.sampleRate, header, ...(options.signal ? { signal: options.signal } : {}) };
+  const meter = new NormalizationMeter();
+  for await (const block of decodeInterleaved(inputPath, decode)) {
+    meter.add(block);
+    if (header.durationSeconds) onProgress(meter.frames / model.sampleRate / header.durationSeconds);
+  }
+  if (meter.frames === 0) throw decodeFailed(inputPath, 'no audio samples');
+  const length = meter.frames;
+  return {
+    header,
+    length,
+    separate: (write, streamOptions) =>
+      separateStream(model, { length, normalization: meter.result(), frames: decodeInterleaved(inputPath, decode) }, write, streamOptions),
+  };
+}
+
+/** Frames handed to the encoders per block when a whole-track model has separated the track. */
+const WHOLE_TRACK_BLOCK = 262_144;
+
+/** Whole-track models need the track in memory: decoded once, separated, then handed out in blocks. */
+async function wholeTrackSource(inputPath: string, model: SegmentModel, options: SplitFileOptions, onProgress: (fraction: number) => void): Promise<SplitSource> {
+  const { durationSeconds } = await readAudioHeader(inputPath);
+  if (durationSeconds !== undefined) ensureWholeTrackFits(model, durationSeconds);
+  const audio = await decodeToPlanar(inputPath, {
+    sampleRate: model.sampleRate,
+    ...(options.signal ? { signal: options.signal } : {}),
+    onProgress: ({ decodedSeconds, totalSeconds }) => onProgress(totalSeconds ? decodedSeconds / totalSeconds : 0),
+  });
+  const { length } = audio;
+  return {
+    header: audio.source,
+    length,
+    async separate(write, streamOptions) {
+      const planes = await separate(model, audio, streamOptions);
+      for (let start = 0; start < length; start += WHOLE_TRACK_BLOCK) {
+        const count = Math.min(WHOLE_TRACK_BLOCK, length - start);
+        const blocks = planes.map((plane) => {
+          const block = new Float32Array(2 * count);
+          block.set(plane.subarray(start, start + count), 0);
+          block.set(plane.subarray(length + start, length + start + count), count);
+          return block;
+        });
+        await write(blocks, count);
+      }
+    },
+  };
+}
+
+/**
+ * A whole-track model holds the decoded track, its padded copy, and per stem MSST's accumulator,
+ * the result and its stereo copy: (3 + 3 · stems) float32 copies of the track, beside about 3.5 GB
+ * for the largest published network (docs/roformer.md). Refused up front when that passes 60 % of
+ * the machine's memory, rather than the kernel killing the process an hour in.
+ */
+function ensureWholeTrackFits(model: SegmentModel, seconds: number): void {
+  const trackBytes = seconds * model.sampleRate * 2 * 4;
+  const needed = (3 + 3 * model.sources.length) * trackBytes + 3.5e9;
+  const allowed = 0.6 * totalmem();
+  if (needed > allowed) {
+    const minutes = Math.floor((allowed - 3.5e9) / ((3 + 3 * model.sources.length) * model.sampleRate * 2 * 4 * 60));
+    throw new StemsplitError(
+      'SEPARATION_FAILED',
+      `${model.name} separates whole tracks in memory: ${Math.round(seconds / 60)} minutes need about ${gigabytes(needed)}, and this machine allows about ${Math.max(0, minutes)} minutes (split the file, or use a Demucs or bundled model, which stream)`,
+    );
+  }
+}
+
+/**
+ * Disk a job needs: its stems, written to a staging folder beside the output and moved in
+ * (no other spill: the source is decoded twice rather than kept). WAV is exact, FLAC is at
+ * most its PCM size, MP3 is its bitrate; plus 1 % and 64 KiB a stem (headers, a last frame).
+ */
+export function stemBytes(
+  seconds: number,
+  output: { outputSampleRate: number; channels: 1 | 2; depth: StemDepth },
+  options: Pick<SplitFileOptions, 'format' | 'mp3BitrateKbps'>,
+  stems: number,
+): number {
+  const perSecond =
+    options.format === 'mp3'
+      ? ((options.mp3BitrateKbps ?? 320) * 1000) / 8
+      : output.outputSampleRate * output.channels * (output.depth === 16 ? 2 : output.depth === 24 ? 3 : 4);
+  return Math.ceil(stems * (seconds * perSecond * 1.01 + 65_536));
+}
+
+/** Refuses a job whose stems would not fit on the disk that holds `dir` (or its nearest existing parent). */
+async function ensureDiskSpace(dir: string, bytes: number): Promise<void> {
+  let probe = dir;
+  for (;;) {
+    const stats = await statfs(probe).catch(() => undefined);
+    if (stats) {
+      const free = stats.bavail * stats.bsize;
+      if (free < bytes) {
+        throw new StemsplitError('STORAGE_FAILED', `the stems need about ${gigabytes(bytes)} of disk and ${probe} has ${gigabytes(free)} free`);
+      }
+      return;
+    }
+    const parent = dirname(probe);
+    if (parent === probe) return;
+    probe = parent;
+  }
+}
+
+function gigabytes(bytes: number): string {
+  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Math.ceil(bytes / 1e6)} MB`;
 }
 
 /** Rates an MP3 can have (MPEG-1, -2 and 2.5). */
@@ -155,17 +284,31 @@ export function stemOutput(
   return { outputSampleRate: rate, channels: source.channels === 1 ? 1 : 2, depth };
 }
 
-/** `stem` and `no_<stem>` (the sum of every other stem), as demucs --two-stems writes them. */
-function twoStems(model: SegmentModel, stems: Float32Array[], stem: string): { names: string[]; planes: Float32Array[] } {
-  const index = model.sources.indexOf(stem);
-  if (index < 0) throw new StemsplitError('USAGE', `--two-stems ${stem}: model ${model.name} has no such stem (it has ${model.sources.join(', ')})`);
-  const target = stems[index] as Float32Array;
-  const rest = new Float32Array(target.length);
-  for (const [i, other] of stems.entries()) {
-    if (i === index) continue;
-    for (let k = 0; k < rest.length; k++) rest[k] = (rest[k] as number) + (other[k] as number);
-  }
-  return { names: [stem, `no_${stem}`], planes: [target, rest] };
+/** Which stems a split writes, and how a block of model sources becomes them. */
+interface StemPlan {
+  readonly names: readonly string[];
+  combine(blocks: readonly Float32Array[], frames: number): readonly Float32Array[];
+}
+
+/**
+ * Every model source, or with `twoStems` the demucs --two-stems pair: `stem` and `no_<stem>`,
+ * the sum of every other source.
+ */
+function stemPlan(model: SegmentModel, twoStems: string | undefined): StemPlan {
+  if (twoStems === undefined) return { names: model.sources, combine: (blocks) => blocks };
+  const index = model.sources.indexOf(twoStems);
+  if (index < 0) throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${model.name} has no such stem (it has ${model.sources.join(', ')})`);
+  return {
+    names: [twoStems, `no_${twoStems}`],
+    combine(blocks, frames) {
+      const rest = new Float32Array(2 * frames);
+      for (const [i, other] of blocks.entries()) {
+        if (i === index) continue;
+        for (let k = 0; k < rest.length; k++) rest[k] = (rest[k] as number) + (other[k] as number);
+      }
+      return [blocks[index] as Float32Array, rest];
+    },
+  };
 }
 
 /**
@@ -182,18 +325,4 @@ export async function removeStaging(outDir: string): Promise<void> {
   const prefix = basename(stagingPrefix(outDir));
   const names = await readdir(dirname(outDir)).catch(() => [] as string[]);
   await Promise.all(names.filter((name) => name.startsWith(prefix)).map((name) => rm(join(dirname(outDir), name), { recursive: true, force: true })));
-}
-
-/** Runs `work` over `items`, at most `limit` at a time; the first failure rejects after the rest settle. */
-async function forEachConcurrently<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await work(item);
-    }
-  });
-  const results = await Promise.allSettled(lanes);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
 }

@@ -28,7 +28,8 @@ export interface SplitServiceOptions {
   readonly maxDownloadBytes: number;
   readonly downloadTimeoutMs: number;
   /** Longer sources are refused: a job's buffers grow with the audio's length. */
-  readonly maxSeconds: number;
+  /** The longest source a job takes; unset: any length (splits stream their audio). */
+  readonly maxSeconds?: number;
 }
 
 interface Source {
@@ -132,9 +133,10 @@ export class SplitService {
       throw new StemsplitError('VALIDATION_ERROR', `the source is not decodable audio: ${describeError(error)}`, { cause: error });
     }
     if (!(seconds > 0)) throw new StemsplitError('VALIDATION_ERROR', 'the source audio is empty');
-    if (seconds > this.#options.maxSeconds) {
+    const limit = this.#options.maxSeconds;
+    if (limit !== undefined && seconds > limit) {
       const length = (n: number) => `${Math.floor(Math.round(n) / 60)} min ${Math.round(n) % 60} s`;
-      throw new StemsplitError('VALIDATION_ERROR', `the source lasts ${length(seconds)}; this server splits at most ${length(this.#options.maxSeconds)} of audio per job`);
+      throw new StemsplitError('VALIDATION_ERROR', `the source lasts ${length(seconds)}; this server splits at most ${length(limit)} of audio per job`);
     }
     return seconds;
   }

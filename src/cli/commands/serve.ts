@@ -12,7 +12,7 @@ export async function serveCommand(ctx: CommandContext): Promise<void> {
   // A fresh key per start, carried in the link's fragment, which browsers never send to a server.
   const session = createWebSession(server.data);
   print(ctx, `Open ${webSessionLink(publicUrl ?? server.url, session.key)} to split songs in the browser`);
-  ctx.stderr.write(`models: 4s → ${alias4}, 6s → ${alias6}; ${ctx.config.concurrency} job(s) at a time, each of at most ${ctx.config.maxMinutes} minutes of audio\n`);
+  ctx.stderr.write(`models: 4s → ${alias4}, 6s → ${alias6}; ${ctx.config.concurrency} job(s) at a time, ${ctx.config.maxMinutes === undefined ? 'sources of any length (streamed)' : `each of at most ${ctx.config.maxMinutes} minutes of audio`}\n`);
   await new Promise<void>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
