@@ -3,6 +3,7 @@
  * Every command builds one of these; nothing else reads process.env.
  */
 import { availableParallelism } from 'node:os';
+import { MAX_JSON_BODY_BYTES } from './limits.js';
 import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import { StemsplitError } from './errors.js';
@@ -133,7 +134,7 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     stemRetentionSeconds: input.stemRetentionSeconds ?? envNumber(env, 'STEMSPLIT_STEM_RETENTION') ?? 7 * DAY,
     idempotencyTtlSeconds: DAY,
     initialCredits: input.initialCredits ?? envNumber(env, 'STEMSPLIT_INITIAL_CREDITS') ?? HOUR,
-    maxJsonBodyBytes: 64 * 1024,
+    maxJsonBodyBytes: MAX_JSON_BODY_BYTES,
     modelAliases: Object.freeze({ '4s': Object.freeze([...aliases4]), '6s': Object.freeze([...aliases6]) }),
     bundledModelsDir: resolve(input.bundledModelsDir ?? env['STEMSPLIT_MODELS_DIR'] ?? packageModelsDir()),
     intraOpThreads: Math.max(1, Math.floor(cores / Math.max(1, concurrency))),

@@ -5,25 +5,16 @@
  */
 
 /** Codes the v1 API answers with (part 7 of the spec, plus NOT_FOUND for 404). */
-export type ApiErrorCode =
-  | 'UNAUTHORIZED'
-  | 'INSUFFICIENT_CREDITS'
-  | 'VALIDATION_ERROR'
-  | 'RATE_LIMITED'
-  | 'NOT_FOUND'
-  | 'SERVER_ERROR';
+export const API_ERROR_CODES = ['UNAUTHORIZED', 'INSUFFICIENT_CREDITS', 'VALIDATION_ERROR', 'RATE_LIMITED', 'NOT_FOUND', 'SERVER_ERROR'] as const;
+export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
 /** Codes a failed job reports in its `error` object (documented in docs/api.md). */
-export type JobErrorCode =
-  | 'SOURCE_FETCH_FAILED'
-  | 'AUDIO_DECODE_FAILED'
-  | 'SEPARATION_FAILED'
-  | 'ENCODE_FAILED'
-  | 'STORAGE_FAILED'
-  | 'INTERNAL_ERROR';
+export const JOB_ERROR_CODES = ['SOURCE_FETCH_FAILED', 'AUDIO_DECODE_FAILED', 'SEPARATION_FAILED', 'ENCODE_FAILED', 'STORAGE_FAILED', 'INTERNAL_ERROR'] as const;
+export type JobErrorCode = (typeof JOB_ERROR_CODES)[number];
 
 /** Codes only the CLI and library callers see. */
-export type LocalErrorCode = 'USAGE' | 'MODEL_NOT_FOUND' | 'MODEL_INVALID' | 'DOWNLOAD_FAILED' | 'IO_ERROR' | 'INTERRUPTED' | 'TERMINATED';
+export const LOCAL_ERROR_CODES = ['USAGE', 'MODEL_NOT_FOUND', 'MODEL_INVALID', 'DOWNLOAD_FAILED', 'IO_ERROR', 'INTERRUPTED', 'TERMINATED'] as const;
+export type LocalErrorCode = (typeof LOCAL_ERROR_CODES)[number];
 
 export type ErrorCode = ApiErrorCode | JobErrorCode | LocalErrorCode;
 
@@ -75,6 +66,14 @@ export class StemsplitError extends Error {
   get exitCode(): number {
     return CODES[this.code].exitCode;
   }
+}
+
+export function isApiErrorCode(code: string): code is ApiErrorCode {
+  return (API_ERROR_CODES as readonly string[]).includes(code);
+}
+
+export function isJobErrorCode(code: string): code is JobErrorCode {
+  return (JOB_ERROR_CODES as readonly string[]).includes(code);
 }
 
 export function isStemsplitError(error: unknown): error is StemsplitError {

@@ -19,6 +19,7 @@ import { registryFor, type ModelRegistry } from './models/registry.js';
 import type { GuardOptions } from './net/fetch.js';
 import type { ProcessLock } from './process-lock.js';
 import { lockDataDirForServe, openDataStore, urlSigningKey, type Clock, type DataStore } from './store/index.js';
+import { MAX_UPLOAD_BYTES } from './limits.js';
 import { VERSION } from './version.js';
 import { webRoutes } from './web/routes.js';
 
@@ -78,7 +79,7 @@ async function startLocked(config: StemsplitConfig, options: ServerOptions, lock
   const app = createApp({
     data,
     uploads: new UploadService(data, config.uploadTtlSeconds),
-    splits: new SplitService(data, registry, { guard, maxDownloadBytes: 52_428_800, downloadTimeoutMs: 60_000, ...(config.maxMinutes !== undefined ? { maxSeconds: config.maxMinutes * 60 } : {}) }),
+    splits: new SplitService(data, registry, { guard, maxDownloadBytes: MAX_UPLOAD_BYTES, downloadTimeoutMs: 60_000, ...(config.maxMinutes !== undefined ? { maxSeconds: config.maxMinutes * 60 } : {}) }),
     signer,
     enqueue: (id) => runner.enqueue(id),
     rateLimitPerMinute: config.rateLimitPerMinute,

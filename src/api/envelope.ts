@@ -3,21 +3,12 @@
  * Every error response of the server goes through `errorResponse`.
  */
 import { HTTPException } from 'hono/http-exception';
-import { describeError, isStemsplitError, type ApiErrorCode } from '../errors.js';
+import { describeError, isApiErrorCode, isStemsplitError, type ApiErrorCode } from '../errors.js';
 
 export interface ErrorBody {
   success: false;
   error: { code: ApiErrorCode; message: string };
 }
-
-const API_CODES: ReadonlySet<string> = new Set<ApiErrorCode>([
-  'UNAUTHORIZED',
-  'INSUFFICIENT_CREDITS',
-  'VALIDATION_ERROR',
-  'RATE_LIMITED',
-  'NOT_FOUND',
-  'SERVER_ERROR',
-]);
 
 export function successBody<T>(data: T): { success: true; data: T } {
   return { success: true, data };
@@ -33,8 +24,8 @@ export interface MappedError {
 export function mapError(error: unknown): MappedError {
   if (isStemsplitError(error)) {
     const status = error.httpStatus;
-    const code: ApiErrorCode = API_CODES.has(error.code)
-      ? (error.code as ApiErrorCode)
+    const code: ApiErrorCode = isApiErrorCode(error.code)
+      ? error.code
       : status >= 500
         ? 'SERVER_ERROR'
         : status === 404

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import PQueue from 'p-queue';
-import { describeError, isStemsplitError, StemsplitError, type JobErrorCode } from '../errors.js';
+import { describeError, isJobErrorCode, isStemsplitError, StemsplitError, type JobErrorCode } from '../errors.js';
 import type { ModelRegistry } from '../models/registry.js';
 import type { DataStore, Split } from '../store/index.js';
 import { presentSplit } from './present.js';
@@ -130,7 +130,7 @@ export class JobRunner {
       const took = ((Date.now() - started) / 1000).toFixed(1);
       this.#options.log?.(`split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} in ${took} s`);
     } catch (error) {
-      const code: JobErrorCode = isDiskFull(error) ? 'STORAGE_FAILED' : isStemsplitError(error) && isJobCode(error.code) ? error.code : stage;
+      const code: JobErrorCode = isDiskFull(error) ? 'STORAGE_FAILED' : isStemsplitError(error) && isJobErrorCode(error.code) ? error.code : stage;
       this.#options.log?.(`split ${split.id} failed: ${describeError(error)}`);
       await rm(this.#data.layout.absolute(this.#data.layout.stemDir(split.id)), { recursive: true, force: true });
       this.#fail(split, code, describeError(error));
@@ -175,19 +175,6 @@ export class JobRunner {
     const data = presentSplit(split, this.#signer, split.baseUrl, this.#data.clock.now());
     this.#data.deliveries.enqueue(split.id, split.accountId, split.webhookUrl, JSON.stringify({ event: SPLIT_EVENT, data }));
   }
-}
-
-const JOB_CODES: ReadonlySet<string> = new Set<JobErrorCode>([
-  'SOURCE_FETCH_FAILED',
-  'AUDIO_DECODE_FAILED',
-  'SEPARATION_FAILED',
-  'ENCODE_FAILED',
-  'STORAGE_FAILED',
-  'INTERNAL_ERROR',
-]);
-
-function isJobCode(code: string): code is JobErrorCode {
-  return JOB_CODES.has(code);
 }
 
 /** Out of space, however it was reported: an errno here or in a cause, or ffmpeg's own words. */

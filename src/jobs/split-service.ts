@@ -10,11 +10,10 @@ import { StemsplitError, describeError } from '../errors.js';
 import type { ModelRegistry, StemModelAlias } from '../models/registry.js';
 import { assertAllowedTarget, downloadToFile, FetchRefused, type GuardOptions } from '../net/fetch.js';
 import { isoAt, newId, type DataStore, type Principal, type Split } from '../store/index.js';
-import { storageKeyOf, uploadPath } from './upload-service.js';
 
 export type SplitInput =
   | { readonly type: 'direct_url'; readonly url: string }
-  | { readonly type: 'uploaded_file'; readonly uploadId: string; readonly fileUrl: string; readonly storageKey: string };
+  | { readonly type: 'uploaded_file'; readonly uploadId: string };
 
 export interface CreateSplitRequest {
   readonly input: SplitInput;
@@ -27,7 +26,6 @@ export interface SplitServiceOptions {
   readonly guard: GuardOptions;
   readonly maxDownloadBytes: number;
   readonly downloadTimeoutMs: number;
-  /** Longer sources are refused: a job's buffers grow with the audio's length. */
   /** The longest source a job takes; unset: any length (splits stream their audio). */
   readonly maxSeconds?: number;
 }
@@ -152,9 +150,6 @@ export class SplitService {
     if (upload.status === 'used') throw invalid('this upload was already used by a split');
     if (upload.status !== 'complete') throw invalid('the file has not been uploaded yet');
     if (this.#data.uploads.isExpired(upload)) throw invalid('the reservation has expired');
-    if (input.storageKey !== storageKeyOf(upload.id)) throw invalid(`storageKey does not match (expected ${storageKeyOf(upload.id)})`);
-    // Any origin and prefix: the client may reach this server through a proxy (--public-url).
-    if (!urlPath(input.fileUrl)?.endsWith(uploadPath(upload.id))) throw invalid('fileUrl does not match the upload');
     return {
       path: this.#data.layout.uploadFile(upload.id),
       filename: upload.filename,
@@ -177,13 +172,5 @@ export class SplitService {
       if (error instanceof FetchRefused) throw new StemsplitError('VALIDATION_ERROR', `input.url: ${error.message}`, { cause: error });
       throw new StemsplitError('VALIDATION_ERROR', `input.url could not be fetched: ${describeError(error)}`, { cause: error });
     }
-  }
-}
-
-function urlPath(raw: string): string | undefined {
-  try {
-    return new URL(raw).pathname;
-  } catch {
-    return undefined;
   }
 }

@@ -10,17 +10,6 @@ import { pipeline } from 'node:stream/promises';
 import { StemsplitError } from '../errors.js';
 import type { DataStore, Principal, Upload } from '../store/index.js';
 
-export const UPLOAD_TOKEN_HEADER = 'X-Stemsplit-Upload-Token';
-export const ALLOWED_CONTENT_TYPES: readonly string[] = Object.freeze([
-  'audio/mpeg',
-  'audio/wav',
-  'audio/flac',
-  'audio/mp4',
-  'audio/x-m4a',
-  'audio/x-wav',
-  'audio/webm',
-]);
-export const MAX_UPLOAD_BYTES = 52_428_800;
 
 export interface ReserveInput {
   readonly filename: string;
@@ -31,15 +20,6 @@ export interface ReserveInput {
 export interface Reservation {
   readonly upload: Upload;
   readonly token: string;
-}
-
-/** Where a finished upload can be named again in an `uploaded_file` input. */
-export function uploadPath(uploadId: string): string {
-  return `/v1/uploads/${uploadId}`;
-}
-
-export function storageKeyOf(uploadId: string): string {
-  return `uploads/${uploadId}`;
 }
 
 export class UploadService {
@@ -64,7 +44,7 @@ export class UploadService {
     const upload = this.#data.uploads.get(uploadId);
     if (!upload) throw new StemsplitError('NOT_FOUND', `no upload reservation ${uploadId}`);
     if (!token || !this.#data.uploads.tokenMatches(upload, token)) {
-      throw new StemsplitError('UNAUTHORIZED', `missing or wrong ${UPLOAD_TOKEN_HEADER} for ${uploadId}`);
+      throw new StemsplitError('UNAUTHORIZED', `missing or wrong upload token for ${uploadId}`);
     }
     if (this.#data.uploads.isExpired(upload)) throw new StemsplitError('VALIDATION_ERROR', `upload reservation ${uploadId} has expired`);
     if (declaredLength !== undefined && declaredLength !== upload.contentLength) {

@@ -1,14 +1,15 @@
 import { Hono } from 'hono';
 import { StemsplitError } from '../../errors.js';
 import { presentSplit } from '../../jobs/present.js';
-import type { SplitService } from '../../jobs/split-service.js';
+import type { CreateSplitRequest, SplitService } from '../../jobs/split-service.js';
 import type { StemUrlSigner } from '../../jobs/stem-urls.js';
 import { ID_PATTERN, type DataStore } from '../../store/index.js';
 import { mapError, successBody } from '../envelope.js';
 import type { AppEnv } from '../env.js';
 import { IdempotencyGate, requestHash, type StoredResponse } from '../idempotency.js';
 import { rateLimit } from '../middleware/rate-limit.js';
-import { parseCreateSplit, parseIdempotencyKey, readJsonObject } from '../validate.js';
+import { parseBody, SplitRequest } from '../schemas.js';
+import { checkUploadReference, parseIdempotencyKey, readJsonObject } from '../validate.js';
 
 export interface SplitRoutesDeps {
   readonly data: DataStore;
@@ -29,7 +30,14 @@ export function splitRoutes(deps: SplitRoutesDeps): Hono<AppEnv> {
     const principal = c.get('principal');
     const idempotencyKey = parseIdempotencyKey(c.req.header('idempotency-key'));
     const { value } = await readJsonObject(c, deps.maxJsonBodyBytes);
-    const request = parseCreateSplit(value);
+    const body = parseBody(SplitRequest, value);
+    if (body.input.type === 'uploaded_file') checkUploadReference(body.input);
+    const request: CreateSplitRequest = {
+      input: body.input.type === 'uploaded_file' ? { type: 'uploaded_file', uploadId: body.input.uploadId } : body.input,
+      stemModel: body.stemModel,
+      outputFormat: body.outputFormat,
+      webhookUrl: body.webhookUrl,
+    };
     const origin = c.get('publicBase');
 
     const create = async (): Promise<StoredResponse> => {

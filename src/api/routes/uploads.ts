@@ -1,11 +1,14 @@
 import { Readable } from 'node:stream';
 import { Hono } from 'hono';
 import { StemsplitError } from '../../errors.js';
-import { MAX_UPLOAD_BYTES, storageKeyOf, uploadPath, UPLOAD_TOKEN_HEADER, type UploadService } from '../../jobs/upload-service.js';
+import type { UploadService } from '../../jobs/upload-service.js';
+import { MAX_UPLOAD_BYTES } from '../../limits.js';
+import { storageKeyOf, uploadPath, UPLOAD_TOKEN_HEADER } from '../paths.js';
+import { parseBody, UploadRequest } from '../schemas.js';
 import { ID_PATTERN } from '../../store/index.js';
 import { errorResponse, successBody } from '../envelope.js';
 import type { AppEnv } from '../env.js';
-import { parseReserveUpload, readJsonObject } from '../validate.js';
+import { baseName, readJsonObject } from '../validate.js';
 
 export interface UploadRoutesDeps {
   readonly uploads: UploadService;
@@ -17,7 +20,8 @@ export function uploadReservationRoutes(deps: UploadRoutesDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.post('/audio/uploads', async (c) => {
     const { value } = await readJsonObject(c, deps.maxJsonBodyBytes);
-    const input = parseReserveUpload(value);
+    const body = parseBody(UploadRequest, value);
+    const input = { ...body, filename: baseName(body.filename) };
     const { upload, token } = deps.uploads.reserve(c.get('principal'), input);
     const origin = c.get('publicBase');
     return c.json(

@@ -1,0 +1,17 @@
+/** The HTTP names the API hands out: paths of uploads and stems, and the upload token header. */
+
+export const UPLOAD_TOKEN_HEADER = 'X-Stemsplit-Upload-Token';
+
+/** Where a reserved upload's bytes go, and how a finished upload is named again (`fileUrl`). */
+export function uploadPath(uploadId: string): string {
+  return `/v1/uploads/${uploadId}`;
+}
+
+/** The `storageKey` of an uploaded_file input. */
+export function storageKeyOf(uploadId: string): string {
+  return `uploads/${uploadId}`;
+}
+
+export function stemPath(splitId: string, stem: string): string {
+  return `/v1/files/${encodeURIComponent(splitId)}/${encodeURIComponent(stem)}.mp3`;
+}

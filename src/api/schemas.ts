@@ -1,0 +1,200 @@
+/**
+ * Every request and response of the v1 API, declared once with zod. The routes validate bodies
+ * with these schemas (`parseBody`) and `GET /v1/openapi.json` is generated from the same
+ * declarations (openapi.ts), so the two cannot drift apart.
+ *
+ * Objects are strict (unknown fields are refused, and documented as `additionalProperties:
+ * false`), numbers are integers, and each resource lists its scalar fields before nested ones,
+ * in the order the server writes them.
+ */
+import { z } from '@hono/zod-openapi';
+import { API_ERROR_CODES, JOB_ERROR_CODES, StemsplitError } from '../errors.js';
+import { ALLOWED_CONTENT_TYPES, MAX_UPLOAD_BYTES } from '../limits.js';
+import { parseHttpUrl } from '../net/fetch.js';
+
+/** An http(s) URL, checked the way the server will fetch or call it. */
+const httpUrl = z
+  .string()
+  .max(2048)
+  .superRefine((value, ctx) => {
+    try {
+      parseHttpUrl(value);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  })
+  .openapi({ format: 'uri' });
+
+const text = (maxLength: number) => z.string().min(1).max(maxLength);
+const isoTime = z.string().openapi({ format: 'date-time' });
+const count = z.int().min(0);
+
+export const StemName = z.enum(['vocals', 'drums', 'bass', 'other', 'guitar', 'piano']);
+export const StemModel = z.enum(['4s', '6s']);
+
+export const ErrorEnvelope = z
+  .object({
+    success: z.literal(false),
+    error: z.object({ code: z.enum(API_ERROR_CODES), message: z.string() }).strict(),
+  })
+  .strict()
+  .openapi('ErrorEnvelope');
+
+export const UploadRequest = z
+  .object({
+    filename: text(255).refine((name) => !/[\u0000-\u001f\u007f]/.test(name), 'filename must not contain control characters'),
+    contentType: z.enum(ALLOWED_CONTENT_TYPES),
+    contentLength: z.int().min(1).max(MAX_UPLOAD_BYTES),
+  })
+  .strict()
+  .openapi('UploadRequest');
+
+export const UploadReservation = z
+  .object({
+    uploadId: z.string().regex(/^upl_/),
+    uploadUrl: z.string().openapi({ format: 'uri' }),
+    expiresAt: isoTime,
+    uploadHeaders: z.record(z.string(), z.string()),
+  })
+  .strict()
+  .openapi('UploadReservation');
+
+export const UploadResult = z
+  .object({
+    url: z.string().openapi({ format: 'uri', description: 'The fileUrl of an uploaded_file input.' }),
+    key: z.string().openapi({ description: 'The storageKey of an uploaded_file input.' }),
+  })
+  .strict()
+  .openapi('UploadResult');
+
+export const DirectUrlInput = z.object({ type: z.literal('direct_url'), url: httpUrl }).strict().openapi('DirectUrlInput');
+
+export const UploadedFileInput = z
+  .object({
+    type: z.literal('uploaded_file'),
+    uploadId: text(64),
+    fileUrl: text(2048).openapi({ format: 'uri' }),
+    storageKey: text(128),
+  })
+  .strict()
+  .openapi('UploadedFileInput');
+
+export const SplitRequest = z
+  .object({
+    input: z.discriminatedUnion('type', [DirectUrlInput, UploadedFileInput], {
+      error: (issue) =>
+        typeof issue.input === 'object' && issue.input !== null && !Array.isArray(issue.input)
+          ? 'input.type must be "direct_url" or "uploaded_file"'
+          : 'input is required and must be an object',
+    }),
+    stemModel: StemModel.default('6s'),
+    outputFormat: z.literal('mp3').default('mp3'),
+    webhookUrl: httpUrl.optional(),
+  })
+  .strict()
+  .openapi('SplitRequest');
+
+export type SplitRequestBody = z.infer<typeof SplitRequest>;
+
+export const SplitCreated = z
+  .object({
+    id: z.string().regex(/^split_/),
+    status: z.literal('queued'),
+    creditsUsed: count,
+    createdAt: isoTime,
+  })
+  .strict()
+  .openapi('SplitCreated');
+
+export const JobError = z.object({ code: z.enum(JOB_ERROR_CODES), message: z.string() }).strict();
+
+export const AudioSplit = z
+  .object({
+    id: z.string().regex(/^split_/),
+    status: z.enum(['queued', 'processing', 'succeeded', 'failed']),
+    stemModel: StemModel,
+    model: z.string().openapi({ description: 'The model that ran, e.g. htdemucs or stemsplit-small-4s.' }),
+    filename: z.string(),
+    durationSeconds: count,
+    creditsUsed: count,
+    progress: z.int().min(0).max(100),
+    createdAt: isoTime,
+    updatedAt: isoTime,
+    stems: z
+      .partialRecord(StemName, z.string().openapi({ format: 'uri' }))
+      .optional()
+      .openapi({ additionalProperties: false, description: 'Present on succeeded jobs: stem name to a signed download URL, valid 24 h, issued afresh on each GET.' }),
+    error: JobError.nullable(),
+  })
+  .strict()
+  .openapi('AudioSplit');
+
+export const SplitPage = z
+  .object({ nextCursor: z.string().nullable(), items: z.array(AudioSplit) })
+  .strict()
+  .openapi('SplitPage');
+
+export const CreditBalance = z.object({ balance: count, unit: z.literal('seconds') }).strict().openapi('CreditBalance');
+
+export const Health = z.object({ status: z.literal('ok'), version: z.string() }).strict().openapi('Health');
+
+export const WebhookEvent = z
+  .object({ event: z.literal('audio.split.completed'), data: AudioSplit })
+  .strict()
+  .openapi('WebhookEvent');
+
+/** The success envelope around `data`. */
+export function envelopeOf<T extends z.ZodType>(data: T) {
+  return z.object({ success: z.literal(true), data }).strict();
+}
+
+/**
+ * Validates a parsed JSON body against `schema`. A failure is one 422 VALIDATION_ERROR whose
+ * message names the first offending field in a sentence (zod's issues are for programs).
+ */
+export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  throw new StemsplitError('VALIDATION_ERROR', sentenceOf(result.error.issues[0], body));
+}
+
+type Issue = z.core.$ZodIssue;
+
+function sentenceOf(issue: Issue | undefined, body: unknown): string {
+  if (issue === undefined) return 'request body is invalid';
+  const name = issue.path.map(String).join('.');
+  switch (issue.code) {
+    case 'unrecognized_keys':
+      return `unknown field ${name === '' ? '' : `${name}.`}${issue.keys[0] ?? ''}`;
+    case 'invalid_type': {
+      // Every number in this API is an integer.
+      const wanted = issue.expected === 'int' || issue.expected === 'number' ? 'an integer' : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`;
+      if (name === '') return `request body must be ${wanted}`;
+      return valueAt(body, issue.path) === undefined ? `${name} is required and must be ${wanted}` : `${name} must be ${wanted}`;
+    }
+    case 'too_small':
+      if (issue.origin === 'string') return Number(issue.minimum) <= 1 ? `${name} must not be empty` : `${name} must be at least ${issue.minimum} characters`;
+      return `${name} must be ${issue.origin === 'int' || issue.origin === 'number' ? 'an integer ' : ''}at least ${issue.minimum}`;
+    case 'too_big':
+      if (issue.origin === 'string') return `${name} must be at most ${issue.maximum} characters`;
+      return `${name} must be ${issue.origin === 'int' || issue.origin === 'number' ? 'an integer ' : ''}at most ${issue.maximum}`;
+    case 'invalid_value': {
+      const values = issue.values.map((value) => JSON.stringify(value));
+      return values.length <= 2 ? `${name} must be ${values.join(' or ')}` : `${name} must be one of ${values.join(', ')}`;
+    }
+    case 'invalid_format':
+      return `${name} is not in the expected format`;
+    default:
+      // custom checks and unions carry a message written for people already.
+      return name === '' || issue.message.startsWith(`${name.split('.')[0]} `) || issue.message.startsWith(name) ? issue.message : `${name}: ${issue.message}`;
+  }
+}
+
+function valueAt(body: unknown, path: readonly PropertyKey[]): unknown {
+  let value = body;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
