@@ -1,12 +1,19 @@
 /**
  * Flags, environment and defaults resolved once into a frozen config.
- * Every command builds one of these; nothing else reads process.env.
+ * Every command builds one of these. Nothing else reads process.env, except where the
+ * variable is not configuration but plumbing below the config's reach:
+ * - audio/ffmpeg.ts: `STEMSPLIT_FFMPEG`, `PATH` and the executable's unpacked ffmpeg, read
+ *   wherever ffmpeg is spawned (worker threads included);
+ * - splitting/worker-pool.ts: `STEMSPLIT_SPLIT_WORKER`, the executable's worker script;
+ * - sea/*: the executable's runtime paths, set before any config exists;
+ * - separation/onnx-session.ts: sets `ORT_DISABLE_TELEMETRY` for the native runtime;
+ * - cli/main.ts: `STEMSPLIT_DEBUG`, whether a crash prints its stack.
  */
 import { availableParallelism } from 'node:os';
-import { MAX_JSON_BODY_BYTES } from './limits.js';
 import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import { StemsplitError } from './errors.js';
+import { MAX_JSON_BODY_BYTES } from './limits.js';
 
 export interface StemsplitConfig {
   /** SQLite database, uploads, sources and stems live here. */

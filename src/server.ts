@@ -10,10 +10,12 @@ import type { StemsplitConfig } from './config.js';
 import { StemsplitError } from './errors.js';
 import { removeStalePartials, startCleanup } from './jobs/cleanup.js';
 import { JobRunner } from './jobs/runner.js';
-import { workerSplitter } from './jobs/splitter.js';
-import { SplitService } from './jobs/split-service.js';
-import { createStemUrlSigner } from './jobs/stem-urls.js';
-import { UploadService } from './jobs/upload-service.js';
+import { workerSplitter } from './splitting/worker-pool.js';
+import { SplitService } from './services/splits.js';
+import { presentSplit } from './api/present.js';
+import { createStemUrlSigner } from './api/stem-urls.js';
+import { AccountService } from './services/accounts.js';
+import { UploadService } from './services/uploads.js';
 import { WebhookDispatcher } from './jobs/webhooks.js';
 import { registryFor, type ModelRegistry } from './models/registry.js';
 import type { GuardOptions } from './net/fetch.js';
@@ -71,13 +73,14 @@ async function startLocked(config: StemsplitConfig, options: ServerOptions, lock
   const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }, config.concurrency);
   const signer = createStemUrlSigner(urlSigningKey(data.store), config.stemUrlTtlSeconds);
   const webhooks = new WebhookDispatcher(data, { guard, log, ...(options.webhookBackoff ? { backoff: options.webhookBackoff } : {}) });
-  const runner = new JobRunner(data, registry, splitter, signer, {
+  const runner = new JobRunner(data, registry, splitter, (split, nowMs) => presentSplit(split, signer, split.baseUrl, nowMs), {
     concurrency: config.concurrency,
     log,
     onTerminal: () => webhooks.kick(),
   });
   const app = createApp({
     data,
+    accounts: new AccountService(data),
     uploads: new UploadService(data, config.uploadTtlSeconds),
     splits: new SplitService(data, registry, { guard, maxDownloadBytes: MAX_UPLOAD_BYTES, downloadTimeoutMs: 60_000, ...(config.maxMinutes !== undefined ? { maxSeconds: config.maxMinutes * 60 } : {}) }),
     signer,

@@ -13,7 +13,7 @@
  * so the conversion time is the cold start), so the measured process starts as a real one
  * does: with the converted graphs in the cache.
  * Peak RSS is sampled every 5 ms by a worker thread (ONNX Runtime blocks the one it runs on).
- * The separation runs in a worker thread, as `serve` and `split` run it (src/jobs/splitter.ts);
+ * The separation runs in a worker thread, as `serve` and `split` run it (src/splitting/worker-pool.ts);
  * `--main-thread` runs it on the main thread instead, for comparison.
  */
 import { execFileSync } from 'node:child_process';

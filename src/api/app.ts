@@ -3,9 +3,10 @@
  * its services; it builds none and knows nothing of SQL files or ONNX.
  */
 import { Hono } from 'hono';
-import type { SplitService } from '../jobs/split-service.js';
-import type { StemUrlSigner } from '../jobs/stem-urls.js';
-import type { UploadService } from '../jobs/upload-service.js';
+import type { SplitService } from '../services/splits.js';
+import type { StemUrlSigner } from './stem-urls.js';
+import type { AccountService } from '../services/accounts.js';
+import type { UploadService } from '../services/uploads.js';
 import type { DataStore } from '../store/index.js';
 import { errorResponse, successBody } from './envelope.js';
 import type { AppEnv } from './env.js';
@@ -19,6 +20,7 @@ import { StemsplitError } from '../errors.js';
 
 export interface AppDeps {
   readonly data: DataStore;
+  readonly accounts: AccountService;
   readonly uploads: UploadService;
   readonly splits: SplitService;
   readonly signer: StemUrlSigner;
@@ -59,10 +61,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   v1.route('/', fileRoutes(deps));
 
   const authed = new Hono<AppEnv>();
-  authed.use('*', bearerAuth({ authenticate: (key) => deps.data.accounts.authenticate(key) }));
+  authed.use('*', bearerAuth({ authenticate: (key) => deps.accounts.authenticate(key) }));
   authed.route('/', uploadReservationRoutes(deps));
   authed.route('/', splitRoutes(deps));
-  authed.route('/', creditRoutes(deps.data));
+  authed.route('/', creditRoutes(deps.accounts));
   v1.route('/', authed);
 
   app.route('/v1', v1);

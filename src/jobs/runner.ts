@@ -9,15 +9,16 @@ import PQueue from 'p-queue';
 import { describeError, isJobErrorCode, isStemsplitError, StemsplitError, type JobErrorCode } from '../errors.js';
 import type { ModelRegistry } from '../models/registry.js';
 import type { DataStore, Split } from '../store/index.js';
-import { presentSplit } from './present.js';
-import type { Splitter } from './splitter.js';
-import type { StemUrlSigner } from './stem-urls.js';
+import type { Splitter } from '../splitting/worker-pool.js';
 import { SPLIT_EVENT } from './webhooks.js';
 
 /** A job that took the server down this many times is failed instead of retried again. */
 const MAX_ATTEMPTS = 3;
 /** When a job's outcome could not be written (the database's disk is full), run it again after this long. */
 const RECORD_RETRY_MS = 10_000;
+
+/** The public resource of a job, as its webhook carries it (the API layer knows its shape and URLs). */
+export type PresentSplit = (split: Split, nowMs: number) => unknown;
 
 export interface RunnerOptions {
   readonly concurrency: number;
@@ -31,17 +32,17 @@ export class JobRunner {
   readonly #data: DataStore;
   readonly #registry: ModelRegistry;
   readonly #splitter: Splitter;
-  readonly #signer: StemUrlSigner;
+  readonly #present: PresentSplit;
   readonly #options: RunnerOptions;
   readonly #queue: PQueue;
   readonly #pending = new Set<string>();
   readonly #retryTimers = new Set<NodeJS.Timeout>();
 
-  constructor(data: DataStore, registry: ModelRegistry, splitter: Splitter, signer: StemUrlSigner, options: RunnerOptions) {
+  constructor(data: DataStore, registry: ModelRegistry, splitter: Splitter, present: PresentSplit, options: RunnerOptions) {
     this.#data = data;
     this.#registry = registry;
     this.#splitter = splitter;
-    this.#signer = signer;
+    this.#present = present;
     this.#options = options;
     this.#queue = new PQueue({ concurrency: Math.max(1, options.concurrency) });
   }
@@ -172,7 +173,7 @@ export class JobRunner {
 
   #queueWebhook(split: Split): void {
     if (!split.webhookUrl) return;
-    const data = presentSplit(split, this.#signer, split.baseUrl, this.#data.clock.now());
+    const data = this.#present(split, this.#data.clock.now());
     this.#data.deliveries.enqueue(split.id, split.accountId, split.webhookUrl, JSON.stringify({ event: SPLIT_EVENT, data }));
   }
 }

@@ -23,8 +23,9 @@ export class Splits {
   }
 
   /** A page of one API key's jobs, newest first; `before` is the last id of the previous page. */
-  listForKey(apiKeyId: string, limit: number, before?: string): Split[] {
-    let query = this.#store.db.selectFrom('splits').selectAll().where('apiKeyId', '=', apiKeyId);
+  /** An account's jobs, made with any of its keys, newest first, from before `before`. */
+  listForAccount(accountId: string, limit: number, before?: string): Split[] {
+    let query = this.#store.db.selectFrom('splits').selectAll().where('accountId', '=', accountId);
     if (before) query = query.where('id', '<', before);
     return this.#store.all(query.orderBy('id', 'desc').limit(limit));
   }

@@ -3,12 +3,14 @@ import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { Hono } from 'hono';
 import { StemsplitError } from '../../errors.js';
-import type { StemUrlSigner } from '../../jobs/stem-urls.js';
+import type { SplitService } from '../../services/splits.js';
+import type { StemUrlSigner } from '../stem-urls.js';
 import { ID_PATTERN, isStemName, type DataStore } from '../../store/index.js';
 import type { AppEnv } from '../env.js';
 
 export interface FileRoutesDeps {
   readonly data: DataStore;
+  readonly splits: SplitService;
   readonly signer: StemUrlSigner;
 }
 
@@ -40,9 +42,9 @@ export function fileRoutes(deps: FileRoutesDeps): Hono<AppEnv> {
     if (!deps.signer.verify(splitId, stem, c.req.query('expires'), c.req.query('signature'), deps.data.clock.now())) {
       throw new StemsplitError('UNAUTHORIZED', 'the stem URL is invalid or has expired; GET the split again for fresh URLs');
     }
-    const split = deps.data.splits.get(splitId);
-    if (!split || split.status !== 'succeeded' || split.purgedAt !== null) throw new StemsplitError('NOT_FOUND', 'the stem is no longer kept');
-    const path = deps.data.layout.absolute(deps.data.layout.stemFile(splitId, stem));
+    const kept = deps.splits.stemFile(splitId, stem);
+    if (!kept) throw new StemsplitError('NOT_FOUND', 'the stem is no longer kept');
+    const { split, path } = kept;
     const info = await stat(path).catch(() => undefined);
     if (!info) throw new StemsplitError('NOT_FOUND', 'the stem is no longer kept');
 

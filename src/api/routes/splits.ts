@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
 import { StemsplitError } from '../../errors.js';
-import { presentSplit } from '../../jobs/present.js';
-import type { CreateSplitRequest, SplitService } from '../../jobs/split-service.js';
-import type { StemUrlSigner } from '../../jobs/stem-urls.js';
+import { presentSplit } from '../present.js';
+import type { CreateSplitRequest, SplitService } from '../../services/splits.js';
+import type { StemUrlSigner } from '../stem-urls.js';
 import { ID_PATTERN, type DataStore } from '../../store/index.js';
 import { mapError, successBody } from '../envelope.js';
 import type { AppEnv } from '../env.js';
@@ -70,21 +70,14 @@ export function splitRoutes(deps: SplitRoutesDeps): Hono<AppEnv> {
     }
     const cursor = c.req.query('cursor');
     if (cursor !== undefined && !ID_PATTERN.test(cursor)) throw new StemsplitError('VALIDATION_ERROR', 'cursor is not a split id');
-    const rows = deps.data.splits.listForKey(principal.apiKeyId, limit + 1, cursor);
-    const page = rows.slice(0, limit);
+    const { splits, nextCursor } = deps.splits.list(principal, limit, cursor);
     const now = deps.data.clock.now();
     const origin = c.get('publicBase');
-    const nextCursor = rows.length > limit ? (page[page.length - 1]?.id ?? null) : null;
-    return c.json(successBody({ nextCursor, items: page.map((s) => presentSplit(s, deps.signer, origin, now)) }));
+    return c.json(successBody({ nextCursor, items: splits.map((s) => presentSplit(s, deps.signer, origin, now)) }));
   });
 
   app.get('/audio/splits/:splitId', (c) => {
-    const splitId = c.req.param('splitId');
-    const split = ID_PATTERN.test(splitId) ? deps.data.splits.get(splitId) : undefined;
-    // Another account's job is as invisible as one that does not exist.
-    if (!split || split.accountId !== c.get('principal').accountId) {
-      throw new StemsplitError('NOT_FOUND', `no split ${splitId.slice(0, 64)}`);
-    }
+    const split = deps.splits.get(c.get('principal'), c.req.param('splitId'));
     return c.json(successBody(presentSplit(split, deps.signer, c.get('publicBase'), deps.data.clock.now())));
   });
 

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { Hono } from 'hono';
 import { StemsplitError } from '../../errors.js';
-import type { UploadService } from '../../jobs/upload-service.js';
+import type { UploadService } from '../../services/uploads.js';
 import { MAX_UPLOAD_BYTES } from '../../limits.js';
 import { storageKeyOf, uploadPath, UPLOAD_TOKEN_HEADER } from '../paths.js';
 import { parseBody, UploadRequest } from '../schemas.js';

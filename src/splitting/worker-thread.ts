@@ -3,11 +3,11 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { describeError, isStemsplitError, StemsplitError } from '../errors.js';
 import { onnxLoaders } from '../models/loaders.js';
 import { ModelCache } from '../models/registry.js';
-import { splitAudioFile } from './split-file.js';
-import type { SplitWorkerData, WorkerReply, WorkerRequest } from './splitter.js';
+import { splitAudioFile } from './split-audio-file.js';
+import type { SplitWorkerData, WorkerReply, WorkerRequest } from './worker-pool.js';
 
 const port = parentPort;
-if (!port) throw new Error('split-worker must run in a worker thread');
+if (!port) throw new Error('worker-thread.ts must run in a worker thread');
 const models = new ModelCache(onnxLoaders(workerData as SplitWorkerData));
 const reply = (message: WorkerReply) => port.postMessage(message);
 

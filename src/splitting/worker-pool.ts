@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { StemsplitError, type ErrorCode } from '../errors.js';
 import type { ModelRef } from '../models/registry.js';
 import { disableOrtTelemetry } from '../separation/onnx-session.js';
-import type { SplitFileResult, SplitProgress } from './split-file.js';
+import type { SplitFileResult, SplitProgress } from './split-audio-file.js';
 
 export interface SplitJob {
   readonly inputPath: string;
@@ -62,8 +62,8 @@ function startWorker(data: SplitWorkerData): Worker {
   disableOrtTelemetry();
   const override = process.env['STEMSPLIT_SPLIT_WORKER'];
   if (override) return new Worker(override, { workerData: data });
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./split-worker.js', import.meta.url), { workerData: data });
-  const script = new URL('./split-worker.ts', import.meta.url).href;
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker-thread.js', import.meta.url), { workerData: data });
+  const script = new URL('./worker-thread.ts', import.meta.url).href;
   const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(script)}); })`;
   return new Worker(boot, { eval: true, workerData: data });
 }

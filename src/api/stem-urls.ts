@@ -3,14 +3,11 @@
  * URL may download until it expires; nothing else about the server is exposed by it.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { stemPath } from './paths.js';
 
 export interface StemUrlSigner {
   url(baseUrl: string, splitId: string, stem: string, nowMs: number): string;
   verify(splitId: string, stem: string, expires: string | undefined, signature: string | undefined, nowMs: number): boolean;
-}
-
-export function stemPath(splitId: string, stem: string): string {
-  return `/v1/files/${encodeURIComponent(splitId)}/${encodeURIComponent(stem)}.mp3`;
 }
 
 export function createStemUrlSigner(key: Buffer, ttlSeconds: number): StemUrlSigner {

@@ -9,7 +9,7 @@ import { probeDurationSeconds } from '../audio/index.js';
 import { StemsplitError, describeError } from '../errors.js';
 import type { ModelRegistry, StemModelAlias } from '../models/registry.js';
 import { assertAllowedTarget, downloadToFile, FetchRefused, type GuardOptions } from '../net/fetch.js';
-import { isoAt, newId, type DataStore, type Principal, type Split } from '../store/index.js';
+import { ID_PATTERN, isoAt, newId, type DataStore, type Principal, type Split } from '../store/index.js';
 
 export type SplitInput =
   | { readonly type: 'direct_url'; readonly url: string }
@@ -48,6 +48,27 @@ export class SplitService {
     this.#data = data;
     this.#registry = registry;
     this.#options = options;
+  }
+
+  /** A page of the account's jobs, newest first, and the cursor of the next page (null on the last). */
+  list(principal: Principal, limit: number, cursor: string | undefined): { splits: Split[]; nextCursor: string | null } {
+    const rows = this.#data.splits.listForAccount(principal.accountId, limit + 1, cursor);
+    const splits = rows.slice(0, limit);
+    return { splits, nextCursor: rows.length > limit ? (splits[splits.length - 1]?.id ?? null) : null };
+  }
+
+  /** One of the account's jobs; another account's job is as invisible as one that does not exist. */
+  get(principal: Principal, splitId: string): Split {
+    const split = ID_PATTERN.test(splitId) ? this.#data.splits.get(splitId) : undefined;
+    if (!split || split.accountId !== principal.accountId) throw new StemsplitError('NOT_FOUND', `no split ${splitId.slice(0, 64)}`);
+    return split;
+  }
+
+  /** The file of a kept stem of a succeeded job, or undefined once it is gone. */
+  stemFile(splitId: string, stem: string): { split: Split; path: string } | undefined {
+    const split = ID_PATTERN.test(splitId) ? this.#data.splits.get(splitId) : undefined;
+    if (!split || split.status !== 'succeeded' || split.purgedAt !== null) return undefined;
+    return { split, path: this.#data.layout.absolute(this.#data.layout.stemFile(splitId, stem)) };
   }
 
   async create(principal: Principal, request: CreateSplitRequest, baseUrl: string): Promise<Split> {
