@@ -38,6 +38,8 @@ export interface ServerOptions {
 
 export interface RunningServer {
   readonly url: string;
+  /** The HTTP app itself, for in-process requests (`app.request`) without a socket. */
+  readonly app: Hono<AppEnv>;
   readonly port: number;
   readonly data: DataStore;
   readonly runner: JobRunner;
@@ -108,6 +110,7 @@ async function startLocked(config: StemsplitConfig, options: ServerOptions, lock
   let closing: Promise<void> | undefined;
   return {
     url: `http://${host}:${port}`,
+    app,
     port,
     data,
     runner,

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { decodedSamples, writeSong } from './support/audio.js';
+import { decodedSamples, writeSong } from '../harness/audio.js';
 import { assertMatchesOpenApi } from './support/openapi.js';
-import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from '../harness/server.js';
 
 const SONG_SECONDS = 4.3;
 let t: TestServer;

@@ -5,19 +5,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { writeSong } from './support/audio.js';
-import { killHard, runCli, startServeProcess } from './support/process.js';
-import { tempDir } from './support/server.js';
-import { until } from './support/wait.js';
+import { writeSong } from '../harness/audio.js';
+import { ApiClient } from '../harness/client.js';
+import { killHard, runCli, startServeProcess } from '../harness/process.js';
+import { tempDir } from '../harness/server.js';
+import { until } from '../harness/wait.js';
 
-async function api(url: string, key: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${url}/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: response.status, json: (await response.json()) as any };
-}
+const api = (url: string, key: string, method: string, path: string, body?: unknown) =>
+  new ApiClient(url, key).request(method, path, body === undefined ? {} : { body });
 
 /** A fresh data dir with an API key, and a song of `seconds` in it. */
 function dataDirWithSong(name: string, seconds: number) {

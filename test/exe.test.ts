@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { VERSION } from '../src/version.js';
-import { decodedSamples, writeSong } from './support/audio.js';
-import { tempDir } from './support/server.js';
+import { ApiClient } from '../harness/client.js';
+import { decodedSamples, writeSong } from '../harness/audio.js';
+import { tempDir } from '../harness/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SONG_SECONDS = 3;
@@ -148,15 +149,8 @@ function startServe(env: Record<string, string>): Promise<{ child: ChildProcess;
   });
 }
 
-async function call(base: string, key: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  return { status: response.status, json: (await response.json()) as any };
-}
+const call = (base: string, key: string, method: string, path: string, body?: unknown) =>
+  new ApiClient(base.replace(/\/v1$/, ''), key).request(method, path, body === undefined ? {} : { body });
 
 test('serve: upload, split and download a stem through the v1 API, then stop on SIGTERM', async () => {
   const dir = scratch();

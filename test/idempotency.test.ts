@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { writeSong } from './support/audio.js';
+import { writeSong } from '../harness/audio.js';
 import { assertMatchesOpenApi } from './support/openapi.js';
-import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from '../harness/server.js';
 
 let t: TestServer;
 let song: Buffer;

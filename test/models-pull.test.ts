@@ -18,10 +18,10 @@ import { isStemsplitError } from '../src/errors.js';
 import { catalogModel, type CatalogModel } from '../src/models/catalog.js';
 import { bagYaml, pullModel, removeModel, type DownloadProgress } from '../src/models/pull.js';
 import { demucsDir, modelDir, ModelRegistry } from '../src/models/registry.js';
-import { runCli, spawnCli } from './support/process.js';
+import { runCli, spawnCli } from '../harness/process.js';
 import { fixtureDir } from './support/fixtures.js';
-import { tempDir } from './support/server.js';
-import { until } from './support/wait.js';
+import { tempDir } from '../harness/server.js';
+import { until } from '../harness/wait.js';
 
 /** The Demucs fixtures two tests read (undefined in a clone without ../shared: those tests skip). */
 const demucsFixtures = isMainThread ? fixtureDir('demucs') : undefined;

@@ -9,8 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { webSessionLink } from '../src/web/session.js';
-import { writeSong } from './support/audio.js';
-import { startTestServer, tempDir } from './support/server.js';
+import { ApiClient } from '../harness/client.js';
+import { writeSong } from '../harness/audio.js';
+import { startTestServer, tempDir } from '../harness/server.js';
 
 /** A loopback proxy that forwards `<prefix>/…` to `target` with the prefix stripped, as nginx's `proxy_pass …/;` does. */
 async function startPrefixProxy(prefix: string) {
@@ -35,14 +36,8 @@ test('behind a proxy with a path prefix, upload, split, stems, the page and its 
   const publicUrl = `http://127.0.0.1:${proxy.port}/stemsplit`;
   const t = await startTestServer({ publicUrl: `${publicUrl}/` });
   proxy.target = t.server.url;
-  const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${publicUrl}/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${t.key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: response.status, json: (await response.json()) as any };
-  };
+  const client = new ApiClient(publicUrl, t.key);
+  const api = (method: string, path: string, body?: unknown) => client.request(method, path, body === undefined ? {} : { body });
   try {
     const dir = tempDir();
     writeSong(join(dir, 'song.wav'), 1.5);

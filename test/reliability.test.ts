@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { runFaults } from '../scripts/reliability/faults.js';
-import { parseStraceRemotes, runFuzz } from '../scripts/reliability/fuzz.js';
-import { api, provision, ServeProcess } from '../scripts/reliability/harness.js';
-import { rawRequest } from '../scripts/reliability/raw-http.js';
-import { runUploadCut } from '../scripts/reliability/upload-cut.js';
-import { writeSong } from './support/audio.js';
-import { startTestServer, tempDir } from './support/server.js';
+import { runFaults } from '../harness/reliability/faults.js';
+import { parseStraceRemotes, runFuzz } from '../harness/reliability/fuzz.js';
+import { api, provision, ServeProcess } from '../harness/reliability/common.js';
+import { rawRequest } from '../harness/reliability/raw-http.js';
+import { runUploadCut } from '../harness/reliability/upload-cut.js';
+import { writeSong } from '../harness/audio.js';
+import { startTestServer, tempDir } from '../harness/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

@@ -12,9 +12,10 @@ import { crc32 } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createWebSession, webSessionLink, WEB_SESSION_KEY_NAME } from '../src/web/session.js';
-import { writeSong } from './support/audio.js';
-import { killHard } from './support/process.js';
-import { startTestServer, tempDir, type TestServer } from './support/server.js';
+import { poll } from '../harness/wait.js';
+import { writeSong } from '../harness/audio.js';
+import { killHard } from '../harness/process.js';
+import { startTestServer, tempDir, type TestServer } from '../harness/server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -85,15 +86,6 @@ const FOCUSED_LABEL = "document.activeElement.getAttribute('aria-label') || docu
 const SOUNDING = 0.001; // -60 dBFS
 const SILENT = 1e-5; // -100 dBFS
 
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`still ${JSON.stringify(value)} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('the local session', () => {
   test('each start makes a new "web session" key of the default account and revokes the previous one', () => {
@@ -212,13 +204,13 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     // Play: time runs and every meter reads what its stem sends.
     await page.getByRole('button', { name: 'Play' }).click();
     await page.getByRole('button', { name: 'Pause' }).waitFor();
-    const playing = await waitFor(() => levels(page), (level) => Object.values(level).some((rms) => rms > SOUNDING));
+    const playing = await poll(() => levels(page), (level) => Object.values(level).some((rms) => rms > SOUNDING));
     const loudest = Object.entries(playing).sort((a, b) => b[1] - a[1])[0]?.[0] as string;
 
     // Solo the loudest stem: the others fall silent, it keeps sounding.
     await page.getByRole('button', { name: `Solo ${loudest}` }).click();
     assert.equal(await page.getByRole('button', { name: `Solo ${loudest}` }).getAttribute('aria-pressed'), 'true');
-    await waitFor(
+    await poll(
       () => levels(page),
       (level) => Object.entries(level).every(([stem, rms]) => (stem === loudest ? rms > SOUNDING : rms < SILENT)),
     );

@@ -6,9 +6,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { writeSong } from './support/audio.js';
-import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
-import { until } from './support/wait.js';
+import { writeSong } from '../harness/audio.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from '../harness/server.js';
+import { until } from '../harness/wait.js';
 
 interface Received {
   headers: IncomingMessage['headers'];

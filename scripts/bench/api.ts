@@ -8,9 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { writeSong } from '../../test/support/audio.js';
-import { killHard, runCli, startServeProcess } from '../../test/support/process.js';
-import { tempDir } from '../../test/support/server.js';
+import { writeSong } from '../../harness/audio.js';
+import { ApiClient } from '../../harness/client.js';
+import { killHard, runCli, startServeProcess } from '../../harness/process.js';
+import { tempDir } from '../../harness/server.js';
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' } },
@@ -25,27 +26,15 @@ const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json
 try {
   writeSong(join(dataDir, 'song.wav'), 5);
   const bytes = readFileSync(join(dataDir, 'song.wav'));
-  const reserve = (await (await fetch(`${server.url}/v1/audio/uploads`, {
-    method: 'POST',
-    headers: auth,
-    body: JSON.stringify({ filename: 'song.wav', contentType: 'audio/wav', contentLength: bytes.length }),
-  })).json()) as { data: { uploadId: string; uploadUrl: string; uploadHeaders: Record<string, string> } };
-  const sent = (await (await fetch(reserve.data.uploadUrl, { method: 'PUT', headers: reserve.data.uploadHeaders, body: bytes })).json()) as {
-    data: { url: string; key: string };
-  };
-  const created = (await (await fetch(`${server.url}/v1/audio/splits`, {
-    method: 'POST',
-    headers: auth,
-    body: JSON.stringify({ input: { type: 'uploaded_file', uploadId: reserve.data.uploadId, fileUrl: sent.data.url, storageKey: sent.data.key }, stemModel: '4s' }),
-  })).json()) as { data: { id: string } };
-  for (;;) {
-    const got = (await (await fetch(`${server.url}/v1/audio/splits/${created.data.id}`, { headers: auth })).json()) as { data: { status: string } };
-    if (got.data.status === 'succeeded') break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const client = new ApiClient(server.url, key);
+  const input = await client.upload(bytes);
+  const created = await client.request('POST', '/audio/splits', { body: { input, stemModel: '4s' } });
+  const id = created.json.data.id as string;
+  const done = await client.waitForSplit(id, 120_000);
+  if (done.json.data.status !== 'succeeded') throw new Error(`the split failed: ${done.text}`);
 
   const result = await autocannon({
-    url: `${server.url}/v1/audio/splits/${created.data.id}`,
+    url: `${client.base}/audio/splits/${id}`,
     headers: auth,
     connections: Number(values.connections),
     duration: Number(values.seconds),

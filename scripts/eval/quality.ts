@@ -21,7 +21,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeToPlanar, writeWavTo } from '../../src/audio/index.js';
 import { loadManifestModel, separate, type SegmentModel } from '../../src/separation/index.js';
-import { energy, projection, sdr } from './metrics.js';
+import { energy, projection, sdr } from '../../harness/eval-metrics.js';
 
 const RATE = 44_100;
 const MARK_START = '<!-- quality:generated:start -->';

@@ -5,15 +5,16 @@
  * A download goes to `<file>.partial`; an interrupted one resumes from that file's size with
  * `Range: bytes=N-`. The complete file must hash to the SHA-256 prefix in its name
  * (`<signature>-<sha8>.th`) before it is renamed into place, so a present `.th` is always whole
- * and genuine. The URL is trusted configuration (not user input), so no SSRF guard: only the
- * scheme is checked.
+ * and genuine. Files come through the shared outbound client (src/net) in its trusted mode: the
+ * URL is configuration (the catalog, or the operator's mirror, which may be on the LAN), not
+ * user input, so only its scheme is checked.
  */
 import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import http, { type IncomingMessage } from 'node:http';
-import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import { basename, join } from 'node:path';
 import { sha256File } from '../demucs/cache.js';
 import { StemsplitError } from '../errors.js';
+import { filenameOf, guardedRequest, TRUSTED, type DownloadResult } from '../net/fetch.js';
 import { takeProcessLock } from '../process-lock.js';
 import { DEMUCS_BASE_URL, type CatalogModel } from './catalog.js';
 import { modelDir } from './registry.js';
@@ -32,14 +33,7 @@ export interface DownloadOptions {
   readonly idleTimeoutMs?: number | undefined;
 }
 
-export interface DownloadResult {
-  readonly path: string;
-  /** The file's SHA-256 (checked against the expected one, or recorded where none is published). */
-  readonly sha256: string;
-  /** Bytes already on disk from an earlier, interrupted download (0: started afresh). */
-  readonly resumedFrom: number;
-  readonly bytes: number;
-}
+export type { DownloadResult } from '../net/fetch.js';
 
 export interface PullOptions extends DownloadOptions {
   readonly cacheDir: string;
@@ -121,24 +115,14 @@ export function fileUrl(baseUrl: string, file: string): string {
   return new URL(file, folder).href;
 }
 
-/** One GET, following redirects; resolves with the response whose status is not a redirect. */
-function get(rawUrl: string, headers: Record<string, string>, idleTimeoutMs: number, hops = 0): Promise<IncomingMessage> {
-  const url = checkedUrl(rawUrl);
-  const client = url.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
-    const request = client.get(url, { headers: { 'user-agent': 'stemsplit', ...headers } }, (response) => {
-      const status = response.statusCode ?? 0;
-      const location = response.headers.location;
-      if (status >= 300 && status < 400 && location !== undefined) {
-        response.resume();
-        if (hops >= MAX_REDIRECTS) return reject(failed(`too many redirects fetching ${rawUrl}`));
-        return get(new URL(location, url).href, headers, idleTimeoutMs, hops + 1).then(resolve, reject);
-      }
-      resolve(response);
-    });
-    request.setTimeout(idleTimeoutMs, () => request.destroy(failed(`no data from ${url.host} for ${idleTimeoutMs / 1000} s`)));
-    request.once('error', (error) => reject(error instanceof StemsplitError ? error : failed(`cannot fetch ${rawUrl}: ${error.message}`, error)));
-  });
+/** One GET through the shared client in its trusted mode (the catalog's hosts or the operator's mirror), redirects followed. */
+async function get(rawUrl: string, headers: Record<string, string>, idleTimeoutMs: number): Promise<IncomingMessage> {
+  checkedUrl(rawUrl);
+  try {
+    return await guardedRequest(rawUrl, { ...TRUSTED, headers, idleTimeoutMs, maxRedirects: MAX_REDIRECTS });
+  } catch (error) {
+    throw failed(`cannot fetch ${rawUrl}: ${(error as Error).message}`, error);
+  }
 }
 
 interface Continuation {
@@ -201,6 +185,7 @@ export async function downloadVerified(url: string, destination: string, expecte
   const response = await get(url, offset > 0 ? { range: `bytes=${offset}-` } : {}, options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS);
   let resumedFrom = offset;
   let bytes = offset;
+  const contentType = response.headers['content-type'];
   if (offset > 0 && response.statusCode === 416) {
     response.resume();
     if (!alreadyComplete(response, offset)) {
@@ -226,7 +211,7 @@ export async function downloadVerified(url: string, destination: string, expecte
   }
   if (expectedSha === undefined) await writeAtomically(`${destination}.sha256`, `${actual}  ${file}\n`);
   await rename(partial, destination);
-  return { path: destination, sha256: actual, resumedFrom, bytes };
+  return { path: destination, bytes, contentType, filename: filenameOf(url), resumedFrom, sha256: actual };
 }
 
 /**

@@ -1,8 +1,10 @@
 /**
- * Outbound HTTP for user-supplied URLs (direct_url sources, webhooks), guarded against SSRF:
- * the host is resolved here, the address is checked, and the socket is opened to exactly that
- * address, so a DNS answer that changes between check and connect (rebinding) cannot slip
- * through. Every redirect hop is checked the same way.
+ * The one outbound HTTP client. For user-supplied URLs (direct_url sources, webhooks) it is
+ * guarded against SSRF: the host is resolved here, the address is checked, and the socket is
+ * opened to exactly that address, so a DNS answer that changes between check and connect
+ * (rebinding) cannot slip through. Every redirect hop is checked the same way. `TRUSTED` is the
+ * mode for URLs the operator chose (the model catalog's hosts, a `--mirror`), which may be on
+ * the local network.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { createWriteStream } from 'node:fs';
@@ -31,11 +33,17 @@ export interface GuardOptions {
   readonly dial?: Dialer;
 }
 
+/** URLs the operator configured: any address may be reached. */
+export const TRUSTED: GuardOptions = Object.freeze({ allowPrivate: true });
+
 export interface RequestOptions extends GuardOptions {
   readonly method?: 'GET' | 'POST';
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
-  readonly timeoutMs: number;
+  /** The whole exchange, redirects included, must finish within this (unset: no limit). */
+  readonly timeoutMs?: number;
+  /** The connection may be silent at most this long (default: timeoutMs). */
+  readonly idleTimeoutMs?: number;
   readonly maxRedirects?: number;
 }
 
@@ -78,7 +86,7 @@ async function checkedAddress(url: URL, options: GuardOptions): Promise<string> 
   return address;
 }
 
-function requestOnce(url: URL, address: string, options: RequestOptions, signal: AbortSignal): Promise<IncomingMessage> {
+function requestOnce(url: URL, address: string, options: RequestOptions, signal: AbortSignal | undefined): Promise<IncomingMessage> {
   const secure = url.protocol === 'https:';
   const port = Number(url.port || (secure ? 443 : 80));
   const dial = options.dial ?? systemDialer;
@@ -89,13 +97,14 @@ function requestOnce(url: URL, address: string, options: RequestOptions, signal:
       {
         method: options.method ?? 'GET',
         headers: { 'user-agent': 'stemsplit', ...options.headers },
-        signal,
+        ...(signal ? { signal } : {}),
         createConnection: () => dial({ address, port, tls: secure, servername: url.hostname }) as net.Socket,
       },
       resolve,
     );
     request.on('error', reject);
-    request.setTimeout(options.timeoutMs, () => request.destroy(new FetchRefused(`no answer from ${url.host} within ${options.timeoutMs} ms`)));
+    const idle = options.idleTimeoutMs ?? options.timeoutMs;
+    if (idle !== undefined) request.setTimeout(idle, () => request.destroy(new FetchRefused(`no answer from ${url.host} within ${idle} ms`)));
     request.end(options.body);
   });
 }
@@ -105,7 +114,7 @@ function requestOnce(url: URL, address: string, options: RequestOptions, signal:
  * returns the final response. The caller consumes or destroys its body.
  */
 export async function guardedRequest(rawUrl: string, options: RequestOptions): Promise<IncomingMessage> {
-  const signal = AbortSignal.timeout(options.timeoutMs);
+  const signal = options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs);
   let url = parseHttpUrl(rawUrl);
   let current = options;
   for (let hop = 0; ; hop++) {
@@ -124,11 +133,18 @@ export async function guardedRequest(rawUrl: string, options: RequestOptions): P
   }
 }
 
+/** What every download of this client reports, a source fetched for a job or a model pulled. */
 export interface DownloadResult {
+  readonly path: string;
+  /** Bytes in the file. */
   readonly bytes: number;
   readonly contentType: string | undefined;
   /** The file name the URL suggests (last path segment). */
   readonly filename: string;
+  /** Where a resumed download continued from (0: it started afresh). */
+  readonly resumedFrom: number;
+  /** The file's SHA-256, where the download checked or recorded it. */
+  readonly sha256?: string;
 }
 
 /** Downloads `rawUrl` to `destination` (atomically, via a `.partial` file), at most `maxBytes`. */
@@ -161,10 +177,10 @@ export async function downloadToFile(
     await rm(partial, { force: true });
     throw error instanceof FetchRefused ? error : new FetchRefused(`download failed: ${(error as Error).message}`);
   }
-  return { bytes, contentType: response.headers['content-type'], filename: filenameOf(rawUrl) };
+  return { path: destination, bytes, contentType: response.headers['content-type'], filename: filenameOf(rawUrl), resumedFrom: 0 };
 }
 
-function filenameOf(rawUrl: string): string {
+export function filenameOf(rawUrl: string): string {
   const segment = new URL(rawUrl).pathname.split('/').pop() ?? '';
   try {
     return decodeURIComponent(segment) || 'audio';

@@ -10,8 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { join, relative } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import BetterSqlite3 from 'better-sqlite3';
-import { writeSong } from '../../test/support/audio.js';
-import { killHard, runCli, startServeProcess } from '../../test/support/process.js';
+import { writeSong } from '../audio.js';
+import { ApiClient, parseJsonOr, sleep, type Reply, type SplitView, type UploadedInput } from '../client.js';
+import { killHard, runCli, startServeProcess } from '../process.js';
 
 export { killHard, runCli, writeSong };
 
@@ -99,88 +100,32 @@ export function provision(dataDir: string): { key: string; secret: string } {
 // ---------------------------------------------------------------------------------------------
 // API client
 
-export interface Reply {
-  readonly status: number;
-  readonly text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  readonly json: any;
-  readonly headers: Headers;
-}
+export type { Reply, UploadedInput };
+export { parseJsonOr, sleep };
 
-export async function api(
-  base: string,
-  key: string | null,
-  method: string,
-  path: string,
-  init: { body?: unknown; headers?: Record<string, string> } = {},
-): Promise<Reply> {
-  const headers: Record<string, string> = { ...init.headers };
-  if (key !== null) headers['authorization'] = `Bearer ${key}`;
-  let body: string | undefined;
-  if (init.body !== undefined) {
-    body = typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
-    headers['content-type'] ??= 'application/json';
-  }
-  const response = await fetch(`${base}/v1${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
-  const text = await response.text();
-  return { status: response.status, text, json: parseJsonOr(text, undefined), headers: response.headers };
-}
-
-export function parseJsonOr<T>(text: string, fallback: T): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return fallback;
-  }
-}
-
-export interface UploadedInput {
-  readonly type: 'uploaded_file';
-  readonly uploadId: string;
-  readonly fileUrl: string;
-  readonly storageKey: string;
+/** One request to the server at `base` (its origin) with `key`, through the harness's client. */
+export function api(base: string, key: string | null, method: string, path: string, init: { body?: unknown; headers?: Record<string, string> } = {}): Promise<Reply> {
+  return new ApiClient(base, key).request(method, path, init);
 }
 
 /** Reserve, send the bytes (PUT, like the SDKs), and return the `uploaded_file` input. Throws on any failure. */
-export async function upload(base: string, key: string, bytes: Buffer, filename = 'song.wav'): Promise<UploadedInput> {
-  const reserved = await api(base, key, 'POST', '/audio/uploads', {
-    body: { filename, contentType: 'audio/wav', contentLength: bytes.length },
-  });
-  if (reserved.status !== 200) throw new Error(`reserve answered ${reserved.status}: ${reserved.text}`);
-  const { uploadId, uploadUrl, uploadHeaders } = reserved.json.data as { uploadId: string; uploadUrl: string; uploadHeaders: Record<string, string> };
-  const sent = await fetch(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: bytes });
-  const result = (await sent.json()) as { data: { url: string; key: string } };
-  if (sent.status !== 200) throw new Error(`upload answered ${sent.status}: ${JSON.stringify(result)}`);
-  return { type: 'uploaded_file', uploadId, fileUrl: result.data.url, storageKey: result.data.key };
+export function upload(base: string, key: string, bytes: Buffer, filename = 'song.wav'): Promise<UploadedInput> {
+  return new ApiClient(base, key).upload(bytes, filename);
 }
 
 export const TERMINAL = new Set(['succeeded', 'failed']);
 
-/** Polls GET /audio/splits/{id} until every job is terminal or the deadline passes; returns the last views. */
-export async function waitTerminal(
-  base: () => string,
-  key: string,
-  ids: readonly string[],
-  timeoutMs: number,
-): Promise<Map<string, { status: string; stems?: Record<string, string>; error: { code: string } | null }>> {
-  const views = new Map<string, { status: string; stems?: Record<string, string>; error: { code: string } | null }>();
+/** Polls every job until it is terminal or the deadline passes, following a server that restarts on another port. */
+export async function waitTerminal(base: () => string, key: string, ids: readonly string[], timeoutMs: number): Promise<Map<string, SplitView>> {
+  const views = new Map<string, SplitView>();
   const deadline = Date.now() + timeoutMs;
   let open = [...ids];
   while (open.length > 0 && Date.now() < deadline) {
-    const still: string[] = [];
-    for (const id of open) {
-      const got = await api(base(), key, 'GET', `/audio/splits/${id}`).catch(() => undefined);
-      if (got?.status === 200) views.set(id, got.json.data);
-      if (!got || got.status !== 200 || !TERMINAL.has(got.json.data.status)) still.push(id);
-    }
-    open = still;
-    if (open.length > 0) await sleep(250);
+    const seen = await new ApiClient(base(), key).waitForSplits(open, Math.min(1_000, deadline - Date.now()));
+    for (const [id, view] of seen) views.set(id, view);
+    open = open.filter((id) => !TERMINAL.has(views.get(id)?.status ?? ''));
   }
   return views;
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** True when `bytes` start like an MP3 file: an ID3 tag or an MPEG audio frame sync. */

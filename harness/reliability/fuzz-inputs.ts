@@ -9,7 +9,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import type { UploadedInput } from './harness.js';
+import type { UploadedInput } from './common.js';
 
 export interface FuzzTarget {
   readonly key: string;
