@@ -1,8 +1,8 @@
+// @ts-check
 /**
  * Browser module `/web/zip.js`: a store-only zip writer (no compression: MP3 does not shrink)
  * with CRC-32, so "download all" packs the stems the page already holds without a server round trip.
  */
-export const zipJs = String.raw`
 const CRC_TABLE = (function () {
   const table = new Uint32Array(256);
   for (let n = 0; n < 256; n++) {
@@ -67,4 +67,3 @@ export function zipStore(files, date) {
   ]);
   return new Blob(parts.concat(central, [end]), { type: 'application/zip' });
 }
-`;

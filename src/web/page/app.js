@@ -1,8 +1,8 @@
+// @ts-check
 /**
  * Browser module `/web/app.js`: the page's controller. The key (from the `#key=` link or pasted),
  * the upload → reservation → split → progress flow, the key's past jobs, and the keyboard.
  */
-export const appJs = String.raw`
 import { ApiError, contentTypeOf, createApi, explainError, explainJobFailure, fileProblem } from './api.js';
 import { formatTime, h, show } from './dom.js';
 import { MixerView } from './mixer-view.js';
@@ -11,7 +11,10 @@ const KEY_STORAGE = 'stemsplit.apiKey';
 const POLL_MS = 1000;
 const RETRY_MS = 3000;
 const STATUS_WORDS = { queued: 'Queued', processing: 'Splitting', succeeded: 'Ready', failed: 'Failed' };
-const $ = function (id) { return document.getElementById(id); };
+/** The page's element with this id; the markup (index.html) guarantees each one exists. */
+const $ = function (/** @type {string} */ id) { return document.getElementById(id); };
+/** An input of the page by id. */
+const input$ = function (/** @type {string} */ id) { return /** @type {HTMLInputElement} */ ($(id)); };
 
 const state = { key: '', following: 0, busy: false, cursor: null };
 const api = createApi(function () { return state.key; });
@@ -94,7 +97,7 @@ async function connect(key) {
     show($('history-panel'), true);
     show($('change-key'), true);
     setError($('key-error'), '');
-    $('key-input').value = '';
+    input$('key-input').value = '';
     await loadHistory(false);
   } catch (error) {
     // A refused key is forgotten; an unreachable server keeps it, for "Keep the current key" to retry.
@@ -116,7 +119,7 @@ async function refreshCredits() {
 
 $('key-form').addEventListener('submit', function (event) {
   event.preventDefault();
-  const key = $('key-input').value.trim();
+  const key = input$('key-input').value.trim();
   if (key) connect(key);
 });
 
@@ -126,7 +129,7 @@ $('key-cancel').addEventListener('click', function () { connect(state.key); });
 // ---- upload and split ----
 
 function selectedModel() {
-  const checked = document.querySelector('input[name="model"]:checked');
+  const checked = /** @type {HTMLInputElement | null} */ (document.querySelector('input[name="model"]:checked'));
   return checked ? checked.value : '4s';
 }
 
@@ -134,14 +137,14 @@ function setJob(name, stage, percent) {
   show($('job'), true);
   $('job-name').textContent = name;
   $('job-stage').textContent = stage;
-  const bar = $('job-progress');
+  const bar = /** @type {HTMLProgressElement} */ ($('job-progress'));
   if (percent === undefined) bar.removeAttribute('value');
   else bar.value = percent;
 }
 
 function setBusy(busy) {
   state.busy = busy;
-  $('file-input').disabled = busy;
+  input$('file-input').disabled = busy;
   $('drop-zone').classList.toggle('is-busy', busy);
 }
 
@@ -230,7 +233,7 @@ async function openInMixer(split) {
 }
 
 $('file-input').addEventListener('change', function () {
-  const input = $('file-input');
+  const input = input$('file-input');
   const file = input.files && input.files[0];
   if (file) splitFile(file);
   input.value = '';
@@ -303,7 +306,7 @@ $('history-refresh').addEventListener('click', function () { loadHistory(false);
 
 document.addEventListener('keydown', function (event) {
   if (event.key !== ' ' || event.altKey || event.ctrlKey || event.metaKey || event.defaultPrevented) return;
-  const target = event.target;
+  const target = /** @type {Element} */ (event.target);
   const typing = target.closest && target.closest('button, a, select, textarea, summary, [contenteditable], input:not([type="range"])');
   if (typing || !mixerView.ready) return;
   event.preventDefault();
@@ -313,4 +316,3 @@ document.addEventListener('keydown', function (event) {
 const initialKey = keyFromFragment() || storedKey();
 if (initialKey) connect(initialKey);
 else showKeyPanel('');
-`;

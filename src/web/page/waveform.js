@@ -1,8 +1,8 @@
+// @ts-check
 /**
  * Browser module `/web/waveform.js`: peaks from a decoded AudioBuffer, computed once, drawn to
  * a <canvas> at whatever size the layout gives it (so a phone and a laptop both look sharp).
  */
-export const waveformJs = String.raw`
 const PEAK_COLUMNS = 2048;
 
 /** Min and max of the channel mix per column: Float32Array [min0, max0, min1, max1, …]. */
@@ -67,4 +67,3 @@ export function drawWaveform(canvas, peaks, color, scale) {
     g.fillRect(x, top, 1, Math.max(ratio, bottom - top));
   }
 }
-`;

@@ -1,9 +1,9 @@
+// @ts-check
 /**
  * Browser module `/web/mixer.js`: the stems play in one AudioContext, one AudioBufferSourceNode
  * each, all started at the same context time, so they stay sample-aligned whatever the seeking.
  * Per stem: source → gain (volume, mute, solo) → analyser (its level meter) → master.
  */
-export const mixerJs = String.raw`
 const START_LEAD_SECONDS = 0.03;
 const GAIN_SMOOTHING_SECONDS = 0.01;
 
@@ -155,4 +155,3 @@ export class Mixer {
     this.tracks.clear();
   }
 }
-`;

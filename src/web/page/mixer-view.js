@@ -1,9 +1,9 @@
+// @ts-check
 /**
  * Browser module `/web/mixer-view.js`: the mixer panel. Fetches a job's signed stem URLs, decodes
  * them with Web Audio, and draws one row per stem (meter, mute, solo, volume, waveform, download)
  * under a shared transport (play/pause, time, seek) and a "download all" zip.
  */
-export const mixerViewJs = String.raw`
 import { formatTime, h, icon, show, songBaseName, spokenTime } from './dom.js';
 import { Mixer } from './mixer.js';
 import { computePeaks, drawWaveform, peakMagnitude } from './waveform.js';
@@ -246,4 +246,3 @@ export class MixerView {
     setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
   }
 }
-`;

@@ -1,5 +1,5 @@
+// @ts-check
 /** Browser module `/web/dom.js`: element building, icons and time formatting shared by the views. */
-export const domJs = String.raw`
 /** h('button', {class: 'x', onclick: f, 'aria-label': 'y'}, ['text', child]) */
 export function h(tag, props, children) {
   const element = document.createElement(tag);
@@ -56,4 +56,3 @@ export function songBaseName(filename) {
 export function show(element, visible) {
   element.hidden = !visible;
 }
-`;
