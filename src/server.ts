@@ -15,6 +15,7 @@ import { SplitService } from './services/splits.js';
 import { presentSplit } from './api/present.js';
 import { createStemUrlSigner } from './api/stem-urls.js';
 import { AccountService } from './services/accounts.js';
+import { ModelService } from './services/models.js';
 import { UploadService } from './services/uploads.js';
 import { WebhookDispatcher } from './jobs/webhooks.js';
 import { registryFor, type ModelRegistry } from './models/registry.js';
@@ -83,6 +84,7 @@ async function startLocked(config: StemsplitConfig, options: ServerOptions, lock
   const app = createApp({
     data,
     accounts: new AccountService(data),
+    models: new ModelService(registry),
     uploads: new UploadService(data, config.uploadTtlSeconds),
     splits: new SplitService(data, registry, { guard, maxDownloadBytes: MAX_UPLOAD_BYTES, downloadTimeoutMs: 60_000, ...(config.maxMinutes !== undefined ? { maxSeconds: config.maxMinutes * 60 } : {}) }),
     signer,

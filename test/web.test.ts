@@ -88,7 +88,7 @@ const SILENT = 1e-5; // -100 dBFS
 
 
 describe('the local session', () => {
-  test('each start makes a new "web session" key of the default account and revokes the previous one', () => {
+  test('a new link makes a new "web session" key of the default account and revokes the previous one', () => {
     const first = createWebSession(t.server.data);
     const second = createWebSession(t.server.data);
     assert.equal(first.account, 'default');
@@ -130,6 +130,33 @@ describe('the local session', () => {
       await killHard(child);
     }
   });
+});
+
+test('serve keeps the web link across restarts and prints a new one only with --new-link', { timeout: 90_000 }, async () => {
+  const dataDir = tempDir();
+  const firstLine = async (args: string[]): Promise<string> => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--port', '0', '--data-dir', dataDir, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      return await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          const line = /^(Open |The web page is at ).*$/m.exec(out);
+          if (line) resolve(line[0]);
+        });
+        child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
+      });
+    } finally {
+      await killHard(child);
+    }
+  };
+  const made = await firstLine([]);
+  const key = decodeURIComponent(/#key=(\S+)/.exec(made)?.[1] ?? '');
+  assert.match(key, /^sk_/);
+  assert.match(await firstLine([]), /^The web page is at http:\/\/127\.0\.0\.1:\d+\/: the link printed when its key was made still works/);
+  const renewed = await firstLine(['--new-link']);
+  assert.match(renewed, /^Open http:\/\/127\.0\.0\.1:\d+\/#key=sk_/);
+  assert.ok(!renewed.includes(encodeURIComponent(key)), 'a new key');
 });
 
 describe('the page and its assets', () => {
@@ -188,6 +215,11 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     const splitId = (await page.locator('#history li').first().getAttribute('data-split')) as string;
     assert.match(splitId, /^split_/);
     assert.match((await page.locator('#credits').textContent()) ?? '', /of audio left/);
+    // Which model made the stems, the terms of its weights, and what a pull would give.
+    const modelLine = (await page.locator('#mixer-model').textContent()) ?? '';
+    assert.match(modelLine, /Made with stemsplit-small-4s\. Terms: MIT/);
+    assert.match(modelLine, /stemsplit models pull htdemucs/);
+    assert.match((await page.locator('#history li').first().locator('.history-meta').textContent()) ?? '', /stemsplit-small-4s/);
     await page.screenshot({ path: join(ARTIFACTS, 'web-mixer-desktop.png'), fullPage: true });
 
     // Every control of the mixer is reached with Tab, in order, and shows where the focus is.
@@ -250,6 +282,35 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     await small.page.screenshot({ path: join(ARTIFACTS, 'web-page-phone.png'), fullPage: true });
     assert.deepEqual(small.errors, []);
     await phone.close();
+  });
+
+  test('after a restart the same link still works and the list shows every split of the account, a CLI key\'s too', async () => {
+    const dataDir = tempDir();
+    const first = await startTestServer({ dataDir });
+    const session = createWebSession(first.server.data);
+    const cliKey = first.server.data.accounts.createKey('default', 'cli').key;
+    const input = await first.client.upload(readFileSync(songPath), 'From the CLI key.wav');
+    const created = await first.request('POST', '/audio/splits', { body: { input, stemModel: '4s' }, key: cliKey });
+    assert.equal(created.status, 200, created.text);
+    await first.client.waitForSplit(created.json.data.id);
+    await first.close();
+
+    const again = await startTestServer({ dataDir });
+    try {
+      const context = await browser.newContext();
+      const { page, errors } = await openPage(context, webSessionLink(again.server.url, session.key));
+      const row = page.locator('#history li').filter({ hasText: 'From the CLI key.wav' });
+      await row.getByText('Ready').waitFor();
+      assert.match((await row.locator('.history-meta').textContent()) ?? '', /stemsplit-small-4s/);
+      // A bookmark of the page (no key in it) works too: the browser kept the key.
+      await page.goto(again.server.url + '/');
+      await page.locator('#history li').filter({ hasText: 'From the CLI key.wav' }).waitFor();
+      await page.screenshot({ path: join(ARTIFACTS, 'web-history-after-restart.png'), fullPage: true });
+      assert.deepEqual(errors, []);
+      await context.close();
+    } finally {
+      await again.close();
+    }
   });
 
   test('a song dropped on the page without enough credits is told in seconds', async () => {

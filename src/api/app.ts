@@ -6,6 +6,7 @@ import { Hono } from 'hono';
 import type { SplitService } from '../services/splits.js';
 import type { StemUrlSigner } from './stem-urls.js';
 import type { AccountService } from '../services/accounts.js';
+import type { ModelService } from '../services/models.js';
 import type { UploadService } from '../services/uploads.js';
 import type { DataStore } from '../store/index.js';
 import { errorResponse, successBody } from './envelope.js';
@@ -14,6 +15,7 @@ import { bearerAuth } from './middleware/auth.js';
 import { openApiDocument } from './openapi.js';
 import { creditRoutes } from './routes/credits.js';
 import { fileRoutes } from './routes/files.js';
+import { modelRoutes } from './routes/models.js';
 import { splitRoutes } from './routes/splits.js';
 import { uploadReservationRoutes, uploadTransferRoutes } from './routes/uploads.js';
 import { StemsplitError } from '../errors.js';
@@ -21,6 +23,7 @@ import { StemsplitError } from '../errors.js';
 export interface AppDeps {
   readonly data: DataStore;
   readonly accounts: AccountService;
+  readonly models: ModelService;
   readonly uploads: UploadService;
   readonly splits: SplitService;
   readonly signer: StemUrlSigner;
@@ -65,6 +68,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   authed.route('/', uploadReservationRoutes(deps));
   authed.route('/', splitRoutes(deps));
   authed.route('/', creditRoutes(deps.accounts));
+  authed.route('/', modelRoutes(deps.models));
   v1.route('/', authed);
 
   app.route('/v1', v1);

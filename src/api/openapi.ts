@@ -12,6 +12,7 @@ import {
   envelopeOf,
   ErrorEnvelope,
   Health,
+  ModelList,
   SplitCreated,
   SplitPage,
   SplitRequest,
@@ -120,6 +121,14 @@ export const getCreditsRoute = createRoute({
   responses: { 200: ok('The balance.', CreditBalance), 401: failure('Missing or invalid API key.') },
 });
 
+export const listModelsRoute = createRoute({
+  method: 'get',
+  path: '/models',
+  operationId: 'listModels',
+  description: 'The models this server has and can pull, which stemModel runs which, and the terms of their weights (an addition to the v1 spec).',
+  responses: { 200: ok('The models.', ModelList), 401: failure('Missing or invalid API key.') },
+});
+
 export const healthRoute = createRoute({
   method: 'get',
   path: '/health',
@@ -153,7 +162,7 @@ function buildDocument() {
   const app = new OpenAPIHono();
   const registry = app.openAPIRegistry;
   registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
-  for (const route of [reserveUploadRoute, uploadBytesRoute, createSplitRoute, listSplitsRoute, getSplitRoute, getCreditsRoute, healthRoute, downloadStemRoute]) {
+  for (const route of [reserveUploadRoute, uploadBytesRoute, createSplitRoute, listSplitsRoute, getSplitRoute, getCreditsRoute, listModelsRoute, healthRoute, downloadStemRoute]) {
     registry.registerPath(route);
   }
   registry.registerWebhook({

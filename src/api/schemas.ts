@@ -136,6 +136,21 @@ export const SplitPage = z
 
 export const CreditBalance = z.object({ balance: count, unit: z.literal('seconds') }).strict().openapi('CreditBalance');
 
+export const ModelInfo = z
+  .object({
+    name: z.string(),
+    origin: z.enum(['bundled', 'pulled', 'available']).openapi({ description: 'bundled: shipped inside stemsplit; pulled: fetched with `stemsplit models pull`; available: can be pulled.' }),
+    installed: z.boolean(),
+    aliases: z.array(StemModel).openapi({ description: 'The stemModel values that run this model now.' }),
+    sources: z.array(z.string()),
+    description: z.string(),
+    terms: z.string().openapi({ description: 'The licence or terms of the weights as their publisher states them, or "not stated".' }),
+  })
+  .strict()
+  .openapi('ModelInfo');
+
+export const ModelList = z.object({ items: z.array(ModelInfo) }).strict().openapi('ModelList');
+
 export const Health = z.object({ status: z.literal('ok'), version: z.string() }).strict().openapi('Health');
 
 export const WebhookEvent = z

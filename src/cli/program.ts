@@ -62,9 +62,10 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--allow-private-urls', 'let direct_url and webhooks reach private and loopback addresses (trusted LAN only; or STEMSPLIT_ALLOW_PRIVATE_URLS=1)')
     .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s)', nameList('--model-4s'))
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
-    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[] }) => {
+    .option('--new-link', 'print a new link to the web page, ending the one printed before (its key lasts across restarts otherwise)')
+    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; newLink?: boolean }) => {
       const { serveCommand } = await import('./commands/serve.js');
-      await run(serveCommand, {
+      await run((ctx) => serveCommand(ctx, { newLink: opts.newLink === true }), {
         ...dataDir(),
         host: opts.host,
         port: opts.port,

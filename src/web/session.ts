@@ -1,11 +1,18 @@
 /**
- * The local session of the web page: `stemsplit serve` makes a fresh API key of the default
- * account on each start and prints a link carrying it in the URL fragment, which browsers never
- * send to the server, so the key stays out of request lines and logs.
+ * The local session of the web page: `stemsplit serve` makes an API key of the default account
+ * and prints a link carrying it in the URL fragment, which browsers never send to the server, so
+ * the key stays out of request lines and logs. The key lasts across restarts (a bookmarked page
+ * keeps working) until `serve --new-link` replaces it or `keys revoke` ends it. Keys are stored
+ * only as hashes, so the link is printed once, when its key is made.
  */
 import { DEFAULT_ACCOUNT, type CreatedApiKey, type DataStore } from '../store/index.js';
 
 export const WEB_SESSION_KEY_NAME = 'web session';
+
+/** Whether the default account has a web-session key that still works. */
+export function hasWebSession(data: Pick<DataStore, 'accounts'>): boolean {
+  return data.accounts.listKeys().some((key) => key.accountName === DEFAULT_ACCOUNT && key.name === WEB_SESSION_KEY_NAME && key.revokedAt === null);
+}
 
 /** Revokes the default account's previous web-session keys and creates a new one. */
 export function createWebSession(data: Pick<DataStore, 'accounts' | 'store'>): CreatedApiKey {

@@ -80,6 +80,7 @@ export function createApi(getKey) {
 
   return {
     credits: function () { return request('GET', '/credits'); },
+    models: function () { return request('GET', '/models'); },
     reserveUpload: function (file, contentType) {
       return request('POST', '/audio/uploads', { filename: file.name, contentType: contentType, contentLength: file.size });
     },

@@ -16,7 +16,7 @@ const $ = function (/** @type {string} */ id) { return document.getElementById(i
 /** An input of the page by id. */
 const input$ = function (/** @type {string} */ id) { return /** @type {HTMLInputElement} */ ($(id)); };
 
-const state = { key: '', following: 0, busy: false, cursor: null };
+const state = { key: '', following: 0, busy: false, cursor: null, /** @type {Map<string, any>} */ models: new Map() };
 const api = createApi(function () { return state.key; });
 const statusLine = $('status');
 
@@ -91,6 +91,7 @@ async function connect(key) {
   try {
     const credits = await api.credits();
     storeKey(key);
+    await loadModels();
     showCredits(credits);
     show($('key-panel'), false);
     show($('upload-panel'), true);
@@ -104,6 +105,31 @@ async function connect(key) {
     if (error instanceof ApiError && error.status === 401) forgetKey();
     showKeyPanel(explainError(error));
   }
+}
+
+/** The server's models and their terms, to say which model made each split (an older server has no list: no terms shown). */
+async function loadModels() {
+  try {
+    const list = await api.models();
+    state.models = new Map(list.items.map(function (model) { return [model.name, model]; }));
+  } catch (ignored) {
+    state.models = new Map();
+  }
+}
+
+/** "Made with <model>", the terms of its weights, and for the bundled model what a pull gives. */
+function modelLines(split) {
+  const model = state.models.get(split.model);
+  const lines = ['Made with ' + split.model + (model ? '. Terms: ' + model.terms : '') + '.'];
+  if (model && model.origin === 'bundled') {
+    lines.push('This is the small model bundled with stemsplit, weak on vocals: for Demucs v4 quality run "stemsplit models pull htdemucs" on the server (its weights are for research use only).');
+  }
+  return lines;
+}
+
+function showModel(element, split) {
+  element.replaceChildren.apply(element, modelLines(split).map(function (line) { return h('span', { class: 'model-text' }, [line]); }));
+  show(element, true);
 }
 
 function showCredits(credits) {
@@ -198,6 +224,8 @@ async function follow(id, name) {
       return report($('upload-error'), error);
     }
     if (ticket !== state.following) return;
+    showModel($('job-model'), split);
+    updateHistoryRow(split);
     if (split.status !== lastStatus) announce(name + ': ' + STATUS_WORDS[split.status]);
     lastStatus = split.status;
     if (split.status === 'queued') setJob(name, 'Waiting for its turn\u2026', 0);
@@ -225,6 +253,7 @@ function delay(ms) {
 }
 
 async function openInMixer(split) {
+  showModel($('mixer-model'), split);
   try {
     await mixerView.open(split);
   } catch (error) {
@@ -269,9 +298,10 @@ window.addEventListener('drop', function (event) {
 function historyItem(split) {
   const expired = split.status === 'succeeded' && !split.stems;
   const when = new Date(split.createdAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-  const meta = (split.stemModel === '4s' ? '4 stems' : '6 stems') + ' \u00b7 ' + formatTime(split.durationSeconds) + ' \u00b7 ' + when;
+  const meta = (split.stemModel === '4s' ? '4 stems' : '6 stems') + ' \u00b7 ' + split.model + ' \u00b7 ' + formatTime(split.durationSeconds) + ' \u00b7 ' + when;
   const badgeText = expired ? 'Expired' : split.status === 'processing' ? 'Splitting ' + split.progress + '%' : STATUS_WORDS[split.status];
-  const details = [h('span', { class: 'history-name' }, [split.filename]), h('span', { class: 'history-meta' }, [meta])];
+  const model = state.models.get(split.model);
+  const details = [h('span', { class: 'history-name' }, [split.filename]), h('span', { class: 'history-meta', title: model ? 'Terms of ' + split.model + ': ' + model.terms : '' }, [meta])];
   if (split.status === 'failed') details.push(h('span', { class: 'history-why' }, [explainJobFailure(split.error)]));
   if (expired) details.push(h('span', { class: 'history-why' }, ['The stems were removed after 7 days.']));
   const children = [h('div', { class: 'history-main' }, details), h('span', { class: 'badge badge-' + (expired ? 'expired' : split.status) }, [badgeText])];
@@ -281,6 +311,12 @@ function historyItem(split) {
     children.push(h('button', { type: 'button', 'aria-label': 'Follow the progress of ' + split.filename, onclick: function () { follow(split.id, split.filename); } }, ['Follow']));
   }
   return h('li', { class: 'history-item', 'data-split': split.id }, children);
+}
+
+/** Redraws the row of a split the page is following, so the list shows the same progress as the job line. */
+function updateHistoryRow(split) {
+  const row = $('history').querySelector('li[data-split="' + CSS.escape(split.id) + '"]');
+  if (row) row.replaceWith(historyItem(split));
 }
 
 async function loadHistory(more) {
