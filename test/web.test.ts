@@ -79,6 +79,27 @@ async function download(page: Page, click: () => Promise<void>): Promise<{ name:
   return { name: file.suggestedFilename(), bytes: readFileSync(await file.path()) };
 }
 
+/** A float WAV as the page writes it: its format fields and its channels. */
+function readFloatWav(bytes: Buffer): { format: number; channels: number; sampleRate: number; data: Float32Array[] } {
+  assert.equal(bytes.toString('latin1', 0, 4), 'RIFF');
+  assert.equal(bytes.toString('latin1', 8, 12), 'WAVE');
+  assert.equal(bytes.readUInt32LE(4), bytes.length - 8, 'the RIFF size is the file size');
+  const format = bytes.readUInt16LE(20);
+  const channels = bytes.readUInt16LE(22);
+  const sampleRate = bytes.readUInt32LE(24);
+  assert.equal(bytes.toString('latin1', 50, 54), 'data');
+  const frames = bytes.readUInt32LE(54) / (4 * channels);
+  const samples = new Float32Array(bytes.buffer.slice(bytes.byteOffset + 58, bytes.byteOffset + 58 + frames * channels * 4));
+  const data = Array.from({ length: channels }, (_, c) => Float32Array.from({ length: frames }, (_, i) => samples[i * channels + c] as number));
+  return { format, channels, sampleRate, data };
+}
+
+function maxDifference(a: Float32Array[], b: Float32Array[]): number {
+  let worst = 0;
+  a.forEach((channel, c) => channel.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - (b[c]?.[i] ?? NaN))))));
+  return worst;
+}
+
 /** RMS of what each stem sends to the master, as the page's meters read it. */
 const levels = (page: Page): Promise<Record<string, number>> =>
   page.$$eval('#stems li', (rows) => Object.fromEntries(rows.map((row) => [row.getAttribute('data-stem'), Number(row.getAttribute('data-level'))])));
@@ -268,6 +289,27 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
       const stemName = /-(\w+)\.mp3$/.exec(name)?.[1] as string;
       assert.ok(bytes.equals(await stemBytes(splitId, stemName)), `${name} in the zip is the stem`);
     }
+
+    // Exports rendered in the browser: the instrumental, and the current mix as the mixer plays it.
+    const instrumental = await download(page, () => page.getByRole('button', { name: 'Instrumental (WAV)' }).click());
+    assert.equal(instrumental.name, 'Night Drive-instrumental.wav');
+    const bed = readFloatWav(instrumental.bytes);
+    assert.equal(bed.format, 3, 'IEEE float');
+    assert.equal(bed.channels, 2);
+    assert.ok(bed.data[0]!.length > 0.9 * SONG_SECONDS * bed.sampleRate, `${bed.data[0]!.length} frames at ${bed.sampleRate} Hz`);
+    await page.getByRole('button', { name: `Solo ${loudest}` }).click(); // solo off again: every stem at unity
+    const full = readFloatWav((await download(page, () => page.getByRole('button', { name: 'Current mix (WAV)' }).click())).bytes);
+    assert.ok(maxDifference(full.data, bed.data) > 1e-3, 'with the vocals audible the mix is not the instrumental');
+    await page.getByRole('button', { name: 'Mute vocals' }).click();
+    const muted = await download(page, () => page.getByRole('button', { name: 'Current mix (WAV)' }).click());
+    assert.equal(muted.name, 'Night Drive-mix.wav');
+    const withoutVocals = readFloatWav(muted.bytes);
+    assert.ok(maxDifference(withoutVocals.data, bed.data) < 1e-6, 'the mix with the vocals muted is the instrumental');
+    await page.getByRole('button', { name: 'Mute vocals' }).click();
+    await page.locator('#stems li[data-stem="drums"] input.volume').fill('0.5');
+    const halfDrums = readFloatWav((await download(page, () => page.getByRole('button', { name: 'Current mix (WAV)' }).click())).bytes);
+    const drumsOnly = maxDifference(halfDrums.data, full.data);
+    assert.ok(drumsOnly > 1e-3, 'a volume change is in the exported mix');
     assert.deepEqual(errors, []);
     await context.close();
 
@@ -311,6 +353,35 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     } finally {
       await again.close();
     }
+  });
+
+  test('two files chosen at once both split, each in its own row; vocals + instrumental gives two tracks', { timeout: 180_000 }, async () => {
+    const dir = tempDir();
+    const a = join(dir, 'First Song.wav');
+    const b = join(dir, 'Second Song.wav');
+    writeSong(a, 2.5);
+    writeSong(b, 3.5);
+    const session = createWebSession(t.server.data);
+    const context = await browser.newContext();
+    const { page, errors } = await openPage(context, webSessionLink(t.server.url, session.key));
+    await page.locator('#upload-panel').waitFor();
+    await page.getByLabel(/Vocals \+ instrumental/).check();
+    await page.locator('#file-input').setInputFiles([a, b]);
+    for (const name of ['First Song.wav', 'Second Song.wav']) {
+      const row = page.locator('#history li').filter({ hasText: name });
+      await row.getByText('Ready').waitFor({ timeout: 120_000 });
+      assert.match((await row.locator('.history-meta').textContent()) ?? '', /^Vocals \+ instrumental/);
+    }
+    await page.locator('#mixer-title').getByText('Second Song.wav').waitFor();
+    await page.locator('#stems li').nth(1).waitFor();
+    const tracks = await page.$$eval('#stems li', (rows) => rows.map((row) => row.getAttribute('data-stem')));
+    assert.deepEqual(tracks, ['vocals', 'instrumental']);
+    const wav = await download(page, () => page.getByRole('link', { name: 'Download instrumental (WAV)' }).click());
+    assert.equal(wav.name, 'Second Song-instrumental.wav');
+    assert.equal(readFloatWav(wav.bytes).channels, 2);
+    await page.screenshot({ path: join(ARTIFACTS, 'web-two-files-karaoke.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+    await context.close();
   });
 
   test('a song dropped on the page without enough credits is told in seconds', async () => {

@@ -29,6 +29,7 @@ function announce(text) {
 const mixerView = new MixerView({
   panel: $('mixer-panel'), title: $('mixer-title'), status: $('mixer-status'), play: $('play'),
   time: $('time'), seek: $('seek'), stems: $('stems'), downloadAll: $('download-all'),
+  downloadInstrumental: $('download-instrumental'), downloadMix: $('download-mix'),
 }, announce);
 
 function storedKey() {
@@ -154,9 +155,22 @@ $('key-cancel').addEventListener('click', function () { connect(state.key); });
 
 // ---- upload and split ----
 
-function selectedModel() {
+/** The choice on the page: `4s`, `6s`, or `2s` (vocals + instrumental, made from a 4-stem split). */
+function selectedChoice() {
   const checked = /** @type {HTMLInputElement | null} */ (document.querySelector('input[name="model"]:checked'));
   return checked ? checked.value : '4s';
+}
+
+const TWO_STEMS_STORAGE = 'stemsplit.twoStems';
+
+/** Splits the user asked to see as vocals + instrumental (kept in the browser, like the key). */
+function twoStemSplits() {
+  try { return new Set(JSON.parse(localStorage.getItem(TWO_STEMS_STORAGE) || '[]')); } catch (ignored) { return new Set(); }
+}
+
+function rememberTwoStems(id) {
+  const ids = Array.from(twoStemSplits()).concat([id]).slice(-500);
+  try { localStorage.setItem(TWO_STEMS_STORAGE, JSON.stringify(ids)); } catch (ignored) { /* storage disabled */ }
 }
 
 function setJob(name, stage, percent) {
@@ -174,31 +188,53 @@ function setBusy(busy) {
   $('drop-zone').classList.toggle('is-busy', busy);
 }
 
-async function splitFile(file) {
+/** Reserves, uploads and starts the split of one file; its job id. Throws what the API refused. */
+async function startSplit(file) {
+  const contentType = contentTypeOf(file);
+  announce('Uploading ' + file.name);
+  setJob(file.name, 'Reserving the upload\u2026', undefined);
+  const reservation = await api.reserveUpload(file, contentType);
+  setJob(file.name, 'Uploading 0%', 0);
+  const stored = await api.uploadBytes(reservation.uploadUrl, reservation.uploadHeaders, file, contentType, function (fraction) {
+    setJob(file.name, 'Uploading ' + Math.round(fraction * 100) + '%', fraction * 100);
+  });
+  setJob(file.name, 'Starting the split\u2026', undefined);
+  const input = { type: 'uploaded_file', uploadId: reservation.uploadId, fileUrl: stored.url, storageKey: stored.key };
+  const choice = selectedChoice();
+  const created = await api.createSplit(input, choice === '6s' ? '6s' : '4s', randomToken());
+  if (choice === '2s') rememberTwoStems(created.id);
+  refreshCredits();
+  await loadHistory(false);
+  return created.id;
+}
+
+/**
+ * Splits the dropped or chosen files: each is uploaded and its job created in turn, so every one
+ * has its row at once; the server runs them one after another, and the page follows each in turn.
+ */
+async function splitFiles(files) {
   if (state.busy) return;
   setError($('upload-error'), '');
-  const problem = fileProblem(file);
-  if (problem) return setError($('upload-error'), problem);
-  const contentType = contentTypeOf(file);
+  const problems = [];
+  const accepted = [];
+  for (const file of files) {
+    const problem = fileProblem(file);
+    if (problem) problems.push(files.length > 1 ? file.name + ': ' + problem : problem);
+    else accepted.push(file);
+  }
+  if (problems.length > 0) setError($('upload-error'), problems.join(' '));
+  if (accepted.length === 0) return;
   setBusy(true);
-  announce('Uploading ' + file.name);
+  const started = [];
   try {
-    setJob(file.name, 'Reserving the upload\u2026', undefined);
-    const reservation = await api.reserveUpload(file, contentType);
-    setJob(file.name, 'Uploading 0%', 0);
-    const stored = await api.uploadBytes(reservation.uploadUrl, reservation.uploadHeaders, file, contentType, function (fraction) {
-      setJob(file.name, 'Uploading ' + Math.round(fraction * 100) + '%', fraction * 100);
-    });
-    setJob(file.name, 'Starting the split\u2026', undefined);
-    const input = { type: 'uploaded_file', uploadId: reservation.uploadId, fileUrl: stored.url, storageKey: stored.key };
-    const created = await api.createSplit(input, selectedModel(), randomToken());
-    refreshCredits();
-    loadHistory(false);
-    await follow(created.id, file.name);
+    for (const file of accepted) started.push({ id: await startSplit(file), name: file.name });
   } catch (error) {
     show($('job'), false);
     report($('upload-error'), error);
     announce('The split could not start');
+  }
+  try {
+    for (const job of started) await follow(job.id, job.name);
   } finally {
     setBusy(false);
   }
@@ -255,7 +291,7 @@ function delay(ms) {
 async function openInMixer(split) {
   showModel($('mixer-model'), split);
   try {
-    await mixerView.open(split);
+    await mixerView.open(split, { twoStems: twoStemSplits().has(split.id) });
   } catch (error) {
     mixerView.fail('The stems could not be played: ' + (error && error.message ? error.message : String(error)) + '.');
   }
@@ -263,8 +299,8 @@ async function openInMixer(split) {
 
 $('file-input').addEventListener('change', function () {
   const input = input$('file-input');
-  const file = input.files && input.files[0];
-  if (file) splitFile(file);
+  const files = input.files ? Array.from(input.files) : [];
+  if (files.length > 0) splitFiles(files);
   input.value = '';
 });
 
@@ -287,10 +323,10 @@ window.addEventListener('drop', function (event) {
   event.preventDefault();
   dragDepth = 0;
   $('drop-zone').classList.remove('is-dragging');
-  const file = event.dataTransfer && event.dataTransfer.files[0];
-  if (!file) return;
-  if (!state.key) return showKeyPanel('Connect with an API key first, then drop the song again.');
-  splitFile(file);
+  const files = event.dataTransfer ? Array.from(event.dataTransfer.files) : [];
+  if (files.length === 0) return;
+  if (!state.key) return showKeyPanel('Connect with an API key first, then drop the songs again.');
+  splitFiles(files);
 });
 
 // ---- past jobs ----
@@ -298,7 +334,8 @@ window.addEventListener('drop', function (event) {
 function historyItem(split) {
   const expired = split.status === 'succeeded' && !split.stems;
   const when = new Date(split.createdAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-  const meta = (split.stemModel === '4s' ? '4 stems' : '6 stems') + ' \u00b7 ' + split.model + ' \u00b7 ' + formatTime(split.durationSeconds) + ' \u00b7 ' + when;
+  const kind = twoStemSplits().has(split.id) ? 'Vocals + instrumental' : split.stemModel === '4s' ? '4 stems' : '6 stems';
+  const meta = kind + ' \u00b7 ' + split.model + ' \u00b7 ' + formatTime(split.durationSeconds) + ' \u00b7 ' + when;
   const badgeText = expired ? 'Expired' : split.status === 'processing' ? 'Splitting ' + split.progress + '%' : STATUS_WORDS[split.status];
   const model = state.models.get(split.model);
   const details = [h('span', { class: 'history-name' }, [split.filename]), h('span', { class: 'history-meta', title: model ? 'Terms of ' + split.model + ': ' + model.terms : '' }, [meta])];

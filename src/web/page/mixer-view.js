@@ -2,11 +2,13 @@
 /**
  * Browser module `/web/mixer-view.js`: the mixer panel. Fetches a job's signed stem URLs, decodes
  * them with Web Audio, and draws one row per stem (meter, mute, solo, volume, waveform, download)
- * under a shared transport (play/pause, time, seek) and a "download all" zip.
+ * under a shared transport (play/pause, time, seek); exports every stem as a zip, the instrumental
+ * (all but vocals) and the current mix as WAV rendered from the same buffers the mixer plays.
  */
 import { formatTime, h, icon, show, songBaseName, spokenTime } from './dom.js';
 import { Mixer } from './mixer.js';
 import { computePeaks, drawWaveform, peakMagnitude } from './waveform.js';
+import { wavBlob } from './wav.js';
 import { zipStore } from './zip.js';
 
 const STEM_COLORS = {
@@ -40,7 +42,7 @@ async function fetchStem(name, url) {
 }
 
 export class MixerView {
-  /** elements: {panel, title, status, play, time, seek, stems, downloadAll}; announce(text) speaks to screen readers. */
+  /** elements: {panel, title, status, play, time, seek, stems, downloadAll, downloadInstrumental, downloadMix}; announce(text) speaks to screen readers. */
   constructor(elements, announce) {
     this.el = elements;
     this.announce = announce;
@@ -65,10 +67,17 @@ export class MixerView {
     this.el.seek.addEventListener('pointerdown', function () { self.scrubbing = true; });
     window.addEventListener('pointerup', function () { self.scrubbing = false; });
     this.el.downloadAll.addEventListener('click', function () { self.downloadAll(); });
+    this.el.downloadInstrumental.addEventListener('click', function () { self.downloadInstrumental(); });
+    this.el.downloadMix.addEventListener('click', function () { self.downloadMix(); });
   }
 
-  /** Shows a finished job in the mixer; resolves once its stems are decoded and drawn. */
-  async open(split) {
+  /**
+   * Shows a finished job in the mixer; resolves once its stems are decoded and drawn. With
+   * `twoStems`, the page's vocals / instrumental choice, the mixer holds the vocals and one
+   * instrumental track, the sum of every other stem.
+   */
+  async open(split, options) {
+    const twoStems = Boolean(options && options.twoStems);
     const generation = ++this.generation;
     this.reset();
     this.split = split;
@@ -78,12 +87,14 @@ export class MixerView {
     if (!this.context) this.context = new AudioContext();
     const names = Object.keys(split.stems).sort(function (a, b) { return orderOf(a) - orderOf(b); });
     const context = this.context;
-    const stems = await Promise.all(names.map(async function (name) {
+    let stems = await Promise.all(names.map(async function (name) {
       const bytes = await fetchStem(name, split.stems[name]);
       // decodeAudioData takes the buffer over: keep our own bytes for the downloads.
       const buffer = await context.decodeAudioData(bytes.slice().buffer);
       return { name: name, bytes: bytes, buffer: buffer, peaks: computePeaks(buffer) };
     }));
+    if (generation !== this.generation) return;
+    if (twoStems && stems.some(function (stem) { return stem.name === 'vocals'; })) stems = await vocalsAndInstrumental(context, stems);
     if (generation !== this.generation) return;
     this.stems = stems;
     this.mixer = new Mixer(this.context);
@@ -93,7 +104,7 @@ export class MixerView {
     this.el.seek.max = String(this.mixer.duration);
     this.el.seek.disabled = false;
     this.el.play.disabled = false;
-    this.el.downloadAll.disabled = false;
+    this.setExportsEnabled(true);
     const loudest = Math.max(SILENCE, Math.max.apply(null, stems.map(function (stem) { return peakMagnitude(stem.peaks); })));
     const waveScale = WAVE_HEADROOM / loudest;
     this.el.stems.replaceChildren.apply(this.el.stems, stems.map(function (stem, i) { return self.buildRow(stem, i, waveScale); }));
@@ -123,20 +134,21 @@ export class MixerView {
     this.el.stems.replaceChildren();
     this.el.play.disabled = true;
     this.el.seek.disabled = true;
-    this.el.downloadAll.disabled = true;
+    this.setExportsEnabled(false);
     this.el.seek.value = '0';
     this.updatePlayButton();
   }
 
-  fileName(stemName) {
-    return songBaseName(this.split.filename) + '-' + stemName + '.mp3';
+  fileName(stemName, format) {
+    return songBaseName(this.split.filename) + '-' + stemName + '.' + (format || 'mp3');
   }
 
   buildRow(stem, index, waveScale) {
     const self = this;
     const name = stem.name;
     const color = STEM_COLORS[name] || FALLBACK_COLORS[index % FALLBACK_COLORS.length];
-    const url = URL.createObjectURL(new Blob([stem.bytes], { type: 'audio/mpeg' }));
+    const format = stem.format || 'mp3';
+    const url = URL.createObjectURL(new Blob([stem.bytes], { type: format === 'wav' ? 'audio/wav' : 'audio/mpeg' }));
     this.objectUrls.push(url);
     const meterFill = h('span', { class: 'meter-fill' });
     const mute = h('button', { type: 'button', class: 'toggle mute', 'aria-pressed': 'false', 'aria-label': 'Mute ' + name, title: 'Mute ' + name }, ['M']);
@@ -145,7 +157,8 @@ export class MixerView {
     const canvas = h('canvas', { class: 'wave-canvas', 'aria-hidden': 'true' });
     const played = h('span', { class: 'wave-played' });
     const wave = h('div', { class: 'wave' }, [canvas, played]);
-    const download = h('a', { class: 'button download', href: url, download: this.fileName(name), 'aria-label': 'Download ' + name + ' (MP3)' }, [icon('download'), h('span', { class: 'download-label' }, ['MP3'])]);
+    const label = format.toUpperCase();
+    const download = h('a', { class: 'button download', href: url, download: this.fileName(name, format), 'aria-label': 'Download ' + name + ' (' + label + ')' }, [icon('download'), h('span', { class: 'download-label' }, [label])]);
     const row = h('li', { class: 'stem', 'data-stem': name }, [
       h('div', { class: 'stem-name' }, [h('span', {}, [name]), h('span', { class: 'meter', 'aria-hidden': 'true' }, [meterFill])]),
       h('div', { class: 'stem-buttons' }, [mute, solo]),
@@ -234,15 +247,61 @@ export class MixerView {
     }
   }
 
+  setExportsEnabled(enabled) {
+    this.el.downloadAll.disabled = !enabled;
+    // The instrumental needs a vocal stem to leave out.
+    this.el.downloadInstrumental.disabled = !enabled || !this.stems.some(function (stem) { return stem.name === 'vocals'; });
+    this.el.downloadMix.disabled = !enabled;
+  }
+
   downloadAll() {
     if (!this.ready) return;
     const self = this;
-    const files = this.stems.map(function (stem) { return { name: self.fileName(stem.name), bytes: stem.bytes }; });
-    const url = URL.createObjectURL(zipStore(files));
-    const link = h('a', { href: url, download: songBaseName(this.split.filename) + '-stems.zip', hidden: true });
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
+    const files = this.stems.map(function (stem) { return { name: self.fileName(stem.name, stem.format), bytes: stem.bytes }; });
+    saveBlob(zipStore(files), songBaseName(this.split.filename) + '-stems.zip');
   }
+
+  /** Every stem but the vocals, each at full level, whatever the mixer's state. */
+  downloadInstrumental() {
+    if (!this.ready) return;
+    const mix = this.mixer.mixdown(function (name) { return name === 'vocals' ? 0 : 1; });
+    saveBlob(wavBlob(mix.channels, mix.sampleRate), songBaseName(this.split.filename) + '-instrumental.wav');
+    this.announce('Instrumental saved');
+  }
+
+  /** What the mixer plays now (volumes, mutes, solos), for the whole song. */
+  downloadMix() {
+    if (!this.ready) return;
+    const mix = this.mixer.mixdown();
+    saveBlob(wavBlob(mix.channels, mix.sampleRate), songBaseName(this.split.filename) + '-mix.wav');
+    this.announce('Mix saved');
+  }
+}
+
+/** Hands a blob to the browser as a download. */
+function saveBlob(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const link = h('a', { href: url, download: name, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
+}
+
+/** The vocals, and the sum of every other stem as one `instrumental` track (its download a WAV). */
+async function vocalsAndInstrumental(context, stems) {
+  const vocals = stems.find(function (stem) { return stem.name === 'vocals'; });
+  const others = stems.filter(function (stem) { return stem.name !== 'vocals'; });
+  const first = others[0].buffer;
+  const sum = context.createBuffer(first.numberOfChannels, first.length, first.sampleRate);
+  for (let channel = 0; channel < first.numberOfChannels; channel++) {
+    const target = sum.getChannelData(channel);
+    for (const stem of others) {
+      const source = stem.buffer.getChannelData(Math.min(channel, stem.buffer.numberOfChannels - 1));
+      for (let i = 0; i < target.length; i++) target[i] += source[i];
+    }
+  }
+  const channels = Array.from({ length: sum.numberOfChannels }, function (_, channel) { return sum.getChannelData(channel); });
+  const bytes = new Uint8Array(await wavBlob(channels, sum.sampleRate).arrayBuffer());
+  return [vocals, { name: 'instrumental', bytes: bytes, buffer: sum, peaks: computePeaks(sum), format: 'wav' }];
 }

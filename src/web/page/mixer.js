@@ -140,6 +140,34 @@ export class Mixer {
     }
   }
 
+  /** The gain a stem is heard at now: its volume when audible, else 0. */
+  gainOf(name) {
+    return this.isAudible(name) ? this.tracks.get(name).volume : 0;
+  }
+
+  /**
+   * What the master bus plays for the whole song, as the graph computes it (each stem times its
+   * gain, summed): one Float32Array per channel. `gainOf(name)` defaults to the mixer's state;
+   * the instrumental export passes its own.
+   */
+  mixdown(gainOf) {
+    const weigh = gainOf || this.gainOf.bind(this);
+    const first = this.tracks.values().next().value;
+    const channels = first ? first.buffer.numberOfChannels : 2;
+    const length = first ? first.buffer.length : 0;
+    const out = Array.from({ length: channels }, function () { return new Float32Array(length); });
+    for (const [name, track] of this.tracks) {
+      const gain = weigh(name);
+      if (gain === 0) continue;
+      for (let channel = 0; channel < channels; channel++) {
+        const source = track.buffer.getChannelData(Math.min(channel, track.buffer.numberOfChannels - 1));
+        const target = out[channel];
+        for (let i = 0; i < length; i++) target[i] += gain * source[i];
+      }
+    }
+    return { channels: out, sampleRate: first ? first.buffer.sampleRate : this.context.sampleRate };
+  }
+
   /** RMS of what the stem sends to the master right now, 0..1. */
   level(name) {
     const track = this.tracks.get(name);
