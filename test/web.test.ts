@@ -230,8 +230,12 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     await page.locator('#file-input').setInputFiles(songPath);
     await page.locator('#job-stage').getByText(/Reserving|Uploading|Starting|Waiting|Splitting|Done/).first().waitFor();
     await page.locator('#stems li').nth(3).waitFor({ timeout: 60_000 });
-    const stems = await page.$$eval('#stems li', (rows) => rows.map((row) => row.getAttribute('data-stem')));
+    await page.locator('#stems li[data-stem="original"]').waitFor();
+    const tracks = await page.$$eval('#stems li', (rows) => rows.map((row) => row.getAttribute('data-stem') as string));
+    const stems = tracks.filter((name) => name !== 'original');
     assert.deepEqual([...stems].sort(), ['bass', 'drums', 'other', 'vocals']);
+    assert.equal(tracks.at(-1), 'original', 'the source is one more track, for A/B');
+    assert.equal(await page.getByRole('button', { name: 'Mute original' }).getAttribute('aria-pressed'), 'true', 'muted until compared');
     await page.locator('#history li').filter({ hasText: 'Night Drive.wav' }).getByText('Ready').waitFor();
     const splitId = (await page.locator('#history li').first().getAttribute('data-split')) as string;
     assert.match(splitId, /^split_/);
@@ -246,12 +250,12 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     // Every control of the mixer is reached with Tab, in order, and shows where the focus is.
     await page.getByRole('button', { name: 'Play' }).focus();
     const reached: string[] = [];
-    for (let i = 0; i < 1 + 4 * 4; i++) {
+    for (let i = 0; i < 1 + 4 * tracks.length; i++) {
       await page.keyboard.press('Tab');
       reached.push(await page.evaluate<string>(FOCUSED_LABEL));
       assert.notEqual(await page.evaluate<string>('getComputedStyle(document.activeElement).outlineStyle'), 'none', `focus is visible on ${reached.at(-1)}`);
     }
-    const expected = ['Position in the song', ...stems.flatMap((name) => [`Mute ${name}`, `Solo ${name}`, `${name} volume`, `Download ${name} (MP3)`])];
+    const expected = ['Position in the song', ...tracks.flatMap((name) => [`Mute ${name}`, `Solo ${name}`, `${name} volume`, `Download ${name} (${name === 'original' ? 'WAV' : 'MP3'})`])];
     assert.deepEqual(reached, expected);
 
     // Play: time runs and every meter reads what its stem sends.
@@ -268,14 +272,27 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
       (level) => Object.entries(level).every(([stem, rms]) => (stem === loudest ? rms > SOUNDING : rms < SILENT)),
     );
     assert.equal(await page.locator(`#stems li[data-stem="${loudest}"]`).getAttribute('class'), 'stem');
-    assert.equal(await page.locator('#stems li.is-silent').count(), 3);
+    assert.equal(await page.locator('#stems li.is-silent').count(), 4);
     await page.screenshot({ path: join(ARTIFACTS, 'web-mixer-playing.png') });
+
 
     // Space pauses when no control that takes space has the focus.
     await page.locator('#mixer-title').click();
     await page.keyboard.press('Space');
     await page.getByRole('button', { name: 'Play' }).waitFor();
     assert.ok(Number(await page.locator('#seek').inputValue()) > 0, 'the position moved while playing');
+
+    // A/B from the top: the original alone, then the stems again as they were (the loudest soloed).
+    await page.locator('#seek').fill('0');
+    await page.getByRole('button', { name: 'Play' }).click();
+    await page.getByRole('button', { name: 'A/B: hear the original' }).click();
+    await poll(() => levels(page), (level) => Object.entries(level).every(([track, rms]) => (track === 'original' ? rms > SOUNDING : rms < SILENT)));
+    await page.getByRole('button', { name: 'A/B: back to the stems' }).click();
+    await poll(
+      () => levels(page),
+      (level) => Object.entries(level).every(([track, rms]) => (track === loudest ? rms > SOUNDING : rms < SILENT)),
+    );
+    await page.getByRole('button', { name: 'Pause' }).click();
 
     const stem = await download(page, () => page.getByRole('link', { name: `Download ${loudest} (MP3)` }).click());
     assert.equal(stem.name, `Night Drive-${loudest}.mp3`);
@@ -374,8 +391,9 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     }
     await page.locator('#mixer-title').getByText('Second Song.wav').waitFor();
     await page.locator('#stems li').nth(1).waitFor();
-    const tracks = await page.$$eval('#stems li', (rows) => rows.map((row) => row.getAttribute('data-stem')));
-    assert.deepEqual(tracks, ['vocals', 'instrumental']);
+    await page.locator('#stems li[data-stem="original"]').waitFor();
+    const karaoke = await page.$$eval('#stems li', (rows) => rows.map((row) => row.getAttribute('data-stem')));
+    assert.deepEqual(karaoke, ['vocals', 'instrumental', 'original']);
     const wav = await download(page, () => page.getByRole('link', { name: 'Download instrumental (WAV)' }).click());
     assert.equal(wav.name, 'Second Song-instrumental.wav');
     assert.equal(readFloatWav(wav.bytes).channels, 2);

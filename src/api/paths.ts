@@ -15,3 +15,7 @@ export function storageKeyOf(uploadId: string): string {
 export function stemPath(splitId: string, stem: string): string {
   return `/v1/files/${encodeURIComponent(splitId)}/${encodeURIComponent(stem)}.mp3`;
 }
+
+export function sourcePath(splitId: string): string {
+  return `/v1/files/${encodeURIComponent(splitId)}/source`;
+}

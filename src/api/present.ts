@@ -18,6 +18,8 @@ export interface AudioSplitResource {
   progress: number;
   createdAt: string;
   updatedAt: string;
+  /** A signed URL of the source the stems came from, while they are kept (for A/B). */
+  sourceUrl?: string;
   stems?: Record<string, string>;
   error: { code: string; message: string } | null;
 }
@@ -39,6 +41,7 @@ export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: strin
   if (split.status === 'succeeded' && split.stemNames && split.purgedAt === null) {
     const stems: Record<string, string> = {};
     for (const stem of JSON.parse(split.stemNames) as string[]) stems[stem] = signer.url(baseUrl, split.id, stem, nowMs);
+    resource.sourceUrl = signer.sourceUrl(baseUrl, split.id, nowMs);
     resource.stems = stems;
   }
   // `error` goes last, after `stems`, so re-insert it.

@@ -120,6 +120,10 @@ export const AudioSplit = z
     progress: z.int().min(0).max(100),
     createdAt: isoTime,
     updatedAt: isoTime,
+    sourceUrl: z
+      .string()
+      .optional()
+      .openapi({ format: 'uri', description: 'Present with stems (an addition): a signed URL of the source they came from, kept as long as they are, for comparing.' }),
     stems: z
       .partialRecord(StemName, z.string().openapi({ format: 'uri' }))
       .optional()

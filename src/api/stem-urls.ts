@@ -3,10 +3,12 @@
  * URL may download until it expires; nothing else about the server is exposed by it.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { stemPath } from './paths.js';
+import { sourcePath, stemPath } from './paths.js';
 
 export interface StemUrlSigner {
   url(baseUrl: string, splitId: string, stem: string, nowMs: number): string;
+  /** The signed URL of the job's source (A/B against the stems), signed like a stem named `source`. */
+  sourceUrl(baseUrl: string, splitId: string, nowMs: number): string;
   verify(splitId: string, stem: string, expires: string | undefined, signature: string | undefined, nowMs: number): boolean;
 }
 
@@ -17,6 +19,10 @@ export function createStemUrlSigner(key: Buffer, ttlSeconds: number): StemUrlSig
     url(baseUrl: string, splitId: string, stem: string, nowMs: number): string {
       const expires = Math.floor(nowMs / 1000) + ttlSeconds;
       return `${baseUrl}${stemPath(splitId, stem)}?expires=${expires}&signature=${sign(splitId, stem, expires)}`;
+    },
+    sourceUrl(baseUrl: string, splitId: string, nowMs: number): string {
+      const expires = Math.floor(nowMs / 1000) + ttlSeconds;
+      return `${baseUrl}${sourcePath(splitId)}?expires=${expires}&signature=${sign(splitId, 'source', expires)}`;
     },
     verify(splitId: string, stem: string, expires: string | undefined, signature: string | undefined, nowMs: number): boolean {
       if (!expires || !signature || !/^\d{1,12}$/.test(expires) || !/^[0-9a-f]{64}$/.test(signature)) return false;

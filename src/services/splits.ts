@@ -71,6 +71,13 @@ export class SplitService {
     return { split, path: this.#data.layout.absolute(this.#data.layout.stemFile(splitId, stem)) };
   }
 
+  /** The source a succeeded job's stems came from, kept as long as they are; undefined once gone. */
+  sourceFile(splitId: string): { split: Split; path: string } | undefined {
+    const split = ID_PATTERN.test(splitId) ? this.#data.splits.get(splitId) : undefined;
+    if (!split || split.status !== 'succeeded' || split.purgedAt !== null) return undefined;
+    return { split, path: this.#data.layout.absolute(split.sourcePath) };
+  }
+
   async create(principal: Principal, request: CreateSplitRequest, baseUrl: string): Promise<Split> {
     const id = newId('split');
     const model = this.#resolveModel(request.stemModel);

@@ -31,29 +31,36 @@ function parseRange(header: string | undefined, size: number): { start: number; 
   return { start, end };
 }
 
-/** GET /files/:splitId/:stem.mp3?expires&signature — the signed stem downloads. */
+/** The pseudo-stem name a source download is signed under (no stem has it). */
+export const SOURCE = 'source';
+
+/**
+ * GET /files/:splitId/:stem.mp3?expires&signature — the signed stem downloads; and
+ * GET /files/:splitId/source?… — the source the stems came from, kept as long as they are (A/B).
+ */
 export function fileRoutes(deps: FileRoutesDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get('/files/:splitId/:file', async (c) => {
     const splitId = c.req.param('splitId');
     const file = c.req.param('file');
-    const stem = file.endsWith('.mp3') ? file.slice(0, -4) : '';
-    if (!ID_PATTERN.test(splitId) || !isStemName(stem)) throw new StemsplitError('NOT_FOUND', 'no such stem');
+    const stem = file === SOURCE ? SOURCE : file.endsWith('.mp3') ? file.slice(0, -4) : '';
+    if (!ID_PATTERN.test(splitId) || (stem !== SOURCE && !isStemName(stem))) throw new StemsplitError('NOT_FOUND', 'no such stem');
     if (!deps.signer.verify(splitId, stem, c.req.query('expires'), c.req.query('signature'), deps.data.clock.now())) {
       throw new StemsplitError('UNAUTHORIZED', 'the stem URL is invalid or has expired; GET the split again for fresh URLs');
     }
-    const kept = deps.splits.stemFile(splitId, stem);
-    if (!kept) throw new StemsplitError('NOT_FOUND', 'the stem is no longer kept');
+    const kept = stem === SOURCE ? deps.splits.sourceFile(splitId) : deps.splits.stemFile(splitId, stem);
+    if (!kept) throw new StemsplitError('NOT_FOUND', `the ${stem === SOURCE ? 'source' : 'stem'} is no longer kept`);
     const { split, path } = kept;
     const info = await stat(path).catch(() => undefined);
-    if (!info) throw new StemsplitError('NOT_FOUND', 'the stem is no longer kept');
+    if (!info) throw new StemsplitError('NOT_FOUND', `the ${stem === SOURCE ? 'source' : 'stem'} is no longer kept`);
 
     const base = split.filename.replace(/\.[^.]*$/, '').replace(/[^\w .()-]+/g, '_') || 'audio';
+    const extension = /\.[A-Za-z0-9]{1,5}$/.exec(split.filename)?.[0] ?? '';
     const headers: Record<string, string> = {
-      'content-type': 'audio/mpeg',
+      'content-type': stem === SOURCE ? 'application/octet-stream' : 'audio/mpeg',
       'accept-ranges': 'bytes',
       'cache-control': 'private, max-age=3600',
-      'content-disposition': `attachment; filename="${base} - ${stem}.mp3"`,
+      'content-disposition': stem === SOURCE ? `attachment; filename="${base}${extension}"` : `attachment; filename="${base} - ${stem}.mp3"`,
     };
     const range = parseRange(c.req.header('range'), info.size);
     const start = range?.start ?? 0;

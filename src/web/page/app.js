@@ -29,7 +29,7 @@ function announce(text) {
 const mixerView = new MixerView({
   panel: $('mixer-panel'), title: $('mixer-title'), status: $('mixer-status'), play: $('play'),
   time: $('time'), seek: $('seek'), stems: $('stems'), downloadAll: $('download-all'),
-  downloadInstrumental: $('download-instrumental'), downloadMix: $('download-mix'),
+  downloadInstrumental: $('download-instrumental'), downloadMix: $('download-mix'), compare: $('compare'),
 }, announce);
 
 function storedKey() {

@@ -16,6 +16,8 @@ const STEM_COLORS = {
 };
 const FALLBACK_COLORS = ['#f472b6', '#fbbf24', '#60a5fa', '#a78bfa', '#34d399', '#fb923c'];
 const STEM_ORDER = ['vocals', 'drums', 'bass', 'guitar', 'piano', 'other'];
+/** The track of the source itself (A/B). */
+const ORIGINAL = 'original';
 const METER_FLOOR_DB = -60;
 const WAVE_HEADROOM = 0.95;
 const SILENCE = 1e-4;
@@ -42,7 +44,7 @@ async function fetchStem(name, url) {
 }
 
 export class MixerView {
-  /** elements: {panel, title, status, play, time, seek, stems, downloadAll, downloadInstrumental, downloadMix}; announce(text) speaks to screen readers. */
+  /** elements: {panel, title, status, play, time, seek, stems, downloadAll, downloadInstrumental, downloadMix, compare}; announce(text) speaks to screen readers. */
   constructor(elements, announce) {
     this.el = elements;
     this.announce = announce;
@@ -69,6 +71,18 @@ export class MixerView {
     this.el.downloadAll.addEventListener('click', function () { self.downloadAll(); });
     this.el.downloadInstrumental.addEventListener('click', function () { self.downloadInstrumental(); });
     this.el.downloadMix.addEventListener('click', function () { self.downloadMix(); });
+    this.el.compare.addEventListener('click', function () { self.compare(); });
+  }
+
+  /** A/B: the original alone, or back to the stems as they were mixed. */
+  compare() {
+    if (!this.ready || !this.mixer.tracks.has(ORIGINAL)) return;
+    const hearingOriginal = this.mixer.only === ORIGINAL;
+    this.mixer.setOnly(hearingOriginal ? null : ORIGINAL);
+    this.el.compare.setAttribute('aria-pressed', String(!hearingOriginal));
+    this.el.compare.textContent = hearingOriginal ? 'A/B: hear the original' : 'A/B: back to the stems';
+    this.announce(hearingOriginal ? 'Playing the stems' : 'Playing the original');
+    this.render();
   }
 
   /**
@@ -95,6 +109,9 @@ export class MixerView {
     }));
     if (generation !== this.generation) return;
     if (twoStems && stems.some(function (stem) { return stem.name === 'vocals'; })) stems = await vocalsAndInstrumental(context, stems);
+    // The source itself, for A/B: one more track, muted until the user compares.
+    const original = split.sourceUrl ? await loadOriginal(context, split).catch(function () { return null; }) : null;
+    if (original) stems = stems.concat([original]);
     if (generation !== this.generation) return;
     this.stems = stems;
     this.mixer = new Mixer(this.context);
@@ -108,6 +125,9 @@ export class MixerView {
     const loudest = Math.max(SILENCE, Math.max.apply(null, stems.map(function (stem) { return peakMagnitude(stem.peaks); })));
     const waveScale = WAVE_HEADROOM / loudest;
     this.el.stems.replaceChildren.apply(this.el.stems, stems.map(function (stem, i) { return self.buildRow(stem, i, waveScale); }));
+    const originalRow = this.rows.find(function (row) { return row.name === ORIGINAL; });
+    if (originalRow) this.toggleFlag(ORIGINAL, 'muted', originalRow.mute);
+    show(this.el.compare, Boolean(originalRow));
     this.setStatus('');
     this.ready = true;
     this.render();
@@ -135,6 +155,9 @@ export class MixerView {
     this.el.play.disabled = true;
     this.el.seek.disabled = true;
     this.setExportsEnabled(false);
+    show(this.el.compare, false);
+    this.el.compare.setAttribute('aria-pressed', 'false');
+    this.el.compare.textContent = 'A/B: hear the original';
     this.el.seek.value = '0';
     this.updatePlayButton();
   }
@@ -257,14 +280,15 @@ export class MixerView {
   downloadAll() {
     if (!this.ready) return;
     const self = this;
-    const files = this.stems.map(function (stem) { return { name: self.fileName(stem.name, stem.format), bytes: stem.bytes }; });
+    const stems = this.stems.filter(function (stem) { return stem.name !== ORIGINAL; });
+    const files = stems.map(function (stem) { return { name: self.fileName(stem.name, stem.format), bytes: stem.bytes }; });
     saveBlob(zipStore(files), songBaseName(this.split.filename) + '-stems.zip');
   }
 
-  /** Every stem but the vocals, each at full level, whatever the mixer's state. */
+  /** Every stem but the vocals, each at full level, whatever the mixer's state (the original is no stem). */
   downloadInstrumental() {
     if (!this.ready) return;
-    const mix = this.mixer.mixdown(function (name) { return name === 'vocals' ? 0 : 1; });
+    const mix = this.mixer.mixdown(function (name) { return name === 'vocals' || name === ORIGINAL ? 0 : 1; });
     saveBlob(wavBlob(mix.channels, mix.sampleRate), songBaseName(this.split.filename) + '-instrumental.wav');
     this.announce('Instrumental saved');
   }
@@ -286,6 +310,14 @@ function saveBlob(blob, name) {
   link.click();
   link.remove();
   setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
+}
+
+/** The job's source, decoded like the stems, as the `original` track (its download the file as uploaded). */
+async function loadOriginal(context, split) {
+  const bytes = await fetchStem(ORIGINAL, split.sourceUrl);
+  const buffer = await context.decodeAudioData(bytes.slice().buffer);
+  const extension = (/\.([A-Za-z0-9]{1,5})$/.exec(split.filename) || [])[1];
+  return { name: ORIGINAL, bytes: bytes, buffer: buffer, peaks: computePeaks(buffer), format: extension ? extension.toLowerCase() : 'audio' };
 }
 
 /** The vocals, and the sum of every other stem as one `instrumental` track (its download a WAV). */

@@ -19,6 +19,8 @@ export class Mixer {
     this.playing = false;
     this.onEnded = function () {};
     this.levelData = new Float32Array(1024);
+    /** When set, only this track sounds (A/B), whatever the mutes and solos say. */
+    this.only = null;
   }
 
   /** stems: [{name, buffer: AudioBuffer}] */
@@ -124,8 +126,15 @@ export class Mixer {
     return this.tracks.get(name);
   }
 
+  /** A/B: `name` alone, or (null) back to the mutes and solos as they were. */
+  setOnly(name) {
+    this.only = name;
+    this.applyGains();
+  }
+
   /** Solo wins over mute, as on a desk: with any stem soloed, only soloed stems sound. */
   isAudible(name) {
+    if (this.only !== null) return name === this.only;
     const track = this.tracks.get(name);
     let anySolo = false;
     for (const other of this.tracks.values()) anySolo = anySolo || other.soloed;
@@ -162,7 +171,9 @@ export class Mixer {
       for (let channel = 0; channel < channels; channel++) {
         const source = track.buffer.getChannelData(Math.min(channel, track.buffer.numberOfChannels - 1));
         const target = out[channel];
-        for (let i = 0; i < length; i++) target[i] += gain * source[i];
+        // The original (A/B) may differ from the stems by a few samples at the end.
+        const shared = Math.min(length, source.length);
+        for (let i = 0; i < shared; i++) target[i] += gain * source[i];
       }
     }
     return { channels: out, sampleRate: first ? first.buffer.sampleRate : this.context.sampleRate };
