@@ -10,13 +10,14 @@ import { MixerView } from './mixer-view.js';
 const KEY_STORAGE = 'stemsplit.apiKey';
 const POLL_MS = 1000;
 const RETRY_MS = 3000;
+const HISTORY_REFRESH_MS = 2000;
 const STATUS_WORDS = { queued: 'Queued', processing: 'Splitting', succeeded: 'Ready', failed: 'Failed' };
 /** The page's element with this id; the markup (index.html) guarantees each one exists. */
 const $ = function (/** @type {string} */ id) { return document.getElementById(id); };
 /** An input of the page by id. */
 const input$ = function (/** @type {string} */ id) { return /** @type {HTMLInputElement} */ ($(id)); };
 
-const state = { key: '', following: 0, busy: false, cursor: null, /** @type {Map<string, any>} */ models: new Map() };
+const state = { key: '', following: 0, busy: false, cursor: null, /** @type {Map<string, any>} */ models: new Map(), historyTimer: undefined };
 const api = createApi(function () { return state.key; });
 const statusLine = $('status');
 
@@ -367,6 +368,10 @@ async function loadHistory(more) {
     show($('history-empty'), list.children.length === 0);
     show($('history-more'), Boolean(page.nextCursor));
     setError($('history-error'), '');
+    // Jobs still running (made here, by the CLI or by a script) keep their rows moving.
+    const running = page.items.some(function (split) { return split.status === 'queued' || split.status === 'processing'; });
+    clearTimeout(state.historyTimer);
+    if (running && !more) state.historyTimer = setTimeout(function () { loadHistory(false); }, HISTORY_REFRESH_MS);
   } catch (error) {
     report($('history-error'), error);
   }
