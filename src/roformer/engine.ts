@@ -15,10 +15,10 @@ import { readStateDict, type CheckpointTensor } from '../demucs/checkpoint.js';
 import { writeModel } from '../demucs/onnx/graph.js';
 import type { SegmentModel, SeparationProgress } from '../separation/model.js';
 import { createOrtSession, runTensors, type OrtSessionHandle } from '../separation/onnx-session.js';
-import type { StereoTrack } from '../separation/pipeline.js';
+import { TrackWindow, type StemWriter, type TrackStream } from '../separation/stream.js';
 import { bandBins } from './bands.js';
 import { configBeside, readRoformerConfig, type RoformerConfig, type RoformerType } from './config.js';
-import { demix } from './demix.js';
+import { demix, demixStream, type DemixSource, type DemixWriter } from './demix.js';
 import { buildRoformerStages, type RoformerStage } from './graph.js';
 import { ChunkSpectrum } from './spectrum.js';
 
@@ -150,6 +150,19 @@ export class RoformerNetwork {
     return now;
   }
 
+  /** MSST's demix of a streamed track, its blocks written as they settle. */
+  demixStream(source: DemixSource, write: DemixWriter, options: { batchSize?: number; onProgress?: (done: number, total: number) => void; signal?: AbortSignal } = {}): Promise<void> {
+    const { config } = this;
+    return demixStream((chunk) => this.forward(chunk), source, config.channels, config.numStems, {
+      chunkSize: config.chunkSize,
+      numOverlap: config.numOverlap,
+      batchSize: options.batchSize ?? config.batchSize,
+    }, write, {
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
   /** MSST's demix of a whole track [channels, length] → [stems, channels, length]. */
   demixTrack(track: Float32Array, options: { batchSize?: number; onProgress?: (done: number, total: number) => void; signal?: AbortSignal } = {}): Promise<Float32Array> {
     const { config } = this;
@@ -238,64 +251,66 @@ export async function loadRoformer(checkpoint: string, options: LoadRoformerOpti
     async run() {
       throw new StemsplitError('SEPARATION_FAILED', `${name} separates whole tracks (MSST demix), not single segments`);
     },
-    async separateTrack(track: StereoTrack, progress?: (p: SeparationProgress) => void, signal?: AbortSignal): Promise<Float32Array[]> {
-      return separateStereo(network, track, options.batchSize, progress, signal);
-    },
+    streamTrack: (input, write, run) => streamStereo(network, input, write, options.batchSize, run),
     dispose: () => network.release(),
   };
 }
 
-async function separateStereo(
+/**
+ * MSST's demix over a streamed stereo track: `inference.normalize` by the mono mix's mean and
+ * population std (from the first pass), the model's channels fed from the window (a mono model
+ * gets the mix of both), stems written as each block settles, duplicated to stereo for a mono
+ * model; a single-target model also writes `no_<target>`, the mixture minus the target.
+ */
+async function streamStereo(
   network: RoformerNetwork,
-  track: StereoTrack,
+  input: TrackStream,
+  write: StemWriter,
   batchSize: number | undefined,
-  progress?: (p: SeparationProgress) => void,
-  signal?: AbortSignal,
-): Promise<Float32Array[]> {
+  options: { readonly onProgress?: (progress: SeparationProgress) => void; readonly signal?: AbortSignal },
+): Promise<void> {
   const { config } = network;
-  const { length } = track;
-  const input = config.channels === 2 ? track.data.subarray(0, 2 * length) : mono(track);
-  const norm = config.normalize ? meanStd(input, config.channels, length) : { mean: 0, std: 1 };
-  const model = norm.std === 1 && norm.mean === 0 ? input : input.map((v) => (v - norm.mean) / norm.std);
-  const out = await network.demixTrack(model, {
-    ...(batchSize !== undefined ? { batchSize } : {}),
-    onProgress: (done, total) => progress?.({ done, total }),
-    ...(signal ? { signal } : {}),
-  });
-  const stems: Float32Array[] = [];
-  for (let s = 0; s < config.numStems; s++) {
-    const stereo = new Float32Array(2 * length);
-    for (let c = 0; c < 2; c++) {
-      const from = (s * config.channels + Math.min(c, config.channels - 1)) * length;
-      for (let i = 0; i < length; i++) stereo[c * length + i] = (out[from + i] as number) * norm.std + norm.mean;
+  const { length } = input;
+  const stats = input.statistics;
+  if (config.normalize && stats === undefined) throw new StemsplitError('SEPARATION_FAILED', 'MSST normalisation needs the whole track\'s statistics');
+  const mean = config.normalize && stats ? stats.mean : 0;
+  const spread = config.normalize && stats ? Math.sqrt(stats.squares / stats.frames) : 1;
+  const std = spread > 0 ? spread : 1;
+  const window = new TrackWindow(input, 2 * config.chunkSize);
+  const value =
+    config.channels === 2
+      ? (channel: number, position: number) => (window.sample(channel, position) - mean) / std
+      : (_channel: number, position: number) => ((window.sample(0, position) + window.sample(1, position)) / 2 - mean) / std;
+  const source: DemixSource = { length, ensure: (end) => window.ensure(end), discardBefore: (position) => window.discardBefore(position), value };
+  const toStems: DemixWriter = async (planes, start, count) => {
+    const stems: Float32Array[] = [];
+    for (let s = 0; s < config.numStems; s++) {
+      const stereo = new Float32Array(2 * count);
+      for (let c = 0; c < 2; c++) {
+        const plane = planes[s * config.channels + Math.min(c, config.channels - 1)] as Float32Array;
+        for (let i = 0; i < count; i++) stereo[c * count + i] = (plane[i] as number) * std + mean;
+      }
+      stems.push(stereo);
     }
-    stems.push(stereo);
-  }
-  if (config.target !== null) {
-    const target = stems[0] as Float32Array;
-    stems.push(track.data.subarray(0, 2 * length).map((v, i) => v - (target[i] as number)));
-  }
-  return stems;
-}
-
-function mono(track: StereoTrack): Float32Array {
-  const out = new Float32Array(track.length);
-  for (let i = 0; i < track.length; i++) out[i] = ((track.data[i] as number) + (track.data[track.length + i] as number)) / 2;
-  return out;
-}
-
-/** MSST's normalize_audio: mean and population std of the channel-mean signal. */
-function meanStd(data: Float32Array, channels: number, length: number): { mean: number; std: number } {
-  let sum = 0;
-  const monoAt = (i: number) => {
-    let v = 0;
-    for (let c = 0; c < channels; c++) v += data[c * length + i] as number;
-    return v / channels;
+    if (config.target !== null) {
+      const target = stems[0] as Float32Array;
+      const rest = new Float32Array(2 * count);
+      for (let c = 0; c < 2; c++) {
+        for (let i = 0; i < count; i++) rest[c * count + i] = window.sample(c, start + i) - (target[c * count + i] as number);
+      }
+      stems.push(rest);
+    }
+    await write(stems, count);
   };
-  for (let i = 0; i < length; i++) sum += monoAt(i);
-  const mean = sum / length;
-  let squares = 0;
-  for (let i = 0; i < length; i++) squares += (monoAt(i) - mean) ** 2;
-  const std = Math.sqrt(squares / length);
-  return { mean, std: std > 0 ? std : 1 };
+  try {
+    await network.demixStream(source, toStems, {
+      ...(batchSize !== undefined ? { batchSize } : {}),
+      onProgress: (done, total) => options.onProgress?.({ done, total }),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    await window.finish();
+  } catch (error) {
+    await window.close().catch(() => undefined);
+    throw error;
+  }
 }

@@ -1,3 +1,5 @@
+import type { StemWriter, TrackStream } from './stream.js';
+
 /**
  * The model contract: what the separation pipeline needs from any model.
  *
@@ -22,14 +24,11 @@ export interface SegmentModel {
   /** Separates one planar [2, segmentSamples] segment into planar [sources, 2, segmentSamples]. */
   run(segment: Float32Array): Promise<Float32Array>;
   /**
-   * Present when the model brings its own whole-track inference (a RoFormer runs MSST's demix,
-   * not Demucs' apply): `separate` hands it the track and takes one planar [2, length] per source.
+   * Present when the model brings its own chunked inference (a RoFormer runs MSST's demix, not
+   * Demucs' apply): `separateStream` hands it the streamed track and its statistics, and it writes
+   * one planar [2, n] block per source, in order, as separateStream's own pipeline does.
    */
-  separateTrack?(
-    track: { readonly data: Float32Array; readonly length: number },
-    onProgress?: (progress: SeparationProgress) => void,
-    signal?: AbortSignal,
-  ): Promise<Float32Array[]>;
+  streamTrack?(input: TrackStream, write: StemWriter, options: { readonly onProgress?: (progress: SeparationProgress) => void; readonly signal?: AbortSignal }): Promise<void>;
   dispose(): Promise<void>;
 }
 

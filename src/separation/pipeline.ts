@@ -16,7 +16,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import type { SegmentModel } from './model.js';
-import { IDENTITY, separateStream, type Normalization, type StreamOptions } from './stream.js';
+import { IDENTITY, separateStream, type Normalization, type StreamOptions, type TrackStatistics } from './stream.js';
 
 export { shiftOffsets, type Normalization } from './stream.js';
 
@@ -40,7 +40,6 @@ export async function separate(
   options: SeparateOptions = {},
 ): Promise<Float32Array[]> {
   checkTrack(track);
-  if (model.separateTrack) return model.separateTrack(track, options.onProgress, options.signal);
   const { length } = track;
   const outputs = model.sources.map(() => new Float32Array(2 * length));
   let written = 0;
@@ -53,7 +52,7 @@ export async function separate(
     written += frames;
   };
   const normalization = model.normalize ? normalizationOf(track) : IDENTITY;
-  await separateStream(model, { length, normalization, frames: interleavedBlocks(track) }, collect, options);
+  await separateStream(model, { length, normalization, statistics: statisticsOf(track), frames: interleavedBlocks(track) }, collect, options);
   return outputs;
 }
 
@@ -80,14 +79,20 @@ async function* interleavedBlocks(track: StereoTrack): AsyncGenerator<Float32Arr
   }
 }
 
-/** Mean and unbiased standard deviation (plus 1e-8) of the mono mix, as float32 values like Demucs'. */
-export function normalizationOf(track: StereoTrack): Normalization {
+/** The mono mix's mean and sum of squared deviations, two passes in float64. */
+export function statisticsOf(track: StereoTrack): TrackStatistics {
   const { data, length } = track;
   let sum = 0;
   for (let i = 0; i < length; i++) sum += ((data[i] ?? 0) + (data[length + i] ?? 0)) / 2;
   const mean = sum / length;
   let squares = 0;
   for (let i = 0; i < length; i++) squares += (((data[i] ?? 0) + (data[length + i] ?? 0)) / 2 - mean) ** 2;
+  return { frames: length, mean, squares };
+}
+
+/** Mean and unbiased standard deviation (plus 1e-8) of the mono mix, as float32 values like Demucs'. */
+export function normalizationOf(track: StereoTrack): Normalization {
+  const { mean, squares, frames: length } = statisticsOf(track);
   const std = length > 1 ? Math.sqrt(squares / (length - 1)) : 0;
   return { mean: Math.fround(mean), scale: Math.fround(Math.fround(std) + 1e-8) };
 }

@@ -32,8 +32,17 @@ export interface TrackStream {
   readonly length: number;
   /** Interleaved stereo float32 blocks (whole frames); the arrays may be kept by the reader. */
   readonly frames: AsyncIterable<Float32Array>;
-  /** The whole track's statistics; required when the model normalises. */
+  /** Demucs' normalisation of the whole track; required when a segment model normalises. */
   readonly normalization?: Normalization;
+  /** The mono mix's statistics, for models that normalise their own way (MSST: population std). */
+  readonly statistics?: TrackStatistics;
+}
+
+/** Mean of the mono mix and the sum of squared deviations from it, over `frames` frames. */
+export interface TrackStatistics {
+  readonly frames: number;
+  readonly mean: number;
+  readonly squares: number;
 }
 
 /**
@@ -80,6 +89,10 @@ export class NormalizationMeter {
     return this.#count;
   }
 
+  statistics(): TrackStatistics {
+    return { frames: this.#count, mean: this.#mean, squares: this.#squares };
+  }
+
   result(): Normalization {
     const std = this.#count > 1 ? Math.sqrt(this.#squares / (this.#count - 1)) : 0;
     return { mean: Math.fround(this.#mean), scale: Math.fround(Math.fround(std) + 1e-8) };
@@ -88,6 +101,10 @@ export class NormalizationMeter {
 
 /** Separates a streamed track, handing stems to `write` in order as soon as they are final. */
 export async function separateStream(model: SegmentModel, input: TrackStream, write: StemWriter, options: StreamOptions = {}): Promise<void> {
+  if (model.streamTrack) {
+    if (!(Number.isInteger(input.length) && input.length > 0)) throw new StemsplitError('SEPARATION_FAILED', 'cannot separate an empty track');
+    return model.streamTrack(input, write, { ...(options.onProgress ? { onProgress: options.onProgress } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+  }
   const overlap = options.overlap ?? 0.25;
   const shifts = options.shifts ?? 0;
   const transitionPower = options.transitionPower ?? 1;
@@ -175,7 +192,7 @@ function laggard(passes: readonly Pass[]): Pass {
  * The input frames from the earliest sample still needed to the last one decoded, planar, in
  * one buffer that is compacted (and only grown when a window needs more) as frames arrive.
  */
-class TrackWindow {
+export class TrackWindow {
   readonly #iterator: AsyncIterator<Float32Array>;
   readonly #length: number;
   #left: Float32Array;
@@ -223,6 +240,11 @@ class TrackWindow {
         out[position - start] = Math.fround((samples[position - this.#base] as number) - mean) / scale;
       }
     }
+  }
+
+  /** The raw sample of `channel` (0 left, 1 right) at a held track position. */
+  sample(channel: number, position: number): number {
+    return ((channel === 0 ? this.#left : this.#right)[position - this.#base] as number);
   }
 
   /** Checks the stream ends where the track does (the decoder's own errors surface here too). */

@@ -4,12 +4,10 @@
  * each typically takes, so a bar moves evenly.
  */
 import { mkdir, readdir, rename, rm, statfs } from 'node:fs/promises';
-import { totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import {
   decodeFailed,
   decodeInterleaved,
-  decodeToPlanar,
   openStemEncoder,
   readAudioHeader,
   type AudioHeader,
@@ -18,7 +16,7 @@ import {
   type StemFormat,
 } from '../audio/index.js';
 import { StemsplitError } from '../errors.js';
-import { NormalizationMeter, separate, separateStream, type StemWriter, type StreamOptions } from '../separation/index.js';
+import { NormalizationMeter, separateStream, type StemWriter, type StreamOptions } from '../separation/index.js';
 import type { SegmentModel } from '../separation/model.js';
 
 export type SplitPhase = 'decode' | 'separate' | 'encode';
@@ -77,8 +75,8 @@ export function stemExtension(format: StemFormat): string {
  * Splits `inputPath` into `<outDir>/<stem>.<ext>`, streaming: the file is decoded once to
  * measure it (length, and the statistics Demucs normalises by), then again into the model,
  * and each stem block goes to its encoder as soon as the model has settled it. Memory does
- * not grow with the track's length; disk needs room for the stems only (checked first).
- * Whole-track models (RoFormer: MSST's demix) decode the track into memory instead.
+ * not grow with the track's length, for Demucs, the bundled models and RoFormers alike; disk
+ * needs room for the stems only (checked first).
  *
  * Stems are written into a sibling temporary folder first and moved into place at the end,
  * so `outDir` never holds a half-written stem.
@@ -94,9 +92,7 @@ export async function splitAudioFile(
   const stems = stemPlan(model, options.twoStems);
 
   report('decode', 0);
-  const source = model.separateTrack
-    ? await wholeTrackSource(inputPath, model, options, (fraction) => report('decode', fraction))
-    : await streamedSource(inputPath, model, options, (fraction) => report('decode', fraction));
+  const source = await streamedSource(inputPath, model, options, (fraction) => report('decode', fraction));
   const output = stemOutput(source.header, model.sampleRate, options);
   await ensureDiskSpace(dirname(outDir), stemBytes(source.length / model.sampleRate, output, options, stems.names.length));
 
@@ -168,59 +164,8 @@ async function streamedSource(inputPath: string, model: SegmentModel, options: S
     header,
     length,
     separate: (write, streamOptions) =>
-      separateStream(model, { length, normalization: meter.result(), frames: decodeInterleaved(inputPath, decode) }, write, streamOptions),
+      separateStream(model, { length, normalization: meter.result(), statistics: meter.statistics(), frames: decodeInterleaved(inputPath, decode) }, write, streamOptions),
   };
-}
-
-/** Frames handed to the encoders per block when a whole-track model has separated the track. */
-const WHOLE_TRACK_BLOCK = 262_144;
-
-/** Whole-track models need the track in memory: decoded once, separated, then handed out in blocks. */
-async function wholeTrackSource(inputPath: string, model: SegmentModel, options: SplitFileOptions, onProgress: (fraction: number) => void): Promise<SplitSource> {
-  const { durationSeconds } = await readAudioHeader(inputPath);
-  if (durationSeconds !== undefined) ensureWholeTrackFits(model, durationSeconds);
-  const audio = await decodeToPlanar(inputPath, {
-    sampleRate: model.sampleRate,
-    ...(options.signal ? { signal: options.signal } : {}),
-    onProgress: ({ decodedSeconds, totalSeconds }) => onProgress(totalSeconds ? decodedSeconds / totalSeconds : 0),
-  });
-  const { length } = audio;
-  return {
-    header: audio.source,
-    length,
-    async separate(write, streamOptions) {
-      const planes = await separate(model, audio, streamOptions);
-      for (let start = 0; start < length; start += WHOLE_TRACK_BLOCK) {
-        const count = Math.min(WHOLE_TRACK_BLOCK, length - start);
-        const blocks = planes.map((plane) => {
-          const block = new Float32Array(2 * count);
-          block.set(plane.subarray(start, start + count), 0);
-          block.set(plane.subarray(length + start, length + start + count), count);
-          return block;
-        });
-        await write(blocks, count);
-      }
-    },
-  };
-}
-
-/**
- * A whole-track model holds the decoded track, its padded copy, and per stem MSST's accumulator,
- * the result and its stereo copy: (3 + 3 · stems) float32 copies of the track, beside about 3.5 GB
- * for the largest published network (docs/roformer.md). Refused up front when that passes 60 % of
- * the machine's memory, rather than the kernel killing the process an hour in.
- */
-function ensureWholeTrackFits(model: SegmentModel, seconds: number): void {
-  const trackBytes = seconds * model.sampleRate * 2 * 4;
-  const needed = (3 + 3 * model.sources.length) * trackBytes + 3.5e9;
-  const allowed = 0.6 * totalmem();
-  if (needed > allowed) {
-    const minutes = Math.floor((allowed - 3.5e9) / ((3 + 3 * model.sources.length) * model.sampleRate * 2 * 4 * 60));
-    throw new StemsplitError(
-      'SEPARATION_FAILED',
-      `${model.name} separates whole tracks in memory: ${Math.round(seconds / 60)} minutes need about ${gigabytes(needed)}, and this machine allows about ${Math.max(0, minutes)} minutes (split the file, or use a Demucs or bundled model, which stream)`,
-    );
-  }
 }
 
 /**
