@@ -3,8 +3,10 @@
  * Browser module `/web/api.js`: calls the v1 API with the page's key and turns every failure
  * into a sentence a musician understands.
  */
+import { MAX_UPLOAD_BYTES } from '../../limits.js';
+
 const MIB = 1024 * 1024;
-export const MAX_UPLOAD_BYTES = 50 * MIB;
+export { MAX_UPLOAD_BYTES };
 
 /** A failed call: HTTP status (0 when the server could not be reached), API code and message. */
 export class ApiError extends Error {
@@ -22,6 +24,7 @@ function retryAfterOf(headers) {
 }
 
 async function errorFromResponse(response) {
+  /** @type {import('../../errors.js').ApiErrorCode | 'NETWORK'} */
   let code = 'SERVER_ERROR';
   let message = response.statusText;
   try {
@@ -118,7 +121,7 @@ export function fileProblem(file) {
   if (!contentTypeOf(file)) return '"' + file.name + '" is not a file type stemsplit takes. Use MP3, WAV, FLAC, M4A or WebM.';
   if (file.size === 0) return '"' + file.name + '" is empty.';
   if (file.size > MAX_UPLOAD_BYTES) {
-    return '"' + file.name + '" is ' + (file.size / MIB).toFixed(1) + ' MB; the largest file stemsplit takes is 50 MB. Try an MP3 of the song.';
+    return '"' + file.name + '" is ' + (file.size / MIB).toFixed(1) + ' MB; the largest file stemsplit takes is ' + Math.round(MAX_UPLOAD_BYTES / MIB) + ' MB. Try an MP3 of the song.';
   }
   return undefined;
 }
@@ -132,7 +135,7 @@ export function explainError(error) {
     case 0:
       return 'The stemsplit server can\'t be reached. Check that "stemsplit serve" is still running, then try again.';
     case 401:
-      return 'This API key isn\'t accepted: it was revoked, or the server was restarted (each start prints a new link). ' +
+      return 'This API key isn\'t accepted: it was revoked (for instance by "stemsplit serve --new-link", which prints a new link). ' +
         'Open the link "stemsplit serve" printed, or paste a key from "stemsplit keys create".';
     case 402: {
       const numbers = /needs (\d+) credits.*balance is (-?\d+)/.exec(error.message);
@@ -162,6 +165,8 @@ export function explainError(error) {
   }
 }
 
+/** One sentence per job error code: the type makes tsc check the list against src/errors.ts. */
+/** @type {Record<import('../../errors.js').JobErrorCode, string>} */
 const JOB_FAILURES = {
   SOURCE_FETCH_FAILED: 'the server couldn\'t read the uploaded song back',
   AUDIO_DECODE_FAILED: 'the song couldn\'t be decoded as audio',
