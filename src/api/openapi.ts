@@ -12,6 +12,7 @@ import {
   envelopeOf,
   ErrorEnvelope,
   Health,
+  ListSplitsQuery,
   ModelList,
   SplitCreated,
   SplitPage,
@@ -82,11 +83,6 @@ export const createSplitRoute = createRoute({
     422: failure('Invalid request body or audio source.'),
     429: failure('Rate limit exceeded; see Retry-After.'),
   },
-});
-
-export const ListSplitsQuery = z.object({
-  limit: z.string().regex(/^\d{1,3}$/).optional().openapi({ type: 'integer', minimum: 1, maximum: 100, default: 20 }),
-  cursor: z.string().optional(),
 });
 
 export const listSplitsRoute = createRoute({

@@ -133,6 +133,12 @@ export const AudioSplit = z
   .strict()
   .openapi('AudioSplit');
 
+/** GET /audio/splits?limit&cursor */
+export const ListSplitsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().regex(/^[0-9A-Za-z_]{1,64}$/).optional().openapi({ description: 'The nextCursor of the previous page.' }),
+});
+
 export const SplitPage = z
   .object({ nextCursor: z.string().nullable(), items: z.array(AudioSplit) })
   .strict()

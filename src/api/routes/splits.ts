@@ -8,7 +8,7 @@ import { mapError, successBody } from '../envelope.js';
 import type { AppEnv } from '../env.js';
 import { IdempotencyGate, requestHash, type StoredResponse } from '../idempotency.js';
 import { rateLimit } from '../middleware/rate-limit.js';
-import { parseBody, SplitRequest } from '../schemas.js';
+import { ListSplitsQuery, parseBody, SplitRequest } from '../schemas.js';
 import { checkUploadReference, parseIdempotencyKey, readJsonObject } from '../validate.js';
 
 export interface SplitRoutesDeps {
@@ -63,12 +63,7 @@ export function splitRoutes(deps: SplitRoutesDeps): Hono<AppEnv> {
 
   app.get('/audio/splits', (c) => {
     const principal = c.get('principal');
-    const limitParam = c.req.query('limit') ?? '20';
-    const limit = Number(limitParam);
-    if (!/^\d{1,3}$/.test(limitParam) || limit < 1 || limit > 100) {
-      throw new StemsplitError('VALIDATION_ERROR', 'limit must be an integer from 1 to 100');
-    }
-    const cursor = c.req.query('cursor');
+    const { limit, cursor } = parseBody(ListSplitsQuery, { limit: c.req.query('limit'), cursor: c.req.query('cursor') });
     if (cursor !== undefined && !ID_PATTERN.test(cursor)) throw new StemsplitError('VALIDATION_ERROR', 'cursor is not a split id');
     const { splits, nextCursor } = deps.splits.list(principal, limit, cursor);
     const now = deps.data.clock.now();
