@@ -20,6 +20,7 @@ import {
   separate,
   separateStream,
   shiftOffsets,
+  statisticsOf,
   type SegmentModel,
   type SeparateOptions,
 } from '../src/separation/index.js';
@@ -278,7 +279,7 @@ describe('separateStream: the track as a stream, never held whole', () => {
     let written = 0;
     await separateStream(
       model,
-      { length, normalization: normalizationOf({ data, length }), frames: streamOf(data, length, 256, read) },
+      { length, statistics: statisticsOf({ data, length }), frames: streamOf(data, length, 256, read) },
       (stems, frames) => {
         readWhenWritten.push(read.frames);
         stems.forEach((stem, s) => {

@@ -114,13 +114,8 @@ export async function encodeStem(
     throw new StemsplitError('ENCODE_FAILED', `stem buffer holds ${planar.length} samples, ${2 * length} needed`);
   }
   const encoder = await openStemEncoder(outPath, length, options);
-  const block = new Float32Array(2 * FRAMES_PER_WRITE);
-  for (let start = 0; start < length; start += FRAMES_PER_WRITE) {
-    const count = Math.min(FRAMES_PER_WRITE, length - start);
-    block.set(planar.subarray(start, start + count), 0);
-    block.set(planar.subarray(length + start, length + start + count), count);
-    await encoder.write(block, count);
-  }
+  // The whole stem is one planar [2, length] block; the encoder writes it a slice at a time.
+  await encoder.write(planar, length);
   await encoder.finish();
 }
 

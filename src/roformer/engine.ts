@@ -18,9 +18,12 @@ import { createOrtSession, runTensors, type OrtSessionHandle } from '../separati
 import { TrackWindow, type StemWriter, type TrackStream } from '../separation/stream.js';
 import { bandBins } from './bands.js';
 import { configBeside, readRoformerConfig, type RoformerConfig, type RoformerType } from './config.js';
-import { demix, demixStream, type DemixSource, type DemixWriter } from './demix.js';
+import { demix, demixStream, type DemixOptions, type DemixSettings, type DemixSource, type DemixWriter } from './demix.js';
 import { buildRoformerStages, type RoformerStage } from './graph.js';
 import { ChunkSpectrum } from './spectrum.js';
+
+/** A demix run: progress, cancellation, and the batch size when not the config's. */
+type DemixRunOptions = DemixOptions & { readonly batchSize?: number };
 
 /** Bump when the graph layout changes, so caches convert again. */
 const CONVERTER_VERSION = 5;
@@ -151,29 +154,21 @@ export class RoformerNetwork {
   }
 
   /** MSST's demix of a streamed track, its blocks written as they settle. */
-  demixStream(source: DemixSource, write: DemixWriter, options: { batchSize?: number; onProgress?: (done: number, total: number) => void; signal?: AbortSignal } = {}): Promise<void> {
+  demixStream(source: DemixSource, write: DemixWriter, options: DemixRunOptions = {}): Promise<void> {
     const { config } = this;
-    return demixStream((chunk) => this.forward(chunk), source, config.channels, config.numStems, {
-      chunkSize: config.chunkSize,
-      numOverlap: config.numOverlap,
-      batchSize: options.batchSize ?? config.batchSize,
-    }, write, {
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
+    return demixStream((chunk) => this.forward(chunk), source, config.channels, config.numStems, this.#settings(options.batchSize), write, options);
   }
 
   /** MSST's demix of a whole track [channels, length] → [stems, channels, length]. */
-  demixTrack(track: Float32Array, options: { batchSize?: number; onProgress?: (done: number, total: number) => void; signal?: AbortSignal } = {}): Promise<Float32Array> {
+  demixTrack(track: Float32Array, options: DemixRunOptions = {}): Promise<Float32Array> {
     const { config } = this;
-    return demix((chunk) => this.forward(chunk), track, config.channels, config.numStems, {
-      chunkSize: config.chunkSize,
-      numOverlap: config.numOverlap,
-      batchSize: options.batchSize ?? config.batchSize,
-    }, {
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
+    return demix((chunk) => this.forward(chunk), track, config.channels, config.numStems, this.#settings(options.batchSize), options);
+  }
+
+  /** The config's chunking, with its batch size unless the caller names one. */
+  #settings(batchSize: number | undefined): DemixSettings {
+    const { config } = this;
+    return { chunkSize: config.chunkSize, numOverlap: config.numOverlap, batchSize: batchSize ?? config.batchSize };
   }
 
   async release(): Promise<void> {

@@ -1,6 +1,6 @@
 export type { ModelManifest, SegmentModel, SeparationProgress } from './model.js';
-export { separate, normalizationOf, shiftOffsets, type SeparateOptions, type StereoTrack, type Normalization } from './pipeline.js';
-export { separateStream, NormalizationMeter, TrackWindow, type StemWriter, type StreamOptions, type TrackStatistics, type TrackStream } from './stream.js';
+export { separate, normalizationOf, statisticsOf, shiftOffsets, type SeparateOptions, type StereoTrack, type Normalization } from './pipeline.js';
+export { separateStream, demucsNormalization, NormalizationMeter, TrackWindow, type StemWriter, type StreamOptions, type TrackStatistics, type TrackStream } from './stream.js';
 export { Chunk, chunksOf, chunkCount, strideOf, transitionWeights } from './chunks.js';
 export { combineBag } from './bag.js';
 export { MANIFEST_FORMAT, loadManifestModel, parseModelManifest, readModelManifest, type LoadModelOptions } from './manifest.js';

@@ -16,7 +16,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import type { SegmentModel } from './model.js';
-import { IDENTITY, separateStream, type Normalization, type StreamOptions, type TrackStatistics } from './stream.js';
+import { demucsNormalization, separateStream, type Normalization, type StreamOptions, type TrackStatistics } from './stream.js';
 
 export { shiftOffsets, type Normalization } from './stream.js';
 
@@ -51,8 +51,7 @@ export async function separate(
     }
     written += frames;
   };
-  const normalization = model.normalize ? normalizationOf(track) : IDENTITY;
-  await separateStream(model, { length, normalization, statistics: statisticsOf(track), frames: interleavedBlocks(track) }, collect, options);
+  await separateStream(model, { length, statistics: statisticsOf(track), frames: interleavedBlocks(track) }, collect, options);
   return outputs;
 }
 
@@ -92,7 +91,5 @@ export function statisticsOf(track: StereoTrack): TrackStatistics {
 
 /** Mean and unbiased standard deviation (plus 1e-8) of the mono mix, as float32 values like Demucs'. */
 export function normalizationOf(track: StereoTrack): Normalization {
-  const { mean, squares, frames: length } = statisticsOf(track);
-  const std = length > 1 ? Math.sqrt(squares / (length - 1)) : 0;
-  return { mean: Math.fround(mean), scale: Math.fround(Math.fround(std) + 1e-8) };
+  return demucsNormalization(statisticsOf(track));
 }

@@ -32,9 +32,10 @@ export interface TrackStream {
   readonly length: number;
   /** Interleaved stereo float32 blocks (whole frames); the arrays may be kept by the reader. */
   readonly frames: AsyncIterable<Float32Array>;
-  /** Demucs' normalisation of the whole track; required when a segment model normalises. */
-  readonly normalization?: Normalization;
-  /** The mono mix's statistics, for models that normalise their own way (MSST: population std). */
+  /**
+   * The whole track's mono-mix statistics (from a first pass); required when the model
+   * normalises. Demucs divides by the unbiased std, MSST by the population std.
+   */
   readonly statistics?: TrackStatistics;
 }
 
@@ -65,10 +66,14 @@ export interface StreamOptions {
   readonly signal?: AbortSignal;
 }
 
-/**
- * Mean and unbiased standard deviation of the mono mix, met one block at a time (Welford's
- * update in float64, as stable as a second pass), rounded to float32 like Demucs' tensors.
- */
+/** Demucs' normalisation from the statistics: mean and unbiased std (plus 1e-8), as float32 values like its tensors. */
+export function demucsNormalization(statistics: TrackStatistics): Normalization {
+  const { frames, mean, squares } = statistics;
+  const std = frames > 1 ? Math.sqrt(squares / (frames - 1)) : 0;
+  return { mean: Math.fround(mean), scale: Math.fround(Math.fround(std) + 1e-8) };
+}
+
+/** The mono mix's statistics, met one block at a time (Welford's update in float64, as stable as a second pass). */
 export class NormalizationMeter {
   #count = 0;
   #mean = 0;
@@ -93,9 +98,9 @@ export class NormalizationMeter {
     return { frames: this.#count, mean: this.#mean, squares: this.#squares };
   }
 
+  /** Demucs' normalisation of what was met. */
   result(): Normalization {
-    const std = this.#count > 1 ? Math.sqrt(this.#squares / (this.#count - 1)) : 0;
-    return { mean: Math.fround(this.#mean), scale: Math.fround(Math.fround(std) + 1e-8) };
+    return demucsNormalization(this.statistics());
   }
 }
 
@@ -109,7 +114,7 @@ export async function separateStream(model: SegmentModel, input: TrackStream, wr
   const shifts = options.shifts ?? 0;
   const transitionPower = options.transitionPower ?? 1;
   checkStreamInputs(model, input, overlap, shifts, transitionPower);
-  const norm = model.normalize ? (input.normalization as Normalization) : IDENTITY;
+  const norm = model.normalize ? demucsNormalization(input.statistics as TrackStatistics) : IDENTITY;
   const segment = model.segmentSamples;
   const stride = strideOf(segment, overlap);
   const weights = transitionWeights(segment, transitionPower);
@@ -151,7 +156,7 @@ function checkStreamInputs(model: SegmentModel, input: TrackStream, overlap: num
   if (!(power >= 1)) throw usage(`transition power must be ≥ 1, got ${power}`);
   if (strideOf(model.segmentSamples, overlap) < 1) throw usage(`overlap ${overlap} leaves no stride`);
   if (!(Number.isInteger(input.length) && input.length > 0)) throw new StemsplitError('SEPARATION_FAILED', 'cannot separate an empty track');
-  if (model.normalize && input.normalization === undefined) {
+  if (model.normalize && input.statistics === undefined) {
     throw new StemsplitError('SEPARATION_FAILED', `model ${model.name} normalises the track: the stream must carry the whole track's statistics`);
   }
 }
@@ -280,18 +285,21 @@ export class TrackWindow {
   #compact(frames: number): void {
     const drop = Math.min(this.#held, Math.max(0, this.#keepFrom - this.#base));
     const kept = this.#held - drop;
-    const capacity = Math.max(this.#left.length, kept + frames);
-    for (const side of ['left', 'right'] as const) {
-      const old = side === 'left' ? this.#left : this.#right;
-      const next = capacity === old.length ? old : new Float32Array(Math.max(capacity, Math.ceil(1.5 * old.length)));
-      if (next === old) old.copyWithin(0, drop, this.#held);
-      else next.set(old.subarray(drop, this.#held));
-      if (side === 'left') this.#left = next;
-      else this.#right = next;
-    }
+    const size = this.#left.length;
+    const capacity = kept + frames > size ? Math.max(kept + frames, Math.ceil(1.5 * size)) : size;
+    this.#left = moved(this.#left, drop, this.#held, capacity);
+    this.#right = moved(this.#right, drop, this.#held, capacity);
     this.#base += drop;
     this.#held = kept;
   }
+}
+
+/** `samples[from, to)` moved to the front of a buffer of `capacity` (the same one when it is that size). */
+function moved(samples: Float32Array, from: number, to: number, capacity: number): Float32Array {
+  if (capacity === samples.length) return samples.copyWithin(0, from, to);
+  const grown = new Float32Array(capacity);
+  grown.set(samples.subarray(from, to));
+  return grown;
 }
 
 function changed(what: string): StemsplitError {

@@ -59,23 +59,30 @@ export class SplitService {
 
   /** One of the account's jobs; another account's job is as invisible as one that does not exist. */
   get(principal: Principal, splitId: string): Split {
-    const split = ID_PATTERN.test(splitId) ? this.#data.splits.get(splitId) : undefined;
+    const split = this.#find(splitId);
     if (!split || split.accountId !== principal.accountId) throw new StemsplitError('NOT_FOUND', `no split ${splitId.slice(0, 64)}`);
     return split;
   }
 
   /** The file of a kept stem of a succeeded job, or undefined once it is gone. */
   stemFile(splitId: string, stem: string): { split: Split; path: string } | undefined {
-    const split = ID_PATTERN.test(splitId) ? this.#data.splits.get(splitId) : undefined;
-    if (!split || split.status !== 'succeeded' || split.purgedAt !== null) return undefined;
-    return { split, path: this.#data.layout.absolute(this.#data.layout.stemFile(splitId, stem)) };
+    return this.#keptFile(splitId, () => this.#data.layout.stemFile(splitId, stem));
   }
 
   /** The source a succeeded job's stems came from, kept as long as they are; undefined once gone. */
   sourceFile(splitId: string): { split: Split; path: string } | undefined {
-    const split = ID_PATTERN.test(splitId) ? this.#data.splits.get(splitId) : undefined;
+    return this.#keptFile(splitId, (split) => split.sourcePath);
+  }
+
+  #find(splitId: string): Split | undefined {
+    return ID_PATTERN.test(splitId) ? this.#data.splits.get(splitId) : undefined;
+  }
+
+  /** A file of a succeeded job whose stems are still kept (retention purges the stems and the source together). */
+  #keptFile(splitId: string, relativePath: (split: Split) => string): { split: Split; path: string } | undefined {
+    const split = this.#find(splitId);
     if (!split || split.status !== 'succeeded' || split.purgedAt !== null) return undefined;
-    return { split, path: this.#data.layout.absolute(split.sourcePath) };
+    return { split, path: this.#data.layout.absolute(relativePath(split)) };
   }
 
   async create(principal: Principal, request: CreateSplitRequest, baseUrl: string): Promise<Split> {

@@ -11,12 +11,13 @@ import {
   openStemEncoder,
   readAudioHeader,
   type AudioHeader,
+  type DecodeOptions,
   type StemDepth,
   type StemEncoder,
   type StemFormat,
 } from '../audio/index.js';
 import { StemsplitError } from '../errors.js';
-import { NormalizationMeter, separateStream, type StemWriter, type StreamOptions } from '../separation/index.js';
+import { NormalizationMeter, separateStream, type TrackStatistics } from '../separation/index.js';
 import type { SegmentModel } from '../separation/model.js';
 
 export type SplitPhase = 'decode' | 'separate' | 'encode';
@@ -92,7 +93,7 @@ export async function splitAudioFile(
   const stems = stemPlan(model, options.twoStems);
 
   report('decode', 0);
-  const source = await streamedSource(inputPath, model, options, (fraction) => report('decode', fraction));
+  const source = await measure(inputPath, model, options, (fraction) => report('decode', fraction));
   const output = stemOutput(source.header, model.sampleRate, options);
   await ensureDiskSpace(dirname(outDir), stemBytes(source.length / model.sampleRate, output, options, stems.names.length));
 
@@ -116,7 +117,9 @@ export async function splitAudioFile(
       const planes = stems.combine(blocks, frames);
       await Promise.all(encoders.map((encoder, index) => encoder.write(planes[index] as Float32Array, frames)));
     };
-    await source.separate(write, {
+    // The second decode goes straight into the model.
+    const frames = decodeInterleaved(inputPath, source.decode);
+    await separateStream(model, { length: source.length, statistics: source.statistics, frames }, write, {
       ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
       ...(options.overlap !== undefined ? { overlap: options.overlap } : {}),
       ...signal,
@@ -141,16 +144,18 @@ export async function splitAudioFile(
   }
 }
 
-/** A decoded source, measured, ready to be separated into a stem writer. */
-interface SplitSource {
+/** What the first pass learns: the file's header, its length at the model's rate and the mono mix's statistics. */
+interface Measured {
   readonly header: AudioHeader;
   /** Samples per channel at the model's rate. */
   readonly length: number;
-  separate(write: StemWriter, options: StreamOptions): Promise<void>;
+  readonly statistics: TrackStatistics;
+  /** How the file is decoded, for the second pass to read it the same way. */
+  readonly decode: DecodeOptions & { readonly header: AudioHeader };
 }
 
-/** First pass: length and statistics; `separate` decodes the file again, straight into the model. */
-async function streamedSource(inputPath: string, model: SegmentModel, options: SplitFileOptions, onProgress: (fraction: number) => void): Promise<SplitSource> {
+/** First pass: decodes the file once to count its samples and meet its statistics. */
+async function measure(inputPath: string, model: SegmentModel, options: SplitFileOptions, onProgress: (fraction: number) => void): Promise<Measured> {
   const header = await readAudioHeader(inputPath);
   const decode = { sampleRate: model.sampleRate, header, ...(options.signal ? { signal: options.signal } : {}) };
   const meter = new NormalizationMeter();
@@ -159,13 +164,7 @@ async function streamedSource(inputPath: string, model: SegmentModel, options: S
     if (header.durationSeconds) onProgress(meter.frames / model.sampleRate / header.durationSeconds);
   }
   if (meter.frames === 0) throw decodeFailed(inputPath, 'no audio samples');
-  const length = meter.frames;
-  return {
-    header,
-    length,
-    separate: (write, streamOptions) =>
-      separateStream(model, { length, normalization: meter.result(), statistics: meter.statistics(), frames: decodeInterleaved(inputPath, decode) }, write, streamOptions),
-  };
+  return { header, length: meter.frames, statistics: meter.statistics(), decode };
 }
 
 /**

@@ -6,7 +6,7 @@
  * (all but vocals) and the current mix as WAV rendered from the same buffers the mixer plays.
  */
 import { formatTime, h, icon, show, songBaseName, spokenTime } from './dom.js';
-import { Mixer } from './mixer.js';
+import { Mixer, sumBuffers } from './mixer.js';
 import { computePeaks, drawWaveform, peakMagnitude } from './waveform.js';
 import { wavBlob } from './wav.js';
 import { zipStore } from './zip.js';
@@ -324,16 +324,10 @@ async function loadOriginal(context, split) {
 async function vocalsAndInstrumental(context, stems) {
   const vocals = stems.find(function (stem) { return stem.name === 'vocals'; });
   const others = stems.filter(function (stem) { return stem.name !== 'vocals'; });
+  const channels = sumBuffers(others.map(function (stem) { return { buffer: stem.buffer, gain: 1 }; }));
   const first = others[0].buffer;
-  const sum = context.createBuffer(first.numberOfChannels, first.length, first.sampleRate);
-  for (let channel = 0; channel < first.numberOfChannels; channel++) {
-    const target = sum.getChannelData(channel);
-    for (const stem of others) {
-      const source = stem.buffer.getChannelData(Math.min(channel, stem.buffer.numberOfChannels - 1));
-      for (let i = 0; i < target.length; i++) target[i] += source[i];
-    }
-  }
-  const channels = Array.from({ length: sum.numberOfChannels }, function (_, channel) { return sum.getChannelData(channel); });
+  const sum = context.createBuffer(channels.length, first.length, first.sampleRate);
+  channels.forEach(function (samples, channel) { sum.copyToChannel(samples, channel); });
   const bytes = new Uint8Array(await wavBlob(channels, sum.sampleRate).arrayBuffer());
   return [vocals, { name: 'instrumental', bytes: bytes, buffer: sum, peaks: computePeaks(sum), format: 'wav' }];
 }

@@ -161,22 +161,9 @@ export class Mixer {
    */
   mixdown(gainOf) {
     const weigh = gainOf || this.gainOf.bind(this);
-    const first = this.tracks.values().next().value;
-    const channels = first ? first.buffer.numberOfChannels : 2;
-    const length = first ? first.buffer.length : 0;
-    const out = Array.from({ length: channels }, function () { return new Float32Array(length); });
-    for (const [name, track] of this.tracks) {
-      const gain = weigh(name);
-      if (gain === 0) continue;
-      for (let channel = 0; channel < channels; channel++) {
-        const source = track.buffer.getChannelData(Math.min(channel, track.buffer.numberOfChannels - 1));
-        const target = out[channel];
-        // The original (A/B) may differ from the stems by a few samples at the end.
-        const shared = Math.min(length, source.length);
-        for (let i = 0; i < shared; i++) target[i] += gain * source[i];
-      }
-    }
-    return { channels: out, sampleRate: first ? first.buffer.sampleRate : this.context.sampleRate };
+    const weighted = Array.from(this.tracks, function ([name, track]) { return { buffer: track.buffer, gain: weigh(name) }; });
+    const first = weighted[0];
+    return { channels: sumBuffers(weighted), sampleRate: first ? first.buffer.sampleRate : this.context.sampleRate };
   }
 
   /** RMS of what the stem sends to the master right now, 0..1. */
@@ -193,4 +180,28 @@ export class Mixer {
     this.stop();
     this.tracks.clear();
   }
+}
+
+/**
+ * Σ gain · buffer, per channel, as long as the first buffer (a later one shorter or longer by a
+ * few samples, as the original of an A/B can be, is cut or padded): what a gain graph summed at
+ * one bus computes. A mono buffer feeds every channel.
+ * @param {{buffer: AudioBuffer, gain: number}[]} weighted
+ * @returns {Float32Array[]}
+ */
+export function sumBuffers(weighted) {
+  const first = weighted[0];
+  const channels = first ? first.buffer.numberOfChannels : 2;
+  const length = first ? first.buffer.length : 0;
+  const out = Array.from({ length: channels }, function () { return new Float32Array(length); });
+  for (const { buffer, gain } of weighted) {
+    if (gain === 0) continue;
+    for (let channel = 0; channel < channels; channel++) {
+      const source = buffer.getChannelData(Math.min(channel, buffer.numberOfChannels - 1));
+      const target = out[channel];
+      const shared = Math.min(length, source.length);
+      for (let i = 0; i < shared; i++) target[i] += gain * source[i];
+    }
+  }
+  return out;
 }
