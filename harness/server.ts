@@ -30,7 +30,7 @@ export async function startTestServer(input: ConfigInput = {}, options: ServerOp
   const dataDir = input.dataDir ?? tempDir();
   const config = resolveConfig({ host: '127.0.0.1', port: 0, ...input, dataDir }, {});
   const server = await startServer(config, { log: () => undefined, ...options });
-  const key = server.data.accounts.createKey('default', 'test').key;
+  const key = (await server.data.accounts.createKey('default', 'test')).key;
   const client = new ApiClient(server.url, key);
   return {
     server,

@@ -16,8 +16,10 @@ import { StemsplitError } from './errors.js';
 import { MAX_JSON_BODY_BYTES } from './limits.js';
 
 export interface StemsplitConfig {
-  /** SQLite database, uploads, sources and stems live here. */
+  /** SQLite database, uploads, sources and stems live here (with PostgreSQL: all but the database, on a folder every node mounts at this path). */
   readonly dataDir: string;
+  /** `postgres://…`: the database several nodes share. Unset: SQLite in the data dir. */
+  readonly databaseUrl: string | undefined;
   /** Downloaded and converted models live here (safe to delete). */
   readonly cacheDir: string;
   readonly host: string;
@@ -27,7 +29,7 @@ export interface StemsplitConfig {
    * TLS, a path prefix): every URL the API hands out starts with it. Unset: the request's origin.
    */
   readonly publicUrl: string | undefined;
-  /** Split jobs running at once; each one's model uses all cores / concurrency threads. */
+  /** Split jobs this process runs at once (0: none, an API-only node); each one's model uses all cores / concurrency threads. */
   readonly concurrency: number;
   /** Requests per API key per minute to POST /v1/audio/splits. */
   readonly rateLimitPerMinute: number;
@@ -56,6 +58,7 @@ export interface StemsplitConfig {
 
 export interface ConfigInput {
   dataDir?: string | undefined;
+  databaseUrl?: string | undefined;
   cacheDir?: string | undefined;
   host?: string | undefined;
   port?: number | undefined;
@@ -111,6 +114,24 @@ export function parsePublicUrl(raw: string): string {
   return url.href.replace(/\/+$/, '');
 }
 
+/** A PostgreSQL URL as `pg` takes it; anything else is refused before a connection is tried. */
+export function parseDatabaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new StemsplitError('USAGE', '--database-url must be a URL like postgres://user:password@host:5432/stemsplit');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new StemsplitError('USAGE', `--database-url must start with postgres:// (SQLite needs no URL: it lives in the data dir), got ${url.protocol}//…`);
+  }
+  return raw;
+}
+
+function parsedDatabaseUrl(raw: string | undefined): string | undefined {
+  return raw === undefined || raw === '' ? undefined : parseDatabaseUrl(raw);
+}
+
 function parsedPublicUrl(raw: string | undefined): string | undefined {
   return raw === undefined || raw === '' ? undefined : parsePublicUrl(raw);
 }
@@ -129,6 +150,7 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
   const aliases6 = input.modelAliases?.['6s'] ?? envList(env, 'STEMSPLIT_MODEL_6S') ?? ['htdemucs_6s', 'stemsplit-small-6s', 'bundled-6s'];
   return Object.freeze({
     dataDir,
+    databaseUrl: parsedDatabaseUrl(input.databaseUrl ?? env['STEMSPLIT_DATABASE_URL']),
     cacheDir,
     host: input.host ?? env['STEMSPLIT_HOST'] ?? '127.0.0.1',
     port: input.port ?? envNumber(env, 'STEMSPLIT_PORT') ?? 8787,

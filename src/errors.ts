@@ -13,7 +13,7 @@ export const JOB_ERROR_CODES = ['SOURCE_FETCH_FAILED', 'AUDIO_DECODE_FAILED', 'S
 export type JobErrorCode = (typeof JOB_ERROR_CODES)[number];
 
 /** Codes only the CLI and library callers see. */
-export const LOCAL_ERROR_CODES = ['USAGE', 'MODEL_NOT_FOUND', 'MODEL_INVALID', 'DOWNLOAD_FAILED', 'IO_ERROR', 'INTERRUPTED', 'TERMINATED'] as const;
+export const LOCAL_ERROR_CODES = ['USAGE', 'MODEL_NOT_FOUND', 'MODEL_INVALID', 'DOWNLOAD_FAILED', 'IO_ERROR', 'DATABASE_UNAVAILABLE', 'INTERRUPTED', 'TERMINATED'] as const;
 export type LocalErrorCode = (typeof LOCAL_ERROR_CODES)[number];
 
 export type ErrorCode = ApiErrorCode | JobErrorCode | LocalErrorCode;
@@ -41,6 +41,8 @@ const CODES: Readonly<Record<ErrorCode, CodeInfo>> = Object.freeze({
   MODEL_INVALID: { httpStatus: 500, exitCode: 13 },
   DOWNLOAD_FAILED: { httpStatus: 502, exitCode: 14 },
   IO_ERROR: { httpStatus: 500, exitCode: 15 },
+  // PostgreSQL is down or unreachable: a client should retry (Retry-After), nothing was changed.
+  DATABASE_UNAVAILABLE: { httpStatus: 503, exitCode: 16 },
   // 128 + SIGINT, as shells report a command stopped by Ctrl-C.
   INTERRUPTED: { httpStatus: 500, exitCode: 130 },
   // 128 + SIGTERM, as shells report a command another process terminated.

@@ -1,6 +1,6 @@
 /**
  * The composition root of `stemsplit serve`: opens the data dir, builds the services, starts
- * the worker pool, the webhook dispatcher, the cleanup task and the HTTP listener.
+ * the job runner (unless `--workers 0`), the webhook dispatcher, the cleanup task and the HTTP listener.
  */
 import { serve, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
@@ -9,15 +9,15 @@ import type { AppEnv } from './api/env.js';
 import type { StemsplitConfig } from './config.js';
 import { StemsplitError } from './errors.js';
 import { removeStalePartials, startCleanup } from './jobs/cleanup.js';
-import { JobRunner } from './jobs/runner.js';
-import { workerSplitter } from './splitting/worker-pool.js';
+import { startJobProcessing } from './jobs/processing.js';
+import type { JobRunner } from './jobs/runner.js';
 import { SplitService } from './services/splits.js';
 import { presentSplit } from './api/present.js';
 import { createStemUrlSigner } from './api/stem-urls.js';
 import { AccountService } from './services/accounts.js';
 import { ModelService } from './services/models.js';
 import { UploadService } from './services/uploads.js';
-import { WebhookDispatcher } from './jobs/webhooks.js';
+import type { WebhookDispatcher } from './jobs/webhooks.js';
 import { registryFor, type ModelRegistry } from './models/registry.js';
 import type { GuardOptions } from './net/fetch.js';
 import type { ProcessLock } from './process-lock.js';
@@ -35,6 +35,9 @@ export interface ServerOptions {
   readonly log?: (line: string) => void;
   /** Webhook retry delay after n failed attempts (tests shorten it). */
   readonly webhookBackoff?: (attempts: number) => number;
+  /** Job lease and poll timings (tests shorten them). */
+  readonly leaseMs?: number;
+  readonly pollMs?: number;
 }
 
 export interface RunningServer {
@@ -43,43 +46,62 @@ export interface RunningServer {
   readonly app: Hono<AppEnv>;
   readonly port: number;
   readonly data: DataStore;
-  readonly runner: JobRunner;
+  /** Absent on an API-only node (`serve --workers 0`). */
+  readonly runner: JobRunner | undefined;
   readonly webhooks: WebhookDispatcher;
   readonly registry: ModelRegistry;
   close(): Promise<void>;
 }
 
 export async function startServer(config: StemsplitConfig, options: ServerOptions = {}): Promise<RunningServer> {
-  // Before anything below treats unfinished work in the data dir as interrupted.
-  const lock = lockDataDirForServe(config.dataDir);
+  // One serve per SQLite data dir, taken before anything below treats unfinished work in it as
+  // interrupted. On PostgreSQL many nodes share the data dir by design, and nothing is reset.
+  const lock = config.databaseUrl ? undefined : lockDataDirForServe(config.dataDir);
   try {
     return await startLocked(config, options, lock);
   } catch (error) {
-    lock.release();
+    lock?.release();
     throw error;
   }
 }
 
-async function startLocked(config: StemsplitConfig, options: ServerOptions, lock: ProcessLock): Promise<RunningServer> {
+async function startLocked(config: StemsplitConfig, options: ServerOptions, lock: ProcessLock | undefined): Promise<RunningServer> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const data = await openDataStore(config.dataDir, {
     initialCredits: config.initialCredits,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
+    databaseUrl: config.databaseUrl,
+    log,
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  data.uploads.resetInterruptedTransfers();
-  await removeStalePartials(data);
-  data.idempotency.dropUnfinished();
+  try {
+    return await startOpen(config, options, data, lock, log);
+  } catch (error) {
+    await data.close();
+    throw error;
+  }
+}
 
+/** What a crash of the one server left behind: only that server may reset it (SQLite, under the lock). */
+async function recoverSoleServer(data: DataStore): Promise<void> {
+  await data.uploads.resetInterruptedTransfers();
+  await removeStalePartials(data);
+  await data.idempotency.dropUnfinished();
+  await data.splits.releaseAllLeases();
+}
+
+async function startOpen(config: StemsplitConfig, options: ServerOptions, data: DataStore, lock: ProcessLock | undefined, log: (line: string) => void): Promise<RunningServer> {
+  if (lock) await recoverSoleServer(data);
   const guard: GuardOptions = { allowPrivate: config.allowPrivateUrls, ...options.guard };
   const registry = registryFor(config);
-  const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }, config.concurrency);
-  const signer = createStemUrlSigner(urlSigningKey(data.store), config.stemUrlTtlSeconds);
-  const webhooks = new WebhookDispatcher(data, { guard, log, ...(options.webhookBackoff ? { backoff: options.webhookBackoff } : {}) });
-  const runner = new JobRunner(data, registry, splitter, (split, nowMs) => presentSplit(split, signer, split.baseUrl, nowMs), {
-    concurrency: config.concurrency,
+  const signer = createStemUrlSigner(await urlSigningKey(data.store), config.stemUrlTtlSeconds);
+  const jobs = startJobProcessing(data, registry, config, {
+    guard,
     log,
-    onTerminal: () => webhooks.kick(),
+    present: (split, nowMs) => presentSplit(split, signer, split.baseUrl, nowMs),
+    ...(options.webhookBackoff ? { webhookBackoff: options.webhookBackoff } : {}),
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.pollMs ? { pollMs: options.pollMs } : {}),
   });
   const app = createApp({
     data,
@@ -88,7 +110,8 @@ async function startLocked(config: StemsplitConfig, options: ServerOptions, lock
     uploads: new UploadService(data, config.uploadTtlSeconds),
     splits: new SplitService(data, registry, { guard, maxDownloadBytes: MAX_UPLOAD_BYTES, downloadTimeoutMs: 60_000, ...(config.maxMinutes !== undefined ? { maxSeconds: config.maxMinutes * 60 } : {}) }),
     signer,
-    enqueue: (id) => runner.enqueue(id),
+    // A job made here starts here at once when this node runs jobs; otherwise a worker's next poll takes it.
+    enqueue: () => jobs.runner?.kick(),
     rateLimitPerMinute: config.rateLimitPerMinute,
     maxJsonBodyBytes: config.maxJsonBodyBytes,
     version: VERSION,
@@ -97,16 +120,12 @@ async function startLocked(config: StemsplitConfig, options: ServerOptions, lock
     extraRoutes: options.extraRoutes ? options.extraRoutes({ data, config }) : webRoutes(),
   });
 
-  const server = await listen(app, config.host, config.port).catch((error: unknown) => {
-    data.close();
-    throw error;
-  });
+  const server = await listen(app, config.host, config.port);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
 
-  webhooks.start();
-  runner.resumeUnfinished();
+  jobs.start();
   const stopCleanup = startCleanup(data, { stemRetentionSeconds: config.stemRetentionSeconds }, log);
 
   let closing: Promise<void> | undefined;
@@ -115,18 +134,16 @@ async function startLocked(config: StemsplitConfig, options: ServerOptions, lock
     app,
     port,
     data,
-    runner,
-    webhooks,
+    runner: jobs.runner,
+    webhooks: jobs.webhooks,
     registry,
     close: () =>
       (closing ??= (async () => {
         stopCleanup();
         await new Promise<void>((resolve) => server.close(() => resolve()));
-        await runner.stop();
-        await webhooks.stop();
-        await splitter.close();
-        data.close();
-        lock.release();
+        await jobs.stop();
+        await data.close();
+        lock?.release();
       })()),
   };
 }

@@ -40,14 +40,14 @@ describe('authentication', () => {
       expectError(await t.request('GET', path, { key: 'sk_stemsplit_wrong' }), 401, 'UNAUTHORIZED');
       expectError(await t.request('GET', path, { headers: { authorization: 'Basic abc' }, key: null }), 401, 'UNAUTHORIZED');
     }
-    const created = t.server.data.accounts.createKey('default', 'to-revoke');
+    const created = await t.server.data.accounts.createKey('default', 'to-revoke');
     assert.equal((await t.request('GET', '/credits', { key: created.key })).status, 200);
-    t.server.data.accounts.revokeKey(created.id);
+    await t.server.data.accounts.revokeKey(created.id);
     expectError(await t.request('GET', '/credits', { key: created.key }), 401, 'UNAUTHORIZED');
   });
 
-  test('keys are stored only as SHA-256 hashes', () => {
-    const rows = t.server.data.accounts.listKeys();
+  test('keys are stored only as SHA-256 hashes', async () => {
+    const rows = await t.server.data.accounts.listKeys();
     assert.ok(rows.length > 0);
     const dbBytes = readFileSync(join(t.dataDir, 'stemsplit.sqlite'));
     assert.equal(dbBytes.includes(Buffer.from(t.key)), false, 'the raw key must not be in the database file');
@@ -98,7 +98,7 @@ describe('uploads and splits', () => {
     assert.deepEqual(Object.keys(split.stems).sort(), ['bass', 'drums', 'other', 'vocals']);
     // Scalars first, nested objects last: naive SDK parsers rely on it.
     assert.deepEqual(Object.keys(split).slice(-2), ['stems', 'error']);
-    const charge = t.server.data.accounts.statement('default', 50).find((entry) => entry.splitId === split.id);
+    const charge = (await t.server.data.accounts.statement('default', 50)).find((entry) => entry.splitId === split.id);
     assert.equal(charge?.kind, 'charge');
     assert.equal(charge?.amount, -Math.ceil(SONG_SECONDS), 'the statement shows the charge with its job');
 
@@ -184,13 +184,13 @@ describe('uploads and splits', () => {
     expectError(reuse, 422, 'VALIDATION_ERROR');
     assertMatchesOpenApi('POST', '/audio/splits', 422, reuse.json);
 
-    const foreignKey = t.server.data.accounts.createKey('someone-else', 'foreign').key;
-    t.server.data.accounts.grant('someone-else', 100);
+    const foreignKey = (await t.server.data.accounts.createKey('someone-else', 'foreign')).key;
+    await t.server.data.accounts.grant('someone-else', 100);
     const mine = await uploadFile(t, song);
     expectError(await t.request('POST', '/audio/splits', { body: { input: mine }, key: foreignKey }), 422, 'VALIDATION_ERROR');
 
     // Expire the reservation by moving its deadline into the past, as the clock would.
-    t.server.data.store.run(t.server.data.store.db.updateTable('uploads').set({ expiresAtMs: 0 }).where('id', '=', mine.uploadId));
+    await t.server.data.store.run(t.server.data.store.db.updateTable('uploads').set({ expiresAtMs: 0 }).where('id', '=', mine.uploadId));
     expectError(await t.request('POST', '/audio/splits', { body: { input: mine } }), 422, 'VALIDATION_ERROR');
   });
 
@@ -217,8 +217,8 @@ describe('uploads and splits', () => {
   });
 
   test('402 INSUFFICIENT_CREDITS when the balance is short', async () => {
-    const poor = t.server.data.accounts.createKey('poor', 'poor').key;
-    t.server.data.accounts.grant('poor', 2);
+    const poor = (await t.server.data.accounts.createKey('poor', 'poor')).key;
+    await t.server.data.accounts.grant('poor', 2);
     const reserved = await t.request('POST', '/audio/uploads', { body: { filename: 's.wav', contentType: 'audio/wav', contentLength: song.length }, key: poor });
     const { uploadUrl, uploadHeaders, uploadId } = reserved.json.data;
     const sent = (await (await fetch(uploadUrl, { method: 'POST', headers: uploadHeaders, body: song })).json()) as { data: { url: string; key: string } };
@@ -238,7 +238,7 @@ describe('uploads and splits', () => {
     expectError(await t.request('GET', '/audio/splits/..%2F..%2Fetc%2Fpasswd'), 404, 'NOT_FOUND');
     const input = await uploadFile(t, song);
     const created = await t.request('POST', '/audio/splits', { body: { input } });
-    const stranger = t.server.data.accounts.createKey('stranger', 's').key;
+    const stranger = (await t.server.data.accounts.createKey('stranger', 's')).key;
     expectError(await t.request('GET', `/audio/splits/${created.json.data.id}`, { key: stranger }), 404, 'NOT_FOUND');
     const unknown = await fetch(`${t.server.url}/nothing-here`);
     assert.equal(unknown.status, 404);
@@ -303,7 +303,7 @@ describe('bad requests get 422 VALIDATION_ERROR, never 500', () => {
   test('path traversal in a file name is reduced to its last segment', async () => {
     const reserved = await t.request('POST', '/audio/uploads', { body: { filename: '../../etc/passwd.wav', contentType: 'audio/wav', contentLength: 10 } });
     assert.equal(reserved.status, 200);
-    const upload = t.server.data.uploads.get(reserved.json.data.uploadId);
+    const upload = await t.server.data.uploads.get(reserved.json.data.uploadId);
     assert.equal(upload?.filename, 'passwd.wav');
   });
 });

@@ -18,15 +18,15 @@ before(async () => {
 });
 after(() => t.close());
 
-function countSplits(): number {
-  const row = t.server.data.store.first(t.server.data.store.db.selectFrom('splits').select((eb) => eb.fn.countAll<number>().as('n')));
+async function countSplits(): Promise<number> {
+  const row = await t.server.data.store.first(t.server.data.store.db.selectFrom('splits').select((eb) => eb.fn.countAll<number>().as('n')));
   return Number(row?.n ?? 0);
 }
 
 test('the same key and body replay the first response: one job, one charge', async () => {
   const input = await uploadFile(t, song);
   const balance = (await t.request('GET', '/credits')).json.data.balance;
-  const before = countSplits();
+  const before = await countSplits();
   const headers = { 'idempotency-key': 'order-1' };
   const first = await t.request('POST', '/audio/splits', { body: { input, stemModel: '4s' }, headers });
   assert.equal(first.status, 200, first.text);
@@ -35,7 +35,7 @@ test('the same key and body replay the first response: one job, one charge', asy
   assert.equal(second.status, 200);
   assert.equal(second.text, first.text);
   assert.equal(second.headers.get('idempotent-replayed'), 'true');
-  assert.equal(countSplits(), before + 1);
+  assert.equal(await countSplits(), before + 1);
   assert.equal((await t.request('GET', '/credits')).json.data.balance, balance - 3);
   await waitForSplit(t, first.json.data.id);
 });
@@ -51,7 +51,7 @@ test('the same key with another body gets 422 naming the key', async () => {
 });
 
 test('keys are per API key: another key may use the same Idempotency-Key', async () => {
-  const otherKey = t.server.data.accounts.createKey('default', 'second').key;
+  const otherKey = (await t.server.data.accounts.createKey('default', 'second')).key;
   const a = await t.request('POST', '/audio/splits', { body: { input: await uploadFile(t, song) }, headers: { 'idempotency-key': 'shared' } });
   const b = await t.request('POST', '/audio/splits', {
     body: { input: await uploadFile(t, song) },
@@ -66,25 +66,25 @@ test('keys are per API key: another key may use the same Idempotency-Key', async
 test('20 concurrent duplicates make exactly one job and one charge', async () => {
   const input = await uploadFile(t, song);
   const balance = (await t.request('GET', '/credits')).json.data.balance;
-  const before = countSplits();
+  const before = await countSplits();
   const responses = await Promise.all(
     Array.from({ length: 20 }, () => t.request('POST', '/audio/splits', { body: { input }, headers: { 'idempotency-key': 'burst' } })),
   );
   for (const response of responses) assert.equal(response.status, 200, response.text);
   assert.equal(new Set(responses.map((r) => r.json.data.id)).size, 1);
-  assert.equal(countSplits(), before + 1);
+  assert.equal(await countSplits(), before + 1);
   assert.equal((await t.request('GET', '/credits')).json.data.balance, balance - 3);
 });
 
 test('a failed request (402) is remembered like a success and replayed', async () => {
-  const poorKey = t.server.data.accounts.createKey('idem-poor', 'p').key;
+  const poorKey = (await t.server.data.accounts.createKey('idem-poor', 'p')).key;
   const reserved = await t.request('POST', '/audio/uploads', { body: { filename: 's.wav', contentType: 'audio/wav', contentLength: song.length }, key: poorKey });
   const { uploadUrl, uploadHeaders, uploadId } = reserved.json.data;
   const sent = (await (await fetch(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: song })).json()) as { data: { url: string; key: string } };
   const body = { input: { type: 'uploaded_file', uploadId, fileUrl: sent.data.url, storageKey: sent.data.key } };
   const first = await t.request('POST', '/audio/splits', { body, key: poorKey, headers: { 'idempotency-key': 'p1' } });
   assert.equal(first.status, 402);
-  t.server.data.accounts.grant('idem-poor', 100);
+  await t.server.data.accounts.grant('idem-poor', 100);
   const replay = await t.request('POST', '/audio/splits', { body, key: poorKey, headers: { 'idempotency-key': 'p1' } });
   assert.equal(replay.status, 402, 'the stored answer is replayed, as Stripe does');
   const fresh = await t.request('POST', '/audio/splits', { body, key: poorKey, headers: { 'idempotency-key': 'p2' } });
@@ -92,8 +92,8 @@ test('a failed request (402) is remembered like a success and replayed', async (
 });
 
 test('credits never go negative under 20 concurrent creates', async () => {
-  const key = t.server.data.accounts.createKey('race', 'race').key;
-  t.server.data.accounts.grant('race', 20); // enough for 6 jobs of 3 s
+  const key = (await t.server.data.accounts.createKey('race', 'race')).key;
+  (await t.server.data.accounts.grant('race', 20)); // enough for 6 jobs of 3 s
   const inputs = [];
   for (let i = 0; i < 20; i++) {
     const reserved = await t.request('POST', '/audio/uploads', { body: { filename: `s${i}.wav`, contentType: 'audio/wav', contentLength: song.length }, key });
@@ -109,7 +109,7 @@ test('credits never go negative under 20 concurrent creates', async () => {
   for (const r of refused) assertMatchesOpenApi('POST', '/audio/splits', 402, r.json);
   const balance = (await t.request('GET', '/credits', { key })).json.data.balance;
   assert.equal(balance, 2);
-  const totals = t.server.data.accounts.ledgerTotals('race');
+  const totals = await t.server.data.accounts.ledgerTotals('race');
   assert.equal(totals.grant + totals.charge + totals.refund, balance, 'balance = grants − charges + refunds');
 });
 
@@ -135,7 +135,7 @@ test('the rate limit counts every request, valid or not, and answers 429 with it
     assert.equal(last.headers.get('ratelimit-remaining'), '0');
     assert.ok(Number(last.headers.get('ratelimit-reset')) >= 1);
     // Other keys have their own budget; other endpoints are not limited.
-    const other = limited.server.data.accounts.createKey('default', 'other').key;
+    const other = (await limited.server.data.accounts.createKey('default', 'other')).key;
     assert.equal((await limited.request('POST', '/audio/splits', { body: '{bad json', key: other })).status, 422);
     assert.equal((await limited.request('GET', '/credits')).status, 200);
   } finally {

@@ -109,17 +109,17 @@ const SILENT = 1e-5; // -100 dBFS
 
 
 describe('the local session', () => {
-  test('a new link makes a new "web session" key of the default account and revokes the previous one', () => {
-    const first = createWebSession(t.server.data);
-    const second = createWebSession(t.server.data);
+  test('a new link makes a new "web session" key of the default account and revokes the previous one', async () => {
+    const first = await createWebSession(t.server.data);
+    const second = await createWebSession(t.server.data);
     assert.equal(first.account, 'default');
-    assert.equal(t.server.data.accounts.authenticate(first.key), undefined, 'the previous session key is revoked');
-    assert.ok(t.server.data.accounts.authenticate(second.key));
-    const live = t.server.data.accounts.listKeys().filter((k) => k.name === WEB_SESSION_KEY_NAME && k.revokedAt === null);
+    assert.equal(await t.server.data.accounts.authenticate(first.key), undefined, 'the previous session key is revoked');
+    assert.ok(await t.server.data.accounts.authenticate(second.key));
+    const live = (await t.server.data.accounts.listKeys()).filter((k) => k.name === WEB_SESSION_KEY_NAME && k.revokedAt === null);
     assert.deepEqual(live.map((k) => k.id), [second.id]);
   });
 
-  test('the link carries the key in the fragment and reaches a server listening on every interface', () => {
+  test('the link carries the key in the fragment and reaches a server listening on every interface', async () => {
     const link = webSessionLink('http://0.0.0.0:8787', 'sk_stemsplit_abc');
     assert.equal(link, 'http://127.0.0.1:8787/#key=sk_stemsplit_abc');
     assert.equal(webSessionLink('http://[::]:9000', 'k'), 'http://[::1]:9000/#key=k');
@@ -219,7 +219,7 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
   });
 
   test('the serve link: upload, watch the split, play, solo, download a stem and all stems', async () => {
-    const session = createWebSession(t.server.data);
+    const session = await createWebSession(t.server.data);
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
     const { page, errors } = await openPage(context, webSessionLink(t.server.url, session.key));
     await page.locator('#upload-panel').waitFor();
@@ -346,8 +346,8 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
   test('after a restart the same link still works and the list shows every split of the account, a CLI key\'s too', async () => {
     const dataDir = tempDir();
     const first = await startTestServer({ dataDir });
-    const session = createWebSession(first.server.data);
-    const cliKey = first.server.data.accounts.createKey('default', 'cli').key;
+    const session = await createWebSession(first.server.data);
+    const cliKey = (await first.server.data.accounts.createKey('default', 'cli')).key;
     const input = await first.client.upload(readFileSync(songPath), 'From the CLI key.wav');
     const created = await first.request('POST', '/audio/splits', { body: { input, stemModel: '4s' }, key: cliKey });
     assert.equal(created.status, 200, created.text);
@@ -378,7 +378,7 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     const b = join(dir, 'Second Song.wav');
     writeSong(a, 2.5);
     writeSong(b, 3.5);
-    const session = createWebSession(t.server.data);
+    const session = await createWebSession(t.server.data);
     const context = await browser.newContext();
     const { page, errors } = await openPage(context, webSessionLink(t.server.url, session.key));
     await page.locator('#upload-panel').waitFor();
@@ -403,7 +403,7 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
   });
 
   test('a song dropped on the page without enough credits is told in seconds', async () => {
-    const poor = t.server.data.accounts.createKey('poor', 'web');
+    const poor = await t.server.data.accounts.createKey('poor', 'web');
     const context = await browser.newContext();
     const { page, errors } = await openPage(context, webSessionLink(t.server.url, poor.key));
     await page.locator('#upload-panel').waitFor();

@@ -52,7 +52,7 @@ before(async () => {
   song = readFileSync(join(dir, 'song.wav'));
   // Webhook receivers here listen on loopback, so this server lets webhooks reach private addresses.
   t = await startTestServer({ allowPrivateUrls: true }, { webhookBackoff: () => 200 });
-  secret = t.server.data.accounts.rotateWebhookSecret('default');
+  secret = await t.server.data.accounts.rotateWebhookSecret('default');
 });
 after(() => t.close());
 
@@ -78,8 +78,8 @@ test('a succeeded job is delivered, signed, and retried after the receiver first
     assert.equal(event.data.id, created.json.data.id);
     assert.equal(event.data.status, 'succeeded');
     assert.deepEqual(Object.keys(event.data.stems).sort(), ['bass', 'drums', 'other', 'vocals']);
-    await until(() => t.server.data.deliveries.forSplit(created.json.data.id)[0]?.status === 'delivered');
-    const [delivery] = t.server.data.deliveries.forSplit(created.json.data.id);
+    await until(async () => (await t.server.data.deliveries.forSplit(created.json.data.id))[0]?.status === 'delivered');
+    const [delivery] = await t.server.data.deliveries.forSplit(created.json.data.id);
     assert.equal(delivery?.attempts, 2);
   } finally {
     hook.server.close();
@@ -105,7 +105,7 @@ test('a failed job is delivered with its error, and its credits are refunded', a
   );
   const hook = await receiver([]);
   try {
-    const brokenSecret = broken.server.data.accounts.rotateWebhookSecret('default');
+    const brokenSecret = await broken.server.data.accounts.rotateWebhookSecret('default');
     const balance = (await broken.request('GET', '/credits')).json.data.balance;
     const input = await uploadFile(broken, song);
     const created = await broken.request('POST', '/audio/splits', { body: { input, stemModel: '4s', webhookUrl: hook.url } });
@@ -121,7 +121,7 @@ test('a failed job is delivered with its error, and its credits are refunded', a
     assert.equal(event.data.status, 'failed');
     assert.equal(event.data.error.code, 'SEPARATION_FAILED');
     assert.equal((await broken.request('GET', '/credits')).json.data.balance, balance, 'the failed job was refunded');
-    const totals = broken.server.data.accounts.ledgerTotals('default');
+    const totals = await broken.server.data.accounts.ledgerTotals('default');
     assert.equal(totals.refund, 2);
   } finally {
     hook.server.close();
@@ -142,7 +142,7 @@ test('pending deliveries survive a restart and are sent by the next server', asy
   // Restart; make the pending delivery due now, as time passing would.
   const second = await startTestServer({ dataDir, allowPrivateUrls: true }, { webhookBackoff: () => 100 });
   try {
-    second.server.data.store.run(second.server.data.store.db.updateTable('webhookDeliveries').set({ nextAttemptAtMs: 0 }));
+    await second.server.data.store.run(second.server.data.store.db.updateTable('webhookDeliveries').set({ nextAttemptAtMs: 0 }));
     second.server.webhooks.kick();
     await until(() => hook.received.length >= 1);
     assert.equal(JSON.parse(hook.received[0]?.body ?? '{}').data.id, created.json.data.id);

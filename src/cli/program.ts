@@ -3,7 +3,7 @@
  * a plain function imported lazily, so `keys list` never loads ONNX Runtime.
  */
 import { Command, Option } from 'commander';
-import { parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
+import { parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
 import { StemsplitError } from '../errors.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
@@ -30,10 +30,19 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .description('Self-hosted music stem splitter: the v1 HTTP API, a CLI and Demucs v4 on the CPU.')
     .version(VERSION, '-V, --version')
     .addOption(new Option('--data-dir <dir>', 'data folder (database, uploads, stems)').env('STEMSPLIT_DATA_DIR'))
+    .addOption(
+      new Option('--database-url <url>', 'postgres://… : keep accounts, credits and jobs in PostgreSQL, shared by several nodes (default: SQLite in the data dir)')
+        .env('STEMSPLIT_DATABASE_URL')
+        .argParser(parseDatabaseUrl),
+    )
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ outputError: (text, write) => write(text.split('\n')[0] + '\n') });
 
-  const dataDir = (): ConfigInput => ({ dataDir: program.opts<{ dataDir?: string }>().dataDir });
+  /** Where the store is: every command that opens it takes both. */
+  const dataDir = (): ConfigInput => {
+    const { dataDir: dir, databaseUrl } = program.opts<{ dataDir?: string; databaseUrl?: string }>();
+    return { dataDir: dir, databaseUrl };
+  };
 
   program
     .command('serve')
@@ -46,7 +55,12 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         .env('STEMSPLIT_PUBLIC_URL')
         .argParser(parsePublicUrl),
     )
-    .addOption(new Option('--concurrency <n>', 'split jobs run at once').env('STEMSPLIT_CONCURRENCY').argParser(integer('--concurrency', 1, 64)).default(1))
+    .addOption(
+      new Option('--workers <n>', 'split jobs this server runs at once; 0: API only, `stemsplit worker` processes run the jobs')
+        .env('STEMSPLIT_WORKERS')
+        .argParser(integer('--workers', 0, 64)),
+    )
+    .addOption(new Option('--concurrency <n>', 'the same as --workers, at least 1').env('STEMSPLIT_CONCURRENCY').argParser(integer('--concurrency', 1, 64)).default(1))
     .addOption(
       new Option('--rate-limit <n>', 'POST /v1/audio/splits per API key per minute')
         .env('STEMSPLIT_RATE_LIMIT')
@@ -63,7 +77,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s)', nameList('--model-4s'))
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
     .option('--new-link', 'print a new link to the web page, ending the one printed before (its key lasts across restarts otherwise)')
-    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; newLink?: boolean }) => {
+    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; workers?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; newLink?: boolean }) => {
       const { serveCommand } = await import('./commands/serve.js');
       await run((ctx) => serveCommand(ctx, { newLink: opts.newLink === true }), {
         ...dataDir(),
@@ -71,8 +85,25 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         port: opts.port,
         publicUrl: opts.publicUrl,
         maxMinutes: opts.maxMinutes,
-        concurrency: opts.concurrency,
+        concurrency: opts.workers ?? opts.concurrency,
         rateLimitPerMinute: opts.rateLimit,
+        allowPrivateUrls: opts.allowPrivateUrls === true ? true : undefined,
+        modelAliases: { '4s': opts.model4s, '6s': opts.model6s },
+      });
+    });
+
+  program
+    .command('worker')
+    .description('run split jobs from a shared PostgreSQL (--database-url), beside serve --workers 0 on any box that mounts the data dir')
+    .addOption(new Option('--concurrency <n>', 'split jobs run at once').env('STEMSPLIT_CONCURRENCY').argParser(integer('--concurrency', 1, 64)).default(1))
+    .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (as serve)', nameList('--model-4s'))
+    .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
+    .option('--allow-private-urls', 'let webhooks reach private and loopback addresses (trusted LAN only)')
+    .action(async (opts: { concurrency: number; model4s?: string[]; model6s?: string[]; allowPrivateUrls?: boolean }) => {
+      const { workerCommand } = await import('./commands/worker.js');
+      await run(workerCommand, {
+        ...dataDir(),
+        concurrency: opts.concurrency,
         allowPrivateUrls: opts.allowPrivateUrls === true ? true : undefined,
         modelAliases: { '4s': opts.model4s, '6s': opts.model6s },
       });

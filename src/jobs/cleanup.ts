@@ -15,25 +15,26 @@ export async function cleanupOnce(data: DataStore, options: CleanupOptions): Pro
   const { layout } = data;
   const cutoff = data.clock.now() - options.stemRetentionSeconds * 1000;
   let splits = 0;
-  for (const split of data.splits.expiredStems(cutoff, 500)) {
+  for (const split of await data.splits.expiredStems(cutoff, 500)) {
     await rm(layout.absolute(layout.stemDir(split.id)), { recursive: true, force: true });
     await rm(layout.absolute(split.sourcePath), { force: true });
-    data.splits.markPurged(split.id);
+    await data.splits.markPurged(split.id);
     splits++;
   }
   let uploads = 0;
-  for (const upload of data.uploads.expiredUnused(500)) {
+  for (const upload of await data.uploads.expiredUnused(500)) {
     await rm(layout.absolute(layout.uploadFile(upload.id)), { force: true });
-    data.uploads.delete(upload.id);
+    await data.uploads.delete(upload.id);
     uploads++;
   }
-  data.idempotency.purgeExpired();
+  await data.idempotency.purgeExpired();
   return { splits, uploads };
 }
 
 /**
  * Removes what a killed process left half-written: `uploads/*.partial`, `sources/*.partial` and
- * `stems/<id>.partial-*` staging folders. Only safe before this process starts any transfer or job.
+ * `stems/<id>.partial-*` staging folders. Only safe before this process starts any transfer or job,
+ * and only where no other process shares the data dir (one `serve` on SQLite).
  */
 export async function removeStalePartials(data: DataStore): Promise<number> {
   let removed = 0;

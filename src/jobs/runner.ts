@@ -1,21 +1,33 @@
 /**
- * The worker pool: a p-queue of split jobs. queued → processing → succeeded | failed.
- * Terminal transitions are one transaction each: a success with its webhook outbox row, a
- * failure with its refund and its outbox row. Jobs a crash left unfinished are resumed on start.
+ * The job runner: claims split jobs from the database and runs them, `concurrency` at a time.
+ * queued → processing → succeeded | failed. The queue is the `splits` table itself (see
+ * store/splits.ts): a claim is a lease this runner renews while the job runs, so a runner that
+ * dies (SIGKILL, power loss) loses its jobs to the next runner once the lease lapses; any number
+ * of runners, in any number of processes on any number of boxes, can share one PostgreSQL.
+ *
+ * Terminal transitions are one transaction each, and only the lease holder's counts: a success
+ * with its webhook outbox row, a failure with its refund and its outbox row. The charge was made
+ * when the job was created, so a job run twice is never charged twice.
  */
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import PQueue from 'p-queue';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, isJobErrorCode, isStemsplitError, StemsplitError, type JobErrorCode } from '../errors.js';
 import type { ModelRegistry } from '../models/registry.js';
 import type { DataStore, Split } from '../store/index.js';
 import type { Splitter } from '../splitting/worker-pool.js';
 import { SPLIT_EVENT } from './webhooks.js';
 
-/** A job that took the server down this many times is failed instead of retried again. */
+/** A job whose runner died this many times is failed and refunded instead of run again. */
 const MAX_ATTEMPTS = 3;
-/** When a job's outcome could not be written (the database's disk is full), run it again after this long. */
+/** When a job's outcome could not be written (the database is down, its disk full), try again after this long. */
 const RECORD_RETRY_MS = 10_000;
+/** A lease lasts this long unless renewed; renewed every third of it. */
+export const DEFAULT_LEASE_MS = 30_000;
+/** How often an idle runner looks for jobs made by other processes. */
+export const DEFAULT_POLL_MS = 1_000;
 
 /** The public resource of a job, as its webhook carries it (the API layer knows its shape and URLs). */
 export type PresentSplit = (split: Split, nowMs: number) => unknown;
@@ -23,20 +35,35 @@ export type PresentSplit = (split: Split, nowMs: number) => unknown;
 export interface RunnerOptions {
   readonly concurrency: number;
   readonly mp3BitrateKbps?: number;
+  readonly leaseMs?: number;
+  readonly pollMs?: number;
   readonly log?: (line: string) => void;
   /** Called after a job became terminal and its webhook (if any) was queued. */
   readonly onTerminal?: (split: Split) => void;
 }
 
+/** This runner's name in `leaseOwner`: which box and process holds a job, for whoever looks. */
+function runnerName(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+}
+
 export class JobRunner {
+  readonly name = runnerName();
   readonly #data: DataStore;
   readonly #registry: ModelRegistry;
   readonly #splitter: Splitter;
   readonly #present: PresentSplit;
   readonly #options: RunnerOptions;
-  readonly #queue: PQueue;
-  readonly #pending = new Set<string>();
-  readonly #retryTimers = new Set<NodeJS.Timeout>();
+  readonly #leaseMs: number;
+  readonly #active = new Map<string, Promise<void>>();
+  readonly #stopping = new AbortController();
+  #started = false;
+  #claiming: Promise<void> | undefined;
+  #claimAgain = false;
+  #pollTimer: NodeJS.Timeout | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
+  /** The last claim error logged, so an outage is reported once, not every second. */
+  #outage: string | undefined;
 
   constructor(data: DataStore, registry: ModelRegistry, splitter: Splitter, present: PresentSplit, options: RunnerOptions) {
     this.#data = data;
@@ -44,70 +71,99 @@ export class JobRunner {
     this.#splitter = splitter;
     this.#present = present;
     this.#options = options;
-    this.#queue = new PQueue({ concurrency: Math.max(1, options.concurrency) });
+    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   }
 
-  /** Re-queues every job left queued or processing, oldest first. */
-  resumeUnfinished(): number {
-    const unfinished = this.#data.splits.unfinished();
-    for (const split of unfinished) {
-      if (split.attempts >= MAX_ATTEMPTS) {
-        this.#fail(split, 'INTERNAL_ERROR', `the job was interrupted ${split.attempts} times; it was stopped and refunded`);
-      } else {
-        this.enqueue(split.id);
-      }
+  /** Starts claiming jobs: now, whenever `kick` is called, and every poll interval. */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#heartbeat = setInterval(() => void this.#renewLeases(), Math.max(100, this.#leaseMs / 3));
+    this.#heartbeat.unref();
+    this.kick();
+  }
+
+  /** Looks for claimable jobs now (a job was just created here, or one just finished). */
+  kick(): void {
+    if (!this.#started || this.#stopping.signal.aborted) return;
+    if (this.#claiming) {
+      this.#claimAgain = true;
+      return;
     }
-    return unfinished.length;
-  }
-
-  enqueue(splitId: string): void {
-    if (this.#pending.has(splitId)) return;
-    this.#pending.add(splitId);
-    void this.#queue.add(async () => {
-      try {
-        await this.#process(splitId);
-      } catch (error) {
-        // Even the job's failure could not be recorded: keep the server up and try again later.
-        this.#options.log?.(`split ${splitId} could not be recorded: ${describeError(error)}; retrying in ${RECORD_RETRY_MS / 1000} s`);
-        this.#retryLater(splitId);
-      } finally {
-        this.#pending.delete(splitId);
+    this.#claiming = this.#claimWhileFree().finally(() => {
+      this.#claiming = undefined;
+      if (this.#claimAgain) {
+        this.#claimAgain = false;
+        this.kick();
+      } else {
+        this.#schedulePoll();
       }
     });
   }
 
-  #retryLater(splitId: string): void {
-    const timer = setTimeout(() => {
-      this.#retryTimers.delete(timer);
-      this.enqueue(splitId);
-    }, RECORD_RETRY_MS);
-    timer.unref();
-    this.#retryTimers.add(timer);
+  /** Jobs this runner is running now. */
+  get running(): number {
+    return this.#active.size;
   }
 
-  get queued(): number {
-    return this.#queue.size + this.#queue.pending;
-  }
-
-  /** Resolves when every queued job has finished. */
-  onIdle(): Promise<void> {
-    return this.#queue.onIdle();
-  }
-
-  /** Stops taking new jobs; running ones finish. Jobs still queued stay queued in SQLite. */
+  /** Stops claiming; running jobs finish (their outcome is recorded if the database lets it). */
   async stop(): Promise<void> {
-    for (const timer of this.#retryTimers) clearTimeout(timer);
-    this.#queue.clear();
-    await this.#queue.onIdle();
+    this.#stopping.abort();
+    clearTimeout(this.#pollTimer);
+    await this.#claiming;
+    await Promise.allSettled([...this.#active.values()]);
+    clearInterval(this.#heartbeat);
   }
 
-  async #process(splitId: string): Promise<void> {
-    const split = this.#data.splits.get(splitId);
-    if (!split || (split.status !== 'queued' && split.status !== 'processing')) return;
+  #schedulePoll(): void {
+    clearTimeout(this.#pollTimer);
+    if (this.#stopping.signal.aborted) return;
+    this.#pollTimer = setTimeout(() => this.kick(), this.#options.pollMs ?? DEFAULT_POLL_MS);
+    this.#pollTimer.unref();
+  }
+
+  async #claimWhileFree(): Promise<void> {
+    while (!this.#stopping.signal.aborted && this.#active.size < Math.max(1, this.#options.concurrency)) {
+      let split: Split | undefined;
+      try {
+        split = await this.#data.splits.claim(this.name, this.#leaseMs);
+        this.#reportRecovery();
+      } catch (error) {
+        this.#reportOutage(`cannot claim jobs: ${describeError(error)}; retrying`);
+        return;
+      }
+      if (!split) return;
+      const run = this.#run(split).finally(() => {
+        this.#active.delete(split.id);
+        this.kick();
+      });
+      this.#active.set(split.id, run);
+    }
+  }
+
+  async #run(split: Split): Promise<void> {
+    if (split.attempts > MAX_ATTEMPTS) {
+      const message = `the job was interrupted ${split.attempts - 1} times; it was stopped and refunded`;
+      await this.#record(split.id, () => this.#fail(split, 'INTERNAL_ERROR', message));
+      return;
+    }
+    const outcome = await this.#process(split);
+    if (outcome === 'lost') return;
+    if (outcome.ok) {
+      await this.#record(split.id, () => this.#succeed(split.id, outcome.stems));
+      return;
+    }
+    await rm(this.#data.layout.absolute(this.#data.layout.stemDir(split.id)), { recursive: true, force: true }).catch(() => undefined);
+    await this.#record(split.id, () => this.#fail(split, outcome.code, outcome.message));
+  }
+
+  /** Runs the separation; decides the outcome but records nothing terminal. */
+  async #process(split: Split): Promise<'lost' | { ok: true; stems: string[] } | { ok: false; code: JobErrorCode; message: string }> {
     let stage: JobErrorCode = 'SEPARATION_FAILED';
     try {
       const ref = this.#registry.resolve(split.modelName);
-      if (!this.#data.splits.markProcessing(split.id, ref.name)) return;
+      // Another worker took it between the claim and here (this one stalled past its lease).
+      if (!(await this.#data.splits.markProcessing(split.id, this.name, ref.name))) return 'lost';
       let lastPercent = -1;
       const outDir = this.#data.layout.absolute(this.#data.layout.stemDir(split.id));
       const source = this.#data.layout.absolute(split.sourcePath);
@@ -122,59 +178,100 @@ export class JobRunner {
           const whole = Math.floor(percent);
           if (whole !== lastPercent && whole < 100) {
             lastPercent = whole;
-            this.#recordProgress(split.id, whole);
+            void this.#recordProgress(split.id, whole);
           }
         },
       );
-      this.#succeed(split.id, Object.keys(result.stems));
       // One line per finished job, so whoever runs the server sees the work it does.
       const took = ((Date.now() - started) / 1000).toFixed(1);
       this.#options.log?.(`split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} in ${took} s`);
+      return { ok: true, stems: Object.keys(result.stems) };
     } catch (error) {
       const code: JobErrorCode = isDiskFull(error) ? 'STORAGE_FAILED' : isStemsplitError(error) && isJobErrorCode(error.code) ? error.code : stage;
       this.#options.log?.(`split ${split.id} failed: ${describeError(error)}`);
-      await rm(this.#data.layout.absolute(this.#data.layout.stemDir(split.id)), { recursive: true, force: true });
-      this.#fail(split, code, describeError(error));
+      return { ok: false, code, message: describeError(error) };
     }
   }
 
   /**
-   * Progress is best effort: it arrives in a worker's message handler, where a throw (the
-   * database's disk is full) would take the server down; the job's outcome reports such trouble.
+   * Writes a job's outcome, retrying while the database cannot take it: the stems are on disk
+   * and the lease keeps being renewed, so nothing is run again. A runner stopped meanwhile
+   * leaves the job to the next one, once its lease lapses.
    */
-  #recordProgress(splitId: string, percent: number): void {
+  async #record(splitId: string, write: () => Promise<void>): Promise<void> {
+    for (;;) {
+      try {
+        await write();
+        return;
+      } catch (error) {
+        this.#options.log?.(`split ${splitId}: outcome not recorded: ${describeError(error)}; retrying in ${RECORD_RETRY_MS / 1000} s`);
+        try {
+          await sleep(RECORD_RETRY_MS, undefined, { signal: this.#stopping.signal });
+        } catch {
+          return;
+        }
+      }
+    }
+  }
+
+  /** Progress is best effort: the job's outcome reports trouble with the database. */
+  async #recordProgress(splitId: string, percent: number): Promise<void> {
     try {
-      this.#data.splits.setProgress(splitId, percent);
+      await this.#data.splits.setProgress(splitId, this.name, percent);
     } catch (error) {
       this.#options.log?.(`split ${splitId}: progress not recorded: ${describeError(error)}`);
     }
   }
 
-  #succeed(splitId: string, stems: readonly string[]): void {
-    const finished = this.#data.store.transaction(() => {
-      if (!this.#data.splits.markSucceeded(splitId, stems)) return undefined;
-      const split = this.#data.splits.get(splitId) as Split;
-      this.#queueWebhook(split);
+  async #renewLeases(): Promise<void> {
+    for (const id of this.#active.keys()) {
+      try {
+        if (!(await this.#data.splits.renewLease(id, this.name, this.#leaseMs))) {
+          this.#options.log?.(`split ${id}: this worker's lease lapsed and another took the job; this run's outcome will not count`);
+        }
+      } catch (error) {
+        this.#reportOutage(`cannot renew job leases: ${describeError(error)}; retrying`);
+      }
+    }
+  }
+
+  #reportOutage(line: string): void {
+    if (this.#outage === line) return;
+    this.#outage = line;
+    this.#options.log?.(line);
+  }
+
+  #reportRecovery(): void {
+    if (this.#outage === undefined) return;
+    this.#outage = undefined;
+    this.#options.log?.('the database answers again; claiming jobs');
+  }
+
+  async #succeed(splitId: string, stems: readonly string[]): Promise<void> {
+    const finished = await this.#data.store.transaction(async () => {
+      if (!(await this.#data.splits.markSucceeded(splitId, this.name, stems))) return undefined;
+      const split = (await this.#data.splits.get(splitId)) as Split;
+      await this.#queueWebhook(split);
       return split;
     });
     if (finished) this.#options.onTerminal?.(finished);
   }
 
-  #fail(split: Split, code: JobErrorCode, message: string): void {
-    const finished = this.#data.store.transaction(() => {
-      if (!this.#data.splits.markFailed(split.id, code, message)) return undefined;
-      this.#data.accounts.addLedgerEntry(split.accountId, 'refund', split.creditsUsed, split.id, `refund of failed ${split.id}`);
-      const failed = this.#data.splits.get(split.id) as Split;
-      this.#queueWebhook(failed);
+  async #fail(split: Split, code: JobErrorCode, message: string): Promise<void> {
+    const finished = await this.#data.store.transaction(async () => {
+      if (!(await this.#data.splits.markFailed(split.id, this.name, code, message))) return undefined;
+      await this.#data.accounts.addLedgerEntry(split.accountId, 'refund', split.creditsUsed, split.id, `refund of failed ${split.id}`);
+      const failed = (await this.#data.splits.get(split.id)) as Split;
+      await this.#queueWebhook(failed);
       return failed;
     });
     if (finished) this.#options.onTerminal?.(finished);
   }
 
-  #queueWebhook(split: Split): void {
+  async #queueWebhook(split: Split): Promise<void> {
     if (!split.webhookUrl) return;
     const data = this.#present(split, this.#data.clock.now());
-    this.#data.deliveries.enqueue(split.id, split.accountId, split.webhookUrl, JSON.stringify({ event: SPLIT_EVENT, data }));
+    await this.#data.deliveries.enqueue(split.id, split.accountId, split.webhookUrl, JSON.stringify({ event: SPLIT_EVENT, data }));
   }
 }
 

@@ -1,10 +1,11 @@
 /**
  * Webhook deliveries: signed like Stripe's (`t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">`),
- * stored in an outbox in SQLite and retried with exponential backoff until a 2xx, for about
- * 24 hours, across restarts.
+ * stored in an outbox in the database and retried with exponential backoff until a 2xx, for
+ * about 24 hours, across restarts. Every node may run a dispatcher: each delivery is claimed by
+ * one of them at a time (see `Deliveries.claimDue`).
  */
 import { createHmac } from 'node:crypto';
-import { describeError } from '../errors.js';
+import { describeError, isStemsplitError } from '../errors.js';
 import { guardedRequest, type GuardOptions } from '../net/fetch.js';
 import type { DataStore, Delivery } from '../store/index.js';
 
@@ -34,6 +35,8 @@ export interface DispatcherOptions {
 }
 
 const HOLD_MS = 10_000;
+/** A claimed delivery is hidden from other dispatchers this long: past any attempt's timeout. */
+const CLAIM_MS = 60_000;
 
 /** Sends due deliveries; `kick()` after enqueueing, `start()` for the timer that drives retries. */
 export class WebhookDispatcher {
@@ -84,8 +87,16 @@ export class WebhookDispatcher {
   #schedule(): void {
     clearTimeout(this.#timer);
     if (this.#stopped) return;
-    const next = this.#data.deliveries.nextDueAtMs();
-    if (next === undefined) return;
+    this.#data.deliveries.nextDueAtMs().then(
+      (next) => this.#scheduleAt(next),
+      // The database is away: look again in a while (other nodes' deliveries come due too).
+      () => this.#scheduleAt(this.#data.clock.now() + HOLD_MS),
+    );
+  }
+
+  #scheduleAt(next: number | undefined): void {
+    clearTimeout(this.#timer);
+    if (this.#stopped || next === undefined) return;
     const now = this.#data.clock.now();
     const delay = Math.max(50, Math.min(next - now, 60_000), this.#holdUntilMs - now);
     this.#timer = setTimeout(() => this.kick(), delay);
@@ -94,8 +105,16 @@ export class WebhookDispatcher {
 
   async #pass(): Promise<void> {
     for (;;) {
-      const due = this.#data.deliveries.due(16);
-      if (due.length === 0 || this.#stopped) return;
+      if (this.#stopped) return;
+      let due: Delivery[];
+      try {
+        due = await this.#data.deliveries.claimDue(16, CLAIM_MS);
+      } catch (error) {
+        this.#options.log?.(`webhook deliveries could not be read: ${describeError(error)}; pausing ${HOLD_MS / 1000} s`);
+        this.#holdUntilMs = this.#data.clock.now() + HOLD_MS;
+        return;
+      }
+      if (due.length === 0) return;
       const results = await Promise.allSettled(due.map((delivery) => this.#attempt(delivery)));
       const unrecorded = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (unrecorded) {
@@ -109,7 +128,7 @@ export class WebhookDispatcher {
   async #attempt(delivery: Delivery): Promise<void> {
     const attempts = delivery.attempts + 1;
     try {
-      const secret = this.#data.accounts.webhookSecret(delivery.accountId);
+      const secret = await this.#data.accounts.webhookSecret(delivery.accountId);
       const timestamp = Math.floor(this.#data.clock.now() / 1000);
       const response = await guardedRequest(delivery.url, {
         ...this.#options.guard,
@@ -127,24 +146,25 @@ export class WebhookDispatcher {
       response.resume();
       const status = response.statusCode ?? 0;
       if (status >= 200 && status < 300) {
-        this.#data.deliveries.markDelivered(delivery.id, attempts);
+        await this.#data.deliveries.markDelivered(delivery.id, attempts);
         return;
       }
-      this.#retryLater(delivery, attempts, `receiver answered HTTP ${status}`);
+      await this.#retryLater(delivery, attempts, `receiver answered HTTP ${status}`);
     } catch (error) {
-      this.#retryLater(delivery, attempts, describeError(error));
+      if (isStemsplitError(error) && error.code === 'DATABASE_UNAVAILABLE') throw error;
+      await this.#retryLater(delivery, attempts, describeError(error));
     }
   }
 
-  #retryLater(delivery: Delivery, attempts: number, reason: string): void {
+  async #retryLater(delivery: Delivery, attempts: number, reason: string): Promise<void> {
     const now = this.#data.clock.now();
     const next = now + (this.#options.backoff ?? backoffMs)(attempts);
     // Never log the URL's query or the payload: both may carry secrets of the receiver.
     this.#options.log?.(`webhook ${delivery.id} for ${delivery.splitId}: attempt ${attempts} failed (${reason})`);
     if (next - delivery.createdAtMs > (this.#options.maxAgeMs ?? 24 * 3_600_000)) {
-      this.#data.deliveries.markGivenUp(delivery.id, attempts, reason);
+      await this.#data.deliveries.markGivenUp(delivery.id, attempts, reason);
     } else {
-      this.#data.deliveries.markRetry(delivery.id, attempts, next, reason);
+      await this.#data.deliveries.markRetry(delivery.id, attempts, next, reason);
     }
   }
 }

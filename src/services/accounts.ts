@@ -10,13 +10,13 @@ export class AccountService {
   }
 
   /** The principal of an API key, or undefined for a key that is unknown or revoked. */
-  authenticate(apiKey: string): Principal | undefined {
+  authenticate(apiKey: string): Promise<Principal | undefined> {
     return this.#data.accounts.authenticate(apiKey);
   }
 
   /** Credits left, in seconds of audio. */
-  balance(principal: Principal): number {
-    const account = this.#data.accounts.byId(principal.accountId);
+  async balance(principal: Principal): Promise<number> {
+    const account = await this.#data.accounts.byId(principal.accountId);
     if (!account) throw new StemsplitError('UNAUTHORIZED', 'the API key has no account');
     return account.balance;
   }

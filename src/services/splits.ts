@@ -51,36 +51,36 @@ export class SplitService {
   }
 
   /** A page of the account's jobs, newest first, and the cursor of the next page (null on the last). */
-  list(principal: Principal, limit: number, cursor: string | undefined): { splits: Split[]; nextCursor: string | null } {
-    const rows = this.#data.splits.listForAccount(principal.accountId, limit + 1, cursor);
+  async list(principal: Principal, limit: number, cursor: string | undefined): Promise<{ splits: Split[]; nextCursor: string | null }> {
+    const rows = await this.#data.splits.listForAccount(principal.accountId, limit + 1, cursor);
     const splits = rows.slice(0, limit);
     return { splits, nextCursor: rows.length > limit ? (splits[splits.length - 1]?.id ?? null) : null };
   }
 
   /** One of the account's jobs; another account's job is as invisible as one that does not exist. */
-  get(principal: Principal, splitId: string): Split {
-    const split = this.#find(splitId);
+  async get(principal: Principal, splitId: string): Promise<Split> {
+    const split = await this.#find(splitId);
     if (!split || split.accountId !== principal.accountId) throw new StemsplitError('NOT_FOUND', `no split ${splitId.slice(0, 64)}`);
     return split;
   }
 
   /** The file of a kept stem of a succeeded job, or undefined once it is gone. */
-  stemFile(splitId: string, stem: string): { split: Split; path: string } | undefined {
+  stemFile(splitId: string, stem: string): Promise<{ split: Split; path: string } | undefined> {
     return this.#keptFile(splitId, () => this.#data.layout.stemFile(splitId, stem));
   }
 
   /** The source a succeeded job's stems came from, kept as long as they are; undefined once gone. */
-  sourceFile(splitId: string): { split: Split; path: string } | undefined {
+  sourceFile(splitId: string): Promise<{ split: Split; path: string } | undefined> {
     return this.#keptFile(splitId, (split) => split.sourcePath);
   }
 
-  #find(splitId: string): Split | undefined {
+  async #find(splitId: string): Promise<Split | undefined> {
     return ID_PATTERN.test(splitId) ? this.#data.splits.get(splitId) : undefined;
   }
 
   /** A file of a succeeded job whose stems are still kept (retention purges the stems and the source together). */
-  #keptFile(splitId: string, relativePath: (split: Split) => string): { split: Split; path: string } | undefined {
-    const split = this.#find(splitId);
+  async #keptFile(splitId: string, relativePath: (split: Split) => string): Promise<{ split: Split; path: string } | undefined> {
+    const split = await this.#find(splitId);
     if (!split || split.status !== 'succeeded' || split.purgedAt !== null) return undefined;
     return { split, path: this.#data.layout.absolute(relativePath(split)) };
   }
@@ -93,7 +93,7 @@ export class SplitService {
     try {
       const seconds = await this.#probe(source.path);
       const credits = Math.ceil(seconds);
-      return this.#data.store.transaction(() => this.#insert(id, principal, request, source, model, credits, baseUrl));
+      return await this.#data.store.transaction(() => this.#insert(id, principal, request, source, model, credits, baseUrl));
     } catch (error) {
       await source.discard();
       throw error;
@@ -117,8 +117,9 @@ export class SplitService {
     }
   }
 
-  #insert(id: string, principal: Principal, request: CreateSplitRequest, source: Source, modelName: string, credits: number, baseUrl: string): Split {
-    const account = this.#data.accounts.byId(principal.accountId);
+  async #insert(id: string, principal: Principal, request: CreateSplitRequest, source: Source, modelName: string, credits: number, baseUrl: string): Promise<Split> {
+    // Locked until the charge commits: a concurrent create on another node reads the balance after it.
+    const account = await this.#data.accounts.lockForCharge(principal.accountId);
     if (!account) throw new StemsplitError('UNAUTHORIZED', 'the API key has no account');
     if (account.balance < credits) {
       throw new StemsplitError(
@@ -126,7 +127,7 @@ export class SplitService {
         `this job needs ${credits} credits (seconds of audio) and the balance is ${account.balance}`,
       );
     }
-    if (source.uploadId && !this.#data.uploads.consume(source.uploadId)) {
+    if (source.uploadId && !(await this.#data.uploads.consume(source.uploadId))) {
       throw new StemsplitError('VALIDATION_ERROR', `upload ${source.uploadId} was already used by another split`);
     }
     const now = isoAt(this.#data.clock.now());
@@ -152,9 +153,11 @@ export class SplitService {
       updatedAt: now,
       finishedAtMs: null,
       purgedAt: null,
+      leaseOwner: null,
+      leaseExpiresAtMs: null,
     };
-    this.#data.splits.insert(split);
-    this.#data.accounts.addLedgerEntry(principal.accountId, 'charge', -credits, id, `split ${id}`);
+    await this.#data.splits.insert(split);
+    await this.#data.accounts.addLedgerEntry(principal.accountId, 'charge', -credits, id, `split ${id}`);
     return split;
   }
 
@@ -178,9 +181,9 @@ export class SplitService {
     return input.type === 'uploaded_file' ? this.#uploadedSource(principal, input) : this.#downloadedSource(splitId, input.url);
   }
 
-  #uploadedSource(principal: Principal, input: Extract<SplitInput, { type: 'uploaded_file' }>): Source {
+  async #uploadedSource(principal: Principal, input: Extract<SplitInput, { type: 'uploaded_file' }>): Promise<Source> {
     const invalid = (why: string) => new StemsplitError('VALIDATION_ERROR', `input.uploadId ${input.uploadId}: ${why}`);
-    const upload = this.#data.uploads.get(input.uploadId);
+    const upload = await this.#data.uploads.get(input.uploadId);
     if (!upload || upload.accountId !== principal.accountId) throw invalid('no such upload for this account');
     if (upload.status === 'used') throw invalid('this upload was already used by a split');
     if (upload.status !== 'complete') throw invalid('the file has not been uploaded yet');

@@ -31,7 +31,7 @@ export class UploadService {
     this.#ttlSeconds = ttlSeconds;
   }
 
-  reserve(principal: Principal, input: ReserveInput): Reservation {
+  reserve(principal: Principal, input: ReserveInput): Promise<Reservation> {
     return this.#data.uploads.create({ ...principal, ...input, ttlSeconds: this.#ttlSeconds });
   }
 
@@ -41,7 +41,7 @@ export class UploadService {
    * other than the reserved one; NOT_FOUND when the id is not a reservation at all.
    */
   async receive(uploadId: string, token: string | undefined, body: Readable, declaredLength: number | undefined): Promise<Upload> {
-    const upload = this.#data.uploads.get(uploadId);
+    const upload = await this.#data.uploads.get(uploadId);
     if (!upload) throw new StemsplitError('NOT_FOUND', `no upload reservation ${uploadId}`);
     if (!token || !this.#data.uploads.tokenMatches(upload, token)) {
       throw new StemsplitError('UNAUTHORIZED', `missing or wrong upload token for ${uploadId}`);
@@ -53,7 +53,7 @@ export class UploadService {
         `Content-Length ${declaredLength} does not match the reserved contentLength ${upload.contentLength}`,
       );
     }
-    if (!this.#data.uploads.beginTransfer(uploadId)) {
+    if (!(await this.#data.uploads.beginTransfer(uploadId))) {
       throw new StemsplitError('VALIDATION_ERROR', `upload ${uploadId} was already received or is being received`);
     }
     const destination = this.#data.layout.absolute(this.#data.layout.uploadFile(uploadId));
@@ -64,11 +64,11 @@ export class UploadService {
         throw new StemsplitError('VALIDATION_ERROR', `received ${received} bytes, expected contentLength ${upload.contentLength}`);
       }
       await rename(partial, destination);
-      this.#data.uploads.completeTransfer(uploadId);
+      await this.#data.uploads.completeTransfer(uploadId);
       return { ...upload, status: 'complete' };
     } catch (error) {
       await rm(partial, { force: true });
-      this.#data.uploads.abortTransfer(uploadId);
+      await this.#data.uploads.abortTransfer(uploadId).catch(() => undefined);
       throw toUploadError(error);
     }
   }

@@ -56,30 +56,42 @@ export class Accounts {
   }
 
   /** Creates the `default` account on a fresh data dir, with its documented initial grant. */
-  ensureDefault(initialCredits: number): Account {
-    return this.#store.transaction(() => {
-      const existing = this.find(DEFAULT_ACCOUNT);
+  async ensureDefault(initialCredits: number): Promise<Account> {
+    return this.#store.transaction(async () => {
+      const existing = await this.find(DEFAULT_ACCOUNT);
       if (existing) return existing;
-      const account = this.#insertAccount(DEFAULT_ACCOUNT);
-      if (initialCredits > 0) this.grant(DEFAULT_ACCOUNT, initialCredits, 'initial grant of a new data dir');
+      const { account, created } = await this.#insertAccount(DEFAULT_ACCOUNT);
+      // Only the node that made the account grants (PostgreSQL nodes may start together).
+      if (created && initialCredits > 0) await this.grant(DEFAULT_ACCOUNT, initialCredits, 'initial grant of a new data dir');
       return this.#require(DEFAULT_ACCOUNT, account.id);
     });
   }
 
-  find(name: string): Account | undefined {
+  find(name: string): Promise<Account | undefined> {
     return this.#store.first(this.#store.db.selectFrom('accounts').selectAll().where('name', '=', name));
   }
 
-  byId(id: string): Account | undefined {
+  byId(id: string): Promise<Account | undefined> {
     return this.#store.first(this.#store.db.selectFrom('accounts').selectAll().where('id', '=', id));
   }
 
-  /** The named account, created on first use (accounts are cheap and local). */
-  findOrCreate(name: string): Account {
-    return this.#store.transaction(() => this.find(name) ?? this.#insertAccount(name));
+  /**
+   * The account, its row locked until the transaction ends (PostgreSQL; SQLite's IMMEDIATE
+   * transaction already excludes other writers): the balance read is the one the charge moves.
+   */
+  lockForCharge(id: string): Promise<Account | undefined> {
+    let query = this.#store.db.selectFrom('accounts').selectAll().where('id', '=', id);
+    if (this.#store.dialect === 'postgres') query = query.forUpdate();
+    return this.#store.first(query);
   }
 
-  #insertAccount(name: string): Account {
+  /** The named account, created on first use (accounts are cheap and local). */
+  async findOrCreate(name: string): Promise<Account> {
+    return (await this.find(name)) ?? (await this.#insertAccount(name)).account;
+  }
+
+  /** Inserts the account unless another process just did; either way, returns the stored one. */
+  async #insertAccount(name: string): Promise<{ account: Account; created: boolean }> {
     if (!/^[\w.-]{1,64}$/.test(name)) throw new StemsplitError('USAGE', `invalid account name "${name}"`);
     const account: Account = {
       id: newId('acct'),
@@ -88,21 +100,23 @@ export class Accounts {
       webhookSecret: newWebhookSecret(),
       createdAt: isoAt(this.#clock.now()),
     };
-    this.#store.run(this.#store.db.insertInto('accounts').values(account));
-    return account;
+    const { changes } = await this.#store.run(
+      this.#store.db.insertInto('accounts').values(account).onConflict((oc) => oc.column('name').doNothing()),
+    );
+    return { account: await this.#require(name), created: changes === 1 };
   }
 
-  #require(name: string, id?: string): Account {
-    const account = id ? this.byId(id) : this.find(name);
+  async #require(name: string, id?: string): Promise<Account> {
+    const account = id ? await this.byId(id) : await this.find(name);
     if (!account) throw new StemsplitError('NOT_FOUND', `no account "${name}"`);
     return account;
   }
 
-  createKey(accountName: string, keyName: string): CreatedApiKey {
-    const account = this.findOrCreate(accountName);
+  async createKey(accountName: string, keyName: string): Promise<CreatedApiKey> {
+    const account = await this.findOrCreate(accountName);
     const id = newId('key');
     const key = KEY_PREFIX + randomBytes(32).toString('base64url');
-    this.#store.run(
+    await this.#store.run(
       this.#store.db.insertInto('apiKeys').values({
         id,
         accountId: account.id,
@@ -116,7 +130,7 @@ export class Accounts {
     return { id, key, account: account.name };
   }
 
-  listKeys(): ApiKeyInfo[] {
+  listKeys(): Promise<ApiKeyInfo[]> {
     return this.#store.all(
       this.#store.db
         .selectFrom('apiKeys')
@@ -134,8 +148,8 @@ export class Accounts {
     );
   }
 
-  revokeKey(id: string): void {
-    const { changes } = this.#store.run(
+  async revokeKey(id: string): Promise<void> {
+    const { changes } = await this.#store.run(
       this.#store.db
         .updateTable('apiKeys')
         .set({ revokedAt: isoAt(this.#clock.now()) })
@@ -143,16 +157,16 @@ export class Accounts {
         .where('revokedAt', 'is', null),
     );
     if (changes === 0) {
-      const exists = this.#store.first(this.#store.db.selectFrom('apiKeys').select('id').where('id', '=', id));
+      const exists = await this.#store.first(this.#store.db.selectFrom('apiKeys').select('id').where('id', '=', id));
       throw new StemsplitError(exists ? 'USAGE' : 'NOT_FOUND', exists ? `key ${id} is already revoked` : `no API key ${id}`);
     }
   }
 
   /** The principal a bearer key stands for, or undefined for unknown and revoked keys. */
-  authenticate(presentedKey: string): Principal | undefined {
+  async authenticate(presentedKey: string): Promise<Principal | undefined> {
     if (!presentedKey.startsWith(KEY_PREFIX) || presentedKey.length > 200) return undefined;
     const presentedHash = sha256Hex(presentedKey);
-    const row = this.#store.first(
+    const row = await this.#store.first(
       this.#store.db.selectFrom('apiKeys').select(['id', 'accountId', 'keyHash', 'revokedAt']).where('keyHash', '=', presentedHash),
     );
     // The lookup is by hash; the final equality is checked in constant time anyway, so
@@ -162,18 +176,18 @@ export class Accounts {
     return { apiKeyId: row.id, accountId: row.accountId };
   }
 
-  balance(accountName: string): number {
-    return this.#require(accountName).balance;
+  async balance(accountName: string): Promise<number> {
+    return (await this.#require(accountName)).balance;
   }
 
-  grant(accountName: string, seconds: number, note = 'grant'): number {
+  async grant(accountName: string, seconds: number, note = 'grant'): Promise<number> {
     if (!Number.isSafeInteger(seconds) || seconds <= 0) {
       throw new StemsplitError('USAGE', `credits to grant must be a positive whole number of seconds, got ${seconds}`);
     }
-    return this.#store.transaction(() => {
-      const account = this.findOrCreate(accountName);
-      this.addLedgerEntry(account.id, 'grant', seconds, null, note);
-      return this.#require(accountName).balance;
+    return this.#store.transaction(async () => {
+      const account = await this.findOrCreate(accountName);
+      await this.addLedgerEntry(account.id, 'grant', seconds, null, note);
+      return (await this.#require(accountName)).balance;
     });
   }
 
@@ -181,22 +195,22 @@ export class Accounts {
    * Moves the balance and writes the matching ledger row. Callers run it inside their own
    * transaction; the CHECK constraint makes a negative balance impossible even if a caller errs.
    */
-  addLedgerEntry(accountId: string, kind: LedgerKind, amount: number, splitId: string | null, note: string): void {
-    this.#store.run(
+  async addLedgerEntry(accountId: string, kind: LedgerKind, amount: number, splitId: string | null, note: string): Promise<void> {
+    await this.#store.run(
       this.#store.db
         .updateTable('accounts')
         .set((eb) => ({ balance: eb('balance', '+', amount) }))
         .where('id', '=', accountId),
     );
-    this.#store.run(
+    await this.#store.run(
       this.#store.db.insertInto('ledger').values({ accountId, kind, amount, splitId, note, createdAt: isoAt(this.#clock.now()) }),
     );
   }
 
   /** Sums of the ledger by kind, for audits (balance = grants − charges + refunds). */
-  ledgerTotals(accountName: string): Record<LedgerKind, number> {
-    const account = this.#require(accountName);
-    const rows = this.#store.all(
+  async ledgerTotals(accountName: string): Promise<Record<LedgerKind, number>> {
+    const account = await this.#require(accountName);
+    const rows = await this.#store.all(
       this.#store.db
         .selectFrom('ledger')
         .select(['kind', (eb) => eb.fn.sum<number>('amount').as('total')])
@@ -212,9 +226,9 @@ export class Accounts {
    * The account's latest ledger entries, newest first, each with the balance it left: a statement
    * an operator can read back against `credits show`.
    */
-  statement(accountName: string, limit: number): StatementEntry[] {
-    const account = this.#require(accountName);
-    const rows = this.#store.all(
+  async statement(accountName: string, limit: number): Promise<StatementEntry[]> {
+    const account = await this.#require(accountName);
+    const rows = await this.#store.all(
       this.#store.db
         .selectFrom('ledger')
         .select(['kind', 'amount', 'splitId', 'note', 'createdAt'])
@@ -230,16 +244,16 @@ export class Accounts {
     });
   }
 
-  webhookSecret(accountId: string): string {
-    const account = this.byId(accountId);
+  async webhookSecret(accountId: string): Promise<string> {
+    const account = await this.byId(accountId);
     if (!account) throw new StemsplitError('NOT_FOUND', `no account ${accountId}`);
     return account.webhookSecret;
   }
 
-  rotateWebhookSecret(accountName: string): string {
-    const account = this.findOrCreate(accountName);
+  async rotateWebhookSecret(accountName: string): Promise<string> {
+    const account = await this.findOrCreate(accountName);
     const secret = newWebhookSecret();
-    this.#store.run(this.#store.db.updateTable('accounts').set({ webhookSecret: secret }).where('id', '=', account.id));
+    await this.#store.run(this.#store.db.updateTable('accounts').set({ webhookSecret: secret }).where('id', '=', account.id));
     return secret;
   }
 }

@@ -1,141 +1,61 @@
 /**
- * The SQLite database: WAL mode, Kysely migrations, and synchronous execution of
- * Kysely-built queries. better-sqlite3 is synchronous, so a transaction written as a
- * plain function cannot interleave with any other request: that is what makes
- * "debit and create the job" atomic without locks.
+ * The store every repository talks to: Kysely builds the query, the store runs it on SQLite
+ * (one file, one box) or PostgreSQL (several boxes). Repositories never see which.
+ *
+ * A transaction is a scope, not a handle: queries issued while `transaction(fn)` runs, in `fn`
+ * or anything it awaits, run inside it. Nested calls join the outer transaction. That keeps
+ * "debit, ledger row and job row in one transaction" a matter of wrapping the calls.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, type Compilable } from 'kysely';
-import { StemsplitError } from '../errors.js';
-import { migrations } from './migrations.js';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Compilable, Kysely } from 'kysely';
 import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
 
 export interface Store {
   /** Typed query builder. Build with it, then execute with `all`, `first` or `run`. */
   readonly db: Kysely<Database>;
-  all<R>(query: Compilable<R>): R[];
-  first<R>(query: Compilable<R>): R | undefined;
-  run(query: Compilable<unknown>): { changes: number };
-  /** Runs `fn` in one IMMEDIATE transaction; a throw rolls everything back. */
-  transaction<T>(fn: () => T): T;
-  close(): void;
+  readonly dialect: Dialect;
+  /** Where the data lives, for messages: a file path or a URL without its password. */
+  readonly location: string;
+  all<R>(query: Compilable<R>): Promise<R[]>;
+  first<R>(query: Compilable<R>): Promise<R | undefined>;
+  run(query: Compilable<unknown>): Promise<{ changes: number }>;
+  /** Runs `fn` in one transaction; a throw rolls everything back. */
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
 }
 
-function toSqliteParameter(value: unknown): unknown {
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  return value;
-}
-
-export async function openStore(path: string): Promise<Store> {
-  mkdirSync(dirname(path), { recursive: true });
-  let sqlite: BetterSqlite3.Database;
-  try {
-    sqlite = new BetterSqlite3(path);
-  } catch (error) {
-    throw new StemsplitError('IO_ERROR', `cannot open database ${path}: ${(error as Error).message}`, { cause: error });
-  }
-  // First, so that a process starting beside another waits for its locks instead of failing.
-  sqlite.pragma('busy_timeout = 5000');
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma('foreign_keys = ON');
-
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  await migrate(sqlite, db);
-
-  const statements = new Map<string, BetterSqlite3.Statement>();
-  const prepare = (sqlText: string): BetterSqlite3.Statement => {
-    let statement = statements.get(sqlText);
-    if (!statement) {
-      statement = sqlite.prepare(sqlText);
-      statements.set(sqlText, statement);
-    }
-    return statement;
-  };
-  const bind = (query: Compilable<unknown>) => {
-    const compiled = query.compile();
-    return { statement: prepare(compiled.sql), parameters: compiled.parameters.map(toSqliteParameter) };
-  };
-
-  return Object.freeze({
-    db,
-    all<R>(query: Compilable<R>): R[] {
-      const { statement, parameters } = bind(query);
-      return statement.all(...parameters) as R[];
-    },
-    first<R>(query: Compilable<R>): R | undefined {
-      const { statement, parameters } = bind(query);
-      return statement.get(...parameters) as R | undefined;
-    },
-    run(query: Compilable<unknown>): { changes: number } {
-      const { statement, parameters } = bind(query);
-      return whenDiskFull(() => ({ changes: statement.run(...parameters).changes }));
-    },
-    transaction<T>(fn: () => T): T {
-      return whenDiskFull(() => sqlite.transaction(fn).immediate());
-    },
-    close(): void {
-      sqlite.close();
-    },
-  });
-}
-
-/** A write the full disk refused is STORAGE_FAILED (507), not a bug: say so in words. */
-function whenDiskFull<T>(write: () => T): T {
-  try {
-    return write();
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'SQLITE_FULL') {
-      throw new StemsplitError('STORAGE_FAILED', 'the disk holding the database is full; nothing was changed', { cause: error });
-    }
-    throw error;
-  }
+/** What one open transaction runs its statements on; `open` turns false at commit or rollback. */
+export interface TransactionScope<Connection> {
+  readonly connection: Connection;
+  open: boolean;
 }
 
 /**
- * Migrations this version does not know: a newer stemsplit ran here. Its schema is not this
- * version's to use (Kysely would only say "corrupted migrations"), so the open is refused.
+ * Tracks the transaction the current async call chain is in. A scope that has ended (a
+ * callback fired after the commit, say) counts as none, so it cannot write into a later one.
  */
-function migrationsFromNewerVersion(sqlite: BetterSqlite3.Database): string[] {
-  const table = sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'").get();
-  if (!table) return [];
-  const applied = sqlite.prepare('select name from kysely_migration order by name').all() as Array<{ name: string }>;
-  return applied.map((row) => row.name).filter((name) => !(name in migrations));
+export class TransactionTracker<Connection> {
+  readonly #storage = new AsyncLocalStorage<TransactionScope<Connection>>();
+
+  current(): TransactionScope<Connection> | undefined {
+    const scope = this.#storage.getStore();
+    return scope?.open ? scope : undefined;
+  }
+
+  async within<T>(connection: Connection, fn: () => Promise<T>): Promise<T> {
+    const scope: TransactionScope<Connection> = { connection, open: true };
+    try {
+      return await this.#storage.run(scope, fn);
+    } finally {
+      scope.open = false;
+    }
+  }
 }
 
-/**
- * Kysely runs SQLite migrations outside any transaction (its adapter reports no transactional
- * DDL, though SQLite has it). One IMMEDIATE transaction around the run makes it all-or-nothing,
- * and makes processes that open a fresh data dir together take turns: the later ones find the
- * schema done. Nothing else uses this connection until `openStore` returns.
- */
-async function migrate(sqlite: BetterSqlite3.Database, db: Kysely<Database>): Promise<void> {
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => ({ ...migrations }) },
-  });
-  try {
-    sqlite.exec('BEGIN IMMEDIATE');
-  } catch (error) {
-    throw new StemsplitError('IO_ERROR', `database ${sqlite.name} stayed locked by another process for 5 s: ${(error as Error).message}`, { cause: error });
-  }
-  const newer = migrationsFromNewerVersion(sqlite);
-  if (newer.length > 0) {
-    sqlite.exec('ROLLBACK');
-    const known = Object.keys(migrations).at(-1);
-    throw new StemsplitError(
-      'IO_ERROR',
-      `database ${sqlite.name} was last used by a newer stemsplit (it has migration ${newer.join(', ')}; this version knows up to ${known}); run that version or a later one`,
-    );
-  }
-  const { error, results } = await migrator.migrateToLatest().catch((thrown: unknown) => ({ error: thrown, results: undefined }));
-  if (!error) {
-    sqlite.exec('COMMIT');
-    return;
-  }
-  sqlite.exec('ROLLBACK');
-  const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-  throw new StemsplitError('IO_ERROR', `database migration ${failed} failed: ${(error as Error).message}`, { cause: error });
+/** A unique or primary-key constraint refused the write, on either engine. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }

@@ -16,10 +16,10 @@ export class Deliveries {
   }
 
   /** Queues an event; runs inside the transaction that made the job terminal. */
-  enqueue(splitId: string, accountId: string, url: string, payload: string): string {
+  async enqueue(splitId: string, accountId: string, url: string, payload: string): Promise<string> {
     const now = this.#clock.now();
     const id = newId('whd', now);
-    this.#store.run(
+    await this.#store.run(
       this.#store.db.insertInto('webhookDeliveries').values({
         id,
         splitId,
@@ -37,20 +37,40 @@ export class Deliveries {
     return id;
   }
 
-  due(limit: number): Delivery[] {
-    return this.#store.all(
-      this.#store.db
+  /**
+   * Takes up to `limit` due deliveries for one sender: each is pushed `holdMs` into the future
+   * as it is taken, so no other process sends it meanwhile; if this one dies mid-send, the
+   * delivery comes due again after `holdMs` (at least once, never lost).
+   */
+  async claimDue(limit: number, holdMs: number): Promise<Delivery[]> {
+    return this.#store.transaction(async () => {
+      const now = this.#clock.now();
+      let query = this.#store.db
         .selectFrom('webhookDeliveries')
         .selectAll()
         .where('status', '=', 'pending')
-        .where('nextAttemptAtMs', '<=', this.#clock.now())
+        .where('nextAttemptAtMs', '<=', now)
         .orderBy('nextAttemptAtMs')
-        .limit(limit),
-    );
+        .limit(limit);
+      if (this.#store.dialect === 'postgres') query = query.forUpdate().skipLocked();
+      const due = await this.#store.all(query);
+      if (due.length === 0) return due;
+      await this.#store.run(
+        this.#store.db
+          .updateTable('webhookDeliveries')
+          .set({ nextAttemptAtMs: now + holdMs })
+          .where(
+            'id',
+            'in',
+            due.map((delivery) => delivery.id),
+          ),
+      );
+      return due;
+    });
   }
 
-  nextDueAtMs(): number | undefined {
-    const row = this.#store.first(
+  async nextDueAtMs(): Promise<number | undefined> {
+    const row = await this.#store.first(
       this.#store.db
         .selectFrom('webhookDeliveries')
         .select((eb) => eb.fn.min<number>('nextAttemptAtMs').as('next'))
@@ -59,12 +79,12 @@ export class Deliveries {
     return row?.next ?? undefined;
   }
 
-  forSplit(splitId: string): Delivery[] {
+  forSplit(splitId: string): Promise<Delivery[]> {
     return this.#store.all(this.#store.db.selectFrom('webhookDeliveries').selectAll().where('splitId', '=', splitId));
   }
 
-  markDelivered(id: string, attempts: number): void {
-    this.#store.run(
+  async markDelivered(id: string, attempts: number): Promise<void> {
+    await this.#store.run(
       this.#store.db
         .updateTable('webhookDeliveries')
         .set({ status: 'delivered', attempts, deliveredAt: isoAt(this.#clock.now()), lastError: null })
@@ -72,8 +92,8 @@ export class Deliveries {
     );
   }
 
-  markRetry(id: string, attempts: number, nextAttemptAtMs: number, error: string): void {
-    this.#store.run(
+  async markRetry(id: string, attempts: number, nextAttemptAtMs: number, error: string): Promise<void> {
+    await this.#store.run(
       this.#store.db
         .updateTable('webhookDeliveries')
         .set({ attempts, nextAttemptAtMs, lastError: error.slice(0, 500) })
@@ -81,8 +101,8 @@ export class Deliveries {
     );
   }
 
-  markGivenUp(id: string, attempts: number, error: string): void {
-    this.#store.run(
+  async markGivenUp(id: string, attempts: number, error: string): Promise<void> {
+    await this.#store.run(
       this.#store.db
         .updateTable('webhookDeliveries')
         .set({ status: 'failed', attempts, lastError: error.slice(0, 500) })

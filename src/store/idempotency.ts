@@ -13,6 +13,12 @@ export type ClaimResult =
   | { readonly kind: 'claimed' }
   | { readonly kind: 'existing'; readonly record: IdempotencyRecord };
 
+/**
+ * A claim with no response this long after it was made belongs to a node that died mid-request:
+ * no create request runs this long (a direct_url download is capped at 60 s).
+ */
+const ABANDONED_CLAIM_MS = 10 * 60_000;
+
 export class IdempotencyKeys {
   readonly #store: Store;
   readonly #clock: Clock;
@@ -24,30 +30,46 @@ export class IdempotencyKeys {
     this.#ttlMs = ttlSeconds * 1000;
   }
 
-  /** Claims the key for this request, or returns whoever holds it (expired records are replaced). */
-  claim(apiKeyId: string, key: string, requestHash: string): ClaimResult {
-    return this.#store.transaction(() => {
+  /**
+   * Claims the key for this request, or returns whoever holds it (expired records are replaced).
+   * Two requests racing on PostgreSQL both insert; the unique key lets one through, and the
+   * other, once the first commits, finds its record.
+   */
+  async claim(apiKeyId: string, key: string, requestHash: string): Promise<ClaimResult> {
+    return this.#store.transaction(async () => {
       const now = this.#clock.now();
-      const existing = this.get(apiKeyId, key);
-      if (existing && existing.createdAtMs > now - this.#ttlMs) return { kind: 'existing', record: existing };
-      if (existing) this.release(apiKeyId, key);
-      this.#store.run(
+      const existing = await this.get(apiKeyId, key);
+      if (existing && !this.#stale(existing, now)) return { kind: 'existing', record: existing };
+      if (existing) await this.release(apiKeyId, key);
+      const { changes } = await this.#store.run(
         this.#store.db
           .insertInto('idempotencyKeys')
-          .values({ apiKeyId, key, requestHash, responseStatus: null, responseBody: null, createdAtMs: now }),
+          .values({ apiKeyId, key, requestHash, responseStatus: null, responseBody: null, createdAtMs: now })
+          .onConflict((oc) => oc.columns(['apiKeyId', 'key']).doNothing()),
       );
-      return { kind: 'claimed' };
+      if (changes === 1) return { kind: 'claimed' };
+      const winner = await this.get(apiKeyId, key);
+      return winner ? { kind: 'existing', record: winner } : { kind: 'claimed' };
     });
   }
 
-  get(apiKeyId: string, key: string): IdempotencyRecord | undefined {
+  /**
+   * Past its TTL; or still without a response long after any request could have run, which
+   * only a node that died mid-request leaves behind (one `serve` drops those on start).
+   */
+  #stale(record: IdempotencyRecord, now: number): boolean {
+    if (record.createdAtMs <= now - this.#ttlMs) return true;
+    return record.responseStatus === null && record.createdAtMs <= now - ABANDONED_CLAIM_MS;
+  }
+
+  get(apiKeyId: string, key: string): Promise<IdempotencyRecord | undefined> {
     return this.#store.first(
       this.#store.db.selectFrom('idempotencyKeys').selectAll().where('apiKeyId', '=', apiKeyId).where('key', '=', key),
     );
   }
 
-  complete(apiKeyId: string, key: string, status: number, body: string): void {
-    this.#store.run(
+  async complete(apiKeyId: string, key: string, status: number, body: string): Promise<void> {
+    await this.#store.run(
       this.#store.db
         .updateTable('idempotencyKeys')
         .set({ responseStatus: status, responseBody: body })
@@ -57,17 +79,17 @@ export class IdempotencyKeys {
   }
 
   /** Forgets a claim whose request ended in a retryable error, so a retry can run. */
-  release(apiKeyId: string, key: string): void {
-    this.#store.run(this.#store.db.deleteFrom('idempotencyKeys').where('apiKeyId', '=', apiKeyId).where('key', '=', key));
+  async release(apiKeyId: string, key: string): Promise<void> {
+    await this.#store.run(this.#store.db.deleteFrom('idempotencyKeys').where('apiKeyId', '=', apiKeyId).where('key', '=', key));
   }
 
-  /** Claims a crash left without a response can never complete: drop them on start. */
-  dropUnfinished(): number {
-    return this.#store.run(this.#store.db.deleteFrom('idempotencyKeys').where('responseStatus', 'is', null)).changes;
+  /** Claims a crash left without a response can never complete: one `serve` on SQLite drops them on start. */
+  async dropUnfinished(): Promise<number> {
+    return (await this.#store.run(this.#store.db.deleteFrom('idempotencyKeys').where('responseStatus', 'is', null))).changes;
   }
 
-  purgeExpired(): number {
-    return this.#store.run(this.#store.db.deleteFrom('idempotencyKeys').where('createdAtMs', '<=', this.#clock.now() - this.#ttlMs))
-      .changes;
+  async purgeExpired(): Promise<number> {
+    const cutoff = this.#clock.now() - this.#ttlMs;
+    return (await this.#store.run(this.#store.db.deleteFrom('idempotencyKeys').where('createdAtMs', '<=', cutoff))).changes;
   }
 }

@@ -1,7 +1,12 @@
-/** Opens a data dir: the SQLite database, its repositories and the file layout. */
+/**
+ * Opens a data dir: its database (SQLite inside it, or PostgreSQL shared by several nodes), the
+ * repositories over it and the file layout.
+ */
 import { Accounts } from './accounts.js';
 import { systemClock, type Clock } from './clock.js';
-import { openStore, type Store } from './database.js';
+import type { Store } from './database.js';
+import { openPostgresStore } from './postgres.js';
+import { openSqliteStore } from './sqlite.js';
 import { Deliveries } from './deliveries.js';
 import { dataLayout, type DataLayout } from './files.js';
 import { IdempotencyKeys } from './idempotency.js';
@@ -17,21 +22,36 @@ export interface DataStore {
   readonly splits: Splits;
   readonly idempotency: IdempotencyKeys;
   readonly deliveries: Deliveries;
-  close(): void;
+  close(): Promise<void>;
 }
 
 export interface OpenDataStoreOptions {
   readonly initialCredits: number;
   readonly idempotencyTtlSeconds: number;
   readonly clock?: Clock;
+  /** `postgres://…`: the shared database of several nodes; absent, the data dir's own SQLite file. */
+  readonly databaseUrl?: string | undefined;
+  /** PostgreSQL connections this process may hold. */
+  readonly maxConnections?: number;
+  readonly log?: (line: string) => void;
 }
 
 export async function openDataStore(dataDir: string, options: OpenDataStoreOptions): Promise<DataStore> {
   const layout = dataLayout(dataDir);
   const clock = options.clock ?? systemClock;
-  const store = await openStore(layout.database);
+  const store = options.databaseUrl
+    ? await openPostgresStore(options.databaseUrl, {
+        ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
+        ...(options.log ? { log: options.log } : {}),
+      })
+    : await openSqliteStore(layout.database);
   const accounts = new Accounts(store, clock);
-  accounts.ensureDefault(options.initialCredits);
+  try {
+    await accounts.ensureDefault(options.initialCredits);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   return Object.freeze({
     store,
     layout,
@@ -55,3 +75,5 @@ export { urlSigningKey } from './settings.js';
 export { isStemName } from './files.js';
 export { newId, ID_PATTERN } from './ids.js';
 export { lockDataDirForServe } from './serve-lock.js';
+export type { Store, Dialect } from './database.js';
+export { redactDatabaseUrl } from './postgres.js';

@@ -1,4 +1,4 @@
-/** Row types of the SQLite database, as Kysely sees them. Timestamps are ISO strings unless named `*Ms`. */
+/** Row types of the database (SQLite or PostgreSQL), as Kysely sees them. Timestamps are ISO strings unless named `*Ms`. */
 import type { Generated } from 'kysely';
 
 export type SplitStatus = 'queued' | 'processing' | 'succeeded' | 'failed';
@@ -77,6 +77,9 @@ export interface SplitTable {
   finishedAtMs: number | null;
   /** Set when the cleanup task removed the stems. */
   purgedAt: string | null;
+  /** The worker holding the job while it is unfinished, and until when (it renews the lease while it runs). */
+  leaseOwner: string | null;
+  leaseExpiresAtMs: number | null;
 }
 
 export interface IdempotencyTable {

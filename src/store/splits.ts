@@ -1,4 +1,10 @@
-/** Split jobs as rows: creation with its charge, state changes, and the queries the worker needs. */
+/**
+ * Split jobs as rows: creation with its charge, state changes, and the queue. The queue is this
+ * table: a worker claims the oldest job nobody holds by writing a lease on it (its name and an
+ * expiry it keeps pushing forward); a job whose lease lapsed (its worker died) is claimed again.
+ * On PostgreSQL the claim skips rows another worker is claiming (`FOR UPDATE SKIP LOCKED`); on
+ * SQLite the claim's IMMEDIATE transaction already excludes every other writer.
+ */
 import { isoAt, type Clock } from './clock.js';
 import type { Store } from './database.js';
 import type { SplitTable } from './schema.js';
@@ -14,85 +20,141 @@ export class Splits {
     this.#clock = clock;
   }
 
-  insert(split: Split): void {
-    this.#store.run(this.#store.db.insertInto('splits').values(split));
+  async insert(split: Split): Promise<void> {
+    await this.#store.run(this.#store.db.insertInto('splits').values(split));
   }
 
-  get(id: string): Split | undefined {
+  get(id: string): Promise<Split | undefined> {
     return this.#store.first(this.#store.db.selectFrom('splits').selectAll().where('id', '=', id));
   }
 
-  /** A page of one API key's jobs, newest first; `before` is the last id of the previous page. */
   /** An account's jobs, made with any of its keys, newest first, from before `before`. */
-  listForAccount(accountId: string, limit: number, before?: string): Split[] {
+  listForAccount(accountId: string, limit: number, before?: string): Promise<Split[]> {
     let query = this.#store.db.selectFrom('splits').selectAll().where('accountId', '=', accountId);
     if (before) query = query.where('id', '<', before);
     return this.#store.all(query.orderBy('id', 'desc').limit(limit));
   }
 
-  /** Jobs a crash left unfinished, oldest first: the worker resumes them on start. */
-  unfinished(): Split[] {
+  /**
+   * Takes the oldest unfinished job no live worker holds, for `owner`, until `leaseMs` from now,
+   * and counts the attempt (so a job that keeps killing its workers can be stopped).
+   */
+  async claim(owner: string, leaseMs: number): Promise<Split | undefined> {
+    return this.#store.transaction(async () => {
+      const now = this.#clock.now();
+      let candidate = this.#store.db
+        .selectFrom('splits')
+        .select('id')
+        .where('status', 'in', ['queued', 'processing'])
+        .where((eb) => eb.or([eb('leaseExpiresAtMs', 'is', null), eb('leaseExpiresAtMs', '<', now)]))
+        .orderBy('id')
+        .limit(1);
+      if (this.#store.dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
+      const row = await this.#store.first(candidate);
+      if (!row) return undefined;
+      await this.#store.run(
+        this.#store.db
+          .updateTable('splits')
+          .set((eb) => ({ leaseOwner: owner, leaseExpiresAtMs: now + leaseMs, attempts: eb('attempts', '+', 1) }))
+          .where('id', '=', row.id),
+      );
+      return this.get(row.id);
+    });
+  }
+
+  /** Pushes the lease forward; false when `owner` no longer holds the job (it lapsed and was taken, or ended). */
+  async renewLease(id: string, owner: string, leaseMs: number): Promise<boolean> {
+    const { changes } = await this.#store.run(
+      this.#store.db
+        .updateTable('splits')
+        .set({ leaseExpiresAtMs: this.#clock.now() + leaseMs })
+        .where('id', '=', id)
+        .where('leaseOwner', '=', owner)
+        .where('status', 'in', ['queued', 'processing']),
+    );
+    return changes === 1;
+  }
+
+  /**
+   * Frees every lease: for a single `serve` on SQLite, which holds the data dir's lock, so
+   * any lease in it belongs to a process that is gone.
+   */
+  async releaseAllLeases(): Promise<number> {
+    const { changes } = await this.#store.run(
+      this.#store.db.updateTable('splits').set({ leaseOwner: null, leaseExpiresAtMs: null }).where('leaseOwner', 'is not', null),
+    );
+    return changes;
+  }
+
+  /** Unfinished jobs, oldest first. */
+  unfinished(): Promise<Split[]> {
     return this.#store.all(
       this.#store.db.selectFrom('splits').selectAll().where('status', 'in', ['queued', 'processing']).orderBy('id'),
     );
   }
 
-  /** queued → processing; counts the attempt so a job that keeps crashing the server can be stopped. */
-  markProcessing(id: string, modelName: string): boolean {
-    const result = this.#store.run(
+  /** queued → processing by the lease holder, with the model that will run. */
+  async markProcessing(id: string, owner: string, modelName: string): Promise<boolean> {
+    const result = await this.#store.run(
       this.#store.db
         .updateTable('splits')
-        .set((eb) => ({
-          status: 'processing',
-          modelName,
-          progress: 0,
-          attempts: eb('attempts', '+', 1),
-          updatedAt: isoAt(this.#clock.now()),
-        }))
+        .set({ status: 'processing', modelName, progress: 0, updatedAt: isoAt(this.#clock.now()) })
         .where('id', '=', id)
+        .where('leaseOwner', '=', owner)
         .where('status', 'in', ['queued', 'processing']),
     );
     return result.changes === 1;
   }
 
-  setProgress(id: string, progress: number): void {
-    this.#store.run(
+  async setProgress(id: string, owner: string, progress: number): Promise<void> {
+    await this.#store.run(
       this.#store.db
         .updateTable('splits')
         .set({ progress: Math.max(0, Math.min(100, Math.floor(progress))), updatedAt: isoAt(this.#clock.now()) })
         .where('id', '=', id)
+        .where('leaseOwner', '=', owner)
         .where('status', '=', 'processing'),
     );
   }
 
-  /** processing → succeeded. Runs inside the caller's transaction (with the webhook outbox row). */
-  markSucceeded(id: string, stemNames: readonly string[]): boolean {
+  /** processing → succeeded, by the lease holder only. Runs inside the caller's transaction (with the webhook outbox row). */
+  async markSucceeded(id: string, owner: string, stemNames: readonly string[]): Promise<boolean> {
     const now = this.#clock.now();
-    const result = this.#store.run(
+    const result = await this.#store.run(
       this.#store.db
         .updateTable('splits')
-        .set({ status: 'succeeded', progress: 100, stemNames: JSON.stringify(stemNames), updatedAt: isoAt(now), finishedAtMs: now })
+        .set({
+          status: 'succeeded',
+          progress: 100,
+          stemNames: JSON.stringify(stemNames),
+          updatedAt: isoAt(now),
+          finishedAtMs: now,
+          leaseOwner: null,
+          leaseExpiresAtMs: null,
+        })
         .where('id', '=', id)
+        .where('leaseOwner', '=', owner)
         .where('status', '=', 'processing'),
     );
     return result.changes === 1;
   }
 
-  /** queued|processing → failed. Runs inside the caller's transaction (with the refund). */
-  markFailed(id: string, code: string, message: string): boolean {
+  /** queued|processing → failed, by the lease holder only. Runs inside the caller's transaction (with the refund). */
+  async markFailed(id: string, owner: string, code: string, message: string): Promise<boolean> {
     const now = this.#clock.now();
-    const result = this.#store.run(
+    const result = await this.#store.run(
       this.#store.db
         .updateTable('splits')
-        .set({ status: 'failed', errorCode: code, errorMessage: message, updatedAt: isoAt(now), finishedAtMs: now })
+        .set({ status: 'failed', errorCode: code, errorMessage: message, updatedAt: isoAt(now), finishedAtMs: now, leaseOwner: null, leaseExpiresAtMs: null })
         .where('id', '=', id)
+        .where('leaseOwner', '=', owner)
         .where('status', 'in', ['queued', 'processing']),
     );
     return result.changes === 1;
   }
 
   /** Finished jobs whose stems are past retention and still on disk. */
-  expiredStems(olderThanMs: number, limit: number): Split[] {
+  expiredStems(olderThanMs: number, limit: number): Promise<Split[]> {
     return this.#store.all(
       this.#store.db
         .selectFrom('splits')
@@ -104,7 +166,7 @@ export class Splits {
     );
   }
 
-  markPurged(id: string): void {
-    this.#store.run(this.#store.db.updateTable('splits').set({ purgedAt: isoAt(this.#clock.now()) }).where('id', '=', id));
+  async markPurged(id: string): Promise<void> {
+    await this.#store.run(this.#store.db.updateTable('splits').set({ purgedAt: isoAt(this.#clock.now()) }).where('id', '=', id));
   }
 }

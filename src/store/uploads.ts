@@ -30,7 +30,7 @@ export class Uploads {
   }
 
   /** Creates a reservation and returns it with its one-time token (only its hash is kept). */
-  create(input: NewUpload): { upload: Upload; token: string } {
+  async create(input: NewUpload): Promise<{ upload: Upload; token: string }> {
     const now = this.#clock.now();
     const token = randomBytes(32).toString('base64url');
     const upload: Upload = {
@@ -46,11 +46,11 @@ export class Uploads {
       expiresAtMs: now + input.ttlSeconds * 1000,
       completedAt: null,
     };
-    this.#store.run(this.#store.db.insertInto('uploads').values(upload));
+    await this.#store.run(this.#store.db.insertInto('uploads').values(upload));
     return { upload, token };
   }
 
-  get(id: string): Upload | undefined {
+  get(id: string): Promise<Upload | undefined> {
     return this.#store.first(this.#store.db.selectFrom('uploads').selectAll().where('id', '=', id));
   }
 
@@ -63,17 +63,17 @@ export class Uploads {
   }
 
   /** Moves pending → uploading; false when another transfer holds it or it is done. */
-  beginTransfer(id: string): boolean {
+  beginTransfer(id: string): Promise<boolean> {
     return this.#setStatus(id, 'pending', 'uploading');
   }
 
   /** Gives a failed transfer's reservation back, so the client may try again. */
-  abortTransfer(id: string): void {
-    this.#setStatus(id, 'uploading', 'pending');
+  async abortTransfer(id: string): Promise<void> {
+    await this.#setStatus(id, 'uploading', 'pending');
   }
 
-  completeTransfer(id: string): void {
-    this.#store.run(
+  async completeTransfer(id: string): Promise<void> {
+    await this.#store.run(
       this.#store.db
         .updateTable('uploads')
         .set({ status: 'complete', completedAt: isoAt(this.#clock.now()) })
@@ -83,17 +83,17 @@ export class Uploads {
   }
 
   /** Marks a complete upload used by a split; inside the split's transaction. */
-  consume(id: string): boolean {
+  consume(id: string): Promise<boolean> {
     return this.#setStatus(id, 'complete', 'used');
   }
 
-  /** Transfers left `uploading` by a crash can be retried. */
-  resetInterruptedTransfers(): number {
-    return this.#store.run(this.#store.db.updateTable('uploads').set({ status: 'pending' }).where('status', '=', 'uploading')).changes;
+  /** Transfers left `uploading` by a crash can be retried (one `serve` on SQLite only: no other node can be mid-transfer). */
+  async resetInterruptedTransfers(): Promise<number> {
+    return (await this.#store.run(this.#store.db.updateTable('uploads').set({ status: 'pending' }).where('status', '=', 'uploading'))).changes;
   }
 
   /** Reservations past expiry that were never used, for the cleanup task. */
-  expiredUnused(limit: number): Upload[] {
+  expiredUnused(limit: number): Promise<Upload[]> {
     return this.#store.all(
       this.#store.db
         .selectFrom('uploads')
@@ -104,12 +104,12 @@ export class Uploads {
     );
   }
 
-  delete(id: string): void {
-    this.#store.run(this.#store.db.deleteFrom('uploads').where('id', '=', id));
+  async delete(id: string): Promise<void> {
+    await this.#store.run(this.#store.db.deleteFrom('uploads').where('id', '=', id));
   }
 
-  #setStatus(id: string, from: Upload['status'], to: Upload['status']): boolean {
-    const result = this.#store.run(
+  async #setStatus(id: string, from: Upload['status'], to: Upload['status']): Promise<boolean> {
+    const result = await this.#store.run(
       this.#store.db.updateTable('uploads').set({ status: to }).where('id', '=', id).where('status', '=', from),
     );
     return result.changes === 1;

@@ -10,16 +10,16 @@ import { DEFAULT_ACCOUNT, type CreatedApiKey, type DataStore } from '../store/in
 export const WEB_SESSION_KEY_NAME = 'web session';
 
 /** Whether the default account has a web-session key that still works. */
-export function hasWebSession(data: Pick<DataStore, 'accounts'>): boolean {
-  return data.accounts.listKeys().some((key) => key.accountName === DEFAULT_ACCOUNT && key.name === WEB_SESSION_KEY_NAME && key.revokedAt === null);
+export async function hasWebSession(data: Pick<DataStore, 'accounts'>): Promise<boolean> {
+  return (await data.accounts.listKeys()).some((key) => key.accountName === DEFAULT_ACCOUNT && key.name === WEB_SESSION_KEY_NAME && key.revokedAt === null);
 }
 
 /** Revokes the default account's previous web-session keys and creates a new one. */
-export function createWebSession(data: Pick<DataStore, 'accounts' | 'store'>): CreatedApiKey {
-  return data.store.transaction(() => {
-    for (const key of data.accounts.listKeys()) {
+export function createWebSession(data: Pick<DataStore, 'accounts' | 'store'>): Promise<CreatedApiKey> {
+  return data.store.transaction(async () => {
+    for (const key of await data.accounts.listKeys()) {
       if (key.accountName === DEFAULT_ACCOUNT && key.name === WEB_SESSION_KEY_NAME && key.revokedAt === null) {
-        data.accounts.revokeKey(key.id);
+        await data.accounts.revokeKey(key.id);
       }
     }
     return data.accounts.createKey(DEFAULT_ACCOUNT, WEB_SESSION_KEY_NAME);

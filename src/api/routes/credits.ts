@@ -5,6 +5,6 @@ import type { AppEnv } from '../env.js';
 
 export function creditRoutes(accounts: AccountService): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.get('/credits', (c) => c.json(successBody({ balance: accounts.balance(c.get('principal')), unit: 'seconds' as const })));
+  app.get('/credits', async (c) => c.json(successBody({ balance: await accounts.balance(c.get('principal')), unit: 'seconds' as const })));
   return app;
 }

@@ -48,7 +48,7 @@ export function fileRoutes(deps: FileRoutesDeps): Hono<AppEnv> {
     if (!deps.signer.verify(splitId, stem, c.req.query('expires'), c.req.query('signature'), deps.data.clock.now())) {
       throw new StemsplitError('UNAUTHORIZED', 'the stem URL is invalid or has expired; GET the split again for fresh URLs');
     }
-    const kept = stem === SOURCE ? deps.splits.sourceFile(splitId) : deps.splits.stemFile(splitId, stem);
+    const kept = await (stem === SOURCE ? deps.splits.sourceFile(splitId) : deps.splits.stemFile(splitId, stem));
     if (!kept) throw new StemsplitError('NOT_FOUND', `the ${stem === SOURCE ? 'source' : 'stem'} is no longer kept`);
     const { split, path } = kept;
     const info = await stat(path).catch(() => undefined);

@@ -61,18 +61,18 @@ export function splitRoutes(deps: SplitRoutesDeps): Hono<AppEnv> {
     return new Response(response.body, { status: response.status, headers });
   });
 
-  app.get('/audio/splits', (c) => {
+  app.get('/audio/splits', async (c) => {
     const principal = c.get('principal');
     const { limit, cursor } = parseBody(ListSplitsQuery, { limit: c.req.query('limit'), cursor: c.req.query('cursor') });
     if (cursor !== undefined && !ID_PATTERN.test(cursor)) throw new StemsplitError('VALIDATION_ERROR', 'cursor is not a split id');
-    const { splits, nextCursor } = deps.splits.list(principal, limit, cursor);
+    const { splits, nextCursor } = await deps.splits.list(principal, limit, cursor);
     const now = deps.data.clock.now();
     const origin = c.get('publicBase');
     return c.json(successBody({ nextCursor, items: splits.map((s) => presentSplit(s, deps.signer, origin, now)) }));
   });
 
-  app.get('/audio/splits/:splitId', (c) => {
-    const split = deps.splits.get(c.get('principal'), c.req.param('splitId'));
+  app.get('/audio/splits/:splitId', async (c) => {
+    const split = await deps.splits.get(c.get('principal'), c.req.param('splitId'));
     return c.json(successBody(presentSplit(split, deps.signer, c.get('publicBase'), deps.data.clock.now())));
   });
 

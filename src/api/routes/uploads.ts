@@ -22,7 +22,7 @@ export function uploadReservationRoutes(deps: UploadRoutesDeps): Hono<AppEnv> {
     const { value } = await readJsonObject(c, deps.maxJsonBodyBytes);
     const body = parseBody(UploadRequest, value);
     const input = { ...body, filename: baseName(body.filename) };
-    const { upload, token } = deps.uploads.reserve(c.get('principal'), input);
+    const { upload, token } = await deps.uploads.reserve(c.get('principal'), input);
     const origin = c.get('publicBase');
     return c.json(
       successBody({

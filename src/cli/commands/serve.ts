@@ -1,6 +1,6 @@
 import { startServer } from '../../server.js';
 import { createWebSession, hasWebSession, webSessionLink } from '../../web/session.js';
-import { print, type CommandContext } from '../context.js';
+import { print, runUntilSignalled, type CommandContext } from '../context.js';
 
 export async function serveCommand(ctx: CommandContext, options: { newLink?: boolean } = {}): Promise<void> {
   const server = await startServer(ctx.config);
@@ -10,26 +10,17 @@ export async function serveCommand(ctx: CommandContext, options: { newLink?: boo
   const publicUrl = ctx.config.publicUrl;
   if (publicUrl) print(ctx, `clients reach it at ${publicUrl}/v1 (--public-url)`);
   // The link's key lives until replaced: printed when made, since only its hash is kept.
-  if (options.newLink === true || !hasWebSession(server.data)) {
-    const session = createWebSession(server.data);
+  if (options.newLink === true || !(await hasWebSession(server.data))) {
+    const session = await createWebSession(server.data);
     print(ctx, `Open ${webSessionLink(publicUrl ?? server.url, session.key)} to split songs in the browser`);
   } else {
     print(ctx, `The web page is at ${webSessionLink(publicUrl ?? server.url, '').replace(/#key=$/, '')}: the link printed when its key was made still works (serve --new-link makes a new one and ends the old)`);
   }
   ctx.stderr.write(`models: 4s → ${alias4}, 6s → ${alias6}; ${ctx.config.concurrency} job(s) at a time, ${ctx.config.maxMinutes === undefined ? 'sources of any length (streamed)' : `each of at most ${ctx.config.maxMinutes} minutes of audio`}\n`);
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        ctx.stderr.write(`stopping now (${signal}): running jobs resume on the next start\n`);
-        process.exit(130);
-      }
-      stopping = true;
-      ctx.stderr.write('stopping: running jobs finish, queued jobs stay queued for the next start (signal again to quit now)\n');
-      void server.close().then(resolve);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+  const elsewhere = ctx.config.databaseUrl ? 'another node' : 'the next start';
+  await runUntilSignalled(ctx, () => server.close(), {
+    graceful: `running jobs finish, queued jobs stay queued for ${elsewhere}`,
+    immediate: `running jobs resume on ${elsewhere}`,
   });
 }
 
