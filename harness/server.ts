@@ -1,10 +1,14 @@
-/** A real server on a loopback port over a real SQLite file in a temporary data dir. */
+/**
+ * A real server on a loopback port over a temporary data dir: a real SQLite file in it, or, when
+ * STEMSPLIT_TEST_STORE=postgres (the PostgreSQL runs of the API suites), a fresh PostgreSQL database.
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig, type ConfigInput } from '../src/config.js';
 import { startServer, type RunningServer, type ServerOptions } from '../src/server.js';
 import { ApiClient, type Reply, type RequestInit, type UploadedInput } from './client.js';
+import { freshDatabase, type TestDatabase } from './postgres.js';
 
 export interface TestServer {
   readonly server: RunningServer;
@@ -21,6 +25,23 @@ export interface TestServer {
 /** Kept for the tests' wording: a reply of the API. */
 export type ApiResponse = Reply;
 
+/** One PostgreSQL database per data dir, so a server restarted on a data dir finds its data again. */
+const databases = new Map<string, Promise<TestDatabase>>();
+
+function databaseOf(dataDir: string): Promise<TestDatabase> {
+  let database = databases.get(dataDir);
+  if (!database) {
+    database = freshDatabase();
+    databases.set(dataDir, database);
+  }
+  return database;
+}
+
+/** Whether this test process runs the API suites on PostgreSQL (test/*-postgres.test.ts set it). */
+export function onPostgres(): boolean {
+  return process.env['STEMSPLIT_TEST_STORE'] === 'postgres';
+}
+
 export function tempDir(prefix = 'stemsplit-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
@@ -28,7 +49,9 @@ export function tempDir(prefix = 'stemsplit-test-'): string {
 /** Starts the real server in this process, on a loopback port, over a fresh data dir (unless one is given). */
 export async function startTestServer(input: ConfigInput = {}, options: ServerOptions = {}): Promise<TestServer> {
   const dataDir = input.dataDir ?? tempDir();
-  const config = resolveConfig({ host: '127.0.0.1', port: 0, ...input, dataDir }, {});
+  const database = input.databaseUrl === undefined && onPostgres() ? await databaseOf(dataDir) : undefined;
+  const databaseUrl = input.databaseUrl ?? database?.url;
+  const config = resolveConfig({ host: '127.0.0.1', port: 0, ...input, dataDir, databaseUrl }, {});
   const server = await startServer(config, { log: () => undefined, ...options });
   const key = (await server.data.accounts.createKey('default', 'test')).key;
   const client = new ApiClient(server.url, key);
@@ -41,7 +64,10 @@ export async function startTestServer(input: ConfigInput = {}, options: ServerOp
     request: (method, path, init) => client.request(method, path, init),
     close: async () => {
       await server.close();
-      if (!input.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (!input.dataDir) {
+        await database?.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
 }

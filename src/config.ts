@@ -54,6 +54,11 @@ export interface StemsplitConfig {
    * streams its audio (memory does not grow with length) and checks for disk room itself.
    */
   readonly maxMinutes: number | undefined;
+  /**
+   * How long a job stays with a worker that stopped renewing its claim (it died, or lost the
+   * database) before another worker takes it over.
+   */
+  readonly jobLeaseSeconds: number;
 }
 
 export interface ConfigInput {
@@ -73,6 +78,7 @@ export interface ConfigInput {
   modelAliases?: Partial<Record<'4s' | '6s', readonly string[]>> | undefined;
   bundledModelsDir?: string | undefined;
   maxMinutes?: number | undefined;
+  jobLeaseSeconds?: number | undefined;
 }
 
 const HOUR = 3600;
@@ -168,5 +174,6 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     bundledModelsDir: resolve(input.bundledModelsDir ?? env['STEMSPLIT_MODELS_DIR'] ?? packageModelsDir()),
     intraOpThreads: Math.max(1, Math.floor(cores / Math.max(1, concurrency))),
     maxMinutes: input.maxMinutes ?? envNumber(env, 'STEMSPLIT_MAX_MINUTES'),
+    jobLeaseSeconds: Math.max(1, input.jobLeaseSeconds ?? envNumber(env, 'STEMSPLIT_JOB_LEASE_SECONDS') ?? 30),
   });
 }

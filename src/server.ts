@@ -35,9 +35,6 @@ export interface ServerOptions {
   readonly log?: (line: string) => void;
   /** Webhook retry delay after n failed attempts (tests shorten it). */
   readonly webhookBackoff?: (attempts: number) => number;
-  /** Job lease and poll timings (tests shorten them). */
-  readonly leaseMs?: number;
-  readonly pollMs?: number;
 }
 
 export interface RunningServer {
@@ -100,8 +97,6 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
     log,
     present: (split, nowMs) => presentSplit(split, signer, split.baseUrl, nowMs),
     ...(options.webhookBackoff ? { webhookBackoff: options.webhookBackoff } : {}),
-    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
-    ...(options.pollMs ? { pollMs: options.pollMs } : {}),
   });
   const app = createApp({
     data,

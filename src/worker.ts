@@ -13,8 +13,6 @@ import { openDataStore, urlSigningKey, type DataStore } from './store/index.js';
 
 export interface WorkerOptions {
   readonly log?: (line: string) => void;
-  readonly leaseMs?: number;
-  readonly pollMs?: number;
 }
 
 export interface RunningWorker {
@@ -47,8 +45,6 @@ export async function startWorker(config: StemsplitConfig, options: WorkerOption
       guard: { allowPrivate: config.allowPrivateUrls },
       log,
       present: (split, nowMs) => presentSplit(split, signer, split.baseUrl, nowMs),
-      ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
-      ...(options.pollMs ? { pollMs: options.pollMs } : {}),
     });
     jobs.start();
     let closing: Promise<void> | undefined;

@@ -49,8 +49,15 @@ describe('authentication', () => {
   test('keys are stored only as SHA-256 hashes', async () => {
     const rows = await t.server.data.accounts.listKeys();
     assert.ok(rows.length > 0);
-    const dbBytes = readFileSync(join(t.dataDir, 'stemsplit.sqlite'));
-    assert.equal(dbBytes.includes(Buffer.from(t.key)), false, 'the raw key must not be in the database file');
+    const { store } = t.server.data;
+    if (store.dialect === 'sqlite') {
+      const dbBytes = readFileSync(join(t.dataDir, 'stemsplit.sqlite'));
+      assert.equal(dbBytes.includes(Buffer.from(t.key)), false, 'the raw key must not be in the database file');
+    } else {
+      const keyRows = await store.all(store.db.selectFrom('apiKeys').selectAll());
+      assert.ok(keyRows.length > 0);
+      assert.equal(JSON.stringify(keyRows).includes(t.key), false, 'the raw key must not be in the database');
+    }
   });
 });
 

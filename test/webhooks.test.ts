@@ -2,35 +2,12 @@
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { writeSong } from '../harness/audio.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from '../harness/server.js';
 import { until } from '../harness/wait.js';
-
-interface Received {
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-/** A webhook receiver on loopback that answers with the next status in `script`, then 200. */
-async function receiver(script: number[]): Promise<{ url: string; received: Received[]; server: Server }> {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body });
-      res.statusCode = script.shift() ?? 200;
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/stemsplit`, received, server };
-}
+import { receiver, type Received } from '../harness/webhook-receiver.js';
 
 /** What a receiver does, as docs/api.md shows: check the HMAC and the timestamp's age. */
 function verifySignature(header: string, body: string, secret: string, toleranceSeconds = 300): boolean {

@@ -15,9 +15,6 @@ export interface JobProcessingOptions {
   readonly present: PresentSplit;
   readonly log: (line: string) => void;
   readonly webhookBackoff?: (attempts: number) => number;
-  /** Lease and poll timings (tests shorten them). */
-  readonly leaseMs?: number;
-  readonly pollMs?: number;
 }
 
 export interface JobProcessing {
@@ -41,8 +38,7 @@ export function startJobProcessing(data: DataStore, registry: ModelRegistry, con
         concurrency: config.concurrency,
         log: options.log,
         onTerminal: () => webhooks.kick(),
-        ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
-        ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+        leaseMs: config.jobLeaseSeconds * 1000,
       })
     : undefined;
   return {

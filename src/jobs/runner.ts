@@ -25,9 +25,9 @@ const MAX_ATTEMPTS = 3;
 /** When a job's outcome could not be written (the database is down, its disk full), try again after this long. */
 const RECORD_RETRY_MS = 10_000;
 /** A lease lasts this long unless renewed; renewed every third of it. */
-export const DEFAULT_LEASE_MS = 30_000;
+const DEFAULT_LEASE_MS = 30_000;
 /** How often an idle runner looks for jobs made by other processes. */
-export const DEFAULT_POLL_MS = 1_000;
+const POLL_MS = 1_000;
 
 /** The public resource of a job, as its webhook carries it (the API layer knows its shape and URLs). */
 export type PresentSplit = (split: Split, nowMs: number) => unknown;
@@ -36,7 +36,6 @@ export interface RunnerOptions {
   readonly concurrency: number;
   readonly mp3BitrateKbps?: number;
   readonly leaseMs?: number;
-  readonly pollMs?: number;
   readonly log?: (line: string) => void;
   /** Called after a job became terminal and its webhook (if any) was queued. */
   readonly onTerminal?: (split: Split) => void;
@@ -118,7 +117,7 @@ export class JobRunner {
   #schedulePoll(): void {
     clearTimeout(this.#pollTimer);
     if (this.#stopping.signal.aborted) return;
-    this.#pollTimer = setTimeout(() => this.kick(), this.#options.pollMs ?? DEFAULT_POLL_MS);
+    this.#pollTimer = setTimeout(() => this.kick(), POLL_MS);
     this.#pollTimer.unref();
   }
 
