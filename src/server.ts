@@ -51,6 +51,9 @@ export interface RunningServer {
 }
 
 export async function startServer(config: StemsplitConfig, options: ServerOptions = {}): Promise<RunningServer> {
+  if (!config.databaseUrl && config.concurrency === 0) {
+    throw new StemsplitError('USAGE', 'serve --workers 0 needs --database-url postgres://…: on SQLite no other process can run the jobs');
+  }
   // One serve per SQLite data dir, taken before anything below treats unfinished work in it as
   // interrupted. On PostgreSQL many nodes share the data dir by design, and nothing is reset.
   const lock = config.databaseUrl ? undefined : lockDataDirForServe(config.dataDir);
