@@ -96,7 +96,7 @@ async function startCluster(): Promise<string | undefined> {
   const init = asClusterOwner(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
   const port = await freePort();
-  const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c max_connections=300 -c fsync=off`;
+  const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c max_connections=300`;
   const start = asClusterOwner(join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
   if (start.status !== 0) throw new Error(`pg_ctl start failed: ${start.stderr}`);
   process.once('exit', () => {
