@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, Socket, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { writeSong } from '../harness/audio.js';
 import { ApiClient } from '../harness/client.js';
 import { freshDatabase, postgresUnavailable, type TestDatabase } from '../harness/postgres.js';
@@ -205,7 +206,17 @@ test('an API node that loses PostgreSQL answers 503 DATABASE_UNAVAILABLE with Re
   const node = await startTestServer({ dataDir: tempDir(), databaseUrl: viaRelay.toString(), concurrency: 0 });
   try {
     assert.equal((await node.request('GET', '/credits')).status, 200);
-    await outage.cut();
+    // Cut while a transaction holds a connection between two statements: no uncaught error
+    // takes the process down; the transaction fails in words.
+    const { store } = node.server.data;
+    await assert.rejects(
+      store.transaction(async () => {
+        await store.first(store.db.selectFrom('accounts').select('id'));
+        await outage.cut();
+        await sleep(200);
+      }),
+      { code: 'DATABASE_UNAVAILABLE' },
+    );
     const down = await node.request('GET', '/credits');
     assert.equal(down.status, 503, down.text);
     assert.equal(down.json.error.code, 'SERVER_ERROR');

@@ -18,6 +18,7 @@ import { describeError, isJobErrorCode, isStemsplitError, StemsplitError, type J
 import type { ModelRegistry } from '../models/registry.js';
 import type { DataStore, Split } from '../store/index.js';
 import type { Splitter } from '../splitting/worker-pool.js';
+import PQueue from 'p-queue';
 import { SPLIT_EVENT } from './webhooks.js';
 
 /** A job whose runner died this many times is failed and refunded instead of run again. */
@@ -54,7 +55,10 @@ export class JobRunner {
   readonly #present: PresentSplit;
   readonly #options: RunnerOptions;
   readonly #leaseMs: number;
-  readonly #active = new Map<string, Promise<void>>();
+  /** Runs the claimed jobs, `concurrency` at a time; a job is claimed only when a slot is free. */
+  readonly #queue: PQueue;
+  /** Ids of the jobs this runner holds, whose leases it renews. */
+  readonly #active = new Set<string>();
   readonly #stopping = new AbortController();
   #started = false;
   #claiming: Promise<void> | undefined;
@@ -71,6 +75,7 @@ export class JobRunner {
     this.#present = present;
     this.#options = options;
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.#queue = new PQueue({ concurrency: Math.max(1, options.concurrency) });
   }
 
   /** Starts claiming jobs: now, whenever `kick` is called, and every poll interval. */
@@ -110,7 +115,7 @@ export class JobRunner {
     this.#stopping.abort();
     clearTimeout(this.#pollTimer);
     await this.#claiming;
-    await Promise.allSettled([...this.#active.values()]);
+    await this.#queue.onIdle();
     clearInterval(this.#heartbeat);
   }
 
@@ -122,7 +127,7 @@ export class JobRunner {
   }
 
   async #claimWhileFree(): Promise<void> {
-    while (!this.#stopping.signal.aborted && this.#active.size < Math.max(1, this.#options.concurrency)) {
+    while (!this.#stopping.signal.aborted && this.#queue.size + this.#queue.pending < this.#queue.concurrency) {
       let split: Split | undefined;
       try {
         split = await this.#data.splits.claim(this.name, this.#leaseMs);
@@ -132,11 +137,16 @@ export class JobRunner {
         return;
       }
       if (!split) return;
-      const run = this.#run(split).finally(() => {
-        this.#active.delete(split.id);
-        this.kick();
+      const claimed = split;
+      this.#active.add(claimed.id);
+      void this.#queue.add(async () => {
+        try {
+          await this.#run(claimed);
+        } finally {
+          this.#active.delete(claimed.id);
+          this.kick();
+        }
       });
-      this.#active.set(split.id, run);
     }
   }
 
@@ -223,7 +233,7 @@ export class JobRunner {
   }
 
   async #renewLeases(): Promise<void> {
-    for (const id of this.#active.keys()) {
+    for (const id of this.#active) {
       try {
         if (!(await this.#data.splits.renewLease(id, this.name, this.#leaseMs))) {
           this.#options.log?.(`split ${id}: this worker's lease lapsed and another took the job; this run's outcome will not count`);

@@ -45,8 +45,11 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     // Counts and millisecond timestamps are int8; every one of ours fits a double exactly.
     types: { getTypeParser: ((oid: number, format?: string) => (oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
   });
-  // An idle connection the server dropped (a restart, a failover) must not take the process down.
+  // A connection the server or the network dropped (a restart, a failover) must not take the
+  // process down: the pool reports idle ones, and a checked-out one between two queries would
+  // otherwise emit an 'error' nobody listens to. Its next query fails, as DATABASE_UNAVAILABLE.
   pool.on('error', (error) => options.log?.(`PostgreSQL connection lost (${describeError(error)}); the pool reconnects`));
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 
   try {
