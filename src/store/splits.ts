@@ -40,15 +40,11 @@ export class Splits {
    * and counts the attempt (so a job that keeps killing its workers can be stopped).
    */
   async claim(owner: string, leaseMs: number): Promise<Split | undefined> {
+    // An idle runner asks every second: a plain read first, so it takes no lock when there is nothing to take.
+    if (!(await this.#store.first(this.#claimable(this.#clock.now())))) return undefined;
     return this.#store.transaction(async () => {
       const now = this.#clock.now();
-      let candidate = this.#store.db
-        .selectFrom('splits')
-        .select('id')
-        .where('status', 'in', ['queued', 'processing'])
-        .where((eb) => eb.or([eb('leaseExpiresAtMs', 'is', null), eb('leaseExpiresAtMs', '<', now)]))
-        .orderBy('id')
-        .limit(1);
+      let candidate = this.#claimable(now);
       if (this.#store.dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
       const row = await this.#store.first(candidate);
       if (!row) return undefined;
@@ -60,6 +56,17 @@ export class Splits {
       );
       return this.get(row.id);
     });
+  }
+
+  /** The oldest unfinished job without a live lease. */
+  #claimable(now: number) {
+    return this.#store.db
+      .selectFrom('splits')
+      .select('id')
+      .where('status', 'in', ['queued', 'processing'])
+      .where((eb) => eb.or([eb('leaseExpiresAtMs', 'is', null), eb('leaseExpiresAtMs', '<', now)]))
+      .orderBy('id')
+      .limit(1);
   }
 
   /** Pushes the lease forward; false when `owner` no longer holds the job (it lapsed and was taken, or ended). */
