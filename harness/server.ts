@@ -38,7 +38,7 @@ function databaseOf(dataDir: string): Promise<TestDatabase> {
 }
 
 /** Whether this test process runs the API suites on PostgreSQL (test/*-postgres.test.ts set it). */
-export function onPostgres(): boolean {
+function onPostgres(): boolean {
   return process.env['STEMSPLIT_TEST_STORE'] === 'postgres';
 }
 

@@ -19,14 +19,13 @@ import type { ModelRegistry } from '../models/registry.js';
 import type { DataStore, Split } from '../store/index.js';
 import type { Splitter } from '../splitting/worker-pool.js';
 import PQueue from 'p-queue';
+import { SerialPass } from './serial-pass.js';
 import { SPLIT_EVENT } from './webhooks.js';
 
 /** A job whose runner died this many times is failed and refunded instead of run again. */
 const MAX_ATTEMPTS = 3;
 /** When a job's outcome could not be written (the database is down, its disk full), try again after this long. */
 const RECORD_RETRY_MS = 10_000;
-/** A lease lasts this long unless renewed; renewed every third of it. */
-const DEFAULT_LEASE_MS = 30_000;
 /** How often an idle runner looks for jobs made by other processes. */
 const POLL_MS = 1_000;
 
@@ -36,7 +35,8 @@ export type PresentSplit = (split: Split, nowMs: number) => unknown;
 export interface RunnerOptions {
   readonly concurrency: number;
   readonly mp3BitrateKbps?: number;
-  readonly leaseMs?: number;
+  /** A claim lasts this long unless renewed; it is renewed every third of it. */
+  readonly leaseMs: number;
   readonly log?: (line: string) => void;
   /** Called after a job became terminal and its webhook (if any) was queued. */
   readonly onTerminal?: (split: Split) => void;
@@ -61,8 +61,10 @@ export class JobRunner {
   readonly #active = new Set<string>();
   readonly #stopping = new AbortController();
   #started = false;
-  #claiming: Promise<void> | undefined;
-  #claimAgain = false;
+  readonly #claims = new SerialPass(
+    () => this.#claimWhileFree(),
+    (again) => (again ? this.kick() : this.#schedulePoll()),
+  );
   #pollTimer: NodeJS.Timeout | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
   /** The last claim error logged, so an outage is reported once, not every second. */
@@ -74,7 +76,7 @@ export class JobRunner {
     this.#splitter = splitter;
     this.#present = present;
     this.#options = options;
-    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.#leaseMs = options.leaseMs;
     this.#queue = new PQueue({ concurrency: Math.max(1, options.concurrency) });
   }
 
@@ -90,31 +92,14 @@ export class JobRunner {
   /** Looks for claimable jobs now (a job was just created here, or one just finished). */
   kick(): void {
     if (!this.#started || this.#stopping.signal.aborted) return;
-    if (this.#claiming) {
-      this.#claimAgain = true;
-      return;
-    }
-    this.#claiming = this.#claimWhileFree().finally(() => {
-      this.#claiming = undefined;
-      if (this.#claimAgain) {
-        this.#claimAgain = false;
-        this.kick();
-      } else {
-        this.#schedulePoll();
-      }
-    });
-  }
-
-  /** Jobs this runner is running now. */
-  get running(): number {
-    return this.#active.size;
+    this.#claims.run();
   }
 
   /** Stops claiming; running jobs finish (their outcome is recorded if the database lets it). */
   async stop(): Promise<void> {
     this.#stopping.abort();
     clearTimeout(this.#pollTimer);
-    await this.#claiming;
+    await this.#claims.idle();
     await this.#queue.onIdle();
     clearInterval(this.#heartbeat);
   }

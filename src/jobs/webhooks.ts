@@ -7,6 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { describeError, isStemsplitError } from '../errors.js';
 import { guardedRequest, type GuardOptions } from '../net/fetch.js';
+import { SerialPass } from './serial-pass.js';
 import type { DataStore, Delivery } from '../store/index.js';
 
 export const SIGNATURE_HEADER = 'Stemsplit-Signature';
@@ -43,8 +44,10 @@ export class WebhookDispatcher {
   readonly #data: DataStore;
   readonly #options: DispatcherOptions;
   #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #again = false;
+  readonly #passes = new SerialPass(
+    () => this.#pass(),
+    (again) => (again ? this.kick() : this.#schedule()),
+  );
   #stopped = false;
   /** Set when an outcome could not be recorded (full disk): no pass before then, so nothing is resent in a loop. */
   #holdUntilMs = 0;
@@ -63,25 +66,13 @@ export class WebhookDispatcher {
   kick(): void {
     if (this.#stopped) return;
     if (this.#data.clock.now() < this.#holdUntilMs) return this.#schedule();
-    if (this.#running) {
-      this.#again = true;
-      return;
-    }
-    this.#running = this.#pass().finally(() => {
-      this.#running = undefined;
-      if (this.#again) {
-        this.#again = false;
-        this.kick();
-      } else {
-        this.#schedule();
-      }
-    });
+    this.#passes.run();
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    await this.#running;
+    await this.#passes.idle();
   }
 
   #schedule(): void {

@@ -80,9 +80,7 @@ export class Accounts {
    * transaction already excludes other writers): the balance read is the one the charge moves.
    */
   lockForCharge(id: string): Promise<Account | undefined> {
-    let query = this.#store.db.selectFrom('accounts').selectAll().where('id', '=', id);
-    if (this.#store.dialect === 'postgres') query = query.forUpdate();
-    return this.#store.first(query);
+    return this.#store.first(this.#store.lockRows(this.#store.db.selectFrom('accounts').selectAll().where('id', '=', id)));
   }
 
   /** The named account, created on first use (accounts are cheap and local). */

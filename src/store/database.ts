@@ -7,7 +7,7 @@
  * "debit, ledger row and job row in one transaction" a matter of wrapping the calls.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Compilable, Kysely } from 'kysely';
+import type { Compilable, Kysely, SelectQueryBuilder } from 'kysely';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -21,6 +21,12 @@ export interface Store {
   all<R>(query: Compilable<R>): Promise<R[]>;
   first<R>(query: Compilable<R>): Promise<R | undefined>;
   run(query: Compilable<unknown>): Promise<{ changes: number }>;
+  /**
+   * `query` holding its rows until the transaction ends (`FOR UPDATE`), passing over rows another
+   * transaction holds when `skipLocked`. On SQLite the query as it is: its IMMEDIATE transaction
+   * already keeps every other writer out.
+   */
+  lockRows<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, options?: { skipLocked?: boolean }): SelectQueryBuilder<DB, TB, O>;
   /** Runs `fn` in one transaction; a throw rolls everything back. */
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -52,10 +58,4 @@ export class TransactionTracker<Connection> {
       scope.open = false;
     }
   }
-}
-
-/** A unique or primary-key constraint refused the write, on either engine. */
-export function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }

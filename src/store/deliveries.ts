@@ -45,26 +45,17 @@ export class Deliveries {
   async claimDue(limit: number, holdMs: number): Promise<Delivery[]> {
     return this.#store.transaction(async () => {
       const now = this.#clock.now();
-      let query = this.#store.db
+      const query = this.#store.db
         .selectFrom('webhookDeliveries')
         .selectAll()
         .where('status', '=', 'pending')
         .where('nextAttemptAtMs', '<=', now)
         .orderBy('nextAttemptAtMs')
         .limit(limit);
-      if (this.#store.dialect === 'postgres') query = query.forUpdate().skipLocked();
-      const due = await this.#store.all(query);
+      const due = await this.#store.all(this.#store.lockRows(query, { skipLocked: true }));
       if (due.length === 0) return due;
-      await this.#store.run(
-        this.#store.db
-          .updateTable('webhookDeliveries')
-          .set({ nextAttemptAtMs: now + holdMs })
-          .where(
-            'id',
-            'in',
-            due.map((delivery) => delivery.id),
-          ),
-      );
+      const ids = due.map((delivery) => delivery.id);
+      await this.#store.run(this.#store.db.updateTable('webhookDeliveries').set({ nextAttemptAtMs: now + holdMs }).where('id', 'in', ids));
       return due;
     });
   }

@@ -7,7 +7,7 @@
  * CHECK, the ledger's one-charge-one-refund index, conditional state changes (`where status =`)
  * and primary keys. A transaction that deadlocks anyway is run again.
  */
-import { Kysely, Migrator, PostgresDialect, type Compilable, type Transaction } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, type Compilable, type SelectQueryBuilder, type Transaction } from 'kysely';
 import pg from 'pg';
 import { describeError, StemsplitError } from '../errors.js';
 import { TransactionTracker, type Store } from './database.js';
@@ -81,6 +81,9 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     },
     async run(query: Compilable<unknown>): Promise<{ changes: number }> {
       return { changes: Number((await execute(query)).numAffectedRows ?? 0n) };
+    },
+    lockRows<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, options: { skipLocked?: boolean } = {}): SelectQueryBuilder<DB, TB, O> {
+      return options.skipLocked ? query.forUpdate().skipLocked() : query.forUpdate();
     },
     async transaction<T>(fn: () => Promise<T>): Promise<T> {
       if (tracker.current()) return fn();

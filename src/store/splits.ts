@@ -2,8 +2,8 @@
  * Split jobs as rows: creation with its charge, state changes, and the queue. The queue is this
  * table: a worker claims the oldest job nobody holds by writing a lease on it (its name and an
  * expiry it keeps pushing forward); a job whose lease lapsed (its worker died) is claimed again.
- * On PostgreSQL the claim skips rows another worker is claiming (`FOR UPDATE SKIP LOCKED`); on
- * SQLite the claim's IMMEDIATE transaction already excludes every other writer.
+ * On PostgreSQL the claim skips rows another worker is claiming (`FOR UPDATE SKIP LOCKED`, see
+ * `Store.lockRows`); on SQLite the claim's IMMEDIATE transaction already excludes every other writer.
  */
 import { isoAt, type Clock } from './clock.js';
 import type { Store } from './database.js';
@@ -44,9 +44,7 @@ export class Splits {
     if (!(await this.#store.first(this.#claimable(this.#clock.now())))) return undefined;
     return this.#store.transaction(async () => {
       const now = this.#clock.now();
-      let candidate = this.#claimable(now);
-      if (this.#store.dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
-      const row = await this.#store.first(candidate);
+      const row = await this.#store.first(this.#store.lockRows(this.#claimable(now), { skipLocked: true }));
       if (!row) return undefined;
       await this.#store.run(
         this.#store.db
@@ -91,13 +89,6 @@ export class Splits {
       this.#store.db.updateTable('splits').set({ leaseOwner: null, leaseExpiresAtMs: null }).where('leaseOwner', 'is not', null),
     );
     return changes;
-  }
-
-  /** Unfinished jobs, oldest first. */
-  unfinished(): Promise<Split[]> {
-    return this.#store.all(
-      this.#store.db.selectFrom('splits').selectAll().where('status', 'in', ['queued', 'processing']).orderBy('id'),
-    );
   }
 
   /** queued → processing by the lease holder, with the model that will run. */

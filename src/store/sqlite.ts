@@ -7,7 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, type Compilable } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, type Compilable, type SelectQueryBuilder } from 'kysely';
 import { StemsplitError } from '../errors.js';
 import { TransactionTracker, type Store } from './database.js';
 import { migrationNames, migrationsFor } from './migrations.js';
@@ -82,6 +82,9 @@ export async function openSqliteStore(path: string): Promise<Store> {
         const { statement, parameters } = bind(query);
         return whenDiskFull(() => ({ changes: statement.run(...parameters).changes }));
       });
+    },
+    lockRows<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O> {
+      return query;
     },
     async transaction<T>(fn: () => Promise<T>): Promise<T> {
       if (tracker.current()) return fn();
