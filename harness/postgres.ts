@@ -9,6 +9,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { test } from 'node:test';
 import pg from 'pg';
 
 export interface TestDatabase {
@@ -22,6 +23,27 @@ let counter = 0;
 /** Why PostgreSQL tests cannot run here, or undefined when they can. */
 export async function postgresUnavailable(): Promise<string | undefined> {
   return (await clusterUrl()) ? undefined : 'no PostgreSQL: set STEMSPLIT_TEST_DATABASE_URL or install postgresql (Debian) so initdb exists';
+}
+
+/**
+ * Why the PostgreSQL tests skip on this machine, or undefined when they run. CI provides
+ * PostgreSQL (.ci/run), so there its absence is an error, not a skip.
+ */
+export async function postgresSkipReason(): Promise<string | undefined> {
+  const reason = await postgresUnavailable();
+  if (reason && process.env['CI']) throw new Error(reason);
+  return reason;
+}
+
+/** Runs a suite written for SQLite over PostgreSQL (`startTestServer` reads the switch), or skips it in words. */
+export async function suiteOnPostgres(name: string, load: () => Promise<unknown>): Promise<void> {
+  const skip = await postgresSkipReason();
+  if (skip) {
+    test(`${name} on PostgreSQL`, { skip }, () => undefined);
+    return;
+  }
+  process.env['STEMSPLIT_TEST_STORE'] = 'postgres';
+  await load();
 }
 
 export async function freshDatabase(): Promise<TestDatabase> {

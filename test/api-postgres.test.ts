@@ -1,3 +1,4 @@
 /** The same suite as api.test.ts, over PostgreSQL instead of SQLite. */
-process.env['STEMSPLIT_TEST_STORE'] = 'postgres';
-await import('./api.test.js');
+import { suiteOnPostgres } from '../harness/postgres.js';
+
+await suiteOnPostgres('api.test.ts', () => import('./api.test.js'));

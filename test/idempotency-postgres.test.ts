@@ -1,3 +1,4 @@
 /** The same suite as idempotency.test.ts, over PostgreSQL instead of SQLite. */
-process.env['STEMSPLIT_TEST_STORE'] = 'postgres';
-await import('./idempotency.test.js');
+import { suiteOnPostgres } from '../harness/postgres.js';
+
+await suiteOnPostgres('idempotency.test.ts', () => import('./idempotency.test.js'));

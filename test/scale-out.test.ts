@@ -13,16 +13,14 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeSong } from '../harness/audio.js';
 import { ApiClient } from '../harness/client.js';
-import { freshDatabase, postgresUnavailable, type TestDatabase } from '../harness/postgres.js';
+import { freshDatabase, postgresSkipReason, type TestDatabase } from '../harness/postgres.js';
 import { killHard, runCli, spawnCli } from '../harness/process.js';
 import { startTestServer, tempDir, uploadFile, type TestServer } from '../harness/server.js';
 import { until } from '../harness/wait.js';
 import { receiver } from '../harness/webhook-receiver.js';
 import { openDataStore } from '../src/store/index.js';
 
-const unavailable = await postgresUnavailable();
-// CI provides PostgreSQL (.ci/run); elsewhere the suite says why it skipped.
-if (unavailable && process.env['CI']) throw new Error(unavailable);
+const unavailable = await postgresSkipReason();
 const skip = unavailable ?? false;
 
 let database: TestDatabase;

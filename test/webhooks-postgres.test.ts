@@ -1,3 +1,4 @@
 /** The same suite as webhooks.test.ts, over PostgreSQL instead of SQLite. */
-process.env['STEMSPLIT_TEST_STORE'] = 'postgres';
-await import('./webhooks.test.js');
+import { suiteOnPostgres } from '../harness/postgres.js';
+
+await suiteOnPostgres('webhooks.test.ts', () => import('./webhooks.test.js'));
