@@ -4,10 +4,3 @@ export { separateStream, demucsNormalization, NormalizationMeter, TrackWindow, t
 export { Chunk, chunksOf, chunkCount, strideOf, transitionWeights } from './chunks.js';
 export { combineBag } from './bag.js';
 export { MANIFEST_FORMAT, loadManifestModel, parseModelManifest, readModelManifest, type LoadModelOptions } from './manifest.js';
-export {
-  createOrtSession,
-  runTensors,
-  type Float32Tensor,
-  type OrtSessionHandle,
-  type OrtSessionOptions,
-} from './onnx-session.js';

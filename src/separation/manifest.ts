@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import type { ModelManifest, SegmentModel } from './model.js';
-import { createOrtSession, runTensors, type OrtSessionOptions } from './onnx-session.js';
+import { createOrtSession, runTensors, type OrtSessionOptions } from '../onnx/session.js';
 
 export const MANIFEST_FORMAT = 'stemsplit-model/1';
 
