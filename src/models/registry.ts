@@ -179,7 +179,7 @@ export class ModelRegistry {
 
   #resolveSpec(spec: string, configPath: string | undefined): ModelRef {
     if (spec === '4s' || spec === '6s') return this.resolveAlias(spec);
-    const byName = this.installed().find((m) => m.name === spec);
+    const byName = this.installed().find((m) => m.name === spec) ?? this.#aliasFile(spec);
     if (byName) return byName;
     if (configPath !== undefined && !MSST_CHECKPOINT.test(spec)) {
       throw new StemsplitError('USAGE', '--model-config applies to an MSST checkpoint (.ckpt or .pth) only');
@@ -192,6 +192,16 @@ export class ModelRegistry {
       throw new StemsplitError('MODEL_NOT_FOUND', `model ${spec} is not installed; run: stemsplit models pull ${spec}`);
     }
     return this.#resolvePath(spec);
+  }
+
+  /** A model an alias names by its file, found again by the name it was given (a job records that name). */
+  #aliasFile(name: string): ModelRef | undefined {
+    for (const spec of [...this.#options.aliases['4s'], ...this.#options.aliases['6s']]) {
+      if (!isPathSpec(spec) || !existsSync(spec)) continue;
+      const ref = this.#resolvePath(spec);
+      if (ref.name === name) return ref;
+    }
+    return undefined;
   }
 
   /** `withConfig` false: the caller names a RoFormer's config itself. */

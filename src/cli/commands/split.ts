@@ -1,7 +1,7 @@
 /** `stemsplit split <files…>`: local separation, no server, no credits. */
 import { statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
-import { readAudioHeader, type StemFormat } from '../../audio/index.js';
+import { isStemFormat, readAudioHeader, STEM_FORMATS, type StemFormat } from '../../audio/index.js';
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
 import { MP3_RATES, removeStaging } from '../../splitting/split-audio-file.js';
 import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
@@ -29,11 +29,10 @@ export interface SplitOptions {
   json?: boolean;
 }
 
-const FORMATS: readonly StemFormat[] = ['mp3', 'wav', 'flac'];
 
 function parseOptions(options: SplitOptions): { format: StemFormat; bitrate: number | undefined; shifts: number; sampleRate: number | undefined } {
-  if (!FORMATS.includes(options.format as StemFormat)) throw new StemsplitError('USAGE', `--format must be mp3, wav or flac, got "${options.format}"`);
-  const format = options.format as StemFormat;
+  const format = options.format;
+  if (!isStemFormat(format)) throw new StemsplitError('USAGE', `--format must be ${STEM_FORMATS.join(', ')}, got "${format}"`);
   if (options.float32 && format !== 'wav') throw new StemsplitError('USAGE', '--float32 applies to --format wav only');
   if (options.int24 && format === 'mp3') throw new StemsplitError('USAGE', '--int24 applies to --format wav or flac only');
   if (options.int24 && options.float32) throw new StemsplitError('USAGE', '--int24 and --float32 exclude each other');
