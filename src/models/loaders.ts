@@ -5,7 +5,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import { msstModelType, readMsstDocument, type MsstModelType } from '../msst/config.js';
-import type { SegmentModel } from '../separation/model.js';
+import type { SeparationModel } from '../separation/model.js';
 import type { ModelLoaders, ModelRef } from './registry.js';
 
 interface LoaderOptions {
@@ -30,7 +30,7 @@ export function onnxLoaders(options: LoaderOptions): ModelLoaders {
   };
 }
 
-async function loadMsst(ref: ModelRef, options: LoaderOptions): Promise<SegmentModel> {
+async function loadMsst(ref: ModelRef, options: LoaderOptions): Promise<SeparationModel> {
   const configPath = ref.configPath;
   if (configPath === undefined) throw new StemsplitError('MODEL_NOT_FOUND', `no config for ${ref.path}; name one with --model-config`);
   const type = msstModelType(readMsstDocument(configPath), ref.options?.modelType);
@@ -38,7 +38,7 @@ async function loadMsst(ref: ModelRef, options: LoaderOptions): Promise<SegmentM
   return MSST_FAMILIES[type](ref.path, common, type);
 }
 
-type MsstLoader = (checkpoint: string, options: LoaderOptions & { readonly name: string; readonly configPath: string }, type: MsstModelType) => Promise<SegmentModel>;
+type MsstLoader = (checkpoint: string, options: LoaderOptions & { readonly name: string; readonly configPath: string }, type: MsstModelType) => Promise<SeparationModel>;
 
 const loadRoformerFamily: MsstLoader = async (checkpoint, options, type) => {
   const { loadRoformer } = await import('../roformer/engine.js');

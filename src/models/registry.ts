@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { StemsplitError } from '../errors.js';
-import type { SegmentModel } from '../separation/model.js';
+import type { SeparationModel } from '../separation/model.js';
 import { configBeside, type MsstModelType } from '../msst/config.js';
 import type { MdxOptions } from '../mdx/options.js';
 import { MODEL_CATALOG, type CatalogModel, type ModelFamily } from './catalog.js';
@@ -50,7 +50,7 @@ export interface ModelListing extends Omit<ModelRef, 'path'> {
 }
 
 /** One loader per kind, each handed the whole reference (path, config, options). */
-export type ModelLoaders = Readonly<Record<ModelKind, (ref: ModelRef) => Promise<SegmentModel>>>;
+export type ModelLoaders = Readonly<Record<ModelKind, (ref: ModelRef) => Promise<SeparationModel>>>;
 
 export interface RegistryOptions {
   readonly bundledDir: string;
@@ -282,13 +282,13 @@ function isPathSpec(spec: string): boolean {
 /** Loads models once and keeps them: loading converts and allocates, splitting reuses. */
 export class ModelCache {
   readonly #loaders: ModelLoaders;
-  readonly #loaded = new Map<string, Promise<SegmentModel>>();
+  readonly #loaded = new Map<string, Promise<SeparationModel>>();
 
   constructor(loaders: ModelLoaders) {
     this.#loaders = loaders;
   }
 
-  load(ref: ModelRef): Promise<SegmentModel> {
+  load(ref: ModelRef): Promise<SeparationModel> {
     const key = `${ref.kind}:${ref.path}:${ref.configPath ?? ''}:${JSON.stringify(ref.options ?? {})}`;
     let model = this.#loaded.get(key);
     if (!model) {

@@ -5,7 +5,7 @@
  * chunk in, its stems out); this module does the rest, the same for every family.
  */
 import { StemsplitError } from '../errors.js';
-import type { SegmentModel, SeparationProgress } from '../separation/model.js';
+import type { SeparationProgress, TrackModel } from '../separation/model.js';
 import { TrackWindow, type StemWriter, type TrackStream } from '../separation/stream.js';
 import type { MsstCommon } from './config.js';
 import { demix, demixStream, type DemixOptions, type DemixSettings, type DemixSource, type DemixWriter } from './demix.js';
@@ -37,17 +37,13 @@ export function msstSources(settings: MsstCommon): string[] {
 }
 
 /** The network as the pipeline's model; it owns whole-track inference (`streamTrack`). */
-export function msstModel(network: ChunkNetwork, name: string, options: { readonly batchSize?: number } = {}): SegmentModel {
+export function msstModel(network: ChunkNetwork, name: string, options: { readonly batchSize?: number } = {}): TrackModel {
   const { settings } = network;
   return {
     name,
     sampleRate: settings.sampleRate,
     sources: msstSources(settings),
-    segmentSamples: settings.chunkSize,
     normalize: settings.normalize,
-    async run() {
-      throw new StemsplitError('SEPARATION_FAILED', `${name} separates whole tracks (MSST demix), not single segments`);
-    },
     streamTrack: (input, write, run) => streamStereo(network, input, write, options.batchSize, run),
     dispose: () => network.release(),
   };

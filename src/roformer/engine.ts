@@ -13,7 +13,7 @@ import { demixTrack, msstModel, type ChunkNetwork, type DemixRunOptions } from '
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import { readStateDict } from '../torch/checkpoint.js';
 import { convertCached, StagedSessions, writeStageFiles, type StageFile } from '../onnx/stages.js';
-import type { SegmentModel } from '../separation/model.js';
+import type { TrackModel } from '../separation/model.js';
 import { bandBins } from './bands.js';
 import { readRoformerConfig, type RoformerConfig, type RoformerType } from './config.js';
 import { buildRoformerStages } from './graph.js';
@@ -147,7 +147,7 @@ function graphShape(config: RoformerConfig, spectrum: ChunkSpectrum): { frames: 
 }
 
 /** A RoFormer checkpoint as a stemsplit model (MSST's demix; `no_<target>` for a single-target model). */
-export async function loadRoformer(checkpoint: string, options: LoadRoformerOptions): Promise<SegmentModel> {
+export async function loadRoformer(checkpoint: string, options: LoadRoformerOptions): Promise<TrackModel> {
   const network = await RoformerNetwork.open(checkpoint, options);
   const name = options.name ?? path.basename(checkpoint).replace(/\.(ckpt|pth|pt|bin)$/i, '');
   return msstModel(network, name, options.batchSize === undefined ? {} : { batchSize: options.batchSize });

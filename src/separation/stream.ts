@@ -15,7 +15,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import { Chunk, chunkCount, shiftedView, strideOf, transitionWeights, type PassView } from './chunks.js';
-import type { SegmentModel, SeparationProgress } from './model.js';
+import { isTrackModel, type SegmentModel, type SeparationModel, type SeparationProgress } from './model.js';
 
 /** Demucs' normalisation: x' = (x - mean) / scale over the mono mix; identity when off. */
 export interface Normalization {
@@ -105,8 +105,8 @@ export class NormalizationMeter {
 }
 
 /** Separates a streamed track, handing stems to `write` in order as soon as they are final. */
-export async function separateStream(model: SegmentModel, input: TrackStream, write: StemWriter, options: StreamOptions = {}): Promise<void> {
-  if (model.streamTrack) {
+export async function separateStream(model: SeparationModel, input: TrackStream, write: StemWriter, options: StreamOptions = {}): Promise<void> {
+  if (isTrackModel(model)) {
     if (!(Number.isInteger(input.length) && input.length > 0)) throw new StemsplitError('SEPARATION_FAILED', 'cannot separate an empty track');
     return model.streamTrack(input, write, { ...(options.onProgress ? { onProgress: options.onProgress } : {}), ...(options.signal ? { signal: options.signal } : {}) });
   }

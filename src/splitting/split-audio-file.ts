@@ -18,7 +18,7 @@ import {
 } from '../audio/index.js';
 import { StemsplitError } from '../errors.js';
 import { NormalizationMeter, separateStream, type TrackStatistics } from '../separation/index.js';
-import type { SegmentModel } from '../separation/model.js';
+import type { SeparationModel } from '../separation/model.js';
 
 export type SplitPhase = 'decode' | 'separate' | 'encode';
 
@@ -84,7 +84,7 @@ export function stemExtension(format: StemFormat): string {
  */
 export async function splitAudioFile(
   inputPath: string,
-  model: SegmentModel,
+  model: SeparationModel,
   outDir: string,
   options: SplitFileOptions,
 ): Promise<SplitFileResult> {
@@ -155,7 +155,7 @@ interface Measured {
 }
 
 /** First pass: decodes the file once to count its samples and meet its statistics. */
-async function measure(inputPath: string, model: SegmentModel, options: SplitFileOptions, onProgress: (fraction: number) => void): Promise<Measured> {
+async function measure(inputPath: string, model: SeparationModel, options: SplitFileOptions, onProgress: (fraction: number) => void): Promise<Measured> {
   const header = await readAudioHeader(inputPath);
   const decode = { sampleRate: model.sampleRate, header, ...(options.signal ? { signal: options.signal } : {}) };
   const meter = new NormalizationMeter();
@@ -238,7 +238,7 @@ interface StemPlan {
  * Every model source, or with `twoStems` the demucs --two-stems pair: `stem` and `no_<stem>`,
  * the sum of every other source.
  */
-function stemPlan(model: SegmentModel, twoStems: string | undefined): StemPlan {
+function stemPlan(model: SeparationModel, twoStems: string | undefined): StemPlan {
   if (twoStems === undefined) return { names: model.sources, combine: (blocks) => blocks };
   const index = model.sources.indexOf(twoStems);
   if (index < 0) throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${model.name} has no such stem (it has ${model.sources.join(', ')})`);
