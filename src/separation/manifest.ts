@@ -97,6 +97,7 @@ export async function loadManifestModel(manifestPath: string, options: LoadModel
     sampleRate: manifest.sampleRate,
     sources,
     segmentSamples,
+    overlap: manifest.overlap,
     normalize: manifest.normalize,
     async run(segment: Float32Array): Promise<Float32Array> {
       const { stems } = await runTensors(handle, { mix: { data: segment, dims: [1, 2, segmentSamples] } }, ['stems']);

@@ -29,6 +29,8 @@ interface ModelIdentity {
 export interface SegmentModel extends ModelIdentity {
   /** Exact number of samples per channel `run` takes and returns. */
   readonly segmentSamples: number;
+  /** Fraction of a segment consecutive chunks share; default Demucs' 0.25. */
+  readonly overlap?: number;
   /** Separates one planar [2, segmentSamples] segment into planar [sources, 2, segmentSamples]. */
   run(segment: Float32Array): Promise<Float32Array>;
 }

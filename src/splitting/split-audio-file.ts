@@ -38,7 +38,6 @@ export interface SplitFileOptions {
   /** Write stems at this rate; default the source's (MP3: the source's where MP3 allows it). */
   readonly sampleRate?: number;
   readonly shifts?: number;
-  readonly overlap?: number;
   /** Write this stem and `no_<stem>` (the sum of the others), demucs' --two-stems. */
   readonly twoStems?: string;
   readonly onProgress?: (progress: SplitProgress) => void;
@@ -121,7 +120,6 @@ export async function splitAudioFile(
     const frames = decodeInterleaved(inputPath, source.decode);
     await separateStream(model, { length: source.length, statistics: source.statistics, frames }, write, {
       ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
-      ...(options.overlap !== undefined ? { overlap: options.overlap } : {}),
       ...signal,
       onProgress: ({ done, total }) => report('separate', done / total),
     });
