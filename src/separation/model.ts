@@ -21,6 +21,12 @@ export interface SegmentModel {
   readonly segmentSamples: number;
   /** Whether the pipeline normalizes the whole track first (as Demucs' inference does). */
   readonly normalize: boolean;
+  /**
+   * Whether a mono source still gets stereo stems: its network can make the two channels of the
+   * duplicated mix differ, and its official code writes them both (python-audio-separator's MDX
+   * separator). Default: a mono source gets mono stems.
+   */
+  readonly stereoForMono?: boolean;
   /** Separates one planar [2, segmentSamples] segment into planar [sources, 2, segmentSamples]. */
   run(segment: Float32Array): Promise<Float32Array>;
   /**
