@@ -24,8 +24,9 @@ export function onnxLoaders(options: LoaderOptions): ModelLoaders {
       return loadDemucs(ref.path, { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads });
     },
     msst: (ref) => loadMsst(ref, options),
-    async mdx() {
-      throw new StemsplitError('MODEL_INVALID', 'MDX-Net models are not supported yet');
+    async mdx(ref) {
+      const { loadMdx } = await import('../mdx/engine.js');
+      return loadMdx(ref, { intraOpThreads: options.intraOpThreads });
     },
   };
 }

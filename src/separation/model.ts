@@ -23,6 +23,12 @@ interface ModelIdentity {
   readonly sources: readonly string[];
   /** Whether the pipeline measures the whole track first: the model normalises by its mean and std. */
   readonly normalize: boolean;
+  /**
+   * Whether a mono source still gets stereo stems: its network can make the two channels of the
+   * duplicated mix differ, and its official code writes them both (python-audio-separator's MDX
+   * separator). Default: a mono source gets mono stems.
+   */
+  readonly stereoForMono?: boolean;
   dispose(): Promise<void>;
 }
 

@@ -78,15 +78,19 @@ async function* interleavedBlocks(track: StereoTrack): AsyncGenerator<Float32Arr
   }
 }
 
-/** The mono mix's mean and sum of squared deviations, two passes in float64. */
+/** The mono mix's mean and sum of squared deviations, two passes in float64, and the peak. */
 export function statisticsOf(track: StereoTrack): TrackStatistics {
   const { data, length } = track;
   let sum = 0;
   for (let i = 0; i < length; i++) sum += ((data[i] ?? 0) + (data[length + i] ?? 0)) / 2;
   const mean = sum / length;
   let squares = 0;
-  for (let i = 0; i < length; i++) squares += (((data[i] ?? 0) + (data[length + i] ?? 0)) / 2 - mean) ** 2;
-  return { frames: length, mean, squares };
+  let peak = 0;
+  for (let i = 0; i < length; i++) {
+    squares += (((data[i] ?? 0) + (data[length + i] ?? 0)) / 2 - mean) ** 2;
+    peak = Math.max(peak, Math.abs(data[i] ?? 0), Math.abs(data[length + i] ?? 0));
+  }
+  return { frames: length, mean, squares, peak };
 }
 
 /** Mean and unbiased standard deviation (plus 1e-8) of the mono mix, as float32 values like Demucs'. */

@@ -44,6 +44,8 @@ export interface TrackStatistics {
   readonly frames: number;
   readonly mean: number;
   readonly squares: number;
+  /** The largest |sample| of either channel (python-audio-separator normalises by the peak). */
+  readonly peak?: number;
 }
 
 /**
@@ -78,11 +80,15 @@ export class NormalizationMeter {
   #count = 0;
   #mean = 0;
   #squares = 0;
+  #peak = 0;
 
   /** Adds interleaved stereo frames. */
   add(interleaved: Float32Array): void {
     for (let i = 0; i + 1 < interleaved.length; i += 2) {
-      const mono = ((interleaved[i] as number) + (interleaved[i + 1] as number)) / 2;
+      const left = interleaved[i] as number;
+      const right = interleaved[i + 1] as number;
+      this.#peak = Math.max(this.#peak, Math.abs(left), Math.abs(right));
+      const mono = (left + right) / 2;
       this.#count++;
       const delta = mono - this.#mean;
       this.#mean += delta / this.#count;
@@ -95,7 +101,7 @@ export class NormalizationMeter {
   }
 
   statistics(): TrackStatistics {
-    return { frames: this.#count, mean: this.#mean, squares: this.#squares };
+    return { frames: this.#count, mean: this.#mean, squares: this.#squares, peak: this.#peak };
   }
 
   /** Demucs' normalisation of what was met. */

@@ -93,7 +93,8 @@ export async function splitAudioFile(
 
   report('decode', 0);
   const source = await measure(inputPath, model, options, (fraction) => report('decode', fraction));
-  const output = stemOutput(source.header, model.sampleRate, options);
+  // A model whose official code writes stereo stems for a mono source (MDX-Net) keeps them stereo.
+  const output = stemOutput(model.stereoForMono ? { ...source.header, channels: 2 } : source.header, model.sampleRate, options);
   await ensureDiskSpace(dirname(outDir), stemBytes(source.length / model.sampleRate, output, options, stems.names.length));
 
   const staging = `${stagingPrefix(outDir)}${Date.now()}`;

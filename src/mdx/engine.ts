@@ -1,0 +1,268 @@
+/**
+ * UVR's MDX-Net `.onnx` models, run as python-audio-separator's MDXSeparator runs them
+ * (architectures/mdx_separator.py `separate`, `demix`, `run_model`; uvr_lib_v5/stft.py):
+ *
+ * 1. peak = max |mix| over both channels; the mix is scaled by float32(0.9 / peak) when the peak
+ *    is above 0.9 (spec_utils.normalize, in float32);
+ * 2. demix: trim = n_fft/2, chunk = hop·(segment_size − 1), gen = chunk − 2·trim; the mix gets
+ *    `trim` zeros in front and gen + trim − N mod gen behind (length M); chunks start every
+ *    int((1 − overlap)·chunk) samples up to M, each cut at M and zero-padded to `chunk`;
+ * 3. per chunk: STFT → the network (with denoise: −½·net(−spec) + ½·net(spec)) → iSTFT; the
+ *    first `actual` samples weighted by np.hanning(actual) (symmetric, of the chunk's own length;
+ *    none when overlap is 0), summed and divided by the summed weights, in float32;
+ * 4. the track is read back from `trim` on; primary = that × peak (even when the mix was not
+ *    scaled: audio-separator's quirk, kept), secondary = scaled mix − primary × compensate
+ *    (compensate enters only the secondary, as audio-separator does).
+ *
+ * Streamed: positions before the next chunk's start are final, so they are written and dropped;
+ * memory is one chunk, its spectrogram and an accumulator one chunk long. The peak comes from
+ * the first pass's statistics. A mono source arrives duplicated to stereo, as audio-separator's
+ * prepare_mix makes it, and its stems stay stereo.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { StemsplitError } from '../errors.js';
+import { Fft } from '../dsp/fft.js';
+import { freeInputOutputAxes } from '../onnx/free-dims.js';
+import { createOrtSession, runTensors, type OrtSessionHandle } from '../onnx/session.js';
+import type { SeparationProgress, TrackModel } from '../separation/model.js';
+import { TrackWindow, type StemWriter, type TrackStream } from '../separation/stream.js';
+import { readModelData, secondaryStem, stemFileName, type MdxModelData } from './model-data.js';
+import { MDX_DEFAULTS, type MdxOptions } from './options.js';
+import { MdxSpectrum } from './spectrum.js';
+
+/** UVR's hop, fixed for every MDX-Net model. */
+export const MDX_HOP = 1024;
+export const MDX_SAMPLE_RATE = 44_100;
+/** audio-separator's default normalization_threshold. */
+const NORMALIZATION_THRESHOLD = Math.fround(0.9);
+
+/** A model's data with the run's options, checked. */
+export interface MdxSettings extends MdxModelData, MdxOptions {}
+
+/** The chunk layout demix uses for a track of `length` samples. */
+export interface MdxGeometry {
+  readonly trim: number;
+  readonly chunk: number;
+  readonly gen: number;
+  /** The padded mixture's length: trim + length + pad. */
+  readonly padded: number;
+  readonly step: number;
+  readonly chunks: number;
+}
+
+export function mdxGeometry(settings: Pick<MdxSettings, 'nFft' | 'segmentSize' | 'overlap'>, length: number): MdxGeometry {
+  const trim = settings.nFft / 2;
+  const chunk = MDX_HOP * (settings.segmentSize - 1);
+  const gen = chunk - 2 * trim;
+  const pad = gen + trim - (length % gen);
+  const padded = trim + length + pad;
+  const step = Math.trunc((1 - settings.overlap) * chunk);
+  return { trim, chunk, gen, padded, step, chunks: Math.ceil(padded / step) };
+}
+
+/** The model data merged with the options, refused in one line where the official code would fail or loop. */
+export function mdxSettings(data: MdxModelData, options: Partial<MdxOptions> = {}): MdxSettings {
+  const merged = { ...MDX_DEFAULTS, ...options };
+  const usage = (message: string): never => {
+    throw new StemsplitError('USAGE', message);
+  };
+  if (!Fft.supports(data.nFft)) {
+    throw new StemsplitError('MODEL_INVALID', `${data.origin}: n_fft ${data.nFft} has a prime factor other than 2, 3 and 5, which stemsplit's FFT does not take`);
+  }
+  if (!(Number.isInteger(merged.segmentSize) && merged.segmentSize >= 2)) usage(`--mdx-segment-size must be a whole number ≥ 2, got ${merged.segmentSize}`);
+  if (!(merged.overlap >= 0 && merged.overlap < 1)) usage(`--mdx-overlap must be from 0 to below 1, got ${merged.overlap}`);
+  if (!(Number.isInteger(merged.batchSize) && merged.batchSize >= 1)) usage(`--mdx-batch-size must be a whole number ≥ 1, got ${merged.batchSize}`);
+  const settings: MdxSettings = { ...data, ...merged };
+  const geometry = mdxGeometry(settings, 1);
+  if (geometry.gen <= 0) {
+    usage(`--mdx-segment-size ${merged.segmentSize} is too small for n_fft ${data.nFft}: chunks of ${MDX_HOP}·(segment − 1) samples must be longer than ${data.nFft}`);
+  }
+  if (geometry.step < 1) usage(`--mdx-overlap ${merged.overlap} leaves no step between chunks`);
+  return settings;
+}
+
+/** The network on one chunk's spectrogram, through ONNX Runtime (input `input`, the first output). */
+export class MdxNetwork {
+  private constructor(
+    readonly settings: MdxSettings,
+    readonly spectrum: MdxSpectrum,
+    private readonly session: OrtSessionHandle,
+  ) {}
+
+  /**
+   * Opens `onnxPath` with `settings`. audio-separator runs the file with ONNX Runtime when the
+   * segment size is the model's dim_t, and converts it to PyTorch (onnx2torch) otherwise; the
+   * same graph with its time axis declared free does here what the conversion does there.
+   */
+  static async open(onnxPath: string, settings: MdxSettings, options: { readonly intraOpThreads?: number } = {}): Promise<MdxNetwork> {
+    const model = settings.segmentSize === settings.dimT ? onnxPath : freeInputOutputAxes(readFileSync(onnxPath), [0, 3], 'mdx');
+    const session = await createOrtSession(model, {
+      ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
+    });
+    if (!session.inputNames.includes('input')) {
+      await session.release();
+      throw new StemsplitError('MODEL_INVALID', `${onnxPath}: an MDX-Net model takes an input named "input"; this one takes ${session.inputNames.join(', ')}`);
+    }
+    return new MdxNetwork(settings, new MdxSpectrum(settings.nFft, MDX_HOP, settings.dimF, settings.segmentSize), session);
+  }
+
+  /** One chunk [2, chunk] (planar) → the network's estimate [2, chunk], before any window. */
+  async forward(chunk: Float32Array): Promise<Float32Array> {
+    const spec = this.spectrum.analyze(chunk);
+    let estimate: Float32Array;
+    if (this.settings.denoise) {
+      const negated = await this.predict(spec.map((v) => -v));
+      const plain = await this.predict(spec);
+      estimate = new Float32Array(spec.length);
+      for (let i = 0; i < spec.length; i++) estimate[i] = (negated[i] as number) * -0.5 + (plain[i] as number) * 0.5;
+    } else {
+      estimate = await this.predict(spec);
+    }
+    return this.spectrum.synthesize(estimate);
+  }
+
+  private async predict(spec: Float32Array): Promise<Float32Array> {
+    const { dimF, segmentSize } = this.settings;
+    const output = this.session.outputNames[0] as string;
+    const result = await runTensors(this.session, { input: { data: spec, dims: [1, 4, dimF, segmentSize] } }, [output]);
+    const tensor = result[output] as { data: Float32Array };
+    if (tensor.data.length !== spec.length) {
+      throw new StemsplitError('SEPARATION_FAILED', `the MDX-Net model returned ${tensor.data.length} values for a [1, 4, ${dimF}, ${segmentSize}] spectrogram`);
+    }
+    return tensor.data;
+  }
+
+  release(): Promise<void> {
+    return this.session.release();
+  }
+}
+
+/** Receives consecutive blocks of the two stems (planar [2, count] each) from track position `start`. */
+export type MdxWriter = (primary: Float32Array, secondary: Float32Array, start: number, count: number) => Promise<void> | void;
+
+export interface MdxRunOptions {
+  readonly onProgress?: (progress: SeparationProgress) => void;
+  readonly signal?: AbortSignal;
+}
+
+/** audio-separator's separate + demix over a streamed stereo track whose peak the first pass measured. */
+export async function demixMdx(network: MdxNetwork, input: TrackStream, write: MdxWriter, options: MdxRunOptions = {}): Promise<void> {
+  const { settings } = network;
+  const { length } = input;
+  const peak = input.statistics?.peak;
+  if (peak === undefined) throw new StemsplitError('SEPARATION_FAILED', "MDX-Net needs the track's peak from the first pass");
+  const source = new TrackWindow(input, 2 * MDX_HOP * (settings.segmentSize - 1));
+  try {
+    await demixFrom(network, source, length, Math.fround(peak), write, options);
+    await source.finish();
+  } catch (error) {
+    await source.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function demixFrom(network: MdxNetwork, source: TrackWindow, length: number, peak: number, write: MdxWriter, options: MdxRunOptions): Promise<void> {
+  const { settings } = network;
+  const { trim, chunk, padded, step, chunks } = mdxGeometry(settings, length);
+  // spec_utils.normalize with NumPy 2's float32 scalar arithmetic.
+  const scale = peak > NORMALIZATION_THRESHOLD ? Math.fround(NORMALIZATION_THRESHOLD / peak) : 1;
+  const mix = (channel: number, position: number): number => (scale === 1 ? source.sample(channel, position) : Math.fround(source.sample(channel, position) * scale));
+  const compensate = Math.fround(settings.compensate);
+  const input = new Float32Array(2 * chunk);
+  // Sums of weighted chunk outputs and of weights over mixture positions [base, base + chunk).
+  const result = [new Float32Array(chunk), new Float32Array(chunk)] as const;
+  const divider = new Float32Array(chunk);
+  let base = 0;
+
+  for (let k = 0; k < chunks; k++) {
+    options.signal?.throwIfAborted();
+    const start = k * step;
+    const actual = Math.min(start + chunk, padded) - start;
+    const window = settings.overlap === 0 ? undefined : hanning(actual);
+    // Track position p is mixture position p + trim; the padding is zeros.
+    const first = Math.max(0, start - trim);
+    const end = Math.min(length, start + actual - trim);
+    source.discardBefore(first);
+    await source.ensure(end);
+    input.fill(0);
+    for (let c = 0; c < 2; c++) for (let p = first; p < end; p++) input[c * chunk + p + trim - start] = mix(c, p);
+    const estimate = await network.forward(input);
+    const at = start - base;
+    for (let c = 0; c < 2; c++) {
+      const sums = result[c] as Float32Array;
+      for (let i = 0; i < actual; i++) {
+        const value = estimate[c * chunk + i] as number;
+        sums[at + i] = (sums[at + i] as number) + (window ? Math.fround(value * (window[i] as number)) : value);
+      }
+    }
+    for (let i = 0; i < actual; i++) divider[at + i] = (divider[at + i] as number) + (window ? (window[i] as number) : 1);
+    options.onProgress?.({ done: k + 1, total: chunks });
+    const settled = k + 1 < chunks ? start + step : padded;
+    await emit(settled);
+  }
+
+  /** Writes the final mixture positions [base, settled) that are track positions, and slides the sums on. */
+  async function emit(settled: number): Promise<void> {
+    const from = Math.max(base, trim);
+    const to = Math.min(settled, trim + length);
+    if (to > from) {
+      const count = to - from;
+      const primary = new Float32Array(2 * count);
+      const secondary = new Float32Array(2 * count);
+      for (let c = 0; c < 2; c++) {
+        const sums = result[c] as Float32Array;
+        for (let i = 0; i < count; i++) {
+          const j = from - base + i;
+          const value = Math.fround(Math.fround((sums[j] as number) / (divider[j] as number)) * peak);
+          primary[c * count + i] = value;
+          secondary[c * count + i] = Math.fround(Math.fround(-value * compensate) + mix(c, from - trim + i));
+        }
+      }
+      await write(primary, secondary, from - trim, count);
+    }
+    const shift = settled - base;
+    for (const row of [...result, divider]) {
+      row.copyWithin(0, shift);
+      row.fill(0, row.length - shift);
+    }
+    base = settled;
+  }
+}
+
+/** np.hanning(m): 0.5 + 0.5·cos(π·n/(m − 1)) for n = 1 − m, 3 − m, …, m − 1 (float64); [1] for m = 1. */
+export function hanning(m: number): Float64Array {
+  if (m === 1) return Float64Array.of(1);
+  const out = new Float64Array(m);
+  for (let i = 0; i < m; i++) out[i] = 0.5 + 0.5 * Math.cos((Math.PI * (1 - m + 2 * i)) / (m - 1));
+  return out;
+}
+
+/** What `loadMdx` needs of a model reference. */
+export interface MdxModelRef {
+  readonly path: string;
+  readonly name?: string;
+  readonly options?: { readonly mdx?: Partial<MdxOptions> };
+}
+
+/** The stems a model of `primaryStem` writes: UVR's names lower-cased, primary first. */
+export function mdxSources(primaryStem: string): [string, string] {
+  return [stemFileName(primaryStem), stemFileName(secondaryStem(primaryStem))];
+}
+
+/** An MDX-Net `.onnx` file as a stemsplit model: model data from NAME.json or the built-in table, the reference's `--mdx-*` options. */
+export async function loadMdx(ref: MdxModelRef, options: { readonly intraOpThreads?: number } = {}): Promise<TrackModel> {
+  const settings = mdxSettings(readModelData(ref.path), ref.options?.mdx);
+  const network = await MdxNetwork.open(ref.path, settings, options);
+  const name = ref.name ?? path.basename(ref.path).replace(/\.onnx$/i, '');
+  const sources = mdxSources(settings.primaryStem);
+  return {
+    name,
+    sampleRate: MDX_SAMPLE_RATE,
+    sources,
+    normalize: false,
+    stereoForMono: true,
+    streamTrack: (input: TrackStream, write: StemWriter, run: MdxRunOptions) => demixMdx(network, input, (primary, secondary, _start, count) => write([primary, secondary], count), run),
+    dispose: () => network.release(),
+  };
+}
