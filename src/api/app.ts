@@ -12,7 +12,8 @@ import type { DataStore } from '../store/index.js';
 import { errorResponse, successBody } from './envelope.js';
 import type { AppEnv } from './env.js';
 import { bearerAuth } from './middleware/auth.js';
-import { openApiDocument } from './openapi.js';
+import { openApiDocumentFor } from './openapi.js';
+import type { ServerLimitsBody } from './schemas.js';
 import { creditRoutes } from './routes/credits.js';
 import { fileRoutes } from './routes/files.js';
 import { modelRoutes } from './routes/models.js';
@@ -30,6 +31,8 @@ export interface AppDeps {
   readonly enqueue: (splitId: string) => void;
   readonly rateLimitPerMinute: number;
   readonly maxJsonBodyBytes: number;
+  /** What this server accepts and keeps (`GET /v1/limits`); the upload routes and the OpenAPI document follow it. */
+  readonly limits: ServerLimitsBody;
   readonly version: string;
   /** `--public-url`: the base of handed-out URLs when clients reach the server through a proxy. */
   readonly publicUrl?: string | undefined;
@@ -58,8 +61,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   // Unauthenticated: the description, the presigned-style upload and download URLs.
   // The API's own address, so tools reach it under a proxy's path prefix too.
+  const openApiDocument = openApiDocumentFor(deps.limits.maxUploadBytes);
   v1.get('/openapi.json', (c) => c.json({ ...openApiDocument, servers: [{ url: `${c.get('publicBase')}/v1` }] }));
   v1.get('/health', (c) => c.json(successBody({ status: 'ok', version: deps.version })));
+  // Unauthenticated, so the web page can say what it takes before a key is given.
+  v1.get('/limits', (c) => c.json(successBody(deps.limits)));
   v1.route('/', uploadTransferRoutes(deps));
   v1.route('/', fileRoutes(deps));
 

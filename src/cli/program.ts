@@ -3,7 +3,7 @@
  * a plain function imported lazily, so `keys list` never loads ONNX Runtime.
  */
 import { Command, Option } from 'commander';
-import { parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
+import { MAX_UPLOAD_MB_LIMIT, parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
 import { StemsplitError } from '../errors.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
@@ -72,19 +72,26 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         .env('STEMSPLIT_MAX_MINUTES')
         .argParser(integer('--max-minutes', 1, 24 * 60)),
     )
+    .addOption(
+      new Option('--max-upload-mb <n>', 'largest upload or direct_url source in MB (MiB), for the API and the web page (default: 50, the v1 spec\'s 52428800 bytes)')
+        .env('STEMSPLIT_MAX_UPLOAD_MB')
+        .argParser(integer('--max-upload-mb', 1, MAX_UPLOAD_MB_LIMIT)),
+    )
     // Not `.env()`: commander would turn a boolean on for any value, STEMSPLIT_ALLOW_PRIVATE_URLS=0 too.
     .option('--allow-private-urls', 'let direct_url and webhooks reach private and loopback addresses (trusted LAN only; or STEMSPLIT_ALLOW_PRIVATE_URLS=1)')
     .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s)', nameList('--model-4s'))
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
-    .option('--new-link', 'print a new link to the web page, ending the one printed before (its key lasts across restarts otherwise)')
-    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; workers?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; newLink?: boolean }) => {
+    .option('--new-link', 'print a new link to the web page, ending every one printed before (its key lasts across restarts otherwise)')
+    .option('--print-link', 'print a link to the web page with one more key, the earlier links still working (as "stemsplit keys link")')
+    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; maxUploadMb?: number; workers?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; newLink?: boolean; printLink?: boolean }) => {
       const { serveCommand } = await import('./commands/serve.js');
-      await run((ctx) => serveCommand(ctx, { newLink: opts.newLink === true }), {
+      await run((ctx) => serveCommand(ctx, { newLink: opts.newLink === true, printLink: opts.printLink === true }), {
         ...dataDir(),
         host: opts.host,
         port: opts.port,
         publicUrl: opts.publicUrl,
         maxMinutes: opts.maxMinutes,
+        maxUploadMb: opts.maxUploadMb,
         concurrency: opts.workers ?? opts.concurrency,
         rateLimitPerMinute: opts.rateLimit,
         allowPrivateUrls: opts.allowPrivateUrls === true ? true : undefined,
@@ -143,11 +150,20 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   keys
     .command('list')
     .description('list active API keys (never the keys themselves)')
-    .option('--all', 'revoked keys too (serve revokes its last web-session key on each start)')
+    .option('--all', 'revoked keys too (serve --new-link revokes the web-session keys)')
     .option('--json', 'print JSON')
     .action(async (opts) => {
       const { keysList } = await import('./commands/keys.js');
       await run((ctx) => keysList(ctx, opts), dataDir());
+    });
+  keys
+    .command('link')
+    .description("print the web page's link again, for each address the last serve recorded (a new web-session key; earlier links keep working)")
+    .option('--account <account>', 'account the link\'s key belongs to', 'default')
+    .option('--json', 'print {"id","account","links"}')
+    .action(async (opts) => {
+      const { keysLink } = await import('./commands/keys.js');
+      await run((ctx) => keysLink(ctx, opts), dataDir());
     });
   keys
     .command('revoke')

@@ -3,7 +3,7 @@
  * Progress is reported as a single 0–100 figure over the three phases, weighted by how long
  * each typically takes, so a bar moves evenly.
  */
-import { mkdir, readdir, rename, rm, statfs } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import {
   decodeFailed,
@@ -17,6 +17,7 @@ import {
   type StemFormat,
 } from '../audio/index.js';
 import { StemsplitError } from '../errors.js';
+import { diskSize, freeBytesAt } from '../disk-space.js';
 import { NormalizationMeter, separateStream, type TrackStatistics } from '../separation/index.js';
 import type { SegmentModel } from '../separation/model.js';
 
@@ -187,24 +188,10 @@ export function stemBytes(
 
 /** Refuses a job whose stems would not fit on the disk that holds `dir` (or its nearest existing parent). */
 async function ensureDiskSpace(dir: string, bytes: number): Promise<void> {
-  let probe = dir;
-  for (;;) {
-    const stats = await statfs(probe).catch(() => undefined);
-    if (stats) {
-      const free = stats.bavail * stats.bsize;
-      if (free < bytes) {
-        throw new StemsplitError('STORAGE_FAILED', `the stems need about ${gigabytes(bytes)} of disk and ${probe} has ${gigabytes(free)} free`);
-      }
-      return;
-    }
-    const parent = dirname(probe);
-    if (parent === probe) return;
-    probe = parent;
+  const free = await freeBytesAt(dir);
+  if (free && free.bytes < bytes) {
+    throw new StemsplitError('STORAGE_FAILED', `the stems need about ${diskSize(bytes)} of disk and ${free.at} has ${diskSize(free.bytes)} free`);
   }
-}
-
-function gigabytes(bytes: number): string {
-  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Math.ceil(bytes / 1e6)} MB`;
 }
 
 /** Rates an MP3 can have (MPEG-1, -2 and 2.5). */

@@ -71,7 +71,7 @@ export type { Upload } from './uploads.js';
 export type { Delivery } from './deliveries.js';
 export type { Clock } from './clock.js';
 export { systemClock, isoAt } from './clock.js';
-export { urlSigningKey } from './settings.js';
+export { readSetting, urlSigningKey, writeSetting } from './settings.js';
 export { isStemName } from './files.js';
 export { newId, ID_PATTERN } from './ids.js';
 export { lockDataDirForServe } from './serve-lock.js';
