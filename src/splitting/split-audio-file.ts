@@ -251,6 +251,34 @@ export function stagingPrefix(outDir: string): string {
   return `${outDir}.partial-${process.pid}-`;
 }
 
+/** `<track>.partial-<pid>-<time>`: a staging folder, and the process that made it. */
+const STAGING_NAME = /^.+\.partial-(\d+)-\d+$/;
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, but another user's.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the staging folders in `outputRoot` that a killed run left (SIGKILL, power loss): those
+ * of processes no longer running. Finished stems live in `<track>/`, never in a staging folder,
+ * and a run still going (this one or another) keeps its own. Returns the folders removed.
+ */
+export async function removeLeftoverStaging(outputRoot: string): Promise<string[]> {
+  const entries = await readdir(outputRoot, { withFileTypes: true }).catch(() => []);
+  const leftovers = entries.filter((entry) => {
+    const pid = Number(STAGING_NAME.exec(entry.name)?.[1] ?? NaN);
+    return entry.isDirectory() && Number.isInteger(pid) && pid !== process.pid && !processIsAlive(pid);
+  });
+  await Promise.all(leftovers.map((entry) => rm(join(outputRoot, entry.name), { recursive: true, force: true })));
+  return leftovers.map((entry) => join(outputRoot, entry.name));
+}
+
 /** Removes this process's staging folders for `outDir` (a stopped split's half-encoded stems). */
 export async function removeStaging(outDir: string): Promise<void> {
   const prefix = basename(stagingPrefix(outDir));
