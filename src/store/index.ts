@@ -77,3 +77,4 @@ export { newId, ID_PATTERN } from './ids.js';
 export { lockDataDirForServe } from './serve-lock.js';
 export type { Store, Dialect } from './database.js';
 export { redactDatabaseUrl } from './postgres.js';
+export { OutageLog } from './outage.js';
