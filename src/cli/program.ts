@@ -4,7 +4,8 @@
  */
 import { Command, Option } from 'commander';
 import { MAX_UPLOAD_MB_LIMIT, parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
-import { StemsplitError } from '../errors.js';
+import { exitCodes, StemsplitError } from '../errors.js';
+import { MODEL_CATALOG } from '../models/catalog.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 
@@ -35,6 +36,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         .env('STEMSPLIT_DATABASE_URL')
         .argParser(parseDatabaseUrl),
     )
+    .addHelpText('after', exitCodeHelp())
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ outputError: (text, write) => write(text.split('\n')[0] + '\n') });
 
@@ -177,6 +179,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   const credits = program.command('credits').description('show, grant and account for credits (1 credit = 1 second of audio)');
   credits
     .command('show')
+    .description("an account's balance in credits (seconds of audio)")
     .option('--account <account>', 'account', 'default')
     .option('--json', 'print JSON')
     .action(async (opts) => {
@@ -195,7 +198,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   credits
     .command('grant')
-    .argument('<seconds>', 'credits to add')
+    .description('add credits to an account (written to its ledger as a grant)')
+    .argument('<seconds>', 'credits to add (1 credit = 1 second of audio)')
     .option('--account <account>', 'account', 'default')
     .option('--json', 'print JSON')
     .action(async (seconds: string, opts) => {
@@ -215,10 +219,11 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
       await run((ctx) => webhookSecretRotate(ctx, opts), dataDir());
     });
 
+  const pullable = MODEL_CATALOG.map((m) => m.name).join(', ');
   const models = program.command('models').description('list, pull and remove models');
   models
     .command('list')
-    .description('installed models and the Demucs models available to pull')
+    .description('bundled and pulled models, the Demucs and RoFormer checkpoints available to pull, which one 4s/6s run, and the terms of each')
     .option('--json', 'print JSON')
     .action(async (opts) => {
       const { modelsList } = await import('./commands/models.js');
@@ -226,8 +231,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   models
     .command('pull')
-    .description('download official Demucs v4 checkpoints into the cache (resumes, checks SHA-256)')
-    .argument('<names...>', 'htdemucs, htdemucs_ft or htdemucs_6s')
+    .description("download published checkpoints (Demucs v4, BS-/Mel-Band RoFormer) into the cache; prints the weights' terms first (resumes, checks SHA-256)")
+    .argument('<names...>', pullable)
     .addOption(new Option('--base-url <url>', 'folder URL to download from (a mirror)').env('STEMSPLIT_MODELS_BASE_URL'))
     .option('--json', 'print JSON')
     .action(async (names: string[], opts) => {
@@ -237,13 +242,19 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   models
     .command('remove')
     .description('delete pulled models (checkpoints, partial downloads and converted graphs)')
-    .argument('<names...>', 'htdemucs, htdemucs_ft or htdemucs_6s')
+    .argument('<names...>', pullable)
     .action(async (names: string[]) => {
       const { modelsRemove } = await import('./commands/models.js');
       await run((ctx) => modelsRemove(ctx, names), dataDir());
     });
 
   return program;
+}
+
+/** `--help`'s list of exit codes, from src/errors.ts (README's table comes from the same). */
+function exitCodeHelp(): string {
+  const rows = exitCodes().map((row) => `  ${String(row.exitCode).padStart(3)}  ${row.meaning}`);
+  return `\nExit codes (a batch exits with the code its failures share):\n${rows.join('\n')}\n`;
 }
 
 export function contextFor(input: ConfigInput = {}): CommandContext {
