@@ -187,7 +187,7 @@ export function explainError(error) {
       return 'The stemsplit server can\'t be reached. Check that "stemsplit serve" is still running, then try again.';
     case 401:
       return 'This API key isn\'t accepted: it was revoked (for instance by "stemsplit serve --new-link", which prints a new link). ' +
-        'Open the link "stemsplit serve" printed, or paste a key from "stemsplit keys create".';
+        'Open the link "stemsplit serve" printed ("stemsplit keys link" prints one again), or paste a key from "stemsplit keys create".';
     case 402: {
       const numbers = /needs (\d+) credits.*balance is (-?\d+)/.exec(error.message);
       if (!numbers) return 'Not enough credits for this song. Add some with "stemsplit credits grant <seconds>".';
