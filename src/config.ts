@@ -6,7 +6,7 @@
  *   wherever ffmpeg is spawned (worker threads included);
  * - splitting/worker-pool.ts: `STEMSPLIT_SPLIT_WORKER`, the executable's worker script;
  * - sea/*: the executable's runtime paths, set before any config exists;
- * - separation/onnx-session.ts: sets `ORT_DISABLE_TELEMETRY` for the native runtime;
+ * - onnx/session.ts: sets `ORT_DISABLE_TELEMETRY` for the native runtime;
  * - cli/main.ts: `STEMSPLIT_DEBUG`, whether a crash prints its stack.
  */
 import { availableParallelism } from 'node:os';

@@ -275,7 +275,7 @@ describe('bad requests get 422 VALIDATION_ERROR, never 500', () => {
     ['a URL that is a number', { input: { type: 'direct_url', url: 42 } }],
     ['a non-http URL', { input: { type: 'direct_url', url: 'file:///etc/passwd' } }],
     ['a bad stemModel', { input: { type: 'direct_url', url: 'http://example.test/a.mp3' }, stemModel: '5s' }],
-    ['a bad outputFormat', { input: { type: 'direct_url', url: 'http://example.test/a.mp3' }, outputFormat: 'wav' }],
+    ['a bad outputFormat', { input: { type: 'direct_url', url: 'http://example.test/a.mp3' }, outputFormat: 'ogg' }],
     ['a bad webhookUrl', { input: { type: 'direct_url', url: 'http://example.test/a.mp3' }, webhookUrl: 'javascript:alert(1)' }],
     ['an unknown field', { input: { type: 'direct_url', url: 'http://example.test/a.mp3' }, colour: 'red' }],
     ['an oversized body', { input: { type: 'direct_url', url: 'http://example.test/a.mp3' }, webhookUrl: `http://x.test/${'a'.repeat(100_000)}` }],

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { deflateRawSync } from 'node:zlib';
 import { convertCheckpoint, parseBagFile, parseHTDemucsConfig, PyFraction, readCheckpoint } from '../src/demucs/index.js';
-import { PickleTuple, unpickle } from '../src/demucs/pickle.js';
+import { PickleTuple, unpickle } from '../src/torch/pickle.js';
 import { isStemsplitError } from '../src/errors.js';
 import { fixtureDir } from './support/fixtures.js';
 

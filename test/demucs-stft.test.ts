@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Fft } from '../src/demucs/fft.js';
+import { Fft } from '../src/dsp/fft.js';
 import { SegmentStft } from '../src/demucs/stft.js';
 
 function directDft(re: Float64Array, im: Float64Array, sign: 1 | -1): [Float64Array, Float64Array] {

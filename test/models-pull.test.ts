@@ -217,7 +217,7 @@ if (isMainThread) {
     await server.put('ro.yaml', { bytes: yaml });
     const model: CatalogModel = {
       name: 'ro-test',
-      family: 'roformer',
+      family: 'msst',
       description: 'test roformer',
       terms: 'not stated',
       sources: ['vocals', 'no_vocals'],
@@ -229,7 +229,7 @@ if (isMainThread) {
     };
     const cacheDir = tempDir();
     const result = await pullModel(model, { cacheDir });
-    const dir = modelDir(cacheDir, 'roformer');
+    const dir = modelDir(cacheDir, 'msst');
     assert.equal(result.path, join(dir, 'ro.ckpt'));
     assert.deepEqual(readFileSync(join(dir, 'ro.ckpt')), ckpt);
     assert.equal(readFileSync(join(dir, 'ro.ckpt.sha256'), 'utf8'), `${sha256(ckpt)}  ro.ckpt\n`, 'the unpublished hash is recorded');

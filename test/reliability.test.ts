@@ -135,7 +135,7 @@ test('regression: splitting contacts no one (ONNX Runtime telemetry is off, on t
   const dir = tempDir();
   writeSong(join(dir, 'song.wav'), 1);
   const wait = 'await new Promise((resolve) => setTimeout(resolve, 15000));';
-  const mainThread = `import { createOrtSession } from './src/separation/onnx-session.ts';
+  const mainThread = `import { createOrtSession } from './src/onnx/session.ts';
     await createOrtSession('models/bundled-4s/model.onnx');
     ${wait}`;
   const worker = `import { workerSplitter } from './src/splitting/worker-pool.ts';

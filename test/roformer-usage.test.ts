@@ -64,7 +64,7 @@ describe('RoFormer checkpoints in use', { skip: FIXTURES === undefined ? 'no fix
     const cacheDir = join(work, 'server-cache');
     const model = catalogModel('bs-roformer-zfturbo-4s');
     assert.ok(model);
-    const dir = modelDir(cacheDir, 'roformer');
+    const dir = modelDir(cacheDir, 'msst');
     mkdirSync(dir, { recursive: true });
     copyFileSync(join(FIXTURES as string, 'bs_roformer_4stem.ckpt'), join(dir, model.files[0] as string));
     copyFileSync(join(FIXTURES as string, 'bs_roformer_4stem.yaml'), join(dir, model.files[1] as string));

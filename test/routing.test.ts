@@ -37,7 +37,7 @@ const splitCases: Array<[unknown, string]> = [
   [{ input: { type: 'direct_url', url: 42 } }, 'input.url must be a string'],
   [{ input: { type: 'direct_url', url: 'file:///etc/passwd' } }, 'input.url: only http and https URLs are allowed, got file:'],
   [{ input: { type: 'direct_url', url }, stemModel: '5s' }, 'stemModel must be "4s" or "6s"'],
-  [{ input: { type: 'direct_url', url }, outputFormat: 'wav' }, 'outputFormat must be "mp3"'],
+  [{ input: { type: 'direct_url', url }, outputFormat: 'ogg' }, 'outputFormat must be one of "mp3", "wav", "flac"'],
   [{ input: { type: 'direct_url', url }, colour: 'red' }, 'unknown field colour'],
   [{ input: { type: 'direct_url', url, extra: 1 } }, 'unknown field input.extra'],
   [{ input: { type: 'uploaded_file', uploadId: 'upl_x' } }, 'input.fileUrl is required and must be a string'],
@@ -89,7 +89,7 @@ test('the OpenAPI document is generated from the schemas: the error codes and li
   assert.equal(schemas['UploadRequest'].properties.contentLength.maximum, MAX_UPLOAD_BYTES);
   assert.equal(schemas['UploadRequest'].properties.contentLength.type, 'integer');
   assert.equal(schemas['SplitRequest'].additionalProperties, false);
-  for (const path of ['/audio/uploads', '/uploads/{uploadId}', '/audio/splits', '/audio/splits/{splitId}', '/credits', '/files/{splitId}/{stem}.mp3']) {
+  for (const path of ['/audio/uploads', '/uploads/{uploadId}', '/audio/splits', '/audio/splits/{splitId}', '/credits', '/files/{splitId}/{stem}.{format}']) {
     assert.ok((openApiDocument.paths as Record<string, unknown>)[path], `documents ${path}`);
   }
 });

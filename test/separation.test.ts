@@ -9,10 +9,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { isStemsplitError } from '../src/errors.js';
+import { createOrtSession, runTensors } from '../src/onnx/session.js';
 import {
   combineBag,
-  createOrtSession,
-  runTensors,
   loadManifestModel,
   readModelManifest,
   NormalizationMeter,

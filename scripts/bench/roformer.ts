@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isMainThread, Worker } from 'node:worker_threads';
-import type { CheckpointTensor } from '../../src/demucs/checkpoint.js';
+import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { bandBins } from '../../src/roformer/bands.js';
 import { parseRoformerConfig, type RoformerConfig } from '../../src/roformer/config.js';
 import { RoformerNetwork } from '../../src/roformer/engine.js';

@@ -4,6 +4,7 @@
  * real responses against it, so a route whose answers drift from its schema fails the suite.
  */
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { STEM_CONTENT_TYPES, STEM_FORMATS } from '../audio/formats.js';
 import { MAX_UPLOAD_BYTES } from '../limits.js';
 import { VERSION } from '../version.js';
 import { UPLOAD_TOKEN_HEADER } from './paths.js';
@@ -148,19 +149,22 @@ export const limitsRoute = createRoute({
   responses: { 200: ok("The server's limits.", ServerLimits) },
 });
 
+/** A stem's body in each format a job may ask for. */
+const stemContent = Object.fromEntries(STEM_FORMATS.map((format) => [STEM_CONTENT_TYPES[format], { schema: binary }]));
+
 export const downloadStemRoute = createRoute({
   method: 'get',
-  path: '/files/{splitId}/{stem}.mp3',
+  path: '/files/{splitId}/{stem}.{format}',
   operationId: 'downloadStem',
-  description: 'Signed, expiring stem download (the URLs in AudioSplit.stems). Supports Range.',
+  description: "Signed, expiring stem download (the URLs in AudioSplit.stems), in the job's outputFormat. Supports Range.",
   security: [],
   request: {
-    params: z.object({ splitId: z.string(), stem: z.string() }),
+    params: z.object({ splitId: z.string(), stem: z.string(), format: z.enum(STEM_FORMATS) }),
     query: z.object({ expires: z.string().openapi({ type: 'integer' }), signature: z.string() }),
   },
   responses: {
-    200: { description: 'The MP3.', content: { 'audio/mpeg': { schema: binary } } },
-    206: { description: 'Part of the MP3.', content: { 'audio/mpeg': { schema: binary } } },
+    200: { description: 'The stem.', content: stemContent },
+    206: { description: 'Part of the stem.', content: stemContent },
     401: failure('Invalid or expired signature.'),
     404: failure('No such stem, or it is past retention.'),
   },

@@ -1,4 +1,5 @@
 /** The HTTP names the API hands out: paths of uploads and stems, and the upload token header. */
+import type { StemFormat } from '../audio/formats.js';
 
 export const UPLOAD_TOKEN_HEADER = 'X-Stemsplit-Upload-Token';
 
@@ -12,8 +13,8 @@ export function storageKeyOf(uploadId: string): string {
   return `uploads/${uploadId}`;
 }
 
-export function stemPath(splitId: string, stem: string): string {
-  return `/v1/files/${encodeURIComponent(splitId)}/${encodeURIComponent(stem)}.mp3`;
+export function stemPath(splitId: string, stem: string, format: StemFormat): string {
+  return `/v1/files/${encodeURIComponent(splitId)}/${encodeURIComponent(stem)}.${format}`;
 }
 
 export function sourcePath(splitId: string): string {

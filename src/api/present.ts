@@ -40,7 +40,7 @@ export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: strin
   };
   if (split.status === 'succeeded' && split.stemNames && split.purgedAt === null) {
     const stems: Record<string, string> = {};
-    for (const stem of JSON.parse(split.stemNames) as string[]) stems[stem] = signer.url(baseUrl, split.id, stem, nowMs);
+    for (const stem of JSON.parse(split.stemNames) as string[]) stems[stem] = signer.url(baseUrl, split.id, stem, split.outputFormat, nowMs);
     resource.sourceUrl = signer.sourceUrl(baseUrl, split.id, nowMs);
     resource.stems = stems;
   }

@@ -3,10 +3,11 @@
  * URL may download until it expires; nothing else about the server is exposed by it.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { StemFormat } from '../audio/formats.js';
 import { sourcePath, stemPath } from './paths.js';
 
 export interface StemUrlSigner {
-  url(baseUrl: string, splitId: string, stem: string, nowMs: number): string;
+  url(baseUrl: string, splitId: string, stem: string, format: StemFormat, nowMs: number): string;
   /** The signed URL of the job's source (A/B against the stems), signed like a stem named `source`. */
   sourceUrl(baseUrl: string, splitId: string, nowMs: number): string;
   verify(splitId: string, stem: string, expires: string | undefined, signature: string | undefined, nowMs: number): boolean;
@@ -16,9 +17,9 @@ export function createStemUrlSigner(key: Buffer, ttlSeconds: number): StemUrlSig
   const sign = (splitId: string, stem: string, expires: number) =>
     createHmac('sha256', key).update(`stem\n${splitId}\n${stem}\n${expires}`).digest('hex');
   return Object.freeze({
-    url(baseUrl: string, splitId: string, stem: string, nowMs: number): string {
+    url(baseUrl: string, splitId: string, stem: string, format: StemFormat, nowMs: number): string {
       const expires = Math.floor(nowMs / 1000) + ttlSeconds;
-      return `${baseUrl}${stemPath(splitId, stem)}?expires=${expires}&signature=${sign(splitId, stem, expires)}`;
+      return `${baseUrl}${stemPath(splitId, stem, format)}?expires=${expires}&signature=${sign(splitId, stem, expires)}`;
     },
     sourceUrl(baseUrl: string, splitId: string, nowMs: number): string {
       const expires = Math.floor(nowMs / 1000) + ttlSeconds;

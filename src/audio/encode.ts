@@ -17,7 +17,9 @@ import { resolveFfmpegPath, spawnFfmpeg } from './ffmpeg.js';
 import { fixMp3Padding } from './mp3-tag.js';
 import { bytesPerFrame, interleaveFrames, wavHeader, type WavSampleFormat } from './wav.js';
 
-export type StemFormat = 'mp3' | 'wav' | 'flac';
+import type { StemFormat } from './formats.js';
+
+export type { StemFormat } from './formats.js';
 
 /** Sample depth of a WAV or FLAC stem (FLAC has no float: 'float' writes 24-bit there). */
 export type StemDepth = 16 | 24 | 'float';

@@ -7,5 +7,6 @@ export {
   type DecodeProgress,
   type PlanarAudio,
 } from './decode.js';
+export { isStemFormat, STEM_CONTENT_TYPES, STEM_FORMATS } from './formats.js';
 export { encodeStem, openStemEncoder, type EncodeOptions, type StemDepth, type StemEncoder, type StemFormat } from './encode.js';
 export { wavHeader, writeWavTo, type WavSampleFormat } from './wav.js';

@@ -13,10 +13,10 @@ if (endianness() !== 'LE') throw new Error('stemsplit audio I/O needs a little-e
 /** Frames converted per write: bounded memory (256 KiB of float32 stereo), few syscalls. */
 const FRAMES_PER_WRITE = 32_768;
 
-export function wavHeader(frames: number, sampleRate: number, format: WavSampleFormat): Buffer {
+export function wavHeader(frames: number, sampleRate: number, format: WavSampleFormat, channels = CHANNELS): Buffer {
   const isFloat = format === 'float32';
   const bytesPerSample = isFloat ? 4 : 2;
-  const dataBytes = frames * CHANNELS * bytesPerSample;
+  const dataBytes = frames * channels * bytesPerSample;
   // Non-PCM formats carry a cbSize field and a `fact` chunk (frames per channel), as the WAVE spec asks.
   const fmtBytes = isFloat ? 18 : 16;
   const factBytes = isFloat ? 12 : 0;
@@ -28,10 +28,10 @@ export function wavHeader(frames: number, sampleRate: number, format: WavSampleF
   at += header.write('fmt ', at, 'ascii');
   at = header.writeUInt32LE(fmtBytes, at);
   at = header.writeUInt16LE(isFloat ? 3 : 1, at);
-  at = header.writeUInt16LE(CHANNELS, at);
+  at = header.writeUInt16LE(channels, at);
   at = header.writeUInt32LE(sampleRate, at);
-  at = header.writeUInt32LE(sampleRate * CHANNELS * bytesPerSample, at);
-  at = header.writeUInt16LE(CHANNELS * bytesPerSample, at);
+  at = header.writeUInt32LE(sampleRate * channels * bytesPerSample, at);
+  at = header.writeUInt16LE(channels * bytesPerSample, at);
   at = header.writeUInt16LE(bytesPerSample * 8, at);
   if (isFloat) {
     at = header.writeUInt16LE(0, at);

@@ -5,7 +5,9 @@
 import { Command, Option } from 'commander';
 import { MAX_UPLOAD_MB_LIMIT, parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
 import { exitCodes, StemsplitError } from '../errors.js';
+import { MDX_DEFAULTS } from '../mdx/options.js';
 import { MODEL_CATALOG } from '../models/catalog.js';
+import { MSST_MODEL_TYPES } from '../msst/model-types.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 
@@ -122,8 +124,13 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .command('split')
     .description('split audio files into stems on this machine (no server, no credits)')
     .argument('<files...>', 'audio files (mp3, wav, flac, m4a, webm, …)')
-    .option('-m, --model <model>', '4s, 6s, a model name (see models list) or a path to a Demucs .th, bag .yaml, RoFormer .ckpt/.pth or model.json', '4s')
-    .option('--model-config <file>', "a RoFormer checkpoint's MSST .yaml (default: the .yaml beside the checkpoint)")
+    .option('-m, --model <model>', '4s, 6s, a model name (see models list) or a path to a Demucs .th or bag .yaml, an MSST .ckpt/.pth (RoFormer, SCNet, MDX23C), an MDX-Net .onnx or a model.json', '4s')
+    .option('--model-config <file>', "an MSST checkpoint's .yaml (default: the .yaml beside the checkpoint)")
+    .option('--model-type <type>', `an MSST checkpoint's model type (${MSST_MODEL_TYPES.join(', ')}; default: told from the yaml)`)
+    .option('--mdx-segment-size <frames>', `MDX-Net: spectrogram frames per chunk (default ${MDX_DEFAULTS.segmentSize})`)
+    .option('--mdx-overlap <fraction>', `MDX-Net: overlap of consecutive chunks, 0 to 0.99 (default ${MDX_DEFAULTS.overlap})`)
+    .option('--mdx-batch-size <n>', `MDX-Net: chunks per network run (default ${MDX_DEFAULTS.batchSize})`)
+    .option('--mdx-denoise', 'MDX-Net: run the network on the mix and its negation and average (UVR denoise)')
     .option('--two-stems <stem>', 'write <stem> and no_<stem> (the sum of the others), e.g. vocals for karaoke')
     .option('-o, --output <dir>', 'output folder; stems go to <dir>/<track>/<stem>.<ext>', 'separated')
     .option('--format <format>', 'mp3, wav or flac', 'mp3')

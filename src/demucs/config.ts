@@ -4,8 +4,8 @@
  * change the network in a way this engine does not build are rejected by name.
  */
 import { StemsplitError } from '../errors.js';
-import { PyFraction } from './checkpoint.js';
-import { PickleTuple, type PickleValue } from './pickle.js';
+import { PyFraction } from '../torch/checkpoint.js';
+import { PickleTuple, type PickleValue } from '../torch/pickle.js';
 
 export interface HTDemucsConfig {
   readonly sources: readonly string[];

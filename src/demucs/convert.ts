@@ -4,11 +4,11 @@
  */
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
-import { cacheEntryDir, readCachedManifest, sha256File, storeEntry } from './cache.js';
-import { readCheckpoint } from './checkpoint.js';
+import { cacheEntryDir, readCachedManifest, sha256File, storeEntry } from '../onnx/cache.js';
+import { readCheckpoint } from '../torch/checkpoint.js';
 import { parseHTDemucsConfig } from './config.js';
 import { buildHTDemucsGraph, type GraphStage } from './htdemucs-graph.js';
-import { writeModel } from './onnx/graph.js';
+import { writeModel } from '../onnx/graph.js';
 
 /** One stage of a converted model: its ONNX file and the named tensors it reads and writes. */
 export interface ConvertedStage extends Omit<GraphStage, 'graph'> {

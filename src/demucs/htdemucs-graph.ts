@@ -25,10 +25,10 @@
  * normalization before it, biases into the convolutions that replace ConvTranspose.
  */
 import { StemsplitError } from '../errors.js';
-import type { CheckpointTensor } from './checkpoint.js';
+import type { CheckpointTensor } from '../torch/checkpoint.js';
 import type { HTDemucsConfig } from './config.js';
-import { OnnxGraph, MS_DOMAIN, attr, type Value } from './onnx/graph.js';
-import { Ops } from './onnx/ops.js';
+import { OnnxGraph, MS_DOMAIN, attr, type Value } from '../onnx/graph.js';
+import { Ops } from '../onnx/ops.js';
 import { sin2dEmbedding, sinEmbedding } from './positional.js';
 
 export const GRAPH_INPUTS = { spec: 'spec', wave: 'wave' } as const;

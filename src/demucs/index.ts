@@ -1,6 +1,6 @@
 export { loadDemucs, type LoadDemucsOptions } from './engine.js';
 export { convertCheckpoint, type ConvertedModel, type ConvertedStage } from './convert.js';
 export type { TimingSink } from './segment-model.js';
-export { readCheckpoint, readStateDict, PyFraction, type Checkpoint, type CheckpointTensor } from './checkpoint.js';
+export { readCheckpoint, readStateDict, PyFraction, type Checkpoint, type CheckpointTensor } from '../torch/checkpoint.js';
 export { parseHTDemucsConfig, type HTDemucsConfig } from './config.js';
 export { parseBagFile, resolveMember, type BagFile } from './bag-file.js';

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import type { SegmentModel } from '../separation/model.js';
-import { createOrtSession, runTensors, type Float32Tensor, type OrtSessionHandle } from '../separation/onnx-session.js';
+import { createOrtSession, runTensors, type Float32Tensor, type OrtSessionHandle } from '../onnx/session.js';
 import type { ConvertedModel, ConvertedStage } from './convert.js';
 import { GRAPH_INPUTS, GRAPH_OUTPUTS } from './htdemucs-graph.js';
 import { SegmentStft, meanStd, type Normalization } from './stft.js';

@@ -11,7 +11,7 @@
  * Spectrograms use HTDemucs' "complex as channels" layout: for each audio channel c,
  * channel 2c holds the real part and 2c+1 the imaginary part, as [channels, freqs, frames].
  */
-import { Fft } from './fft.js';
+import { Fft } from '../dsp/fft.js';
 
 export class SegmentStft {
   readonly nfft: number;

@@ -168,7 +168,7 @@ export class JobRunner {
       const source = this.#data.layout.absolute(split.sourcePath);
       if (!existsSync(source)) throw new StemsplitError('SOURCE_FETCH_FAILED', 'the source audio is no longer on the server');
       stage = 'AUDIO_DECODE_FAILED';
-      const job = { inputPath: source, model: ref, outDir, format: 'mp3' as const };
+      const job = { inputPath: source, model: ref, outDir, format: split.outputFormat };
       const started = Date.now();
       const result = await this.#splitter.split(
         this.#options.mp3BitrateKbps ? { ...job, mp3BitrateKbps: this.#options.mp3BitrateKbps } : job,

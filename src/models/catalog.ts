@@ -3,9 +3,12 @@
  * each file name after the dash is the first 8 hex digits of its SHA-256, which pull checks)
  * and well-known RoFormer checkpoints with their MSST configs.
  */
+import type { MsstModelType } from '../msst/config.js';
+
 export const DEMUCS_BASE_URL = 'https://dl.fbaipublicfiles.com/demucs/hybrid_transformer/';
 
-export type ModelFamily = 'demucs' | 'roformer';
+/** How a model's files are run: a Demucs checkpoint, an MSST checkpoint + yaml, or UVR's MDX-Net `.onnx`. */
+export type ModelFamily = 'demucs' | 'msst' | 'mdx';
 
 /** A file fetched from its own address (RoFormer checkpoints live on several hosts). */
 export interface CatalogDownload {
@@ -28,6 +31,8 @@ export interface CatalogModel {
   readonly files: readonly string[];
   /** Bag weights, one row per file, one column per source (absent: a single model). */
   readonly weights?: readonly (readonly number[])[];
+  /** MSST checkpoints: MSST's model type (`--model_type`), where the yaml alone does not tell it. */
+  readonly modelType?: MsstModelType;
   /** Per-file addresses and hashes (RoFormer); Demucs files come from the release folder, hash prefix in the name. */
   readonly downloads?: readonly CatalogDownload[];
 }
@@ -84,7 +89,7 @@ const NOT_STATED = 'not stated (the publisher gives no licence for these weights
 const ROFORMER_MODELS: readonly CatalogModel[] = [
   {
     name: 'bs-roformer-viperx-1297',
-    family: 'roformer',
+    family: 'msst',
     description: "viperx's BS-RoFormer (ep 317, SDR 12.97 in UVR's table), vocals + no_vocals; the vocal model UVR users reach for",
     terms: NOT_STATED,
     sources: ['vocals', 'no_vocals'],
@@ -106,7 +111,7 @@ const ROFORMER_MODELS: readonly CatalogModel[] = [
   },
   {
     name: 'mel-roformer-kim-vocals',
-    family: 'roformer',
+    family: 'msst',
     description: "Kimberley Jensen's Mel-Band RoFormer (SDR vocals 10.98 on MSST's multisong set), vocals + no_vocals",
     terms: NOT_STATED,
     sources: ['vocals', 'no_vocals'],
@@ -123,7 +128,7 @@ const ROFORMER_MODELS: readonly CatalogModel[] = [
   },
   {
     name: 'bs-roformer-zfturbo-4s',
-    family: 'roformer',
+    family: 'msst',
     description: "ZFTurbo's 4-stem BS-RoFormer (MUSDB18 test avg SDR 9.65); can serve the API's 4s",
     terms: NOT_STATED,
     sources: ['bass', 'drums', 'other', 'vocals'],

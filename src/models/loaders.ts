@@ -1,22 +1,57 @@
 /**
  * The real model loaders, imported lazily: onnxruntime is heavy, so only commands that split
- * (serve, split, eval) pay for loading it.
+ * (serve, split, eval) pay for loading it. An MSST checkpoint's family is told from its yaml
+ * (or `--model-type`) here, so no family imports another.
  */
-import type { ModelLoaders } from './registry.js';
+import { StemsplitError } from '../errors.js';
+import { msstModelType, readMsstDocument, type MsstModelType } from '../msst/config.js';
+import type { SeparationModel } from '../separation/model.js';
+import type { ModelLoaders, ModelRef } from './registry.js';
 
-export function onnxLoaders(options: { cacheDir: string; intraOpThreads: number }): ModelLoaders {
+interface LoaderOptions {
+  readonly cacheDir: string;
+  readonly intraOpThreads: number;
+}
+
+export function onnxLoaders(options: LoaderOptions): ModelLoaders {
   return {
-    async onnx(manifestPath) {
+    async onnx(ref) {
       const { loadManifestModel } = await import('../separation/index.js');
-      return loadManifestModel(manifestPath, { intraOpThreads: options.intraOpThreads });
+      return loadManifestModel(ref.path, { intraOpThreads: options.intraOpThreads });
     },
-    async demucs(path) {
+    async demucs(ref) {
       const { loadDemucs } = await import('../demucs/index.js');
-      return loadDemucs(path, { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads });
+      return loadDemucs(ref.path, { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads });
     },
-    async roformer(path, configPath, name) {
-      const { loadRoformer } = await import('../roformer/engine.js');
-      return loadRoformer(path, { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads, name, ...(configPath ? { configPath } : {}) });
+    msst: (ref) => loadMsst(ref, options),
+    async mdx() {
+      throw new StemsplitError('MODEL_INVALID', 'MDX-Net models are not supported yet');
     },
   };
 }
+
+async function loadMsst(ref: ModelRef, options: LoaderOptions): Promise<SeparationModel> {
+  const configPath = ref.configPath;
+  if (configPath === undefined) throw new StemsplitError('MODEL_NOT_FOUND', `no config for ${ref.path}; name one with --model-config`);
+  const type = msstModelType(readMsstDocument(configPath), ref.options?.modelType);
+  const common = { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads, name: ref.name, configPath };
+  return MSST_FAMILIES[type](ref.path, common, type);
+}
+
+type MsstLoader = (checkpoint: string, options: LoaderOptions & { readonly name: string; readonly configPath: string }, type: MsstModelType) => Promise<SeparationModel>;
+
+const loadRoformerFamily: MsstLoader = async (checkpoint, options, type) => {
+  const { loadRoformer } = await import('../roformer/engine.js');
+  return loadRoformer(checkpoint, { ...options, type: type as 'bs_roformer' | 'mel_band_roformer' });
+};
+
+const MSST_FAMILIES: Readonly<Record<MsstModelType, MsstLoader>> = {
+  bs_roformer: loadRoformerFamily,
+  mel_band_roformer: loadRoformerFamily,
+  scnet: async () => {
+    throw new StemsplitError('MODEL_INVALID', 'SCNet checkpoints are not supported yet');
+  },
+  mdx23c: async () => {
+    throw new StemsplitError('MODEL_INVALID', 'MDX23C checkpoints are not supported yet');
+  },
+};

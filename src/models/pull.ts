@@ -12,7 +12,7 @@
 import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { basename, join } from 'node:path';
-import { sha256File } from '../demucs/cache.js';
+import { sha256File } from '../onnx/cache.js';
 import { StemsplitError } from '../errors.js';
 import { filenameOf, guardedRequest, TRUSTED, type DownloadResult } from '../net/fetch.js';
 import { takeProcessLock } from '../process-lock.js';
@@ -267,7 +267,7 @@ function sourceOf(model: CatalogModel, file: string, baseUrl: string | undefined
   return { url: baseUrl === undefined ? download.url : fileUrl(baseUrl, file), sha256: download.sha256 };
 }
 
-/** A checkpoint's converted graphs (see demucs/cache.ts): the folder `<sha256>.v<N>`. */
+/** A checkpoint's converted graphs (see onnx/cache.ts): the folder `<sha256>.v<N>`. */
 function isConversionOf(entry: string, sha8: string): boolean {
   return entry.startsWith(sha8) && /^[0-9a-f]{64}\.v\d+$/.test(entry);
 }
@@ -285,7 +285,7 @@ async function removeUnlocked(model: CatalogModel, cacheDir: string): Promise<st
   } catch {
     return [];
   }
-  const conversions = model.family === 'demucs' ? [] : await roformerConversions(cacheDir, join(dir, model.files[0] as string));
+  const conversions = model.family === 'demucs' ? [] : await msstConversions(cacheDir, join(dir, model.files[0] as string));
   const hashes = model.family === 'demucs' ? model.files.map(expectedHashPrefix) : [];
   const doomed = entries.filter(
     (entry) =>
@@ -303,16 +303,20 @@ async function removeUnlocked(model: CatalogModel, cacheDir: string): Promise<st
   return removed;
 }
 
-/** The converted graphs of a RoFormer checkpoint (roformer/engine.ts): entries whose manifest names its SHA-256. */
-async function roformerConversions(cacheDir: string, checkpoint: string): Promise<string[]> {
+/** Cache folders of the families that convert checkpoints or graphs (onnx/stages.ts's `family`). */
+const CONVERTED_FAMILIES = ['roformer', 'scnet', 'mdx23c', 'mdx'] as const;
+
+/** The converted graphs of a checkpoint (onnx/stages.ts): entries whose manifest names its SHA-256. */
+async function msstConversions(cacheDir: string, checkpoint: string): Promise<string[]> {
   if ((await sizeOf(checkpoint)) === 0) return [];
   const sha = await sha256File(checkpoint);
-  const root = join(cacheDir, 'roformer');
-  const entries = await readdir(root).catch(() => [] as string[]);
   const matches: string[] = [];
-  for (const entry of entries) {
-    const manifest = await readFile(join(root, entry, 'model.json'), 'utf8').catch(() => '');
-    if (manifest.includes(`"checkpointSha256": "${sha}"`)) matches.push(join(root, entry));
+  for (const family of CONVERTED_FAMILIES) {
+    const root = join(cacheDir, family);
+    for (const entry of await readdir(root).catch(() => [] as string[])) {
+      const manifest = await readFile(join(root, entry, 'model.json'), 'utf8').catch(() => '');
+      if (manifest.includes(`"checkpointSha256": "${sha}"`)) matches.push(join(root, entry));
+    }
   }
   return matches;
 }

@@ -8,20 +8,31 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { StemsplitError } from '../errors.js';
-import type { SegmentModel } from '../separation/model.js';
-import { configBeside } from '../roformer/config.js';
+import type { SeparationModel } from '../separation/model.js';
+import { configBeside, type MsstModelType } from '../msst/config.js';
+import type { MdxOptions } from '../mdx/options.js';
 import { MODEL_CATALOG, type CatalogModel, type ModelFamily } from './catalog.js';
 
 export type StemModelAlias = '4s' | '6s';
+/** `onnx`: a stemsplit model.json (the bundled models); the rest: the families of catalog.ts. */
 export type ModelKind = 'onnx' | ModelFamily;
+
+/** A family's settings for one run, as the user gave them; each reaches only its own family's loader. */
+export interface FamilyOptions {
+  /** MSST checkpoints: the model type, where the yaml alone does not tell (MSST's `--model_type`). */
+  readonly modelType?: MsstModelType;
+  /** MDX-Net `.onnx` models: python-audio-separator's settings (defaults in mdx/options.ts). */
+  readonly mdx?: Partial<MdxOptions>;
+}
 
 export interface ModelRef {
   readonly name: string;
   readonly kind: ModelKind;
-  /** `model.json` for onnx models; a `.th` or bag `.yaml` for demucs; a `.ckpt`/`.pth` for roformer. */
+  /** `model.json` for onnx models; a `.th` or bag `.yaml` for demucs; a `.ckpt`/`.pth` for msst; a `.onnx` for mdx. */
   readonly path: string;
-  /** RoFormer: the MSST yaml (default: beside the checkpoint). */
+  /** MSST: the yaml (default: beside the checkpoint). */
   readonly configPath?: string;
+  readonly options?: FamilyOptions;
   readonly sources: readonly string[];
   readonly description: string;
   /** The weights' licence or terms as published, or "not stated". */
@@ -38,11 +49,8 @@ export interface ModelListing extends Omit<ModelRef, 'path'> {
   readonly aliases: readonly StemModelAlias[];
 }
 
-export interface ModelLoaders {
-  onnx(manifestPath: string): Promise<SegmentModel>;
-  demucs(path: string): Promise<SegmentModel>;
-  roformer(path: string, configPath: string | undefined, name: string): Promise<SegmentModel>;
-}
+/** One loader per kind, each handed the whole reference (path, config, options). */
+export type ModelLoaders = Readonly<Record<ModelKind, (ref: ModelRef) => Promise<SeparationModel>>>;
 
 export interface RegistryOptions {
   readonly bundledDir: string;
@@ -64,9 +72,14 @@ export function demucsDir(cacheDir: string): string {
   return join(cacheDir, 'demucs');
 }
 
-/** Where pulled models of a family live (converted graphs sit elsewhere in the cache). */
+/**
+ * Where pulled models of a family live (converted graphs sit elsewhere in the cache). MSST
+ * checkpoints keep the folder they had when RoFormer was the only MSST family, so pulls made
+ * then are still found.
+ */
 export function modelDir(cacheDir: string, family: ModelFamily): string {
-  return family === 'demucs' ? demucsDir(cacheDir) : join(cacheDir, 'roformer', 'checkpoints');
+  if (family === 'demucs') return demucsDir(cacheDir);
+  return family === 'msst' ? join(cacheDir, 'roformer', 'checkpoints') : join(cacheDir, 'mdx');
 }
 
 const UNKNOWN_TERMS = 'not stated';
@@ -131,7 +144,7 @@ export class ModelRegistry {
   installedPath(model: CatalogModel): string | undefined {
     const dir = modelDir(this.#options.cacheDir, model.family);
     if (!model.files.every((file) => existsSync(join(dir, file)))) return undefined;
-    if (model.files.length === 1 || model.family === 'roformer') return join(dir, model.files[0] as string);
+    if (model.files.length === 1 || model.family !== 'demucs') return join(dir, model.files[0] as string);
     const bag = join(dir, `${model.name}.yaml`);
     return existsSync(bag) ? bag : undefined;
   }
@@ -153,7 +166,7 @@ export class ModelRegistry {
   resolveAlias(alias: StemModelAlias): ModelRef {
     const installed = this.installed();
     for (const name of this.#options.aliases[alias]) {
-      const ref = installed.find((m) => m.name === name);
+      const ref = installed.find((m) => m.name === name) ?? (isPathSpec(name) && existsSync(name) ? this.#resolvePath(name) : undefined);
       if (ref) return ref;
     }
     throw new StemsplitError(
@@ -162,13 +175,25 @@ export class ModelRegistry {
     );
   }
 
-  /** Resolves an alias, a model name or a path to a model; `configPath` names a RoFormer checkpoint's yaml. */
-  resolve(spec: string, configPath?: string): ModelRef {
+  /**
+   * Resolves an alias, a model name or a path to a model; `configPath` names an MSST
+   * checkpoint's yaml, `options` the family's settings for this run.
+   */
+  resolve(spec: string, configPath?: string, options?: FamilyOptions): ModelRef {
+    const ref = this.#resolveSpec(spec, configPath);
+    if (options?.modelType !== undefined && ref.kind !== 'msst') {
+      throw new StemsplitError('USAGE', `--model-type applies to MSST checkpoints (.ckpt, .pth) only, not to ${ref.name}`);
+    }
+    const given = options && Object.values(options).some((value) => value !== undefined) ? options : undefined;
+    return given ? { ...ref, options: { ...ref.options, ...given } } : ref;
+  }
+
+  #resolveSpec(spec: string, configPath: string | undefined): ModelRef {
     if (spec === '4s' || spec === '6s') return this.resolveAlias(spec);
-    const byName = this.installed().find((m) => m.name === spec);
+    const byName = this.installed().find((m) => m.name === spec) ?? this.#aliasFile(spec);
     if (byName) return byName;
-    if (configPath !== undefined && !/\.(ckpt|pth|pt)$/i.test(spec)) {
-      throw new StemsplitError('USAGE', '--model-config applies to a RoFormer checkpoint (.ckpt or .pth) only');
+    if (configPath !== undefined && !MSST_CHECKPOINT.test(spec)) {
+      throw new StemsplitError('USAGE', '--model-config applies to an MSST checkpoint (.ckpt or .pth) only');
     }
     if (configPath !== undefined) {
       if (!existsSync(configPath)) throw new StemsplitError('MODEL_NOT_FOUND', `cannot read the model config ${configPath}`);
@@ -178,6 +203,16 @@ export class ModelRegistry {
       throw new StemsplitError('MODEL_NOT_FOUND', `model ${spec} is not installed; run: stemsplit models pull ${spec}`);
     }
     return this.#resolvePath(spec);
+  }
+
+  /** A model an alias names by its file, found again by the name it was given (a job records that name). */
+  #aliasFile(name: string): ModelRef | undefined {
+    for (const spec of [...this.#options.aliases['4s'], ...this.#options.aliases['6s']]) {
+      if (!isPathSpec(spec) || !existsSync(spec)) continue;
+      const ref = this.#resolvePath(spec);
+      if (ref.name === name) return ref;
+    }
+    return undefined;
   }
 
   /** `withConfig` false: the caller names a RoFormer's config itself. */
@@ -194,11 +229,14 @@ export class ModelRegistry {
     if (ext === '.th' || ext === '.yaml' || ext === '.yml') {
       return { name: basename(path, ext), kind: 'demucs', path, sources: [], description: `Demucs checkpoint ${path}`, terms: UNKNOWN_TERMS };
     }
-    if (ext === '.ckpt' || ext === '.pth' || ext === '.pt') {
-      const ref: ModelRef = { name: basename(path, ext), kind: 'roformer', path, sources: [], description: `RoFormer checkpoint ${path}`, terms: UNKNOWN_TERMS };
+    if (MSST_CHECKPOINT.test(path)) {
+      const ref: ModelRef = { name: basename(path, ext), kind: 'msst', path, sources: [], description: `MSST checkpoint ${path}`, terms: UNKNOWN_TERMS };
       return withConfig === false ? ref : { ...ref, configPath: configBeside(path) };
     }
-    throw new StemsplitError('MODEL_NOT_FOUND', `${spec}: expected a .th checkpoint, a bag .yaml, a RoFormer .ckpt/.pth or a model.json`);
+    if (ext === '.onnx') {
+      return { name: basename(path, ext), kind: 'mdx', path, sources: [], description: `MDX-Net model ${path}`, terms: UNKNOWN_TERMS };
+    }
+    throw new StemsplitError('MODEL_NOT_FOUND', `${spec}: expected a Demucs .th or bag .yaml, an MSST .ckpt/.pth (RoFormer, SCNet, MDX23C), an MDX-Net .onnx or a model.json`);
   }
 
   /** Everything `models list` shows: installed models and the catalog's models not yet pulled. */
@@ -228,33 +266,44 @@ export class ModelRegistry {
 }
 
 function catalogRef(model: CatalogModel, path: string): ModelRef {
-  return { name: model.name, kind: model.family, path, sources: model.sources, description: model.description, terms: model.terms };
+  return {
+    name: model.name,
+    kind: model.family,
+    path,
+    sources: model.sources,
+    description: model.description,
+    terms: model.terms,
+    ...(model.modelType ? { options: { modelType: model.modelType } } : {}),
+  };
 }
 
-/** A pulled RoFormer's yaml, pulled beside its checkpoint. */
+/** A pulled MSST checkpoint's yaml, pulled beside it. */
 function configOf(model: CatalogModel, cacheDir: string): { configPath?: string } {
-  return model.family === 'roformer' ? { configPath: join(modelDir(cacheDir, model.family), model.files[1] as string) } : {};
+  return model.family === 'msst' ? { configPath: join(modelDir(cacheDir, model.family), model.files[1] as string) } : {};
+}
+
+/** MSST checkpoints as their trainers save them. */
+const MSST_CHECKPOINT = /\.(ckpt|pth|pt|chpt)$/i;
+
+/** A spec that names a file rather than a model (an alias list may hold either). */
+function isPathSpec(spec: string): boolean {
+  return spec.includes('/') || spec.includes('\\') || /\.[a-z0-9]+$/i.test(spec);
 }
 
 /** Loads models once and keeps them: loading converts and allocates, splitting reuses. */
 export class ModelCache {
   readonly #loaders: ModelLoaders;
-  readonly #loaded = new Map<string, Promise<SegmentModel>>();
+  readonly #loaded = new Map<string, Promise<SeparationModel>>();
 
   constructor(loaders: ModelLoaders) {
     this.#loaders = loaders;
   }
 
-  load(ref: ModelRef): Promise<SegmentModel> {
-    const key = `${ref.kind}:${ref.path}:${ref.configPath ?? ''}`;
+  load(ref: ModelRef): Promise<SeparationModel> {
+    const key = `${ref.kind}:${ref.path}:${ref.configPath ?? ''}:${JSON.stringify(ref.options ?? {})}`;
     let model = this.#loaded.get(key);
     if (!model) {
-      model =
-        ref.kind === 'onnx'
-          ? this.#loaders.onnx(ref.path)
-          : ref.kind === 'demucs'
-            ? this.#loaders.demucs(ref.path)
-            : this.#loaders.roformer(ref.path, ref.configPath, ref.name);
+      model = this.#loaders[ref.kind](ref);
       model.catch(() => this.#loaded.delete(key));
       this.#loaded.set(key, model);
     }

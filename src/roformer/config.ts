@@ -1,21 +1,16 @@
 /**
- * An MSST (Music-Source-Separation-Training) config as users download it beside a BS-RoFormer
- * or Mel-Band RoFormer checkpoint: `audio`, `model` (the constructor's keyword arguments),
- * `training` (instruments, target) and `inference` (chunking). Every constructor option the
- * published configs use is read; an option this engine does not implement is refused by name.
+ * The `model` section of a BS-RoFormer or Mel-Band RoFormer's MSST config (the rest is
+ * msst/config.ts). Every constructor option the published configs use is read; an option this
+ * engine does not implement is refused by name.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { parse, type Tags } from 'yaml';
-import { StemsplitError } from '../errors.js';
+import { msstCommon, MsstDocument, readMsstDocument, type MsstCommon } from '../msst/config.js';
 
 export type RoformerType = 'bs_roformer' | 'mel_band_roformer';
 
-export interface RoformerConfig {
+export interface RoformerConfig extends MsstCommon {
   readonly type: RoformerType;
   readonly dim: number;
   readonly depth: number;
-  readonly channels: 1 | 2;
   readonly numStems: number;
   readonly timeDepth: number;
   readonly freqDepth: number;
@@ -26,7 +21,6 @@ export interface RoformerConfig {
   readonly freqsPerBands: readonly number[];
   /** Mel-Band: number of mel bands. */
   readonly numBands: number;
-  readonly sampleRate: number;
   readonly nFft: number;
   readonly hop: number;
   readonly winLength: number;
@@ -37,15 +31,6 @@ export interface RoformerConfig {
   readonly skipConnection: boolean;
   /** Mel-Band: iSTFT back to the input's length (else hop·(frames−1)). */
   readonly matchInputLength: boolean;
-  /** Stems the model writes, in order. */
-  readonly instruments: readonly string[];
-  /** Set for a single-target model (`training.target_instrument`). */
-  readonly target: string | null;
-  readonly chunkSize: number;
-  readonly numOverlap: number;
-  readonly batchSize: number;
-  /** `inference.normalize`: whole-track mean/std normalisation. */
-  readonly normalize: boolean;
 }
 
 /** BS-RoFormer's default bands (bs_roformer.py's DEFAULT_FREQS_PER_BANDS): 62 bands over 1025 bins. */
@@ -100,64 +85,28 @@ const TYPE_OPTIONS: Readonly<Record<RoformerType, ReadonlySet<string>>> = {
   mel_band_roformer: new Set(['num_bands', 'sample_rate', 'match_input_audio_length']),
 };
 
-/** `song.ckpt` → `song.yaml` (or `.yml`) beside it, as MSST users keep them. */
-export function configBeside(checkpoint: string): string {
-  const stem = checkpoint.replace(/\.(ckpt|pth|pt)$/i, '');
-  for (const ext of ['.yaml', '.yml']) if (existsSync(stem + ext)) return stem + ext;
-  throw new StemsplitError('MODEL_NOT_FOUND', `no config beside ${checkpoint} (expected ${path.basename(stem)}.yaml); name one with --model-config`);
+export function readRoformerConfig(file: string, type?: RoformerType): RoformerConfig {
+  return roformerConfigOf(readMsstDocument(file), type);
 }
 
-/** PyYAML's `!!python/tuple` (MSST writes tuples that way): read as a list. */
-const pythonTuple: Tags[number] = {
-  tag: 'tag:yaml.org,2002:python/tuple',
-  collection: 'seq',
-  resolve: (value) => value,
-};
-
-export function readRoformerConfig(file: string, type?: RoformerType): RoformerConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new StemsplitError('MODEL_NOT_FOUND', `cannot read the model config ${file}`, { cause: error });
-  }
-  let document: unknown;
-  try {
-    document = parse(text, { customTags: [pythonTuple], uniqueKeys: false });
-  } catch (error) {
-    throw new StemsplitError('MODEL_INVALID', `${file} is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
-  }
-  return parseRoformerConfig(document, file, type);
+/** A parsed yaml document (tests and benchmarks build them in memory). */
+export function parseRoformerConfig(document: unknown, file: string, type?: RoformerType): RoformerConfig {
+  return roformerConfigOf(new MsstDocument(document, file), type);
 }
 
 /**
  * The model type is not in MSST's yaml (it is MSST's `--model_type` argument): given, or told
  * apart by the options only one class has (`num_bands` / `sample_rate` → Mel-Band).
  */
-export function parseRoformerConfig(document: unknown, file: string, type?: RoformerType): RoformerConfig {
-  const fail = (detail: string) => new StemsplitError('MODEL_INVALID', `${file}: ${detail}`);
-  const root = record(document, 'the config', fail);
-  const audio = record(root['audio'] ?? {}, 'audio', fail);
-  const model = record(root['model'], 'model', fail);
-  const training = record(root['training'] ?? {}, 'training', fail);
-  const inference = record(root['inference'] ?? {}, 'inference', fail);
+export function roformerConfigOf(doc: MsstDocument, type?: RoformerType): RoformerConfig {
+  const { model } = doc;
   const modelType = type ?? ('num_bands' in model || 'sample_rate' in model ? 'mel_band_roformer' : 'bs_roformer');
-
-  const unknown = Object.keys(model).filter((key) => !SHARED_OPTIONS.has(key) && !INERT_OPTIONS.has(key) && !TYPE_OPTIONS[modelType].has(key));
-  if (unknown.length > 0) throw fail(`unsupported ${modelType} option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`);
+  const fail = (detail: string) => doc.fail(detail);
+  doc.refuseUnknown(modelType, new Set([...SHARED_OPTIONS, ...TYPE_OPTIONS[modelType]]), INERT_OPTIONS);
   if (model['use_pope'] === true) throw fail('use_pope (PoPE positions) is not supported, only rotary embeddings');
   if (model['stft_window_fn'] !== undefined && model['stft_window_fn'] !== null) throw fail('a custom stft_window_fn is not supported');
-
-  const int = (section: Record<string, unknown>, key: string, fallback?: number, min = 0): number => {
-    const value = section[key] ?? fallback;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min) throw fail(`${key} must be an integer ≥ ${min}, got ${String(value)}`);
-    return value;
-  };
-  const bool = (section: Record<string, unknown>, key: string, fallback: boolean): boolean => {
-    const value = section[key] ?? fallback;
-    if (typeof value !== 'boolean') throw fail(`${key} must be true or false, got ${String(value)}`);
-    return value;
-  };
+  const int = doc.int.bind(doc);
+  const bool = doc.bool.bind(doc);
 
   const nFft = int(model, 'stft_n_fft', 2048, 4);
   if ((nFft & (nFft - 1)) !== 0) throw fail(`stft_n_fft ${nFft} is not a power of two`);
@@ -165,24 +114,20 @@ export function parseRoformerConfig(document: unknown, file: string, type?: Rofo
   if (winLength > nFft) throw fail(`stft_win_length ${winLength} is longer than stft_n_fft ${nFft}`);
   const bins = nFft / 2 + 1;
   const freqsPerBands = modelType === 'bs_roformer' ? bandList(model['freqs_per_bands'], bins, fail) : [];
-
-  const instrumentsList = stringList(training['instruments'] ?? [], 'training.instruments', fail);
-  const target = training['target_instrument'];
-  if (target !== undefined && target !== null && typeof target !== 'string') throw fail('training.target_instrument must be a name or null');
-  const instruments = typeof target === 'string' ? [target] : instrumentsList;
   const numStems = int(model, 'num_stems', 1, 1);
-  if (instruments.length !== numStems) {
-    throw fail(`model.num_stems is ${numStems} but the config names ${instruments.length} output stem(s) (${instruments.join(', ')})`);
-  }
   const channels = bool(model, 'stereo', false) ? 2 : 1;
-  const audioChannels = audio['num_channels'];
-  if (audioChannels !== undefined && audioChannels !== channels) throw fail(`audio.num_channels ${String(audioChannels)} contradicts model.stereo`);
+  const common = msstCommon(doc, {
+    channels,
+    numStems,
+    stemsFrom: 'model.num_stems',
+    ...(modelType === 'mel_band_roformer' ? { sampleRate: int(model, 'sample_rate', 44100, 1) } : {}),
+  });
 
   return {
+    ...common,
     type: modelType,
     dim: int(model, 'dim', undefined, 1),
     depth: int(model, 'depth', undefined, 1),
-    channels,
     numStems,
     timeDepth: int(model, 'time_transformer_depth', 2),
     freqDepth: int(model, 'freq_transformer_depth', 2),
@@ -191,7 +136,6 @@ export function parseRoformerConfig(document: unknown, file: string, type?: Rofo
     dimHead: evenDimHead(int(model, 'dim_head', 64, 2), fail),
     freqsPerBands,
     numBands: modelType === 'mel_band_roformer' ? int(model, 'num_bands', 60, 2) : 0,
-    sampleRate: modelType === 'mel_band_roformer' ? int(model, 'sample_rate', 44100, 1) : int(audio, 'sample_rate', 44100, 1),
     nFft,
     hop: int(model, 'stft_hop_length', 512, 1),
     winLength,
@@ -201,23 +145,7 @@ export function parseRoformerConfig(document: unknown, file: string, type?: Rofo
     mlpExpansionFactor: int(model, 'mlp_expansion_factor', 4, 1),
     skipConnection: bool(model, 'skip_connection', false),
     matchInputLength: bool(model, 'match_input_audio_length', false),
-    instruments,
-    target: typeof target === 'string' ? target : null,
-    chunkSize: int(inference, 'chunk_size', int(audio, 'chunk_size', undefined, 1), 1),
-    numOverlap: int(inference, 'num_overlap', 2, 1),
-    batchSize: int(inference, 'batch_size', 1, 1),
-    normalize: inference['normalize'] === true,
   };
-}
-
-function record(value: unknown, what: string, fail: (detail: string) => Error): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw fail(`${what} is not a mapping`);
-  return value as Record<string, unknown>;
-}
-
-function stringList(value: unknown, what: string, fail: (detail: string) => Error): string[] {
-  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) throw fail(`${what} must be a list of names`);
-  return value as string[];
 }
 
 function bandList(value: unknown, bins: number, fail: (detail: string) => Error): number[] {

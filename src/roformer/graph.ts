@@ -11,9 +11,10 @@
  * Rotary positions are baked in as constants for the chunk's fixed frame and band counts.
  */
 import { StemsplitError } from '../errors.js';
-import type { CheckpointTensor } from '../demucs/checkpoint.js';
-import { attr, MS_DOMAIN, OnnxGraph, type Value } from '../demucs/onnx/graph.js';
-import { Ops } from '../demucs/onnx/ops.js';
+import type { CheckpointTensor } from '../torch/checkpoint.js';
+import { attr, MS_DOMAIN, OnnxGraph, type Value } from '../onnx/graph.js';
+import { Ops } from '../onnx/ops.js';
+import type { GraphStage } from '../onnx/stages.js';
 import type { RoformerConfig } from './config.js';
 
 export const GRAPH_INPUT = 'features';
@@ -64,12 +65,7 @@ export interface RoformerGraphShape {
 }
 
 /** One ONNX graph of the network and the tensors it reads and writes (all [frames, …] float32). */
-export interface RoformerStage {
-  readonly name: string;
-  readonly graph: OnnxGraph;
-  readonly inputs: readonly string[];
-  readonly output: string;
-}
+export type RoformerStage = GraphStage;
 
 /**
  * The network as a chain of graphs: the band split, one graph per block, then the mask heads.

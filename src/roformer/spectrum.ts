@@ -7,7 +7,7 @@
  * Spectra are frame-major: value (t, row, re/im) at ((t · rows) + row) · 2 + ri, where
  * row = bin · channels + channel, the `b (f s) t c` order of the model.
  */
-import { Fft } from '../demucs/fft.js';
+import { Fft } from '../dsp/fft.js';
 import type { BandBins } from './bands.js';
 import type { RoformerConfig } from './config.js';
 

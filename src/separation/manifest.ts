@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import type { ModelManifest, SegmentModel } from './model.js';
-import { createOrtSession, runTensors, type OrtSessionOptions } from './onnx-session.js';
+import { createOrtSession, runTensors, type OrtSessionOptions } from '../onnx/session.js';
 
 export const MANIFEST_FORMAT = 'stemsplit-model/1';
 
@@ -97,6 +97,7 @@ export async function loadManifestModel(manifestPath: string, options: LoadModel
     sampleRate: manifest.sampleRate,
     sources,
     segmentSamples,
+    overlap: manifest.overlap,
     normalize: manifest.normalize,
     async run(segment: Float32Array): Promise<Float32Array> {
       const { stems } = await runTensors(handle, { mix: { data: segment, dims: [1, 2, segmentSamples] } }, ['stems']);

@@ -1,35 +1,52 @@
 import type { StemWriter, TrackStream } from './stream.js';
 
 /**
- * The model contract: what the separation pipeline needs from any model.
+ * The model contract: what a family must give the separation pipeline, in one of two forms.
  *
- * A model separates one fixed-length stereo segment at a time. Everything around
- * that (normalization, chunking, padding, overlap-add, shifts) is the pipeline's job,
- * so a model only has to be correct on a single segment.
+ * - A `SegmentModel` separates one fixed-length stereo segment at a time; everything around that
+ *   (normalisation, chunking, padding, overlap-add, shifts) is the pipeline's job, as in Demucs'
+ *   `apply_model`. Demucs and the bundled models are segment models.
+ * - A `TrackModel` brings its own chunked inference over the streamed track (MSST's demix for
+ *   RoFormer, SCNet and MDX23C; python-audio-separator's for MDX-Net) and writes settled blocks.
+ *
+ * Either way every required member is implemented: nothing answers "unsupported".
  *
  * Audio layout everywhere in the separation core is planar float32:
  *   a stereo segment of L samples is Float32Array(2 * L) = [left..., right...];
  *   a model's output for S sources is Float32Array(S * 2 * L) = [src0 L, src0 R, src1 L, ...].
  */
-export interface SegmentModel {
+interface ModelIdentity {
   /** The name the user picked or the registry resolved (e.g. `bundled-4s`, `htdemucs`). */
   readonly name: string;
   readonly sampleRate: number;
-  /** Stem names in the order `run` returns them. */
+  /** Stem names in the order the model writes them. */
   readonly sources: readonly string[];
+  /** Whether the pipeline measures the whole track first: the model normalises by its mean and std. */
+  readonly normalize: boolean;
+  dispose(): Promise<void>;
+}
+
+export interface SegmentModel extends ModelIdentity {
   /** Exact number of samples per channel `run` takes and returns. */
   readonly segmentSamples: number;
-  /** Whether the pipeline normalizes the whole track first (as Demucs' inference does). */
-  readonly normalize: boolean;
+  /** Fraction of a segment consecutive chunks share; default Demucs' 0.25. */
+  readonly overlap?: number;
   /** Separates one planar [2, segmentSamples] segment into planar [sources, 2, segmentSamples]. */
   run(segment: Float32Array): Promise<Float32Array>;
+}
+
+export interface TrackModel extends ModelIdentity {
   /**
-   * Present when the model brings its own chunked inference (a RoFormer runs MSST's demix, not
-   * Demucs' apply): `separateStream` hands it the streamed track and its statistics, and it writes
-   * one planar [2, n] block per source, in order, as separateStream's own pipeline does.
+   * Separates the streamed track (with its statistics when `normalize`), writing one planar
+   * [2, n] block per source, in order, as separateStream's own pipeline does.
    */
-  streamTrack?(input: TrackStream, write: StemWriter, options: { readonly onProgress?: (progress: SeparationProgress) => void; readonly signal?: AbortSignal }): Promise<void>;
-  dispose(): Promise<void>;
+  streamTrack(input: TrackStream, write: StemWriter, options: { readonly onProgress?: (progress: SeparationProgress) => void; readonly signal?: AbortSignal }): Promise<void>;
+}
+
+export type SeparationModel = SegmentModel | TrackModel;
+
+export function isTrackModel(model: SeparationModel): model is TrackModel {
+  return 'streamTrack' in model;
 }
 
 /**

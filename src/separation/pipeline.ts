@@ -15,7 +15,7 @@
  * its whole-track form, for callers that have the track in memory (and the fixture tests).
  */
 import { StemsplitError } from '../errors.js';
-import type { SegmentModel } from './model.js';
+import type { SeparationModel } from './model.js';
 import { demucsNormalization, separateStream, type Normalization, type StreamOptions, type TrackStatistics } from './stream.js';
 
 export { shiftOffsets, type Normalization } from './stream.js';
@@ -35,7 +35,7 @@ const BLOCK_FRAMES = 65_536;
 
 /** Separates a stereo track into one planar [2, length] buffer per model source. */
 export async function separate(
-  model: SegmentModel,
+  model: SeparationModel,
   track: StereoTrack,
   options: SeparateOptions = {},
 ): Promise<Float32Array[]> {

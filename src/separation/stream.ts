@@ -15,7 +15,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import { Chunk, chunkCount, shiftedView, strideOf, transitionWeights, type PassView } from './chunks.js';
-import type { SegmentModel, SeparationProgress } from './model.js';
+import { isTrackModel, type SegmentModel, type SeparationModel, type SeparationProgress } from './model.js';
 
 /** Demucs' normalisation: x' = (x - mean) / scale over the mono mix; identity when off. */
 export interface Normalization {
@@ -54,7 +54,7 @@ export interface TrackStatistics {
 export type StemWriter = (stems: readonly Float32Array[], frames: number) => Promise<void> | void;
 
 export interface StreamOptions {
-  /** Fraction of a segment consecutive chunks share; 0 ≤ overlap < 1. Default 0.25. */
+  /** Fraction of a segment consecutive chunks share; 0 ≤ overlap < 1. Default: the model's own, else 0.25. */
   readonly overlap?: number;
   /** Shift-trick passes; 0 runs one unshifted pass. Default 0. */
   readonly shifts?: number;
@@ -104,13 +104,16 @@ export class NormalizationMeter {
   }
 }
 
+/** Demucs' `overlap`: a quarter of each segment is shared with the next. */
+const DEFAULT_OVERLAP = 0.25;
+
 /** Separates a streamed track, handing stems to `write` in order as soon as they are final. */
-export async function separateStream(model: SegmentModel, input: TrackStream, write: StemWriter, options: StreamOptions = {}): Promise<void> {
-  if (model.streamTrack) {
+export async function separateStream(model: SeparationModel, input: TrackStream, write: StemWriter, options: StreamOptions = {}): Promise<void> {
+  if (isTrackModel(model)) {
     if (!(Number.isInteger(input.length) && input.length > 0)) throw new StemsplitError('SEPARATION_FAILED', 'cannot separate an empty track');
     return model.streamTrack(input, write, { ...(options.onProgress ? { onProgress: options.onProgress } : {}), ...(options.signal ? { signal: options.signal } : {}) });
   }
-  const overlap = options.overlap ?? 0.25;
+  const overlap = options.overlap ?? model.overlap ?? DEFAULT_OVERLAP;
   const shifts = options.shifts ?? 0;
   const transitionPower = options.transitionPower ?? 1;
   checkStreamInputs(model, input, overlap, shifts, transitionPower);

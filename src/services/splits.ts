@@ -5,6 +5,7 @@
  * without its charge.
  */
 import { rm } from 'node:fs/promises';
+import type { StemFormat } from '../audio/formats.js';
 import { probeDurationSeconds } from '../audio/index.js';
 import { StemsplitError, describeError } from '../errors.js';
 import type { ModelRegistry, StemModelAlias } from '../models/registry.js';
@@ -18,7 +19,7 @@ export type SplitInput =
 export interface CreateSplitRequest {
   readonly input: SplitInput;
   readonly stemModel: StemModelAlias;
-  readonly outputFormat: 'mp3';
+  readonly outputFormat: StemFormat;
   readonly webhookUrl?: string | undefined;
 }
 
@@ -66,7 +67,7 @@ export class SplitService {
 
   /** The file of a kept stem of a succeeded job, or undefined once it is gone. */
   stemFile(splitId: string, stem: string): Promise<{ split: Split; path: string } | undefined> {
-    return this.#keptFile(splitId, () => this.#data.layout.stemFile(splitId, stem));
+    return this.#keptFile(splitId, (split) => this.#data.layout.stemFile(splitId, stem, split.outputFormat));
   }
 
   /** The source a succeeded job's stems came from, kept as long as they are; undefined once gone. */
@@ -146,6 +147,7 @@ export class SplitService {
       webhookUrl: request.webhookUrl ?? null,
       baseUrl,
       stemNames: null,
+      outputFormat: request.outputFormat,
       errorCode: null,
       errorMessage: null,
       attempts: 0,

@@ -19,7 +19,7 @@ import {
 import { StemsplitError } from '../errors.js';
 import { diskSize, freeBytesAt } from '../disk-space.js';
 import { NormalizationMeter, separateStream, type TrackStatistics } from '../separation/index.js';
-import type { SegmentModel } from '../separation/model.js';
+import type { SeparationModel } from '../separation/model.js';
 
 export type SplitPhase = 'decode' | 'separate' | 'encode';
 
@@ -39,7 +39,6 @@ export interface SplitFileOptions {
   /** Write stems at this rate; default the source's (MP3: the source's where MP3 allows it). */
   readonly sampleRate?: number;
   readonly shifts?: number;
-  readonly overlap?: number;
   /** Write this stem and `no_<stem>` (the sum of the others), demucs' --two-stems. */
   readonly twoStems?: string;
   readonly onProgress?: (progress: SplitProgress) => void;
@@ -85,7 +84,7 @@ export function stemExtension(format: StemFormat): string {
  */
 export async function splitAudioFile(
   inputPath: string,
-  model: SegmentModel,
+  model: SeparationModel,
   outDir: string,
   options: SplitFileOptions,
 ): Promise<SplitFileResult> {
@@ -122,7 +121,6 @@ export async function splitAudioFile(
     const frames = decodeInterleaved(inputPath, source.decode);
     await separateStream(model, { length: source.length, statistics: source.statistics, frames }, write, {
       ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
-      ...(options.overlap !== undefined ? { overlap: options.overlap } : {}),
       ...signal,
       onProgress: ({ done, total }) => report('separate', done / total),
     });
@@ -156,7 +154,7 @@ interface Measured {
 }
 
 /** First pass: decodes the file once to count its samples and meet its statistics. */
-async function measure(inputPath: string, model: SegmentModel, options: SplitFileOptions, onProgress: (fraction: number) => void): Promise<Measured> {
+async function measure(inputPath: string, model: SeparationModel, options: SplitFileOptions, onProgress: (fraction: number) => void): Promise<Measured> {
   const header = await readAudioHeader(inputPath);
   const decode = { sampleRate: model.sampleRate, header, ...(options.signal ? { signal: options.signal } : {}) };
   const meter = new NormalizationMeter();
@@ -225,7 +223,7 @@ interface StemPlan {
  * Every model source, or with `twoStems` the demucs --two-stems pair: `stem` and `no_<stem>`,
  * the sum of every other source.
  */
-function stemPlan(model: SegmentModel, twoStems: string | undefined): StemPlan {
+function stemPlan(model: SeparationModel, twoStems: string | undefined): StemPlan {
   if (twoStems === undefined) return { names: model.sources, combine: (blocks) => blocks };
   const index = model.sources.indexOf(twoStems);
   if (index < 0) throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${model.name} has no such stem (it has ${model.sources.join(', ')})`);

@@ -9,7 +9,7 @@
 import { Worker } from 'node:worker_threads';
 import { StemsplitError, type ErrorCode } from '../errors.js';
 import type { ModelRef } from '../models/registry.js';
-import { disableOrtTelemetry } from '../separation/onnx-session.js';
+import { disableOrtTelemetry } from '../onnx/session.js';
 import type { SplitFileResult, SplitProgress } from './split-audio-file.js';
 
 export interface SplitJob {

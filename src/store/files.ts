@@ -4,6 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { StemFormat } from '../audio/formats.js';
 import { ID_PATTERN } from './ids.js';
 
 const STEM_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -15,7 +16,7 @@ export interface DataLayout {
   uploadFile(uploadId: string): string;
   sourceFile(splitId: string): string;
   stemDir(splitId: string): string;
-  stemFile(splitId: string, stem: string): string;
+  stemFile(splitId: string, stem: string, format: StemFormat): string;
   absolute(relativePath: string): string;
 }
 
@@ -32,9 +33,9 @@ export function dataLayout(root: string): DataLayout {
     uploadFile: (uploadId: string) => join('uploads', checkId(uploadId)),
     sourceFile: (splitId: string) => join('sources', checkId(splitId)),
     stemDir: (splitId: string) => join('stems', checkId(splitId)),
-    stemFile: (splitId: string, stem: string) => {
+    stemFile: (splitId: string, stem: string, format: StemFormat) => {
       if (!STEM_NAME.test(stem)) throw new Error(`not a stem name: ${JSON.stringify(stem)}`);
-      return join('stems', checkId(splitId), `${stem}.mp3`);
+      return join('stems', checkId(splitId), `${stem}.${format}`);
     },
     absolute: (relativePath: string) => join(root, relativePath),
   });

@@ -28,6 +28,7 @@ export function migrationsFor(dialect: Dialect): Record<string, Migration> {
   return {
     '0001_initial': { up: (db) => initialSchema(db, t, dialect) },
     '0002_job_leases': { up: (db) => jobLeases(db, t) },
+    '0003_output_format': { up: outputFormat },
   };
 }
 
@@ -150,4 +151,9 @@ async function initialSchema(db: Kysely<unknown>, t: ColumnTypes, dialect: Diale
 async function jobLeases(db: Kysely<unknown>, t: ColumnTypes): Promise<void> {
   await db.schema.alterTable('splits').addColumn('leaseOwner', 'text').execute();
   await db.schema.alterTable('splits').addColumn('leaseExpiresAtMs', t.ms).execute();
+}
+
+/** The file format of a job's stems (`outputFormat`): MP3 as the spec has it, or WAV/FLAC (an addition). */
+async function outputFormat(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('splits').addColumn('outputFormat', 'text', (c) => c.notNull().defaultTo('mp3')).execute();
 }

@@ -1,4 +1,5 @@
 /** Row types of the database (SQLite or PostgreSQL), as Kysely sees them. Timestamps are ISO strings unless named `*Ms`. */
+import type { StemFormat } from '../audio/formats.js';
 import type { Generated } from 'kysely';
 
 export type SplitStatus = 'queued' | 'processing' | 'succeeded' | 'failed';
@@ -69,6 +70,8 @@ export interface SplitTable {
   baseUrl: string;
   /** JSON array of stem names once succeeded. */
   stemNames: string | null;
+  /** The stems' file format: `mp3` (the spec's), `wav` or `flac` (additions). */
+  outputFormat: StemFormat;
   errorCode: string | null;
   errorMessage: string | null;
   attempts: number;

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { Hono } from 'hono';
+import { STEM_CONTENT_TYPES } from '../../audio/formats.js';
 import { StemsplitError } from '../../errors.js';
 import type { SplitService } from '../../services/splits.js';
 import type { StemUrlSigner } from '../stem-urls.js';
@@ -35,7 +36,8 @@ function parseRange(header: string | undefined, size: number): { start: number; 
 export const SOURCE = 'source';
 
 /**
- * GET /files/:splitId/:stem.mp3?expires&signature — the signed stem downloads; and
+ * GET /files/:splitId/:stem.:format?expires&signature — the signed stem downloads (`format` the
+ * job's `outputFormat`); and
  * GET /files/:splitId/source?… — the source the stems came from, kept as long as they are (A/B).
  */
 export function fileRoutes(deps: FileRoutesDeps): Hono<AppEnv> {
@@ -43,7 +45,9 @@ export function fileRoutes(deps: FileRoutesDeps): Hono<AppEnv> {
   app.get('/files/:splitId/:file', async (c) => {
     const splitId = c.req.param('splitId');
     const file = c.req.param('file');
-    const stem = file === SOURCE ? SOURCE : file.endsWith('.mp3') ? file.slice(0, -4) : '';
+    const named = /^(.+)\.([a-z0-9]+)$/.exec(file);
+    const stem = file === SOURCE ? SOURCE : named?.[1] ?? '';
+    const format = file === SOURCE ? undefined : named?.[2];
     if (!ID_PATTERN.test(splitId) || (stem !== SOURCE && !isStemName(stem))) throw new StemsplitError('NOT_FOUND', 'no such stem');
     if (!deps.signer.verify(splitId, stem, c.req.query('expires'), c.req.query('signature'), deps.data.clock.now())) {
       throw new StemsplitError('UNAUTHORIZED', 'the stem URL is invalid or has expired; GET the split again for fresh URLs');
@@ -51,16 +55,17 @@ export function fileRoutes(deps: FileRoutesDeps): Hono<AppEnv> {
     const kept = await (stem === SOURCE ? deps.splits.sourceFile(splitId) : deps.splits.stemFile(splitId, stem));
     if (!kept) throw new StemsplitError('NOT_FOUND', `the ${stem === SOURCE ? 'source' : 'stem'} is no longer kept`);
     const { split, path } = kept;
+    if (stem !== SOURCE && format !== split.outputFormat) throw new StemsplitError('NOT_FOUND', `this split's stems are ${split.outputFormat} files`);
     const info = await stat(path).catch(() => undefined);
     if (!info) throw new StemsplitError('NOT_FOUND', `the ${stem === SOURCE ? 'source' : 'stem'} is no longer kept`);
 
     const base = split.filename.replace(/\.[^.]*$/, '').replace(/[^\w .()-]+/g, '_') || 'audio';
     const extension = /\.[A-Za-z0-9]{1,5}$/.exec(split.filename)?.[0] ?? '';
     const headers: Record<string, string> = {
-      'content-type': stem === SOURCE ? 'application/octet-stream' : 'audio/mpeg',
+      'content-type': stem === SOURCE ? 'application/octet-stream' : STEM_CONTENT_TYPES[split.outputFormat],
       'accept-ranges': 'bytes',
       'cache-control': 'private, max-age=3600',
-      'content-disposition': stem === SOURCE ? `attachment; filename="${base}${extension}"` : `attachment; filename="${base} - ${stem}.mp3"`,
+      'content-disposition': stem === SOURCE ? `attachment; filename="${base}${extension}"` : `attachment; filename="${base} - ${stem}.${split.outputFormat}"`,
     };
     const range = parseRange(c.req.header('range'), info.size);
     const start = range?.start ?? 0;

@@ -1,11 +1,12 @@
 /** `stemsplit split <files…>`: local separation, no server, no credits. */
 import { statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
-import { readAudioHeader, type StemFormat } from '../../audio/index.js';
+import { isStemFormat, readAudioHeader, STEM_FORMATS, type StemFormat } from '../../audio/index.js';
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
 import { MP3_RATES, removeLeftoverStaging, removeStaging } from '../../splitting/split-audio-file.js';
 import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
-import { registryFor, type ModelRef } from '../../models/registry.js';
+import { registryFor, type FamilyOptions, type ModelRef } from '../../models/registry.js';
+import { isMsstModelType, MSST_MODEL_TYPES } from '../../msst/model-types.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { createProgressBar } from '../progress.js';
 
@@ -14,6 +15,11 @@ export interface SplitOptions {
   sampleRate?: string;
   model: string;
   modelConfig?: string;
+  modelType?: string;
+  mdxSegmentSize?: string;
+  mdxOverlap?: string;
+  mdxBatchSize?: string;
+  mdxDenoise?: boolean;
   twoStems?: string;
   output: string;
   format: string;
@@ -23,11 +29,10 @@ export interface SplitOptions {
   json?: boolean;
 }
 
-const FORMATS: readonly StemFormat[] = ['mp3', 'wav', 'flac'];
 
 function parseOptions(options: SplitOptions): { format: StemFormat; bitrate: number | undefined; shifts: number; sampleRate: number | undefined } {
-  if (!FORMATS.includes(options.format as StemFormat)) throw new StemsplitError('USAGE', `--format must be mp3, wav or flac, got "${options.format}"`);
-  const format = options.format as StemFormat;
+  const format = options.format;
+  if (!isStemFormat(format)) throw new StemsplitError('USAGE', `--format must be ${STEM_FORMATS.join(', ')}, got "${format}"`);
   if (options.float32 && format !== 'wav') throw new StemsplitError('USAGE', '--float32 applies to --format wav only');
   if (options.int24 && format === 'mp3') throw new StemsplitError('USAGE', '--int24 applies to --format wav or flac only');
   if (options.int24 && options.float32) throw new StemsplitError('USAGE', '--int24 and --float32 exclude each other');
@@ -45,6 +50,29 @@ function parseOptions(options: SplitOptions): { format: StemFormat; bitrate: num
   const shifts = Number(options.shifts ?? 0);
   if (!Number.isInteger(shifts) || shifts < 0 || shifts > 20) throw new StemsplitError('USAGE', '--shifts must be a whole number from 0 to 20');
   return { format, bitrate, shifts, sampleRate };
+}
+
+/** `--model-type` and the `--mdx-*` settings, checked; each reaches only its own family. */
+function familyOptions(options: SplitOptions): FamilyOptions {
+  const { modelType } = options;
+  if (modelType !== undefined && !isMsstModelType(modelType)) {
+    throw new StemsplitError('USAGE', `--model-type must be one of ${MSST_MODEL_TYPES.join(', ')}, got "${modelType}"`);
+  }
+  const whole = (flag: string, value: string | undefined, min: number): number | undefined => {
+    if (value === undefined) return undefined;
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < min) throw new StemsplitError('USAGE', `${flag} must be a whole number ≥ ${min}, got "${value}"`);
+    return number;
+  };
+  const overlap = options.mdxOverlap === undefined ? undefined : Number(options.mdxOverlap);
+  if (overlap !== undefined && !(overlap >= 0 && overlap < 1)) throw new StemsplitError('USAGE', `--mdx-overlap must be from 0 to below 1, got "${options.mdxOverlap}"`);
+  const mdx = {
+    ...(whole('--mdx-segment-size', options.mdxSegmentSize, 1) !== undefined ? { segmentSize: Number(options.mdxSegmentSize) } : {}),
+    ...(overlap !== undefined ? { overlap } : {}),
+    ...(whole('--mdx-batch-size', options.mdxBatchSize, 1) !== undefined ? { batchSize: Number(options.mdxBatchSize) } : {}),
+    ...(options.mdxDenoise ? { denoise: true } : {}),
+  };
+  return { ...(modelType !== undefined ? { modelType } : {}), ...(Object.keys(mdx).length > 0 ? { mdx } : {}) };
 }
 
 function checkIsFile(file: string): void {
@@ -122,7 +150,7 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   for (const file of files) checkIsFile(file);
   const { config } = ctx;
   const registry = registryFor(config);
-  const ref = registry.resolve(options.model, options.modelConfig);
+  const ref = registry.resolve(options.model, options.modelConfig, familyOptions(options));
   const twoStems = options.twoStems;
   if (twoStems !== undefined && ref.sources.length > 0 && !ref.sources.includes(twoStems)) {
     throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${ref.name} has no such stem (it has ${ref.sources.join(', ')})`);

@@ -137,10 +137,9 @@ export async function demixStream(
     if (nextStart - step === 0) weights.fill(1, 0, fade);
     else if (nextStart >= paddedLength) weights.fill(1, size - fade);
     const used = Math.min(size, paddedLength - start);
-    // Track positions this chunk reads: its own span, and at the end the reflection of the last border.
-    const firstTrack = Math.max(0, Math.min(start - offset, length - border - 1));
-    source.discardBefore(Math.max(0, firstTrack - 1));
-    await source.ensure(Math.min(length, start + used - offset + 1));
+    const reads = trackSpan(geometry, length, start, used);
+    source.discardBefore(reads.first);
+    await source.ensure(reads.end);
     readPaddedChunk(paddedValue, channels, start, used, size, chunk);
     const out = await run(chunk);
     if (out.length !== planes * size) {
@@ -185,6 +184,21 @@ export async function demixStream(
     counter.fill(0, span - shift);
     base = settled;
   }
+}
+
+/**
+ * The track positions [first, end) a chunk at padded `start` reads `used` samples of: its own
+ * span, and the reflections of the borders. The leading reflection reaches track position
+ * border − start, beyond the chunk's own span when border > step (num_overlap ≥ 3); the trailing
+ * one reaches back to length − border − 1.
+ */
+function trackSpan(geometry: DemixGeometry, length: number, start: number, used: number): { first: number; end: number } {
+  const { padded, border } = geometry;
+  if (!padded) return { first: start, end: Math.min(length, start + used) };
+  const direct = { first: start - border, last: start + used - 1 - border };
+  const first = Math.max(0, Math.min(direct.first, length - border - 1));
+  const last = Math.max(direct.last, border - start);
+  return { first, end: Math.min(length, last + 1) };
 }
 
 /** Copies padded samples [start, start+used) of each channel; pads to `size` by reflection when used > size/2, else zeros. */

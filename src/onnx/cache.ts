@@ -17,7 +17,7 @@ export async function sha256File(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** The directory of one conversion (`family`: the converter's folder, `demucs` or `roformer`). */
+/** The directory of one conversion (`family`: the converter's folder, e.g. `demucs` or `roformer`). */
 export function cacheEntryDir(cacheDir: string, key: string, converterVersion: number, family = 'demucs'): string {
   return path.join(cacheDir, family, `${key}.v${converterVersion}`);
 }

@@ -1,7 +1,8 @@
 /**
- * Reads a Demucs checkpoint as the official `torch.save` wrote it: a zip with `data.pkl`
- * (a dict of `klass`, `args`, `kwargs`, `state`, `training_args`) and one raw storage file
- * per tensor. Tensors come back as float32 whatever their stored type, as the official
+ * Reads PyTorch checkpoints as `torch.save` wrote them: a zip with `data.pkl` and one raw
+ * storage file per tensor. Two shapes: a Demucs package (a dict of `klass`, `args`, `kwargs`,
+ * `state`, `training_args`; `readCheckpoint`) and a plain state_dict, as MSST checkpoints are
+ * (`readStateDict`). Tensors come back as float32 whatever their stored type, as the official
  * loader casts them.
  */
 import { StemsplitError } from '../errors.js';
@@ -187,7 +188,7 @@ function stringKeyed(path: string, dict: Map<PickleKey, PickleValue>): Map<strin
 }
 
 function invalid(path: string, detail: string): StemsplitError {
-  return new StemsplitError('MODEL_INVALID', `${path} is not a Demucs checkpoint: ${detail}`);
+  return new StemsplitError('MODEL_INVALID', `${path} is not a PyTorch checkpoint stemsplit can read: ${detail}`);
 }
 
 function resolveGlobal(module: string, name: string): PickleCallable | PickleGlobalRef | StorageType {

@@ -1,0 +1,168 @@
+/**
+ * An MSST (Music-Source-Separation-Training) config as users download it beside a checkpoint:
+ * `audio`, `model` (the constructor's keyword arguments), `training` (instruments, target) and
+ * `inference` (chunking). This module reads what every MSST family shares and tells the family
+ * apart by the constructor options only it has; each family reads its own `model` section.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse, type Tags } from 'yaml';
+import { StemsplitError } from '../errors.js';
+
+import { MSST_MODEL_TYPES, type MsstModelType } from './model-types.js';
+
+export { isMsstModelType, MSST_MODEL_TYPES, type MsstModelType } from './model-types.js';
+
+/** What every MSST family's inference needs besides its network. */
+export interface MsstCommon {
+  readonly sampleRate: number;
+  readonly channels: 1 | 2;
+  /** Stems the network writes, in order. */
+  readonly instruments: readonly string[];
+  /** Set for a single-target model (`training.target_instrument`). */
+  readonly target: string | null;
+  readonly chunkSize: number;
+  readonly numOverlap: number;
+  readonly batchSize: number;
+  /** `inference.normalize`: whole-track mean/std normalisation. */
+  readonly normalize: boolean;
+}
+
+/** A parsed yaml with typed readers that fail naming the file and the key. */
+export class MsstDocument {
+  readonly audio: Readonly<Record<string, unknown>>;
+  readonly model: Readonly<Record<string, unknown>>;
+  readonly training: Readonly<Record<string, unknown>>;
+  readonly inference: Readonly<Record<string, unknown>>;
+
+  constructor(
+    document: unknown,
+    readonly file: string,
+  ) {
+    const root = this.record(document, 'the config');
+    this.audio = this.record(root['audio'] ?? {}, 'audio');
+    this.model = this.record(root['model'], 'model');
+    this.training = this.record(root['training'] ?? {}, 'training');
+    this.inference = this.record(root['inference'] ?? {}, 'inference');
+  }
+
+  fail(detail: string): StemsplitError {
+    return new StemsplitError('MODEL_INVALID', `${this.file}: ${detail}`);
+  }
+
+  int(section: Readonly<Record<string, unknown>>, key: string, fallback?: number, min = 0): number {
+    const value = section[key] ?? fallback;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min) throw this.fail(`${key} must be an integer ≥ ${min}, got ${String(value)}`);
+    return value;
+  }
+
+  number(section: Readonly<Record<string, unknown>>, key: string, fallback?: number): number {
+    const value = section[key] ?? fallback;
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw this.fail(`${key} must be a number, got ${String(value)}`);
+    return value;
+  }
+
+  bool(section: Readonly<Record<string, unknown>>, key: string, fallback: boolean): boolean {
+    const value = section[key] ?? fallback;
+    if (typeof value !== 'boolean') throw this.fail(`${key} must be true or false, got ${String(value)}`);
+    return value;
+  }
+
+  string(section: Readonly<Record<string, unknown>>, key: string, fallback?: string): string {
+    const value = section[key] ?? fallback;
+    if (typeof value !== 'string') throw this.fail(`${key} must be a name, got ${String(value)}`);
+    return value;
+  }
+
+  list<T>(section: Readonly<Record<string, unknown>>, key: string, check: (item: unknown) => item is T, what: string, fallback?: readonly T[]): T[] {
+    const value = section[key] ?? fallback;
+    if (!Array.isArray(value) || !value.every(check)) throw this.fail(`${key} must be a list of ${what}`);
+    return [...(value as T[])];
+  }
+
+  /** Refuses `model` keys that are neither `known` nor `inert`, naming them all. */
+  refuseUnknown(type: MsstModelType, known: ReadonlySet<string>, inert: ReadonlySet<string> = new Set()): void {
+    const unknown = Object.keys(this.model).filter((key) => !known.has(key) && !inert.has(key));
+    if (unknown.length > 0) throw this.fail(`unsupported ${type} option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`);
+  }
+
+  record(value: unknown, what: string): Record<string, unknown> {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw this.fail(`${what} is not a mapping`);
+    return value as Record<string, unknown>;
+  }
+}
+
+/** PyYAML's `!!python/tuple` (MSST writes tuples that way): read as a list. */
+const pythonTuple: Tags[number] = {
+  tag: 'tag:yaml.org,2002:python/tuple',
+  collection: 'seq',
+  resolve: (value) => value,
+};
+
+export function readMsstDocument(file: string): MsstDocument {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new StemsplitError('MODEL_NOT_FOUND', `cannot read the model config ${file}`, { cause: error });
+  }
+  let document: unknown;
+  try {
+    document = parse(text, { customTags: [pythonTuple], uniqueKeys: false });
+  } catch (error) {
+    throw new StemsplitError('MODEL_INVALID', `${file} is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+  }
+  return new MsstDocument(document, file);
+}
+
+/** `song.ckpt` → `song.yaml` (or `.yml`) beside it, as MSST users keep them. */
+export function configBeside(checkpoint: string): string {
+  const stem = checkpoint.replace(/\.(ckpt|pth|pt|th|chpt)$/i, '');
+  for (const ext of ['.yaml', '.yml']) if (existsSync(stem + ext)) return stem + ext;
+  throw new StemsplitError('MODEL_NOT_FOUND', `no config beside ${checkpoint} (expected ${path.basename(stem)}.yaml); name one with --model-config`);
+}
+
+/**
+ * The model type is not in MSST's yaml (it is MSST's `--model_type` argument): given, or told
+ * apart by the constructor options only one class has.
+ */
+export function msstModelType(doc: MsstDocument, given?: MsstModelType): MsstModelType {
+  if (given) return given;
+  const has = (key: string) => key in doc.model;
+  if (has('band_SR') || has('num_dplayer') || has('band_stride')) return 'scnet';
+  if (has('num_subbands') || has('num_scales') || has('bottleneck_factor')) return 'mdx23c';
+  if (has('num_bands') || has('sample_rate')) return 'mel_band_roformer';
+  if (has('dim') && has('depth')) return 'bs_roformer';
+  throw doc.fail(`cannot tell the model type from its options (${Object.keys(doc.model).join(', ') || 'none'}); name it with --model-type ${MSST_MODEL_TYPES.join('|')}`);
+}
+
+/**
+ * The settings every family shares. `training.target_instrument` makes a single-target model;
+ * otherwise `training.instruments` are the stems, as many as the network writes (`numStems`).
+ */
+export function msstCommon(
+  doc: MsstDocument,
+  network: { readonly channels: 1 | 2; readonly numStems: number; readonly sampleRate?: number; /** Where the stem count comes from, for errors. */ readonly stemsFrom: string },
+): MsstCommon {
+  const { audio, training, inference } = doc;
+  const isName = (item: unknown): item is string => typeof item === 'string';
+  const instrumentsList = doc.list(training, 'instruments', isName, 'names', []);
+  const target = training['target_instrument'];
+  if (target !== undefined && target !== null && typeof target !== 'string') throw doc.fail('training.target_instrument must be a name or null');
+  const instruments = typeof target === 'string' ? [target] : instrumentsList;
+  if (instruments.length !== network.numStems) {
+    throw doc.fail(`${network.stemsFrom} is ${network.numStems} but the config names ${instruments.length} output stem(s) (${instruments.join(', ')})`);
+  }
+  const audioChannels = audio['num_channels'];
+  if (audioChannels !== undefined && audioChannels !== network.channels) throw doc.fail(`audio.num_channels ${String(audioChannels)} contradicts the model's ${network.channels} channel(s)`);
+  return {
+    sampleRate: network.sampleRate ?? doc.int(audio, 'sample_rate', 44100, 1),
+    channels: network.channels,
+    instruments,
+    target: typeof target === 'string' ? target : null,
+    chunkSize: doc.int(inference, 'chunk_size', doc.int(audio, 'chunk_size', undefined, 1), 1),
+    numOverlap: doc.int(inference, 'num_overlap', 2, 1),
+    batchSize: doc.int(inference, 'batch_size', 1, 1),
+    normalize: inference['normalize'] === true,
+  };
+}

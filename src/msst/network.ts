@@ -1,0 +1,110 @@
+/**
+ * Any MSST family's network as a stemsplit model: MSST's chunked `demix` over the streamed track,
+ * with `inference.normalize` when the config asks, the network's channels fed from the stereo
+ * window, and `no_<target>` for a single-target model. A family gives a `ChunkNetwork` (one
+ * chunk in, its stems out); this module does the rest, the same for every family.
+ */
+import { StemsplitError } from '../errors.js';
+import type { SeparationProgress, TrackModel } from '../separation/model.js';
+import { TrackWindow, type StemWriter, type TrackStream } from '../separation/stream.js';
+import type { MsstCommon } from './config.js';
+import { demix, demixStream, type DemixOptions, type DemixSettings, type DemixSource, type DemixWriter } from './demix.js';
+
+/** A network that separates one chunk: planar [channels, chunkSize] → [instruments, channels, chunkSize]. */
+export interface ChunkNetwork {
+  readonly settings: MsstCommon;
+  forward(chunk: Float32Array): Promise<Float32Array>;
+  release(): Promise<void>;
+}
+
+/** A demix run: progress, cancellation, and the batch size when not the config's. */
+export type DemixRunOptions = DemixOptions & { readonly batchSize?: number };
+
+/** The config's chunking, with its batch size unless the caller names one. */
+function demixSettings(settings: MsstCommon, batchSize: number | undefined): DemixSettings {
+  return { chunkSize: settings.chunkSize, numOverlap: settings.numOverlap, batchSize: batchSize ?? settings.batchSize };
+}
+
+/** MSST's demix of a whole track [channels, length] → [instruments, channels, length], no normalisation. */
+export function demixTrack(network: ChunkNetwork, track: Float32Array, options: DemixRunOptions = {}): Promise<Float32Array> {
+  const { settings } = network;
+  return demix((chunk) => network.forward(chunk), track, settings.channels, settings.instruments.length, demixSettings(settings, options.batchSize), options);
+}
+
+/** The stems a model made of `settings` writes: its instruments, or the target and `no_<target>`. */
+export function msstSources(settings: MsstCommon): string[] {
+  return settings.target === null ? [...settings.instruments] : [settings.target, `no_${settings.target}`];
+}
+
+/** The network as the pipeline's model; it owns whole-track inference (`streamTrack`). */
+export function msstModel(network: ChunkNetwork, name: string, options: { readonly batchSize?: number } = {}): TrackModel {
+  const { settings } = network;
+  return {
+    name,
+    sampleRate: settings.sampleRate,
+    sources: msstSources(settings),
+    normalize: settings.normalize,
+    streamTrack: (input, write, run) => streamStereo(network, input, write, options.batchSize, run),
+    dispose: () => network.release(),
+  };
+}
+
+/**
+ * MSST's demix over a streamed stereo track: `inference.normalize` by the mono mix's mean and
+ * population std (from the first pass), the model's channels fed from the window (a mono model
+ * gets the mix of both), stems written as each block settles, duplicated to stereo for a mono
+ * model; a single-target model also writes `no_<target>`, the mixture minus the target.
+ */
+async function streamStereo(
+  network: ChunkNetwork,
+  input: TrackStream,
+  write: StemWriter,
+  batchSize: number | undefined,
+  options: { readonly onProgress?: (progress: SeparationProgress) => void; readonly signal?: AbortSignal },
+): Promise<void> {
+  const { settings } = network;
+  const { length } = input;
+  const channels = settings.channels;
+  const numStems = settings.instruments.length;
+  const stats = input.statistics;
+  if (settings.normalize && stats === undefined) throw new StemsplitError('SEPARATION_FAILED', "MSST normalisation needs the whole track's statistics");
+  const mean = settings.normalize && stats ? stats.mean : 0;
+  const spread = settings.normalize && stats ? Math.sqrt(stats.squares / stats.frames) : 1;
+  const std = spread > 0 ? spread : 1;
+  const window = new TrackWindow(input, 2 * settings.chunkSize);
+  const value =
+    channels === 2
+      ? (channel: number, position: number) => (window.sample(channel, position) - mean) / std
+      : (_channel: number, position: number) => ((window.sample(0, position) + window.sample(1, position)) / 2 - mean) / std;
+  const source: DemixSource = { length, ensure: (end) => window.ensure(end), discardBefore: (position) => window.discardBefore(position), value };
+  const toStems: DemixWriter = async (planes, start, count) => {
+    const stems: Float32Array[] = [];
+    for (let s = 0; s < numStems; s++) {
+      const stereo = new Float32Array(2 * count);
+      for (let c = 0; c < 2; c++) {
+        const plane = planes[s * channels + Math.min(c, channels - 1)] as Float32Array;
+        for (let i = 0; i < count; i++) stereo[c * count + i] = (plane[i] as number) * std + mean;
+      }
+      stems.push(stereo);
+    }
+    if (settings.target !== null) {
+      const target = stems[0] as Float32Array;
+      const rest = new Float32Array(2 * count);
+      for (let c = 0; c < 2; c++) {
+        for (let i = 0; i < count; i++) rest[c * count + i] = window.sample(c, start + i) - (target[c * count + i] as number);
+      }
+      stems.push(rest);
+    }
+    await write(stems, count);
+  };
+  try {
+    await demixStream((chunk) => network.forward(chunk), source, channels, numStems, demixSettings(settings, batchSize), toStems, {
+      onProgress: (done, total) => options.onProgress?.({ done, total }),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    await window.finish();
+  } catch (error) {
+    await window.close().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * A network converted from a checkpoint into one or more ONNX stages, cached on disk by the
+ * checkpoint's and config's SHA-256 and the converter's version, and run stage after stage.
+ * Several stages keep a large network's peak memory at one stage's (RoFormer); a small one is
+ * a single stage.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { StemsplitError } from '../errors.js';
+import { cacheEntryDir, readCachedManifest, sha256File, storeEntry } from './cache.js';
+import type { OnnxGraph } from './graph.js';
+import { writeModel } from './graph.js';
+import { createOrtSession, runTensors, type Float32Tensor, type OrtSessionHandle, type OrtSessionOptions } from './session.js';
+
+/** A graph to write: it reads `inputs` (the previous stage's output first, then earlier outputs by name) and writes `output`. */
+export interface GraphStage {
+  readonly name: string;
+  readonly graph: OnnxGraph;
+  readonly inputs: readonly string[];
+  readonly output: string;
+}
+
+/** A converted stage on disk: its file and the tensors it reads and writes. */
+export interface StageFile {
+  readonly file: string;
+  readonly inputs: readonly string[];
+  readonly output: string;
+}
+
+export interface ConvertRequest {
+  readonly checkpoint: string;
+  readonly configPath: string;
+  /** Folder of the cache (`<cacheDir>/<family>`) and the manifest's format name. */
+  readonly family: string;
+  /** Bump when the graph layout changes, so caches convert again. */
+  readonly converterVersion: number;
+  /** Anything besides the two files that changes the graphs (a model type given by the user). */
+  readonly variant?: string;
+  readonly cacheDir: string;
+  /** Builds the stages from the checkpoint (called only on a cache miss). */
+  readonly build: () => readonly GraphStage[];
+}
+
+/** Converts unless the cache holds this checkpoint + config already; returns the entry's directory and stages. */
+export async function convertCached(request: ConvertRequest): Promise<{ directory: string; stages: readonly StageFile[] }> {
+  let checkpointSha: string;
+  try {
+    checkpointSha = await sha256File(request.checkpoint);
+  } catch (error) {
+    throw new StemsplitError('MODEL_NOT_FOUND', `cannot read checkpoint ${request.checkpoint}`, { cause: error });
+  }
+  const configSha = createHash('sha256').update(readFileSync(request.configPath)).update(request.variant ?? '').digest('hex');
+  const key = createHash('sha256').update(`${checkpointSha}:${configSha}`).digest('hex');
+  const directory = cacheEntryDir(request.cacheDir, key, request.converterVersion, request.family);
+  const format = `stemsplit-${request.family}/1`;
+  const cached = (await readCachedManifest(directory)) as { format?: unknown; stages?: StageFile[] } | undefined;
+  if (cached?.format === format && Array.isArray(cached.stages)) return { directory, stages: cached.stages };
+
+  const built = request.build();
+  const stages = built.map(stageFile);
+  const manifest = { format, checkpointSha256: checkpointSha, configSha256: configSha, stages };
+  await storeEntry(directory, (dir) => void writeStageFiles(built, dir), manifest);
+  return { directory, stages };
+}
+
+function stageFile(stage: GraphStage, index: number): StageFile {
+  return { file: `${String(index).padStart(2, '0')}-${stage.name}.onnx`, inputs: stage.inputs, output: stage.output };
+}
+
+/** Writes built stages into `directory` (benchmarks write random full-size ones outside the cache). */
+export function writeStageFiles(stages: readonly GraphStage[], directory: string): StageFile[] {
+  return stages.map((stage, index) => {
+    const file = stageFile(stage, index);
+    writeModel(stage.graph.encode(), path.join(directory, file.file));
+    return file;
+  });
+}
+
+/** Sessions over stage files, run in order. */
+export class StagedSessions {
+  private constructor(private readonly stages: readonly { readonly stage: StageFile; readonly session: OrtSessionHandle }[]) {}
+
+  static async open(directory: string, files: readonly StageFile[], options: OrtSessionOptions = {}): Promise<StagedSessions> {
+    const stages: { stage: StageFile; session: OrtSessionHandle }[] = [];
+    try {
+      for (const stage of files) stages.push({ stage, session: await createOrtSession(path.join(directory, stage.file), options) });
+    } catch (error) {
+      await Promise.all(stages.map(({ session }) => session.release()));
+      throw error;
+    }
+    return new StagedSessions(stages);
+  }
+
+  /** Each stage reads the previous one's output first, then any earlier outputs by name. */
+  async run(input: Float32Tensor): Promise<Float32Tensor> {
+    const tensors = new Map<string, Float32Tensor>();
+    let current = input;
+    for (const { stage, session } of this.stages) {
+      const feeds: Record<string, Float32Tensor> = {};
+      stage.inputs.forEach((name, i) => {
+        const tensor = i === 0 ? current : tensors.get(name);
+        if (!tensor) throw new StemsplitError('SEPARATION_FAILED', `stage ${stage.file} reads ${name}, which no earlier stage wrote`);
+        feeds[name] = tensor;
+      });
+      const result = await runTensors(session, feeds, [stage.output]);
+      current = result[stage.output] as Float32Tensor;
+      tensors.set(stage.output, current);
+    }
+    return current;
+  }
+
+  async release(): Promise<void> {
+    await Promise.all(this.stages.map(({ session }) => session.release()));
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * Reference fixtures as audio a user would split: a planar [channels, N] float32 reference written
+ * as a 32-bit float WAV, stems read back through ffmpeg, and per-stem SNR against a reference.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolveFfmpegPath } from '../../src/audio/index.js';
+import { wavHeader } from '../../src/audio/wav.js';
+
+export function readF32(path: string): Float32Array {
+  const bytes = readFileSync(path);
+  return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+}
+
+/** Writes planar [channels, length] samples as a 32-bit float WAV, bit for bit. */
+export function writeFloatWav(path: string, planar: Float32Array, channels: number, sampleRate = 44_100): void {
+  const length = planar.length / channels;
+  const interleaved = new Float32Array(length * channels);
+  for (let c = 0; c < channels; c++) for (let i = 0; i < length; i++) interleaved[i * channels + c] = planar[c * length + i] as number;
+  writeFileSync(path, Buffer.concat([wavHeader(length, sampleRate, 'float32', channels), Buffer.from(interleaved.buffer)]));
+}
+
+/** Decodes any audio file to planar float32 [channels, length] through ffmpeg. */
+export function decodePlanar(path: string, channels: number): Float32Array {
+  const result = spawnSync(resolveFfmpegPath(), ['-loglevel', 'error', '-i', path, '-f', 'f32le', '-ac', String(channels), '-'], { maxBuffer: 1 << 30 });
+  assert.equal(result.status, 0, String(result.stderr));
+  const interleaved = new Float32Array(result.stdout.buffer, result.stdout.byteOffset, result.stdout.length / 4);
+  const length = interleaved.length / channels;
+  const planar = new Float32Array(interleaved.length);
+  for (let c = 0; c < channels; c++) for (let i = 0; i < length; i++) planar[c * length + i] = interleaved[i * channels + c] as number;
+  return planar;
+}
+
+/** SNR in dB of `actual` against `expected` (equal sizes). */
+export function snrDb(expected: Float32Array, actual: Float32Array): number {
+  assert.equal(actual.length, expected.length, 'output size');
+  let signal = 0;
+  let noise = 0;
+  for (let i = 0; i < expected.length; i++) {
+    signal += (expected[i] as number) ** 2;
+    noise += ((expected[i] as number) - (actual[i] as number)) ** 2;
+  }
+  return 10 * Math.log10(signal / Math.max(noise, 1e-30));
+}
+
+/** Stem `index` of a reference [stems, channels, length]. */
+export function stemOf(reference: Float32Array, stems: number, index: number): Float32Array {
+  const plane = reference.length / stems;
+  return reference.subarray(index * plane, (index + 1) * plane);
+}
