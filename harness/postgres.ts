@@ -2,11 +2,12 @@
  * PostgreSQL for tests. `.ci/run` starts a throwaway cluster and names it in
  * STEMSPLIT_TEST_DATABASE_URL; without it, a cluster is started here from the server binaries
  * Debian installs (initdb in a temp dir, a loopback port, stopped when the process exits). Each
- * `freshDatabase()` is a new, empty database, dropped by its `drop()`.
+ * `freshDatabase()` is a new, empty database, dropped by its `drop()`; `relayTo` puts a loopback
+ * relay in front of one that a test cuts and restores, as a network outage would.
  */
 import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, Socket, type Server } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -126,4 +127,42 @@ async function startCluster(): Promise<string | undefined> {
     rmSync(dir, { recursive: true, force: true });
   });
   return `postgres://postgres@127.0.0.1:${port}/postgres`;
+}
+
+/** A loopback TCP relay to PostgreSQL that the test can cut and restore, as a network outage would. */
+export async function relayTo(target: URL): Promise<{ port: number; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
+  let server: Server | undefined;
+  const sockets = new Set<Socket>();
+  let port = 0;
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      if (server?.listening) return resolve();
+      server = createServer((client) => {
+        const upstream = new Socket();
+        upstream.connect(Number(target.port), target.hostname);
+        for (const s of [client, upstream]) {
+          sockets.add(s);
+          s.on('close', () => sockets.delete(s));
+          s.on('error', () => undefined);
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.listen(port, '127.0.0.1', () => {
+        port = (server?.address() as { port: number }).port;
+        resolve();
+      });
+    });
+  await listen();
+  return {
+    port,
+    cut: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server?.close(() => resolve()));
+    },
+    restore: listen,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      if (server?.listening) await new Promise<void>((resolve) => server?.close(() => resolve()));
+    },
+  };
 }

@@ -13,7 +13,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import { StemsplitError } from './errors.js';
-import { MAX_JSON_BODY_BYTES } from './limits.js';
+import { MAX_JSON_BODY_BYTES, MAX_UPLOAD_BYTES, MIB } from './limits.js';
 
 export interface StemsplitConfig {
   /** SQLite database, uploads, sources and stems live here (with PostgreSQL: all but the database, on a folder every node mounts at this path). */
@@ -43,6 +43,11 @@ export interface StemsplitConfig {
   readonly initialCredits: number;
   /** Where the JSON body of an API request may not go beyond. */
   readonly maxJsonBodyBytes: number;
+  /**
+   * The largest upload (and `direct_url` download) a split takes. The spec's 50 MiB by default,
+   * so hosted-service clients meet the same contract; an operator raises it with --max-upload-mb.
+   */
+  readonly maxUploadBytes: number;
   /** Model names the API's `4s` and `6s` resolve to, first installed wins. */
   readonly modelAliases: Readonly<Record<'4s' | '6s', readonly string[]>>;
   /** Folder holding the models shipped with stemsplit. */
@@ -78,6 +83,8 @@ export interface ConfigInput {
   modelAliases?: Partial<Record<'4s' | '6s', readonly string[]>> | undefined;
   bundledModelsDir?: string | undefined;
   maxMinutes?: number | undefined;
+  /** --max-upload-mb: MiB, as the spec's 50 MB limit counts them (52,428,800 bytes). */
+  maxUploadMb?: number | undefined;
   jobLeaseSeconds?: number | undefined;
 }
 
@@ -142,6 +149,17 @@ function parsedPublicUrl(raw: string | undefined): string | undefined {
   return raw === undefined || raw === '' ? undefined : parsePublicUrl(raw);
 }
 
+/** The largest upload --max-upload-mb may set: 1 TiB, far beyond any song, still a safe integer of bytes. */
+export const MAX_UPLOAD_MB_LIMIT = 1024 * 1024;
+
+function uploadBytes(mb: number | undefined): number {
+  if (mb === undefined) return MAX_UPLOAD_BYTES;
+  if (!Number.isInteger(mb) || mb < 1 || mb > MAX_UPLOAD_MB_LIMIT) {
+    throw new StemsplitError('USAGE', `--max-upload-mb (STEMSPLIT_MAX_UPLOAD_MB) must be a whole number of MB from 1 to ${MAX_UPLOAD_MB_LIMIT}, got ${mb}`);
+  }
+  return mb * MIB;
+}
+
 export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = process.env): StemsplitConfig {
   const paths = envPaths('stemsplit', { suffix: '' });
   const explicitDataDir = input.dataDir ?? env['STEMSPLIT_DATA_DIR'];
@@ -170,6 +188,7 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     idempotencyTtlSeconds: DAY,
     initialCredits: input.initialCredits ?? envNumber(env, 'STEMSPLIT_INITIAL_CREDITS') ?? HOUR,
     maxJsonBodyBytes: MAX_JSON_BODY_BYTES,
+    maxUploadBytes: uploadBytes(input.maxUploadMb ?? envNumber(env, 'STEMSPLIT_MAX_UPLOAD_MB')),
     modelAliases: Object.freeze({ '4s': Object.freeze([...aliases4]), '6s': Object.freeze([...aliases6]) }),
     bundledModelsDir: resolve(input.bundledModelsDir ?? env['STEMSPLIT_MODELS_DIR'] ?? packageModelsDir()),
     intraOpThreads: Math.max(1, Math.floor(cores / Math.max(1, concurrency))),

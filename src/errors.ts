@@ -21,33 +21,55 @@ export type ErrorCode = ApiErrorCode | JobErrorCode | LocalErrorCode;
 interface CodeInfo {
   readonly httpStatus: number;
   readonly exitCode: number;
+  /** What the CLI's exit code means, for `--help` and README's table. */
+  readonly meaning: string;
 }
 
 const CODES: Readonly<Record<ErrorCode, CodeInfo>> = Object.freeze({
-  UNAUTHORIZED: { httpStatus: 401, exitCode: 3 },
-  INSUFFICIENT_CREDITS: { httpStatus: 402, exitCode: 4 },
-  VALIDATION_ERROR: { httpStatus: 422, exitCode: 2 },
-  RATE_LIMITED: { httpStatus: 429, exitCode: 5 },
-  NOT_FOUND: { httpStatus: 404, exitCode: 6 },
-  SERVER_ERROR: { httpStatus: 500, exitCode: 1 },
-  SOURCE_FETCH_FAILED: { httpStatus: 422, exitCode: 7 },
-  AUDIO_DECODE_FAILED: { httpStatus: 422, exitCode: 8 },
-  SEPARATION_FAILED: { httpStatus: 500, exitCode: 9 },
-  ENCODE_FAILED: { httpStatus: 500, exitCode: 10 },
-  STORAGE_FAILED: { httpStatus: 507, exitCode: 11 },
-  INTERNAL_ERROR: { httpStatus: 500, exitCode: 1 },
-  USAGE: { httpStatus: 422, exitCode: 2 },
-  MODEL_NOT_FOUND: { httpStatus: 422, exitCode: 12 },
-  MODEL_INVALID: { httpStatus: 500, exitCode: 13 },
-  DOWNLOAD_FAILED: { httpStatus: 502, exitCode: 14 },
-  IO_ERROR: { httpStatus: 500, exitCode: 15 },
+  UNAUTHORIZED: { httpStatus: 401, exitCode: 3, meaning: 'an API key was refused' },
+  INSUFFICIENT_CREDITS: { httpStatus: 402, exitCode: 4, meaning: 'not enough credits' },
+  VALIDATION_ERROR: { httpStatus: 422, exitCode: 2, meaning: 'a wrong command, option or value' },
+  RATE_LIMITED: { httpStatus: 429, exitCode: 5, meaning: 'rate limited' },
+  NOT_FOUND: { httpStatus: 404, exitCode: 6, meaning: 'no such key, account, job or file' },
+  SERVER_ERROR: { httpStatus: 500, exitCode: 1, meaning: 'an unexpected failure (a bug: run with STEMSPLIT_DEBUG=1 for its stack)' },
+  SOURCE_FETCH_FAILED: { httpStatus: 422, exitCode: 7, meaning: 'the source could not be read' },
+  AUDIO_DECODE_FAILED: { httpStatus: 422, exitCode: 8, meaning: 'a file is not audio stemsplit can read (a batch: every file that failed was unreadable)' },
+  SEPARATION_FAILED: { httpStatus: 500, exitCode: 9, meaning: 'the model failed on a file (a batch: also when its files failed for different reasons)' },
+  ENCODE_FAILED: { httpStatus: 500, exitCode: 10, meaning: 'writing the stems failed' },
+  STORAGE_FAILED: { httpStatus: 507, exitCode: 11, meaning: 'the disk is full or not writable' },
+  INTERNAL_ERROR: { httpStatus: 500, exitCode: 1, meaning: 'an unexpected failure (a bug: run with STEMSPLIT_DEBUG=1 for its stack)' },
+  USAGE: { httpStatus: 422, exitCode: 2, meaning: 'a wrong command, option or value' },
+  MODEL_NOT_FOUND: { httpStatus: 422, exitCode: 12, meaning: 'no such model, or not installed' },
+  MODEL_INVALID: { httpStatus: 500, exitCode: 13, meaning: 'a model file is damaged or not a model stemsplit can run' },
+  DOWNLOAD_FAILED: { httpStatus: 502, exitCode: 14, meaning: 'models pull could not download' },
+  IO_ERROR: { httpStatus: 500, exitCode: 15, meaning: 'a file, folder or port could not be used' },
   // PostgreSQL is down or unreachable: a client should retry (Retry-After), nothing was changed.
-  DATABASE_UNAVAILABLE: { httpStatus: 503, exitCode: 16 },
+  DATABASE_UNAVAILABLE: { httpStatus: 503, exitCode: 16, meaning: 'PostgreSQL is unreachable' },
   // 128 + SIGINT, as shells report a command stopped by Ctrl-C.
-  INTERRUPTED: { httpStatus: 500, exitCode: 130 },
+  INTERRUPTED: { httpStatus: 500, exitCode: 130, meaning: 'stopped by SIGINT (Ctrl-C)' },
   // 128 + SIGTERM, as shells report a command another process terminated.
-  TERMINATED: { httpStatus: 500, exitCode: 143 },
+  TERMINATED: { httpStatus: 500, exitCode: 143, meaning: 'stopped by SIGTERM' },
 });
+
+/**
+ * The CLI's exit codes, one row per code with what it means (codes sharing an exit code joined):
+ * the one source of `--help`'s list and README's table.
+ */
+export function exitCodes(): { exitCode: number; meaning: string }[] {
+  const byExit = new Map<number, string[]>();
+  for (const info of Object.values(CODES)) {
+    const meanings = byExit.get(info.exitCode) ?? [];
+    if (!meanings.includes(info.meaning)) meanings.push(info.meaning);
+    byExit.set(info.exitCode, meanings);
+  }
+  const rows = [...byExit].map(([exitCode, meanings]) => ({ exitCode, meaning: meanings.join('; ') }));
+  return [{ exitCode: 0, meaning: 'success' }, ...rows.sort((a, b) => a.exitCode - b.exitCode)];
+}
+
+/** README's exit-code table, as `node --import tsx scripts/exit-codes.ts` prints it. */
+export function exitCodeMarkdown(): string {
+  return ['| exit | meaning |', '|---|---|', ...exitCodes().map((row) => `| ${row.exitCode} | ${row.meaning} |`)].join('\n');
+}
 
 export class StemsplitError extends Error {
   override readonly name = 'StemsplitError';

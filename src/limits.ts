@@ -1,7 +1,13 @@
-/** Sizes and formats the server accepts, declared once for the API, its schemas and the web page. */
+/** Sizes and formats the server accepts by default, declared once for the config, the API and its schemas. */
 
-/** The largest upload (and the largest `direct_url` source) a split takes: 50 MiB. */
-export const MAX_UPLOAD_BYTES = 52_428_800;
+export const MIB = 1024 * 1024;
+
+/**
+ * The default largest upload (and `direct_url` source) a split takes: the spec's 50 MiB. The
+ * server's own limit is `config.maxUploadBytes` (`serve --max-upload-mb`); clients learn it from
+ * `GET /v1/limits`.
+ */
+export const MAX_UPLOAD_BYTES = 50 * MIB;
 
 /** The largest JSON request body. */
 export const MAX_JSON_BODY_BYTES = 64 * 1024;

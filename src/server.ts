@@ -22,7 +22,7 @@ import { registryFor, type ModelRegistry } from './models/registry.js';
 import type { GuardOptions } from './net/fetch.js';
 import type { ProcessLock } from './process-lock.js';
 import { lockDataDirForServe, openDataStore, urlSigningKey, type Clock, type DataStore } from './store/index.js';
-import { MAX_UPLOAD_BYTES } from './limits.js';
+import { ALLOWED_CONTENT_TYPES } from './limits.js';
 import { VERSION } from './version.js';
 import { webRoutes } from './web/routes.js';
 
@@ -106,12 +106,13 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
     accounts: new AccountService(data),
     models: new ModelService(registry),
     uploads: new UploadService(data, config.uploadTtlSeconds),
-    splits: new SplitService(data, registry, { guard, maxDownloadBytes: MAX_UPLOAD_BYTES, downloadTimeoutMs: 60_000, ...(config.maxMinutes !== undefined ? { maxSeconds: config.maxMinutes * 60 } : {}) }),
+    splits: new SplitService(data, registry, { guard, maxDownloadBytes: config.maxUploadBytes, downloadTimeoutMs: 60_000, ...(config.maxMinutes !== undefined ? { maxSeconds: config.maxMinutes * 60 } : {}) }),
     signer,
     // A job made here starts here at once when this node runs jobs; otherwise a worker's next poll takes it.
     enqueue: () => jobs.runner?.kick(),
     rateLimitPerMinute: config.rateLimitPerMinute,
     maxJsonBodyBytes: config.maxJsonBodyBytes,
+    limits: serverLimits(config),
     version: VERSION,
     publicUrl: config.publicUrl,
     log,
@@ -143,6 +144,18 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
         await data.close();
         lock?.release();
       })()),
+  };
+}
+
+/** What `GET /v1/limits` tells clients (the web page among them) about this server. */
+export function serverLimits(config: StemsplitConfig) {
+  return {
+    maxUploadBytes: config.maxUploadBytes,
+    maxSourceSeconds: config.maxMinutes === undefined ? null : config.maxMinutes * 60,
+    uploadTtlSeconds: config.uploadTtlSeconds,
+    stemUrlTtlSeconds: config.stemUrlTtlSeconds,
+    stemRetentionSeconds: config.stemRetentionSeconds,
+    contentTypes: [...ALLOWED_CONTENT_TYPES],
   };
 }
 

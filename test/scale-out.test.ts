@@ -7,13 +7,12 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, Socket, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeSong } from '../harness/audio.js';
 import { ApiClient } from '../harness/client.js';
-import { freshDatabase, postgresSkipReason, type TestDatabase } from '../harness/postgres.js';
+import { freshDatabase, postgresSkipReason, relayTo, type TestDatabase } from '../harness/postgres.js';
 import { killHard, runCli, spawnCli } from '../harness/process.js';
 import { startTestServer, tempDir, uploadFile, type TestServer } from '../harness/server.js';
 import { until } from '../harness/wait.js';
@@ -158,47 +157,9 @@ test('two workers, one SIGKILLed mid-job: every job succeeds once charged, the l
   }
 });
 
-/** A loopback TCP relay to PostgreSQL that the test can cut and restore, as a network outage would. */
-async function relay(target: URL): Promise<{ port: number; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
-  let server: Server | undefined;
-  const sockets = new Set<Socket>();
-  let port = 0;
-  const listen = () =>
-    new Promise<void>((resolve) => {
-      if (server?.listening) return resolve();
-      server = createServer((client) => {
-        const upstream = new Socket();
-        upstream.connect(Number(target.port), target.hostname);
-        for (const s of [client, upstream]) {
-          sockets.add(s);
-          s.on('close', () => sockets.delete(s));
-          s.on('error', () => undefined);
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      server.listen(port, '127.0.0.1', () => {
-        port = (server?.address() as { port: number }).port;
-        resolve();
-      });
-    });
-  await listen();
-  return {
-    port,
-    cut: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server?.close(() => resolve()));
-    },
-    restore: listen,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      if (server?.listening) await new Promise<void>((resolve) => server?.close(() => resolve()));
-    },
-  };
-}
-
 test('an API node that loses PostgreSQL answers 503 DATABASE_UNAVAILABLE with Retry-After, and recovers', { skip }, async () => {
   const target = new URL(database.url);
-  const outage = await relay(target);
+  const outage = await relayTo(target);
   const viaRelay = new URL(database.url);
   viaRelay.port = String(outage.port);
   const node = await startTestServer({ dataDir: tempDir(), databaseUrl: viaRelay.toString(), concurrency: 0 });

@@ -1,7 +1,8 @@
 /**
  * `stemsplit split` with several files, as a user runs it on a folder: an unreadable file is
- * refused up front and the others are still split; same-named tracks get their own folders;
- * --two-stems writes a stem and the sum of the rest, which add back up to the song.
+ * refused up front and the others are still split (and `--json` lists it too); same-named tracks
+ * get their own folders; --two-stems writes a stem and the sum of the rest, which add back up to
+ * the song; what a SIGKILLed run left half-written is cleared by the next run.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -32,9 +33,16 @@ describe('split batches', () => {
     writeSong(join(dir, 'a.wav'), 1.5);
     writeFileSync(join(dir, 'notes.txt'), 'these are not sounds\n');
     writeSong(join(dir, 'b.wav'), 1.5);
-    const result = runCli(['split', join(dir, 'a.wav'), join(dir, 'notes.txt'), join(dir, 'b.wav'), '-o', join(dir, 'out')], env);
-    assert.equal(result.status, 9, result.stderr);
+    const result = runCli(['split', join(dir, 'a.wav'), join(dir, 'notes.txt'), join(dir, 'b.wav'), '-o', join(dir, 'out'), '--json'], env);
+    assert.equal(result.status, 8, `a batch whose failures are all unreadable files exits with the decode code: ${result.stderr}`);
     assert.deepEqual(readdirSync(join(dir, 'out')).sort(), ['a', 'b']);
+    const listed = JSON.parse(result.stdout) as { input: string; stems?: Record<string, string>; error?: { code: string; message: string } }[];
+    assert.deepEqual(listed.map((entry) => [entry.input, entry.stems ? 'split' : entry.error?.code]), [
+      [join(dir, 'a.wav'), 'split'],
+      [join(dir, 'notes.txt'), 'AUDIO_DECODE_FAILED'],
+      [join(dir, 'b.wav'), 'split'],
+    ]);
+    assert.match(listed[1]?.error?.message ?? '', /notes\.txt is not audio stemsplit can read/);
     const lines = result.stderr.split('\n');
     const refusal = lines.findIndex((line) => /notes\.txt is not audio stemsplit can read/.test(line));
     const loading = lines.findIndex((line) => line.startsWith('Loading model'));
@@ -106,4 +114,35 @@ describe('signals from another process', () => {
       assert.deepEqual(existsSync(out) ? readdirSync(out) : [], [], 'no stems and no staging folder');
     });
   }
+});
+
+describe('a killed run', () => {
+  it('leaves a staging folder that the next run on the same output folder removes, finished stems kept', async () => {
+    const dir = join(work, 'killed');
+    mkdirSync(dir);
+    const out = join(dir, 'out');
+    writeSong(join(dir, 'done.wav'), 1);
+    writeSong(join(dir, 'long.wav'), 120);
+    writeSong(join(dir, 'next.wav'), 1);
+    assert.equal(runCli(['split', join(dir, 'done.wav'), '-o', out], env).status, 0);
+    const finished = readdirSync(join(out, 'done')).sort();
+    assert.deepEqual(finished, ['bass.mp3', 'drums.mp3', 'other.mp3', 'vocals.mp3']);
+
+    const child = spawnCli(['split', join(dir, 'long.wav'), '-o', out], env);
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise((resolve) => child.once('close', resolve));
+    await until(() => /\d+% separate/.test(stderr), 60_000, () => `separation never began: ${stderr}`);
+    child.kill('SIGKILL');
+    await exited;
+    const staging = readdirSync(out).filter((name) => name.startsWith('long.partial-'));
+    assert.equal(staging.length, 1, `the killed run left its staging folder: ${readdirSync(out).join(', ')}`);
+    assert.ok(readdirSync(join(out, staging[0] as string)).some((name) => name.endsWith('.partial')), 'with half-encoded stems in it');
+
+    const next = runCli(['split', join(dir, 'next.wav'), '-o', out], env);
+    assert.equal(next.status, 0, next.stderr);
+    assert.match(next.stderr, new RegExp(`removed ${join(out, staging[0] as string).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, left by an interrupted run`));
+    assert.deepEqual(readdirSync(out).sort(), ['done', 'next'], 'the staging folder is gone; no long/ was ever made');
+    assert.deepEqual(readdirSync(join(out, 'done')).sort(), finished, 'the finished stems are untouched');
+  });
 });

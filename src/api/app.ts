@@ -12,13 +12,15 @@ import type { DataStore } from '../store/index.js';
 import { errorResponse, successBody } from './envelope.js';
 import type { AppEnv } from './env.js';
 import { bearerAuth } from './middleware/auth.js';
-import { openApiDocument } from './openapi.js';
+import { openApiDocumentFor } from './openapi.js';
+import type { ServerLimitsBody } from './schemas.js';
 import { creditRoutes } from './routes/credits.js';
 import { fileRoutes } from './routes/files.js';
 import { modelRoutes } from './routes/models.js';
 import { splitRoutes } from './routes/splits.js';
 import { uploadReservationRoutes, uploadTransferRoutes } from './routes/uploads.js';
-import { StemsplitError } from '../errors.js';
+import { describeError, isStemsplitError, StemsplitError } from '../errors.js';
+import { OutageLog } from '../store/index.js';
 
 export interface AppDeps {
   readonly data: DataStore;
@@ -30,6 +32,8 @@ export interface AppDeps {
   readonly enqueue: (splitId: string) => void;
   readonly rateLimitPerMinute: number;
   readonly maxJsonBodyBytes: number;
+  /** What this server accepts and keeps (`GET /v1/limits`); the upload routes and the OpenAPI document follow it. */
+  readonly limits: ServerLimitsBody;
   readonly version: string;
   /** `--public-url`: the base of handed-out URLs when clients reach the server through a proxy. */
   readonly publicUrl?: string | undefined;
@@ -41,6 +45,7 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const v1 = new Hono<AppEnv>();
+  const outage = new OutageLog('api', 'requests that need it get 503 with Retry-After: 5', deps.log);
 
   // An answer given before the request body arrived (a 401 or 404 before reading it) must close
   // the connection: @hono/node-server drains a leftover body for at most 500 ms and then drops
@@ -58,13 +63,26 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   // Unauthenticated: the description, the presigned-style upload and download URLs.
   // The API's own address, so tools reach it under a proxy's path prefix too.
+  const openApiDocument = openApiDocumentFor(deps.limits.maxUploadBytes);
   v1.get('/openapi.json', (c) => c.json({ ...openApiDocument, servers: [{ url: `${c.get('publicBase')}/v1` }] }));
   v1.get('/health', (c) => c.json(successBody({ status: 'ok', version: deps.version })));
+  // Unauthenticated, so the web page can say what it takes before a key is given.
+  v1.get('/limits', (c) => c.json(successBody(deps.limits)));
   v1.route('/', uploadTransferRoutes(deps));
   v1.route('/', fileRoutes(deps));
 
   const authed = new Hono<AppEnv>();
-  authed.use('*', bearerAuth({ authenticate: (key) => deps.accounts.authenticate(key) }));
+  authed.use(
+    '*',
+    bearerAuth({
+      // Every authenticated request asks the database first: its answer ends an outage.
+      authenticate: async (key) => {
+        const principal = await deps.accounts.authenticate(key);
+        outage.answered();
+        return principal;
+      },
+    }),
+  );
   authed.route('/', uploadReservationRoutes(deps));
   authed.route('/', splitRoutes(deps));
   authed.route('/', creditRoutes(deps.accounts));
@@ -75,9 +93,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   if (deps.extraRoutes) app.route('/', deps.extraRoutes);
 
   app.notFound(() => errorResponse(new StemsplitError('NOT_FOUND', 'no such endpoint')));
-  app.onError((error) => {
+  app.onError((error, c) => {
     const response = errorResponse(error);
-    if (response.status >= 500) deps.log?.(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    if (isStemsplitError(error) && error.code === 'DATABASE_UNAVAILABLE') outage.failed(error);
+    // A refusal the server explains (a full disk) is one line; only a bug gets its stack.
+    else if (response.status >= 500 && isStemsplitError(error)) deps.log?.(`${c.req.method} ${new URL(c.req.url).pathname}: ${response.status} ${describeError(error)}`);
+    else if (response.status >= 500) deps.log?.(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     return response;
   });
   return app;

@@ -5,6 +5,7 @@
  */
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { STEM_CONTENT_TYPES, STEM_FORMATS } from '../audio/formats.js';
+import { MAX_UPLOAD_BYTES } from '../limits.js';
 import { VERSION } from '../version.js';
 import { UPLOAD_TOKEN_HEADER } from './paths.js';
 import {
@@ -17,8 +18,9 @@ import {
   ModelList,
   SplitCreated,
   SplitPage,
+  ServerLimits,
   SplitRequest,
-  UploadRequest,
+  uploadRequestSchema,
   UploadReservation,
   UploadResult,
   WebhookEvent,
@@ -30,17 +32,21 @@ const failure = (description: string) => ({ description, content: json(ErrorEnve
 const binary = z.string().openapi({ format: 'binary' });
 const integerHeader = (description: string) => ({ schema: { type: 'integer' as const }, description });
 
-export const reserveUploadRoute = createRoute({
-  method: 'post',
-  path: '/audio/uploads',
-  operationId: 'reserveUpload',
-  request: { body: { required: true, content: json(UploadRequest) } },
-  responses: {
-    200: ok('Reservation created; send the bytes to uploadUrl with uploadHeaders.', UploadReservation),
-    401: failure('Missing or invalid API key.'),
-    422: failure('Invalid request body.'),
-  },
-});
+/** The reservation route of a server taking uploads of at most `maxUploadBytes`. */
+function reserveUploadRoute(maxUploadBytes: number) {
+  return createRoute({
+    method: 'post',
+    path: '/audio/uploads',
+    operationId: 'reserveUpload',
+    request: { body: { required: true, content: json(uploadRequestSchema(maxUploadBytes)) } },
+    responses: {
+      200: ok('Reservation created; send the bytes to uploadUrl with uploadHeaders.', UploadReservation),
+      401: failure('Missing or invalid API key.'),
+      422: failure('Invalid request body, or a contentLength over this server\'s limit.'),
+      507: failure('The server has no disk room for a file of this size.'),
+    },
+  });
+}
 
 export const uploadBytesRoute = createRoute({
   method: 'post',
@@ -134,6 +140,15 @@ export const healthRoute = createRoute({
   responses: { 200: ok('The server is up.', Health) },
 });
 
+export const limitsRoute = createRoute({
+  method: 'get',
+  path: '/limits',
+  operationId: 'getLimits',
+  description: 'What this server accepts and how long it keeps what it makes: its upload size limit, stem retention, accepted content types, stem URL lifetime (an addition to the v1 spec).',
+  security: [],
+  responses: { 200: ok("The server's limits.", ServerLimits) },
+});
+
 /** A stem's body in each format a job may ask for. */
 const stemContent = Object.fromEntries(STEM_FORMATS.map((format) => [STEM_CONTENT_TYPES[format], { schema: binary }]));
 
@@ -158,11 +173,11 @@ export const downloadStemRoute = createRoute({
 const WEBHOOK_DESCRIPTION =
   "Sent when a job reaches succeeded or failed. Header Stemsplit-Signature: t=<unix>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\"> keyed with the account's webhook signing secret; Stemsplit-Delivery: a delivery id (the same on retries). Retried with exponential backoff until a 2xx, for about 24 hours.";
 
-function buildDocument() {
+function buildDocument(maxUploadBytes: number) {
   const app = new OpenAPIHono();
   const registry = app.openAPIRegistry;
   registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
-  for (const route of [reserveUploadRoute, uploadBytesRoute, createSplitRoute, listSplitsRoute, getSplitRoute, getCreditsRoute, listModelsRoute, healthRoute, downloadStemRoute]) {
+  for (const route of [reserveUploadRoute(maxUploadBytes), uploadBytesRoute, createSplitRoute, listSplitsRoute, getSplitRoute, getCreditsRoute, listModelsRoute, limitsRoute, healthRoute, downloadStemRoute]) {
     registry.registerPath(route);
   }
   registry.registerWebhook({
@@ -180,4 +195,18 @@ function buildDocument() {
   });
 }
 
-export const openApiDocument = Object.freeze(buildDocument());
+type OpenApiDocument = ReturnType<typeof buildDocument>;
+const documents = new Map<number, Readonly<OpenApiDocument>>();
+
+/** The description of a server taking uploads of at most `maxUploadBytes` (built once per limit). */
+export function openApiDocumentFor(maxUploadBytes: number): Readonly<OpenApiDocument> {
+  let document = documents.get(maxUploadBytes);
+  if (!document) {
+    document = Object.freeze(buildDocument(maxUploadBytes));
+    documents.set(maxUploadBytes, document);
+  }
+  return document;
+}
+
+/** The description of a server on the default limits (the spec's). */
+export const openApiDocument = openApiDocumentFor(MAX_UPLOAD_BYTES);

@@ -41,14 +41,34 @@ export const ErrorEnvelope = z
   .strict()
   .openapi('ErrorEnvelope');
 
-export const UploadRequest = z
+/** An upload reservation's body, for a server taking uploads of at most `maxUploadBytes`. */
+export function uploadRequestSchema(maxUploadBytes: number) {
+  return z
+    .object({
+      filename: text(255).refine((name) => !/[\u0000-\u001f\u007f]/.test(name), 'filename must not contain control characters'),
+      contentType: z.enum(ALLOWED_CONTENT_TYPES),
+      contentLength: z.int().min(1).max(maxUploadBytes).openapi({ description: 'Bytes; at most this server\'s limit (GET /v1/limits), 52428800 unless its operator set serve --max-upload-mb.' }),
+    })
+    .strict()
+    .openapi('UploadRequest');
+}
+
+/** The reservation body of a server on the default limit (the spec's). */
+export const UploadRequest = uploadRequestSchema(MAX_UPLOAD_BYTES);
+
+export const ServerLimits = z
   .object({
-    filename: text(255).refine((name) => !/[\u0000-\u001f\u007f]/.test(name), 'filename must not contain control characters'),
-    contentType: z.enum(ALLOWED_CONTENT_TYPES),
-    contentLength: z.int().min(1).max(MAX_UPLOAD_BYTES),
+    maxUploadBytes: z.int().min(1).openapi({ description: 'The largest upload or direct_url source (serve --max-upload-mb; the spec\'s 52428800 by default).' }),
+    maxSourceSeconds: z.int().min(1).nullable().openapi({ description: 'The longest source a job accepts (serve --max-minutes), or null: any length.' }),
+    uploadTtlSeconds: z.int().min(1).openapi({ description: 'How long an upload reservation stays usable.' }),
+    stemUrlTtlSeconds: z.int().min(1).openapi({ description: 'How long a signed stem URL stays valid after it is issued.' }),
+    stemRetentionSeconds: z.int().min(0).openapi({ description: 'How long stems are kept after a job ends.' }),
+    contentTypes: z.array(z.enum(ALLOWED_CONTENT_TYPES)).openapi({ description: 'The contentType values an upload may declare.' }),
   })
   .strict()
-  .openapi('UploadRequest');
+  .openapi('ServerLimits');
+
+export type ServerLimitsBody = z.infer<typeof ServerLimits>;
 
 export const UploadReservation = z
   .object({

@@ -3,9 +3,10 @@
  * a plain function imported lazily, so `keys list` never loads ONNX Runtime.
  */
 import { Command, Option } from 'commander';
-import { parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
-import { StemsplitError } from '../errors.js';
+import { MAX_UPLOAD_MB_LIMIT, parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
+import { exitCodes, StemsplitError } from '../errors.js';
 import { MDX_DEFAULTS } from '../mdx/options.js';
+import { MODEL_CATALOG } from '../models/catalog.js';
 import { MSST_MODEL_TYPES } from '../msst/model-types.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
@@ -37,6 +38,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         .env('STEMSPLIT_DATABASE_URL')
         .argParser(parseDatabaseUrl),
     )
+    .addHelpText('after', exitCodeHelp())
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ outputError: (text, write) => write(text.split('\n')[0] + '\n') });
 
@@ -74,19 +76,26 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         .env('STEMSPLIT_MAX_MINUTES')
         .argParser(integer('--max-minutes', 1, 24 * 60)),
     )
+    .addOption(
+      new Option('--max-upload-mb <n>', 'largest upload or direct_url source in MB (MiB), for the API and the web page (default: 50, the v1 spec\'s 52428800 bytes)')
+        .env('STEMSPLIT_MAX_UPLOAD_MB')
+        .argParser(integer('--max-upload-mb', 1, MAX_UPLOAD_MB_LIMIT)),
+    )
     // Not `.env()`: commander would turn a boolean on for any value, STEMSPLIT_ALLOW_PRIVATE_URLS=0 too.
     .option('--allow-private-urls', 'let direct_url and webhooks reach private and loopback addresses (trusted LAN only; or STEMSPLIT_ALLOW_PRIVATE_URLS=1)')
     .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s)', nameList('--model-4s'))
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
-    .option('--new-link', 'print a new link to the web page, ending the one printed before (its key lasts across restarts otherwise)')
-    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; workers?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; newLink?: boolean }) => {
+    .option('--new-link', 'print a new link to the web page, ending every one printed before (its key lasts across restarts otherwise)')
+    .option('--print-link', 'print a link to the web page with one more key, the earlier links still working (as "stemsplit keys link")')
+    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; maxUploadMb?: number; workers?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; newLink?: boolean; printLink?: boolean }) => {
       const { serveCommand } = await import('./commands/serve.js');
-      await run((ctx) => serveCommand(ctx, { newLink: opts.newLink === true }), {
+      await run((ctx) => serveCommand(ctx, { newLink: opts.newLink === true, printLink: opts.printLink === true }), {
         ...dataDir(),
         host: opts.host,
         port: opts.port,
         publicUrl: opts.publicUrl,
         maxMinutes: opts.maxMinutes,
+        maxUploadMb: opts.maxUploadMb,
         concurrency: opts.workers ?? opts.concurrency,
         rateLimitPerMinute: opts.rateLimit,
         allowPrivateUrls: opts.allowPrivateUrls === true ? true : undefined,
@@ -150,11 +159,20 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   keys
     .command('list')
     .description('list active API keys (never the keys themselves)')
-    .option('--all', 'revoked keys too (serve revokes its last web-session key on each start)')
+    .option('--all', 'revoked keys too (serve --new-link revokes the web-session keys)')
     .option('--json', 'print JSON')
     .action(async (opts) => {
       const { keysList } = await import('./commands/keys.js');
       await run((ctx) => keysList(ctx, opts), dataDir());
+    });
+  keys
+    .command('link')
+    .description("print the web page's link again, for each address the last serve recorded (a new web-session key; earlier links keep working)")
+    .option('--account <account>', 'account the link\'s key belongs to', 'default')
+    .option('--json', 'print {"id","account","links"}')
+    .action(async (opts) => {
+      const { keysLink } = await import('./commands/keys.js');
+      await run((ctx) => keysLink(ctx, opts), dataDir());
     });
   keys
     .command('revoke')
@@ -168,6 +186,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   const credits = program.command('credits').description('show, grant and account for credits (1 credit = 1 second of audio)');
   credits
     .command('show')
+    .description("an account's balance in credits (seconds of audio)")
     .option('--account <account>', 'account', 'default')
     .option('--json', 'print JSON')
     .action(async (opts) => {
@@ -186,7 +205,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   credits
     .command('grant')
-    .argument('<seconds>', 'credits to add')
+    .description('add credits to an account (written to its ledger as a grant)')
+    .argument('<seconds>', 'credits to add (1 credit = 1 second of audio)')
     .option('--account <account>', 'account', 'default')
     .option('--json', 'print JSON')
     .action(async (seconds: string, opts) => {
@@ -206,10 +226,11 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
       await run((ctx) => webhookSecretRotate(ctx, opts), dataDir());
     });
 
+  const pullable = MODEL_CATALOG.map((m) => m.name).join(', ');
   const models = program.command('models').description('list, pull and remove models');
   models
     .command('list')
-    .description('installed models and the Demucs models available to pull')
+    .description('bundled and pulled models, the Demucs and RoFormer checkpoints available to pull, which one 4s/6s run, and the terms of each')
     .option('--json', 'print JSON')
     .action(async (opts) => {
       const { modelsList } = await import('./commands/models.js');
@@ -217,8 +238,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   models
     .command('pull')
-    .description('download official Demucs v4 checkpoints into the cache (resumes, checks SHA-256)')
-    .argument('<names...>', 'htdemucs, htdemucs_ft or htdemucs_6s')
+    .description("download published checkpoints (Demucs v4, BS-/Mel-Band RoFormer) into the cache; prints the weights' terms first (resumes, checks SHA-256)")
+    .argument('<names...>', pullable)
     .addOption(new Option('--base-url <url>', 'folder URL to download from (a mirror)').env('STEMSPLIT_MODELS_BASE_URL'))
     .option('--json', 'print JSON')
     .action(async (names: string[], opts) => {
@@ -228,13 +249,19 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   models
     .command('remove')
     .description('delete pulled models (checkpoints, partial downloads and converted graphs)')
-    .argument('<names...>', 'htdemucs, htdemucs_ft or htdemucs_6s')
+    .argument('<names...>', pullable)
     .action(async (names: string[]) => {
       const { modelsRemove } = await import('./commands/models.js');
       await run((ctx) => modelsRemove(ctx, names), dataDir());
     });
 
   return program;
+}
+
+/** `--help`'s list of exit codes, from src/errors.ts (README's table comes from the same). */
+function exitCodeHelp(): string {
+  const rows = exitCodes().map((row) => `  ${String(row.exitCode).padStart(3)}  ${row.meaning}`);
+  return `\nExit codes (a batch exits with the code its failures share):\n${rows.join('\n')}\n`;
 }
 
 export function contextFor(input: ConfigInput = {}): CommandContext {

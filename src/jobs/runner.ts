@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, isJobErrorCode, isStemsplitError, StemsplitError, type JobErrorCode } from '../errors.js';
 import type { ModelRegistry } from '../models/registry.js';
-import type { DataStore, Split } from '../store/index.js';
+import { OutageLog, type DataStore, type Split } from '../store/index.js';
 import type { Splitter } from '../splitting/worker-pool.js';
 import PQueue from 'p-queue';
 import { SerialPass } from './serial-pass.js';
@@ -67,8 +67,8 @@ export class JobRunner {
   );
   #pollTimer: NodeJS.Timeout | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
-  /** The last claim error logged, so an outage is reported once, not every second. */
-  #outage: string | undefined;
+  /** A database outage is logged once, not at every claim, renewal or progress write it fails. */
+  readonly #outage: OutageLog;
 
   constructor(data: DataStore, registry: ModelRegistry, splitter: Splitter, present: PresentSplit, options: RunnerOptions) {
     this.#data = data;
@@ -78,6 +78,11 @@ export class JobRunner {
     this.#options = options;
     this.#leaseMs = options.leaseMs;
     this.#queue = new PQueue({ concurrency: Math.max(1, options.concurrency) });
+    this.#outage = new OutageLog(
+      'job runner',
+      `running jobs go on, their progress and outcomes are written when it is back (outcomes retried every ${RECORD_RETRY_MS / 1000} s), and new jobs are claimed then`,
+      options.log,
+    );
   }
 
   /** Starts claiming jobs: now, whenever `kick` is called, and every poll interval. */
@@ -116,9 +121,9 @@ export class JobRunner {
       let split: Split | undefined;
       try {
         split = await this.#data.splits.claim(this.name, this.#leaseMs);
-        this.#reportRecovery();
+        this.#outage.answered();
       } catch (error) {
-        this.#reportOutage(`cannot claim jobs: ${describeError(error)}; retrying`);
+        this.#outage.failed(error);
         return;
       }
       if (!split) return;
@@ -196,9 +201,10 @@ export class JobRunner {
     for (;;) {
       try {
         await write();
+        this.#outage.answered();
         return;
       } catch (error) {
-        this.#options.log?.(`split ${splitId}: outcome not recorded: ${describeError(error)}; retrying in ${RECORD_RETRY_MS / 1000} s`);
+        this.#outage.failed(error);
         try {
           await sleep(RECORD_RETRY_MS, undefined, { signal: this.#stopping.signal });
         } catch {
@@ -212,8 +218,9 @@ export class JobRunner {
   async #recordProgress(splitId: string, percent: number): Promise<void> {
     try {
       await this.#data.splits.setProgress(splitId, this.name, percent);
+      this.#outage.answered();
     } catch (error) {
-      this.#options.log?.(`split ${splitId}: progress not recorded: ${describeError(error)}`);
+      this.#outage.failed(error);
     }
   }
 
@@ -224,21 +231,9 @@ export class JobRunner {
           this.#options.log?.(`split ${id}: this worker's lease lapsed and another took the job; this run's outcome will not count`);
         }
       } catch (error) {
-        this.#reportOutage(`cannot renew job leases: ${describeError(error)}; retrying`);
+        this.#outage.failed(error);
       }
     }
-  }
-
-  #reportOutage(line: string): void {
-    if (this.#outage === line) return;
-    this.#outage = line;
-    this.#options.log?.(line);
-  }
-
-  #reportRecovery(): void {
-    if (this.#outage === undefined) return;
-    this.#outage = undefined;
-    this.#options.log?.('the database answers again; claiming jobs');
   }
 
   async #succeed(splitId: string, stems: readonly string[]): Promise<void> {

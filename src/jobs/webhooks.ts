@@ -8,7 +8,7 @@ import { createHmac } from 'node:crypto';
 import { describeError, isStemsplitError } from '../errors.js';
 import { guardedRequest, type GuardOptions } from '../net/fetch.js';
 import { SerialPass } from './serial-pass.js';
-import type { DataStore, Delivery } from '../store/index.js';
+import { OutageLog, type DataStore, type Delivery } from '../store/index.js';
 
 export const SIGNATURE_HEADER = 'Stemsplit-Signature';
 export const DELIVERY_HEADER = 'Stemsplit-Delivery';
@@ -51,10 +51,12 @@ export class WebhookDispatcher {
   #stopped = false;
   /** Set when an outcome could not be recorded (full disk): no pass before then, so nothing is resent in a loop. */
   #holdUntilMs = 0;
+  readonly #outage: OutageLog;
 
   constructor(data: DataStore, options: DispatcherOptions) {
     this.#data = data;
     this.#options = options;
+    this.#outage = new OutageLog('webhooks', `deliveries wait in the outbox and are tried again every ${HOLD_MS / 1000} s`, options.log);
   }
 
   start(): void {
@@ -100,8 +102,9 @@ export class WebhookDispatcher {
       let due: Delivery[];
       try {
         due = await this.#data.deliveries.claimDue(16, CLAIM_MS);
+        this.#outage.answered();
       } catch (error) {
-        this.#options.log?.(`webhook deliveries could not be read: ${describeError(error)}; pausing ${HOLD_MS / 1000} s`);
+        this.#outage.failed(error);
         this.#holdUntilMs = this.#data.clock.now() + HOLD_MS;
         return;
       }
@@ -109,7 +112,7 @@ export class WebhookDispatcher {
       const results = await Promise.allSettled(due.map((delivery) => this.#attempt(delivery)));
       const unrecorded = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (unrecorded) {
-        this.#options.log?.(`webhook deliveries could not be recorded: ${describeError(unrecorded.reason)}; pausing ${HOLD_MS / 1000} s`);
+        this.#outage.failed(unrecorded.reason);
         this.#holdUntilMs = this.#data.clock.now() + HOLD_MS;
         return;
       }

@@ -101,15 +101,26 @@ function readManifestRef(manifestPath: string): ModelRef {
   if (typeof head.name !== 'string' || !Array.isArray(head.sources)) {
     throw new StemsplitError('MODEL_INVALID', `${manifestPath} lacks a name or sources`);
   }
+  const cardPath = join(dirname(manifestPath), 'MODEL_CARD.md');
+  const card = existsSync(cardPath) ? cardPath : undefined;
   return {
     name: head.name,
     kind: 'onnx',
     path: manifestPath,
     sources: head.sources.map(String),
     description: typeof head.description === 'string' ? head.description : '',
-    terms: typeof head.terms === 'string' ? head.terms : UNKNOWN_TERMS,
-    ...(existsSync(join(dirname(manifestPath), 'MODEL_CARD.md')) ? { card: join(dirname(manifestPath), 'MODEL_CARD.md') } : {}),
+    terms: typeof head.terms === 'string' ? withCardPath(head.terms, card) : UNKNOWN_TERMS,
+    ...(card ? { card } : {}),
   };
+}
+
+/**
+ * A manifest names its card as the repository lays it out (`models/<name>/MODEL_CARD.md`), which
+ * is true only inside a clone: the card's real path is named instead (beside the executable's
+ * unpacked models, or wherever the package is installed).
+ */
+function withCardPath(terms: string, card: string | undefined): string {
+  return terms.replace(/\bmodels\/[\w.-]+\/MODEL_CARD\.md\b/g, card ?? 'its model card');
 }
 
 export class ModelRegistry {

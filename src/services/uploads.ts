@@ -7,9 +7,9 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { diskSize, freeBytesAt } from '../disk-space.js';
 import { StemsplitError } from '../errors.js';
 import type { DataStore, Principal, Upload } from '../store/index.js';
-
 
 export interface ReserveInput {
   readonly filename: string;
@@ -31,7 +31,12 @@ export class UploadService {
     this.#ttlSeconds = ttlSeconds;
   }
 
-  reserve(principal: Principal, input: ReserveInput): Promise<Reservation> {
+  /** Refuses (507) a file the disk cannot hold now, whatever the upload limit allows. */
+  async reserve(principal: Principal, input: ReserveInput): Promise<Reservation> {
+    const free = await freeBytesAt(this.#data.layout.absolute('uploads'));
+    if (free && free.bytes < input.contentLength) {
+      throw new StemsplitError('STORAGE_FAILED', `the server has no room for this file: it is ${diskSize(input.contentLength)} and ${free.at} has ${diskSize(free.bytes)} free`);
+    }
     return this.#data.uploads.create({ ...principal, ...input, ttlSeconds: this.#ttlSeconds });
   }
 

@@ -3,7 +3,7 @@
  * Progress is reported as a single 0–100 figure over the three phases, weighted by how long
  * each typically takes, so a bar moves evenly.
  */
-import { mkdir, readdir, rename, rm, statfs } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import {
   decodeFailed,
@@ -17,6 +17,7 @@ import {
   type StemFormat,
 } from '../audio/index.js';
 import { StemsplitError } from '../errors.js';
+import { diskSize, freeBytesAt } from '../disk-space.js';
 import { NormalizationMeter, separateStream, type TrackStatistics } from '../separation/index.js';
 import type { SeparationModel } from '../separation/model.js';
 
@@ -186,24 +187,10 @@ export function stemBytes(
 
 /** Refuses a job whose stems would not fit on the disk that holds `dir` (or its nearest existing parent). */
 async function ensureDiskSpace(dir: string, bytes: number): Promise<void> {
-  let probe = dir;
-  for (;;) {
-    const stats = await statfs(probe).catch(() => undefined);
-    if (stats) {
-      const free = stats.bavail * stats.bsize;
-      if (free < bytes) {
-        throw new StemsplitError('STORAGE_FAILED', `the stems need about ${gigabytes(bytes)} of disk and ${probe} has ${gigabytes(free)} free`);
-      }
-      return;
-    }
-    const parent = dirname(probe);
-    if (parent === probe) return;
-    probe = parent;
+  const free = await freeBytesAt(dir);
+  if (free && free.bytes < bytes) {
+    throw new StemsplitError('STORAGE_FAILED', `the stems need about ${diskSize(bytes)} of disk and ${free.at} has ${diskSize(free.bytes)} free`);
   }
-}
-
-function gigabytes(bytes: number): string {
-  return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Math.ceil(bytes / 1e6)} MB`;
 }
 
 /** Rates an MP3 can have (MPEG-1, -2 and 2.5). */
@@ -261,6 +248,34 @@ function stemPlan(model: SeparationModel, twoStems: string | undefined): StemPla
  */
 export function stagingPrefix(outDir: string): string {
   return `${outDir}.partial-${process.pid}-`;
+}
+
+/** `<track>.partial-<pid>-<time>`: a staging folder, and the process that made it. */
+const STAGING_NAME = /^.+\.partial-(\d+)-\d+$/;
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, but another user's.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the staging folders in `outputRoot` that a killed run left (SIGKILL, power loss): those
+ * of processes no longer running. Finished stems live in `<track>/`, never in a staging folder,
+ * and a run still going (this one or another) keeps its own. Returns the folders removed.
+ */
+export async function removeLeftoverStaging(outputRoot: string): Promise<string[]> {
+  const entries = await readdir(outputRoot, { withFileTypes: true }).catch(() => []);
+  const leftovers = entries.filter((entry) => {
+    const pid = Number(STAGING_NAME.exec(entry.name)?.[1] ?? NaN);
+    return entry.isDirectory() && Number.isInteger(pid) && pid !== process.pid && !processIsAlive(pid);
+  });
+  await Promise.all(leftovers.map((entry) => rm(join(outputRoot, entry.name), { recursive: true, force: true })));
+  return leftovers.map((entry) => join(outputRoot, entry.name));
 }
 
 /** Removes this process's staging folders for `outDir` (a stopped split's half-encoded stems). */

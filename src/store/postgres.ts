@@ -48,7 +48,13 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
   // A connection the server or the network dropped (a restart, a failover) must not take the
   // process down: the pool reports idle ones, and a checked-out one between two queries would
   // otherwise emit an 'error' nobody listens to. Its next query fails, as DATABASE_UNAVAILABLE.
-  pool.on('error', (error) => options.log?.(`PostgreSQL connection lost (${describeError(error)}); the pool reconnects`));
+  // Said once per outage (every idle connection reports the same loss), again after a query succeeds.
+  let lossReported = false;
+  pool.on('error', (error) => {
+    if (lossReported) return;
+    lossReported = true;
+    options.log?.(`PostgreSQL connection lost (${describeError(error)}); the pool reconnects`);
+  });
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 
@@ -63,7 +69,9 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
   const executor = () => tracker.current()?.connection ?? db;
   const execute = async <R>(query: Compilable<R>) => {
     try {
-      return await executor().executeQuery(query.compile());
+      const result = await executor().executeQuery(query.compile());
+      lossReported = false;
+      return result;
     } catch (error) {
       throw unavailable(error, location) ?? error;
     }

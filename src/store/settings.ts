@@ -15,3 +15,13 @@ export async function persistentSetting(store: Store, key: string, make: () => s
 export async function urlSigningKey(store: Store): Promise<Buffer> {
   return Buffer.from(await persistentSetting(store, 'urlSigningKey', () => randomBytes(32).toString('hex')), 'hex');
 }
+
+/** Sets `key` to `value`, replacing what was there. */
+export async function writeSetting(store: Store, key: string, value: string): Promise<void> {
+  await store.run(store.db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doUpdateSet({ value })));
+}
+
+/** The value of `key`, or undefined when it was never set. */
+export async function readSetting(store: Store, key: string): Promise<string | undefined> {
+  return (await store.first(store.db.selectFrom('settings').select('value').where('key', '=', key)))?.value;
+}

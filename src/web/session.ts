@@ -2,12 +2,21 @@
  * The local session of the web page: `stemsplit serve` makes an API key of the default account
  * and prints a link carrying it in the URL fragment, which browsers never send to the server, so
  * the key stays out of request lines and logs. The key lasts across restarts (a bookmarked page
- * keeps working) until `serve --new-link` replaces it or `keys revoke` ends it. Keys are stored
- * only as hashes, so the link is printed once, when its key is made.
+ * keeps working) until `serve --new-link` replaces it or `keys revoke` ends it.
+ *
+ * Keys are stored only as hashes, so a link once printed cannot be printed again. Showing the
+ * page's address again (`stemsplit keys link`, `serve --print-link`) therefore makes one more
+ * web-session key and prints its link; the earlier links keep working. (Keeping the link's key
+ * encrypted instead would put its decryption key in the same data dir: a plaintext key with
+ * extra steps.) `serve --new-link` revokes every web-session key at once.
  */
-import { DEFAULT_ACCOUNT, type CreatedApiKey, type DataStore } from '../store/index.js';
+import type { NetworkInterfaceInfo } from 'node:os';
+import { DEFAULT_ACCOUNT, readSetting, writeSetting, type CreatedApiKey, type DataStore } from '../store/index.js';
 
 export const WEB_SESSION_KEY_NAME = 'web session';
+
+/** Where serve records the page's addresses, for `keys link` to print them from any shell. */
+const PAGE_ADDRESSES_SETTING = 'webPageAddresses';
 
 /** Whether the default account has a web-session key that still works. */
 export async function hasWebSession(data: Pick<DataStore, 'accounts'>): Promise<boolean> {
@@ -26,16 +35,67 @@ export function createWebSession(data: Pick<DataStore, 'accounts' | 'store'>): P
   });
 }
 
+/** One more web-session key, the others left working: for showing the page's link again. */
+export function addWebSession(data: Pick<DataStore, 'accounts'>, account = DEFAULT_ACCOUNT): Promise<CreatedApiKey> {
+  return data.accounts.createKey(account, WEB_SESSION_KEY_NAME);
+}
+
+export interface ListenAddress {
+  /** The address serve listens on (`--host`). */
+  readonly host: string;
+  readonly port: number;
+  /** `--public-url`: where clients reach the server; when set, the only address worth printing. */
+  readonly publicUrl?: string | undefined;
+}
+
+/** Addresses on every interface: the link must name the machine's own addresses instead. */
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]', '']);
+
+function origin(address: string, port: number): string {
+  return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+}
+
 /**
- * The page's address with the key in its fragment. A server listening on every interface is
- * reached through loopback from the machine that printed the link.
+ * The origins the page can be opened at: the public URL when one is set; for a wildcard host, each
+ * non-loopback address of the machine (IPv6 ones too when listening on `::`, never link-local ones,
+ * which need a zone a URL cannot carry), or loopback when it has none; otherwise the host itself.
  */
-export function webSessionLink(serverUrl: string, key: string): string {
-  const url = new URL(serverUrl);
-  if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
-  if (url.hostname === '[::]') url.hostname = '[::1]';
+export function pageOrigins(listen: ListenAddress, interfaces: NodeJS.Dict<NetworkInterfaceInfo[]>): string[] {
+  if (listen.publicUrl) return [listen.publicUrl];
+  if (!WILDCARD_HOSTS.has(listen.host)) return [origin(listen.host.replace(/^\[(.*)\]$/, '$1'), listen.port)];
+  const ipv6 = listen.host !== '0.0.0.0';
+  const addresses = Object.values(interfaces)
+    .flatMap((infos) => infos ?? [])
+    .filter((info) => !info.internal && (info.family === 'IPv4' || (ipv6 && !/^fe80:/i.test(info.address))))
+    .sort((a, b) => (a.family === b.family ? 0 : a.family === 'IPv4' ? -1 : 1))
+    .map((info) => info.address);
+  const unique = [...new Set(addresses)];
+  if (unique.length === 0) return [origin(ipv6 ? '::1' : '127.0.0.1', listen.port)];
+  return unique.map((address) => origin(address, listen.port));
+}
+
+/** The page's address with the key in its fragment (`key` empty: the page's address alone). */
+export function webSessionLink(base: string, key: string): string {
+  const url = new URL(base);
   // The page is the folder's index: `/`, or `/prefix/` under a --public-url with a path.
   url.pathname = url.pathname.replace(/\/*$/, '/');
-  url.hash = `key=${encodeURIComponent(key)}`;
+  if (key) url.hash = `key=${encodeURIComponent(key)}`;
   return url.toString();
+}
+
+/** Records where the page is, for `stemsplit keys link` run later from another shell. */
+export function recordPageOrigins(data: Pick<DataStore, 'store'>, origins: readonly string[]): Promise<void> {
+  return writeSetting(data.store, PAGE_ADDRESSES_SETTING, JSON.stringify(origins));
+}
+
+/** The origins the last `serve` on this data dir recorded, or undefined before any did. */
+export async function recordedPageOrigins(data: Pick<DataStore, 'store'>): Promise<string[] | undefined> {
+  const raw = await readSetting(data.store, PAGE_ADDRESSES_SETTING);
+  if (raw === undefined) return undefined;
+  try {
+    const origins: unknown = JSON.parse(raw);
+    return Array.isArray(origins) && origins.every((o) => typeof o === 'string') ? origins : undefined;
+  } catch {
+    return undefined;
+  }
 }

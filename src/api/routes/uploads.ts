@@ -2,9 +2,8 @@ import { Readable } from 'node:stream';
 import { Hono } from 'hono';
 import { StemsplitError } from '../../errors.js';
 import type { UploadService } from '../../services/uploads.js';
-import { MAX_UPLOAD_BYTES } from '../../limits.js';
 import { storageKeyOf, uploadPath, UPLOAD_TOKEN_HEADER } from '../paths.js';
-import { parseBody, UploadRequest } from '../schemas.js';
+import { parseBody, uploadRequestSchema } from '../schemas.js';
 import { ID_PATTERN } from '../../store/index.js';
 import { errorResponse, successBody } from '../envelope.js';
 import type { AppEnv } from '../env.js';
@@ -13,14 +12,16 @@ import { baseName, readJsonObject } from '../validate.js';
 export interface UploadRoutesDeps {
   readonly uploads: UploadService;
   readonly maxJsonBodyBytes: number;
+  readonly limits: { readonly maxUploadBytes: number };
 }
 
 /** POST /audio/uploads (authenticated): reserve an upload. */
 export function uploadReservationRoutes(deps: UploadRoutesDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const reservationBody = uploadRequestSchema(deps.limits.maxUploadBytes);
   app.post('/audio/uploads', async (c) => {
     const { value } = await readJsonObject(c, deps.maxJsonBodyBytes);
-    const body = parseBody(UploadRequest, value);
+    const body = parseBody(reservationBody, value);
     const input = { ...body, filename: baseName(body.filename) };
     const { upload, token } = await deps.uploads.reserve(c.get('principal'), input);
     const origin = c.get('publicBase');
@@ -58,7 +59,7 @@ export function uploadTransferRoutes(deps: UploadRoutesDeps): Hono<AppEnv> {
     } catch (error) {
       // A client still sending would get a reset connection instead of this answer: read what is
       // left first (bounded), then close the connection so no client reuses it mid-stream.
-      await discardRest(stream);
+      await discardRest(stream, deps.limits.maxUploadBytes);
       const response = errorResponse(error);
       response.headers.set('connection', 'close');
       return response;
@@ -69,14 +70,14 @@ export function uploadTransferRoutes(deps: UploadRoutesDeps): Hono<AppEnv> {
   return app;
 }
 
-/** Reads and drops the rest of a refused upload: at most MAX_UPLOAD_BYTES, for at most 30 s. */
-async function discardRest(stream: Readable): Promise<void> {
+/** Reads and drops the rest of a refused upload: at most the upload limit, for at most 30 s. */
+async function discardRest(stream: Readable, maxBytes: number): Promise<void> {
   const giveUp = setTimeout(() => stream.destroy(), 30_000);
   let seen = 0;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       seen += chunk.length;
-      if (seen > MAX_UPLOAD_BYTES) break;
+      if (seen > maxBytes) break;
     }
   } catch {
     // The client went away, or the transfer already consumed the stream: nothing left to read.

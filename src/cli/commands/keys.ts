@@ -1,5 +1,6 @@
 import { StemsplitError } from '../../errors.js';
 import { DEFAULT_ACCOUNT } from '../../store/index.js';
+import { addWebSession, pageOrigins, recordedPageOrigins, webSessionLink } from '../../web/session.js';
 import { print, printJson, withStore, type CommandContext } from '../context.js';
 
 
@@ -15,7 +16,7 @@ export async function keysCreate(ctx: CommandContext, options: { name?: string; 
 
 export async function keysList(ctx: CommandContext, options: { all?: boolean; json?: boolean }): Promise<void> {
   const everyKey = await withStore(ctx, (data) => data.accounts.listKeys());
-  // Each serve start revokes the previous web-session key: those would bury the keys in use.
+  // serve --new-link revokes web-session keys: revoked ones would bury the keys in use.
   const keys = options.all ? everyKey : everyKey.filter((k) => k.revokedAt === null);
   if (options.json) {
     printJson(ctx, keys.map((k) => ({ id: k.id, name: k.name, account: k.accountName, createdAt: k.createdAt, revokedAt: k.revokedAt })));
@@ -34,4 +35,26 @@ export async function keysRevoke(ctx: CommandContext, id: string): Promise<void>
   if (!id) throw new StemsplitError('USAGE', 'keys revoke needs a key id (see: stemsplit keys list)');
   await withStore(ctx, (data) => data.accounts.revokeKey(id));
   print(ctx, `Revoked ${id}.`);
+}
+
+/**
+ * `keys link`: the web page's link again, at each address the last `serve` on this data dir
+ * recorded. Keys are kept only as hashes, so this makes one more web-session key; earlier links
+ * keep working (`serve --new-link` ends them all).
+ */
+export async function keysLink(ctx: CommandContext, options: { account?: string; json?: boolean }): Promise<void> {
+  const { origins, created } = await withStore(ctx, async (data) => {
+    const recorded = await recordedPageOrigins(data);
+    return {
+      origins: recorded ?? pageOrigins({ host: ctx.config.host, port: ctx.config.port, publicUrl: ctx.config.publicUrl }, {}),
+      created: await addWebSession(data, options.account ?? DEFAULT_ACCOUNT),
+    };
+  });
+  const links = origins.map((origin) => webSessionLink(origin, created.key));
+  if (options.json) {
+    printJson(ctx, { id: created.id, account: created.account, links });
+    return;
+  }
+  for (const link of links) print(ctx, link);
+  ctx.stderr.write(`A new web-session key ${created.id} for account "${created.account}"; earlier links keep working ("stemsplit serve --new-link" ends them all).\n`);
 }

@@ -16,13 +16,16 @@ export async function modelsList(ctx: CommandContext, options: { json?: boolean 
     printJson(ctx, rows);
     return;
   }
+  // The name column fits the longest name, so long ones (RoFormer checkpoints) keep the columns.
+  const width = Math.max(...rows.map((row) => row.name.length)) + 2;
+  const indent = ''.padEnd(width);
   for (const row of rows) {
     const state = row.installed ? row.origin : 'not installed (stemsplit models pull ' + row.name + ')';
     const aliases = row.aliases.length ? ` [${row.aliases.join(', ')}]` : '';
-    print(ctx, `${row.name.padEnd(22)} ${String(row.sources.length).padStart(1)} stems  ${state}${aliases}`);
-    print(ctx, `${''.padEnd(22)} ${row.description}`);
-    print(ctx, `${''.padEnd(22)} terms: ${row.terms}`);
-    if (row.card) print(ctx, `${''.padEnd(22)} card: ${row.card}`);
+    print(ctx, `${row.name.padEnd(width)}${row.sources.length} stems  ${state}${aliases}`);
+    print(ctx, `${indent}${row.description}`);
+    print(ctx, `${indent}terms: ${row.terms}`);
+    if (row.card) print(ctx, `${indent}card: ${row.card}`);
   }
 }
 

@@ -1,27 +1,52 @@
+import { networkInterfaces } from 'node:os';
+import { MIB } from '../../limits.js';
 import { startServer } from '../../server.js';
-import { createWebSession, hasWebSession, webSessionLink } from '../../web/session.js';
+import type { DataStore } from '../../store/index.js';
+import { addWebSession, createWebSession, hasWebSession, pageOrigins, recordPageOrigins, webSessionLink } from '../../web/session.js';
 import { print, runUntilSignalled, type CommandContext } from '../context.js';
 
-export async function serveCommand(ctx: CommandContext, options: { newLink?: boolean } = {}): Promise<void> {
+export interface ServeOptions {
+  /** Revoke every web-session key and print a link with a new one. */
+  readonly newLink?: boolean;
+  /** Print a link with one more web-session key, the earlier links left working. */
+  readonly printLink?: boolean;
+}
+
+export async function serveCommand(ctx: CommandContext, options: ServeOptions = {}): Promise<void> {
   const server = await startServer(ctx.config);
   const alias4 = safeName(() => server.registry.resolveAlias('4s').name);
   const alias6 = safeName(() => server.registry.resolveAlias('6s').name);
   print(ctx, `stemsplit listening on ${server.url}/v1 (data: ${ctx.config.dataDir})`);
   const publicUrl = ctx.config.publicUrl;
   if (publicUrl) print(ctx, `clients reach it at ${publicUrl}/v1 (--public-url)`);
-  // The link's key lives until replaced: printed when made, since only its hash is kept.
-  if (options.newLink === true || !(await hasWebSession(server.data))) {
-    const session = await createWebSession(server.data);
-    print(ctx, `Open ${webSessionLink(publicUrl ?? server.url, session.key)} to split songs in the browser`);
-  } else {
-    print(ctx, `The web page is at ${webSessionLink(publicUrl ?? server.url, '').replace(/#key=$/, '')}: the link printed when its key was made still works (serve --new-link makes a new one and ends the old)`);
-  }
-  ctx.stderr.write(`models: 4s → ${alias4}, 6s → ${alias6}; ${ctx.config.concurrency} job(s) at a time, ${ctx.config.maxMinutes === undefined ? 'sources of any length (streamed)' : `each of at most ${ctx.config.maxMinutes} minutes of audio`}\n`);
+  const origins = pageOrigins({ host: ctx.config.host, port: server.port, publicUrl }, networkInterfaces());
+  await recordPageOrigins(server.data, origins);
+  await printPageLinks(ctx, server.data, origins, options);
+  const limits = `uploads up to ${ctx.config.maxUploadBytes / MIB} MB (--max-upload-mb)`;
+  const length = ctx.config.maxMinutes === undefined ? 'sources of any length (streamed)' : `each of at most ${ctx.config.maxMinutes} minutes of audio`;
+  ctx.stderr.write(`models: 4s → ${alias4}, 6s → ${alias6}; ${ctx.config.concurrency} job(s) at a time, ${length}, ${limits}\n`);
   const elsewhere = ctx.config.databaseUrl ? 'another node' : 'the next start';
   await runUntilSignalled(ctx, () => server.close(), {
     graceful: `running jobs finish, queued jobs stay queued for ${elsewhere}`,
     immediate: `running jobs resume on ${elsewhere}`,
   });
+}
+
+/**
+ * The page's link, one per address it is reached at. Its key is printed when it is made (only
+ * its hash is kept): on the first start, with --new-link (ending the earlier links) or with
+ * --print-link (one more key, the earlier links still working). Other starts print the address.
+ */
+async function printPageLinks(ctx: CommandContext, data: DataStore, origins: readonly string[], options: ServeOptions): Promise<void> {
+  const fresh = options.newLink === true || !(await hasWebSession(data));
+  if (fresh || options.printLink === true) {
+    const session = fresh ? await createWebSession(data) : await addWebSession(data);
+    for (const origin of origins) print(ctx, `Open ${webSessionLink(origin, session.key)} to split songs in the browser`);
+    return;
+  }
+  for (const origin of origins) {
+    print(ctx, `The web page is at ${webSessionLink(origin, '')}: the link printed when its key was made still works ("stemsplit keys link" prints one again)`);
+  }
 }
 
 function safeName(fn: () => string): string {

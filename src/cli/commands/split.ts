@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { isStemFormat, readAudioHeader, STEM_FORMATS, type StemFormat } from '../../audio/index.js';
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
-import { MP3_RATES, removeStaging } from '../../splitting/split-audio-file.js';
+import { MP3_RATES, removeLeftoverStaging, removeStaging } from '../../splitting/split-audio-file.js';
 import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
 import { registryFor, type FamilyOptions, type ModelRef } from '../../models/registry.js';
 import { isMsstModelType, MSST_MODEL_TYPES } from '../../msst/model-types.js';
@@ -155,6 +155,8 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   if (twoStems !== undefined && ref.sources.length > 0 && !ref.sources.includes(twoStems)) {
     throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${ref.name} has no such stem (it has ${ref.sources.join(', ')})`);
   }
+  // A run killed outright (SIGKILL, power loss) could not clear its half-encoded stems: this one does.
+  for (const leftover of await removeLeftoverStaging(resolve(options.output))) ctx.stderr.write(`removed ${leftover}, left by an interrupted run\n`);
   const failures = await unreadableInputs(files);
   // A batch names each failure as it happens; a single file's failure is the command's one error line.
   const many = files.length > 1;
@@ -189,14 +191,28 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
       await splitter.close();
     }
   }
-  if (options.json) printJson(ctx, results.length === 1 && files.length === 1 ? results[0] : results);
-  else for (const r of results) for (const [stem, path] of Object.entries(r.stems)) print(ctx, `${stem}\t${path}`);
+  if (options.json) {
+    // Every input in the order given, the failed ones with their error, so a script sees them all.
+    const done = [...results];
+    const entries = files.map((file) => {
+      const index = done.findIndex((r) => r.input === file);
+      if (index >= 0) return done.splice(index, 1)[0];
+      return { input: file, error: failures.get(file) ?? { code: 'SEPARATION_FAILED', message: `${file} was not split` } };
+    });
+    printJson(ctx, files.length === 1 ? entries[0] : entries);
+  } else for (const r of results) for (const [stem, path] of Object.entries(r.stems)) print(ctx, `${stem}\t${path}`);
   const [first] = failures.values();
   if (first !== undefined && !many) throw new StemsplitError(first.code, first.message);
   if (failures.size > 0) {
     const names = [...failures.keys()].map((file) => basename(file)).join(', ');
-    throw new StemsplitError('SEPARATION_FAILED', `${failures.size} of ${files.length} files failed: ${names}`);
+    throw new StemsplitError(batchCode([...failures.values()]), `${failures.size} of ${files.length} files failed: ${names}`);
   }
+}
+
+/** A batch's exit: the code its failures share (8 when every one was unreadable audio), else SEPARATION_FAILED. */
+function batchCode(failures: readonly Failure[]): ErrorCode {
+  const codes = new Set(failures.map((f) => f.code));
+  return codes.size === 1 ? ([...codes][0] as ErrorCode) : 'SEPARATION_FAILED';
 }
 
 interface OneSplit {

@@ -3,10 +3,60 @@
  * Browser module `/web/api.js`: calls the v1 API with the page's key and turns every failure
  * into a sentence a musician understands.
  */
-import { MAX_UPLOAD_BYTES } from '../../limits.js';
-
 const MIB = 1024 * 1024;
-export { MAX_UPLOAD_BYTES };
+
+/**
+ * What the server takes and keeps, as `GET /v1/limits` says (set once the page has asked):
+ * {maxUploadBytes, maxSourceSeconds, uploadTtlSeconds, stemUrlTtlSeconds, stemRetentionSeconds, contentTypes}.
+ * Until then (or if it cannot be asked) the page checks nothing the server checks anyway.
+ * @type {{maxUploadBytes: number, maxSourceSeconds: number | null, uploadTtlSeconds: number, stemUrlTtlSeconds: number, stemRetentionSeconds: number, contentTypes: string[]} | null}
+ */
+let limits = null;
+
+/** The server's limits, or null before they are known. */
+export function serverLimits() { return limits; }
+
+/** Asks the server what it takes (no key needed); resolves with the limits, or null when it cannot be reached. */
+export async function loadLimits() {
+  try {
+    const response = await fetch('v1/limits', { cache: 'no-store' });
+    if (response.ok) limits = (await response.json()).data;
+  } catch (ignored) {
+    // The next call that needs the server says it cannot be reached.
+  }
+  return limits;
+}
+
+/** The API's content types as a musician names them. */
+const TYPE_NAMES = { 'audio/mpeg': 'MP3', 'audio/wav': 'WAV', 'audio/x-wav': 'WAV', 'audio/flac': 'FLAC', 'audio/mp4': 'M4A', 'audio/x-m4a': 'M4A', 'audio/webm': 'WebM' };
+
+/** `MP3, WAV, FLAC, M4A or WebM`: the kinds of file this server takes. */
+export function acceptedKinds() {
+  const types = limits ? limits.contentTypes : Object.keys(TYPE_NAMES);
+  const names = Array.from(new Set(types.map(function (type) { return TYPE_NAMES[type] || type; })));
+  return names.length > 1 ? names.slice(0, -1).join(', ') + ' or ' + names[names.length - 1] : names.join('');
+}
+
+/** `50 MB`: the largest upload, in the MB the server's option counts (MiB). */
+export function uploadLimitWords() {
+  return limits ? Math.floor(limits.maxUploadBytes / MIB) + ' MB' : '';
+}
+
+/** `7 days` / `36 hours`: a span of seconds in words. */
+export function durationWords(seconds) {
+  const days = seconds / 86400;
+  if (days >= 1 && Number.isInteger(days)) return plural(days, 'day');
+  const hours = seconds / 3600;
+  if (hours >= 1 && Number.isInteger(hours)) return plural(hours, 'hour');
+  return plural(Math.max(1, Math.round(seconds / 60)), 'minute');
+}
+
+/** How long stems are kept, in words ("7 days"). */
+export function retentionWords() {
+  return limits ? durationWords(limits.stemRetentionSeconds) : 'a while';
+}
+
+const RAISE_LIMIT = 'The server\'s operator can raise it with "stemsplit serve --max-upload-mb N" (or STEMSPLIT_MAX_UPLOAD_MB)';
 
 /** A failed call: HTTP status (0 when the server could not be reached), API code and message. */
 export class ApiError extends Error {
@@ -111,17 +161,18 @@ const TYPE_ALIASES = {
 
 /** The content type the API accepts for this file, or undefined when it takes none. */
 export function contentTypeOf(file) {
-  if (TYPE_ALIASES[file.type]) return TYPE_ALIASES[file.type];
   const dot = file.name.lastIndexOf('.');
-  return dot < 0 ? undefined : CONTENT_TYPES[file.name.slice(dot + 1).toLowerCase()];
+  const type = TYPE_ALIASES[file.type] || (dot < 0 ? undefined : CONTENT_TYPES[file.name.slice(dot + 1).toLowerCase()]);
+  return type && (!limits || limits.contentTypes.indexOf(type) >= 0) ? type : undefined;
 }
 
 /** Why a file cannot be sent at all, before anything reaches the server. */
 export function fileProblem(file) {
-  if (!contentTypeOf(file)) return '"' + file.name + '" is not a file type stemsplit takes. Use MP3, WAV, FLAC, M4A or WebM.';
+  if (!contentTypeOf(file)) return '"' + file.name + '" is not a file type stemsplit takes. Use ' + acceptedKinds() + '.';
   if (file.size === 0) return '"' + file.name + '" is empty.';
-  if (file.size > MAX_UPLOAD_BYTES) {
-    return '"' + file.name + '" is ' + (file.size / MIB).toFixed(1) + ' MB; the largest file stemsplit takes is ' + Math.round(MAX_UPLOAD_BYTES / MIB) + ' MB. Try an MP3 of the song.';
+  if (limits && file.size > limits.maxUploadBytes) {
+    return '"' + file.name + '" is ' + (file.size / MIB).toFixed(1) + ' MB; this server takes files up to ' + uploadLimitWords() + '. ' +
+      RAISE_LIMIT + '; or try an MP3 of the song.';
   }
   return undefined;
 }
@@ -136,7 +187,7 @@ export function explainError(error) {
       return 'The stemsplit server can\'t be reached. Check that "stemsplit serve" is still running, then try again.';
     case 401:
       return 'This API key isn\'t accepted: it was revoked (for instance by "stemsplit serve --new-link", which prints a new link). ' +
-        'Open the link "stemsplit serve" printed, or paste a key from "stemsplit keys create".';
+        'Open the link "stemsplit serve" printed ("stemsplit keys link" prints one again), or paste a key from "stemsplit keys create".';
     case 402: {
       const numbers = /needs (\d+) credits.*balance is (-?\d+)/.exec(error.message);
       if (!numbers) return 'Not enough credits for this song. Add some with "stemsplit credits grant <seconds>".';
@@ -147,10 +198,13 @@ export function explainError(error) {
       return 'That job or upload no longer exists on this server.';
     case 422:
       if (/not decodable audio|audio is empty/.test(error.message)) {
-        return 'stemsplit couldn\'t read this file as audio. Is it a song in MP3, WAV, FLAC, M4A or WebM?';
+        return 'stemsplit couldn\'t read this file as audio. Is it a song in ' + acceptedKinds() + '?';
+      }
+      if (/contentLength must be an integer at most/.test(error.message)) {
+        return 'This file is larger than the server takes' + (limits ? ' (' + uploadLimitWords() + ')' : '') + '. ' + RAISE_LIMIT + '.';
       }
       if (/contentLength|Content-Length|bytes/.test(error.message)) {
-        return 'The upload arrived incomplete or too large (the most is 50 MB). Try again.';
+        return 'The upload arrived incomplete. Try again.';
       }
       return 'The server couldn\'t use this request: ' + error.message;
     case 429: {
@@ -159,7 +213,7 @@ export function explainError(error) {
         (wait !== undefined ? 'Try again in ' + plural(Math.max(1, Math.ceil(wait)), 'second') + '.' : 'Wait a moment and try again.');
     }
     case 507:
-      return 'The server\'s disk is full, so the upload couldn\'t be stored. Free some space and try again.';
+      return 'The server\'s disk has no room for this file, so the upload couldn\'t be stored. Free some space and try again.';
     default:
       return 'The server ran into a problem (error ' + error.status + '). Try again; if it keeps happening, look at the output of "stemsplit serve".';
   }

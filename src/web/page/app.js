@@ -3,7 +3,7 @@
  * Browser module `/web/app.js`: the page's controller. The key (from the `#key=` link or pasted),
  * the upload → reservation → split → progress flow, the key's past jobs, and the keyboard.
  */
-import { ApiError, contentTypeOf, createApi, explainError, explainJobFailure, fileProblem } from './api.js';
+import { acceptedKinds, ApiError, contentTypeOf, createApi, explainError, explainJobFailure, fileProblem, loadLimits, retentionWords, serverLimits, uploadLimitWords } from './api.js';
 import { formatTime, h, show } from './dom.js';
 import { MixerView } from './mixer-view.js';
 
@@ -289,6 +289,21 @@ function delay(ms) {
   return new Promise(function (resolve) { setTimeout(resolve, ms); });
 }
 
+/**
+ * Opens a split of the list, asking for it afresh when its signed stem URLs (valid for the
+ * server's stem-URL lifetime from when the list was loaded) may have expired meanwhile.
+ */
+async function openListed(split, listedAt) {
+  const limits = serverLimits();
+  const lifetimeMs = limits ? limits.stemUrlTtlSeconds * 1000 : 0;
+  if (Date.now() - listedAt < lifetimeMs - 60_000) return openInMixer(split);
+  try {
+    await openInMixer(await api.split(split.id));
+  } catch (error) {
+    report($('history-error'), error);
+  }
+}
+
 async function openInMixer(split) {
   showModel($('mixer-model'), split);
   try {
@@ -341,10 +356,11 @@ function historyItem(split) {
   const model = state.models.get(split.model);
   const details = [h('span', { class: 'history-name' }, [split.filename]), h('span', { class: 'history-meta', title: model ? 'Terms of ' + split.model + ': ' + model.terms : '' }, [meta])];
   if (split.status === 'failed') details.push(h('span', { class: 'history-why' }, [explainJobFailure(split.error)]));
-  if (expired) details.push(h('span', { class: 'history-why' }, ['The stems were removed after 7 days.']));
+  if (expired) details.push(h('span', { class: 'history-why' }, ['The stems were removed after ' + retentionWords() + '.']));
   const children = [h('div', { class: 'history-main' }, details), h('span', { class: 'badge badge-' + (expired ? 'expired' : split.status) }, [badgeText])];
   if (split.status === 'succeeded' && split.stems) {
-    children.push(h('button', { type: 'button', 'aria-label': 'Open ' + split.filename + ' in the mixer', onclick: function () { openInMixer(split); } }, ['Open']));
+    const listedAt = Date.now();
+    children.push(h('button', { type: 'button', 'aria-label': 'Open ' + split.filename + ' in the mixer', onclick: function () { openListed(split, listedAt); } }, ['Open']));
   } else if (split.status === 'queued' || split.status === 'processing') {
     children.push(h('button', { type: 'button', 'aria-label': 'Follow the progress of ' + split.filename, onclick: function () { follow(split.id, split.filename); } }, ['Follow']));
   }
@@ -391,6 +407,13 @@ document.addEventListener('keydown', function (event) {
   mixerView.toggle();
 });
 
+/** The drop zone's line: what this server takes, from its limits. */
+function showAccepted() {
+  const size = uploadLimitWords();
+  $('drop-hint').textContent = acceptedKinds() + (size ? ', up to ' + size + ' each' : '') + '; several split one after another. One second of audio uses one credit.';
+}
+
 const initialKey = keyFromFragment() || storedKey();
+loadLimits().then(showAccepted);
 if (initialKey) connect(initialKey);
 else showKeyPanel('');

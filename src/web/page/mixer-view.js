@@ -5,6 +5,7 @@
  * under a shared transport (play/pause, time, seek); exports every stem as a zip, the instrumental
  * (all but vocals) and the current mix as WAV rendered from the same buffers the mixer plays.
  */
+import { retentionWords } from './api.js';
 import { formatTime, h, icon, show, songBaseName, spokenTime } from './dom.js';
 import { Mixer, sumBuffers } from './mixer.js';
 import { computePeaks, drawWaveform, peakMagnitude } from './waveform.js';
@@ -37,7 +38,7 @@ async function fetchStem(name, url) {
   const response = await fetch(url, { cache: 'no-store' });
   if (!response.ok) {
     throw new Error(response.status === 404
-      ? 'the ' + name + ' stem is gone from the server (stems are kept for 7 days)'
+      ? 'the ' + name + ' stem is gone from the server (stems are kept for ' + retentionWords() + ')'
       : 'the ' + name + ' stem could not be loaded (HTTP ' + response.status + ')');
   }
   return new Uint8Array(await response.arrayBuffer());

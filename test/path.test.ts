@@ -1,0 +1,72 @@
+/**
+ * `stemsplit` on the PATH, as README's quick start puts it there: `npm link` (or `npm install -g .`)
+ * links the clone's `bin/stemsplit` into npm's bin folder. The link is made here the same way (a
+ * symlink in a temporary bin folder on PATH) and used from a folder outside the clone, and a
+ * SIGTERM sent to the process the user started stops the split it runs (no npm process between them).
+ * It runs the build `npm install` made (dist/), so it skips in words where there is none.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, test } from 'node:test';
+import { writeSong } from '../harness/audio.js';
+import { tempDir } from '../harness/server.js';
+import { until } from '../harness/wait.js';
+import { VERSION } from '../src/version.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const skip = existsSync(join(ROOT, 'dist', 'cli', 'run.js')) ? false : 'no build in dist/: run npm run build (npm install does)';
+
+const work = tempDir('stemsplit-path-');
+after(() => rmSync(work, { recursive: true, force: true }));
+const bin = join(work, 'bin');
+const music = join(work, 'music');
+mkdirSync(bin);
+mkdirSync(music);
+symlinkSync(join(ROOT, 'bin', 'stemsplit'), join(bin, 'stemsplit'));
+const env = {
+  ...process.env,
+  PATH: `${bin}${delimiter}${process.env['PATH'] ?? ''}`,
+  STEMSPLIT_DATA_DIR: join(work, 'data'),
+  STEMSPLIT_CACHE_DIR: join(work, 'cache'),
+};
+
+test('stemsplit runs from the PATH in a folder outside the clone', { skip }, () => {
+  const version = spawnSync('stemsplit', ['--version'], { cwd: music, env, encoding: 'utf8' });
+  assert.equal(version.status, 0, version.stderr);
+  assert.equal(version.stdout.trim(), VERSION);
+  writeSong(join(music, 'song.wav'), 1);
+  const split = spawnSync('stemsplit', ['split', 'song.wav'], { cwd: music, env, encoding: 'utf8', timeout: 120_000 });
+  assert.equal(split.status, 0, split.stderr);
+  assert.deepEqual(readdirSync(join(music, 'separated', 'song')).sort(), ['bass.mp3', 'drums.mp3', 'other.mp3', 'vocals.mp3']);
+});
+
+test('SIGTERM to the stemsplit a user or supervisor started stops its split: exit 143, nothing left running', { skip }, async () => {
+  writeSong(join(music, 'long.wav'), 120);
+  const child = spawn('stemsplit', ['split', 'long.wav', '-o', 'stopped'], { cwd: music, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (status) => resolve(status)));
+  await until(() => /\d+% separate/.test(stderr), 60_000, () => `separation never began: ${stderr}`);
+  // The process the user started is the one splitting (its only children are ffmpeg's decoder
+  // and encoders): no launcher in between to drop the signal.
+  const children = spawnSync('ps', ['-o', 'pid=,comm=', '--ppid', String(child.pid)], { encoding: 'utf8' })
+    .stdout.trim().split('\n').filter(Boolean).map((line) => line.trim().split(/\s+/));
+  assert.deepEqual([...new Set(children.map(([, command]) => command))], ['ffmpeg'], 'bin/stemsplit splits in its own process');
+  child.kill('SIGTERM');
+  assert.equal(await exited, 143, stderr);
+  assert.match(stderr, /stemsplit: stopped by SIGTERM; nothing was written for long\n$/);
+  await until(() => children.every(([pid]) => !alive(Number(pid))), 5_000, () => 'an ffmpeg of the stopped split is still running');
+  assert.deepEqual(existsSync(join(music, 'stopped')) ? readdirSync(join(music, 'stopped')) : [], []);
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
