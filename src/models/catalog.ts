@@ -185,8 +185,7 @@ const UVR_GUI_CONFIGS = `https://raw.githubusercontent.com/Anjok07/ultimatevocal
  * UVR's README ("License"): the GUI code is MIT; third-party apps that use UVR's models are asked
  * to honour that licence by crediting UVR and its developers. No licence file covers the weights.
  */
-const UVR_TERMS =
-  "not stated for the weights; UVR's README asks apps that use its models to credit UVR and its developers under the MIT licence of its code (github.com/Anjok07/ultimatevocalremovergui)";
+const UVR_TERMS = "not stated for the weights; UVR's README asks apps that use its models to credit UVR and its developers (MIT, its code's licence)";
 /** Where the catalog's MDX-Net model data comes from (UVR's table, at the commit read). */
 export const MDX_MODEL_DATA_SOURCE = 'https://github.com/TRvlvr/application_data/blob/3826b05b570dbd4fbedbc807758803b35348ba1b/mdx_model_data/model_data_new.json';
 

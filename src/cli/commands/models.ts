@@ -1,7 +1,7 @@
 import { StemsplitError } from '../../errors.js';
-import { catalogModel, MODEL_CATALOG, type CatalogModel } from '../../models/catalog.js';
-import { pullModel, removeModel } from '../../models/pull.js';
-import { registryFor, type ModelRegistry } from '../../models/registry.js';
+import { catalogModel, MDX_MODEL_DATA_SOURCE, MODEL_CATALOG, type CatalogModel } from '../../models/catalog.js';
+import { mdxModelDataFile, pullModel, removeModel } from '../../models/pull.js';
+import { registryFor, type ModelListing, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { createProgressBar, type ProgressBar } from '../progress.js';
 
@@ -16,14 +16,78 @@ export async function modelsList(ctx: CommandContext, options: { json?: boolean 
     printJson(ctx, rows);
     return;
   }
-  for (const row of rows) {
-    const state = row.installed ? row.origin : 'not installed (stemsplit models pull ' + row.name + ')';
-    const aliases = row.aliases.length ? ` [${row.aliases.join(', ')}]` : '';
-    print(ctx, `${row.name.padEnd(22)} ${String(row.sources.length).padStart(1)} stems  ${state}${aliases}`);
-    print(ctx, `${''.padEnd(22)} ${row.description}`);
-    print(ctx, `${''.padEnd(22)} terms: ${row.terms}`);
-    if (row.card) print(ctx, `${''.padEnd(22)} card: ${row.card}`);
+  for (const line of listingTable(rows, terminalWidth(ctx))) print(ctx, line);
+  if (rows.some((row) => !row.installed)) {
+    print(ctx, '');
+    print(ctx, 'available: stemsplit models pull NAME (sources, hashes and terms of each: docs/models.md; full values: models list --json)');
   }
+}
+
+/** The terminal's width, or a width that reads well in a file or pipe. */
+function terminalWidth(ctx: CommandContext): number {
+  const stream = ctx.stdout as Partial<NodeJS.WriteStream>;
+  return stream.isTTY && stream.columns ? Math.max(stream.columns, 60) : 120;
+}
+
+/** A name longer than this gets a line of its own, so the columns stay put. */
+const NAME_COLUMN_MAX = 30;
+const GAP = '  ';
+
+/**
+ * NAME, STEMS, STATE, FAMILY, TERMS: one row per model, terms wrapped in their column (they are
+ * never cut: every listing says what a model's terms are), the description below each row.
+ */
+export function listingTable(rows: readonly ModelListing[], width: number): string[] {
+  const cells = rows.map((row) => ({
+    name: row.name,
+    stems: `${row.sources.length} stems`,
+    state: `${row.installed ? row.origin : 'available'}${row.aliases.length ? ` [${row.aliases.join(', ')}]` : ''}`,
+    family: row.family,
+  }));
+  const widthOf = (key: keyof (typeof cells)[number], title: string, max = Infinity) =>
+    Math.min(max, Math.max(title.length, ...cells.map((cell) => cell[key].length)));
+  const name = widthOf('name', 'NAME', NAME_COLUMN_MAX);
+  const stems = widthOf('stems', 'STEMS');
+  const state = widthOf('state', 'STATE');
+  const family = widthOf('family', 'FAMILY');
+  const termsAt = name + stems + state + family + 4 * GAP.length;
+  const termsWidth = Math.max(24, width - termsAt);
+  const row = (n: string, ...rest: [string, string, string, string]) =>
+    [n.padEnd(name), rest[0].padEnd(stems), rest[1].padEnd(state), rest[2].padEnd(family), rest[3]].join(GAP).trimEnd();
+  const lines = [row('NAME', 'STEMS', 'STATE', 'FAMILY', 'TERMS')];
+  for (const [index, listing] of rows.entries()) {
+    const cell = cells[index] as (typeof cells)[number];
+    const terms = wrap(listing.terms, termsWidth);
+    const long = cell.name.length > name;
+    if (long) lines.push(cell.name);
+    lines.push(row(long ? '' : cell.name, cell.stems, cell.state, cell.family, terms[0] ?? ''));
+    for (const more of terms.slice(1)) lines.push(`${' '.repeat(termsAt)}${more}`);
+    for (const text of wrap(listing.description, width - 2)) lines.push(`  ${text}`);
+    if (listing.card) lines.push(`  card: ${listing.card}`);
+  }
+  return lines;
+}
+
+/** Lines of at most `width` characters, broken at spaces (a longer word is split). */
+export function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (let word of text.split(/\s+/).filter(Boolean)) {
+    while (word.length > width) {
+      if (line) lines.push(line);
+      line = '';
+      lines.push(word.slice(0, width));
+      word = word.slice(width);
+    }
+    if (!line) line = word;
+    else if (line.length + 1 + word.length <= width) line += ` ${word}`;
+    else {
+      lines.push(line);
+      line = word;
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
 }
 
 function catalogModelNamed(name: string): CatalogModel {
@@ -66,6 +130,8 @@ export async function modelsPull(ctx: CommandContext, names: readonly string[], 
       const source = model.downloads?.find((d) => file.path.endsWith(d.file));
       if (source && source.sha256 === undefined) ctx.stderr.write(`  ${source.file}: ${source.hashSource}: ${file.sha256}\n`);
     }
+    const dataFile = mdxModelDataFile(model);
+    if (dataFile) ctx.stderr.write(`  ${dataFile}: UVR's model data for this file (UVR hash ${model.uvrHash ?? 'not checked'}, from ${MDX_MODEL_DATA_SOURCE})\n`);
     results.push(result);
     if (!options.json) print(ctx, `${model.name} installed: ${result.path}`);
   }
