@@ -294,6 +294,7 @@ async function installMdxModelData(model: CatalogModel, onnx: string, fresh: boo
     const actual = await uvrModelHash(onnx);
     if (actual !== model.uvrHash) {
       await rm(onnx, { force: true });
+      await rm(`${onnx}.sha256`, { force: true });
       throw failed(`${basename(onnx)} has UVR hash ${actual}, not ${model.uvrHash} (the file UVR's model data is for); the file was deleted`);
     }
   }

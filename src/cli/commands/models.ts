@@ -31,6 +31,8 @@ function terminalWidth(ctx: CommandContext): number {
 
 /** A name longer than this gets a line of its own, so the columns stay put. */
 const NAME_COLUMN_MAX = 30;
+/** Narrower than this, the terms leave their column for a line of their own under the row. */
+const TERMS_COLUMN_MIN = 24;
 const GAP = '  ';
 
 /**
@@ -46,22 +48,23 @@ export function listingTable(rows: readonly ModelListing[], width: number): stri
   }));
   const widthOf = (key: keyof (typeof cells)[number], title: string, max = Infinity) =>
     Math.min(max, Math.max(title.length, ...cells.map((cell) => cell[key].length)));
-  const name = widthOf('name', 'NAME', NAME_COLUMN_MAX);
-  const stems = widthOf('stems', 'STEMS');
-  const state = widthOf('state', 'STATE');
-  const family = widthOf('family', 'FAMILY');
-  const termsAt = name + stems + state + family + 4 * GAP.length;
-  const termsWidth = Math.max(24, width - termsAt);
-  const row = (n: string, ...rest: [string, string, string, string]) =>
-    [n.padEnd(name), rest[0].padEnd(stems), rest[1].padEnd(state), rest[2].padEnd(family), rest[3]].join(GAP).trimEnd();
-  const lines = [row('NAME', 'STEMS', 'STATE', 'FAMILY', 'TERMS')];
+  const widths = [widthOf('name', 'NAME', NAME_COLUMN_MAX), widthOf('stems', 'STEMS'), widthOf('state', 'STATE'), widthOf('family', 'FAMILY')];
+  const termsAt = widths.reduce((sum, w) => sum + w + GAP.length, 0);
+  const termsInColumn = width - termsAt >= TERMS_COLUMN_MIN;
+  const row = (columns: readonly string[], terms: string) =>
+    [...columns.map((text, i) => text.padEnd(widths[i] as number)), terms].join(GAP).trimEnd();
+  const lines = [row(['NAME', 'STEMS', 'STATE', 'FAMILY'], termsInColumn ? 'TERMS' : '')];
   for (const [index, listing] of rows.entries()) {
     const cell = cells[index] as (typeof cells)[number];
-    const terms = wrap(listing.terms, termsWidth);
-    const long = cell.name.length > name;
+    const long = cell.name.length > (widths[0] as number);
     if (long) lines.push(cell.name);
-    lines.push(row(long ? '' : cell.name, cell.stems, cell.state, cell.family, terms[0] ?? ''));
-    for (const more of terms.slice(1)) lines.push(`${' '.repeat(termsAt)}${more}`);
+    const columns = [long ? '' : cell.name, cell.stems, cell.state, cell.family];
+    if (termsInColumn) {
+      const [first = '', ...more] = wrap(listing.terms, width - termsAt);
+      lines.push(row(columns, first), ...more.map((text) => `${' '.repeat(termsAt)}${text}`));
+    } else {
+      lines.push(row(columns, ''), ...wrap(`terms: ${listing.terms}`, width - 2).map((text) => `  ${text}`));
+    }
     for (const text of wrap(listing.description, width - 2)) lines.push(`  ${text}`);
     if (listing.card) lines.push(`  card: ${listing.card}`);
   }
