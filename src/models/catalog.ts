@@ -274,7 +274,7 @@ const TASK_MODELS: readonly CatalogModel[] = [
     name: 'mel-roformer-dereverb',
     family: 'msst',
     description: "anvuew's de-reverb Mel-Band RoFormer (SDR 19.17): the dry signal (noreverb) + no_noreverb (the reverb)",
-    terms: NOT_STATED,
+    terms: "not stated in MSST's table or UVR's lists, where stemsplit found it; check its page, huggingface.co/anvuew/dereverb_mel_band_roformer",
     sources: ['noreverb', 'no_noreverb'],
     modelType: 'mel_band_roformer',
     files: ['dereverb_mel_band_roformer_anvuew_sdr_19.1729.ckpt', 'dereverb_mel_band_roformer_anvuew_sdr_19.1729.yaml'],
