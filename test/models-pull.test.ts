@@ -15,9 +15,12 @@ import type { ConfigInput } from '../src/config.js';
 import { resolveConfig } from '../src/config.js';
 import { loadDemucs, parseBagFile, resolveMember } from '../src/demucs/index.js';
 import { isStemsplitError } from '../src/errors.js';
-import { catalogModel, type CatalogModel } from '../src/models/catalog.js';
-import { bagYaml, pullModel, removeModel, type DownloadProgress } from '../src/models/pull.js';
-import { demucsDir, modelDir, ModelRegistry } from '../src/models/registry.js';
+import { listingTable } from '../src/cli/commands/models.js';
+import { catalogModel, MODEL_CATALOG, type CatalogModel } from '../src/models/catalog.js';
+import { msstModelType, readMsstDocument } from '../src/msst/config.js';
+import { bagYaml, expectedHashPrefix, pullModel, removeModel, type DownloadProgress } from '../src/models/pull.js';
+import { uvrModelHash } from '../src/mdx/model-data.js';
+import { demucsDir, modelDir, ModelRegistry, type ModelListing } from '../src/models/registry.js';
 import { runCli, spawnCli } from '../harness/process.js';
 import { fixtureDir } from './support/fixtures.js';
 import { tempDir } from '../harness/server.js';
@@ -25,6 +28,9 @@ import { until } from '../harness/wait.js';
 
 /** The Demucs fixtures two tests read (undefined in a clone without ../shared: those tests skip). */
 const demucsFixtures = isMainThread ? fixtureDir('demucs') : undefined;
+/** The SCNet fixtures (an MSST checkpoint + yaml) and an MDX-Net `.onnx` a pull can serve. */
+const msstFixtures = isMainThread ? fixtureDir('msst') : undefined;
+const mdxFixtures = isMainThread ? fixtureDir('mdx') : undefined;
 
 // ---------------------------------------------------------------- the file server (worker side)
 
@@ -244,13 +250,198 @@ if (isMainThread) {
     assert.deepEqual(removed.sort(), ['ro.ckpt', 'ro.ckpt.sha256', 'ro.yaml'].map((f) => join(dir, f)).sort());
   });
 
-  test('models list and pull show the terms of every model', () => {
-    const listed = runCli(['models', 'list'], { STEMSPLIT_CACHE_DIR: tempDir(), STEMSPLIT_DATA_DIR: tempDir() });
+  test('models list shows the family and terms of every model in a table; --json has the full values', () => {
+    const env = { STEMSPLIT_CACHE_DIR: tempDir(), STEMSPLIT_DATA_DIR: tempDir() };
+    const listed = runCli(['models', 'list'], env);
     assert.equal(listed.status, 0, listed.stderr);
-    assert.match(listed.stdout, /htdemucs[\s\S]*terms: research use only, per the Demucs author/);
-    assert.match(listed.stdout, /bs-roformer-viperx-1297[\s\S]*terms: not stated/);
-    assert.match(listed.stdout, /stemsplit-small-4s[\s\S]*terms: [\s\S]*card: .*models\/stemsplit-small-4s\/MODEL_CARD\.md/);
+    const lines = listed.stdout.split('\n');
+    assert.match(lines[0] as string, /^NAME +STEMS +STATE +FAMILY +TERMS$/);
+    const termsAt = (lines[0] as string).indexOf('TERMS');
+    const rowOf = (name: string) => lines.find((line) => line.startsWith(`${name} `)) ?? assert.fail(`no row for ${name}:\n${listed.stdout}`);
+    for (const [name, family] of [
+      ['htdemucs', 'demucs'],
+      ['bs-roformer-viperx-1297', 'bs_roformer'],
+      ['mel-roformer-karaoke', 'mel_band_roformer'],
+      ['scnet-xl-ihf', 'scnet'],
+      ['mdx23c-instvoc-hq', 'mdx23c'],
+      ['kim-vocal-2', 'mdx'],
+      ['stemsplit-small-4s', 'bundled'],
+    ]) {
+      const row = rowOf(name as string);
+      assert.match(row, new RegExp(`^${name} +\\d stems +\\S.* ${family} +\\S`), row);
+      assert.ok(row.length > termsAt && row[termsAt - 1] === ' ' && row[termsAt] !== ' ', `terms start in their column: ${row}`);
+    }
+    assert.match(rowOf('htdemucs'), /research use only, per the Demucs/);
+    assert.match(rowOf('scnet-xl-ihf'), /not stated/);
+    assert.match(listed.stdout, /stemsplit-small-4s[\s\S]*card: .*models\/stemsplit-small-4s\/MODEL_CARD\.md/);
+    assert.match(listed.stdout, /stemsplit models pull NAME/);
     assert.doesNotMatch(listed.stdout, /MUSDB18-HQ\), MIT/, 'Demucs weights are no longer called MIT');
+
+    type Row = { name: string; family: string; terms: string };
+    const rows = JSON.parse(runCli(['models', 'list', '--json'], env).stdout) as Row[];
+    for (const model of MODEL_CATALOG) {
+      const row = rows.find((r) => r.name === model.name);
+      assert.equal(row?.terms, model.terms, 'the whole terms, unwrapped');
+      assert.equal(row?.family, model.family === 'msst' ? model.modelType : model.family);
+    }
+  });
+
+  test('the table keeps its columns with a long name (on a line of its own) and wraps terms, never cuts them', () => {
+    const row = (name: string, terms: string): ModelListing => ({
+      name,
+      family: 'mel_band_roformer',
+      kind: 'msst',
+      path: null,
+      installed: false,
+      origin: 'available',
+      aliases: [],
+      sources: ['vocals', 'no_vocals'],
+      description: 'a model',
+      terms,
+    });
+    const long = 'mel_band_roformer_karaoke_aufr33_viperx_sdr_10.1956_with_a_very_long_name';
+    const terms = 'not stated (the publisher gives no licence for these weights), said at length so that it has to wrap';
+    const lines = listingTable([row('short', terms), row(long, terms)], 110);
+    assert.ok(lines.every((line) => line.length <= 110), lines.join('\n'));
+    assert.ok(lines.includes(long), 'the long name is whole, on its own line');
+    const termsAt = (lines[0] as string).indexOf('TERMS');
+    assert.ok(termsAt > 0 && termsAt < 80, 'the long name did not widen the name column');
+    const rows = lines.filter((line) => / stems /.test(line));
+    assert.equal(rows.length, 2);
+    for (const line of rows) assert.equal(line.indexOf('not stated'), termsAt, line);
+    const wrapped = lines.filter((line) => line.startsWith(' '.repeat(termsAt)) && line.trim() !== '').map((line) => line.trim());
+    assert.equal([rows[0]?.slice(termsAt), ...wrapped.slice(0, wrapped.length / 2)].join(' '), terms, 'terms wrap, whole');
+
+    // Too narrow for a terms column: the terms get lines of their own under each row.
+    const narrow = listingTable([row('short', terms), row(long, terms)], 60);
+    assert.ok(narrow.filter((line) => line.startsWith('  ') && !line.includes(' stems ')).every((line) => line.length <= 60), narrow.join('\n'));
+    assert.doesNotMatch(narrow[0] as string, /TERMS/);
+    const termLines = narrow.slice(narrow.findIndex((line) => line.startsWith('short')) + 1, narrow.indexOf('  a model'));
+    assert.equal(termLines.map((line) => line.trim()).join(' '), `terms: ${terms}`);
+  });
+
+  test('every catalog model names its source, hash source and terms; MSST entries their model type, MDX-Net ones their model data', () => {
+    const names = new Set<string>();
+    for (const model of MODEL_CATALOG) {
+      assert.ok(!names.has(model.name), `${model.name} is listed once`);
+      names.add(model.name);
+      assert.match(model.name, /^[a-z0-9][a-z0-9._-]*$/, 'a name users can type');
+      assert.ok(model.terms.trim().length > 0 && model.description.trim().length > 0, model.name);
+      assert.ok(model.sources.length > 0, model.name);
+      if (model.family === 'demucs') {
+        for (const file of model.files) assert.match(expectedHashPrefix(file), /^[0-9a-f]{8}$/, 'the release name carries the hash');
+        continue;
+      }
+      assert.equal(model.files.length, model.family === 'msst' ? 2 : 1, `${model.name}: checkpoint + yaml, or one .onnx`);
+      if (model.family === 'msst') {
+        assert.ok(model.modelType, `${model.name} names its MSST model type`);
+        assert.match(model.files[0] as string, /\.(ckpt|pth)$/);
+        assert.match(model.files[1] as string, /\.yaml$/);
+      } else {
+        assert.match(model.files[0] as string, /\.onnx$/);
+        const data = model.mdxModelData;
+        assert.ok(data, `${model.name} carries UVR's model data`);
+        assert.deepEqual(Object.keys(data).sort(), ['compensate', 'mdx_dim_f_set', 'mdx_dim_t_set', 'mdx_n_fft_scale_set', 'primary_stem']);
+        assert.match(model.uvrHash ?? '', /^[0-9a-f]{32}$/);
+      }
+      for (const file of model.files) {
+        const download = model.downloads?.find((d) => d.file === file);
+        assert.ok(download, `${model.name}: ${file} has an address`);
+        assert.match(download.url, /^https:\/\/(github\.com|raw\.githubusercontent\.com|huggingface\.co)\//);
+        assert.ok(download.hashSource.trim().length > 0, `${model.name}: ${file} says where its hash comes from`);
+        if (download.sha256 !== undefined) assert.match(download.sha256, /^[0-9a-f]{64}$/);
+        else assert.match(download.hashSource, /first pull records/);
+        if (download.url.startsWith('https://raw.githubusercontent.com/')) assert.match(download.url, /\/[0-9a-f]{40}\//, 'a config is pinned to a commit');
+      }
+    }
+    for (const [family, count] of [['demucs', 3], ['msst', 9], ['mdx', 2]] as const) {
+      assert.ok(MODEL_CATALOG.filter((m) => m.family === family).length >= count, family);
+    }
+    for (const type of ['bs_roformer', 'mel_band_roformer', 'scnet', 'mdx23c'] as const) {
+      assert.ok(MODEL_CATALOG.some((m) => m.modelType === type), type);
+    }
+  });
+
+  test('an MSST SCNet pull fetches checkpoint and yaml; the registry runs it as scnet; a yaml that is not the pinned one is refused', { skip: msstFixtures === undefined }, async () => {
+    const fixture = (name: string) => readFileSync(join(msstFixtures as string, name));
+    const catalog = catalogModel('scnet-large') as CatalogModel;
+    const [ckptName, yamlName] = catalog.files as [string, string];
+    await server.put(ckptName, { bytes: fixture('scnet_4stem.ckpt') });
+    await server.put(yamlName, { bytes: fixture('scnet_4stem.yaml') });
+
+    // The catalog pins the published yaml's SHA-256: the fixture's yaml is another file.
+    const dir = tempDir();
+    const env = cliEnv(server, dir);
+    const refused = runCli(['models', 'pull', 'scnet-large'], env);
+    assert.equal(refused.status, 14, refused.stderr);
+    assert.match(errorLine(refused.stderr), new RegExp(`${yamlName.replace(/\./g, '\\.')} .*has SHA-256 .*expected a80c08df`));
+    assert.match(refused.stderr, /terms of the weights: not stated/);
+    const checkpoints = join(dir, 'cache', 'roformer', 'checkpoints');
+    assert.deepEqual(readdirSync(checkpoints).sort(), [ckptName, `${ckptName}.sha256`], 'the checkpoint (hash recorded) stays; the yaml does not');
+    const rows = JSON.parse(runCli(['models', 'list', '--json'], env).stdout) as Array<{ name: string; installed: boolean; family: string }>;
+    assert.deepEqual(rows.filter((r) => r.name === 'scnet-large').map((r) => [r.installed, r.family]), [[false, 'scnet']]);
+
+    // The same entry with the fixture's yaml pinned installs, and the registry hands it to the SCNet loader.
+    const yaml = fixture('scnet_4stem.yaml');
+    const model: CatalogModel = { ...catalog, downloads: catalog.downloads?.map((d) => (d.file === yamlName ? { ...d, sha256: sha256(yaml) } : d)) };
+    const cacheDir = tempDir();
+    const result = await pullModel(model, { cacheDir, baseUrl: server.filesUrl });
+    const msstDir = modelDir(cacheDir, 'msst');
+    assert.equal(result.path, join(msstDir, ckptName));
+    assert.deepEqual(readFileSync(join(msstDir, yamlName)), yaml);
+    assert.equal(readFileSync(join(msstDir, `${ckptName}.sha256`), 'utf8').split(' ')[0], sha256(fixture('scnet_4stem.ckpt')));
+    const registry = new ModelRegistry({ bundledDir: tempDir(), cacheDir, aliases: { '4s': [], '6s': [] } });
+    const ref = registry.resolve('scnet-large');
+    assert.deepEqual([ref.kind, ref.path, ref.configPath, ref.options?.modelType], ['msst', join(msstDir, ckptName), join(msstDir, yamlName), 'scnet']);
+    assert.equal(msstModelType(readMsstDocument(ref.configPath as string), ref.options?.modelType), 'scnet');
+    assert.deepEqual(
+      (await removeModel(model, cacheDir)).sort(),
+      [ckptName, `${ckptName}.sha256`, yamlName].map((f) => join(msstDir, f)).sort(),
+    );
+  });
+
+  test("an MDX-Net pull checks UVR's hash, writes the model data beside the .onnx; list and remove know it", { skip: mdxFixtures === undefined }, async () => {
+    const catalog = catalogModel('kim-vocal-2') as CatalogModel;
+    const onnxName = catalog.files[0] as string;
+    const onnx = readFileSync(join(mdxFixtures as string, 'mdx_a_nfft6144_vocals.onnx'));
+    await server.put(onnxName, { bytes: onnx });
+
+    // The real entry: the fixture is not the file UVR's model data describes.
+    const dir = tempDir();
+    const env = cliEnv(server, dir);
+    const refused = runCli(['models', 'pull', 'kim-vocal-2'], env);
+    assert.equal(refused.status, 14, refused.stderr);
+    assert.match(errorLine(refused.stderr), /Kim_Vocal_2\.onnx has UVR hash [0-9a-f]{32}, not 970b3f9492014d18fefeedfe4773cb42 .*deleted/);
+    assert.deepEqual(readdirSync(join(dir, 'cache', 'mdx')), [], 'nothing is installed, no hash recorded');
+
+    // The same entry keyed to the fixture's UVR hash installs, data beside it, through the CLI as users run it.
+    assert.ok(onnx.length < 10_240_000, 'a file this small is hashed whole');
+    const model: CatalogModel = { ...catalog, uvrHash: createHash('md5').update(onnx).digest('hex') };
+    const cacheDir = join(dir, 'cache');
+    const result = await pullModel(model, { cacheDir, baseUrl: server.filesUrl });
+    const mdxDir = modelDir(cacheDir, 'mdx');
+    assert.equal(result.path, join(mdxDir, onnxName));
+    assert.deepEqual(JSON.parse(readFileSync(join(mdxDir, 'Kim_Vocal_2.json'), 'utf8')), catalog.mdxModelData);
+    type Row = { name: string; installed: boolean; family: string; kind: string; path: string | null };
+    const row = (JSON.parse(runCli(['models', 'list', '--json'], env).stdout) as Row[]).find((r) => r.name === 'kim-vocal-2');
+    assert.deepEqual(row && [row.installed, row.family, row.kind, row.path], [true, 'mdx', 'mdx', join(mdxDir, onnxName)]);
+    assert.match(runCli(['models', 'list'], env).stdout, /^kim-vocal-2 +2 stems +pulled +mdx +not stated for the weights; UVR's README/m);
+
+    const removed = runCli(['models', 'remove', 'kim-vocal-2'], env);
+    assert.equal(removed.status, 0, removed.stderr);
+    assert.match(removed.stdout, /kim-vocal-2 removed \(3 files\)/);
+    assert.deepEqual(readdirSync(mdxDir), []);
+  });
+
+  test("UVR's hash is the MD5 of a file's last 10,240,000 bytes, or of all of a shorter one", async () => {
+    const dir = tempDir();
+    const small = randomBytes(1000);
+    const large = randomBytes(10_240_000 + 4321);
+    writeFileSync(join(dir, 'small.onnx'), small);
+    writeFileSync(join(dir, 'large.onnx'), large);
+    const md5 = (bytes: Uint8Array) => createHash('md5').update(bytes).digest('hex');
+    assert.equal(uvrModelHash(join(dir, 'small.onnx')), md5(small));
+    assert.equal(uvrModelHash(join(dir, 'large.onnx')), md5(large.subarray(4321)));
   });
 
   test('an interrupted download resumes from the partial file with Range', async () => {

@@ -173,6 +173,7 @@ export const CreditBalance = z.object({ balance: count, unit: z.literal('seconds
 export const ModelInfo = z
   .object({
     name: z.string(),
+    family: z.string().openapi({ description: 'How the model runs: demucs; bs_roformer, mel_band_roformer, scnet or mdx23c (MSST checkpoints); mdx (UVR MDX-Net); bundled.' }),
     origin: z.enum(['bundled', 'pulled', 'available']).openapi({ description: 'bundled: shipped inside stemsplit; pulled: fetched with `stemsplit models pull`; available: can be pulled.' }),
     installed: z.boolean(),
     aliases: z.array(StemModel).openapi({ description: 'The stemModel values that run this model now.' }),

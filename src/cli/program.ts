@@ -230,7 +230,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   const models = program.command('models').description('list, pull and remove models');
   models
     .command('list')
-    .description('bundled and pulled models, the Demucs and RoFormer checkpoints available to pull, which one 4s/6s run, and the terms of each')
+    .description('installed models and those available to pull, with family (demucs, bs_roformer, mel_band_roformer, scnet, mdx23c, mdx, bundled) and terms')
     .option('--json', 'print JSON')
     .action(async (opts) => {
       const { modelsList } = await import('./commands/models.js');
@@ -238,8 +238,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   models
     .command('pull')
-    .description("download published checkpoints (Demucs v4, BS-/Mel-Band RoFormer) into the cache; prints the weights' terms first (resumes, checks SHA-256)")
-    .argument('<names...>', pullable)
+    .description('download catalog models into the cache: Demucs v4, MSST checkpoints + yaml (RoFormer, SCNet, MDX23C), UVR MDX-Net .onnx + model data (resumes; checks SHA-256, or records it where none is published)')
+    .argument('<names...>', 'names from "stemsplit models list" (e.g. htdemucs, scnet-xl-ihf, mdx23c-instvoc-hq, kim-vocal-2)')
     .addOption(new Option('--base-url <url>', 'folder URL to download from (a mirror)').env('STEMSPLIT_MODELS_BASE_URL'))
     .option('--json', 'print JSON')
     .action(async (names: string[], opts) => {
@@ -248,8 +248,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   models
     .command('remove')
-    .description('delete pulled models (checkpoints, partial downloads and converted graphs)')
-    .argument('<names...>', pullable)
+    .description('delete pulled models of any family (checkpoints, yaml, MDX-Net model data, partial downloads and converted graphs)')
+    .argument('<names...>', 'names of pulled models (see "stemsplit models list")')
     .action(async (names: string[]) => {
       const { modelsRemove } = await import('./commands/models.js');
       await run((ctx) => modelsRemove(ctx, names), dataDir());

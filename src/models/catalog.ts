@@ -1,8 +1,11 @@
 /**
  * The models `models pull` knows how to fetch: the official Demucs v4 releases (the part of
- * each file name after the dash is the first 8 hex digits of its SHA-256, which pull checks)
- * and well-known RoFormer checkpoints with their MSST configs.
+ * each file name after the dash is the first 8 hex digits of its SHA-256, which pull checks),
+ * the most used MSST checkpoints (BS/Mel-Band RoFormer, SCNet, MDX23C) with their yaml, and
+ * UVR's most used MDX-Net `.onnx` models with their model data. docs/models.md lists them all,
+ * with where each file and hash comes from.
  */
+import type { UvrModelData } from '../mdx/model-data.js';
 import type { MsstModelType } from '../msst/config.js';
 
 export const DEMUCS_BASE_URL = 'https://dl.fbaipublicfiles.com/demucs/hybrid_transformer/';
@@ -33,8 +36,16 @@ export interface CatalogModel {
   readonly weights?: readonly (readonly number[])[];
   /** MSST checkpoints: MSST's model type (`--model_type`), where the yaml alone does not tell it. */
   readonly modelType?: MsstModelType;
-  /** Per-file addresses and hashes (RoFormer); Demucs files come from the release folder, hash prefix in the name. */
+  /** Per-file addresses and hashes (MSST, MDX-Net); Demucs files come from the release folder, hash prefix in the name. */
   readonly downloads?: readonly CatalogDownload[];
+  /**
+   * MDX-Net: the model data UVR keeps for this file (its keys, as in UVR's model_data_new.json),
+   * written as `NAME.json` beside the `.onnx` at pull, so the model runs whether or not the
+   * engine's built-in table knows it.
+   */
+  readonly mdxModelData?: UvrModelData;
+  /** MDX-Net: the key of that data in UVR's table (MD5 of the file's last 10,240,000 bytes); pull checks it. */
+  readonly uvrHash?: string;
 }
 
 /** The Demucs author's terms for the released weights (facebookresearch/demucs issues #327 and #508). */
@@ -93,6 +104,7 @@ const ROFORMER_MODELS: readonly CatalogModel[] = [
     description: "viperx's BS-RoFormer (ep 317, SDR 12.97 in UVR's table), vocals + no_vocals; the vocal model UVR users reach for",
     terms: NOT_STATED,
     sources: ['vocals', 'no_vocals'],
+    modelType: 'bs_roformer',
     files: ['model_bs_roformer_ep_317_sdr_12.9755.ckpt', 'model_bs_roformer_ep_317_sdr_12.9755.yaml'],
     downloads: [
       {
@@ -115,6 +127,7 @@ const ROFORMER_MODELS: readonly CatalogModel[] = [
     description: "Kimberley Jensen's Mel-Band RoFormer (SDR vocals 10.98 on MSST's multisong set), vocals + no_vocals",
     terms: NOT_STATED,
     sources: ['vocals', 'no_vocals'],
+    modelType: 'mel_band_roformer',
     files: ['MelBandRoformer.ckpt', 'MelBandRoformer.yaml'],
     downloads: [
       { file: 'MelBandRoformer.ckpt', url: 'https://huggingface.co/KimberleyJSN/melbandroformer/resolve/main/MelBandRoformer.ckpt', hashSource: NO_HASH },
@@ -132,6 +145,7 @@ const ROFORMER_MODELS: readonly CatalogModel[] = [
     description: "ZFTurbo's 4-stem BS-RoFormer (MUSDB18 test avg SDR 9.65); can serve the API's 4s",
     terms: NOT_STATED,
     sources: ['bass', 'drums', 'other', 'vocals'],
+    modelType: 'bs_roformer',
     files: ['model_bs_roformer_ep_17_sdr_9.6568.ckpt', 'model_bs_roformer_ep_17_sdr_9.6568.yaml'],
     downloads: [
       {
@@ -148,7 +162,185 @@ const ROFORMER_MODELS: readonly CatalogModel[] = [
   },
 ];
 
-export const MODEL_CATALOG: readonly CatalogModel[] = Object.freeze([...DEMUCS_MODELS, ...ROFORMER_MODELS]);
+/** MSST's release assets (github.com/ZFTurbo/Music-Source-Separation-Training/releases), as its pretrained-models table links them. */
+const MSST_RELEASES = 'https://github.com/ZFTurbo/Music-Source-Separation-Training/releases/download/';
+/** UVR's public model repository (the files UVR and python-audio-separator download). */
+const UVR_MODELS = 'https://github.com/TRvlvr/model_repo/releases/download/all_public_uvr_models/';
+/** UVR's application data (model configs), pinned to the commit read. */
+const UVR_DATA_COMMIT = 'adea29c9fdbd2fa115a208965d00a6f03cdfde96';
+const UVR_DATA_CONFIGS = `https://raw.githubusercontent.com/TRvlvr/application_data/${UVR_DATA_COMMIT}/mdx_model_data/mdx_c_configs/`;
+const UVR_DATA_HASH = 'computed by stemsplit from TRvlvr/application_data at commit adea29c';
+/** UVR's GUI repository, where the MDX23C configs live, pinned to the commit read. */
+const UVR_GUI_COMMIT = 'eb1ee99c9678cab64e3cbb87c9431c054cc7e3ec';
+const UVR_GUI_CONFIGS = `https://raw.githubusercontent.com/Anjok07/ultimatevocalremovergui/${UVR_GUI_COMMIT}/models/MDX_Net_Models/model_data/mdx_c_configs/`;
+/**
+ * UVR's README ("License"): the GUI code is MIT; third-party apps that use UVR's models are asked
+ * to honour that licence by crediting UVR and its developers. No licence file covers the weights.
+ */
+const UVR_TERMS = "not stated for the weights; UVR's README asks apps that use its models to credit UVR and its developers (MIT, its code's licence)";
+/** Where the catalog's MDX-Net model data comes from (UVR's table, at the commit read). */
+export const MDX_MODEL_DATA_SOURCE = 'https://github.com/TRvlvr/application_data/blob/3826b05b570dbd4fbedbc807758803b35348ba1b/mdx_model_data/model_data_new.json';
+
+/** SCNet (starrytong's architecture) checkpoints, trained and published in MSST's releases. */
+const SCNET_MODELS: readonly CatalogModel[] = [
+  {
+    name: 'scnet-xl-ihf',
+    family: 'msst',
+    description: "SCNet XL IHF, 4 stems (MUSDB18-HQ test avg SDR 10.08 in MSST's table); the best SCNet, about half HTDemucs' CPU time per the SCNet paper",
+    terms: NOT_STATED,
+    sources: ['drums', 'bass', 'other', 'vocals'],
+    modelType: 'scnet',
+    files: ['model_scnet_ep_36_sdr_10.0891.ckpt', 'model_scnet_ep_36_sdr_10.0891.yaml'],
+    downloads: [
+      { file: 'model_scnet_ep_36_sdr_10.0891.ckpt', url: `${MSST_RELEASES}v1.0.15/model_scnet_ep_36_sdr_10.0891.ckpt`, hashSource: NO_HASH },
+      { file: 'model_scnet_ep_36_sdr_10.0891.yaml', url: `${MSST_RELEASES}v1.0.15/config_musdb18_scnet_xl_more_wide_v5.yaml`, hashSource: NO_HASH },
+    ],
+  },
+  {
+    name: 'scnet-large',
+    family: 'msst',
+    description: "starrytong's SCNet-large, 4 stems (MUSDB18-HQ test avg SDR 9.70 in MSST's table); lighter than XL",
+    terms: NOT_STATED,
+    sources: ['Drums', 'Bass', 'Other', 'Vocals'],
+    modelType: 'scnet',
+    files: ['SCNet-large_starrytong_fixed.ckpt', 'SCNet-large_starrytong_fixed.yaml'],
+    downloads: [
+      { file: 'SCNet-large_starrytong_fixed.ckpt', url: `${MSST_RELEASES}v1.0.9/SCNet-large_starrytong_fixed.ckpt`, hashSource: NO_HASH },
+      {
+        file: 'SCNet-large_starrytong_fixed.yaml',
+        url: `${UVR_DATA_CONFIGS}config_musdb18_scnet_large_starrytong.yaml`,
+        sha256: 'a80c08dfad00d066bf6216bcd1440716ddb6b751ee9a46a55b17d06f5a12d35e',
+        hashSource: UVR_DATA_HASH,
+      },
+    ],
+  },
+];
+
+/** MDX23C (ZFTurbo's TFC-TDF v3) checkpoints. */
+const MDX23C_MODELS: readonly CatalogModel[] = [
+  {
+    name: 'mdx23c-instvoc-hq',
+    family: 'msst',
+    description: "MDX23C-8KFFT-InstVoc_HQ, vocals + instrumental (UVR's MDX23C model, weights by ZFTurbo)",
+    terms: UVR_TERMS,
+    sources: ['Vocals', 'Instrumental'],
+    modelType: 'mdx23c',
+    files: ['MDX23C-8KFFT-InstVoc_HQ.ckpt', 'MDX23C-8KFFT-InstVoc_HQ.yaml'],
+    downloads: [
+      { file: 'MDX23C-8KFFT-InstVoc_HQ.ckpt', url: `${UVR_MODELS}MDX23C-8KFFT-InstVoc_HQ.ckpt`, hashSource: NO_HASH },
+      {
+        file: 'MDX23C-8KFFT-InstVoc_HQ.yaml',
+        url: `${UVR_GUI_CONFIGS}model_2_stem_full_band_8k.yaml`,
+        sha256: '451765e869b78dcb9ca9188a74da31f581b7254ff0e8b532aa76b974148de947',
+        hashSource: 'computed by stemsplit from Anjok07/ultimatevocalremovergui at commit eb1ee99',
+      },
+    ],
+  },
+];
+
+/** Task models users ask for: karaoke (lead vs backing), de-reverb, denoise; all Mel-Band RoFormers. */
+const TASK_MODELS: readonly CatalogModel[] = [
+  {
+    name: 'mel-roformer-karaoke',
+    family: 'msst',
+    description: "aufr33 & viperx's karaoke Mel-Band RoFormer (SDR 10.20): lead vocals + no_Vocals (the instrumental with the backing vocals kept)",
+    terms: NOT_STATED,
+    sources: ['Vocals', 'no_Vocals'],
+    modelType: 'mel_band_roformer',
+    files: ['mel_band_roformer_karaoke_aufr33_viperx_sdr_10.1956.ckpt', 'mel_band_roformer_karaoke_aufr33_viperx_sdr_10.1956.yaml'],
+    downloads: [
+      {
+        file: 'mel_band_roformer_karaoke_aufr33_viperx_sdr_10.1956.ckpt',
+        url: `${UVR_MODELS}mel_band_roformer_karaoke_aufr33_viperx_sdr_10.1956.ckpt`,
+        hashSource: NO_HASH,
+      },
+      {
+        file: 'mel_band_roformer_karaoke_aufr33_viperx_sdr_10.1956.yaml',
+        url: `${UVR_DATA_CONFIGS}config_mel_band_roformer_karaoke.yaml`,
+        sha256: '30364842112e18500aca7ff7b1acf235251eb4ee93b377278176b432410eae33',
+        hashSource: UVR_DATA_HASH,
+      },
+    ],
+  },
+  {
+    name: 'mel-roformer-dereverb',
+    family: 'msst',
+    description: "anvuew's de-reverb Mel-Band RoFormer (SDR 19.17): the dry signal (noreverb) + no_noreverb (the reverb)",
+    terms: "not stated in MSST's table or UVR's lists, where stemsplit found it; check its page, huggingface.co/anvuew/dereverb_mel_band_roformer",
+    sources: ['noreverb', 'no_noreverb'],
+    modelType: 'mel_band_roformer',
+    files: ['dereverb_mel_band_roformer_anvuew_sdr_19.1729.ckpt', 'dereverb_mel_band_roformer_anvuew_sdr_19.1729.yaml'],
+    downloads: [
+      {
+        file: 'dereverb_mel_band_roformer_anvuew_sdr_19.1729.ckpt',
+        url: 'https://huggingface.co/anvuew/dereverb_mel_band_roformer/resolve/main/dereverb_mel_band_roformer_anvuew_sdr_19.1729.ckpt',
+        hashSource: NO_HASH,
+      },
+      {
+        file: 'dereverb_mel_band_roformer_anvuew_sdr_19.1729.yaml',
+        url: 'https://huggingface.co/anvuew/dereverb_mel_band_roformer/resolve/main/dereverb_mel_band_roformer_anvuew.yaml',
+        hashSource: NO_HASH,
+      },
+    ],
+  },
+  {
+    name: 'mel-roformer-denoise',
+    family: 'msst',
+    description: "aufr33's denoise Mel-Band RoFormer (SDR 27.99): dry + no_dry (the noise)",
+    terms: NOT_STATED,
+    sources: ['dry', 'no_dry'],
+    modelType: 'mel_band_roformer',
+    files: ['denoise_mel_band_roformer_aufr33_sdr_27.9959.ckpt', 'denoise_mel_band_roformer_aufr33_sdr_27.9959.yaml'],
+    downloads: [
+      {
+        file: 'denoise_mel_band_roformer_aufr33_sdr_27.9959.ckpt',
+        url: `${MSST_RELEASES}v.1.0.7/denoise_mel_band_roformer_aufr33_sdr_27.9959.ckpt`,
+        hashSource: NO_HASH,
+      },
+      {
+        file: 'denoise_mel_band_roformer_aufr33_sdr_27.9959.yaml',
+        url: `${MSST_RELEASES}v.1.0.7/model_mel_band_roformer_denoise.yaml`,
+        hashSource: NO_HASH,
+      },
+    ],
+  },
+];
+
+/** UVR's MDX-Net `.onnx` models, with the model data UVR keeps for each (`mdxModelData`, from MDX_MODEL_DATA_SOURCE). */
+const MDX_MODELS: readonly CatalogModel[] = [
+  {
+    name: 'kim-vocal-2',
+    family: 'mdx',
+    description: "Kimberley Jensen's Kim_Vocal_2, vocals + instrumental; UVR's most used MDX-Net vocal model, cheap on a CPU",
+    terms: UVR_TERMS,
+    sources: ['vocals', 'instrumental'],
+    files: ['Kim_Vocal_2.onnx'],
+    downloads: [{ file: 'Kim_Vocal_2.onnx', url: `${UVR_MODELS}Kim_Vocal_2.onnx`, hashSource: NO_HASH }],
+    uvrHash: '970b3f9492014d18fefeedfe4773cb42',
+    mdxModelData: { compensate: 1.009, mdx_dim_f_set: 3072, mdx_dim_t_set: 8, mdx_n_fft_scale_set: 7680, primary_stem: 'Vocals' },
+  },
+  {
+    name: 'uvr-mdx-net-inst-hq-4',
+    family: 'mdx',
+    description: "UVR-MDX-NET-Inst_HQ_4, instrumental + vocals; UVR's instrumental model, cheap on a CPU",
+    terms: UVR_TERMS,
+    sources: ['instrumental', 'vocals'],
+    files: ['UVR-MDX-NET-Inst_HQ_4.onnx'],
+    downloads: [{ file: 'UVR-MDX-NET-Inst_HQ_4.onnx', url: `${UVR_MODELS}UVR-MDX-NET-Inst_HQ_4.onnx`, hashSource: NO_HASH }],
+    uvrHash: '0f2a6bc5b49d87d64728ee40e23bceb1',
+    mdxModelData: { compensate: 1.019, mdx_dim_f_set: 2560, mdx_dim_t_set: 8, mdx_n_fft_scale_set: 5120, primary_stem: 'Instrumental' },
+  },
+];
+
+
+export const MODEL_CATALOG: readonly CatalogModel[] = Object.freeze([
+  ...DEMUCS_MODELS,
+  ...ROFORMER_MODELS,
+  ...SCNET_MODELS,
+  ...MDX23C_MODELS,
+  ...TASK_MODELS,
+  ...MDX_MODELS,
+]);
 
 export function catalogModel(name: string): CatalogModel | undefined {
   return MODEL_CATALOG.find((m) => m.name === name);

@@ -1,6 +1,7 @@
 /**
  * `models pull` and `models remove`: official Demucs checkpoints fetched into `<cacheDir>/demucs`,
- * RoFormer checkpoints and their MSST configs into `<cacheDir>/roformer/checkpoints`.
+ * MSST checkpoints (RoFormer, SCNet, MDX23C) and their yaml into `<cacheDir>/roformer/checkpoints`,
+ * MDX-Net `.onnx` models into `<cacheDir>/mdx` with their model data as `NAME.json` beside them.
  *
  * A download goes to `<file>.partial`; an interrupted one resumes from that file's size with
  * `Range: bytes=N-`. The complete file must hash to the SHA-256 prefix in its name
@@ -9,9 +10,11 @@
  * URL is configuration (the catalog, or the operator's mirror, which may be on the LAN), not
  * user input, so only its scheme is checked.
  */
+import { modelDataBeside, uvrModelHash } from '../mdx/model-data.js';
+import { createHash } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { sha256File } from '../onnx/cache.js';
 import { StemsplitError } from '../errors.js';
 import { filenameOf, guardedRequest, TRUSTED, type DownloadResult } from '../net/fetch.js';
@@ -253,11 +256,36 @@ async function pullUnlocked(model: CatalogModel, options: PullOptions): Promise<
     downloaded.push(await downloadVerified(source.url, destination, source.sha256, options));
   }
   let path = join(dir, model.files[0] as string);
+  if (model.family === 'mdx') await installMdxModelData(model, path, downloaded.length > 0);
   if (model.family === 'demucs' && model.files.length > 1) {
     path = join(dir, `${model.name}.yaml`);
     await writeAtomically(path, bagYaml(model));
   }
   return { name: model.name, path, downloaded, present };
+}
+
+
+/** `NAME.json` beside `NAME.onnx`: where the MDX-Net engine reads model data its table lacks. */
+export function mdxModelDataFile(model: CatalogModel): string | undefined {
+  return model.mdxModelData === undefined ? undefined : modelDataBeside(model.files[0] as string);
+}
+
+/**
+ * A fresh download must be the file UVR's model data describes (its UVR key), or that data would
+ * run it wrongly; the data is then written beside it (again on every pull, so an interrupted
+ * pull heals).
+ */
+async function installMdxModelData(model: CatalogModel, onnx: string, fresh: boolean): Promise<void> {
+  if (fresh && model.uvrHash !== undefined) {
+    const actual = uvrModelHash(onnx);
+    if (actual !== model.uvrHash) {
+      await rm(onnx, { force: true });
+      await rm(`${onnx}.sha256`, { force: true });
+      throw failed(`${basename(onnx)} has UVR hash ${actual}, not ${model.uvrHash} (the file UVR's model data is for); the file was deleted`);
+    }
+  }
+  const dataFile = mdxModelDataFile(model);
+  if (dataFile !== undefined) await writeAtomically(join(dirname(onnx), dataFile), `${JSON.stringify(model.mdxModelData, null, 2)}\n`);
 }
 
 /** Where a catalog file comes from and the hash it must have: its own address (a mirror's, with --base-url), or the Demucs release folder. */
@@ -287,9 +315,11 @@ async function removeUnlocked(model: CatalogModel, cacheDir: string): Promise<st
   }
   const conversions = model.family === 'demucs' ? [] : await msstConversions(cacheDir, join(dir, model.files[0] as string));
   const hashes = model.family === 'demucs' ? model.files.map(expectedHashPrefix) : [];
+  const dataFile = mdxModelDataFile(model);
   const doomed = entries.filter(
     (entry) =>
       entry === `${model.name}.yaml` ||
+      entry === dataFile ||
       model.files.some((file) => entry === file || entry === `${file}.partial` || entry === `${file}.sha256`) ||
       hashes.some((sha8) => isConversionOf(entry, sha8)),
   );

@@ -41,7 +41,21 @@ export interface ModelRef {
   readonly card?: string;
 }
 
+/**
+ * A model's family as `models list` and GET /v1/models name it: an MSST checkpoint by its model
+ * type (bs_roformer, mel_band_roformer, scnet, mdx23c; `msst` where only its yaml will tell),
+ * `bundled` for the models shipped inside stemsplit.
+ */
+export type ListedFamily = 'bundled' | 'demucs' | 'mdx' | 'msst' | MsstModelType;
+
+export function listedFamily(ref: Pick<ModelRef, 'kind' | 'options'>): ListedFamily {
+  if (ref.kind === 'onnx') return 'bundled';
+  if (ref.kind === 'msst') return ref.options?.modelType ?? 'msst';
+  return ref.kind;
+}
+
 export interface ModelListing extends Omit<ModelRef, 'path'> {
+  readonly family: ListedFamily;
   readonly path: string | null;
   readonly installed: boolean;
   readonly origin: 'bundled' | 'pulled' | 'available';
@@ -252,15 +266,17 @@ export class ModelRegistry {
     const rows: ModelListing[] = [];
     for (const model of MODEL_CATALOG) {
       const path = this.installedPath(model) ?? null;
+      const ref = catalogRef(model, '');
       rows.push({
-        ...catalogRef(model, ''),
+        ...ref,
+        family: listedFamily(ref),
         path,
         installed: path !== null,
         origin: path ? 'pulled' : 'available',
         aliases: aliasesOf(model.name),
       });
     }
-    for (const ref of this.bundled()) rows.push({ ...ref, installed: true, origin: 'bundled', aliases: aliasesOf(ref.name) });
+    for (const ref of this.bundled()) rows.push({ ...ref, family: listedFamily(ref), installed: true, origin: 'bundled', aliases: aliasesOf(ref.name) });
     return rows;
   }
 }

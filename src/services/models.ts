@@ -3,6 +3,8 @@ import type { ModelListing, ModelRegistry } from '../models/registry.js';
 
 export interface ModelInfo {
   readonly name: string;
+  /** demucs, bs_roformer, mel_band_roformer, scnet, mdx23c (MSST), mdx (MDX-Net) or bundled. */
+  readonly family: ModelListing['family'];
   /** `bundled`: shipped inside stemsplit; `pulled`: fetched with `models pull`; `available`: can be pulled. */
   readonly origin: ModelListing['origin'];
   readonly installed: boolean;
@@ -24,6 +26,7 @@ export class ModelService {
   list(): ModelInfo[] {
     return this.#registry.listing().map((model) => ({
       name: model.name,
+      family: model.family,
       origin: model.origin,
       installed: model.installed,
       aliases: model.aliases,

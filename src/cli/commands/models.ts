@@ -1,7 +1,7 @@
 import { StemsplitError } from '../../errors.js';
-import { catalogModel, MODEL_CATALOG, type CatalogModel } from '../../models/catalog.js';
-import { pullModel, removeModel } from '../../models/pull.js';
-import { registryFor, type ModelRegistry } from '../../models/registry.js';
+import { catalogModel, MDX_MODEL_DATA_SOURCE, MODEL_CATALOG, type CatalogModel } from '../../models/catalog.js';
+import { mdxModelDataFile, pullModel, removeModel } from '../../models/pull.js';
+import { registryFor, type ModelListing, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { createProgressBar, type ProgressBar } from '../progress.js';
 
@@ -16,17 +16,81 @@ export async function modelsList(ctx: CommandContext, options: { json?: boolean 
     printJson(ctx, rows);
     return;
   }
-  // The name column fits the longest name, so long ones (RoFormer checkpoints) keep the columns.
-  const width = Math.max(...rows.map((row) => row.name.length)) + 2;
-  const indent = ''.padEnd(width);
-  for (const row of rows) {
-    const state = row.installed ? row.origin : 'not installed (stemsplit models pull ' + row.name + ')';
-    const aliases = row.aliases.length ? ` [${row.aliases.join(', ')}]` : '';
-    print(ctx, `${row.name.padEnd(width)}${row.sources.length} stems  ${state}${aliases}`);
-    print(ctx, `${indent}${row.description}`);
-    print(ctx, `${indent}terms: ${row.terms}`);
-    if (row.card) print(ctx, `${indent}card: ${row.card}`);
+  for (const line of listingTable(rows, terminalWidth(ctx))) print(ctx, line);
+  if (rows.some((row) => !row.installed)) {
+    print(ctx, '');
+    print(ctx, 'available: stemsplit models pull NAME (sources, hashes and terms of each: docs/models.md; full values: models list --json)');
   }
+}
+
+/** The terminal's width, or a width that reads well in a file or pipe. */
+function terminalWidth(ctx: CommandContext): number {
+  const stream = ctx.stdout as Partial<NodeJS.WriteStream>;
+  return stream.isTTY && stream.columns ? Math.max(stream.columns, 60) : 120;
+}
+
+/** A name longer than this gets a line of its own, so the columns stay put. */
+const NAME_COLUMN_MAX = 30;
+/** Narrower than this, the terms leave their column for a line of their own under the row. */
+const TERMS_COLUMN_MIN = 24;
+const GAP = '  ';
+
+/**
+ * NAME, STEMS, STATE, FAMILY, TERMS: one row per model, terms wrapped in their column (they are
+ * never cut: every listing says what a model's terms are), the description below each row.
+ */
+export function listingTable(rows: readonly ModelListing[], width: number): string[] {
+  const cells = rows.map((row) => ({
+    name: row.name,
+    stems: `${row.sources.length} stems`,
+    state: `${row.installed ? row.origin : 'available'}${row.aliases.length ? ` [${row.aliases.join(', ')}]` : ''}`,
+    family: row.family,
+  }));
+  const widthOf = (key: keyof (typeof cells)[number], title: string, max = Infinity) =>
+    Math.min(max, Math.max(title.length, ...cells.map((cell) => cell[key].length)));
+  const widths = [widthOf('name', 'NAME', NAME_COLUMN_MAX), widthOf('stems', 'STEMS'), widthOf('state', 'STATE'), widthOf('family', 'FAMILY')];
+  const termsAt = widths.reduce((sum, w) => sum + w + GAP.length, 0);
+  const termsInColumn = width - termsAt >= TERMS_COLUMN_MIN;
+  const row = (columns: readonly string[], terms: string) =>
+    [...columns.map((text, i) => text.padEnd(widths[i] as number)), terms].join(GAP).trimEnd();
+  const lines = [row(['NAME', 'STEMS', 'STATE', 'FAMILY'], termsInColumn ? 'TERMS' : '')];
+  for (const [index, listing] of rows.entries()) {
+    const cell = cells[index] as (typeof cells)[number];
+    const long = cell.name.length > (widths[0] as number);
+    if (long) lines.push(cell.name);
+    const columns = [long ? '' : cell.name, cell.stems, cell.state, cell.family];
+    if (termsInColumn) {
+      const [first = '', ...more] = wrap(listing.terms, width - termsAt);
+      lines.push(row(columns, first), ...more.map((text) => `${' '.repeat(termsAt)}${text}`));
+    } else {
+      lines.push(row(columns, ''), ...wrap(`terms: ${listing.terms}`, width - 2).map((text) => `  ${text}`));
+    }
+    for (const text of wrap(listing.description, width - 2)) lines.push(`  ${text}`);
+    if (listing.card) lines.push(`  card: ${listing.card}`);
+  }
+  return lines;
+}
+
+/** Lines of at most `width` characters, broken at spaces (a longer word is split). */
+export function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (let word of text.split(/\s+/).filter(Boolean)) {
+    while (word.length > width) {
+      if (line) lines.push(line);
+      line = '';
+      lines.push(word.slice(0, width));
+      word = word.slice(width);
+    }
+    if (!line) line = word;
+    else if (line.length + 1 + word.length <= width) line += ` ${word}`;
+    else {
+      lines.push(line);
+      line = word;
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
 }
 
 function catalogModelNamed(name: string): CatalogModel {
@@ -69,6 +133,8 @@ export async function modelsPull(ctx: CommandContext, names: readonly string[], 
       const source = model.downloads?.find((d) => file.path.endsWith(d.file));
       if (source && source.sha256 === undefined) ctx.stderr.write(`  ${source.file}: ${source.hashSource}: ${file.sha256}\n`);
     }
+    const dataFile = mdxModelDataFile(model);
+    if (dataFile) ctx.stderr.write(`  ${dataFile}: UVR's model data for this file (UVR hash ${model.uvrHash ?? 'not checked'}, from ${MDX_MODEL_DATA_SOURCE})\n`);
     results.push(result);
     if (!options.json) print(ctx, `${model.name} installed: ${result.path}`);
   }
