@@ -1,6 +1,7 @@
 import { StemsplitError } from '../../errors.js';
 import { DEFAULT_ACCOUNT } from '../../store/index.js';
-import { addWebSession, pageOrigins, recordedPageOrigins, webSessionLink } from '../../web/session.js';
+import { addWebSession, recordedPageOrigins } from '../../services/web-session.js';
+import { pageOrigins, webSessionLink } from '../../web/session.js';
 import { print, printJson, withStore, type CommandContext } from '../context.js';
 
 

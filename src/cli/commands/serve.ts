@@ -2,7 +2,8 @@ import { networkInterfaces } from 'node:os';
 import { MIB } from '../../limits.js';
 import { startServer } from '../../server.js';
 import type { DataStore } from '../../store/index.js';
-import { addWebSession, createWebSession, hasWebSession, pageOrigins, recordPageOrigins, webSessionLink } from '../../web/session.js';
+import { addWebSession, createWebSession, hasWebSession, recordPageOrigins } from '../../services/web-session.js';
+import { pageOrigins, webSessionLink } from '../../web/session.js';
 import { print, runUntilSignalled, type CommandContext } from '../context.js';
 
 export interface ServeOptions {
