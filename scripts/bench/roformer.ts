@@ -8,6 +8,8 @@
  *        [--depth N] [--set field=value]          (fewer blocks, other sizes: where the memory goes)
  *        [--main-thread]                         (run on the main thread instead of a worker, as serve/split do)
  *        [--checkpoint X.ckpt --config X.yaml]   (a real checkpoint instead of random weights)
+ *        [--precision fp32|int8]                 (int8: the matrix products in int8, onnx/quantize.ts)
+ *        [--precision fp32,int8 --runs N]        (each variant in a fresh child process, interleaved, N times)
  *
  * Prints the conversion and load times, seconds per chunk and per minute of audio, where the
  * time goes (spectrum, graph, masks + inverse) and the peak RSS while separating.
@@ -18,6 +20,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isMainThread, Worker } from 'node:worker_threads';
+import { parsePrecision } from '../../src/onnx/quantize.js';
 import { parseRoformerConfig, type RoformerConfig } from '../../src/roformer/config.js';
 import { RoformerNetwork } from '../../src/roformer/engine.js';
 import { PRESETS, randomState } from './roformer-random.js';
@@ -34,8 +37,24 @@ const { values } = parseArgs({
     depth: { type: 'string' },
     set: { type: 'string', multiple: true },
     'main-thread': { type: 'boolean', default: false },
+    precision: { type: 'string', default: 'fp32' },
+    runs: { type: 'string', default: '1' },
   },
 });
+
+const variants = values.precision.split(',').map((name) => parsePrecision(name));
+if (isMainThread && variants.length > 1) {
+  // Interleaved (fp32, int8, fp32, …) so other load on the box hits every variant alike.
+  const own = process.argv.slice(2).filter((arg, i, all) => arg !== '--precision' && all[i - 1] !== '--precision' && arg !== '--runs' && all[i - 1] !== '--runs');
+  for (let run = 1; run <= Number(values.runs); run++) {
+    for (const variant of variants) {
+      console.log(`--- run ${run}, ${variant}`);
+      execFileSync(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'roformer.ts'), ...own, '--precision', variant], { stdio: 'inherit' });
+    }
+  }
+  process.exit(0);
+}
+const precision = variants[0] ?? 'fp32';
 
 if (isMainThread && !values['build-only'] && !values['main-thread']) {
   // This same script, with the same argv, in a worker thread (as serve and split run models) that registers tsx first.
@@ -80,19 +99,19 @@ if (values['build-only']) {
   // The child process that writes the random network's graph, so the measured process holds no weights of its own.
   const config = presetConfig();
   const state = randomState(config);
-  const stages = RoformerNetwork.writeStages(config, state, values['build-only']);
+  const stages = RoformerNetwork.writeStages(config, state, values['build-only'], precision);
   const parameters = [...state.values()].reduce((sum, t) => sum + t.data.length, 0);
   process.stdout.write(JSON.stringify({ millions: (parameters / 1e6).toFixed(1), stages }));
   process.exit(0);
 }
 const loadStarted = performance.now();
 if (values.checkpoint) {
-  network = await RoformerNetwork.open(values.checkpoint, { cacheDir: work, intraOpThreads: threads, onTiming, ...(values.config ? { configPath: values.config } : {}) });
+  network = await RoformerNetwork.open(values.checkpoint, { cacheDir: work, intraOpThreads: threads, precision, onTiming, ...(values.config ? { configPath: values.config } : {}) });
 } else {
   const config = presetConfig();
-  const args = ['--import', 'tsx', path.resolve(import.meta.dirname, 'roformer.ts'), '--preset', values.preset, '--build-only', work, ...(values.depth ? ['--depth', values.depth] : []), ...(values.set ?? []).flatMap((pair) => ['--set', pair])];
+  const args = ['--import', 'tsx', path.resolve(import.meta.dirname, 'roformer.ts'), '--preset', values.preset, '--build-only', work, '--precision', precision, ...(values.depth ? ['--depth', values.depth] : []), ...(values.set ?? []).flatMap((pair) => ['--set', pair])];
   const built = JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8' })) as { millions: string; stages: Parameters<typeof RoformerNetwork.fromStages>[2] };
-  console.log(`model           ${values.preset}: ${config.type}, dim ${config.dim}, depth ${config.depth}, ${built.millions} M parameters (random), ${built.stages.length} graphs`);
+  console.log(`model           ${values.preset}: ${config.type}, dim ${config.dim}, depth ${config.depth}, ${built.millions} M parameters (random), ${built.stages.length} graphs, ${precision}`);
   network = await RoformerNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });
 }
 const loadSeconds = (performance.now() - loadStarted) / 1000;
