@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import { StemsplitError } from './errors.js';
 import { MAX_JSON_BODY_BYTES, MAX_UPLOAD_BYTES, MIB } from './limits.js';
+import { DEFAULT_PRECISION, parsePrecision, type Precision } from './onnx/quantize.js';
 
 export interface StemsplitConfig {
   /** SQLite database, uploads, sources and stems live here (with PostgreSQL: all but the database, on a folder every node mounts at this path). */
@@ -54,6 +55,8 @@ export interface StemsplitConfig {
   readonly bundledModelsDir: string;
   /** Threads one ONNX session may use. */
   readonly intraOpThreads: number;
+  /** What converted checkpoints (Demucs, RoFormer, …) compute in: `fp32`, or `int8` matrix products (opt-in, docs/benchmarks.md). */
+  readonly precision: Precision;
   /**
    * The longest audio a split job accepts, when the operator sets one. Unset by default: a split
    * streams its audio (memory does not grow with length) and checks for disk room itself.
@@ -86,6 +89,7 @@ export interface ConfigInput {
   /** --max-upload-mb: MiB, as the spec's 50 MB limit counts them (52,428,800 bytes). */
   maxUploadMb?: number | undefined;
   jobLeaseSeconds?: number | undefined;
+  precision?: Precision | undefined;
 }
 
 const HOUR = 3600;
@@ -192,6 +196,7 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     modelAliases: Object.freeze({ '4s': Object.freeze([...aliases4]), '6s': Object.freeze([...aliases6]) }),
     bundledModelsDir: resolve(input.bundledModelsDir ?? env['STEMSPLIT_MODELS_DIR'] ?? packageModelsDir()),
     intraOpThreads: Math.max(1, Math.floor(cores / Math.max(1, concurrency))),
+    precision: input.precision ?? (env['STEMSPLIT_PRECISION'] ? parsePrecision(env['STEMSPLIT_PRECISION'], 'STEMSPLIT_PRECISION') : DEFAULT_PRECISION),
     maxMinutes: input.maxMinutes ?? envNumber(env, 'STEMSPLIT_MAX_MINUTES'),
     jobLeaseSeconds: Math.max(1, input.jobLeaseSeconds ?? envNumber(env, 'STEMSPLIT_JOB_LEASE_SECONDS') ?? 30),
   });

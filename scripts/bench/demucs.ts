@@ -4,7 +4,17 @@
  * pipeline (overlap 0.25, shifts 0) and prints where the time goes and the peak RSS.
  *
  *   node --import tsx scripts/bench/demucs.ts [--checkpoint FILE] [--seconds 60] [--threads 2]
- *        [--cache-dir DIR] [--shifts 0] [--cold] [--runs 1] [--main-thread]
+ *        [--cache-dir DIR] [--shifts 0] [--cold] [--runs 1] [--main-thread] [--precision fp32|int8]
+ *
+ *   node --import tsx scripts/bench/demucs.ts --precision fp32,int8,pytorch --runs 3 [--python /usr/bin/python3]
+ *
+ * With several precisions (a list), each run separates the track once per precision, each in a
+ * fresh child process, interleaved (fp32, int8, pytorch, fp32, …), so other load on the box hits
+ * every variant alike; it prints each variant's fastest run, highest peak and the ratios.
+ * `pytorch` is the official demucs (`demucs.apply.apply_model`, shifts 0, overlap 0.25, the same
+ * normalization, `torch.set_num_threads(--threads)`), run by `--python` in an environment where
+ * `import demucs` works (`pip install demucs`, or PYTHONPATH at a checkout); nothing of it is part
+ * of stemsplit. Its peak RSS is the Python process's maximum (model loading included).
  *
  * With `--runs N` the track is separated N times and the fastest run is reported (on a
  * shared machine the fastest run is the one least disturbed by other work); the parts'
@@ -23,6 +33,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread } from 'node:worker_threads';
 import { convertCheckpoint, loadDemucs } from '../../src/demucs/index.js';
+import { parsePrecision } from '../../src/onnx/quantize.js';
 import { separate } from '../../src/separation/index.js';
 import { rssSampler } from './rss.js';
 
@@ -37,8 +48,18 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '1' },
     'convert-only': { type: 'boolean', default: false },
     'main-thread': { type: 'boolean', default: false },
+    precision: { type: 'string', default: 'fp32' },
+    python: { type: 'string', default: '/usr/bin/python3' },
+    json: { type: 'boolean', default: false },
   },
 });
+
+const variants = values.precision.split(',');
+if (isMainThread && variants.length > 1) {
+  await compareVariants(variants);
+  process.exit(0);
+}
+const precision = parsePrecision(values.precision);
 
 if (isMainThread && !values['main-thread'] && !values['convert-only']) {
   // This same script, with the same argv, in a worker thread that registers tsx first.
@@ -55,7 +76,7 @@ const cacheDir = values.cold ? mkdtempSync(path.join(tmpdir(), 'stemsplit-bench-
 
 if (values['convert-only']) {
   const started = performance.now();
-  await convertCheckpoint(checkpoint, cacheDir);
+  await convertCheckpoint(checkpoint, cacheDir, { precision });
   const seconds = (performance.now() - started) / 1000;
   process.stdout.write(JSON.stringify({ seconds, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
   process.exit(0);
@@ -77,7 +98,7 @@ function benchTrack(seconds: number, sampleRate: number): { data: Float32Array; 
 }
 
 const cold = JSON.parse(
-  execFileSync(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'demucs.ts'), '--convert-only', '--checkpoint', checkpoint, '--cache-dir', cacheDir], {
+  execFileSync(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'demucs.ts'), '--convert-only', '--checkpoint', checkpoint, '--cache-dir', cacheDir, '--precision', precision], {
     encoding: 'utf8',
   }),
 ) as { seconds: number; maxRssMb: number };
@@ -89,6 +110,7 @@ const loadStarted = performance.now();
 const model = await loadDemucs(checkpoint, {
   cacheDir,
   intraOpThreads: Number(values.threads),
+  precision,
   onTiming: (part, ms) => timings.set(part, (timings.get(part) ?? 0) + ms),
 });
 const loadMs = performance.now() - loadStarted;
@@ -155,11 +177,15 @@ const best = results.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
 const { wallMs, outputBytes } = best;
 const separatePeak = Math.max(...results.map((r) => r.peakBytes));
 
+if (values.json) {
+  process.stdout.write(`${JSON.stringify({ wallMs, cpuMs: best.cpuMs, peakMiB: separatePeak / 2 ** 20, segments: best.segmentMs.length })}\n`);
+  process.exit(0);
+}
 const graphMs = [...best.timings].filter(([part]) => part.startsWith('graph:')).reduce((sum, [, ms]) => sum + ms, 0);
 const line = (label: string, ms: number): string =>
   `  ${label.padEnd(22)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
 
-console.log(`checkpoint      ${checkpoint}`);
+console.log(`checkpoint      ${checkpoint} (${precision})`);
 console.log(`thread          ${isMainThread ? 'main (--main-thread)' : 'a worker thread, as serve and split run it'}`);
 console.log(`audio           ${seconds} s, ${segmentMs.length} segments of ${model.segmentSamples} samples, shifts ${values.shifts}, ${values.threads} intra-op threads`);
 console.log(
@@ -183,4 +209,66 @@ if (values.cold) rmSync(cacheDir, { recursive: true, force: true });
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+interface VariantRun {
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  readonly peakMiB: number;
+}
+
+/** Runs every variant `--runs` times, interleaved, each in a fresh child process; prints fastest runs, peaks and ratios. */
+async function compareVariants(names: readonly string[]): Promise<void> {
+  const own = path.resolve(import.meta.dirname, 'demucs.ts');
+  const common = ['--checkpoint', values.checkpoint, '--seconds', values.seconds, '--threads', values.threads, '--cache-dir', values['cache-dir'], '--shifts', values.shifts];
+  for (const name of names) if (name !== 'pytorch') parsePrecision(name);
+  const runs = new Map<string, VariantRun[]>(names.map((name) => [name, []]));
+  for (let run = 0; run < Number(values.runs); run++) {
+    for (const name of names) {
+      const output =
+        name === 'pytorch'
+          ? execFileSync(values.python, ['-c', pytorchBench(), values.checkpoint, values.seconds, values.threads, values.shifts], { encoding: 'utf8', maxBuffer: 1 << 26 })
+          : execFileSync(process.execPath, ['--import', 'tsx', own, ...common, '--precision', name, '--json'], { encoding: 'utf8', maxBuffer: 1 << 26 });
+      const result = JSON.parse(output.trim().split('\n').pop() ?? '{}') as VariantRun;
+      runs.get(name)?.push(result);
+      console.log(`run ${run + 1} ${name.padEnd(8)} ${(result.wallMs / 1000).toFixed(1)} s wall, ${(result.cpuMs / 1000).toFixed(1)} s CPU, peak ${result.peakMiB.toFixed(0)} MiB`);
+    }
+  }
+  const seconds = Number(values.seconds);
+  const fastest = (name: string): number => Math.min(...(runs.get(name) ?? []).map((r) => r.wallMs));
+  console.log(`\n${values.checkpoint}, ${seconds} s of audio, ${values.threads} threads, overlap 0.25, shifts ${values.shifts}; fastest of ${values.runs} interleaved runs, highest peak`);
+  console.log('variant   s per minute   peak RSS   vs pytorch   vs fp32');
+  for (const name of names) {
+    const best = fastest(name);
+    const peak = Math.max(...(runs.get(name) ?? []).map((r) => r.peakMiB));
+    const ratio = (other: string) => (runs.has(other) && other !== name ? `${(fastest(other) / best).toFixed(2)}×` : '—');
+    console.log(`${name.padEnd(9)} ${((best / 1000) * (60 / seconds)).toFixed(1).padStart(12)}   ${peak.toFixed(0).padStart(5)} MiB   ${ratio('pytorch').padStart(10)}   ${ratio('fp32').padStart(7)}`);
+  }
+}
+
+/** The official demucs on the same track (the fixture clip repeated), timed around apply_model; argv: checkpoint seconds threads shifts. */
+function pytorchBench(): string {
+  return `
+import json, resource, sys, time
+import numpy as np, torch
+from demucs.apply import apply_model
+from demucs.states import load_model
+checkpoint, seconds, threads, shifts = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+torch.set_num_threads(threads)
+model = load_model(checkpoint)
+model.eval()
+clip = np.fromfile('../shared/fixtures/demucs/htdemucs_small.separate.in.f32', dtype=np.float32).reshape(2, -1)
+length = round(seconds * model.samplerate)
+wav = torch.from_numpy(np.ascontiguousarray(np.tile(clip, (1, length // clip.shape[1] + 1))[:, :length]))
+ref = wav.mean(0)
+wav = (wav - ref.mean()) / ref.std()
+cpu = time.process_time()
+started = time.perf_counter()
+with torch.no_grad():
+    out = apply_model(model, wav[None], shifts=shifts, split=True, overlap=0.25, progress=False)
+wall = time.perf_counter() - started
+out = out * ref.std() + ref.mean()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({'wallMs': wall * 1000, 'cpuMs': (time.process_time() - cpu) * 1000, 'peakMiB': peak}))
+`;
 }

@@ -8,6 +8,8 @@
  *        [--depth N] [--set field=value]          (fewer blocks, other sizes: where the memory goes)
  *        [--main-thread]                         (run on the main thread instead of a worker, as serve/split do)
  *        [--checkpoint X.ckpt --config X.yaml]   (a real checkpoint instead of random weights)
+ *        [--precision fp32|int8]                 (int8: the matrix products in int8, onnx/quantize.ts)
+ *        [--precision fp32,int8 --runs N]        (each variant in a fresh child process, interleaved, N times)
  *
  * Prints the conversion and load times, seconds per chunk and per minute of audio, where the
  * time goes (spectrum, graph, masks + inverse) and the peak RSS while separating.
@@ -18,10 +20,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isMainThread, Worker } from 'node:worker_threads';
-import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
-import { bandBins } from '../../src/roformer/bands.js';
+import { parsePrecision } from '../../src/onnx/quantize.js';
 import { parseRoformerConfig, type RoformerConfig } from '../../src/roformer/config.js';
 import { RoformerNetwork } from '../../src/roformer/engine.js';
+import { PRESETS, randomState } from './roformer-random.js';
 import { rssSampler } from './rss.js';
 
 const { values } = parseArgs({
@@ -35,8 +37,24 @@ const { values } = parseArgs({
     depth: { type: 'string' },
     set: { type: 'string', multiple: true },
     'main-thread': { type: 'boolean', default: false },
+    precision: { type: 'string', default: 'fp32' },
+    runs: { type: 'string', default: '1' },
   },
 });
+
+const variants = values.precision.split(',').map((name) => parsePrecision(name));
+if (isMainThread && variants.length > 1) {
+  // Interleaved (fp32, int8, fp32, …) so other load on the box hits every variant alike.
+  const own = process.argv.slice(2).filter((arg, i, all) => arg !== '--precision' && all[i - 1] !== '--precision' && arg !== '--runs' && all[i - 1] !== '--runs');
+  for (let run = 1; run <= Number(values.runs); run++) {
+    for (const variant of variants) {
+      console.log(`--- run ${run}, ${variant}`);
+      execFileSync(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'roformer.ts'), ...own, '--precision', variant], { stdio: 'inherit' });
+    }
+  }
+  process.exit(0);
+}
+const precision = variants[0] ?? 'fp32';
 
 if (isMainThread && !values['build-only'] && !values['main-thread']) {
   // This same script, with the same argv, in a worker thread (as serve and split run models) that registers tsx first.
@@ -51,101 +69,6 @@ function presetConfig(): RoformerConfig {
   const config = parseRoformerConfig(preset, values.preset);
   const overrides = Object.fromEntries((values.set ?? []).map((pair) => [pair.split('=')[0], Number(pair.split('=')[1])]));
   return { ...config, ...(values.depth === undefined ? {} : { depth: Number(values.depth) }), ...overrides };
-}
-
-/** The model and inference sections of the published configs (MSST configs/viperx and configs/KimberleyJensen). */
-const PRESETS: Readonly<Record<string, object>> = {
-  'viperx-bs': {
-    audio: { chunk_size: 352800, num_channels: 2, sample_rate: 44100 },
-    model: {
-      dim: 512, depth: 12, stereo: true, num_stems: 1, time_transformer_depth: 1, freq_transformer_depth: 1,
-      linear_transformer_depth: 0, dim_head: 64, heads: 8, stft_n_fft: 2048, stft_hop_length: 441, stft_win_length: 2048,
-      mask_estimator_depth: 2,
-    },
-    training: { instruments: ['vocals', 'other'], target_instrument: 'vocals' },
-    inference: { batch_size: 4, num_overlap: 2 },
-  },
-  'kim-mel': {
-    audio: { chunk_size: 352800, num_channels: 2, sample_rate: 44100 },
-    model: {
-      dim: 384, depth: 6, stereo: true, num_stems: 1, time_transformer_depth: 1, freq_transformer_depth: 1, num_bands: 60,
-      dim_head: 64, heads: 8, sample_rate: 44100, stft_n_fft: 2048, stft_hop_length: 441, stft_win_length: 2048, mask_estimator_depth: 2,
-    },
-    training: { instruments: ['vocals', 'other'], target_instrument: 'vocals' },
-    inference: { batch_size: 4, num_overlap: 2 },
-  },
-};
-
-/** Seeded N(0, scale²) values (Box-Muller over a 32-bit LCG): weights that keep activations in range. */
-function randomTensor(shape: readonly number[], scale: number, state: { seed: number }): CheckpointTensor {
-  const count = shape.reduce((a, b) => a * b, 1);
-  const data = new Float32Array(count);
-  for (let i = 0; i < count; i += 2) {
-    state.seed = (Math.imul(state.seed, 1664525) + 1013904223) >>> 0;
-    const u = (state.seed + 1) / 4294967297;
-    state.seed = (Math.imul(state.seed, 1664525) + 1013904223) >>> 0;
-    const v = state.seed / 4294967296;
-    const r = Math.sqrt(-2 * Math.log(u)) * scale;
-    data[i] = r * Math.cos(2 * Math.PI * v);
-    if (i + 1 < count) data[i + 1] = r * Math.sin(2 * Math.PI * v);
-  }
-  return { shape, data };
-}
-
-/** Every parameter a RoFormer of this config has, named as in its state_dict, with random values. */
-function randomState(config: RoformerConfig): Map<string, CheckpointTensor> {
-  const state = new Map<string, CheckpointTensor>();
-  const seed = { seed: 1234 };
-  const { dim, heads, dimHead } = config;
-  const inner = heads * dimHead;
-  const linear = (name: string, out: number, inputs: number, bias = true) => {
-    state.set(`${name}.weight`, randomTensor([out, inputs], 1 / Math.sqrt(inputs), seed));
-    if (bias) state.set(`${name}.bias`, randomTensor([out], 0.05, seed));
-  };
-  const gamma = (name: string, size: number) => state.set(name, { shape: [size], data: new Float32Array(size).fill(1) });
-  const widths = bandBins(config).map((bins) => 2 * config.channels * bins.length);
-  widths.forEach((width, b) => {
-    gamma(`band_split.to_features.${b}.0.gamma`, width);
-    linear(`band_split.to_features.${b}.1`, dim, width);
-  });
-  const transformer = (prefix: string, depth: number, kind: 'rotary' | 'linear') => {
-    for (let j = 0; j < depth; j++) {
-      const at = `${prefix}.layers.${j}`;
-      gamma(`${at}.0.norm.gamma`, dim);
-      if (kind === 'linear') {
-        linear(`${at}.0.to_qkv.0`, 3 * inner, dim, false);
-        state.set(`${at}.0.temperature`, { shape: [heads, 1, 1], data: new Float32Array(heads).fill(1) });
-        linear(`${at}.0.to_out.1`, dim, inner, false);
-      } else {
-        linear(`${at}.0.to_qkv`, 3 * inner, dim, false);
-        linear(`${at}.0.to_gates`, heads, dim);
-        linear(`${at}.0.to_out.0`, dim, inner, false);
-        const freqs = Float32Array.from({ length: dimHead / 2 }, (_, i) => 1 / 10000 ** ((2 * i) / dimHead));
-        state.set(`${at}.0.rotary_embed.freqs`, { shape: [dimHead / 2], data: freqs });
-      }
-      gamma(`${at}.1.net.0.gamma`, dim);
-      linear(`${at}.1.net.1`, 4 * dim, dim);
-      linear(`${at}.1.net.4`, dim, 4 * dim);
-    }
-    if (config.type === 'mel_band_roformer') gamma(`${prefix}.norm.gamma`, dim);
-  };
-  for (let i = 0; i < config.depth; i++) {
-    let k = 0;
-    if (config.linearDepth > 0) transformer(`layers.${i}.${k++}`, config.linearDepth, 'linear');
-    transformer(`layers.${i}.${k++}`, config.timeDepth, 'rotary');
-    transformer(`layers.${i}.${k++}`, config.freqDepth, 'rotary');
-  }
-  if (config.type === 'bs_roformer') gamma('final_norm.gamma', dim);
-  const linears = config.type === 'bs_roformer' ? config.maskEstimatorDepth : config.maskEstimatorDepth + 1;
-  const hidden = dim * config.mlpExpansionFactor;
-  for (let s = 0; s < config.numStems; s++) {
-    widths.forEach((width, b) => {
-      for (let l = 0; l < linears; l++) {
-        linear(`mask_estimators.${s}.to_freqs.${b}.0.${2 * l}`, l === linears - 1 ? 2 * width : hidden, l === 0 ? dim : hidden);
-      }
-    });
-  }
-  return state;
 }
 
 /** `seconds` of stereo "music": two detuned tones, a bass and noise bursts. */
@@ -176,19 +99,19 @@ if (values['build-only']) {
   // The child process that writes the random network's graph, so the measured process holds no weights of its own.
   const config = presetConfig();
   const state = randomState(config);
-  const stages = RoformerNetwork.writeStages(config, state, values['build-only']);
+  const stages = RoformerNetwork.writeStages(config, state, values['build-only'], precision);
   const parameters = [...state.values()].reduce((sum, t) => sum + t.data.length, 0);
   process.stdout.write(JSON.stringify({ millions: (parameters / 1e6).toFixed(1), stages }));
   process.exit(0);
 }
 const loadStarted = performance.now();
 if (values.checkpoint) {
-  network = await RoformerNetwork.open(values.checkpoint, { cacheDir: work, intraOpThreads: threads, onTiming, ...(values.config ? { configPath: values.config } : {}) });
+  network = await RoformerNetwork.open(values.checkpoint, { cacheDir: work, intraOpThreads: threads, precision, onTiming, ...(values.config ? { configPath: values.config } : {}) });
 } else {
   const config = presetConfig();
-  const args = ['--import', 'tsx', path.resolve(import.meta.dirname, 'roformer.ts'), '--preset', values.preset, '--build-only', work, ...(values.depth ? ['--depth', values.depth] : []), ...(values.set ?? []).flatMap((pair) => ['--set', pair])];
+  const args = ['--import', 'tsx', path.resolve(import.meta.dirname, 'roformer.ts'), '--preset', values.preset, '--build-only', work, '--precision', precision, ...(values.depth ? ['--depth', values.depth] : []), ...(values.set ?? []).flatMap((pair) => ['--set', pair])];
   const built = JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8' })) as { millions: string; stages: Parameters<typeof RoformerNetwork.fromStages>[2] };
-  console.log(`model           ${values.preset}: ${config.type}, dim ${config.dim}, depth ${config.depth}, ${built.millions} M parameters (random), ${built.stages.length} graphs`);
+  console.log(`model           ${values.preset}: ${config.type}, dim ${config.dim}, depth ${config.depth}, ${built.millions} M parameters (random), ${built.stages.length} graphs, ${precision}`);
   network = await RoformerNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });
 }
 const loadSeconds = (performance.now() - loadStarted) / 1000;

@@ -8,6 +8,7 @@ import { exitCodes, StemsplitError } from '../errors.js';
 import { MDX_DEFAULTS } from '../mdx/options.js';
 import { MODEL_CATALOG } from '../models/catalog.js';
 import { MSST_MODEL_TYPES } from '../msst/model-types.js';
+import { parsePrecision, PRECISIONS, type Precision } from '../onnx/quantize.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 
@@ -26,6 +27,13 @@ function integer(name: string, min: number, max: number) {
     if (!/^\d+$/.test(value) || n < min || n > max) throw new StemsplitError('USAGE', `${name} must be a whole number from ${min} to ${max}, got "${value}"`);
     return n;
   };
+}
+
+/** `--precision`, the same for split, serve and worker (STEMSPLIT_PRECISION when not given). */
+function precisionOption(): Option {
+  return new Option('--precision <precision>', `what converted checkpoints (Demucs, RoFormer) compute in: ${PRECISIONS.join(' or ')} (int8: faster, slightly less exact; docs/benchmarks.md)`)
+    .env('STEMSPLIT_PRECISION')
+    .argParser((value) => parsePrecision(value));
 }
 
 export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, input?: ConfigInput) => Promise<void>): Command {
@@ -87,7 +95,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
     .option('--new-link', 'print a new link to the web page, ending every one printed before (its key lasts across restarts otherwise)')
     .option('--print-link', 'print a link to the web page with one more key, the earlier links still working (as "stemsplit keys link")')
-    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; maxUploadMb?: number; workers?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; newLink?: boolean; printLink?: boolean }) => {
+    .addOption(precisionOption())
+    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; maxUploadMb?: number; workers?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; newLink?: boolean; printLink?: boolean; precision?: Precision }) => {
       const { serveCommand } = await import('./commands/serve.js');
       await run((ctx) => serveCommand(ctx, { newLink: opts.newLink === true, printLink: opts.printLink === true }), {
         ...dataDir(),
@@ -100,6 +109,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         rateLimitPerMinute: opts.rateLimit,
         allowPrivateUrls: opts.allowPrivateUrls === true ? true : undefined,
         modelAliases: { '4s': opts.model4s, '6s': opts.model6s },
+        precision: opts.precision,
       });
     });
 
@@ -110,13 +120,15 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (as serve)', nameList('--model-4s'))
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
     .option('--allow-private-urls', 'let webhooks reach private and loopback addresses (trusted LAN only)')
-    .action(async (opts: { concurrency: number; model4s?: string[]; model6s?: string[]; allowPrivateUrls?: boolean }) => {
+    .addOption(precisionOption())
+    .action(async (opts: { concurrency: number; model4s?: string[]; model6s?: string[]; allowPrivateUrls?: boolean; precision?: Precision }) => {
       const { workerCommand } = await import('./commands/worker.js');
       await run(workerCommand, {
         ...dataDir(),
         concurrency: opts.concurrency,
         allowPrivateUrls: opts.allowPrivateUrls === true ? true : undefined,
         modelAliases: { '4s': opts.model4s, '6s': opts.model6s },
+        precision: opts.precision,
       });
     });
 
@@ -140,9 +152,10 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--mp3-bitrate <kbps>', 'MP3 bitrate, constant (default 320)')
     .option('--shifts <n>', 'random-shift averaging passes (Demucs --shifts; slower, slightly better)', '0')
     .option('--json', 'print the result as JSON on stdout')
+    .addOption(precisionOption())
     .action(async (files: string[], opts) => {
       const { splitCommand } = await import('./commands/split.js');
-      await run((ctx) => splitCommand(ctx, files, opts), dataDir());
+      await run((ctx) => splitCommand(ctx, files, opts), { ...dataDir(), precision: (opts as { precision?: Precision }).precision });
     });
 
   const keys = program.command('keys').description('manage API keys');

@@ -9,6 +9,7 @@ import { readCheckpoint } from '../torch/checkpoint.js';
 import { parseHTDemucsConfig } from './config.js';
 import { buildHTDemucsGraph, type GraphStage } from './htdemucs-graph.js';
 import { writeModel } from '../onnx/graph.js';
+import { precisionKey, type Precision } from '../onnx/quantize.js';
 
 /** One stage of a converted model: its ONNX file and the named tensors it reads and writes. */
 export interface ConvertedStage extends Omit<GraphStage, 'graph'> {
@@ -28,24 +29,32 @@ export interface ConvertedModel {
   readonly segmentSamples: number;
   readonly nfft: number;
   readonly audioChannels: number;
+  /** What the graphs compute in (absent in caches written before int8 existed: fp32). */
+  readonly precision?: Precision;
 }
 
 /** Bump when the graph layout changes, so caches convert again. */
 const CONVERTER_VERSION = 7;
 const META_FORMAT = 'stemsplit-demucs/2';
 
+export interface ConvertOptions {
+  /** `int8`: the transformer's and projections' matrix products in int8 (onnx/quantize.ts). Default fp32. */
+  readonly precision?: Precision;
+}
+
 /**
  * Converts a checkpoint to ONNX unless the cache already holds it; returns where it is.
- * Cheap on a cache hit: the checkpoint is only hashed.
+ * Cheap on a cache hit: the checkpoint is only hashed. Each precision is its own cache entry.
  */
-export async function convertCheckpoint(file: string, cacheDir: string): Promise<ConvertedModel> {
+export async function convertCheckpoint(file: string, cacheDir: string, options: ConvertOptions = {}): Promise<ConvertedModel> {
+  const precision = options.precision ?? 'fp32';
   let sha256: string;
   try {
     sha256 = await sha256File(file);
   } catch (error) {
     throw new StemsplitError('MODEL_NOT_FOUND', `cannot read checkpoint ${file}`, { cause: error });
   }
-  const directory = cacheEntryDir(cacheDir, sha256, CONVERTER_VERSION);
+  const directory = cacheEntryDir(cacheDir, `${sha256}${precisionKey(precision)}`, CONVERTER_VERSION);
   const cached = await readCachedManifest(directory);
   if (isConvertedModel(cached)) return { ...cached, directory };
 
@@ -54,7 +63,7 @@ export async function convertCheckpoint(file: string, cacheDir: string): Promise
     throw new StemsplitError('MODEL_INVALID', `unsupported class ${checkpoint.klass} in checkpoint ${file} (only HTDemucs is supported)`);
   }
   const config = parseHTDemucsConfig(checkpoint.kwargs);
-  const { stages } = buildHTDemucsGraph(config, checkpoint.state);
+  const { stages } = buildHTDemucsGraph(config, checkpoint.state, { precision });
   const converted: ConvertedModel = {
     format: META_FORMAT,
     checkpointSha256: sha256,
@@ -70,6 +79,7 @@ export async function convertCheckpoint(file: string, cacheDir: string): Promise
     segmentSamples: config.segmentSamples,
     nfft: config.nfft,
     audioChannels: config.audioChannels,
+    precision,
   };
   const writeStages = (dir: string): void => {
     stages.forEach((stage, index) => writeModel(stage.graph.encode(), path.join(dir, (converted.stages[index] as ConvertedStage).file)));

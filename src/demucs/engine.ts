@@ -8,6 +8,7 @@ import { StemsplitError } from '../errors.js';
 import type { SegmentModel } from '../separation/model.js';
 import { combineBag } from '../separation/bag.js';
 import { parseBagFile, resolveMember } from './bag-file.js';
+import type { Precision } from '../onnx/quantize.js';
 import { convertCheckpoint } from './convert.js';
 import { openHTDemucs, type TimingSink } from './segment-model.js';
 
@@ -18,6 +19,8 @@ export interface LoadDemucsOptions {
   readonly intraOpThreads?: number;
   /** The name the model answers to; default the file's name without extension. */
   readonly name?: string;
+  /** `int8`: convert (and cache) the graphs with int8 matrix products; default fp32. */
+  readonly precision?: Precision;
   /** Receives how long each part of every segment took (benchmarks). */
   readonly onTiming?: TimingSink;
 }
@@ -26,7 +29,7 @@ export interface LoadDemucsOptions {
 export async function loadDemucs(file: string, options: LoadDemucsOptions): Promise<SegmentModel> {
   const name = options.name ?? path.basename(file).replace(/\.(th|ya?ml)$/, '');
   if (/\.ya?ml$/.test(file)) return loadBag(file, name, options);
-  const converted = await convertCheckpoint(file, options.cacheDir);
+  const converted = await convertCheckpoint(file, options.cacheDir, options.precision === undefined ? {} : { precision: options.precision });
   return openHTDemucs(converted, name, options);
 }
 

@@ -28,7 +28,7 @@ import { StemsplitError } from '../errors.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import type { HTDemucsConfig } from './config.js';
 import { OnnxGraph, MS_DOMAIN, attr, type Value } from '../onnx/graph.js';
-import { Ops } from '../onnx/ops.js';
+import { Ops, type OpsOptions } from '../onnx/ops.js';
 import { sin2dEmbedding, sinEmbedding } from './positional.js';
 
 export const GRAPH_INPUTS = { spec: 'spec', wave: 'wave' } as const;
@@ -130,6 +130,7 @@ class HTDemucsBuilder {
   constructor(
     private readonly config: HTDemucsConfig,
     state: ReadonlyMap<string, CheckpointTensor>,
+    private readonly opsOptions: OpsOptions,
   ) {
     this.weights = new Weights(state, () => this.graph);
   }
@@ -151,7 +152,7 @@ class HTDemucsBuilder {
     body: (values: Record<string, Value>) => Record<string, Value>,
   ): TensorSpec[] {
     const graph = new OnnxGraph(`htdemucs_${name}`);
-    this.current = { graph, ops: new Ops(graph) };
+    this.current = { graph, ops: new Ops(graph, this.opsOptions) };
     const values: Record<string, Value> = {};
     for (const input of inputs) values[input.name] = graph.input(input.name, input.shape);
     const outputs = Object.entries(body(values)).map(([outputName, value]) => graph.output(value, outputName));
@@ -628,8 +629,8 @@ function uniqueSpecs(spec: TensorSpec, index: number, all: readonly TensorSpec[]
   return all.findIndex((other) => other.name === spec.name) === index;
 }
 
-export function buildHTDemucsGraph(config: HTDemucsConfig, state: ReadonlyMap<string, CheckpointTensor>): BuiltGraph {
+export function buildHTDemucsGraph(config: HTDemucsConfig, state: ReadonlyMap<string, CheckpointTensor>, options: OpsOptions = {}): BuiltGraph {
   const frames = Math.ceil(config.segmentSamples / (config.nfft / 4));
-  const stages = new HTDemucsBuilder(config, state).build(config.segmentSamples, frames);
+  const stages = new HTDemucsBuilder(config, state, options).build(config.segmentSamples, frames);
   return { stages, freqs: config.nfft / 2, frames };
 }

@@ -32,7 +32,7 @@ export function startJobProcessing(data: DataStore, registry: ModelRegistry, con
     log: options.log,
     ...(options.webhookBackoff ? { backoff: options.webhookBackoff } : {}),
   });
-  const splitter = config.concurrency > 0 ? workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }, config.concurrency) : undefined;
+  const splitter = config.concurrency > 0 ? workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, config.concurrency) : undefined;
   const runner = splitter
     ? new JobRunner(data, registry, splitter, options.present, {
         concurrency: config.concurrency,

@@ -6,11 +6,18 @@
 import { StemsplitError } from '../errors.js';
 import { msstModelType, readMsstDocument, type MsstModelType } from '../msst/config.js';
 import type { SeparationModel } from '../separation/model.js';
+import type { Precision } from '../onnx/quantize.js';
 import type { ModelLoaders, ModelRef } from './registry.js';
 
 interface LoaderOptions {
   readonly cacheDir: string;
   readonly intraOpThreads: number;
+  /**
+   * What a checkpoint is converted to (each precision is its own cache entry). Every converting
+   * family takes it (a new one: pass it to its Ops, as Demucs and RoFormer do); bundled and
+   * MDX-Net `.onnx` models are run as shipped, in fp32.
+   */
+  readonly precision?: Precision;
 }
 
 export function onnxLoaders(options: LoaderOptions): ModelLoaders {
@@ -21,7 +28,7 @@ export function onnxLoaders(options: LoaderOptions): ModelLoaders {
     },
     async demucs(ref) {
       const { loadDemucs } = await import('../demucs/index.js');
-      return loadDemucs(ref.path, { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads });
+      return loadDemucs(ref.path, { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads, ...precisionOf(options) });
     },
     msst: (ref) => loadMsst(ref, options),
     async mdx(ref) {
@@ -35,8 +42,12 @@ async function loadMsst(ref: ModelRef, options: LoaderOptions): Promise<Separati
   const configPath = ref.configPath;
   if (configPath === undefined) throw new StemsplitError('MODEL_NOT_FOUND', `no config for ${ref.path}; name one with --model-config`);
   const type = msstModelType(readMsstDocument(configPath), ref.options?.modelType);
-  const common = { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads, name: ref.name, configPath };
+  const common = { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads, name: ref.name, configPath, ...precisionOf(options) };
   return MSST_FAMILIES[type](ref.path, common, type);
+}
+
+function precisionOf(options: LoaderOptions): { precision?: Precision } {
+  return options.precision === undefined ? {} : { precision: options.precision };
 }
 
 type MsstLoader = (checkpoint: string, options: LoaderOptions & { readonly name: string; readonly configPath: string }, type: MsstModelType) => Promise<SeparationModel>;

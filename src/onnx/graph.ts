@@ -14,7 +14,7 @@ export interface Value {
   readonly shape: Shape;
 }
 
-export type TensorData = Float32Array | BigInt64Array | Int32Array;
+export type TensorData = Float32Array | BigInt64Array | Int32Array | Int8Array;
 
 export type Attribute =
   | { readonly type: 'int'; readonly value: number }
@@ -39,7 +39,7 @@ const OPSETS: ReadonlyMap<string, number> = new Map([
   [MS_DOMAIN, 1],
 ]);
 
-const DATA_TYPE = { float: 1, int32: 6, int64: 7 } as const;
+const DATA_TYPE = { float: 1, int8: 3, int32: 6, int64: 7 } as const;
 const ATTRIBUTE_TYPE = { float: 1, int: 2, string: 3, floats: 6, ints: 7 } as const;
 
 export interface NodeOptions {
@@ -50,10 +50,14 @@ export interface NodeOptions {
 
 export class OnnxGraph {
   private readonly nodes: ProtoMessage[] = [];
-  private readonly initializers: ProtoMessage[] = [];
+  private readonly initializers: { readonly name: string; readonly tensor: ProtoMessage }[] = [];
   private readonly inputs: ProtoMessage[] = [];
   private readonly outputs: ProtoMessage[] = [];
   private readonly used = new Set<string>();
+  /** Names some node reads: only these initializers are written (a weight replaced by its int8 form drops out). */
+  private readonly read = new Set<string>();
+  /** The values of float constants by name, for rewrites that need a weight's data (quantization). */
+  private readonly floatConstants = new Map<string, Float32Array>();
   private readonly prefixes: string[] = [];
   private counter = 0;
   /** Bytes of weight data, for reporting. */
@@ -93,9 +97,15 @@ export class OnnxGraph {
     tensor.int(2, dataType(data));
     tensor.string(8, name);
     tensor.bytes(9, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
-    this.initializers.push(tensor);
+    this.initializers.push({ name, tensor });
     this.weightBytes += data.byteLength;
+    if (data instanceof Float32Array) this.floatConstants.set(name, data);
     return { name, shape };
+  }
+
+  /** The data of a float constant made by `constant`, or undefined for a computed value. */
+  constantData(value: Value): Float32Array | undefined {
+    return this.floatConstants.get(value.name);
   }
 
   ints(values: readonly number[], hint = 'ints'): Value {
@@ -119,7 +129,10 @@ export class OnnxGraph {
       shape,
     }));
     const node = new ProtoMessage();
-    for (const input of inputs) node.string(1, input === '' ? '' : input.name);
+    for (const input of inputs) {
+      node.string(1, input === '' ? '' : input.name);
+      if (input !== '') this.read.add(input.name);
+    }
     for (const output of outputs) node.string(2, output.name);
     node.string(3, outputs[0]?.name ?? this.fresh(opType));
     node.string(4, opType);
@@ -145,7 +158,7 @@ export class OnnxGraph {
     const graph = new ProtoMessage();
     for (const node of this.nodes) graph.message(1, node);
     graph.string(2, this.name);
-    for (const tensor of this.initializers) graph.message(5, tensor);
+    for (const { name, tensor } of this.initializers) if (this.read.has(name)) graph.message(5, tensor);
     for (const input of this.inputs) graph.message(11, input);
     for (const output of this.outputs) graph.message(12, output);
     const model = new ProtoMessage();
@@ -211,6 +224,7 @@ function writeAll(fd: number, bytes: Uint8Array): void {
 function dataType(data: TensorData): number {
   if (data instanceof Float32Array) return DATA_TYPE.float;
   if (data instanceof BigInt64Array) return DATA_TYPE.int64;
+  if (data instanceof Int8Array) return DATA_TYPE.int8;
   return DATA_TYPE.int32;
 }
 

@@ -4,12 +4,18 @@
  * shape mistakes fail at build time, not inside ONNX Runtime.
  */
 import { attr, MS_DOMAIN, type OnnxGraph, type Shape, type Value } from './graph.js';
+import { quantizeWeight, type Precision } from './quantize.js';
 
 export interface ConvOptions {
   readonly strides?: readonly number[];
   /** [begin..., end...] as ONNX orders them. */
   readonly pads?: readonly number[];
   readonly dilations?: readonly number[];
+}
+
+export interface OpsOptions {
+  /** `int8`: products with a constant weight (linear, matmul) run in int8 (onnx/quantize.ts). Default fp32. */
+  readonly precision?: Precision;
 }
 
 /** GroupNorm affines up to this many values (per channel × positions) are written out in full. */
@@ -20,7 +26,10 @@ export class Ops {
   /** Constants by shape and content hash; entries are compared in full, so a collision is harmless. */
   private readonly sharedConstants = new Map<string, Array<{ values: Float32Array; value: Value }>>();
 
-  constructor(readonly graph: OnnxGraph) {}
+  constructor(
+    readonly graph: OnnxGraph,
+    private readonly options: OpsOptions = {},
+  ) {}
 
   conv(x: Value, weight: Value, bias: Value | undefined, options: ConvOptions = {}): Value {
     const kernel = weight.shape.slice(2);
@@ -60,6 +69,8 @@ export class Ops {
   /** y = x·Wᵀ + b for x [N, in], W [out, in] (PyTorch's Linear layout). */
   linear(x: Value, weight: Value, bias?: Value): Value {
     this.expectChannels({ name: x.name, shape: [0, x.shape[1] as number] }, weight.shape[1] as number, 'Gemm');
+    const quantized = this.quantizedMatMul(x, weight, 'out-in', bias);
+    if (quantized !== undefined) return quantized;
     return this.graph.op('Gemm', bias ? [x, weight, bias] : [x, weight], [x.shape[0] as number, weight.shape[0] as number], {
       transB: attr.int(1),
     });
@@ -67,7 +78,29 @@ export class Ops {
 
   matmul(a: Value, b: Value): Value {
     const shape = [...a.shape.slice(0, -1), b.shape[b.shape.length - 1] as number];
+    if (b.shape.length === 2) {
+      const quantized = this.quantizedMatMul(a, b, 'in-out');
+      if (quantized !== undefined) return quantized;
+    }
     return this.graph.op('MatMul', [a, b], shape);
+  }
+
+  /**
+   * x·W (+ b) as ORT's DynamicQuantizeMatMul when the precision is int8 and W is a constant
+   * (2-D, `out-in` as PyTorch's Linear stores it or `in-out`); undefined otherwise.
+   */
+  private quantizedMatMul(x: Value, weight: Value, layout: 'out-in' | 'in-out', bias?: Value): Value | undefined {
+    if (this.options.precision !== 'int8') return undefined;
+    const data = this.graph.constantData(weight);
+    const biasData = bias === undefined ? undefined : this.graph.constantData(bias);
+    if (data === undefined || (bias !== undefined && biasData === undefined)) return undefined;
+    const [rows, columns] = weight.shape as [number, number];
+    const [inputs, outputs] = layout === 'out-in' ? [columns, rows] : [rows, columns];
+    const { values, scales } = quantizeWeight(data, inputs, outputs, layout);
+    const b = this.graph.constant(values, [inputs, outputs], `${weight.name}_int8`);
+    const scale = this.graph.constant(scales, [outputs], `${weight.name}_scale`);
+    const shape = [...x.shape.slice(0, -1), outputs];
+    return this.graph.op('DynamicQuantizeMatMul', bias ? [x, b, scale, '', bias] : [x, b, scale], shape, {}, MS_DOMAIN);
   }
 
   add(a: Value, b: Value): Value {

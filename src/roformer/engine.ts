@@ -12,6 +12,7 @@ import { configBeside } from '../msst/config.js';
 import { demixTrack, msstModel, type ChunkNetwork, type DemixRunOptions } from '../msst/network.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import { readStateDict } from '../torch/checkpoint.js';
+import { precisionKey, type Precision } from '../onnx/quantize.js';
 import { convertCached, StagedSessions, writeStageFiles, type StageFile } from '../onnx/stages.js';
 import type { TrackModel } from '../separation/model.js';
 import { bandBins } from './bands.js';
@@ -29,6 +30,8 @@ export interface LoadRoformerOptions {
   readonly type?: RoformerType;
   readonly intraOpThreads?: number;
   readonly name?: string;
+  /** `int8`: convert (and cache) the graphs with int8 matrix products; default fp32. */
+  readonly precision?: Precision;
   /** Overrides `inference.batch_size` (it changes which chunks fade out at the end). */
   readonly batchSize?: number;
 }
@@ -58,17 +61,17 @@ export class RoformerNetwork implements ChunkNetwork {
       configPath,
       family: 'roformer',
       converterVersion: CONVERTER_VERSION,
-      variant: config.type,
+      variant: `${config.type}${precisionKey(options.precision)}`,
       cacheDir: options.cacheDir,
-      build: () => buildRoformerStages(config, readStateDict(checkpoint), graphShape(config, spectrum), checkpoint),
+      build: () => buildRoformerStages(config, readStateDict(checkpoint), graphShape(config, spectrum), checkpoint, { precision: options.precision ?? 'fp32' }),
     });
     return RoformerNetwork.start(config, spectrum, directory, stages, options);
   }
 
   /** Writes the stages of weights held in memory into `directory` (benchmarks build random full-size ones). */
-  static writeStages(config: RoformerConfig, state: ReadonlyMap<string, CheckpointTensor>, directory: string): StageFile[] {
+  static writeStages(config: RoformerConfig, state: ReadonlyMap<string, CheckpointTensor>, directory: string, precision: Precision = 'fp32'): StageFile[] {
     const spectrum = chunkSpectrum(config, 'the config');
-    return writeStageFiles(buildRoformerStages(config, state, graphShape(config, spectrum), 'the weights'), directory);
+    return writeStageFiles(buildRoformerStages(config, state, graphShape(config, spectrum), 'the weights', { precision }), directory);
   }
 
   /** A network from the stages `writeStages` wrote. */

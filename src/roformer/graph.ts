@@ -13,7 +13,7 @@
 import { StemsplitError } from '../errors.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import { attr, MS_DOMAIN, OnnxGraph, type Value } from '../onnx/graph.js';
-import { Ops } from '../onnx/ops.js';
+import { Ops, type OpsOptions } from '../onnx/ops.js';
 import type { GraphStage } from '../onnx/stages.js';
 import type { RoformerConfig } from './config.js';
 
@@ -75,11 +75,11 @@ export type RoformerStage = GraphStage;
  * Each stage reads the previous stage's output first; with skip connections block i also reads
  * the outputs of blocks 0..i−1 (`block<j>`).
  */
-export function buildRoformerStages(config: RoformerConfig, state: State, shape: RoformerGraphShape, file: string): RoformerStage[] {
+export function buildRoformerStages(config: RoformerConfig, state: State, shape: RoformerGraphShape, file: string, options: OpsOptions = {}): RoformerStage[] {
   const weights = new Weights(state, file);
   const stage = (name: string, inputs: readonly { name: string; shape: readonly number[] }[], output: string, body: (net: Network, values: Value[]) => Value): RoformerStage => {
     const graph = new OnnxGraph(`${config.type}-${name}`);
-    const net = new Network(graph, new Ops(graph), weights, config, shape);
+    const net = new Network(graph, new Ops(graph, options), weights, config, shape);
     const values = inputs.map((input) => graph.input(input.name, input.shape));
     graph.output(body(net, values), output);
     return { name, graph, inputs: inputs.map((input) => input.name), output };

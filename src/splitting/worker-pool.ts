@@ -9,6 +9,7 @@
 import { Worker } from 'node:worker_threads';
 import { StemsplitError, type ErrorCode } from '../errors.js';
 import type { ModelRef } from '../models/registry.js';
+import type { Precision } from '../onnx/quantize.js';
 import { disableOrtTelemetry } from '../onnx/session.js';
 import type { SplitFileResult, SplitProgress } from './split-audio-file.js';
 
@@ -45,6 +46,7 @@ export interface Splitter {
 export interface SplitWorkerData {
   readonly cacheDir: string;
   readonly intraOpThreads: number;
+  readonly precision?: Precision;
 }
 
 export type WorkerRequest = { readonly id: number; readonly job: SplitJob } | { readonly id: number; readonly cancel: true };

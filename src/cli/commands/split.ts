@@ -167,7 +167,7 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   const results: SplitOutcome[] = [];
   if (readable.length > 0) {
     // One worker thread runs the jobs (as `serve` does): this thread keeps drawing the progress.
-    const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads }, 1);
+    const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, 1);
     ctx.stderr.write(`Loading model ${ref.name} (terms of its weights: ${ref.terms})…\n`);
     if ((options.model === '4s' || options.model === '6s') && ref.kind === 'onnx') {
       const demucs = options.model === '4s' ? 'htdemucs' : 'htdemucs_6s';
