@@ -252,7 +252,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   models
     .command('pull')
     .description('download catalog models into the cache: Demucs v4, MSST checkpoints + yaml (RoFormer, SCNet, MDX23C), UVR MDX-Net .onnx + model data (resumes; checks SHA-256, or records it where none is published)')
-    .argument('<names...>', 'names from "stemsplit models list" (e.g. htdemucs, scnet-xl-ihf, mdx23c-instvoc-hq, kim-vocal-2)')
+    .argument('<names...>', `any of ${pullable}`)
     .addOption(new Option('--base-url <url>', 'folder URL to download from (a mirror)').env('STEMSPLIT_MODELS_BASE_URL'))
     .option('--json', 'print JSON')
     .action(async (names: string[], opts) => {
@@ -262,7 +262,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   models
     .command('remove')
     .description('delete pulled models of any family (checkpoints, yaml, MDX-Net model data, partial downloads and converted graphs)')
-    .argument('<names...>', 'names of pulled models (see "stemsplit models list")')
+    .argument('<names...>', `pulled models among ${pullable}`)
     .action(async (names: string[]) => {
       const { modelsRemove } = await import('./commands/models.js');
       await run((ctx) => modelsRemove(ctx, names), dataDir());
