@@ -60,8 +60,9 @@ const loadRoformerFamily: MsstLoader = async (checkpoint, options, type) => {
 const MSST_FAMILIES: Readonly<Record<MsstModelType, MsstLoader>> = {
   bs_roformer: loadRoformerFamily,
   mel_band_roformer: loadRoformerFamily,
-  scnet: async () => {
-    throw new StemsplitError('MODEL_INVALID', 'SCNet checkpoints are not supported yet');
+  scnet: async (checkpoint, options) => {
+    const { loadScnet } = await import('../scnet/engine.js');
+    return loadScnet(checkpoint, options);
   },
   mdx23c: async () => {
     throw new StemsplitError('MODEL_INVALID', 'MDX23C checkpoints are not supported yet');

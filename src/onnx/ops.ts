@@ -11,6 +11,8 @@ export interface ConvOptions {
   /** [begin..., end...] as ONNX orders them. */
   readonly pads?: readonly number[];
   readonly dilations?: readonly number[];
+  /** Channel groups (a depthwise convolution has as many as channels). */
+  readonly group?: number;
 }
 
 export interface OpsOptions {
@@ -41,12 +43,14 @@ export class Ops {
       const size = (x.shape[2 + i] as number) + (pads[i] as number) + (pads[spatial + i] as number);
       return Math.floor((size - (dilations[i] as number) * (k - 1) - 1) / (strides[i] as number)) + 1;
     });
-    this.expectChannels(x, weight.shape[1] as number, 'Conv');
+    const group = options.group ?? 1;
+    this.expectChannels(x, (weight.shape[1] as number) * group, 'Conv');
     return this.graph.op('Conv', bias ? [x, weight, bias] : [x, weight], [x.shape[0] as number, weight.shape[0] as number, ...outSpatial], {
       kernel_shape: attr.ints(kernel),
       strides: attr.ints(strides),
       pads: attr.ints(pads),
       dilations: attr.ints(dilations),
+      ...(group === 1 ? {} : { group: attr.int(group) }),
     });
   }
 
@@ -252,6 +256,24 @@ export class Ops {
     return this.reshape(this.add(this.mul(flat, scale), shift), x.shape);
   }
 
+  /**
+   * ONNX LSTM over x [seq, batch, input] (time-major: ORT's CPU kernel has no batch-major
+   * layout) → [seq, directions, batch, hidden]. `weights` come in ONNX's layout and gate
+   * order (see `onnxLstmWeights`).
+   */
+  lstm(x: Value, weights: OnnxLstmWeights): Value {
+    const { directions, hidden } = weights;
+    const [seq, batch, input] = x.shape as [number, number, number];
+    if (input !== weights.input) throw new Error(`LSTM expects ${weights.input} inputs, got [${x.shape.join(', ')}]`);
+    const w = this.graph.constant(weights.w, [directions, 4 * hidden, input], 'lstm_w');
+    const r = this.graph.constant(weights.r, [directions, 4 * hidden, hidden], 'lstm_r');
+    const b = this.graph.constant(weights.b, [directions, 8 * hidden], 'lstm_b');
+    return this.graph.op('LSTM', [x, w, r, b], [seq, directions, batch, hidden], {
+      hidden_size: attr.int(hidden),
+      direction: attr.string(directions === 2 ? 'bidirectional' : 'forward'),
+    });
+  }
+
   /** Mean over one axis, kept as size 1 (opset 17: axes as an attribute). */
   reduceMean(x: Value, axis: number): Value {
     const shape = x.shape.map((d, i) => (i === axis ? 1 : d));
@@ -321,4 +343,45 @@ function contentHash(values: Float32Array): string {
   let hash = 0x811c9dc5;
   for (const byte of bytes) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
   return `${values.length}:${hash.toString(16)}`;
+}
+
+/** One direction of a PyTorch LSTM layer: weight_ih [4H, in], weight_hh [4H, H], bias_ih and bias_hh [4H], gates i, f, g, o. */
+export interface TorchLstmDirection {
+  readonly weightIh: Float32Array;
+  readonly weightHh: Float32Array;
+  readonly biasIh: Float32Array;
+  readonly biasHh: Float32Array;
+}
+
+/** An LSTM's weights in ONNX's layout: W [dirs, 4H, in], R [dirs, 4H, H], B [dirs, 8H] (Wb then Rb), gates i, o, f, c. */
+export interface OnnxLstmWeights {
+  readonly directions: 1 | 2;
+  readonly hidden: number;
+  readonly input: number;
+  readonly w: Float32Array;
+  readonly r: Float32Array;
+  readonly b: Float32Array;
+}
+
+/** PyTorch's gate blocks (i, f, g, o) in ONNX's order (i, o, f, c): ONNX block k is PyTorch block TORCH_GATE[k]. */
+const TORCH_GATE = [0, 3, 1, 2] as const;
+
+/** A PyTorch LSTM layer (forward direction first, then `_reverse`) in ONNX's layout. */
+export function onnxLstmWeights(layer: readonly TorchLstmDirection[], hidden: number): OnnxLstmWeights {
+  const directions = layer.length;
+  if (directions !== 1 && directions !== 2) throw new Error(`an LSTM has 1 or 2 directions, got ${directions}`);
+  const input = (layer[0] as TorchLstmDirection).weightIh.length / (4 * hidden);
+  const w = new Float32Array(directions * 4 * hidden * input);
+  const r = new Float32Array(directions * 4 * hidden * hidden);
+  const b = new Float32Array(directions * 8 * hidden);
+  layer.forEach((direction, d) => {
+    TORCH_GATE.forEach((gate, k) => {
+      const rows = (from: Float32Array, width: number) => from.subarray(gate * hidden * width, (gate + 1) * hidden * width);
+      w.set(rows(direction.weightIh, input), (d * 4 + k) * hidden * input);
+      r.set(rows(direction.weightHh, hidden), (d * 4 + k) * hidden * hidden);
+      b.set(rows(direction.biasIh, 1), d * 8 * hidden + k * hidden);
+      b.set(rows(direction.biasHh, 1), d * 8 * hidden + (4 + k) * hidden);
+    });
+  });
+  return { directions, hidden, input, w, r, b };
 }

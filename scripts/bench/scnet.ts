@@ -1,0 +1,296 @@
+/**
+ * SCNet engine speed and memory on a full-size network with random weights: SCNet-large's published
+ * hyper-parameters (MSST configs/config_musdb18_scnet_large.yaml), built here (no download), converted
+ * to ONNX and run through MSST's demix on `--seconds` of synthetic music; beside it, with `--msst`,
+ * MSST's own PyTorch inference of the same weights on the same input (scripts/bench/scnet_msst.py,
+ * which imports MSST from the given checkout), and how far apart their stems are.
+ *
+ *   node --import tsx scripts/bench/scnet.ts [--seconds 60] [--threads 2]
+ *        [--msst /path/to/Music-Source-Separation-Training] [--python /usr/bin/python3]
+ *        [--set field=value]            (e.g. chunkSize=88200, numDualPathLayers=2: smaller runs)
+ *        [--main-thread]                (run on the main thread instead of a worker, as serve/split do)
+ *
+ * Prints the load time, seconds per chunk and per minute of audio, where the time goes (STFT, graph,
+ * iSTFT), the peak RSS while separating and of the whole process; with --msst the same for PyTorch
+ * (whole-process peak RSS, ru_maxrss) and the SNR of each stem of one against the other.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { isMainThread, Worker } from 'node:worker_threads';
+import { stringify } from 'yaml';
+import { parseScnetConfig, type ScnetConfig } from '../../src/scnet/config.js';
+import { ScnetNetwork } from '../../src/scnet/engine.js';
+import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
+import { rssSampler } from './rss.js';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '60' },
+    threads: { type: 'string', default: '2' },
+    msst: { type: 'string' },
+    python: { type: 'string', default: '/usr/bin/python3' },
+    'build-only': { type: 'string' },
+    set: { type: 'string', multiple: true },
+    'main-thread': { type: 'boolean', default: false },
+  },
+});
+
+if (isMainThread && !values['build-only'] && !values['main-thread']) {
+  // This same script, with the same argv, in a worker thread (as serve and split run models) that registers tsx first.
+  const script = JSON.stringify(import.meta.url);
+  const worker = new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${script}); })`, { eval: true, argv: process.argv.slice(2) });
+  process.exit(await new Promise<number>((resolve) => worker.once('exit', resolve)));
+}
+
+/** SCNet-large as MSST publishes it (configs/config_musdb18_scnet_large.yaml): the model and inference sections. */
+const SCNET_LARGE = {
+  audio: { chunk_size: 485100, num_channels: 2, sample_rate: 44100, min_mean_abs: 0.0 },
+  model: {
+    sources: ['drums', 'bass', 'other', 'vocals'],
+    audio_channels: 2,
+    dims: [4, 64, 128, 256],
+    nfft: 4096,
+    hop_size: 1024,
+    win_size: 4096,
+    normalized: true,
+    band_SR: [0.225, 0.372, 0.403],
+    band_stride: [1, 4, 16],
+    band_kernel: [3, 4, 16],
+    conv_depths: [3, 2, 1],
+    compress: 4,
+    conv_kernel: 3,
+    num_dplayer: 6,
+    expand: 1,
+  },
+  training: { instruments: ['drums', 'bass', 'other', 'vocals'], target_instrument: null, use_amp: true },
+  inference: { batch_size: 8, dim_t: 256, num_overlap: 4, normalize: false },
+};
+
+/** Settings `--set` may change (smaller runs); the PyTorch side gets the same. */
+const SETTABLE = new Set(['chunkSize', 'numOverlap', 'batchSize', 'numDualPathLayers']);
+
+function benchConfig(): ScnetConfig {
+  const config = parseScnetConfig(SCNET_LARGE, 'SCNet-large');
+  const overrides = Object.fromEntries(
+    (values.set ?? []).map((pair) => {
+      const [key = '', value] = pair.split('=');
+      if (!SETTABLE.has(key)) throw new Error(`--set takes ${[...SETTABLE].join(', ')}; got ${key}`);
+      return [key, Number(value)];
+    }),
+  );
+  return { ...config, ...overrides };
+}
+
+/** The MSST config of `config` (what the PyTorch side builds). */
+function msstDocument(config: ScnetConfig): object {
+  return {
+    ...SCNET_LARGE,
+    audio: { ...SCNET_LARGE.audio, chunk_size: config.chunkSize },
+    model: { ...SCNET_LARGE.model, num_dplayer: config.numDualPathLayers },
+    inference: { ...SCNET_LARGE.inference, num_overlap: config.numOverlap, batch_size: config.batchSize },
+  };
+}
+
+/** Seeded N(0, scale²) values (Box-Muller over a 32-bit LCG). */
+function randomTensor(shape: readonly number[], scale: number, state: { seed: number }): CheckpointTensor {
+  const count = shape.reduce((a, b) => a * b, 1);
+  const data = new Float32Array(count);
+  for (let i = 0; i < count; i += 2) {
+    state.seed = (Math.imul(state.seed, 1664525) + 1013904223) >>> 0;
+    const u = (state.seed + 1) / 4294967297;
+    state.seed = (Math.imul(state.seed, 1664525) + 1013904223) >>> 0;
+    const r = Math.sqrt(-2 * Math.log(u)) * scale;
+    const angle = (2 * Math.PI * state.seed) / 4294967296;
+    data[i] = r * Math.cos(angle);
+    if (i + 1 < count) data[i + 1] = r * Math.sin(angle);
+  }
+  return { shape, data };
+}
+
+/** Every parameter an SCNet of this config has, named as in its state_dict, with random values. */
+function randomState(config: ScnetConfig): Map<string, CheckpointTensor> {
+  const state = new Map<string, CheckpointTensor>();
+  const seed = { seed: 4321 };
+  const weight = (name: string, shape: number[], fanIn: number) => state.set(name, randomTensor(shape, 1 / Math.sqrt(fanIn), seed));
+  const bias = (name: string, size: number) => state.set(name, randomTensor([size], 0.05, seed));
+  const norm = (prefix: string, size: number) => {
+    state.set(`${prefix}.weight`, { shape: [size], data: new Float32Array(size).fill(1) });
+    state.set(`${prefix}.bias`, { shape: [size], data: new Float32Array(size) });
+  };
+  const { dims, bands, convDepths, convKernel: k } = config;
+  const levels = dims.length - 1;
+  for (let level = 0; level < levels; level++) {
+    const cin = dims[level] as number;
+    const c = dims[level + 1] as number;
+    const hidden = Math.floor(c / config.compress);
+    bands.forEach((band, b) => {
+      weight(`encoder.${level}.SDlayer.convs.${b}.weight`, [c, cin, band.kernel, 1], cin * band.kernel);
+      bias(`encoder.${level}.SDlayer.convs.${b}.bias`, c);
+      for (let d = 0; d < (convDepths[b] as number); d++) {
+        const p = `encoder.${level}.conv_modules.${b}.layers.${d}`;
+        norm(`${p}.0`, c);
+        weight(`${p}.1.weight`, [2 * hidden, c, k], c * k);
+        bias(`${p}.1.bias`, 2 * hidden);
+        weight(`${p}.3.weight`, [hidden, 1, k], k);
+        bias(`${p}.3.bias`, hidden);
+        norm(`${p}.4`, hidden);
+        weight(`${p}.6.weight`, [c, hidden, 1], hidden);
+        bias(`${p}.6.bias`, c);
+      }
+    });
+    weight(`encoder.${level}.globalconv.weight`, [c, c, 3, 3], 9 * c);
+    bias(`encoder.${level}.globalconv.bias`, c);
+    const j = levels - 1 - level;
+    const cout = level === 0 ? 2 * config.channels * config.sources.length : cin;
+    weight(`decoder.${j}.0.conv.weight`, [2 * c, 2 * c, 3, 3], 18 * c);
+    bias(`decoder.${j}.0.conv.bias`, 2 * c);
+    bands.forEach((band, b) => {
+      weight(`decoder.${j}.1.convtrs.${b}.weight`, [c, cout, band.kernel, 1], c * band.kernel);
+      bias(`decoder.${j}.1.convtrs.${b}.bias`, cout);
+    });
+  }
+  for (let layer = 0; layer < config.numDualPathLayers; layer++) {
+    const c = (dims[levels] as number) * (layer % 2 === 1 ? 2 : 1);
+    const h = c * config.expand;
+    const p = `separation_net.dp_modules.${layer}`;
+    for (let path = 0; path < 2; path++) {
+      for (const suffix of ['', '_reverse']) {
+        weight(`${p}.lstm_layers.${path}.weight_ih_l0${suffix}`, [4 * h, c], h);
+        weight(`${p}.lstm_layers.${path}.weight_hh_l0${suffix}`, [4 * h, h], h);
+        bias(`${p}.lstm_layers.${path}.bias_ih_l0${suffix}`, 4 * h);
+        bias(`${p}.lstm_layers.${path}.bias_hh_l0${suffix}`, 4 * h);
+      }
+      weight(`${p}.linear_layers.${path}.weight`, [c, 2 * h], 2 * h);
+      bias(`${p}.linear_layers.${path}.bias`, c);
+      norm(`${p}.norm_layers.${path}`, c);
+    }
+  }
+  return state;
+}
+
+/** The state_dict as one float32 blob and an index, for the PyTorch side. */
+function writeWeights(state: ReadonlyMap<string, CheckpointTensor>, directory: string): void {
+  const index: { name: string; shape: readonly number[]; offset: number }[] = [];
+  const blob = new Float32Array([...state.values()].reduce((sum, tensor) => sum + tensor.data.length, 0));
+  let offset = 0;
+  for (const [name, tensor] of state) {
+    index.push({ name, shape: tensor.shape, offset });
+    blob.set(tensor.data, offset);
+    offset += tensor.data.length;
+  }
+  writeFileSync(path.join(directory, 'weights.bin'), blob);
+  writeFileSync(path.join(directory, 'weights.json'), JSON.stringify(index));
+}
+
+/** `seconds` of stereo "music": two detuned tones, a bass and noise bursts. */
+function benchTrack(seconds: number, rate: number, channels: number): Float32Array {
+  const length = Math.round(seconds * rate);
+  const data = new Float32Array(channels * length);
+  let noise = 7;
+  for (let c = 0; c < channels; c++) {
+    for (let i = 0; i < length; i++) {
+      const t = i / rate;
+      noise = (Math.imul(noise, 1664525) + 1013904223) >>> 0;
+      const burst = (t * 4) % 1 < 0.1 ? (noise / 4294967296 - 0.5) * 0.3 : 0;
+      data[c * length + i] = 0.2 * Math.sin(2 * Math.PI * (220 + c) * t) + 0.2 * Math.sin(2 * Math.PI * 55 * t) + burst;
+    }
+  }
+  return data;
+}
+
+const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
+
+if (values['build-only']) {
+  // The child process that writes the random network's graph (and its weights for PyTorch), so the measured process holds no weights of its own.
+  const directory = values['build-only'];
+  const config = benchConfig();
+  const state = randomState(config);
+  const stages = ScnetNetwork.writeStages(config, state, directory);
+  writeWeights(state, directory);
+  writeFileSync(path.join(directory, 'config.yaml'), stringify(msstDocument(config)));
+  const parameters = [...state.values()].reduce((sum, t) => sum + t.data.length, 0);
+  process.stdout.write(JSON.stringify({ millions: (parameters / 1e6).toFixed(2), stages }));
+  process.exit(0);
+}
+
+const timings = { stft: 0, graph: 0, istft: 0 };
+const onTiming = (part: keyof typeof timings, ms: number) => void (timings[part] += ms);
+const threads = Number(values.threads);
+const work = mkdtempSync(path.join(tmpdir(), 'stemsplit-bench-scnet-'));
+try {
+  const config = benchConfig();
+  const sampler = rssSampler();
+  const loadStarted = performance.now();
+  const args = ['--import', 'tsx', path.resolve(import.meta.dirname, 'scnet.ts'), '--build-only', work, ...(values.set ?? []).flatMap((pair) => ['--set', pair])];
+  const built = JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26 })) as { millions: string; stages: Parameters<typeof ScnetNetwork.fromStages>[2] };
+  const network = await ScnetNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });
+  const loadSeconds = (performance.now() - loadStarted) / 1000;
+  console.log(`model           SCNet-large: dims ${config.dims.join('-')}, ${config.numDualPathLayers} dual-path layers, ${built.millions} M parameters (random)`);
+  const seconds = Number(values.seconds);
+  const track = benchTrack(seconds, config.sampleRate, config.channels);
+
+  sampler.reset();
+  const chunkMs: number[] = [];
+  let last = performance.now();
+  const cpuStarted = process.cpuUsage();
+  const started = performance.now();
+  const out = await network.demixTrack(track, {
+    onProgress: () => {
+      const now = performance.now();
+      chunkMs.push(now - last);
+      last = now;
+    },
+  });
+  const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuStarted);
+  const peak = await sampler.stop();
+  await network.release();
+  const processPeak = process.resourceUsage().maxRSS * 1024;
+
+  const sorted = [...chunkMs].sort((a, b) => a - b);
+  const medianChunk = sorted[Math.floor(sorted.length / 2)] ?? 0;
+  const step = Math.floor(config.chunkSize / config.numOverlap) / config.sampleRate;
+  const line = (label: string, ms: number) => `  ${label.padEnd(20)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
+  console.log(`audio           ${seconds} s, ${chunkMs.length} chunks of ${config.chunkSize} samples (num_overlap ${config.numOverlap}), ${threads} intra-op threads`);
+  console.log(`graph load      ${loadSeconds.toFixed(1)} s (build and convert in a child process included)`);
+  console.log(`separation      ${(wallMs / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU`);
+  console.log(`per chunk       median ${(medianChunk / 1000).toFixed(2)} s (one chunk per ${step.toFixed(2)} s of audio)`);
+  console.log(`speed           ${((wallMs / 1000) * (60 / seconds)).toFixed(1)} s per minute of audio (this track, borders included); ${((medianChunk / 1000) * (60 / step)).toFixed(1)} s per minute on a long track`);
+  console.log('where the time goes');
+  console.log(line('STFT', timings.stft));
+  console.log(line('graph (ORT)', timings.graph));
+  console.log(line('iSTFT', timings.istft));
+  console.log(`peak RSS        ${mb(peak)} MiB while separating; process max ${mb(processPeak)} MiB`);
+
+  if (values.msst) {
+    writeFileSync(path.join(work, 'track.f32'), track);
+    const script = path.resolve(import.meta.dirname, 'scnet_msst.py');
+    // The published model section is checked unless the run changed it.
+    const published = config.numDualPathLayers === SCNET_LARGE.model.num_dplayer ? [] : ['--published', ''];
+    const result = execFileSync(values.python, [script, '--msst', values.msst, '--dir', work, '--threads', String(threads), ...published], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const torch = JSON.parse(result.trim().split('\n').pop() as string) as { wallSeconds: number; cpuSeconds: number; peakRssBytes: number; torch: string };
+    const reference = new Float32Array(readFileSync(path.join(work, 'msst.f32')).buffer.slice(0));
+    const stems = config.sources.length;
+    const plane = out.length / stems;
+    const snrs = Array.from({ length: stems }, (_, s) => {
+      let signal = 0;
+      let noise = 0;
+      for (let i = s * plane; i < (s + 1) * plane; i++) {
+        signal += (reference[i] as number) ** 2;
+        noise += ((reference[i] as number) - (out[i] as number)) ** 2;
+      }
+      return 10 * Math.log10(signal / Math.max(noise, 1e-30));
+    });
+    console.log(`MSST PyTorch    ${torch.wallSeconds.toFixed(1)} s wall (${((torch.wallSeconds * 60) / seconds).toFixed(1)} s per minute of audio), ${torch.cpuSeconds.toFixed(1)} s CPU, process max ${mb(torch.peakRssBytes)} MiB (torch ${torch.torch}, batch_size ${config.batchSize})`);
+    console.log(`side by side    ${(torch.wallSeconds / (wallMs / 1000)).toFixed(2)}× faster, peak RSS ${mb(processPeak)} vs ${mb(torch.peakRssBytes)} MiB`);
+    console.log(`stems vs MSST   ${snrs.map((s) => s.toFixed(1)).join(' / ')} dB (${config.sources.join(', ')})`);
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

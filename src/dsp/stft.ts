@@ -1,0 +1,160 @@
+/**
+ * torch.stft / torch.istft with `center=True` and reflect padding, for one fixed signal length,
+ * in torch's layout: a spectrum is two planes (real, imaginary) of [bins, frames], bins =
+ * n_fft/2 + 1, frames = 1 + ⌊length / hop⌋.
+ *
+ * - the window is `win_length` long, centred in n_fft (torch pads it with zeros); torch's
+ *   default when no window is passed is all ones;
+ * - `normalized` scales the forward transform by 1/√n_fft and the inverse input by √n_fft;
+ * - the inverse is torch's: each frame's c2r transform (the imaginary parts of DC and Nyquist
+ *   ignored) times the window, overlap-added, the n_fft/2 centre padding cut off on both sides
+ *   (hop · (frames − 1) samples), divided by the summed squared window.
+ *
+ * Two real frames share one complex FFT each way.
+ */
+import { Fft } from './fft.js';
+
+export type StftWindow = 'ones' | 'hann';
+
+export interface StftOptions {
+  readonly nFft: number;
+  readonly hop: number;
+  readonly winLength: number;
+  readonly window: StftWindow;
+  readonly normalized: boolean;
+}
+
+export class TorchStft {
+  readonly bins: number;
+  readonly frames: number;
+  /** Samples the inverse returns: hop · (frames − 1). */
+  readonly outputLength: number;
+  private readonly fft: Fft;
+  private readonly window: Float64Array;
+  private readonly inverseEnvelope: Float64Array;
+  private readonly re: Float64Array;
+  private readonly im: Float64Array;
+  private readonly overlapAdd: Float64Array;
+  private readonly forwardScale: number;
+  private readonly inverseScale: number;
+
+  constructor(
+    private readonly options: StftOptions,
+    /** Samples per analysed signal. */
+    readonly length: number,
+  ) {
+    const { nFft, hop, winLength } = options;
+    if (winLength > nFft) throw new Error(`win_length ${winLength} is longer than n_fft ${nFft}`);
+    if (length <= nFft / 2) throw new Error(`reflect padding of ${nFft / 2} needs more than ${length} samples`);
+    this.fft = new Fft(nFft);
+    this.bins = nFft / 2 + 1;
+    this.frames = 1 + Math.floor(length / hop);
+    this.outputLength = hop * (this.frames - 1);
+    this.window = centredWindow(options.window, winLength, nFft);
+    this.inverseEnvelope = this.envelope();
+    this.re = new Float64Array(nFft);
+    this.im = new Float64Array(nFft);
+    this.overlapAdd = new Float64Array(this.outputLength);
+    this.forwardScale = options.normalized ? 1 / Math.sqrt(nFft) : 1;
+    this.inverseScale = (options.normalized ? Math.sqrt(nFft) : 1) / nFft;
+  }
+
+  /** `signal` (length samples) → `real` and `imag` planes [bins, frames]. */
+  analyze(signal: Float32Array, real: Float32Array, imag: Float32Array): void {
+    const { nFft, hop } = this.options;
+    const { re, im, window, frames, bins, length, forwardScale: scale } = this;
+    const half = nFft / 2;
+    for (let t = 0; t < frames; t += 2) {
+      const second = t + 1 < frames;
+      for (let n = 0; n < nFft; n++) {
+        const w = window[n] as number;
+        re[n] = w === 0 ? 0 : w * (signal[reflect(t * hop + n - half, length)] as number);
+        im[n] = second && w !== 0 ? w * (signal[reflect((t + 1) * hop + n - half, length)] as number) : 0;
+      }
+      this.fft.forward(re, im);
+      // z = a + i·b of two real frames: A[k] = (Z[k] + conj Z[−k]) / 2, B[k] = (Z[k] − conj Z[−k]) / 2i.
+      for (let k = 0; k < bins; k++) {
+        const mirror = k === 0 ? 0 : nFft - k;
+        const zr = re[k] as number;
+        const zi = im[k] as number;
+        const mr = re[mirror] as number;
+        const mi = im[mirror] as number;
+        const at = k * frames + t;
+        real[at] = 0.5 * (zr + mr) * scale;
+        imag[at] = 0.5 * (zi - mi) * scale;
+        if (second) {
+          real[at + 1] = 0.5 * (zi + mi) * scale;
+          imag[at + 1] = -0.5 * (zr - mr) * scale;
+        }
+      }
+    }
+  }
+
+  /** `real` and `imag` planes [bins, frames] → `target` (outputLength samples, or fewer: the rest is cut). */
+  synthesize(real: Float32Array, imag: Float32Array, target: Float32Array): void {
+    const { nFft, hop } = this.options;
+    const { re, im, window, frames, bins, overlapAdd: sum, inverseScale } = this;
+    const half = nFft / 2;
+    sum.fill(0);
+    for (let t = 0; t < frames; t += 2) {
+      const second = t + 1 < frames;
+      // Two real outputs a, b from one complex inverse of A + i·B (Hermitian A, B).
+      for (let k = 0; k < bins; k++) {
+        const edge = k === 0 || k === bins - 1; // c2r ignores the imaginary part of DC and Nyquist
+        const at = k * frames + t;
+        const ar = real[at] as number;
+        const ai = edge ? 0 : (imag[at] as number);
+        const br = second ? (real[at + 1] as number) : 0;
+        const bi = second && !edge ? (imag[at + 1] as number) : 0;
+        re[k] = ar - bi;
+        im[k] = ai + br;
+        if (!edge) {
+          re[nFft - k] = ar + bi;
+          im[nFft - k] = br - ai;
+        }
+      }
+      this.fft.inverse(re, im);
+      for (let n = 0; n < nFft; n++) {
+        const w = (window[n] as number) * inverseScale;
+        if (w === 0) continue;
+        const first = t * hop + n - half;
+        if (first >= 0 && first < sum.length) sum[first] = (sum[first] as number) + (re[n] as number) * w;
+        const next = first + hop;
+        if (second && next >= 0 && next < sum.length) sum[next] = (sum[next] as number) + (im[n] as number) * w;
+      }
+    }
+    const count = Math.min(target.length, sum.length);
+    for (let i = 0; i < count; i++) target[i] = (sum[i] as number) * (this.inverseEnvelope[i] as number);
+  }
+
+  /** 1 / Σ window² at each output sample (after the centre trim); 0 where no frame reaches. */
+  private envelope(): Float64Array {
+    const { nFft, hop } = this.options;
+    const out = new Float64Array(this.outputLength);
+    for (let t = 0; t < this.frames; t++) {
+      for (let n = 0; n < nFft; n++) {
+        const at = t * hop + n - nFft / 2;
+        if (at >= 0 && at < out.length) out[at] = (out[at] as number) + (this.window[n] as number) ** 2;
+      }
+    }
+    for (let i = 0; i < out.length; i++) out[i] = (out[i] as number) > 1e-11 ? 1 / (out[i] as number) : 0;
+    return out;
+  }
+}
+
+/** The window of `win` samples (ones, or torch.hann_window's periodic Hann) centred in n_fft, as torch.stft pads it. */
+export function centredWindow(kind: StftWindow, win: number, nFft: number): Float64Array {
+  const out = new Float64Array(nFft);
+  const left = Math.floor((nFft - win) / 2);
+  for (let n = 0; n < win; n++) out[left + n] = kind === 'ones' ? 1 : 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / win);
+  return out;
+}
+
+/** Reflect padding index (the edge sample not repeated), folded as often as needed. */
+export function reflect(index: number, length: number): number {
+  if (length === 1) return 0;
+  const period = 2 * (length - 1);
+  let i = index % period;
+  if (i < 0) i += period;
+  return i < length ? i : period - i;
+}

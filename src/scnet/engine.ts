@@ -1,0 +1,162 @@
+/**
+ * SCNet checkpoints (MSST format): the checkpoint and its yaml are converted to ONNX once
+ * (cached), and a track is separated with MSST's own chunked `demix` (msst/network.ts).
+ *
+ *   ScnetNetwork.forward: chunk [C, L] → zero-pad to an even frame count → torch.stft (in JS)
+ *                         → graph → torch.istft (in JS) → cut the padding → [S, C, L]
+ *   loadScnet:            the network as a stemsplit model
+ */
+import path from 'node:path';
+import { TorchStft } from '../dsp/stft.js';
+import { StemsplitError } from '../errors.js';
+import { configBeside } from '../msst/config.js';
+import { demixTrack, msstModel, type ChunkNetwork, type DemixRunOptions } from '../msst/network.js';
+import { convertCached, StagedSessions, writeStageFiles, type StageFile } from '../onnx/stages.js';
+import type { SegmentModel } from '../separation/model.js';
+import { readStateDict, type CheckpointTensor } from '../torch/checkpoint.js';
+import { readScnetConfig, type ScnetConfig } from './config.js';
+import { buildScnetStages } from './graph.js';
+
+/** Bump when the graph layout changes, so caches convert again. */
+const CONVERTER_VERSION = 1;
+
+export interface LoadScnetOptions {
+  readonly cacheDir: string;
+  /** The MSST yaml; default the checkpoint's path with `.yaml` (or `.yml`) for its extension. */
+  readonly configPath?: string;
+  readonly intraOpThreads?: number;
+  readonly name?: string;
+  /** Overrides `inference.batch_size` (it changes which chunks fade out at the end). */
+  readonly batchSize?: number;
+}
+
+/** Where a chunk's time goes: `stft`, `graph` (ONNX Runtime), `istft`. */
+export type ScnetTimingSink = (part: 'stft' | 'graph' | 'istft', milliseconds: number) => void;
+
+/**
+ * SCNet.forward's padding: zeros up to a whole number of hops, one hop more when that number
+ * is even, so the centred STFT has an even frame count (the separation net rffts the frames).
+ */
+export function chunkPadding(length: number, hop: number): number {
+  let padding = hop - (length % hop);
+  if (((length + padding) / hop) % 2 === 0) padding += hop;
+  return padding;
+}
+
+/** The STFT of one padded chunk. */
+function chunkStft(config: ScnetConfig, configPath: string): TorchStft {
+  const padded = config.chunkSize + chunkPadding(config.chunkSize, config.hop);
+  try {
+    return new TorchStft({ nFft: config.nFft, hop: config.hop, winLength: config.winLength, window: 'ones', normalized: config.normalized }, padded);
+  } catch (error) {
+    throw new StemsplitError('MODEL_INVALID', `${configPath}: ${(error as Error).message}`);
+  }
+}
+
+/** The SCNet network on one chunk. */
+export class ScnetNetwork implements ChunkNetwork {
+  private constructor(
+    readonly config: ScnetConfig,
+    private readonly stft: TorchStft,
+    private readonly stages: StagedSessions,
+    private readonly onTiming: ScnetTimingSink | undefined,
+  ) {}
+
+  get settings(): ScnetConfig {
+    return this.config;
+  }
+
+  static async open(checkpoint: string, options: LoadScnetOptions & { onTiming?: ScnetTimingSink }): Promise<ScnetNetwork> {
+    const configPath = options.configPath ?? configBeside(checkpoint);
+    const config = readScnetConfig(configPath);
+    const stft = chunkStft(config, configPath);
+    const { directory, stages } = await convertCached({
+      checkpoint,
+      configPath,
+      family: 'scnet',
+      converterVersion: CONVERTER_VERSION,
+      cacheDir: options.cacheDir,
+      build: () => buildScnetStages(config, readStateDict(checkpoint), { bins: stft.bins, frames: stft.frames }, checkpoint),
+    });
+    return ScnetNetwork.start(config, stft, directory, stages, options);
+  }
+
+  /** Writes the stages of weights held in memory into `directory` (benchmarks build random full-size ones). */
+  static writeStages(config: ScnetConfig, state: ReadonlyMap<string, CheckpointTensor>, directory: string): StageFile[] {
+    const stft = chunkStft(config, 'the config');
+    return writeStageFiles(buildScnetStages(config, state, { bins: stft.bins, frames: stft.frames }, 'the weights'), directory);
+  }
+
+  /** A network from the stages `writeStages` wrote. */
+  static fromStages(
+    config: ScnetConfig,
+    directory: string,
+    stages: readonly StageFile[],
+    options: { intraOpThreads?: number; onTiming?: ScnetTimingSink } = {},
+  ): Promise<ScnetNetwork> {
+    return ScnetNetwork.start(config, chunkStft(config, 'the config'), directory, stages, options);
+  }
+
+  private static async start(
+    config: ScnetConfig,
+    stft: TorchStft,
+    directory: string,
+    files: readonly StageFile[],
+    options: { intraOpThreads?: number; onTiming?: ScnetTimingSink },
+  ): Promise<ScnetNetwork> {
+    const stages = await StagedSessions.open(directory, files, {
+      ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
+      cpuMemArena: false,
+      allowSpinning: false,
+    });
+    return new ScnetNetwork(config, stft, stages, options.onTiming);
+  }
+
+  /** One chunk [channels, chunkSize] (planar) → [stems, channels, chunkSize]. */
+  async forward(chunk: Float32Array): Promise<Float32Array> {
+    const { stft, config } = this;
+    const { channels, chunkSize } = config;
+    const stems = config.sources.length;
+    const plane = stft.bins * stft.frames;
+    let started = performance.now();
+    const spectrum = new Float32Array(2 * channels * plane);
+    const padded = new Float32Array(stft.length);
+    for (let c = 0; c < channels; c++) {
+      padded.set(chunk.subarray(c * chunkSize, (c + 1) * chunkSize));
+      stft.analyze(padded, spectrum.subarray(2 * c * plane, (2 * c + 1) * plane), spectrum.subarray((2 * c + 1) * plane, (2 * c + 2) * plane));
+    }
+    started = this.lap('stft', started);
+    const out = await this.stages.run({ data: spectrum, dims: [1, 2 * channels, stft.bins, stft.frames] });
+    started = this.lap('graph', started);
+    const audio = new Float32Array(stems * channels * chunkSize);
+    for (let j = 0; j < stems * channels; j++) {
+      const real = out.data.subarray(2 * j * plane, (2 * j + 1) * plane);
+      const imag = out.data.subarray((2 * j + 1) * plane, (2 * j + 2) * plane);
+      stft.synthesize(real, imag, audio.subarray(j * chunkSize, (j + 1) * chunkSize));
+    }
+    this.lap('istft', started);
+    return audio;
+  }
+
+  private lap(part: 'stft' | 'graph' | 'istft', started: number): number {
+    const now = performance.now();
+    this.onTiming?.(part, now - started);
+    return now;
+  }
+
+  /** MSST's demix of a whole track [channels, length] → [stems, channels, length]. */
+  demixTrack(track: Float32Array, options: DemixRunOptions = {}): Promise<Float32Array> {
+    return demixTrack(this, track, options);
+  }
+
+  release(): Promise<void> {
+    return this.stages.release();
+  }
+}
+
+/** An SCNet checkpoint as a stemsplit model (MSST's demix; `no_<target>` for a single-target model). */
+export async function loadScnet(checkpoint: string, options: LoadScnetOptions): Promise<SegmentModel> {
+  const network = await ScnetNetwork.open(checkpoint, options);
+  const name = options.name ?? path.basename(checkpoint).replace(/\.(ckpt|pth|pt|th|chpt)$/i, '');
+  return msstModel(network, name, options.batchSize === undefined ? {} : { batchSize: options.batchSize });
+}
