@@ -12,7 +12,7 @@ import { StemsplitError } from '../errors.js';
 import { configBeside } from '../msst/config.js';
 import { demixTrack, msstModel, type ChunkNetwork, type DemixRunOptions } from '../msst/network.js';
 import { convertCached, StagedSessions, writeStageFiles, type StageFile } from '../onnx/stages.js';
-import type { SegmentModel } from '../separation/model.js';
+import type { TrackModel } from '../separation/model.js';
 import { readStateDict, type CheckpointTensor } from '../torch/checkpoint.js';
 import { readScnetConfig, type ScnetConfig } from './config.js';
 import { buildScnetStages } from './graph.js';
@@ -155,7 +155,7 @@ export class ScnetNetwork implements ChunkNetwork {
 }
 
 /** An SCNet checkpoint as a stemsplit model (MSST's demix; `no_<target>` for a single-target model). */
-export async function loadScnet(checkpoint: string, options: LoadScnetOptions): Promise<SegmentModel> {
+export async function loadScnet(checkpoint: string, options: LoadScnetOptions): Promise<TrackModel> {
   const network = await ScnetNetwork.open(checkpoint, options);
   const name = options.name ?? path.basename(checkpoint).replace(/\.(ckpt|pth|pt|th|chpt)$/i, '');
   return msstModel(network, name, options.batchSize === undefined ? {} : { batchSize: options.batchSize });
