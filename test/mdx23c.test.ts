@@ -12,6 +12,7 @@ import { after, describe, it } from 'node:test';
 import { runCli } from '../harness/process.js';
 import { parseMdx23cConfig, type Mdx23cConfig } from '../src/mdx23c/config.js';
 import { Mdx23cNetwork } from '../src/mdx23c/engine.js';
+import { ChunkSpectrum } from '../src/mdx23c/spectrum.js';
 import { msstModelType, MsstDocument } from '../src/msst/config.js';
 import { fixtureDir } from './support/fixtures.js';
 import { decodePlanar, readF32, snrDb, stemOf, writeFloatWav } from './support/reference-audio.js';
@@ -125,6 +126,8 @@ describe('MDX23C configs', () => {
     assert.throws(() => parse({ audio: { chunk_size: 6144 } }), /7 STFT frames, not divisible by scale\[0\]\^num_scales = 4/);
     assert.throws(() => parse({ audio: { dim_f: 2000 } }), /dim_f 2000 is more than the 1025 bins/);
     assert.throws(() => parse({ model: { scale: [2] } }), /scale must be \[time, frequency\]/);
+    const gapped = parse({ audio: { hop_length: 2048, chunk_size: 14336 } });
+    assert.throws(() => new ChunkSpectrum(gapped, gapped.chunkSize), /hop_length 2048 leaves gaps between n_fft 2048 Hann windows/);
   });
 
   it('names a layer the checkpoint lacks or shapes that differ from the config', async () => {

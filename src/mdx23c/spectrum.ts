@@ -139,7 +139,7 @@ export class ChunkSpectrum {
     for (let i = 0; i < target.length; i++) target[i] = (sum[i] as number) * (this.inverseEnvelope[i] as number);
   }
 
-  /** 1 / Σ window² at each output sample (after the n_fft/2 trim); 0 where no frame reaches. */
+  /** 1 / Σ window² at each output sample (after the n_fft/2 trim). */
   private envelope(): Float64Array {
     const { nFft, hop } = this.config;
     const out = new Float64Array(this.length);
@@ -149,7 +149,11 @@ export class ChunkSpectrum {
         if (at >= 0 && at < out.length) out[at] = (out[at] as number) + (this.window[n] as number) ** 2;
       }
     }
-    for (let i = 0; i < out.length; i++) out[i] = (out[i] as number) > 1e-11 ? 1 / (out[i] as number) : 0;
+    for (let i = 0; i < out.length; i++) {
+      // torch.istft refuses the same (its NOLA check): some samples would be divided by zero.
+      if ((out[i] as number) < 1e-11) throw new StemsplitError('MODEL_INVALID', `hop_length ${hop} leaves gaps between n_fft ${nFft} Hann windows; the inverse STFT cannot be taken`);
+      out[i] = 1 / (out[i] as number);
+    }
     return out;
   }
 }
