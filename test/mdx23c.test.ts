@@ -5,7 +5,7 @@
  * each stem at ≥ 60 dB SNR; then the config errors a user meets.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -128,6 +128,23 @@ describe('MDX23C configs', () => {
     assert.throws(() => parse({ model: { scale: [2] } }), /scale must be \[time, frequency\]/);
     const gapped = parse({ audio: { hop_length: 2048, chunk_size: 14336 } });
     assert.throws(() => new ChunkSpectrum(gapped, gapped.chunkSize), /hop_length 2048 leaves gaps between n_fft 2048 Hann windows/);
+  });
+
+  it('split takes a config named with --model-config and --model-type mdx23c, and names a missing one', () => {
+    if (FIXTURES === undefined) return;
+    const dir = mkdtempSync(path.join(work, 'named-'));
+    const song = path.join(dir, 'song.wav');
+    writeFloatWav(song, Float32Array.from({ length: 2 * 44100 }, (_, i) => 0.2 * Math.sin(i / 7)), 2);
+    const env = { STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: path.join(dir, 'cache') };
+    const checkpoint = path.join(dir, 'drums.ckpt');
+    copyFileSync(path.join(FIXTURES, 'mdx23c_4stem.ckpt'), checkpoint);
+    const config = ['--model-config', path.join(FIXTURES, 'mdx23c_4stem.yaml'), '--model-type', 'mdx23c'];
+    const result = runCli(['split', song, '--model', checkpoint, ...config, '-o', path.join(dir, 'out'), '--format', 'wav'], env);
+    assert.equal(result.status, 0, result.stderr);
+    assert.deepEqual(readdirSync(path.join(dir, 'out', 'song')).sort(), ['bass.wav', 'drums.wav', 'other.wav', 'vocals.wav']);
+    const lonely = runCli(['split', song, '--model', checkpoint, '-o', path.join(dir, 'out2')], env);
+    assert.equal(lonely.status, 12, lonely.stderr);
+    assert.match(lonely.stderr, /no config beside .*drums\.ckpt/);
   });
 
   it('names a layer the checkpoint lacks or shapes that differ from the config', async () => {

@@ -26,6 +26,10 @@ export class ChunkSpectrum {
   private readonly re: Float64Array;
   private readonly im: Float64Array;
   private readonly sum: Float64Array;
+  /** Values of one (channel, re/im): its num_subbands planes of [frames, subbandBins]. */
+  private readonly partStride: number;
+  /** A bin's place within those planes at frame 0: its sub-band's plane, then its bin in the sub-band. */
+  private readonly binOffset: Int32Array;
 
   constructor(
     private readonly config: Mdx23cConfig,
@@ -40,6 +44,11 @@ export class ChunkSpectrum {
     this.frames = 1 + Math.floor(length / hop);
     this.subbandBins = dimF / numSubbands;
     this.inputChannels = channels * 2 * numSubbands;
+    this.partStride = numSubbands * this.frames * this.subbandBins;
+    this.binOffset = Int32Array.from({ length: dimF }, (_, bin) => {
+      const band = Math.floor(bin / this.subbandBins);
+      return band * this.frames * this.subbandBins + (bin - band * this.subbandBins);
+    });
     this.window = new Float64Array(nFft);
     for (let n = 0; n < nFft; n++) this.window[n] = 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / nFft);
     this.inverseEnvelope = this.envelope();
@@ -50,9 +59,7 @@ export class ChunkSpectrum {
 
   /** Where (channel, re/im, frame, bin) sits in a [inputChannels, frames, subbandBins] plane set. */
   private offset(channel: number, part: 0 | 1, frame: number, bin: number): number {
-    const { numSubbands } = this.config;
-    const band = Math.floor(bin / this.subbandBins);
-    return (((channel * 2 + part) * numSubbands + band) * this.frames + frame) * this.subbandBins + (bin - band * this.subbandBins);
+    return (channel * 2 + part) * this.partStride + frame * this.subbandBins + (this.binOffset[bin] as number);
   }
 
   /** Planar chunk [channels, length] → the graph input [inputChannels, frames, subbandBins]. Two frames share one complex FFT. */
