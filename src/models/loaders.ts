@@ -64,7 +64,8 @@ const MSST_FAMILIES: Readonly<Record<MsstModelType, MsstLoader>> = {
     const { loadScnet } = await import('../scnet/engine.js');
     return loadScnet(checkpoint, options);
   },
-  mdx23c: async () => {
-    throw new StemsplitError('MODEL_INVALID', 'MDX23C checkpoints are not supported yet');
+  mdx23c: async (checkpoint, options) => {
+    const { loadMdx23c } = await import('../mdx23c/engine.js');
+    return loadMdx23c(checkpoint, options);
   },
 };

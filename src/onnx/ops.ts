@@ -128,6 +128,11 @@ export class Ops {
     return this.graph.op('Relu', [x], x.shape);
   }
 
+  /** ELU: x for x > 0, alpha·(eˣ − 1) otherwise. */
+  elu(x: Value, alpha: number): Value {
+    return this.graph.op('Elu', [x], x.shape, { alpha: attr.float(alpha) });
+  }
+
   sigmoid(x: Value): Value {
     return this.graph.op('Sigmoid', [x], x.shape);
   }
@@ -178,6 +183,16 @@ export class Ops {
   /** LayerNormalization over the last axis. */
   layerNorm(x: Value, scale: Value, bias: Value, epsilon: number): Value {
     return this.graph.op('LayerNormalization', [x, scale, bias], x.shape, { axis: attr.int(-1), epsilon: attr.float(epsilon) });
+  }
+
+  /** InstanceNorm over x [N, C, ...]: per (sample, channel) statistics over the positions, then `scale`/`bias` [C]. */
+  instanceNorm(x: Value, scale: Value, bias: Value, epsilon = 1e-5): Value {
+    return this.graph.op('InstanceNormalization', [x, scale, bias], x.shape, { epsilon: attr.float(epsilon) });
+  }
+
+  /** Inference-mode BatchNorm over x [N, C, ...] with running statistics; every operand [C]. */
+  batchNorm(x: Value, scale: Value, bias: Value, mean: Value, variance: Value, epsilon = 1e-5): Value {
+    return this.graph.op('BatchNormalization', [x, scale, bias, mean, variance], x.shape, { epsilon: attr.float(epsilon) });
   }
 
   /**

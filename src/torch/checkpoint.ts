@@ -43,16 +43,21 @@ export class PyFraction implements PickleOpaque {
   }
 }
 
-type StorageDtype = 'float16' | 'float32' | 'float64' | 'bfloat16';
+type StorageDtype = 'float16' | 'float32' | 'float64' | 'bfloat16' | 'int64' | 'int32' | 'uint8' | 'bool';
 
+/** Integer storages hold bookkeeping a state_dict carries beside the weights (BatchNorm's `num_batches_tracked`). */
 const STORAGE_TYPES: Readonly<Record<string, StorageDtype>> = {
   HalfStorage: 'float16',
   FloatStorage: 'float32',
   DoubleStorage: 'float64',
   BFloat16Storage: 'bfloat16',
+  LongStorage: 'int64',
+  IntStorage: 'int32',
+  ByteStorage: 'uint8',
+  BoolStorage: 'bool',
 };
 
-const BYTES_PER_ELEMENT: Readonly<Record<StorageDtype, number>> = { float16: 2, float32: 4, float64: 8, bfloat16: 2 };
+const BYTES_PER_ELEMENT: Readonly<Record<StorageDtype, number>> = { float16: 2, float32: 4, float64: 8, bfloat16: 2, int64: 8, int32: 4, uint8: 1, bool: 1 };
 
 class StorageType implements PickleOpaque {
   readonly pickleKind = 'storage-type';
@@ -284,6 +289,16 @@ function decodeStorage(bytes: Buffer, dtype: StorageDtype, numel: number): Float
       for (let i = 0; i < numel; i++) word[i] = bytes.readUInt16LE(2 * i) << 16;
       return out;
     }
+    case 'int64':
+      for (let i = 0; i < numel; i++) out[i] = Number(bytes.readBigInt64LE(8 * i));
+      return out;
+    case 'int32':
+      for (let i = 0; i < numel; i++) out[i] = bytes.readInt32LE(4 * i);
+      return out;
+    case 'uint8':
+    case 'bool':
+      for (let i = 0; i < numel; i++) out[i] = bytes[i] as number;
+      return out;
   }
 }
 

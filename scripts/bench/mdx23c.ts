@@ -1,0 +1,259 @@
+/**
+ * MDX23C speed and memory on a full-size network with random weights: the published
+ * hyper-parameters of MDX23C-8KFFT-InstVoc_HQ (`--preset instvoc-hq`: UVR's
+ * model_2_stem_full_band_8k.yaml, MSST's configs/config_vocals_mdx23c.yaml), built here (no
+ * download), converted to ONNX and run through MSST's demix on `--seconds` of synthetic music.
+ * With `--msst DIR` the same weights and track also go through MSST's own PyTorch inference
+ * (scripts/bench/mdx23c_msst.py, which imports MSST from that checkout), side by side, with the
+ * SNR between the two outputs (both must compute the same function).
+ *
+ *   node --import tsx scripts/bench/mdx23c.ts [--preset instvoc-hq] [--seconds 20] [--threads 2]
+ *        [--set model.num_channels=32 …]        (other sizes: any yaml key, section.key=value)
+ *        [--msst /path/to/Music-Source-Separation-Training [--python python3]]
+ *        [--main-thread]                        (run on the main thread instead of a worker, as serve/split do)
+ *        [--checkpoint X.ckpt [--config X.yaml]] (a real checkpoint instead of random weights; no --msst)
+ *
+ * Prints the conversion and load times, seconds per chunk and per minute of audio, where the
+ * time goes (STFT, graph, iSTFT) and the peak RSS while separating; with --msst the same for
+ * PyTorch and the ratios.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { isMainThread, Worker } from 'node:worker_threads';
+import { stringify } from 'yaml';
+import { parseMdx23cConfig, type Mdx23cConfig } from '../../src/mdx23c/config.js';
+import { Mdx23cNetwork } from '../../src/mdx23c/engine.js';
+import type { StageFile } from '../../src/onnx/stages.js';
+import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
+import { rssSampler } from './rss.js';
+import { benchTrack, randomTensor } from './synthetic.js';
+
+const { values } = parseArgs({
+  options: {
+    preset: { type: 'string', default: 'instvoc-hq' },
+    seconds: { type: 'string', default: '20' },
+    threads: { type: 'string', default: '2' },
+    set: { type: 'string', multiple: true },
+    msst: { type: 'string' },
+    python: { type: 'string', default: 'python3' },
+    checkpoint: { type: 'string' },
+    config: { type: 'string' },
+    'build-only': { type: 'string' },
+    'main-thread': { type: 'boolean', default: false },
+  },
+});
+
+if (isMainThread && !values['build-only'] && !values['main-thread']) {
+  // This same script, with the same argv, in a worker thread (as serve and split run models) that registers tsx first.
+  const script = JSON.stringify(import.meta.url);
+  const worker = new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${script}); })`, { eval: true, argv: process.argv.slice(2) });
+  process.exit(await new Promise<number>((resolve) => worker.once('exit', resolve)));
+}
+
+/** MDX23C-8KFFT-InstVoc_HQ's published config (the sections inference reads). */
+const PRESETS: Readonly<Record<string, Record<string, Record<string, unknown>>>> = {
+  'instvoc-hq': {
+    audio: { chunk_size: 261120, dim_f: 4096, dim_t: 256, hop_length: 1024, n_fft: 8192, num_channels: 2, sample_rate: 44100, min_mean_abs: 0.001 },
+    model: { act: 'gelu', bottleneck_factor: 4, growth: 128, norm: 'InstanceNorm', num_blocks_per_scale: 2, num_channels: 128, num_scales: 5, num_subbands: 4, scale: [2, 2] },
+    training: { instruments: ['vocals', 'other'], target_instrument: null, use_amp: true },
+    inference: { batch_size: 1, dim_t: 256, num_overlap: 4 },
+  },
+};
+
+/** The preset's yaml document with `--set section.key=value` applied. */
+function presetDocument(): Record<string, Record<string, unknown>> {
+  const preset = PRESETS[values.preset];
+  if (preset === undefined) throw new Error(`--preset must be one of ${Object.keys(PRESETS).join(', ')}`);
+  const document = structuredClone(preset);
+  for (const pair of values.set ?? []) {
+    const match = /^(\w+)\.(\w+)=(.*)$/.exec(pair);
+    if (!match) throw new Error(`--set ${pair}: expected section.key=value`);
+    const [, section, key, raw] = match as unknown as [string, string, string, string];
+    const value = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+    document[section] = { ...document[section], [key]: value };
+  }
+  return document;
+}
+
+/** Every parameter a TFC_TDF_net of this config has, named as in its state_dict, with random values. */
+function randomState(config: Mdx23cConfig): Map<string, CheckpointTensor> {
+  const state = new Map<string, CheckpointTensor>();
+  const seed = { seed: 4321 };
+  const weight = (name: string, shape: number[], fanIn: number) => state.set(name, randomTensor(shape, 1 / Math.sqrt(fanIn), seed));
+  const norm = (name: string, channels: number) => {
+    const { kind } = config.norm;
+    if (kind === 'identity') return;
+    state.set(`${name}.weight`, randomTensor([channels], 0.1, seed, 1));
+    state.set(`${name}.bias`, randomTensor([channels], 0.05, seed));
+    if (kind === 'batch') {
+      state.set(`${name}.running_mean`, randomTensor([channels], 0.1, seed));
+      state.set(`${name}.running_var`, { shape: [channels], data: new Float32Array(channels).fill(1) });
+    }
+  };
+  const [timeScale, freqScale] = config.scale;
+  const tfcTdf = (prefix: string, inChannels: number, channels: number, bins: number) => {
+    const narrow = Math.floor(bins / config.bottleneckFactor);
+    for (let j = 0; j < config.blocksPerScale; j++) {
+      const block = `${prefix}.blocks.${j}`;
+      const input = j === 0 ? inChannels : channels;
+      norm(`${block}.tfc1.0`, input);
+      weight(`${block}.tfc1.2.weight`, [channels, input, 3, 3], 9 * input);
+      norm(`${block}.tdf.0`, channels);
+      weight(`${block}.tdf.2.weight`, [narrow, bins], bins);
+      norm(`${block}.tdf.3`, channels);
+      weight(`${block}.tdf.5.weight`, [bins, narrow], narrow);
+      norm(`${block}.tfc2.0`, channels);
+      weight(`${block}.tfc2.2.weight`, [channels, channels, 3, 3], 9 * channels);
+      weight(`${block}.shortcut.weight`, [channels, input, 1, 1], input);
+    }
+  };
+  const inputChannels = config.channels * 2 * config.numSubbands;
+  let c = config.numChannels;
+  let bins = config.dimF / config.numSubbands;
+  const g = config.growth;
+  weight('first_conv.weight', [c, inputChannels, 1, 1], inputChannels);
+  for (let i = 0; i < config.numScales; i++) {
+    tfcTdf(`encoder_blocks.${i}.tfc_tdf`, c, c, bins);
+    norm(`encoder_blocks.${i}.downscale.conv.0`, c);
+    weight(`encoder_blocks.${i}.downscale.conv.2.weight`, [c + g, c, timeScale, freqScale], c * timeScale * freqScale);
+    bins /= freqScale;
+    c += g;
+  }
+  tfcTdf('bottleneck_block', c, c, bins);
+  for (let i = 0; i < config.numScales; i++) {
+    norm(`decoder_blocks.${i}.upscale.conv.0`, c);
+    weight(`decoder_blocks.${i}.upscale.conv.2.weight`, [c, c - g, timeScale, freqScale], c);
+    bins *= freqScale;
+    c -= g;
+    tfcTdf(`decoder_blocks.${i}.tfc_tdf`, 2 * c, c, bins);
+  }
+  weight('final_conv.0.weight', [c, c + inputChannels, 1, 1], c + inputChannels);
+  weight('final_conv.2.weight', [config.instruments.length * inputChannels, c, 1, 1], c);
+  return state;
+}
+
+/** The weights for PyTorch: one raw float32 file and an index of names, shapes and offsets. */
+function writeWeights(state: ReadonlyMap<string, CheckpointTensor>, directory: string): void {
+  const index: { name: string; shape: readonly number[]; offset: number }[] = [];
+  let offset = 0;
+  for (const [name, tensor] of state) {
+    index.push({ name, shape: tensor.shape, offset });
+    offset += tensor.data.length;
+  }
+  const all = new Float32Array(offset);
+  for (const [i, tensor] of [...state.values()].entries()) all.set(tensor.data, (index[i] as { offset: number }).offset);
+  writeFileSync(path.join(directory, 'weights.f32'), all);
+  writeFileSync(path.join(directory, 'weights.json'), JSON.stringify(index));
+}
+
+const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
+const threads = Number(values.threads);
+
+if (values['build-only']) {
+  // The child process that writes the random network's graph (and the weights for PyTorch), so the measured process holds no weights of its own.
+  const config = parseMdx23cConfig(presetDocument(), values.preset);
+  const state = randomState(config);
+  const stages = Mdx23cNetwork.writeStages(config, state, values['build-only']);
+  if (values.msst) writeWeights(state, values['build-only']);
+  const parameters = [...state.values()].reduce((sum, t) => sum + t.data.length, 0);
+  process.stdout.write(JSON.stringify({ millions: (parameters / 1e6).toFixed(1), stages }));
+  process.exit(0);
+}
+
+const work = mkdtempSync(path.join(tmpdir(), 'stemsplit-bench-mdx23c-'));
+const timings = { stft: 0, graph: 0, istft: 0 };
+const onTiming = (part: keyof typeof timings, ms: number) => void (timings[part] += ms);
+const sampler = rssSampler();
+const loadStarted = performance.now();
+let network: Mdx23cNetwork;
+const configFile = path.join(work, 'model.yaml');
+if (values.checkpoint) {
+  if (values.msst) throw new Error('--msst compares random weights; leave out --checkpoint');
+  network = await Mdx23cNetwork.open(values.checkpoint, { cacheDir: work, intraOpThreads: threads, onTiming, ...(values.config ? { configPath: values.config } : {}) });
+} else {
+  const document = presetDocument();
+  writeFileSync(configFile, stringify(document));
+  const config = parseMdx23cConfig(document, values.preset);
+  const args = [
+    '--import', 'tsx', path.resolve(import.meta.dirname, 'mdx23c.ts'), '--preset', values.preset, '--build-only', work,
+    ...(values.set ?? []).flatMap((pair) => ['--set', pair]), ...(values.msst ? ['--msst', values.msst] : []),
+  ];
+  const built = JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 24 })) as { millions: string; stages: StageFile[] };
+  console.log(`model           ${values.preset}: n_fft ${config.nFft}, dim_f ${config.dimF}, ${config.numChannels}+${config.growth} channels × ${config.numScales} scales, ${built.millions} M parameters (random)`);
+  network = await Mdx23cNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });
+}
+const loadSeconds = (performance.now() - loadStarted) / 1000;
+const loadPeak = sampler.peakBytes();
+const { config } = network;
+const seconds = Number(values.seconds);
+const track = benchTrack(seconds, config.sampleRate, config.channels);
+
+sampler.reset();
+const chunkMs: number[] = [];
+let last = performance.now();
+const cpuStarted = process.cpuUsage();
+const started = performance.now();
+const out = await network.demixTrack(track, {
+  onProgress: () => {
+    const now = performance.now();
+    chunkMs.push(now - last);
+    last = now;
+  },
+});
+const wallMs = performance.now() - started;
+const cpu = process.cpuUsage(cpuStarted);
+const peak = await sampler.stop();
+await network.release();
+
+const sorted = [...chunkMs].sort((a, b) => a - b);
+const medianChunk = sorted[Math.floor(sorted.length / 2)] ?? 0;
+const step = Math.floor(config.chunkSize / config.numOverlap) / config.sampleRate;
+const perMinute = (wallMs / 1000) * (60 / seconds);
+const line = (label: string, ms: number) => `  ${label.padEnd(20)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
+console.log(`audio           ${seconds} s, ${chunkMs.length} chunks of ${config.chunkSize} samples (num_overlap ${config.numOverlap}), ${threads} intra-op threads`);
+console.log(`graph load      ${loadSeconds.toFixed(1)} s, peak RSS ${mb(loadPeak)} MiB`);
+console.log(`separation      ${(wallMs / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU (${(cpu.system / 1e6).toFixed(1)} s of it in the kernel)`);
+console.log(`per chunk       median ${(medianChunk / 1000).toFixed(2)} s (one chunk per ${step.toFixed(2)} s of audio)`);
+console.log(`speed           ${perMinute.toFixed(1)} s per minute of audio (this track, borders included); ${((medianChunk / 1000) * (60 / step)).toFixed(1)} s per minute on a long track`);
+console.log('where the time goes');
+console.log(line('STFT', timings.stft));
+console.log(line('graph (ORT)', timings.graph));
+console.log(line('iSTFT', timings.istft));
+console.log(`peak RSS        ${mb(peak)} MiB while separating (input ${mb(track.byteLength)} MiB, output ${mb(out.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`);
+
+if (values.msst) {
+  writeFileSync(path.join(work, 'track.f32'), track);
+  const report = JSON.parse(
+    execFileSync(
+      values.python,
+      [
+        path.resolve(import.meta.dirname, 'mdx23c_msst.py'), '--msst', values.msst, '--config', configFile, '--weights', work,
+        '--track', path.join(work, 'track.f32'), '--channels', String(config.channels), '--out', path.join(work, 'msst.f32'), '--threads', String(threads),
+      ],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 },
+    ),
+  ) as { load_seconds: number; seconds: number; peak_rss_bytes: number; max_rss_bytes: number; torch: string };
+  const theirs = readFileSync(path.join(work, 'msst.f32'));
+  const reference = new Float32Array(theirs.buffer, theirs.byteOffset, theirs.byteLength / 4);
+  const snrs = config.instruments.map((_, s) => stemSnr(reference, out, config.instruments.length, s));
+  const theirsPerMinute = report.seconds * (60 / seconds);
+  console.log(`MSST PyTorch    torch ${report.torch}, ${threads} threads: load ${report.load_seconds.toFixed(1)} s, separation ${report.seconds.toFixed(1)} s wall`);
+  console.log(`                ${theirsPerMinute.toFixed(1)} s per minute of audio; peak RSS ${mb(report.peak_rss_bytes)} MiB while separating, process max ${mb(report.max_rss_bytes)} MiB`);
+  console.log(`side by side    stemsplit ${(theirsPerMinute / perMinute).toFixed(2)}× faster, peak RSS ${mb(peak)} vs ${mb(report.peak_rss_bytes)} MiB (${((100 * (peak - report.peak_rss_bytes)) / report.peak_rss_bytes).toFixed(0)} %)`);
+  console.log(`same function   SNR of stemsplit's stems against PyTorch's: ${snrs.map((s) => s.toFixed(1)).join(' / ')} dB`);
+}
+rmSync(work, { recursive: true, force: true });
+
+function stemSnr(expected: Float32Array, actual: Float32Array, stems: number, stem: number): number {
+  const plane = expected.length / stems;
+  let signal = 0;
+  let noise = 0;
+  for (let i = stem * plane; i < (stem + 1) * plane; i++) {
+    signal += (expected[i] as number) ** 2;
+    noise += ((expected[i] as number) - (actual[i] as number)) ** 2;
+  }
+  return 10 * Math.log10(signal / Math.max(noise, 1e-30));
+}

@@ -1,0 +1,162 @@
+/**
+ * MDX23C against MSST's reference outputs in ../shared/fixtures/msst: for every `mdx23c` fixture
+ * fixtures.json lists, the forward pass of one chunk and the whole-track demix (library level),
+ * and the fixture's track through `stemsplit split --format wav --float32` as a user runs it,
+ * each stem at ≥ 60 dB SNR; then the config errors a user meets.
+ */
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { runCli } from '../harness/process.js';
+import { parseMdx23cConfig, type Mdx23cConfig } from '../src/mdx23c/config.js';
+import { Mdx23cNetwork } from '../src/mdx23c/engine.js';
+import { ChunkSpectrum } from '../src/mdx23c/spectrum.js';
+import { msstModelType, MsstDocument } from '../src/msst/config.js';
+import { fixtureDir } from './support/fixtures.js';
+import { decodePlanar, readF32, snrDb, stemOf, writeFloatWav } from './support/reference-audio.js';
+
+const FIXTURES = fixtureDir('msst');
+const MIN_SNR_DB = 60;
+
+interface Fixture {
+  readonly model_type: string;
+  readonly checkpoint: { readonly file: string };
+  readonly config: { readonly file: string };
+  readonly instruments_out: readonly string[];
+  readonly channels: number;
+  readonly files: Readonly<Record<string, { readonly file: string; readonly shape: readonly number[] }>>;
+}
+
+const work = mkdtempSync(path.join(tmpdir(), 'stemsplit-mdx23c-'));
+const cacheDir = path.join(work, 'cache');
+after(() => rmSync(work, { recursive: true, force: true }));
+
+function fixtureFile(file: string): Float32Array {
+  return readF32(path.join(FIXTURES as string, file));
+}
+
+function assertStems(label: string, expected: Float32Array, actual: Float32Array, stems: number): void {
+  assert.equal(actual.length, expected.length, `${label}: output size`);
+  const snrs = Array.from({ length: stems }, (_, s) => snrDb(stemOf(expected, stems, s), stemOf(actual, stems, s)));
+  console.log(`${label}: ${snrs.map((s) => s.toFixed(1)).join(' / ')} dB`);
+  for (const [i, snr] of snrs.entries()) assert.ok(snr >= MIN_SNR_DB, `${label} stem ${i}: ${snr.toFixed(1)} dB < ${MIN_SNR_DB}`);
+}
+
+function mdx23cFixtures(): [string, Fixture][] {
+  if (FIXTURES === undefined) return [];
+  const manifest = JSON.parse(readFileSync(path.join(FIXTURES, 'fixtures.json'), 'utf8')) as { fixtures: Record<string, Fixture> };
+  return Object.entries(manifest.fixtures).filter(([, fixture]) => fixture.model_type === 'mdx23c');
+}
+
+describe('MDX23C fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : false }, () => {
+  for (const [name, fixture] of mdx23cFixtures()) {
+    const dir = FIXTURES as string;
+    const stems = fixture.instruments_out.length;
+
+    it(`${name}: forward and demix match MSST`, async () => {
+      const network = await Mdx23cNetwork.open(path.join(dir, fixture.checkpoint.file), { cacheDir, configPath: path.join(dir, fixture.config.file), intraOpThreads: 2 });
+      try {
+        assert.deepEqual(network.config.instruments, fixture.instruments_out);
+        const { files } = fixture;
+        const forwardIn = files['forward_in'];
+        const forwardOut = files['forward_out'];
+        if (forwardIn && forwardOut) assertStems(`${name} forward`, fixtureFile(forwardOut.file), await network.forward(fixtureFile(forwardIn.file)), stems);
+        const track = fixtureFile((files['demix_in'] as { file: string }).file);
+        for (const [key, entry] of Object.entries(files)) {
+          const batch = /^demix_out(?:_batch(\d+))?$/.exec(key);
+          if (!batch) continue;
+          const out = await network.demixTrack(track, batch[1] === undefined ? {} : { batchSize: Number(batch[1]) });
+          assertStems(`${name} ${key}`, fixtureFile(entry.file), out, stems);
+        }
+      } finally {
+        await network.release();
+      }
+    });
+
+    it(`${name}: stemsplit split --format wav --float32 matches MSST's demix`, () => {
+      const out = path.join(work, `split-${name}`);
+      mkdirSync(out, { recursive: true });
+      const song = path.join(out, 'song.wav');
+      writeFloatWav(song, fixtureFile((fixture.files['demix_in'] as { file: string }).file), fixture.channels);
+      const env = { STEMSPLIT_DATA_DIR: path.join(out, 'data'), STEMSPLIT_CACHE_DIR: path.join(out, 'cache') };
+      const result = runCli(['split', song, '--model', path.join(dir, fixture.checkpoint.file), '-o', out, '--format', 'wav', '--float32'], env);
+      assert.equal(result.status, 0, result.stderr);
+      const expected = fixtureFile((fixture.files['demix_out'] as { file: string }).file);
+      const actual = new Float32Array(expected.length);
+      fixture.instruments_out.forEach((stem, s) => actual.set(decodePlanar(path.join(out, 'song', `${stem}.wav`), fixture.channels), (s * expected.length) / stems));
+      assertStems(`${name} split`, expected, actual, stems);
+    });
+  }
+});
+
+describe('MDX23C configs', () => {
+  const base = {
+    audio: { chunk_size: 7168, dim_f: 256, dim_t: 8, hop_length: 1024, n_fft: 2048, num_channels: 2, sample_rate: 44100 },
+    model: { act: 'gelu', bottleneck_factor: 4, growth: 8, norm: 'InstanceNorm', num_blocks_per_scale: 1, num_channels: 8, num_scales: 2, num_subbands: 2, scale: [2, 2] },
+    training: { instruments: ['vocals', 'other'], target_instrument: null },
+    inference: { batch_size: 1, num_overlap: 2 },
+  };
+  const parse = (overrides: { audio?: object; model?: object; training?: object }): Mdx23cConfig =>
+    parseMdx23cConfig(
+      { ...base, audio: { ...base.audio, ...overrides.audio }, model: { ...base.model, ...overrides.model }, training: { ...base.training, ...overrides.training } },
+      'm.yaml',
+    );
+
+  it('is told from its yaml keys and reads every option as the official get_norm/get_act do', () => {
+    assert.equal(msstModelType(new MsstDocument(base, 'm.yaml')), 'mdx23c');
+    const config = parse({});
+    assert.equal(config.frames, 8);
+    assert.deepEqual(config.norm, { kind: 'instance' });
+    assert.deepEqual(parse({ model: { norm: 'GroupNorm4' } }).norm, { kind: 'group', groups: 4 });
+    assert.deepEqual(parse({ model: { norm: 'BatchNorm' } }).norm, { kind: 'batch' });
+    assert.deepEqual(parse({ model: { norm: 'LayerNorm' } }).norm, { kind: 'identity' });
+    assert.deepEqual(parse({ model: { act: 'elu0.5' } }).act, { kind: 'elu', alpha: 0.5 });
+    assert.deepEqual(parse({ model: { act: 'relu' } }).act, { kind: 'relu' });
+    assert.deepEqual(parse({ training: { target_instrument: 'vocals' } }).instruments, ['vocals']);
+  });
+
+  it('refuses what the official network cannot run, in one line naming it', () => {
+    assert.throws(() => parse({ model: { fancy: 1, other_thing: 2 } }), /unsupported mdx23c options fancy, other_thing/);
+    assert.throws(() => parse({ model: { act: 'swish' } }), /act swish is not one of gelu, relu, elu<alpha>/);
+    assert.throws(() => parse({ model: { act: 'elu' } }), /elu needs its alpha/);
+    assert.throws(() => parse({ model: { norm: 'GroupNorm3' } }), /GroupNorm3 cannot split 8 channels/);
+    assert.throws(() => parse({ audio: { chunk_size: 7000 } }), /not a multiple of hop_length 1024/);
+    assert.throws(() => parse({ audio: { chunk_size: 6144 } }), /7 STFT frames, not divisible by scale\[0\]\^num_scales = 4/);
+    assert.throws(() => parse({ audio: { dim_f: 2000 } }), /dim_f 2000 is more than the 1025 bins/);
+    assert.throws(() => parse({ model: { scale: [2] } }), /scale must be \[time, frequency\]/);
+    const gapped = parse({ audio: { hop_length: 2048, chunk_size: 14336 } });
+    assert.throws(() => new ChunkSpectrum(gapped, gapped.chunkSize), /hop_length 2048 leaves gaps between n_fft 2048 Hann windows/);
+  });
+
+  it('split takes a config named with --model-config and --model-type mdx23c, and names a missing one', () => {
+    if (FIXTURES === undefined) return;
+    const dir = mkdtempSync(path.join(work, 'named-'));
+    const song = path.join(dir, 'song.wav');
+    writeFloatWav(song, Float32Array.from({ length: 2 * 44100 }, (_, i) => 0.2 * Math.sin(i / 7)), 2);
+    const env = { STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: path.join(dir, 'cache') };
+    const checkpoint = path.join(dir, 'drums.ckpt');
+    copyFileSync(path.join(FIXTURES, 'mdx23c_4stem.ckpt'), checkpoint);
+    const config = ['--model-config', path.join(FIXTURES, 'mdx23c_4stem.yaml'), '--model-type', 'mdx23c'];
+    const result = runCli(['split', song, '--model', checkpoint, ...config, '-o', path.join(dir, 'out'), '--format', 'wav'], env);
+    assert.equal(result.status, 0, result.stderr);
+    assert.deepEqual(readdirSync(path.join(dir, 'out', 'song')).sort(), ['bass.wav', 'drums.wav', 'other.wav', 'vocals.wav']);
+    const lonely = runCli(['split', song, '--model', checkpoint, '-o', path.join(dir, 'out2')], env);
+    assert.equal(lonely.status, 12, lonely.stderr);
+    assert.match(lonely.stderr, /no config beside .*drums\.ckpt/);
+  });
+
+  it('names a layer the checkpoint lacks or shapes that differ from the config', async () => {
+    if (FIXTURES === undefined) return;
+    const fixtureConfig = path.join(FIXTURES, 'mdx23c_2stem.yaml');
+    const dir = mkdtempSync(path.join(work, 'wrong-'));
+    const { writeFileSync } = await import('node:fs');
+    const wider = path.join(dir, 'wider.yaml');
+    writeFileSync(wider, readFileSync(fixtureConfig, 'utf8').replace('num_channels: 8', 'num_channels: 16'));
+    await assert.rejects(
+      Mdx23cNetwork.open(path.join(FIXTURES, 'mdx23c_2stem.ckpt'), { cacheDir, configPath: wider }),
+      /first_conv\.weight is \[8, 16, 1, 1\], the config implies \[16, 16, 1, 1\]/,
+    );
+  });
+});
