@@ -10,7 +10,7 @@ import path from 'node:path';
 import { configBeside } from '../msst/config.js';
 import { demixTrack, msstModel, type ChunkNetwork, type DemixRunOptions } from '../msst/network.js';
 import { convertCached, StagedSessions, writeStageFiles, type StageFile } from '../onnx/stages.js';
-import type { SegmentModel } from '../separation/model.js';
+import type { TrackModel } from '../separation/model.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import { readStateDict } from '../torch/checkpoint.js';
 import { readMdx23cConfig, type Mdx23cConfig } from './config.js';
@@ -120,7 +120,7 @@ export class Mdx23cNetwork implements ChunkNetwork {
 }
 
 /** An MDX23C checkpoint as a stemsplit model (MSST's demix; `no_<target>` for a single-target model). */
-export async function loadMdx23c(checkpoint: string, options: LoadMdx23cOptions): Promise<SegmentModel> {
+export async function loadMdx23c(checkpoint: string, options: LoadMdx23cOptions): Promise<TrackModel> {
   const network = await Mdx23cNetwork.open(checkpoint, options);
   const name = options.name ?? path.basename(checkpoint).replace(/\.(ckpt|pth|pt|chpt)$/i, '');
   return msstModel(network, name, options.batchSize === undefined ? {} : { batchSize: options.batchSize });
