@@ -5,6 +5,7 @@
 import { Command, Option } from 'commander';
 import { parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
 import { StemsplitError } from '../errors.js';
+import { DEFAULT_ENSEMBLE_ALGORITHM, ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
 import { MDX_DEFAULTS } from '../mdx/options.js';
 import { MSST_MODEL_TYPES } from '../msst/model-types.js';
 import { VERSION } from '../version.js';
@@ -76,7 +77,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     )
     // Not `.env()`: commander would turn a boolean on for any value, STEMSPLIT_ALLOW_PRIVATE_URLS=0 too.
     .option('--allow-private-urls', 'let direct_url and webhooks reach private and loopback addresses (trusted LAN only; or STEMSPLIT_ALLOW_PRIVATE_URLS=1)')
-    .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s)', nameList('--model-4s'))
+    .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s); A+B: an ensemble of A and B', nameList('--model-4s'))
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
     .option('--new-link', 'print a new link to the web page, ending the one printed before (its key lasts across restarts otherwise)')
     .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; workers?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; newLink?: boolean }) => {
@@ -115,7 +116,14 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .command('split')
     .description('split audio files into stems on this machine (no server, no credits)')
     .argument('<files...>', 'audio files (mp3, wav, flac, m4a, webm, …)')
-    .option('-m, --model <model>', '4s, 6s, a model name (see models list) or a path to a Demucs .th or bag .yaml, an MSST .ckpt/.pth (RoFormer, SCNet, MDX23C), an MDX-Net .onnx or a model.json', '4s')
+    .option(
+      '-m, --model <model>',
+      '4s, 6s, a model name (see models list) or a path to a Demucs .th or bag .yaml, an MSST .ckpt/.pth (RoFormer, SCNet, MDX23C), an MDX-Net .onnx or a model.json; give it again (or join names with +) to ensemble several (default 4s)',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option('--ensemble <algorithm>', `how an ensemble's stems are combined: ${ENSEMBLE_ALGORITHMS.join(', ')} (default ${DEFAULT_ENSEMBLE_ALGORITHM}; python-audio-separator's names)`)
+    .option('--ensemble-weights <weights>', 'one weight per --model, e.g. 3,1 (avg_wave and avg_fft)')
     .option('--model-config <file>', "an MSST checkpoint's .yaml (default: the .yaml beside the checkpoint)")
     .option('--model-type <type>', `an MSST checkpoint's model type (${MSST_MODEL_TYPES.join(', ')}; default: told from the yaml)`)
     .option('--mdx-segment-size <frames>', `MDX-Net: spectrogram frames per chunk (default ${MDX_DEFAULTS.segmentSize})`)
