@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { resolveConfig } from '../src/config.js';
 import { Fft } from '../src/dsp/fft.js';
 import { ENSEMBLE_ALGORITHMS, type EnsembleAlgorithm } from '../src/ensemble/algorithms.js';
 import { catalogModel } from '../src/models/catalog.js';
@@ -234,6 +235,8 @@ describe('ensembles', { skip: FIXTURES === undefined ? 'no RoFormer fixtures' : 
       assert.match(result.stderr, message);
     }
     assert.equal(existsSync(join(work, 'refused')), false);
+    assert.throws(() => resolveConfig({ modelAliases: { '4s': ['bundled-4s+'] } }, {}), /each side needs one/);
+    assert.deepEqual(resolveConfig({}, { STEMSPLIT_MODEL_4S: 'a+b, c' }).modelAliases['4s'], ['a+b', 'c']);
   });
 
   it('progress runs 0 → 100 once over all members; a cancel mid-member and a finished split leave no spool', async () => {
@@ -295,6 +298,8 @@ describe('ensembles', { skip: FIXTURES === undefined ? 'no RoFormer fixtures' : 
       assert.ok(snr >= 15, `API vocals against the average of the members' vocals: ${snr.toFixed(1)} dB`);
       const models = (await t.request('GET', '/models')).json.data.items as Array<{ name: string; aliases: string[]; terms: string }>;
       for (const name of ['bundled-4s', 'bs-roformer-viperx-1297']) assert.ok(models.find((m) => m.name === name)?.aliases.includes('4s'), `${name} is listed under 4s`);
+      const page = await (await fetch(`${t.server.url}/web/app.js`)).text();
+      assert.match(page, /Made with an ensemble of/, 'the page names every member and its terms');
     } finally {
       await t.close();
     }

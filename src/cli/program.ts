@@ -3,7 +3,7 @@
  * a plain function imported lazily, so `keys list` never loads ONNX Runtime.
  */
 import { Command, Option } from 'commander';
-import { parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
+import { modelList, parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
 import { StemsplitError } from '../errors.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
 import { MDX_DEFAULTS } from '../mdx/options.js';
@@ -11,13 +11,9 @@ import { MSST_MODEL_TYPES } from '../msst/model-types.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 
-/** `a,b , c` → `['a', 'b', 'c']`: the model names an alias tries, first installed wins. */
+/** `a+b, c` → `['a+b', 'c']`: the entries an alias tries, first installed wins (config.ts `modelList`). */
 function nameList(name: string) {
-  return (value: string): string[] => {
-    const names = value.split(',').map((s) => s.trim()).filter(Boolean);
-    if (names.length === 0) throw new StemsplitError('USAGE', `${name} needs comma-separated model names, got "${value}"`);
-    return names;
-  };
+  return (value: string): string[] => modelList(value, name);
 }
 
 function integer(name: string, min: number, max: number) {

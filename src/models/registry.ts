@@ -7,6 +7,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
+import { ensembleMembers } from '../config.js';
 import { StemsplitError } from '../errors.js';
 import type { SegmentModel } from '../separation/model.js';
 import { configBeside, type MsstModelType } from '../msst/config.js';
@@ -66,13 +67,6 @@ export type ModelChoice = ModelRef | EnsembleRef;
 
 export function isEnsembleRef(choice: ModelChoice): choice is EnsembleRef {
   return 'members' in choice;
-}
-
-/** `A+B+C` → `['A', 'B', 'C']`: the members a spec joins (one for a plain spec). */
-export function ensembleMembers(spec: string): string[] {
-  const members = spec.split('+').map((part) => part.trim());
-  if (members.some((member) => member === '')) throw new StemsplitError('USAGE', `"${spec}": a + joins model names, and each side needs one`);
-  return members;
 }
 
 /** The ensemble of `members` (already resolved), named and described by them. */
@@ -267,7 +261,7 @@ export class ModelRegistry {
    */
   #aliasFile(name: string): ModelRef | undefined {
     for (const entry of Object.values(this.#options.aliases).flat()) {
-      for (const member of entry.split('+').map((part) => part.trim())) {
+      for (const member of ensembleMembers(entry)) {
         if (!isPathSpec(member) || !existsSync(member)) continue;
         const ref = this.#resolvePath(member);
         if (ref.name === name) return ref;

@@ -6,7 +6,8 @@ import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from 
 import { MP3_RATES, removeStaging } from '../../splitting/split-audio-file.js';
 import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
 import { parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
-import { ensembleMembers, isEnsembleRef, registryFor, type FamilyOptions, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
+import { ensembleMembers } from '../../config.js';
+import { isEnsembleRef, registryFor, type FamilyOptions, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { isMsstModelType, MSST_MODEL_TYPES } from '../../msst/model-types.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { createProgressBar } from '../progress.js';
