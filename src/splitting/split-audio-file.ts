@@ -78,7 +78,8 @@ export function stemExtension(format: StemFormat): string {
  * measure it (length, and the statistics Demucs normalises by), then again into the model,
  * and each stem block goes to its encoder as soon as the model has settled it. Memory does
  * not grow with the track's length, for Demucs, the bundled models and RoFormers alike; disk
- * needs room for the stems only (checked first).
+ * needs room for the stems only (checked first). An ensemble decodes the track once more per
+ * member and needs room for its spools too (splitting/ensemble.ts).
  *
  * Stems are written into a sibling temporary folder first and moved into place at the end,
  * so `outDir` never holds a half-written stem.

@@ -88,16 +88,16 @@ function familyOptions(options: SplitOptions): FamilyOptions {
  */
 function chooseModel(registry: ModelRegistry, options: SplitOptions): { ref: ModelChoice; ensemble: EnsembleMethod | undefined } {
   const specs = (options.model.length === 0 ? ['4s'] : options.model).flatMap(ensembleMembers);
-  if (specs.length === 1) {
-    if (options.ensemble !== undefined || options.ensembleWeights !== undefined) {
-      throw new StemsplitError('USAGE', '--ensemble and --ensemble-weights combine two or more models: name each with --model');
-    }
-  } else if (options.modelConfig !== undefined) {
+  if (specs.length > 1 && options.modelConfig !== undefined) {
     throw new StemsplitError('USAGE', "--model-config applies to a single MSST checkpoint; in an ensemble, put each checkpoint's .yaml beside it");
   }
+  // One spec may still be an ensemble: an alias whose entry joins models.
   const ref = specs.length === 1 ? registry.resolve(specs[0] as string, options.modelConfig, familyOptions(options)) : registry.resolveEnsemble(specs, familyOptions(options));
-  if (!isEnsembleRef(ref)) return { ref, ensemble: undefined };
-  return { ref, ensemble: parseEnsembleMethod(options.ensemble, options.ensembleWeights, ref.members.length) };
+  if (isEnsembleRef(ref)) return { ref, ensemble: parseEnsembleMethod(options.ensemble, options.ensembleWeights, ref.members.length) };
+  if (options.ensemble !== undefined || options.ensembleWeights !== undefined) {
+    throw new StemsplitError('USAGE', '--ensemble and --ensemble-weights combine two or more models: name each with --model');
+  }
+  return { ref, ensemble: undefined };
 }
 
 function checkIsFile(file: string): void {
@@ -195,7 +195,7 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
       const members = ref.members.map((member) => `${member.name} (terms of its weights: ${member.terms})`).join(', ');
       ctx.stderr.write(`Loading models ${members}; their stems are combined by ${ensemble?.algorithm}${ensemble?.weights ? ` with weights ${ensemble.weights.join(', ')}` : ''}…\n`);
     } else ctx.stderr.write(`Loading model ${ref.name} (terms of its weights: ${ref.terms})…\n`);
-    const alias = options.model.length === 1 ? options.model[0] : undefined;
+    const alias = options.model.length <= 1 ? (options.model[0] ?? '4s') : undefined;
     if ((alias === '4s' || alias === '6s') && !isEnsembleRef(ref) && ref.kind === 'onnx') {
       const demucs = alias === '4s' ? 'htdemucs' : 'htdemucs_6s';
       ctx.stderr.write(`(the small bundled model; for Demucs v4 quality run "stemsplit models pull ${demucs}" once; its weights are for research use only)\n`);
