@@ -49,7 +49,7 @@ export interface StemsplitConfig {
    * so hosted-service clients meet the same contract; an operator raises it with --max-upload-mb.
    */
   readonly maxUploadBytes: number;
-  /** Model names the API's `4s` and `6s` resolve to, first installed wins. */
+  /** Model names the API's `4s` and `6s` resolve to, first installed wins; `A+B` is an ensemble of A and B. */
   readonly modelAliases: Readonly<Record<'4s' | '6s', readonly string[]>>;
   /** Folder holding the models shipped with stemsplit. */
   readonly bundledModelsDir: string;
@@ -108,9 +108,30 @@ function envNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
   return value;
 }
 
+/**
+ * `a+b` → `['a', 'b']`: the models an entry of a model list joins into an ensemble (a plain
+ * name is an entry of one). Every side of a `+` names a model.
+ */
+export function ensembleMembers(entry: string): string[] {
+  const members = entry.split('+').map((part) => part.trim());
+  if (members.some((member) => member === '')) throw new StemsplitError('USAGE', `"${entry}": a + joins model names, and each side needs one`);
+  return members;
+}
+
+/**
+ * `htdemucs+bs-roformer-viperx-1297, bundled-4s` → its entries: the models an alias tries, the
+ * first whose models are all installed wins (`,` lists fallbacks, `+` joins an ensemble).
+ */
+export function modelList(value: string, name: string): string[] {
+  const entries = value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (entries.length === 0) throw new StemsplitError('USAGE', `${name} needs comma-separated model names, got "${value}"`);
+  for (const entry of entries) ensembleMembers(entry);
+  return entries;
+}
+
 function envList(env: NodeJS.ProcessEnv, name: string): string[] | undefined {
   const raw = env[name];
-  return raw ? raw.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
+  return raw ? modelList(raw, name) : undefined;
 }
 
 /**
@@ -176,6 +197,7 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
   const concurrency = input.concurrency ?? envNumber(env, 'STEMSPLIT_CONCURRENCY') ?? 1;
   const aliases4 = input.modelAliases?.['4s'] ?? envList(env, 'STEMSPLIT_MODEL_4S') ?? ['htdemucs', 'stemsplit-small-4s', 'bundled-4s'];
   const aliases6 = input.modelAliases?.['6s'] ?? envList(env, 'STEMSPLIT_MODEL_6S') ?? ['htdemucs_6s', 'stemsplit-small-6s', 'bundled-6s'];
+  for (const entry of [...aliases4, ...aliases6]) ensembleMembers(entry);
   return Object.freeze({
     dataDir,
     databaseUrl: parsedDatabaseUrl(input.databaseUrl ?? env['STEMSPLIT_DATABASE_URL']),

@@ -20,7 +20,7 @@ import { catalogModel, MODEL_CATALOG, type CatalogModel } from '../src/models/ca
 import { msstModelType, readMsstDocument } from '../src/msst/config.js';
 import { bagYaml, expectedHashPrefix, pullModel, removeModel, type DownloadProgress } from '../src/models/pull.js';
 import { uvrModelHash } from '../src/mdx/model-data.js';
-import { demucsDir, modelDir, ModelRegistry, type ModelListing } from '../src/models/registry.js';
+import { demucsDir, isEnsembleRef, modelDir, ModelRegistry, type ModelListing } from '../src/models/registry.js';
 import { runCli, spawnCli } from '../harness/process.js';
 import { fixtureDir } from './support/fixtures.js';
 import { tempDir } from '../harness/server.js';
@@ -392,6 +392,7 @@ if (isMainThread) {
     assert.equal(readFileSync(join(msstDir, `${ckptName}.sha256`), 'utf8').split(' ')[0], sha256(fixture('scnet_4stem.ckpt')));
     const registry = new ModelRegistry({ bundledDir: tempDir(), cacheDir, aliases: { '4s': [], '6s': [] } });
     const ref = registry.resolve('scnet-large');
+    assert.ok(!isEnsembleRef(ref));
     assert.deepEqual([ref.kind, ref.path, ref.configPath, ref.options?.modelType], ['msst', join(msstDir, ckptName), join(msstDir, yamlName), 'scnet']);
     assert.equal(msstModelType(readMsstDocument(ref.configPath as string), ref.options?.modelType), 'scnet');
     assert.deepEqual(

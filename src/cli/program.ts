@@ -3,8 +3,9 @@
  * a plain function imported lazily, so `keys list` never loads ONNX Runtime.
  */
 import { Command, Option } from 'commander';
-import { MAX_UPLOAD_MB_LIMIT, parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
+import { MAX_UPLOAD_MB_LIMIT, modelList, parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
 import { exitCodes, StemsplitError } from '../errors.js';
+import { DEFAULT_ENSEMBLE_ALGORITHM, ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
 import { MDX_DEFAULTS } from '../mdx/options.js';
 import { MODEL_CATALOG } from '../models/catalog.js';
 import { MSST_MODEL_TYPES } from '../msst/model-types.js';
@@ -12,13 +13,9 @@ import { parsePrecision, PRECISIONS, type Precision } from '../onnx/quantize.js'
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 
-/** `a,b , c` → `['a', 'b', 'c']`: the model names an alias tries, first installed wins. */
+/** `a+b, c` → `['a+b', 'c']`: the entries an alias tries, first installed wins (config.ts `modelList`). */
 function nameList(name: string) {
-  return (value: string): string[] => {
-    const names = value.split(',').map((s) => s.trim()).filter(Boolean);
-    if (names.length === 0) throw new StemsplitError('USAGE', `${name} needs comma-separated model names, got "${value}"`);
-    return names;
-  };
+  return (value: string): string[] => modelList(value, name);
 }
 
 function integer(name: string, min: number, max: number) {
@@ -91,7 +88,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     )
     // Not `.env()`: commander would turn a boolean on for any value, STEMSPLIT_ALLOW_PRIVATE_URLS=0 too.
     .option('--allow-private-urls', 'let direct_url and webhooks reach private and loopback addresses (trusted LAN only; or STEMSPLIT_ALLOW_PRIVATE_URLS=1)')
-    .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s)', nameList('--model-4s'))
+    .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s); A+B: an ensemble of A and B', nameList('--model-4s'))
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
     .option('--new-link', 'print a new link to the web page, ending every one printed before (its key lasts across restarts otherwise)')
     .option('--print-link', 'print a link to the web page with one more key, the earlier links still working (as "stemsplit keys link")')
@@ -136,7 +133,14 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .command('split')
     .description('split audio files into stems on this machine (no server, no credits)')
     .argument('<files...>', 'audio files (mp3, wav, flac, m4a, webm, …)')
-    .option('-m, --model <model>', '4s, 6s, a model name (see models list) or a path to a Demucs .th or bag .yaml, an MSST .ckpt/.pth (RoFormer, SCNet, MDX23C), an MDX-Net .onnx or a model.json', '4s')
+    .option(
+      '-m, --model <model>',
+      '4s, 6s, a model name (see models list) or a path to a Demucs .th or bag .yaml, an MSST .ckpt/.pth (RoFormer, SCNet, MDX23C), an MDX-Net .onnx or a model.json; give it again (or join names with +) to ensemble several (default 4s)',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option('--ensemble <algorithm>', `how an ensemble's stems are combined: ${ENSEMBLE_ALGORITHMS.join(', ')} (default ${DEFAULT_ENSEMBLE_ALGORITHM}; python-audio-separator's names)`)
+    .option('--ensemble-weights <weights>', 'one weight per --model, e.g. 3,1 (avg_wave and avg_fft)')
     .option('--model-config <file>', "an MSST checkpoint's .yaml (default: the .yaml beside the checkpoint)")
     .option('--model-type <type>', `an MSST checkpoint's model type (${MSST_MODEL_TYPES.join(', ')}; default: told from the yaml)`)
     .option('--mdx-segment-size <frames>', `MDX-Net: spectrogram frames per chunk (default ${MDX_DEFAULTS.segmentSize})`)

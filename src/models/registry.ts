@@ -7,6 +7,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
+import { ensembleMembers } from '../config.js';
 import { StemsplitError } from '../errors.js';
 import type { SeparationModel } from '../separation/model.js';
 import { configBeside, type MsstModelType } from '../msst/config.js';
@@ -61,6 +62,35 @@ export interface ModelListing extends Omit<ModelRef, 'path'> {
   readonly origin: 'bundled' | 'pulled' | 'available';
   /** API aliases that currently resolve to this model. */
   readonly aliases: readonly StemModelAlias[];
+}
+
+/**
+ * Several models whose stems are combined (`A+B` in a model spec, `split --model A --model B`):
+ * the ensemble's name joins its members' names with `+`.
+ */
+export interface EnsembleRef {
+  readonly name: string;
+  readonly members: readonly ModelRef[];
+  /** Every member's terms, each after its name. */
+  readonly terms: string;
+  readonly description: string;
+}
+
+/** What a model spec names: one model, or an ensemble of several. */
+export type ModelChoice = ModelRef | EnsembleRef;
+
+export function isEnsembleRef(choice: ModelChoice): choice is EnsembleRef {
+  return 'members' in choice;
+}
+
+/** The ensemble of `members` (already resolved), named and described by them. */
+export function ensembleOf(members: readonly ModelRef[]): EnsembleRef {
+  return {
+    name: members.map((member) => member.name).join('+'),
+    members,
+    terms: members.map((member) => `${member.name}: ${member.terms}`).join('; '),
+    description: `an ensemble of ${members.map((member) => member.name).join(', ')}`,
+  };
 }
 
 /** One loader per kind, each handed the whole reference (path, config, options). */
@@ -176,12 +206,16 @@ export class ModelRegistry {
     return [...this.pulled(), ...this.bundled()];
   }
 
-  /** What `4s` or `6s` means right now: the first installed model of its alias list. */
-  resolveAlias(alias: StemModelAlias): ModelRef {
+  /**
+   * What `4s` or `6s` means right now: the first entry of its alias list whose models are all
+   * installed (an entry is a model name or file, or several joined by `+`: an ensemble).
+   */
+  resolveAlias(alias: StemModelAlias): ModelChoice {
     const installed = this.installed();
-    for (const name of this.#options.aliases[alias]) {
-      const ref = installed.find((m) => m.name === name) ?? (isPathSpec(name) && existsSync(name) ? this.#resolvePath(name) : undefined);
-      if (ref) return ref;
+    const find = (name: string) => installed.find((m) => m.name === name) ?? (isPathSpec(name) && existsSync(name) ? this.#resolvePath(name) : undefined);
+    for (const entry of this.#options.aliases[alias]) {
+      const members = ensembleMembers(entry).map(find);
+      if (members.every((member) => member !== undefined)) return members.length === 1 ? (members[0] as ModelRef) : ensembleOf(members as ModelRef[]);
     }
     throw new StemsplitError(
       'MODEL_NOT_FOUND',
@@ -193,7 +227,30 @@ export class ModelRegistry {
    * Resolves an alias, a model name or a path to a model; `configPath` names an MSST
    * checkpoint's yaml, `options` the family's settings for this run.
    */
-  resolve(spec: string, configPath?: string, options?: FamilyOptions): ModelRef {
+  resolve(spec: string, configPath?: string, options?: FamilyOptions): ModelChoice {
+    const members = ensembleMembers(spec);
+    if (members.length > 1) return this.resolveEnsemble(members, options);
+    if (spec === '4s' || spec === '6s') return this.resolveAlias(spec);
+    return this.resolveModel(spec, configPath, options);
+  }
+
+  /**
+   * The ensemble of the models `specs` name (each a name or a path, not an alias nor an
+   * ensemble); `options` reach each member as its own (a family's settings reach that family).
+   */
+  resolveEnsemble(specs: readonly string[], options?: FamilyOptions): EnsembleRef {
+    if (options?.modelType !== undefined) {
+      throw new StemsplitError('USAGE', '--model-type applies to a single MSST checkpoint; in an ensemble, put each checkpoint\'s .yaml beside it');
+    }
+    const members = specs.map((spec) => {
+      if (spec === '4s' || spec === '6s') throw new StemsplitError('USAGE', `an ensemble names its models, not the alias ${spec}`);
+      return this.resolveModel(spec, undefined, options);
+    });
+    return ensembleOf(members);
+  }
+
+  /** One model by name or path (an alias gives its single model; an ensemble is refused here). */
+  resolveModel(spec: string, configPath?: string, options?: FamilyOptions): ModelRef {
     const ref = this.#resolveSpec(spec, configPath);
     if (options?.modelType !== undefined && ref.kind !== 'msst') {
       throw new StemsplitError('USAGE', `--model-type applies to MSST checkpoints (.ckpt, .pth) only, not to ${ref.name}`);
@@ -203,7 +260,11 @@ export class ModelRegistry {
   }
 
   #resolveSpec(spec: string, configPath: string | undefined): ModelRef {
-    if (spec === '4s' || spec === '6s') return this.resolveAlias(spec);
+    if (spec === '4s' || spec === '6s') {
+      const choice = this.resolveAlias(spec);
+      if (isEnsembleRef(choice)) throw new StemsplitError('USAGE', `${spec} is the ensemble ${choice.name} here; name its models one by one`);
+      return choice;
+    }
     const byName = this.installed().find((m) => m.name === spec) ?? this.#aliasFile(spec);
     if (byName) return byName;
     if (configPath !== undefined && !MSST_CHECKPOINT.test(spec)) {
@@ -219,12 +280,17 @@ export class ModelRegistry {
     return this.#resolvePath(spec);
   }
 
-  /** A model an alias names by its file, found again by the name it was given (a job records that name). */
+  /**
+   * A model file an alias list names, by the name it goes by (its file name without the
+   * extension): the name a job records, resolved again when the job runs.
+   */
   #aliasFile(name: string): ModelRef | undefined {
-    for (const spec of [...this.#options.aliases['4s'], ...this.#options.aliases['6s']]) {
-      if (!isPathSpec(spec) || !existsSync(spec)) continue;
-      const ref = this.#resolvePath(spec);
-      if (ref.name === name) return ref;
+    for (const entry of Object.values(this.#options.aliases).flat()) {
+      for (const member of ensembleMembers(entry)) {
+        if (!isPathSpec(member) || !existsSync(member)) continue;
+        const ref = this.#resolvePath(member);
+        if (ref.name === name) return ref;
+      }
     }
     return undefined;
   }
@@ -255,10 +321,12 @@ export class ModelRegistry {
 
   /** Everything `models list` shows: installed models and the catalog's models not yet pulled. */
   listing(): ModelListing[] {
+    // A model an alias runs as a member of its ensemble counts as that alias's model too.
     const aliasesOf = (name: string): StemModelAlias[] =>
       (['4s', '6s'] as const).filter((alias) => {
         try {
-          return this.resolveAlias(alias).name === name;
+          const choice = this.resolveAlias(alias);
+          return isEnsembleRef(choice) ? choice.members.some((member) => member.name === name) : choice.name === name;
         } catch {
           return false;
         }

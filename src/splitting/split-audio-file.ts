@@ -20,6 +20,7 @@ import { StemsplitError } from '../errors.js';
 import { diskSize, freeBytesAt } from '../disk-space.js';
 import { NormalizationMeter, separateStream, type TrackStatistics } from '../separation/index.js';
 import type { SeparationModel } from '../separation/model.js';
+import { ensembleSampleRate, isEnsemble, planOf, separateEnsemble, spoolBytes, type Ensemble } from './ensemble.js';
 
 export type SplitPhase = 'decode' | 'separate' | 'encode';
 
@@ -77,26 +78,31 @@ export function stemExtension(format: StemFormat): string {
  * measure it (length, and the statistics Demucs normalises by), then again into the model,
  * and each stem block goes to its encoder as soon as the model has settled it. Memory does
  * not grow with the track's length, for Demucs, the bundled models and RoFormers alike; disk
- * needs room for the stems only (checked first).
+ * needs room for the stems only (checked first). An ensemble decodes the track once more per
+ * member and needs room for its spools too (splitting/ensemble.ts).
  *
  * Stems are written into a sibling temporary folder first and moved into place at the end,
  * so `outDir` never holds a half-written stem.
  */
 export async function splitAudioFile(
   inputPath: string,
-  model: SeparationModel,
+  model: SeparationModel | Ensemble,
   outDir: string,
   options: SplitFileOptions,
 ): Promise<SplitFileResult> {
   const report = (phase: SplitPhase, fraction: number) => options.onProgress?.({ phase, percent: overall(phase, fraction) });
   const signal = options.signal ? { signal: options.signal } : {};
-  const stems = stemPlan(model, options.twoStems);
+  const sampleRate = isEnsemble(model) ? ensembleSampleRate(model) : model.sampleRate;
+  const ensemble = isEnsemble(model) ? { ensemble: model, plan: planOf(model, options.twoStems) } : undefined;
+  const stems = ensemble ? { names: ensemble.plan.stems, combine: (blocks: readonly Float32Array[]) => blocks } : stemPlan(model as SeparationModel, options.twoStems);
 
   report('decode', 0);
-  const source = await measure(inputPath, model, options, (fraction) => report('decode', fraction));
+  const source = await measure(inputPath, sampleRate, options, (fraction) => report('decode', fraction));
   // A model whose official code writes stereo stems for a mono source (MDX-Net) keeps them stereo.
-  const output = stemOutput(model.stereoForMono ? { ...source.header, channels: 2 } : source.header, model.sampleRate, options);
-  await ensureDiskSpace(dirname(outDir), stemBytes(source.length / model.sampleRate, output, options, stems.names.length));
+  const stereoForMono = isEnsemble(model) ? model.members.some((member) => member.stereoForMono) : model.stereoForMono;
+  const output = stemOutput(stereoForMono ? { ...source.header, channels: 2 } : source.header, sampleRate, options);
+  const spool = ensemble ? spoolBytes(ensemble.plan, ensemble.ensemble.members.length, source.length) : 0;
+  await ensureDiskSpace(dirname(outDir), stemBytes(source.length / sampleRate, output, options, stems.names.length, spool));
 
   const staging = `${stagingPrefix(outDir)}${Date.now()}`;
   await rm(staging, { recursive: true, force: true });
@@ -108,7 +114,7 @@ export async function splitAudioFile(
       encoders.push(
         await openStemEncoder(join(staging, file), source.length, {
           format: options.format,
-          sampleRate: model.sampleRate,
+          sampleRate,
           ...output,
           ...(options.mp3BitrateKbps !== undefined ? { mp3BitrateKbps: options.mp3BitrateKbps } : {}),
         }),
@@ -118,13 +124,22 @@ export async function splitAudioFile(
       const planes = stems.combine(blocks, frames);
       await Promise.all(encoders.map((encoder, index) => encoder.write(planes[index] as Float32Array, frames)));
     };
-    // The second decode goes straight into the model.
-    const frames = decodeInterleaved(inputPath, source.decode);
-    await separateStream(model, { length: source.length, statistics: source.statistics, frames }, write, {
+    const passes = {
       ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
       ...signal,
-      onProgress: ({ done, total }) => report('separate', done / total),
-    });
+    };
+    if (ensemble) {
+      // Each member decodes the track again; all but the last spool their stems in the staging folder.
+      const track = { length: source.length, statistics: source.statistics, frames: () => decodeInterleaved(inputPath, source.decode) };
+      await separateEnsemble(ensemble.ensemble, ensemble.plan, track, join(staging, 'ensemble'), write, { ...passes, onProgress: (fraction) => report('separate', fraction) });
+    } else {
+      // The second decode goes straight into the model.
+      const frames = decodeInterleaved(inputPath, source.decode);
+      await separateStream(model as SeparationModel, { length: source.length, statistics: source.statistics, frames }, write, {
+        ...passes,
+        onProgress: ({ done, total }) => report('separate', done / total),
+      });
+    }
     report('encode', 0);
     for (const encoder of encoders) await encoder.finish();
     // Move the finished stems in one by one: other files a user keeps in outDir are left alone.
@@ -136,7 +151,7 @@ export async function splitAudioFile(
     }
     await rm(staging, { recursive: true, force: true });
     report('encode', 1);
-    return { stems: written, durationSeconds: source.length / model.sampleRate };
+    return { stems: written, durationSeconds: source.length / sampleRate };
   } catch (error) {
     await Promise.all(encoders.map((encoder) => encoder.abort()));
     await rm(staging, { recursive: true, force: true });
@@ -155,13 +170,13 @@ interface Measured {
 }
 
 /** First pass: decodes the file once to count its samples and meet its statistics. */
-async function measure(inputPath: string, model: SeparationModel, options: SplitFileOptions, onProgress: (fraction: number) => void): Promise<Measured> {
+async function measure(inputPath: string, sampleRate: number, options: SplitFileOptions, onProgress: (fraction: number) => void): Promise<Measured> {
   const header = await readAudioHeader(inputPath);
-  const decode = { sampleRate: model.sampleRate, header, ...(options.signal ? { signal: options.signal } : {}) };
+  const decode = { sampleRate, header, ...(options.signal ? { signal: options.signal } : {}) };
   const meter = new NormalizationMeter();
   for await (const block of decodeInterleaved(inputPath, decode)) {
     meter.add(block);
-    if (header.durationSeconds) onProgress(meter.frames / model.sampleRate / header.durationSeconds);
+    if (header.durationSeconds) onProgress(meter.frames / sampleRate / header.durationSeconds);
   }
   if (meter.frames === 0) throw decodeFailed(inputPath, 'no audio samples');
   return { header, length: meter.frames, statistics: meter.statistics(), decode };
@@ -169,20 +184,23 @@ async function measure(inputPath: string, model: SeparationModel, options: Split
 
 /**
  * Disk a job needs: its stems, written to a staging folder beside the output and moved in
- * (no other spill: the source is decoded twice rather than kept). WAV is exact, FLAC is at
+ * (no other spill: the source is decoded again rather than kept). WAV is exact, FLAC is at
  * most its PCM size, MP3 is its bitrate; plus 1 % and 64 KiB a stem (headers, a last frame).
+ * An ensemble adds its spools (`spool` bytes: stereo float32 at the model rate for each stem
+ * each member but the last makes, see splitting/ensemble.ts), which sit beside the stems.
  */
 export function stemBytes(
   seconds: number,
   output: { outputSampleRate: number; channels: 1 | 2; depth: StemDepth },
   options: Pick<SplitFileOptions, 'format' | 'mp3BitrateKbps'>,
   stems: number,
+  spool = 0,
 ): number {
   const perSecond =
     options.format === 'mp3'
       ? ((options.mp3BitrateKbps ?? 320) * 1000) / 8
       : output.outputSampleRate * output.channels * (output.depth === 16 ? 2 : output.depth === 24 ? 3 : 4);
-  return Math.ceil(stems * (seconds * perSecond * 1.01 + 65_536));
+  return Math.ceil(stems * (seconds * perSecond * 1.01 + 65_536) + spool);
 }
 
 /** Refuses a job whose stems would not fit on the disk that holds `dir` (or its nearest existing parent). */

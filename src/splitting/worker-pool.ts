@@ -8,14 +8,18 @@
  */
 import { Worker } from 'node:worker_threads';
 import { StemsplitError, type ErrorCode } from '../errors.js';
-import type { ModelRef } from '../models/registry.js';
+import type { EnsembleMethod } from '../ensemble/algorithms.js';
+import type { ModelChoice } from '../models/registry.js';
 import type { Precision } from '../onnx/quantize.js';
 import { disableOrtTelemetry } from '../onnx/session.js';
 import type { SplitFileResult, SplitProgress } from './split-audio-file.js';
 
 export interface SplitJob {
   readonly inputPath: string;
-  readonly model: ModelRef;
+  /** One model, or an ensemble whose members run one after another (splitting/ensemble.ts). */
+  readonly model: ModelChoice;
+  /** How an ensemble's members are combined; default avg_wave, equal weights. */
+  readonly ensemble?: EnsembleMethod;
   readonly outDir: string;
   readonly format: 'mp3' | 'wav' | 'flac';
   readonly mp3BitrateKbps?: number;

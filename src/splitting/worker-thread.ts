@@ -2,7 +2,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { describeError, isStemsplitError, StemsplitError } from '../errors.js';
 import { onnxLoaders } from '../models/loaders.js';
-import { ModelCache } from '../models/registry.js';
+import { DEFAULT_ENSEMBLE_ALGORITHM } from '../ensemble/algorithms.js';
+import { isEnsembleRef, ModelCache, type ModelRef } from '../models/registry.js';
+import type { SeparationModel } from '../separation/model.js';
 import { splitAudioFile } from './split-audio-file.js';
 import type { SplitWorkerData, WorkerReply, WorkerRequest } from './worker-pool.js';
 
@@ -13,6 +15,13 @@ const reply = (message: WorkerReply) => port.postMessage(message);
 
 const running = new Map<number, AbortController>();
 
+/** Loads an ensemble's members one at a time, so two conversions never run side by side. */
+async function loadEach(refs: readonly ModelRef[], load: (ref: ModelRef) => Promise<SeparationModel>): Promise<SeparationModel[]> {
+  const loaded: SeparationModel[] = [];
+  for (const ref of refs) loaded.push(await load(ref));
+  return loaded;
+}
+
 port.on('message', async (request: WorkerRequest) => {
   if ('cancel' in request) {
     running.get(request.id)?.abort();
@@ -22,9 +31,12 @@ port.on('message', async (request: WorkerRequest) => {
   const controller = new AbortController();
   running.set(id, controller);
   try {
-    const model = await models.load(job.model).catch((error: unknown) => {
-      throw new StemsplitError('SEPARATION_FAILED', `model ${job.model.name} could not be loaded: ${describeError(error)}`);
-    });
+    const load = (ref: ModelRef) =>
+      models.load(ref).catch((error: unknown) => {
+        throw new StemsplitError('SEPARATION_FAILED', `model ${ref.name} could not be loaded: ${describeError(error)}`);
+      });
+    // An ensemble's members stay loaded together, as a single model stays loaded between jobs.
+    const model = isEnsembleRef(job.model) ? { name: job.model.name, members: await loadEach(job.model.members, load), method: job.ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM } } : await load(job.model);
     const result = await splitAudioFile(job.inputPath, model, job.outDir, {
       format: job.format,
       ...(job.mp3BitrateKbps ? { mp3BitrateKbps: job.mp3BitrateKbps } : {}),

@@ -5,7 +5,9 @@ import { isStemFormat, readAudioHeader, STEM_FORMATS, type StemFormat } from '..
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
 import { MP3_RATES, removeLeftoverStaging, removeStaging } from '../../splitting/split-audio-file.js';
 import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
-import { registryFor, type FamilyOptions, type ModelRef } from '../../models/registry.js';
+import { parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
+import { ensembleMembers } from '../../config.js';
+import { isEnsembleRef, registryFor, type FamilyOptions, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { isMsstModelType, MSST_MODEL_TYPES } from '../../msst/model-types.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { createProgressBar } from '../progress.js';
@@ -13,7 +15,10 @@ import { createProgressBar } from '../progress.js';
 export interface SplitOptions {
   int24?: boolean;
   sampleRate?: string;
-  model: string;
+  /** Each --model given; several make an ensemble. */
+  model: string[];
+  ensemble?: string;
+  ensembleWeights?: string;
   modelConfig?: string;
   modelType?: string;
   mdxSegmentSize?: string;
@@ -73,6 +78,25 @@ function familyOptions(options: SplitOptions): FamilyOptions {
     ...(options.mdxDenoise ? { denoise: true } : {}),
   };
   return { ...(modelType !== undefined ? { modelType } : {}), ...(Object.keys(mdx).length > 0 ? { mdx } : {}) };
+}
+
+/**
+ * The model or ensemble to run: one --model (a name, a path, an alias, or `A+B`), or several
+ * (`--model A --model B`, the same as `A+B`); --ensemble and --ensemble-weights say how an
+ * ensemble's stems are combined and need one.
+ */
+function chooseModel(registry: ModelRegistry, options: SplitOptions): { ref: ModelChoice; ensemble: EnsembleMethod | undefined } {
+  const specs = (options.model.length === 0 ? ['4s'] : options.model).flatMap(ensembleMembers);
+  if (specs.length > 1 && options.modelConfig !== undefined) {
+    throw new StemsplitError('USAGE', "--model-config applies to a single MSST checkpoint; in an ensemble, put each checkpoint's .yaml beside it");
+  }
+  // One spec may still be an ensemble: an alias whose entry joins models.
+  const ref = specs.length === 1 ? registry.resolve(specs[0] as string, options.modelConfig, familyOptions(options)) : registry.resolveEnsemble(specs, familyOptions(options));
+  if (isEnsembleRef(ref)) return { ref, ensemble: parseEnsembleMethod(options.ensemble, options.ensembleWeights, ref.members.length) };
+  if (options.ensemble !== undefined || options.ensembleWeights !== undefined) {
+    throw new StemsplitError('USAGE', '--ensemble and --ensemble-weights combine two or more models: name each with --model');
+  }
+  return { ref, ensemble: undefined };
 }
 
 function checkIsFile(file: string): void {
@@ -150,9 +174,9 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   for (const file of files) checkIsFile(file);
   const { config } = ctx;
   const registry = registryFor(config);
-  const ref = registry.resolve(options.model, options.modelConfig, familyOptions(options));
+  const { ref, ensemble } = chooseModel(registry, options);
   const twoStems = options.twoStems;
-  if (twoStems !== undefined && ref.sources.length > 0 && !ref.sources.includes(twoStems)) {
+  if (twoStems !== undefined && !isEnsembleRef(ref) && ref.sources.length > 0 && !ref.sources.includes(twoStems)) {
     throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${ref.name} has no such stem (it has ${ref.sources.join(', ')})`);
   }
   // A run killed outright (SIGKILL, power loss) could not clear its half-encoded stems: this one does.
@@ -168,16 +192,20 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   if (readable.length > 0) {
     // One worker thread runs the jobs (as `serve` does): this thread keeps drawing the progress.
     const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, 1);
-    ctx.stderr.write(`Loading model ${ref.name} (terms of its weights: ${ref.terms})…\n`);
-    if ((options.model === '4s' || options.model === '6s') && ref.kind === 'onnx') {
-      const demucs = options.model === '4s' ? 'htdemucs' : 'htdemucs_6s';
+    if (isEnsembleRef(ref)) {
+      const members = ref.members.map((member) => `${member.name} (terms of its weights: ${member.terms})`).join(', ');
+      ctx.stderr.write(`Loading models ${members}; their stems are combined by ${ensemble?.algorithm}${ensemble?.weights ? ` with weights ${ensemble.weights.join(', ')}` : ''}…\n`);
+    } else ctx.stderr.write(`Loading model ${ref.name} (terms of its weights: ${ref.terms})…\n`);
+    const alias = options.model.length <= 1 ? (options.model[0] ?? '4s') : undefined;
+    if ((alias === '4s' || alias === '6s') && !isEnsembleRef(ref) && ref.kind === 'onnx') {
+      const demucs = alias === '4s' ? 'htdemucs' : 'htdemucs_6s';
       ctx.stderr.write(`(the small bundled model; for Demucs v4 quality run "stemsplit models pull ${demucs}" once; its weights are for research use only)\n`);
     }
     const interrupts = stopOnInterrupt(() => splitter.cancel());
     try {
       for (const { file, outDir } of readable) {
         try {
-          results.push(await splitOne(ctx, splitter, { file, outDir, ref, format, shifts, bitrate, twoStems, sampleRate, float32: options.float32 === true, int24: options.int24 === true, many }, interrupts.received));
+          results.push(await splitOne(ctx, splitter, { file, outDir, ref, ensemble, format, shifts, bitrate, twoStems, sampleRate, float32: options.float32 === true, int24: options.int24 === true, many }, interrupts.received));
         } catch (error) {
           if (isStemsplitError(error) && (error.code === 'INTERRUPTED' || error.code === 'TERMINATED')) throw error;
           // One file failing does not stop the batch: say so in one line and go on.
@@ -218,7 +246,8 @@ function batchCode(failures: readonly Failure[]): ErrorCode {
 interface OneSplit {
   readonly file: string;
   readonly outDir: string;
-  readonly ref: ModelRef;
+  readonly ref: ModelChoice;
+  readonly ensemble: EnsembleMethod | undefined;
   readonly format: StemFormat;
   readonly shifts: number;
   readonly bitrate: number | undefined;
@@ -236,6 +265,7 @@ async function splitOne(ctx: CommandContext, splitter: Splitter, one: OneSplit, 
   const job = {
     inputPath: resolve(one.file),
     model: one.ref,
+    ...(one.ensemble ? { ensemble: one.ensemble } : {}),
     outDir: one.outDir,
     format: one.format,
     shifts: one.shifts,

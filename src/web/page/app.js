@@ -120,7 +120,24 @@ async function loadModels() {
 }
 
 /** "Made with <model>", the terms of its weights, and for the bundled model what a pull gives. */
+/** The models a split ran: one name, or the members of an ensemble (names joined by "+"). */
+function membersOf(split) {
+  return String(split.model).split('+');
+}
+
+/** Each model's terms after its name ("A: MIT; B: not stated"); a model the server no longer lists says so. */
+function termsOf(split) {
+  return membersOf(split).map(function (name) {
+    const model = state.models.get(name);
+    return name + ': ' + (model ? model.terms : 'not listed by this server');
+  }).join('; ');
+}
+
 function modelLines(split) {
+  const members = membersOf(split);
+  if (members.length > 1) {
+    return ['Made with an ensemble of ' + members.join(', ') + ' (their stems combined). Terms: ' + termsOf(split) + '.'];
+  }
   const model = state.models.get(split.model);
   const lines = ['Made with ' + split.model + (model ? '. Terms: ' + model.terms : '') + '.'];
   if (model && model.origin === 'bundled') {
@@ -353,8 +370,7 @@ function historyItem(split) {
   const kind = twoStemSplits().has(split.id) ? 'Vocals + instrumental' : split.stemModel === '4s' ? '4 stems' : '6 stems';
   const meta = kind + ' \u00b7 ' + split.model + ' \u00b7 ' + formatTime(split.durationSeconds) + ' \u00b7 ' + when;
   const badgeText = expired ? 'Expired' : split.status === 'processing' ? 'Splitting ' + split.progress + '%' : STATUS_WORDS[split.status];
-  const model = state.models.get(split.model);
-  const details = [h('span', { class: 'history-name' }, [split.filename]), h('span', { class: 'history-meta', title: model ? 'Terms of ' + split.model + ': ' + model.terms : '' }, [meta])];
+  const details = [h('span', { class: 'history-name' }, [split.filename]), h('span', { class: 'history-meta', title: 'Terms of ' + termsOf(split) }, [meta])];
   if (split.status === 'failed') details.push(h('span', { class: 'history-why' }, [explainJobFailure(split.error)]));
   if (expired) details.push(h('span', { class: 'history-why' }, ['The stems were removed after ' + retentionWords() + '.']));
   const children = [h('div', { class: 'history-main' }, details), h('span', { class: 'badge badge-' + (expired ? 'expired' : split.status) }, [badgeText])];
