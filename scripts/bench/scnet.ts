@@ -228,6 +228,7 @@ try {
   const built = JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26 })) as { millions: string; stages: Parameters<typeof ScnetNetwork.fromStages>[2] };
   const network = await ScnetNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });
   const loadSeconds = (performance.now() - loadStarted) / 1000;
+  const loadPeak = sampler.peakBytes();
   console.log(`model           SCNet-large: dims ${config.dims.join('-')}, ${config.numDualPathLayers} dual-path layers, ${built.millions} M parameters (random)`);
   const seconds = Number(values.seconds);
   const track = benchTrack(seconds, config.sampleRate, config.channels);
@@ -255,7 +256,7 @@ try {
   const step = Math.floor(config.chunkSize / config.numOverlap) / config.sampleRate;
   const line = (label: string, ms: number) => `  ${label.padEnd(20)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
   console.log(`audio           ${seconds} s, ${chunkMs.length} chunks of ${config.chunkSize} samples (num_overlap ${config.numOverlap}), ${threads} intra-op threads`);
-  console.log(`graph load      ${loadSeconds.toFixed(1)} s (build and convert in a child process included)`);
+  console.log(`graph load      ${loadSeconds.toFixed(1)} s (build and convert in a child process included), peak RSS ${mb(loadPeak)} MiB`);
   console.log(`separation      ${(wallMs / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU`);
   console.log(`per chunk       median ${(medianChunk / 1000).toFixed(2)} s (one chunk per ${step.toFixed(2)} s of audio)`);
   console.log(`speed           ${((wallMs / 1000) * (60 / seconds)).toFixed(1)} s per minute of audio (this track, borders included); ${((medianChunk / 1000) * (60 / step)).toFixed(1)} s per minute on a long track`);
