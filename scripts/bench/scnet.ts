@@ -25,6 +25,7 @@ import { parseScnetConfig, type ScnetConfig } from '../../src/scnet/config.js';
 import { ScnetNetwork } from '../../src/scnet/engine.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { rssSampler } from './rss.js';
+import { benchTrack, randomTensor } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -92,22 +93,6 @@ function msstDocument(config: ScnetConfig): object {
     model: { ...SCNET_LARGE.model, num_dplayer: config.numDualPathLayers },
     inference: { ...SCNET_LARGE.inference, num_overlap: config.numOverlap, batch_size: config.batchSize },
   };
-}
-
-/** Seeded N(0, scale²) values (Box-Muller over a 32-bit LCG). */
-function randomTensor(shape: readonly number[], scale: number, state: { seed: number }): CheckpointTensor {
-  const count = shape.reduce((a, b) => a * b, 1);
-  const data = new Float32Array(count);
-  for (let i = 0; i < count; i += 2) {
-    state.seed = (Math.imul(state.seed, 1664525) + 1013904223) >>> 0;
-    const u = (state.seed + 1) / 4294967297;
-    state.seed = (Math.imul(state.seed, 1664525) + 1013904223) >>> 0;
-    const r = Math.sqrt(-2 * Math.log(u)) * scale;
-    const angle = (2 * Math.PI * state.seed) / 4294967296;
-    data[i] = r * Math.cos(angle);
-    if (i + 1 < count) data[i + 1] = r * Math.sin(angle);
-  }
-  return { shape, data };
 }
 
 /** Every parameter an SCNet of this config has, named as in its state_dict, with random values. */
@@ -183,22 +168,6 @@ function writeWeights(state: ReadonlyMap<string, CheckpointTensor>, directory: s
   }
   writeFileSync(path.join(directory, 'weights.bin'), blob);
   writeFileSync(path.join(directory, 'weights.json'), JSON.stringify(index));
-}
-
-/** `seconds` of stereo "music": two detuned tones, a bass and noise bursts. */
-function benchTrack(seconds: number, rate: number, channels: number): Float32Array {
-  const length = Math.round(seconds * rate);
-  const data = new Float32Array(channels * length);
-  let noise = 7;
-  for (let c = 0; c < channels; c++) {
-    for (let i = 0; i < length; i++) {
-      const t = i / rate;
-      noise = (Math.imul(noise, 1664525) + 1013904223) >>> 0;
-      const burst = (t * 4) % 1 < 0.1 ? (noise / 4294967296 - 0.5) * 0.3 : 0;
-      data[c * length + i] = 0.2 * Math.sin(2 * Math.PI * (220 + c) * t) + 0.2 * Math.sin(2 * Math.PI * 55 * t) + burst;
-    }
-  }
-  return data;
 }
 
 const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
