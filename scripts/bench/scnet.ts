@@ -25,6 +25,7 @@ import { parseScnetConfig, type ScnetConfig } from '../../src/scnet/config.js';
 import { ScnetNetwork } from '../../src/scnet/engine.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { rssSampler } from './rss.js';
+import { benchTrack, randomTensor } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -92,22 +93,6 @@ function msstDocument(config: ScnetConfig): object {
     model: { ...SCNET_LARGE.model, num_dplayer: config.numDualPathLayers },
     inference: { ...SCNET_LARGE.inference, num_overlap: config.numOverlap, batch_size: config.batchSize },
   };
-}
-
-/** Seeded N(0, scale²) values (Box-Muller over a 32-bit LCG). */
-function randomTensor(shape: readonly number[], scale: number, state: { seed: number }): CheckpointTensor {
-  const count = shape.reduce((a, b) => a * b, 1);
-  const data = new Float32Array(count);
-  for (let i = 0; i < count; i += 2) {
-    state.seed = (Math.imul(state.seed, 1664525) + 1013904223) >>> 0;
-    const u = (state.seed + 1) / 4294967297;
-    state.seed = (Math.imul(state.seed, 1664525) + 1013904223) >>> 0;
-    const r = Math.sqrt(-2 * Math.log(u)) * scale;
-    const angle = (2 * Math.PI * state.seed) / 4294967296;
-    data[i] = r * Math.cos(angle);
-    if (i + 1 < count) data[i + 1] = r * Math.sin(angle);
-  }
-  return { shape, data };
 }
 
 /** Every parameter an SCNet of this config has, named as in its state_dict, with random values. */
@@ -185,22 +170,6 @@ function writeWeights(state: ReadonlyMap<string, CheckpointTensor>, directory: s
   writeFileSync(path.join(directory, 'weights.json'), JSON.stringify(index));
 }
 
-/** `seconds` of stereo "music": two detuned tones, a bass and noise bursts. */
-function benchTrack(seconds: number, rate: number, channels: number): Float32Array {
-  const length = Math.round(seconds * rate);
-  const data = new Float32Array(channels * length);
-  let noise = 7;
-  for (let c = 0; c < channels; c++) {
-    for (let i = 0; i < length; i++) {
-      const t = i / rate;
-      noise = (Math.imul(noise, 1664525) + 1013904223) >>> 0;
-      const burst = (t * 4) % 1 < 0.1 ? (noise / 4294967296 - 0.5) * 0.3 : 0;
-      data[c * length + i] = 0.2 * Math.sin(2 * Math.PI * (220 + c) * t) + 0.2 * Math.sin(2 * Math.PI * 55 * t) + burst;
-    }
-  }
-  return data;
-}
-
 const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
 
 if (values['build-only']) {
@@ -228,6 +197,7 @@ try {
   const built = JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26 })) as { millions: string; stages: Parameters<typeof ScnetNetwork.fromStages>[2] };
   const network = await ScnetNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });
   const loadSeconds = (performance.now() - loadStarted) / 1000;
+  const loadPeak = sampler.peakBytes();
   console.log(`model           SCNet-large: dims ${config.dims.join('-')}, ${config.numDualPathLayers} dual-path layers, ${built.millions} M parameters (random)`);
   const seconds = Number(values.seconds);
   const track = benchTrack(seconds, config.sampleRate, config.channels);
@@ -255,7 +225,7 @@ try {
   const step = Math.floor(config.chunkSize / config.numOverlap) / config.sampleRate;
   const line = (label: string, ms: number) => `  ${label.padEnd(20)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
   console.log(`audio           ${seconds} s, ${chunkMs.length} chunks of ${config.chunkSize} samples (num_overlap ${config.numOverlap}), ${threads} intra-op threads`);
-  console.log(`graph load      ${loadSeconds.toFixed(1)} s (build and convert in a child process included)`);
+  console.log(`graph load      ${loadSeconds.toFixed(1)} s (build and convert in a child process included), peak RSS ${mb(loadPeak)} MiB`);
   console.log(`separation      ${(wallMs / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU`);
   console.log(`per chunk       median ${(medianChunk / 1000).toFixed(2)} s (one chunk per ${step.toFixed(2)} s of audio)`);
   console.log(`speed           ${((wallMs / 1000) * (60 / seconds)).toFixed(1)} s per minute of audio (this track, borders included); ${((medianChunk / 1000) * (60 / step)).toFixed(1)} s per minute on a long track`);

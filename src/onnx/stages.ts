@@ -92,11 +92,13 @@ export class StagedSessions {
     return new StagedSessions(stages);
   }
 
-  /** Each stage reads the previous one's output first, then any earlier outputs by name. */
+  /** Each stage reads the previous one's output first, then any earlier outputs by name (kept only while a later stage reads them). */
   async run(input: Float32Tensor): Promise<Float32Tensor> {
     const tensors = new Map<string, Float32Tensor>();
+    const lastReader = new Map<string, number>();
+    this.stages.forEach(({ stage }, index) => stage.inputs.slice(1).forEach((name) => lastReader.set(name, index)));
     let current = input;
-    for (const { stage, session } of this.stages) {
+    for (const [index, { stage, session }] of this.stages.entries()) {
       const feeds: Record<string, Float32Tensor> = {};
       stage.inputs.forEach((name, i) => {
         const tensor = i === 0 ? current : tensors.get(name);
@@ -105,7 +107,8 @@ export class StagedSessions {
       });
       const result = await runTensors(session, feeds, [stage.output]);
       current = result[stage.output] as Float32Tensor;
-      tensors.set(stage.output, current);
+      for (const name of stage.inputs.slice(1)) if (lastReader.get(name) === index) tensors.delete(name);
+      if ((lastReader.get(stage.output) ?? -1) > index) tensors.set(stage.output, current);
     }
     return current;
   }

@@ -18,7 +18,7 @@ import { readScnetConfig, type ScnetConfig } from './config.js';
 import { buildScnetStages } from './graph.js';
 
 /** Bump when the graph layout changes, so caches convert again. */
-const CONVERTER_VERSION = 1;
+const CONVERTER_VERSION = 2;
 
 export interface LoadScnetOptions {
   readonly cacheDir: string;

@@ -1,6 +1,6 @@
 /**
  * SCNet (models/scnet/scnet.py + separation.py) between the spectrum and the stems' spectra, as
- * ONNX built from a state_dict:
+ * ONNX stages built from a state_dict:
  *
  *   encoder   per level: SD layer (the bins split into low/mid/high bands by band_SR, each
  *             zero-padded and down-sampled by its own strided conv), a convolution module per
@@ -15,7 +15,8 @@
  *             back to the band's bins).
  *
  *   input  `spectrum` [1, 2·C, bins, frames]       channel 2c + re/im, as SCNet reshapes torch.stft's output
- *   output `stems`    [1, 2·C·S, bins, frames]     channel 2(s·C + c) + re/im
+ *   output `stems`    [1, 2·C·S, bins, frames]     channel 2(s·C + c) + re/im (SCNet's view(B, dims[0], S, …)
+ *                                                  followed by pairs of channels as complex values)
  *
  * Shapes are static: the chunk's frame count is fixed, so each band's geometry is computed here.
  */
@@ -91,24 +92,57 @@ class Weights {
   }
 }
 
-/** The whole network as one stage. */
+/**
+ * The network as a chain of graphs: one per encoder level (writing its skip, the concatenated
+ * bands; the level's 3×3 conv opens the next stage), one per dual-path layer, one per decoder
+ * level. ONNX Runtime then holds one stage's activations at a time (the LSTMs' gate buffers are
+ * the largest), and the skips pass between stages by name.
+ */
 export function buildScnetStages(config: ScnetConfig, state: State, shape: ScnetGraphShape, file: string): GraphStage[] {
   const weights = new Weights(state, file);
-  const graph = new OnnxGraph('scnet');
-  const net = new Network(graph, new Ops(graph), weights, config, file);
-  const input = graph.input(GRAPH_INPUT, [1, 2 * config.channels, shape.bins, shape.frames]);
-  graph.output(net.forward(input), GRAPH_OUTPUT);
+  const levels = config.dims.length - 1;
+  const geometries: BandGeometry[][] = [];
+  const skipShapes: number[][] = [];
+  let bins = shape.bins;
+  for (let level = 0; level < levels; level++) {
+    const geometry = bandGeometry(config, bins, file);
+    geometries.push(geometry);
+    bins = geometry.reduce((sum, g) => sum + g.outLength, 0);
+    skipShapes.push([1, config.dims[level + 1] as number, bins, shape.frames]);
+  }
+  const stages: GraphStage[] = [];
+  let previous = { name: GRAPH_INPUT, shape: [1, 2 * config.channels, shape.bins, shape.frames] as readonly number[] };
+  const stage = (name: string, output: string, skips: readonly { name: string; shape: readonly number[] }[], body: (net: Network, x: Value, skips: Value[]) => Value) => {
+    const graph = new OnnxGraph(`scnet-${name}`);
+    const net = new Network(graph, new Ops(graph), weights, config, file);
+    const x = graph.input(stages.length === 0 ? GRAPH_INPUT : 'x_in', previous.shape);
+    const others = skips.map((skip) => graph.input(skip.name, skip.shape));
+    const result = graph.output(body(net, x, others), output);
+    stages.push({ name, graph, inputs: [x.name, ...skips.map((skip) => skip.name)], output });
+    previous = { name: output, shape: result.shape };
+  };
+  // The 3×3 conv that closes encoder level `level`, at the start of the stage after it.
+  const afterEncoder = (net: Network, x: Value, layer: number) => (layer === 0 ? net.globalConv(levels - 1, x) : x);
+  for (let level = 0; level < levels; level++) {
+    stage(`encoder${level}`, `skip${level}`, [], (net, x) => net.encoder(level, level === 0 ? x : net.globalConv(level - 1, x), geometries[level] as BandGeometry[]));
+  }
+  for (let layer = 0; layer < config.numDualPathLayers; layer++) {
+    stage(`dualpath${layer}`, `dualpath${layer}`, [], (net, x) => net.featureConversion(layer, net.dualPath(layer, afterEncoder(net, x, layer))));
+  }
+  for (let j = 0; j < levels; j++) {
+    const level = levels - 1 - j;
+    const skip = { name: `skip${level}`, shape: skipShapes[level] as number[] };
+    const input = config.numDualPathLayers === 0 && j === 0;
+    stage(`decoder${level}`, level === 0 ? GRAPH_OUTPUT : `decoder${level}`, [skip], (net, x, [s]) =>
+      net.decoder(j, level, input ? net.globalConv(levels - 1, x) : x, s as Value, geometries[level] as BandGeometry[]),
+    );
+  }
   const unused = weights.unused();
   if (unused.length > 0) {
     const shown = unused.slice(0, 5).join(', ') + (unused.length > 5 ? ` and ${unused.length - 5} more` : '');
     throw new StemsplitError('MODEL_INVALID', `${file}: layers the scnet config does not describe: ${shown}`);
   }
-  return [{ name: 'scnet', graph, inputs: [GRAPH_INPUT], output: GRAPH_OUTPUT }];
-}
-
-interface EncoderLevel {
-  readonly skip: Value;
-  readonly geometry: readonly BandGeometry[];
+  return stages;
 }
 
 class Network {
@@ -120,31 +154,12 @@ class Network {
     private readonly file: string,
   ) {}
 
-  forward(spectrum: Value): Value {
-    const levels: EncoderLevel[] = [];
-    let x = spectrum;
-    for (let level = 0; level < this.config.dims.length - 1; level++) {
-      const encoded = this.graph.scope(`encoder${level}`, () => this.encoder(level, x));
-      levels.push(encoded.level);
-      x = encoded.output;
-    }
-    for (let layer = 0; layer < this.config.numDualPathLayers; layer++) {
-      x = this.graph.scope(`dualpath${layer}`, () => this.featureConversion(layer, this.dualPath(layer, x)));
-    }
-    for (let j = 0; j < levels.length; j++) {
-      const level = levels.length - 1 - j;
-      x = this.graph.scope(`decoder${level}`, () => this.decoder(j, level, x, levels[level] as EncoderLevel));
-    }
-    return x;
-  }
-
-  /** SDblock: bands down-sampled, each through its convolution module and GELU, concatenated (the skip), then the global conv. */
-  private encoder(level: number, x: Value): { output: Value; level: EncoderLevel } {
+  /** SDblock up to its skip: bands down-sampled, each through its convolution module and GELU, concatenated. */
+  encoder(level: number, x: Value, geometry: readonly BandGeometry[]): Value {
     const { dims, bands, convDepths } = this.config;
-    const [, channelsIn, bins] = x.shape as [number, number, number, number];
+    const channelsIn = x.shape[1] as number;
     const channels = dims[level + 1] as number;
     const prefix = `encoder.${level}`;
-    const geometry = bandGeometry(this.config, bins, this.file);
     const parts = geometry.map((g, b) => {
       const band = bands[b] as (typeof bands)[number];
       const slice = this.ops.slice(x, 2, g.start, g.start + g.length);
@@ -153,12 +168,14 @@ class Network {
       const down = this.ops.conv(slice, weight, bias, { strides: [band.stride, 1], pads: [g.padLeft, 0, g.padRight, 0] });
       return this.convolutionModule(`${prefix}.conv_modules.${b}`, down, convDepths[b] as number);
     });
-    const skip = this.ops.concat(parts, 2);
-    const kernel = 3;
-    const weight = this.constant(`${prefix}.globalconv.weight`, [channels, channels, kernel, kernel]);
-    const bias = this.constant(`${prefix}.globalconv.bias`, [channels]);
-    const output = this.ops.conv(skip, weight, bias, { pads: [1, 1, 1, 1] });
-    return { output, level: { skip, geometry } };
+    return this.ops.concat(parts, 2);
+  }
+
+  /** SDblock's closing 3×3 conv over the skip. */
+  globalConv(level: number, skip: Value): Value {
+    const channels = this.config.dims[level + 1] as number;
+    const weight = this.constant(`encoder.${level}.globalconv.weight`, [channels, channels, 3, 3]);
+    return this.ops.conv(skip, weight, this.constant(`encoder.${level}.globalconv.bias`, [channels]), { pads: [1, 1, 1, 1] });
   }
 
   /** ConvolutionModule along time for every bin of a band [1, C, f, T] (bins as the batch), then GELU. */
@@ -188,7 +205,7 @@ class Network {
    * DualPathRNN on x [1, C, F, T]: over the bins (one sequence per frame), then over the frames
    * (one sequence per bin); each path GroupNorm → bidirectional LSTM → Linear(2H → C) + residual.
    */
-  private dualPath(layer: number, x: Value): Value {
+  dualPath(layer: number, x: Value): Value {
     const [, channels, bins, frames] = x.shape as [number, number, number, number];
     const prefix = `separation_net.dp_modules.${layer}`;
     const hidden = channels * this.config.expand;
@@ -208,7 +225,7 @@ class Network {
   }
 
   /** FeatureConversion: after even layers rfft(frames, ortho) → [re; im] channels, after odd ones their irfft. */
-  private featureConversion(layer: number, x: Value): Value {
+  featureConversion(layer: number, x: Value): Value {
     const frames = x.shape[3] as number;
     if (layer % 2 === 0) {
       const { cos, sin } = this.dft(frames, 'forward');
@@ -243,11 +260,11 @@ class Network {
   }
 
   /** Decoder j (level `level`): x + skip → FusionLayer (conv of [x, x] and GLU) → SU layer. */
-  private decoder(j: number, level: number, x: Value, encoded: EncoderLevel): Value {
+  decoder(j: number, level: number, x: Value, skip: Value, geometry: readonly BandGeometry[]): Value {
     const { dims, bands, channels: audioChannels, sources } = this.config;
     const channels = dims[level + 1] as number;
     const prefix = `decoder.${j}`;
-    const fused = this.ops.add(x, encoded.skip);
+    const fused = this.ops.add(x, skip);
     const weight = this.weights.get(`${prefix}.0.conv.weight`, [2 * channels, 2 * channels, 3, 3]);
     const folded = foldRepeatedInput(weight, 2 * channels, channels, 9);
     const conv = this.ops.conv(fused, this.graph.constant(folded, [2 * channels, channels, 3, 3], 'fusion_w'), this.constant(`${prefix}.0.conv.bias`, [2 * channels]), {
@@ -255,10 +272,10 @@ class Network {
     });
     const gated = this.ops.glu(conv, 1);
     const channelsOut = level === 0 ? 2 * audioChannels * sources.length : (dims[level] as number);
-    const parts = this.ops.split(gated, 2, encoded.geometry.map((g) => g.outLength));
+    const parts = this.ops.split(gated, 2, geometry.map((g) => g.outLength));
     const up = parts.map((part, b) => {
       const band = bands[b] as (typeof bands)[number];
-      const g = encoded.geometry[b] as BandGeometry;
+      const g = geometry[b] as BandGeometry;
       const w = this.constant(`${prefix}.1.convtrs.${b}.weight`, [channels, channelsOut, band.kernel, 1]);
       const out = this.ops.convTranspose(part, w, this.constant(`${prefix}.1.convtrs.${b}.bias`, [channelsOut]), [band.stride, 1]);
       return g.trim === 0 && g.upLength === g.length ? out : this.ops.slice(out, 2, g.trim, g.trim + g.length);
