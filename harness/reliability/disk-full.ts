@@ -107,23 +107,25 @@ export async function runDiskFull(log: (line: string) => void = () => undefined)
   const jobIds: string[] = [];
 
   try {
-    // 1. An upload that does not fit: 507, a clear message, no file, and the reservation can be retried.
+    // 1. An upload that does not fit: 507, a clear message, no file, and the upload can be retried.
+    // The reservation itself is refused where the server sees the file cannot fit; else the bytes are.
     let free = leaveFree(dataDir, 96 * 1024);
     const tooBig = await reserve();
-    const refused = await send(tooBig);
+    const refused = tooBig.status === 507 ? { status: tooBig.status, json: tooBig.json as { error?: { code: string; message: string } } } : await send(tooBig);
     const uploadFiles = () => readdirNames(join(dataDir, 'uploads'));
     record(
       'upload larger than the free space',
       free,
       `HTTP ${refused.status} ${refused.json.error?.code}: "${refused.json.error?.message}"; files in uploads/: ${uploadFiles().length}`,
-      refused.status === 507 && /disk space/.test(refused.json.error?.message ?? '') && uploadFiles().length === 0,
+      refused.status === 507 && /disk space|no room/.test(refused.json.error?.message ?? '') && uploadFiles().length === 0,
     );
 
     // 2. Room for the upload but not for the stems: the job fails with STORAGE_FAILED and is refunded.
     rmSync(join(dataDir, 'ballast'));
-    const retried = await send(tooBig);
+    const reservation = tooBig.status === 507 ? await reserve() : tooBig;
+    const retried = await send(reservation);
     free = leaveFree(dataDir, 128 * 1024);
-    const created = await split(tooBig, retried);
+    const created = await split(reservation, retried);
     record('the retried upload, once there is room', free, `upload HTTP ${retried.status}, split HTTP ${created.status}`, retried.status === 200 && created.status === 200);
     if (created.status === 200) {
       jobIds.push(created.json.data.id);
