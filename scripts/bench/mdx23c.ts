@@ -27,7 +27,7 @@ import { parseMdx23cConfig, type Mdx23cConfig } from '../../src/mdx23c/config.js
 import { Mdx23cNetwork } from '../../src/mdx23c/engine.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { rssSampler } from './rss.js';
-import { answerBuilt, benchTrack, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, rerunInWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
+import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, rerunInWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -161,11 +161,8 @@ const loadSeconds = (performance.now() - loadStarted) / 1000;
 const loadPeak = sampler.peakBytes();
 const { config } = network;
 const seconds = Number(values.seconds);
-const track = benchTrack(seconds, config.sampleRate, config.channels);
-
-const run = await measureDemix(network, track, sampler);
-const { out, peak } = run;
-await network.release();
+const run = await measureDemix(network, seconds, sampler);
+const { track, out, peak } = run;
 
 const perMinute = printDemixRun(run, {
   ...config,

@@ -25,7 +25,7 @@ import { parseRoformerConfig, type RoformerConfig } from '../../src/roformer/con
 import { RoformerNetwork } from '../../src/roformer/engine.js';
 import { PRESETS, randomState } from './roformer-random.js';
 import { rssSampler } from './rss.js';
-import { answerBuilt, benchTrack, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, rerunInWorker } from './synthetic.js';
+import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, rerunInWorker } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -94,10 +94,7 @@ const loadSeconds = (performance.now() - loadStarted) / 1000;
 const loadPeak = sampler.peakBytes();
 const { config } = network;
 const seconds = Number(values.seconds);
-const track = benchTrack(seconds, config.sampleRate, config.channels);
-
-const run = await measureDemix(network, track, sampler);
-await network.release();
+const run = await measureDemix(network, seconds, sampler);
 rmSync(work, { recursive: true, force: true });
 
 printDemixRun(run, {
@@ -108,4 +105,4 @@ printDemixRun(run, {
   parts: ['spectrum + features', 'graph (ORT)', 'masks + inverse'],
   timings,
 });
-console.log(`peak RSS        ${mb(run.peak)} MiB while separating (input ${mb(track.byteLength)} MiB, output ${mb(run.out.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`);
+console.log(`peak RSS        ${mb(run.peak)} MiB while separating (input ${mb(run.track.byteLength)} MiB, output ${mb(run.out.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`);

@@ -24,7 +24,7 @@ import { parseScnetConfig, type ScnetConfig } from '../../src/scnet/config.js';
 import { ScnetNetwork } from '../../src/scnet/engine.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { rssSampler } from './rss.js';
-import { answerBuilt, benchTrack, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, rerunInWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
+import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, rerunInWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -174,11 +174,8 @@ try {
   const loadPeak = sampler.peakBytes();
   console.log(`model           SCNet-large: dims ${config.dims.join('-')}, ${config.numDualPathLayers} dual-path layers, ${built.millions} M parameters (random)`);
   const seconds = Number(values.seconds);
-  const track = benchTrack(seconds, config.sampleRate, config.channels);
-
-  const run = await measureDemix(network, track, sampler);
-  const { out, wallMs, peak } = run;
-  await network.release();
+  const run = await measureDemix(network, seconds, sampler);
+  const { track, out, wallMs, peak } = run;
   const processPeak = process.resourceUsage().maxRSS * 1024;
   printDemixRun(run, {
     ...config,

@@ -95,6 +95,8 @@ export function chunkTimings(): { timings: { stft: number; graph: number; istft:
 }
 
 export interface DemixRun {
+  /** The synthetic track separated, [channels, seconds · rate]. */
+  readonly track: Float32Array;
   readonly out: Float32Array;
   readonly wallMs: number;
   readonly cpu: NodeJS.CpuUsage;
@@ -103,12 +105,19 @@ export interface DemixRun {
   readonly chunkMs: readonly number[];
 }
 
-/** MSST's demix of `track`, timed per chunk, with the peak RSS `sampler` saw from here on (it is stopped). */
-export async function measureDemix(
-  network: { demixTrack(track: Float32Array, options?: DemixRunOptions): Promise<Float32Array> },
-  track: Float32Array,
-  sampler: RssSampler,
-): Promise<DemixRun> {
+/** A loaded network as the benches drive it. */
+export interface BenchNetwork {
+  readonly settings: { readonly sampleRate: number; readonly channels: number };
+  demixTrack(track: Float32Array, options?: DemixRunOptions): Promise<Float32Array>;
+  release(): Promise<void>;
+}
+
+/**
+ * MSST's demix of `seconds` of the synthetic track, timed per chunk, with the peak RSS `sampler`
+ * saw from here on (it is stopped); the network is released after.
+ */
+export async function measureDemix(network: BenchNetwork, seconds: number, sampler: RssSampler): Promise<DemixRun> {
+  const track = benchTrack(seconds, network.settings.sampleRate, network.settings.channels);
   sampler.reset();
   const chunkMs: number[] = [];
   let last = performance.now();
@@ -123,7 +132,9 @@ export async function measureDemix(
   });
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuStarted);
-  return { out, wallMs, cpu, peak: await sampler.stop(), chunkMs };
+  const peak = await sampler.stop();
+  await network.release();
+  return { track, out, wallMs, cpu, peak, chunkMs };
 }
 
 export interface ReportSettings {
