@@ -19,8 +19,8 @@ import type { MdxOptions } from '../src/mdx/options.js';
 import { separate } from '../src/separation/index.js';
 import { runCli } from '../harness/process.js';
 import { tempDir } from '../harness/server.js';
-import { fixtureDir } from './support/fixtures.js';
-import { decodePlanar, readF32, snrDb, writeFloatWav } from './support/reference-audio.js';
+import { fixtureDir, fixtureManifest } from './support/fixtures.js';
+import { assertSnrs, decodePlanar, readF32, snrDb, writeFloatWav } from './support/reference-audio.js';
 
 const FIXTURES = fixtureDir('mdx');
 const MIN_SNR_DB = 90;
@@ -38,9 +38,7 @@ interface Fixture {
 }
 
 function fixtures(): [string, Fixture][] {
-  if (FIXTURES === undefined) return [];
-  const manifest = JSON.parse(readFileSync(path.join(FIXTURES, 'fixtures.json'), 'utf8')) as { fixtures: Record<string, Fixture> };
-  return Object.entries(manifest.fixtures);
+  return fixtureManifest<Fixture>(FIXTURES);
 }
 
 function optionsOf(fixture: Fixture): MdxOptions {
@@ -69,9 +67,7 @@ function wavChannels(file: string): number {
 
 function assertStems(label: string, reference: Float32Array, stems: readonly Float32Array[], names: readonly string[]): void {
   const plane = reference.length / 2;
-  const snrs = stems.map((stem, s) => snrDb(reference.subarray(s * plane, (s + 1) * plane), stem));
-  console.log(`${label}: ${snrs.map((snr, s) => `${names[s]} ${snr.toFixed(1)}`).join(', ')} dB`);
-  for (const [s, snr] of snrs.entries()) assert.ok(snr >= MIN_SNR_DB, `${label} ${names[s]}: ${snr.toFixed(1)} dB < ${MIN_SNR_DB}`);
+  assertSnrs(label, stems.map((stem, s) => snrDb(reference.subarray(s * plane, (s + 1) * plane), stem)), MIN_SNR_DB, names);
 }
 
 describe('MDX-Net fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : false }, () => {

@@ -5,7 +5,7 @@
  * each stem at ≥ 60 dB SNR; then the config errors a user meets.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -15,43 +15,18 @@ import { Mdx23cNetwork } from '../src/mdx23c/engine.js';
 import { ChunkSpectrum } from '../src/mdx23c/spectrum.js';
 import { msstModelType, MsstDocument } from '../src/msst/config.js';
 import { fixtureDir } from './support/fixtures.js';
-import { decodePlanar, readF32, snrDb, stemOf, writeFloatWav } from './support/reference-audio.js';
+import { assertStems, checkForwardAndDemix, msstFixtures, splitThroughCli } from './support/msst-fixtures.js';
+import { writeFloatWav } from './support/reference-audio.js';
 
 const FIXTURES = fixtureDir('msst');
 const MIN_SNR_DB = 60;
-
-interface Fixture {
-  readonly model_type: string;
-  readonly checkpoint: { readonly file: string };
-  readonly config: { readonly file: string };
-  readonly instruments_out: readonly string[];
-  readonly channels: number;
-  readonly files: Readonly<Record<string, { readonly file: string; readonly shape: readonly number[] }>>;
-}
 
 const work = mkdtempSync(path.join(tmpdir(), 'stemsplit-mdx23c-'));
 const cacheDir = path.join(work, 'cache');
 after(() => rmSync(work, { recursive: true, force: true }));
 
-function fixtureFile(file: string): Float32Array {
-  return readF32(path.join(FIXTURES as string, file));
-}
-
-function assertStems(label: string, expected: Float32Array, actual: Float32Array, stems: number): void {
-  assert.equal(actual.length, expected.length, `${label}: output size`);
-  const snrs = Array.from({ length: stems }, (_, s) => snrDb(stemOf(expected, stems, s), stemOf(actual, stems, s)));
-  console.log(`${label}: ${snrs.map((s) => s.toFixed(1)).join(' / ')} dB`);
-  for (const [i, snr] of snrs.entries()) assert.ok(snr >= MIN_SNR_DB, `${label} stem ${i}: ${snr.toFixed(1)} dB < ${MIN_SNR_DB}`);
-}
-
-function mdx23cFixtures(): [string, Fixture][] {
-  if (FIXTURES === undefined) return [];
-  const manifest = JSON.parse(readFileSync(path.join(FIXTURES, 'fixtures.json'), 'utf8')) as { fixtures: Record<string, Fixture> };
-  return Object.entries(manifest.fixtures).filter(([, fixture]) => fixture.model_type === 'mdx23c');
-}
-
 describe('MDX23C fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : false }, () => {
-  for (const [name, fixture] of mdx23cFixtures()) {
+  for (const [name, fixture] of msstFixtures(FIXTURES, 'mdx23c')) {
     const dir = FIXTURES as string;
     const stems = fixture.instruments_out.length;
 
@@ -59,34 +34,15 @@ describe('MDX23C fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fal
       const network = await Mdx23cNetwork.open(path.join(dir, fixture.checkpoint.file), { cacheDir, configPath: path.join(dir, fixture.config.file), intraOpThreads: 2 });
       try {
         assert.deepEqual(network.config.instruments, fixture.instruments_out);
-        const { files } = fixture;
-        const forwardIn = files['forward_in'];
-        const forwardOut = files['forward_out'];
-        if (forwardIn && forwardOut) assertStems(`${name} forward`, fixtureFile(forwardOut.file), await network.forward(fixtureFile(forwardIn.file)), stems);
-        const track = fixtureFile((files['demix_in'] as { file: string }).file);
-        for (const [key, entry] of Object.entries(files)) {
-          const batch = /^demix_out(?:_batch(\d+))?$/.exec(key);
-          if (!batch) continue;
-          const out = await network.demixTrack(track, batch[1] === undefined ? {} : { batchSize: Number(batch[1]) });
-          assertStems(`${name} ${key}`, fixtureFile(entry.file), out, stems);
-        }
+        await checkForwardAndDemix(network, dir, name, fixture, MIN_SNR_DB);
       } finally {
         await network.release();
       }
     });
 
     it(`${name}: stemsplit split --format wav --float32 matches MSST's demix`, () => {
-      const out = path.join(work, `split-${name}`);
-      mkdirSync(out, { recursive: true });
-      const song = path.join(out, 'song.wav');
-      writeFloatWav(song, fixtureFile((fixture.files['demix_in'] as { file: string }).file), fixture.channels);
-      const env = { STEMSPLIT_DATA_DIR: path.join(out, 'data'), STEMSPLIT_CACHE_DIR: path.join(out, 'cache') };
-      const result = runCli(['split', song, '--model', path.join(dir, fixture.checkpoint.file), '-o', out, '--format', 'wav', '--float32'], env);
-      assert.equal(result.status, 0, result.stderr);
-      const expected = fixtureFile((fixture.files['demix_out'] as { file: string }).file);
-      const actual = new Float32Array(expected.length);
-      fixture.instruments_out.forEach((stem, s) => actual.set(decodePlanar(path.join(out, 'song', `${stem}.wav`), fixture.channels), (s * expected.length) / stems));
-      assertStems(`${name} split`, expected, actual, stems);
+      const { actual, expected } = splitThroughCli(path.join(work, `split-${name}`), dir, fixture);
+      assertStems(`${name} split`, expected, actual, stems, MIN_SNR_DB);
     });
   }
 });

@@ -5,7 +5,7 @@
  * against the listed one; and the config errors a user meets.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -14,92 +14,42 @@ import { parseRoformerConfig, readRoformerConfig, type RoformerType } from '../s
 import { loadRoformer, RoformerNetwork } from '../src/roformer/engine.js';
 import { separate } from '../src/separation/index.js';
 import { fixtureDir } from './support/fixtures.js';
+import { assertStems, checkForwardAndDemix, msstFixtures } from './support/msst-fixtures.js';
+import { readF32 } from './support/reference-audio.js';
 
 const FIXTURES = fixtureDir('roformer');
 const MIN_SNR_DB = 60;
 
-interface FileEntry {
-  readonly file: string;
-  readonly shape: readonly number[];
-}
-interface Fixture {
-  readonly model_type: RoformerType;
-  readonly checkpoint: { readonly file: string };
-  readonly config: { readonly file: string };
-  readonly instruments_out: readonly string[];
-  readonly files: Readonly<Record<string, FileEntry>>;
-  readonly mel_bands?: { readonly band_bins_start_end_exclusive: readonly (readonly [number, number])[] };
-}
-
 const cacheDir = mkdtempSync(path.join(tmpdir(), 'stemsplit-roformer-cache-'));
 after(() => rmSync(cacheDir, { recursive: true, force: true }));
 
-function readF32(file: string): Float32Array {
-  const bytes = readFileSync(path.join(FIXTURES as string, file));
-  return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
-}
-
-/** SNR in dB of `actual` against `expected` over `stems` equal planes. */
-function snrPerStem(expected: Float32Array, actual: Float32Array, stems: number): number[] {
-  assert.equal(actual.length, expected.length, 'output size');
-  const plane = expected.length / stems;
-  return Array.from({ length: stems }, (_, s) => {
-    let signal = 0;
-    let noise = 0;
-    for (let i = s * plane; i < (s + 1) * plane; i++) {
-      signal += (expected[i] as number) ** 2;
-      noise += ((expected[i] as number) - (actual[i] as number)) ** 2;
-    }
-    return 10 * Math.log10(signal / Math.max(noise, 1e-30));
-  });
-}
-
-function assertSnr(label: string, expected: Float32Array, actual: Float32Array, stems: number): void {
-  const snrs = snrPerStem(expected, actual, stems);
-  console.log(`${label}: ${snrs.map((s) => s.toFixed(1)).join(' / ')} dB`);
-  for (const [i, snr] of snrs.entries()) assert.ok(snr >= MIN_SNR_DB, `${label} stem ${i}: ${snr.toFixed(1)} dB < ${MIN_SNR_DB}`);
+function fixtureF32(file: string): Float32Array {
+  return readF32(path.join(FIXTURES as string, file));
 }
 
 describe('RoFormer fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : false }, () => {
-  const manifest = FIXTURES ? (JSON.parse(readFileSync(path.join(FIXTURES, 'fixtures.json'), 'utf8')) as { fixtures: Record<string, Fixture> }) : { fixtures: {} };
-  for (const [name, fixture] of Object.entries(manifest.fixtures)) {
+  for (const [name, fixture] of msstFixtures(FIXTURES)) {
     it(`${name}: forward and demix match MSST`, async () => {
       const dir = FIXTURES as string;
       const network = await RoformerNetwork.open(path.join(dir, fixture.checkpoint.file), {
         cacheDir,
         configPath: path.join(dir, fixture.config.file),
-        type: fixture.model_type,
+        type: fixture.model_type as RoformerType,
         intraOpThreads: 2,
       });
       try {
-        const stems = fixture.instruments_out.length;
-        const { files } = fixture;
-        const forwardIn = files['forward_in'];
-        const forwardOut = files['forward_out'];
-        if (forwardIn && forwardOut) {
-          assertSnr(`${name} forward`, readF32(forwardOut.file), await network.forward(readF32(forwardIn.file)), stems);
-        }
-        const demixIn = files['demix_in'];
-        assert.ok(demixIn, 'a demix input');
-        const track = readF32(demixIn.file);
-        for (const [key, entry] of Object.entries(files)) {
-          const batch = /^demix_out(?:_batch(\d+))?$/.exec(key);
-          if (!batch) continue;
-          const batchSize = batch[1] === undefined ? undefined : Number(batch[1]);
-          const out = await network.demixTrack(track, batchSize === undefined ? {} : { batchSize });
-          assertSnr(`${name} ${key}`, readF32(entry.file), out, stems);
-        }
+        await checkForwardAndDemix(network, FIXTURES as string, name, fixture, MIN_SNR_DB);
       } finally {
         await network.release();
       }
     });
     it(`${name}: streamed through the pipeline (a window over the track, MSST normalisation, no_<target>) it matches the whole-track demix`, async () => {
       const dir = FIXTURES as string;
-      const options = { cacheDir, configPath: path.join(dir, fixture.config.file), type: fixture.model_type, intraOpThreads: 2 };
+      const options = { cacheDir, configPath: path.join(dir, fixture.config.file), type: fixture.model_type as RoformerType, intraOpThreads: 2 };
       const model = await loadRoformer(path.join(dir, fixture.checkpoint.file), options);
       const network = await RoformerNetwork.open(path.join(dir, fixture.checkpoint.file), options);
       try {
-        const track = readF32((fixture.files['demix_in'] as { file: string }).file);
+        const track = fixtureF32((fixture.files['demix_in'] as { file: string }).file);
         const length = track.length / 2;
         const streamed = await separate(model, { data: track, length });
         // The reference: MSST's normalize_audio (mean and population std of the channel mean), the
@@ -126,7 +76,7 @@ describe('RoFormer fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : f
         }
         const actual = new Float32Array(expected.length);
         streamed.forEach((stem, s) => actual.set(stem, s * 2 * length));
-        assertSnr(`${name} streamed`, expected, actual, streamed.length);
+        assertStems(`${name} streamed`, expected, actual, streamed.length, MIN_SNR_DB);
       } finally {
         await model.dispose();
         await network.release();
@@ -134,7 +84,7 @@ describe('RoFormer fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : f
     });
     if (fixture.mel_bands) {
       it(`${name}: mel bands as librosa draws them`, () => {
-        const config = readRoformerConfig(path.join(FIXTURES as string, fixture.config.file), fixture.model_type);
+        const config = readRoformerConfig(path.join(FIXTURES as string, fixture.config.file), fixture.model_type as RoformerType);
         const bands = melBandBins(config.sampleRate, config.nFft, config.numBands);
         const expected = fixture.mel_bands?.band_bins_start_end_exclusive ?? [];
         assert.deepEqual(bands.map((b) => [b[0], (b[b.length - 1] as number) + 1]), expected);

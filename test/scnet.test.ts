@@ -15,23 +15,11 @@ import { bandGeometry } from '../src/scnet/graph.js';
 import { chunkPadding, ScnetNetwork } from '../src/scnet/engine.js';
 import { parseScnetConfig } from '../src/scnet/config.js';
 import { fixtureDir } from './support/fixtures.js';
-import { decodePlanar, readF32, snrDb, stemOf, writeFloatWav } from './support/reference-audio.js';
+import { assertStems, checkForwardAndDemix, msstFixtures, splitThroughCli, type FixtureFile } from './support/msst-fixtures.js';
+import { readF32, writeFloatWav } from './support/reference-audio.js';
 
 const FIXTURES = fixtureDir('msst');
 const MIN_SNR_DB = 60;
-
-interface FileEntry {
-  readonly file: string;
-  readonly shape: readonly number[];
-}
-interface Fixture {
-  readonly model_type: string;
-  readonly checkpoint: { readonly file: string };
-  readonly config: { readonly file: string };
-  readonly instruments_out: readonly string[];
-  readonly channels: number;
-  readonly files: Readonly<Record<string, FileEntry>>;
-}
 
 const work = mkdtempSync(path.join(tmpdir(), 'stemsplit-scnet-'));
 const cacheDir = path.join(work, 'cache');
@@ -41,17 +29,8 @@ function fixtureFile(file: string): string {
   return path.join(FIXTURES as string, file);
 }
 
-function assertStems(label: string, expected: Float32Array, actual: Float32Array, stems: number): void {
-  assert.equal(actual.length, expected.length, `${label}: output size`);
-  const snrs = Array.from({ length: stems }, (_, s) => snrDb(stemOf(expected, stems, s), stemOf(actual, stems, s)));
-  console.log(`${label}: ${snrs.map((s) => s.toFixed(1)).join(' / ')} dB`);
-  for (const [i, snr] of snrs.entries()) assert.ok(snr >= MIN_SNR_DB, `${label} stem ${i}: ${snr.toFixed(1)} dB < ${MIN_SNR_DB}`);
-}
-
-function scnetFixtures(): [string, Fixture][] {
-  if (FIXTURES === undefined) return [];
-  const manifest = JSON.parse(readFileSync(fixtureFile('fixtures.json'), 'utf8')) as { fixtures: Record<string, Fixture> };
-  return Object.entries(manifest.fixtures).filter(([, fixture]) => fixture.model_type === 'scnet');
+function scnetFixtures(): ReturnType<typeof msstFixtures> {
+  return msstFixtures(FIXTURES, 'scnet');
 }
 
 describe('SCNet fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : false }, () => {
@@ -61,40 +40,16 @@ describe('SCNet fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fals
     it(`${name}: forward and demix match MSST`, async () => {
       const network = await ScnetNetwork.open(fixtureFile(fixture.checkpoint.file), { cacheDir, configPath: fixtureFile(fixture.config.file), intraOpThreads: 2 });
       try {
-        const { files } = fixture;
-        const forwardIn = files['forward_in'];
-        const forwardOut = files['forward_out'];
-        assert.ok(forwardIn && forwardOut, 'forward files');
-        assertStems(`${name} forward`, readF32(fixtureFile(forwardOut.file)), await network.forward(readF32(fixtureFile(forwardIn.file))), stems);
-        const track = readF32(fixtureFile((files['demix_in'] as FileEntry).file));
-        for (const [key, entry] of Object.entries(files)) {
-          const batch = /^demix_out(?:_batch(\d+))?$/.exec(key);
-          if (!batch) continue;
-          const out = await network.demixTrack(track, batch[1] === undefined ? {} : { batchSize: Number(batch[1]) });
-          assertStems(`${name} ${key}`, readF32(fixtureFile(entry.file)), out, stems);
-        }
+        await checkForwardAndDemix(network, FIXTURES as string, name, fixture, MIN_SNR_DB);
       } finally {
         await network.release();
       }
     });
 
     it(`${name}: stemsplit split --format wav --float32 matches MSST's demix`, () => {
-      const dir = path.join(work, `cli-${name}`);
-      mkdirSync(dir, { recursive: true });
-      const channels = fixture.channels;
-      const demixIn = fixture.files['demix_in'] as FileEntry;
-      const song = path.join(dir, 'x.wav');
-      writeFloatWav(song, readF32(fixtureFile(demixIn.file)), channels);
-      const env = { STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: path.join(dir, 'cache') };
-      const out = path.join(dir, 'out');
-      const result = runCli(['split', song, '--model', fixtureFile(fixture.checkpoint.file), '--format', 'wav', '--float32', '-o', out], env);
-      assert.equal(result.status, 0, result.stderr);
-      const written = readdirSync(path.join(out, 'x')).sort();
-      assert.deepEqual(written, fixture.instruments_out.map((stem) => `${stem}.wav`).sort());
-      const length = demixIn.shape[1] as number;
-      const actual = new Float32Array(stems * channels * length);
-      fixture.instruments_out.forEach((stem, s) => actual.set(decodePlanar(path.join(out, 'x', `${stem}.wav`), channels), s * channels * length));
-      assertStems(`${name} through split`, readF32(fixtureFile((fixture.files['demix_out'] as FileEntry).file)), actual, stems);
+      const { actual, expected, stemDir } = splitThroughCli(path.join(work, `cli-${name}`), FIXTURES as string, fixture);
+      assert.deepEqual(readdirSync(stemDir).sort(), fixture.instruments_out.map((stem) => `${stem}.wav`).sort());
+      assertStems(`${name} through split`, expected, actual, stems, MIN_SNR_DB);
     });
   }
 
@@ -104,7 +59,7 @@ describe('SCNet fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fals
     const dir = path.join(work, 'cli-options');
     mkdirSync(dir, { recursive: true });
     const song = path.join(dir, 'song.wav');
-    const track = readF32(fixtureFile((fixture.files['demix_in'] as FileEntry).file));
+    const track = readF32(fixtureFile((fixture.files['demix_in'] as FixtureFile).file));
     writeFloatWav(song, track.subarray(0, 2 * 50_000).map((v, i) => (i < 50_000 ? v : (track[track.length / 2 + i - 50_000] as number))), 2);
     const checkpoint = path.join(dir, 'model.ckpt');
     copyFileSync(fixtureFile(fixture.checkpoint.file), checkpoint);

@@ -23,6 +23,7 @@ import { OnnxGraph, writeModel, type Value } from '../../src/onnx/graph.js';
 import { Ops } from '../../src/onnx/ops.js';
 import { separateStream } from '../../src/separation/index.js';
 import { rssSampler } from './rss.js';
+import { benchTrack, interleavedBlocks, randomTensor } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -41,28 +42,15 @@ const SCALES = 5;
 const TFC_LAYERS = 3;
 const BOTTLENECK = 8;
 
-/** A seeded uniform draw in [−1, 1) (mulberry32), so every run builds the same network. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2147483648 - 1;
-  };
-}
-
 function buildNetwork(file: string, growth: number): { parameters: number } {
   const graph = new OnnxGraph('mdx-bench');
   const ops = new Ops(graph);
-  const draw = random(20_260_401);
+  const seed = { seed: 20_260_401 };
   let parameters = 0;
   const weight = (shape: number[], fanIn: number): Value => {
-    const count = shape.reduce((a, b) => a * b, 1);
-    parameters += count;
-    const scale = Math.sqrt(3 / fanIn);
-    return graph.constant(Float32Array.from({ length: count }, () => draw() * scale), shape, 'w');
+    const tensor = randomTensor(shape, 1 / Math.sqrt(fanIn), seed);
+    parameters += tensor.data.length;
+    return graph.constant(tensor.data, shape, 'w');
   };
   const bias = (n: number): Value => weight([n], 1e4);
   const conv = (x: Value, out: number, kernel: number, stride = 1): Value => {
@@ -103,24 +91,6 @@ function buildNetwork(file: string, growth: number): { parameters: number } {
   return { parameters };
 }
 
-/** Synthetic music, interleaved stereo blocks: a chord, a bass line and noise bursts. */
-async function* music(frames: number): AsyncGenerator<Float32Array> {
-  const block = 65_536;
-  for (let start = 0; start < frames; start += block) {
-    const count = Math.min(block, frames - start);
-    const out = new Float32Array(2 * count);
-    for (let i = 0; i < count; i++) {
-      const t = (start + i) / 44_100;
-      const chord = 0.2 * (Math.sin(2 * Math.PI * 220 * t) + Math.sin(2 * Math.PI * 277 * t) + Math.sin(2 * Math.PI * 330 * t));
-      const bass = 0.3 * Math.sin(2 * Math.PI * 55 * t * (1 + 0.01 * Math.sin(t)));
-      const burst = (start + i) % 22_050 < 2_000 ? 0.2 * Math.sin(12_345.678 * (start + i)) : 0;
-      out[2 * i] = 0.6 * (chord + bass + burst);
-      out[2 * i + 1] = 0.6 * (chord * 0.9 + bass + burst);
-    }
-    yield out;
-  }
-}
-
 const dir = mkdtempSync(path.join(tmpdir(), 'stemsplit-mdx-bench-'));
 try {
   const growth = Number(values.growth);
@@ -139,14 +109,14 @@ try {
   );
   console.log(`load: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const seconds = Number(values.seconds);
-  const frames = Math.round(seconds * 44_100);
-  // An upper bound of the synthetic music's peak: it only decides the input scaling, not the speed.
-  const peak = 0.6 * (0.6 + 0.3 + 0.2);
+  const track = benchTrack(seconds, 44_100, 2);
+  const frames = track.length / 2;
+  const peak = track.reduce((max, v) => Math.max(max, Math.abs(v)), 0);
   const rss = rssSampler();
   rss.reset();
   started = performance.now();
   let chunks = 0;
-  await separateStream(model, { length: frames, statistics: { frames, mean: 0, squares: 0, peak }, frames: music(frames) }, () => undefined, {
+  await separateStream(model, { length: frames, statistics: { frames, mean: 0, squares: 0, peak }, frames: interleavedBlocks(track, 2) }, () => undefined, {
     onProgress: ({ total }) => void (chunks = total),
   });
   const elapsed = (performance.now() - started) / 1000;

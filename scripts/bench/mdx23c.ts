@@ -22,14 +22,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { isMainThread, Worker } from 'node:worker_threads';
 import { stringify } from 'yaml';
 import { parseMdx23cConfig, type Mdx23cConfig } from '../../src/mdx23c/config.js';
 import { Mdx23cNetwork } from '../../src/mdx23c/engine.js';
-import type { StageFile } from '../../src/onnx/stages.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { rssSampler } from './rss.js';
-import { benchTrack, randomTensor } from './synthetic.js';
+import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, rerunInWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -46,12 +44,7 @@ const { values } = parseArgs({
   },
 });
 
-if (isMainThread && !values['build-only'] && !values['main-thread']) {
-  // This same script, with the same argv, in a worker thread (as serve and split run models) that registers tsx first.
-  const script = JSON.stringify(import.meta.url);
-  const worker = new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${script}); })`, { eval: true, argv: process.argv.slice(2) });
-  process.exit(await new Promise<number>((resolve) => worker.once('exit', resolve)));
-}
+await rerunInWorker(import.meta.url, Boolean(values['build-only']) || values['main-thread']);
 
 /** MDX23C-8KFFT-InstVoc_HQ's published config (the sections inference reads). */
 const PRESETS: Readonly<Record<string, Record<string, Record<string, unknown>>>> = {
@@ -135,21 +128,6 @@ function randomState(config: Mdx23cConfig): Map<string, CheckpointTensor> {
   return state;
 }
 
-/** The weights for PyTorch: one raw float32 file and an index of names, shapes and offsets. */
-function writeWeights(state: ReadonlyMap<string, CheckpointTensor>, directory: string): void {
-  const index: { name: string; shape: readonly number[]; offset: number }[] = [];
-  let offset = 0;
-  for (const [name, tensor] of state) {
-    index.push({ name, shape: tensor.shape, offset });
-    offset += tensor.data.length;
-  }
-  const all = new Float32Array(offset);
-  for (const [i, tensor] of [...state.values()].entries()) all.set(tensor.data, (index[i] as { offset: number }).offset);
-  writeFileSync(path.join(directory, 'weights.f32'), all);
-  writeFileSync(path.join(directory, 'weights.json'), JSON.stringify(index));
-}
-
-const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
 const threads = Number(values.threads);
 
 if (values['build-only']) {
@@ -157,15 +135,12 @@ if (values['build-only']) {
   const config = parseMdx23cConfig(presetDocument(), values.preset);
   const state = randomState(config);
   const stages = Mdx23cNetwork.writeStages(config, state, values['build-only']);
-  if (values.msst) writeWeights(state, values['build-only']);
-  const parameters = [...state.values()].reduce((sum, t) => sum + t.data.length, 0);
-  process.stdout.write(JSON.stringify({ millions: (parameters / 1e6).toFixed(1), stages }));
-  process.exit(0);
+  if (values.msst) writeWeightBlob(state, values['build-only'], 'weights.f32');
+  answerBuilt(state, stages);
 }
 
 const work = mkdtempSync(path.join(tmpdir(), 'stemsplit-bench-mdx23c-'));
-const timings = { stft: 0, graph: 0, istft: 0 };
-const onTiming = (part: keyof typeof timings, ms: number) => void (timings[part] += ms);
+const { timings, onTiming } = chunkTimings();
 const sampler = rssSampler();
 const loadStarted = performance.now();
 let network: Mdx23cNetwork;
@@ -177,11 +152,8 @@ if (values.checkpoint) {
   const document = presetDocument();
   writeFileSync(configFile, stringify(document));
   const config = parseMdx23cConfig(document, values.preset);
-  const args = [
-    '--import', 'tsx', path.resolve(import.meta.dirname, 'mdx23c.ts'), '--preset', values.preset, '--build-only', work,
-    ...(values.set ?? []).flatMap((pair) => ['--set', pair]), ...(values.msst ? ['--msst', values.msst] : []),
-  ];
-  const built = JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 24 })) as { millions: string; stages: StageFile[] };
+  const args = ['--preset', values.preset, '--build-only', work, ...(values.set ?? []).flatMap((pair) => ['--set', pair]), ...(values.msst ? ['--msst', values.msst] : [])];
+  const built = buildInChild(path.resolve(import.meta.dirname, 'mdx23c.ts'), args);
   console.log(`model           ${values.preset}: n_fft ${config.nFft}, dim_f ${config.dimF}, ${config.numChannels}+${config.growth} channels × ${config.numScales} scales, ${built.millions} M parameters (random)`);
   network = await Mdx23cNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });
 }
@@ -189,39 +161,17 @@ const loadSeconds = (performance.now() - loadStarted) / 1000;
 const loadPeak = sampler.peakBytes();
 const { config } = network;
 const seconds = Number(values.seconds);
-const track = benchTrack(seconds, config.sampleRate, config.channels);
+const run = await measureDemix(network, seconds, sampler);
+const { track, out, peak } = run;
 
-sampler.reset();
-const chunkMs: number[] = [];
-let last = performance.now();
-const cpuStarted = process.cpuUsage();
-const started = performance.now();
-const out = await network.demixTrack(track, {
-  onProgress: () => {
-    const now = performance.now();
-    chunkMs.push(now - last);
-    last = now;
-  },
+const perMinute = printDemixRun(run, {
+  ...config,
+  seconds,
+  threads,
+  load: `${loadSeconds.toFixed(1)} s, peak RSS ${mb(loadPeak)} MiB`,
+  parts: ['STFT', 'graph (ORT)', 'iSTFT'],
+  timings,
 });
-const wallMs = performance.now() - started;
-const cpu = process.cpuUsage(cpuStarted);
-const peak = await sampler.stop();
-await network.release();
-
-const sorted = [...chunkMs].sort((a, b) => a - b);
-const medianChunk = sorted[Math.floor(sorted.length / 2)] ?? 0;
-const step = Math.floor(config.chunkSize / config.numOverlap) / config.sampleRate;
-const perMinute = (wallMs / 1000) * (60 / seconds);
-const line = (label: string, ms: number) => `  ${label.padEnd(20)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
-console.log(`audio           ${seconds} s, ${chunkMs.length} chunks of ${config.chunkSize} samples (num_overlap ${config.numOverlap}), ${threads} intra-op threads`);
-console.log(`graph load      ${loadSeconds.toFixed(1)} s, peak RSS ${mb(loadPeak)} MiB`);
-console.log(`separation      ${(wallMs / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU (${(cpu.system / 1e6).toFixed(1)} s of it in the kernel)`);
-console.log(`per chunk       median ${(medianChunk / 1000).toFixed(2)} s (one chunk per ${step.toFixed(2)} s of audio)`);
-console.log(`speed           ${perMinute.toFixed(1)} s per minute of audio (this track, borders included); ${((medianChunk / 1000) * (60 / step)).toFixed(1)} s per minute on a long track`);
-console.log('where the time goes');
-console.log(line('STFT', timings.stft));
-console.log(line('graph (ORT)', timings.graph));
-console.log(line('iSTFT', timings.istft));
 console.log(`peak RSS        ${mb(peak)} MiB while separating (input ${mb(track.byteLength)} MiB, output ${mb(out.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`);
 
 if (values.msst) {
@@ -238,7 +188,7 @@ if (values.msst) {
   ) as { load_seconds: number; seconds: number; peak_rss_bytes: number; max_rss_bytes: number; torch: string };
   const theirs = readFileSync(path.join(work, 'msst.f32'));
   const reference = new Float32Array(theirs.buffer, theirs.byteOffset, theirs.byteLength / 4);
-  const snrs = config.instruments.map((_, s) => stemSnr(reference, out, config.instruments.length, s));
+  const snrs = stemSnrs(reference, out, config.instruments.length);
   const theirsPerMinute = report.seconds * (60 / seconds);
   console.log(`MSST PyTorch    torch ${report.torch}, ${threads} threads: load ${report.load_seconds.toFixed(1)} s, separation ${report.seconds.toFixed(1)} s wall`);
   console.log(`                ${theirsPerMinute.toFixed(1)} s per minute of audio; peak RSS ${mb(report.peak_rss_bytes)} MiB while separating, process max ${mb(report.max_rss_bytes)} MiB`);
@@ -246,14 +196,3 @@ if (values.msst) {
   console.log(`same function   SNR of stemsplit's stems against PyTorch's: ${snrs.map((s) => s.toFixed(1)).join(' / ')} dB`);
 }
 rmSync(work, { recursive: true, force: true });
-
-function stemSnr(expected: Float32Array, actual: Float32Array, stems: number, stem: number): number {
-  const plane = expected.length / stems;
-  let signal = 0;
-  let noise = 0;
-  for (let i = stem * plane; i < (stem + 1) * plane; i++) {
-    signal += (expected[i] as number) ** 2;
-    noise += ((expected[i] as number) - (actual[i] as number)) ** 2;
-  }
-  return 10 * Math.log10(signal / Math.max(noise, 1e-30));
-}

@@ -6,6 +6,7 @@
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { bandBins } from '../../src/roformer/bands.js';
 import type { RoformerConfig } from '../../src/roformer/config.js';
+import { randomTensor } from './synthetic.js';
 
 /** The model and inference sections of the published configs (MSST configs/viperx and configs/KimberleyJensen). */
 export const PRESETS: Readonly<Record<string, object>> = {
@@ -29,22 +30,6 @@ export const PRESETS: Readonly<Record<string, object>> = {
     inference: { batch_size: 4, num_overlap: 2 },
   },
 };
-
-/** Seeded N(0, scale²) values (Box-Muller over a 32-bit LCG): weights that keep activations in range. */
-function randomTensor(shape: readonly number[], scale: number, state: { seed: number }): CheckpointTensor {
-  const count = shape.reduce((a, b) => a * b, 1);
-  const data = new Float32Array(count);
-  for (let i = 0; i < count; i += 2) {
-    state.seed = (Math.imul(state.seed, 1664525) + 1013904223) >>> 0;
-    const u = (state.seed + 1) / 4294967297;
-    state.seed = (Math.imul(state.seed, 1664525) + 1013904223) >>> 0;
-    const v = state.seed / 4294967296;
-    const r = Math.sqrt(-2 * Math.log(u)) * scale;
-    data[i] = r * Math.cos(2 * Math.PI * v);
-    if (i + 1 < count) data[i + 1] = r * Math.sin(2 * Math.PI * v);
-  }
-  return { shape, data };
-}
 
 /** Every parameter a RoFormer of this config has, named as in its state_dict, with random values. */
 export function randomState(config: RoformerConfig): Map<string, CheckpointTensor> {

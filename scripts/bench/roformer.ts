@@ -19,12 +19,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { isMainThread, Worker } from 'node:worker_threads';
+import { isMainThread } from 'node:worker_threads';
 import { parsePrecision } from '../../src/onnx/quantize.js';
 import { parseRoformerConfig, type RoformerConfig } from '../../src/roformer/config.js';
 import { RoformerNetwork } from '../../src/roformer/engine.js';
 import { PRESETS, randomState } from './roformer-random.js';
 import { rssSampler } from './rss.js';
+import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, rerunInWorker } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -56,12 +57,7 @@ if (isMainThread && variants.length > 1) {
 }
 const precision = variants[0] ?? 'fp32';
 
-if (isMainThread && !values['build-only'] && !values['main-thread']) {
-  // This same script, with the same argv, in a worker thread (as serve and split run models) that registers tsx first.
-  const script = JSON.stringify(import.meta.url);
-  const worker = new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${script}); })`, { eval: true, argv: process.argv.slice(2) });
-  process.exit(await new Promise<number>((resolve) => worker.once('exit', resolve)));
-}
+await rerunInWorker(import.meta.url, Boolean(values['build-only']) || values['main-thread']);
 
 function presetConfig(): RoformerConfig {
   const preset = PRESETS[values.preset];
@@ -71,25 +67,7 @@ function presetConfig(): RoformerConfig {
   return { ...config, ...(values.depth === undefined ? {} : { depth: Number(values.depth) }), ...overrides };
 }
 
-/** `seconds` of stereo "music": two detuned tones, a bass and noise bursts. */
-function benchTrack(seconds: number, rate: number, channels: number): Float32Array {
-  const length = Math.round(seconds * rate);
-  const data = new Float32Array(channels * length);
-  let noise = 7;
-  for (let c = 0; c < channels; c++) {
-    for (let i = 0; i < length; i++) {
-      const t = i / rate;
-      noise = (Math.imul(noise, 1664525) + 1013904223) >>> 0;
-      const burst = (t * 4) % 1 < 0.1 ? (noise / 4294967296 - 0.5) * 0.3 : 0;
-      data[c * length + i] = 0.2 * Math.sin(2 * Math.PI * (220 + c) * t) + 0.2 * Math.sin(2 * Math.PI * 55 * t) + burst;
-    }
-  }
-  return data;
-}
-
-const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
-const timings = { stft: 0, graph: 0, istft: 0 };
-const onTiming = (part: keyof typeof timings, ms: number) => void (timings[part] += ms);
+const { timings, onTiming } = chunkTimings();
 const threads = Number(values.threads);
 const work = mkdtempSync(path.join(tmpdir(), 'stemsplit-bench-roformer-'));
 
@@ -100,17 +78,15 @@ if (values['build-only']) {
   const config = presetConfig();
   const state = randomState(config);
   const stages = RoformerNetwork.writeStages(config, state, values['build-only'], precision);
-  const parameters = [...state.values()].reduce((sum, t) => sum + t.data.length, 0);
-  process.stdout.write(JSON.stringify({ millions: (parameters / 1e6).toFixed(1), stages }));
-  process.exit(0);
+  answerBuilt(state, stages);
 }
 const loadStarted = performance.now();
 if (values.checkpoint) {
   network = await RoformerNetwork.open(values.checkpoint, { cacheDir: work, intraOpThreads: threads, precision, onTiming, ...(values.config ? { configPath: values.config } : {}) });
 } else {
   const config = presetConfig();
-  const args = ['--import', 'tsx', path.resolve(import.meta.dirname, 'roformer.ts'), '--preset', values.preset, '--build-only', work, '--precision', precision, ...(values.depth ? ['--depth', values.depth] : []), ...(values.set ?? []).flatMap((pair) => ['--set', pair])];
-  const built = JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8' })) as { millions: string; stages: Parameters<typeof RoformerNetwork.fromStages>[2] };
+  const args = ['--preset', values.preset, '--build-only', work, '--precision', precision, ...(values.depth ? ['--depth', values.depth] : []), ...(values.set ?? []).flatMap((pair) => ['--set', pair])];
+  const built = buildInChild(path.resolve(import.meta.dirname, 'roformer.ts'), args);
   console.log(`model           ${values.preset}: ${config.type}, dim ${config.dim}, depth ${config.depth}, ${built.millions} M parameters (random), ${built.stages.length} graphs, ${precision}`);
   network = await RoformerNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });
 }
@@ -118,37 +94,15 @@ const loadSeconds = (performance.now() - loadStarted) / 1000;
 const loadPeak = sampler.peakBytes();
 const { config } = network;
 const seconds = Number(values.seconds);
-const track = benchTrack(seconds, config.sampleRate, config.channels);
-
-sampler.reset();
-const chunkMs: number[] = [];
-let last = performance.now();
-const cpuStarted = process.cpuUsage();
-const started = performance.now();
-const out = await network.demixTrack(track, {
-  onProgress: () => {
-    const now = performance.now();
-    chunkMs.push(now - last);
-    last = now;
-  },
-});
-const wallMs = performance.now() - started;
-const cpu = process.cpuUsage(cpuStarted);
-const peak = await sampler.stop();
-await network.release();
+const run = await measureDemix(network, seconds, sampler);
 rmSync(work, { recursive: true, force: true });
 
-const sorted = [...chunkMs].sort((a, b) => a - b);
-const medianChunk = sorted[Math.floor(sorted.length / 2)] ?? 0;
-const step = Math.floor(config.chunkSize / config.numOverlap) / config.sampleRate;
-const line = (label: string, ms: number) => `  ${label.padEnd(20)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
-console.log(`audio           ${seconds} s, ${chunkMs.length} chunks of ${config.chunkSize} samples (num_overlap ${config.numOverlap}), ${threads} intra-op threads`);
-console.log(`graph load      ${loadSeconds.toFixed(1)} s, peak RSS ${mb(loadPeak)} MiB`);
-console.log(`separation      ${(wallMs / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU (${(cpu.system / 1e6).toFixed(1)} s of it in the kernel)`);
-console.log(`per chunk       median ${(medianChunk / 1000).toFixed(2)} s (one chunk per ${step.toFixed(2)} s of audio)`);
-console.log(`speed           ${((wallMs / 1000) * (60 / seconds)).toFixed(1)} s per minute of audio (this track, borders included); ${((medianChunk / 1000) * (60 / step)).toFixed(1)} s per minute on a long track`);
-console.log('where the time goes');
-console.log(line('spectrum + features', timings.stft));
-console.log(line('graph (ORT)', timings.graph));
-console.log(line('masks + inverse', timings.istft));
-console.log(`peak RSS        ${mb(peak)} MiB while separating (input ${mb(track.byteLength)} MiB, output ${mb(out.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`);
+printDemixRun(run, {
+  ...config,
+  seconds,
+  threads,
+  load: `${loadSeconds.toFixed(1)} s, peak RSS ${mb(loadPeak)} MiB`,
+  parts: ['spectrum + features', 'graph (ORT)', 'masks + inverse'],
+  timings,
+});
+console.log(`peak RSS        ${mb(run.peak)} MiB while separating (input ${mb(run.track.byteLength)} MiB, output ${mb(run.out.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`);

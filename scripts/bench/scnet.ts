@@ -19,13 +19,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { isMainThread, Worker } from 'node:worker_threads';
 import { stringify } from 'yaml';
 import { parseScnetConfig, type ScnetConfig } from '../../src/scnet/config.js';
 import { ScnetNetwork } from '../../src/scnet/engine.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { rssSampler } from './rss.js';
-import { benchTrack, randomTensor } from './synthetic.js';
+import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, rerunInWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -39,12 +38,7 @@ const { values } = parseArgs({
   },
 });
 
-if (isMainThread && !values['build-only'] && !values['main-thread']) {
-  // This same script, with the same argv, in a worker thread (as serve and split run models) that registers tsx first.
-  const script = JSON.stringify(import.meta.url);
-  const worker = new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${script}); })`, { eval: true, argv: process.argv.slice(2) });
-  process.exit(await new Promise<number>((resolve) => worker.once('exit', resolve)));
-}
+await rerunInWorker(import.meta.url, Boolean(values['build-only']) || values['main-thread']);
 
 /** SCNet-large as MSST publishes it (configs/config_musdb18_scnet_large.yaml): the model and inference sections. */
 const SCNET_LARGE = {
@@ -156,83 +150,41 @@ function randomState(config: ScnetConfig): Map<string, CheckpointTensor> {
   return state;
 }
 
-/** The state_dict as one float32 blob and an index, for the PyTorch side. */
-function writeWeights(state: ReadonlyMap<string, CheckpointTensor>, directory: string): void {
-  const index: { name: string; shape: readonly number[]; offset: number }[] = [];
-  const blob = new Float32Array([...state.values()].reduce((sum, tensor) => sum + tensor.data.length, 0));
-  let offset = 0;
-  for (const [name, tensor] of state) {
-    index.push({ name, shape: tensor.shape, offset });
-    blob.set(tensor.data, offset);
-    offset += tensor.data.length;
-  }
-  writeFileSync(path.join(directory, 'weights.bin'), blob);
-  writeFileSync(path.join(directory, 'weights.json'), JSON.stringify(index));
-}
-
-const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
-
 if (values['build-only']) {
   // The child process that writes the random network's graph (and its weights for PyTorch), so the measured process holds no weights of its own.
   const directory = values['build-only'];
   const config = benchConfig();
   const state = randomState(config);
   const stages = ScnetNetwork.writeStages(config, state, directory);
-  writeWeights(state, directory);
+  writeWeightBlob(state, directory, 'weights.bin');
   writeFileSync(path.join(directory, 'config.yaml'), stringify(msstDocument(config)));
-  const parameters = [...state.values()].reduce((sum, t) => sum + t.data.length, 0);
-  process.stdout.write(JSON.stringify({ millions: (parameters / 1e6).toFixed(2), stages }));
-  process.exit(0);
+  answerBuilt(state, stages, 2);
 }
 
-const timings = { stft: 0, graph: 0, istft: 0 };
-const onTiming = (part: keyof typeof timings, ms: number) => void (timings[part] += ms);
+const { timings, onTiming } = chunkTimings();
 const threads = Number(values.threads);
 const work = mkdtempSync(path.join(tmpdir(), 'stemsplit-bench-scnet-'));
 try {
   const config = benchConfig();
   const sampler = rssSampler();
   const loadStarted = performance.now();
-  const args = ['--import', 'tsx', path.resolve(import.meta.dirname, 'scnet.ts'), '--build-only', work, ...(values.set ?? []).flatMap((pair) => ['--set', pair])];
-  const built = JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26 })) as { millions: string; stages: Parameters<typeof ScnetNetwork.fromStages>[2] };
+  const built = buildInChild(path.resolve(import.meta.dirname, 'scnet.ts'), ['--build-only', work, ...(values.set ?? []).flatMap((pair) => ['--set', pair])]);
   const network = await ScnetNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });
   const loadSeconds = (performance.now() - loadStarted) / 1000;
   const loadPeak = sampler.peakBytes();
   console.log(`model           SCNet-large: dims ${config.dims.join('-')}, ${config.numDualPathLayers} dual-path layers, ${built.millions} M parameters (random)`);
   const seconds = Number(values.seconds);
-  const track = benchTrack(seconds, config.sampleRate, config.channels);
-
-  sampler.reset();
-  const chunkMs: number[] = [];
-  let last = performance.now();
-  const cpuStarted = process.cpuUsage();
-  const started = performance.now();
-  const out = await network.demixTrack(track, {
-    onProgress: () => {
-      const now = performance.now();
-      chunkMs.push(now - last);
-      last = now;
-    },
-  });
-  const wallMs = performance.now() - started;
-  const cpu = process.cpuUsage(cpuStarted);
-  const peak = await sampler.stop();
-  await network.release();
+  const run = await measureDemix(network, seconds, sampler);
+  const { track, out, wallMs, peak } = run;
   const processPeak = process.resourceUsage().maxRSS * 1024;
-
-  const sorted = [...chunkMs].sort((a, b) => a - b);
-  const medianChunk = sorted[Math.floor(sorted.length / 2)] ?? 0;
-  const step = Math.floor(config.chunkSize / config.numOverlap) / config.sampleRate;
-  const line = (label: string, ms: number) => `  ${label.padEnd(20)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
-  console.log(`audio           ${seconds} s, ${chunkMs.length} chunks of ${config.chunkSize} samples (num_overlap ${config.numOverlap}), ${threads} intra-op threads`);
-  console.log(`graph load      ${loadSeconds.toFixed(1)} s (build and convert in a child process included), peak RSS ${mb(loadPeak)} MiB`);
-  console.log(`separation      ${(wallMs / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU`);
-  console.log(`per chunk       median ${(medianChunk / 1000).toFixed(2)} s (one chunk per ${step.toFixed(2)} s of audio)`);
-  console.log(`speed           ${((wallMs / 1000) * (60 / seconds)).toFixed(1)} s per minute of audio (this track, borders included); ${((medianChunk / 1000) * (60 / step)).toFixed(1)} s per minute on a long track`);
-  console.log('where the time goes');
-  console.log(line('STFT', timings.stft));
-  console.log(line('graph (ORT)', timings.graph));
-  console.log(line('iSTFT', timings.istft));
+  printDemixRun(run, {
+    ...config,
+    seconds,
+    threads,
+    load: `${loadSeconds.toFixed(1)} s (build and convert in a child process included), peak RSS ${mb(loadPeak)} MiB`,
+    parts: ['STFT', 'graph (ORT)', 'iSTFT'],
+    timings,
+  });
   console.log(`peak RSS        ${mb(peak)} MiB while separating; process max ${mb(processPeak)} MiB`);
 
   if (values.msst) {
@@ -247,16 +199,7 @@ try {
     const torch = JSON.parse(result.trim().split('\n').pop() as string) as { wallSeconds: number; cpuSeconds: number; peakRssBytes: number; torch: string };
     const reference = new Float32Array(readFileSync(path.join(work, 'msst.f32')).buffer.slice(0));
     const stems = config.sources.length;
-    const plane = out.length / stems;
-    const snrs = Array.from({ length: stems }, (_, s) => {
-      let signal = 0;
-      let noise = 0;
-      for (let i = s * plane; i < (s + 1) * plane; i++) {
-        signal += (reference[i] as number) ** 2;
-        noise += ((reference[i] as number) - (out[i] as number)) ** 2;
-      }
-      return 10 * Math.log10(signal / Math.max(noise, 1e-30));
-    });
+    const snrs = stemSnrs(reference, out, stems);
     console.log(`MSST PyTorch    ${torch.wallSeconds.toFixed(1)} s wall (${((torch.wallSeconds * 60) / seconds).toFixed(1)} s per minute of audio), ${torch.cpuSeconds.toFixed(1)} s CPU, process max ${mb(torch.peakRssBytes)} MiB (torch ${torch.torch}, batch_size ${config.batchSize})`);
     console.log(`side by side    ${(torch.wallSeconds / (wallMs / 1000)).toFixed(2)}× faster, peak RSS ${mb(processPeak)} vs ${mb(torch.peakRssBytes)} MiB`);
     console.log(`stems vs MSST   ${snrs.map((s) => s.toFixed(1)).join(' / ')} dB (${config.sources.join(', ')})`);

@@ -1,5 +1,16 @@
-/** Seeded random weights and a synthetic track for benchmarks of full-size networks (no download). */
+/**
+ * What the benchmarks of full-size networks share (no download): seeded random weights, a
+ * synthetic track, running the bench in a worker thread as serve and split run models, and the
+ * measured demix with its report (time per chunk and per minute, where the time goes, RSS).
+ */
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { isMainThread, Worker } from 'node:worker_threads';
+import type { DemixRunOptions } from '../../src/msst/network.js';
+import type { StageFile } from '../../src/onnx/stages.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
+import type { RssSampler } from './rss.js';
 
 /** Seeded N(0, scale²) values (Box-Muller over a 32-bit LCG), `mean` added: weights that keep activations in range. */
 export function randomTensor(shape: readonly number[], scale: number, state: { seed: number }, mean = 0): CheckpointTensor {
@@ -31,4 +42,156 @@ export function benchTrack(seconds: number, rate: number, channels: number): Flo
     }
   }
   return data;
+}
+
+/** What a `--build-only` child wrote: the stage files and the parameter count. */
+export interface BuiltNetwork {
+  readonly millions: string;
+  readonly stages: StageFile[];
+}
+
+/** The `--build-only` child's answer on stdout (millions of parameters with `digits` decimals); then it exits. */
+export function answerBuilt(state: ReadonlyMap<string, CheckpointTensor>, stages: StageFile[], digits = 1): never {
+  const parameters = [...state.values()].reduce((sum, t) => sum + t.data.length, 0);
+  process.stdout.write(JSON.stringify({ millions: (parameters / 1e6).toFixed(digits), stages }));
+  process.exit(0);
+}
+
+/** Runs `script` with `args` (which pass `--build-only DIR`) in a child process, so the measured process holds no weights of its own. */
+export function buildInChild(script: string, args: readonly string[]): BuiltNetwork {
+  return JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', script, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 })) as BuiltNetwork;
+}
+
+/** The weights for PyTorch: one raw float32 file `blob` and weights.json, an index of names, shapes and offsets. */
+export function writeWeightBlob(state: ReadonlyMap<string, CheckpointTensor>, directory: string, blob: string): void {
+  const index: { name: string; shape: readonly number[]; offset: number }[] = [];
+  const all = new Float32Array([...state.values()].reduce((sum, tensor) => sum + tensor.data.length, 0));
+  let offset = 0;
+  for (const [name, tensor] of state) {
+    index.push({ name, shape: tensor.shape, offset });
+    all.set(tensor.data, offset);
+    offset += tensor.data.length;
+  }
+  writeFileSync(path.join(directory, blob), all);
+  writeFileSync(path.join(directory, 'weights.json'), JSON.stringify(index));
+}
+
+/**
+ * Unless `stay` (a build-only child, or --main-thread), runs the script at `scriptUrl` again, with
+ * the same argv, in a worker thread that registers tsx first, and exits with its code.
+ */
+export async function rerunInWorker(scriptUrl: string, stay: boolean): Promise<void> {
+  if (!isMainThread || stay) return;
+  const worker = new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(scriptUrl)}); })`, { eval: true, argv: process.argv.slice(2) });
+  process.exit(await new Promise<number>((resolve) => worker.once('exit', resolve)));
+}
+
+export const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
+
+/** Where a chunk's time goes, summed over a run (a network's `onTiming` adds to it). */
+export function chunkTimings(): { timings: { stft: number; graph: number; istft: number }; onTiming: (part: 'stft' | 'graph' | 'istft', ms: number) => void } {
+  const timings = { stft: 0, graph: 0, istft: 0 };
+  return { timings, onTiming: (part, ms) => void (timings[part] += ms) };
+}
+
+export interface DemixRun {
+  /** The synthetic track separated, [channels, seconds · rate]. */
+  readonly track: Float32Array;
+  readonly out: Float32Array;
+  readonly wallMs: number;
+  readonly cpu: NodeJS.CpuUsage;
+  /** Peak RSS while separating. */
+  readonly peak: number;
+  readonly chunkMs: readonly number[];
+}
+
+/** A loaded network as the benches drive it. */
+export interface BenchNetwork {
+  readonly settings: { readonly sampleRate: number; readonly channels: number };
+  demixTrack(track: Float32Array, options?: DemixRunOptions): Promise<Float32Array>;
+  release(): Promise<void>;
+}
+
+/**
+ * MSST's demix of `seconds` of the synthetic track, timed per chunk, with the peak RSS `sampler`
+ * saw from here on (it is stopped); the network is released after.
+ */
+export async function measureDemix(network: BenchNetwork, seconds: number, sampler: RssSampler): Promise<DemixRun> {
+  const track = benchTrack(seconds, network.settings.sampleRate, network.settings.channels);
+  sampler.reset();
+  const chunkMs: number[] = [];
+  let last = performance.now();
+  const cpuStarted = process.cpuUsage();
+  const started = performance.now();
+  const out = await network.demixTrack(track, {
+    onProgress: () => {
+      const now = performance.now();
+      chunkMs.push(now - last);
+      last = now;
+    },
+  });
+  const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuStarted);
+  const peak = await sampler.stop();
+  await network.release();
+  return { track, out, wallMs, cpu, peak, chunkMs };
+}
+
+export interface ReportSettings {
+  readonly seconds: number;
+  readonly threads: number;
+  readonly chunkSize: number;
+  readonly numOverlap: number;
+  readonly sampleRate: number;
+  /** The `graph load` line's text. */
+  readonly load: string;
+  /** Labels of the stft, graph and istft parts. */
+  readonly parts: readonly [string, string, string];
+  readonly timings: { readonly stft: number; readonly graph: number; readonly istft: number };
+}
+
+/** Prints the run: audio, load, separation, per chunk, speed, where the time goes. Returns the seconds per minute of audio. */
+export function printDemixRun(run: DemixRun, settings: ReportSettings): number {
+  const { seconds, timings } = settings;
+  const { wallMs, cpu, chunkMs } = run;
+  const sorted = [...chunkMs].sort((a, b) => a - b);
+  const medianChunk = sorted[Math.floor(sorted.length / 2)] ?? 0;
+  const step = Math.floor(settings.chunkSize / settings.numOverlap) / settings.sampleRate;
+  const perMinute = (wallMs / 1000) * (60 / seconds);
+  const line = (label: string, ms: number) => `  ${label.padEnd(20)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
+  console.log(`audio           ${seconds} s, ${chunkMs.length} chunks of ${settings.chunkSize} samples (num_overlap ${settings.numOverlap}), ${settings.threads} intra-op threads`);
+  console.log(`graph load      ${settings.load}`);
+  console.log(`separation      ${(wallMs / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU (${(cpu.system / 1e6).toFixed(1)} s of it in the kernel)`);
+  console.log(`per chunk       median ${(medianChunk / 1000).toFixed(2)} s (one chunk per ${step.toFixed(2)} s of audio)`);
+  console.log(`speed           ${perMinute.toFixed(1)} s per minute of audio (this track, borders included); ${((medianChunk / 1000) * (60 / step)).toFixed(1)} s per minute on a long track`);
+  console.log('where the time goes');
+  console.log(line(settings.parts[0], timings.stft));
+  console.log(line(settings.parts[1], timings.graph));
+  console.log(line(settings.parts[2], timings.istft));
+  return perMinute;
+}
+
+/** SNR in dB of each stem of `actual` against `expected`, both [stems, …] of equal planes. */
+export function stemSnrs(expected: Float32Array, actual: Float32Array, stems: number): number[] {
+  const plane = expected.length / stems;
+  return Array.from({ length: stems }, (_, s) => {
+    let signal = 0;
+    let noise = 0;
+    for (let i = s * plane; i < (s + 1) * plane; i++) {
+      signal += (expected[i] as number) ** 2;
+      noise += ((expected[i] as number) - (actual[i] as number)) ** 2;
+    }
+    return 10 * Math.log10(signal / Math.max(noise, 1e-30));
+  });
+}
+
+/** A planar track [channels, length] as the decoder hands it to the streamed pipeline: interleaved blocks. */
+export async function* interleavedBlocks(track: Float32Array, channels: number, block = 65_536): AsyncGenerator<Float32Array> {
+  const length = track.length / channels;
+  for (let start = 0; start < length; start += block) {
+    const count = Math.min(block, length - start);
+    const out = new Float32Array(channels * count);
+    for (let c = 0; c < channels; c++) for (let i = 0; i < count; i++) out[i * channels + c] = track[c * length + start + i] as number;
+    yield out;
+  }
 }

@@ -8,9 +8,10 @@
  * - `normalized` scales the forward transform by 1/√n_fft and the inverse input by √n_fft;
  * - the inverse is torch's: each frame's c2r transform (the imaginary parts of DC and Nyquist
  *   ignored) times the window, overlap-added, the n_fft/2 centre padding cut off on both sides
- *   (hop · (frames − 1) samples), divided by the summed squared window.
+ *   (hop · (frames − 1) samples, or istft's `length`), divided by the summed squared window.
  *
- * Two real frames share one complex FFT each way.
+ * Two real frames share one complex FFT each way. Families that lay spectra out otherwise
+ * (frame-major, cropped to dim_f, split into sub-bands) copy to and from these planes.
  */
 import { Fft } from './fft.js';
 
@@ -22,13 +23,22 @@ export interface StftOptions {
   readonly winLength: number;
   readonly window: StftWindow;
   readonly normalized: boolean;
+  /** Round the window to float32, as torch's float32 hann_window tensor is. */
+  readonly float32Window?: boolean;
+  /** torch.istft's `length`: samples the inverse returns (default hop · (frames − 1)). */
+  readonly outputLength?: number;
 }
+
+/** Real and imaginary planes the inverse reads (float64 where a family keeps masked spectra in double). */
+export type SpectrumPlane = Float32Array | Float64Array;
 
 export class TorchStft {
   readonly bins: number;
   readonly frames: number;
-  /** Samples the inverse returns: hop · (frames − 1). */
+  /** Samples the inverse returns: hop · (frames − 1), or the `outputLength` asked for. */
   readonly outputLength: number;
+  /** Some output sample no window reaches (torch.istft's NOLA check refuses such settings). */
+  readonly hasGaps: boolean;
   private readonly fft: Fft;
   private readonly window: Float64Array;
   private readonly inverseEnvelope: Float64Array;
@@ -49,9 +59,11 @@ export class TorchStft {
     this.fft = new Fft(nFft);
     this.bins = nFft / 2 + 1;
     this.frames = 1 + Math.floor(length / hop);
-    this.outputLength = hop * (this.frames - 1);
+    this.outputLength = options.outputLength ?? hop * (this.frames - 1);
     this.window = centredWindow(options.window, winLength, nFft);
+    if (options.float32Window) this.window = this.window.map(Math.fround);
     this.inverseEnvelope = this.envelope();
+    this.hasGaps = this.inverseEnvelope.includes(0);
     this.re = new Float64Array(nFft);
     this.im = new Float64Array(nFft);
     this.overlapAdd = new Float64Array(this.outputLength);
@@ -91,7 +103,7 @@ export class TorchStft {
   }
 
   /** `real` and `imag` planes [bins, frames] → `target` (outputLength samples, or fewer: the rest is cut). */
-  synthesize(real: Float32Array, imag: Float32Array, target: Float32Array): void {
+  synthesize(real: SpectrumPlane, imag: SpectrumPlane, target: Float32Array): void {
     const { nFft, hop } = this.options;
     const { re, im, window, frames, bins, overlapAdd: sum, inverseScale } = this;
     const half = nFft / 2;

@@ -6,9 +6,8 @@
  *   Mdx23cNetwork.forward: chunk [C, L] → STFT (dim_f bins, sub-bands) → graph → iSTFT → [S, C, L]
  *   loadMdx23c:            the network as a stemsplit model
  */
-import path from 'node:path';
 import { configBeside } from '../msst/config.js';
-import { demixTrack, msstModel, type ChunkNetwork, type DemixRunOptions } from '../msst/network.js';
+import { openStages, StagedChunkNetwork, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../msst/staged.js';
 import { convertCached, StagedSessions, writeStageFiles, type StageFile } from '../onnx/stages.js';
 import type { TrackModel } from '../separation/model.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
@@ -20,38 +19,20 @@ import { ChunkSpectrum } from './spectrum.js';
 /** Bump when the graph layout changes, so caches convert again. */
 const CONVERTER_VERSION = 1;
 
-export interface LoadMdx23cOptions {
-  readonly cacheDir: string;
-  /** The MSST yaml; default the checkpoint's path with `.yaml` (or `.yml`) for its extension. */
-  readonly configPath?: string;
-  readonly intraOpThreads?: number;
-  readonly name?: string;
-  /** Overrides `inference.batch_size` (it changes which chunks fade out at the end). */
-  readonly batchSize?: number;
-}
-
-/** Where a chunk's time goes: `stft`, `graph` (ONNX Runtime), `istft`. */
-export type Mdx23cTimingSink = (part: 'stft' | 'graph' | 'istft', milliseconds: number) => void;
-
-interface StartOptions {
-  readonly intraOpThreads?: number;
-  readonly onTiming?: Mdx23cTimingSink;
-}
+export type LoadMdx23cOptions = MsstLoadOptions;
 
 /** The MDX23C network on one chunk. */
-export class Mdx23cNetwork implements ChunkNetwork {
+export class Mdx23cNetwork extends StagedChunkNetwork<Mdx23cConfig> {
   private constructor(
-    readonly config: Mdx23cConfig,
+    config: Mdx23cConfig,
     private readonly spectrum: ChunkSpectrum,
-    private readonly stages: StagedSessions,
-    private readonly onTiming: Mdx23cTimingSink | undefined,
-  ) {}
-
-  get settings(): Mdx23cConfig {
-    return this.config;
+    stages: StagedSessions,
+    onTiming: ChunkTimingSink | undefined,
+  ) {
+    super(config, stages, onTiming);
   }
 
-  static async open(checkpoint: string, options: LoadMdx23cOptions & StartOptions): Promise<Mdx23cNetwork> {
+  static async open(checkpoint: string, options: LoadMdx23cOptions & StageRunOptions): Promise<Mdx23cNetwork> {
     const configPath = options.configPath ?? configBeside(checkpoint);
     const config = readMdx23cConfig(configPath);
     const spectrum = new ChunkSpectrum(config, config.chunkSize);
@@ -72,21 +53,13 @@ export class Mdx23cNetwork implements ChunkNetwork {
   }
 
   /** A network from the stages `writeStages` wrote. */
-  static fromStages(config: Mdx23cConfig, directory: string, stages: readonly StageFile[], options: StartOptions = {}): Promise<Mdx23cNetwork> {
+  static fromStages(config: Mdx23cConfig, directory: string, stages: readonly StageFile[], options: StageRunOptions = {}): Promise<Mdx23cNetwork> {
     return Mdx23cNetwork.start(config, new ChunkSpectrum(config, config.chunkSize), directory, stages, options);
   }
 
-  private static async start(
-    config: Mdx23cConfig,
-    spectrum: ChunkSpectrum,
-    directory: string,
-    files: readonly StageFile[],
-    options: StartOptions,
-  ): Promise<Mdx23cNetwork> {
-    const stages = await StagedSessions.open(directory, files, {
-      ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
-      cpuMemArena: false,
-    });
+  private static async start(config: Mdx23cConfig, spectrum: ChunkSpectrum, directory: string, files: readonly StageFile[], options: StageRunOptions): Promise<Mdx23cNetwork> {
+    // ORT's default spinning kept, as MDX23C has run since it came.
+    const stages = await openStages(directory, files, { ...options, allowSpinning: true });
     return new Mdx23cNetwork(config, spectrum, stages, options.onTiming);
   }
 
@@ -102,26 +75,9 @@ export class Mdx23cNetwork implements ChunkNetwork {
     this.lap('istft', started);
     return audio;
   }
-
-  private lap(part: 'stft' | 'graph' | 'istft', started: number): number {
-    const now = performance.now();
-    this.onTiming?.(part, now - started);
-    return now;
-  }
-
-  /** MSST's demix of a whole track [channels, length] → [stems, channels, length]. */
-  demixTrack(track: Float32Array, options: DemixRunOptions = {}): Promise<Float32Array> {
-    return demixTrack(this, track, options);
-  }
-
-  release(): Promise<void> {
-    return this.stages.release();
-  }
 }
 
 /** An MDX23C checkpoint as a stemsplit model (MSST's demix; `no_<target>` for a single-target model). */
 export async function loadMdx23c(checkpoint: string, options: LoadMdx23cOptions): Promise<TrackModel> {
-  const network = await Mdx23cNetwork.open(checkpoint, options);
-  const name = options.name ?? path.basename(checkpoint).replace(/\.(ckpt|pth|pt|chpt)$/i, '');
-  return msstModel(network, name, options.batchSize === undefined ? {} : { batchSize: options.batchSize });
+  return stagedMsstModel(await Mdx23cNetwork.open(checkpoint, options), checkpoint, options);
 }

@@ -6,10 +6,9 @@
  *   RoformerNetwork.forward: chunk [C, L] → STFT → stages → masks → iSTFT → [S, C, L]
  *   loadRoformer:            the network as a stemsplit model
  */
-import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import { configBeside } from '../msst/config.js';
-import { demixTrack, msstModel, type ChunkNetwork, type DemixRunOptions } from '../msst/network.js';
+import { openStages, StagedChunkNetwork, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../msst/staged.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import { readStateDict } from '../torch/checkpoint.js';
 import { precisionKey, type Precision } from '../onnx/quantize.js';
@@ -23,36 +22,24 @@ import { ChunkSpectrum } from './spectrum.js';
 /** Bump when the graph layout changes, so caches convert again. */
 const CONVERTER_VERSION = 5;
 
-export interface LoadRoformerOptions {
-  readonly cacheDir: string;
-  /** The MSST yaml; default the checkpoint's path with `.yaml` (or `.yml`) for its extension. */
-  readonly configPath?: string;
+export interface LoadRoformerOptions extends MsstLoadOptions {
   readonly type?: RoformerType;
-  readonly intraOpThreads?: number;
-  readonly name?: string;
   /** `int8`: convert (and cache) the graphs with int8 matrix products; default fp32. */
   readonly precision?: Precision;
-  /** Overrides `inference.batch_size` (it changes which chunks fade out at the end). */
-  readonly batchSize?: number;
 }
 
-/** Where a chunk's time goes: `stft` (spectrum and features), `graph` (ONNX Runtime), `istft` (masks and inverse). */
-export type RoformerTimingSink = (part: 'stft' | 'graph' | 'istft', milliseconds: number) => void;
-
 /** The RoFormer network on one chunk, any channel count. */
-export class RoformerNetwork implements ChunkNetwork {
+export class RoformerNetwork extends StagedChunkNetwork<RoformerConfig> {
   private constructor(
-    readonly config: RoformerConfig,
+    config: RoformerConfig,
     private readonly spectrum: ChunkSpectrum,
-    private readonly stages: StagedSessions,
-    private readonly onTiming: RoformerTimingSink | undefined,
-  ) {}
-
-  get settings(): RoformerConfig {
-    return this.config;
+    stages: StagedSessions,
+    onTiming: ChunkTimingSink | undefined,
+  ) {
+    super(config, stages, onTiming);
   }
 
-  static async open(checkpoint: string, options: LoadRoformerOptions & { onTiming?: RoformerTimingSink }): Promise<RoformerNetwork> {
+  static async open(checkpoint: string, options: LoadRoformerOptions & StageRunOptions): Promise<RoformerNetwork> {
     const configPath = options.configPath ?? configBeside(checkpoint);
     const config = readRoformerConfig(configPath, options.type);
     const spectrum = chunkSpectrum(config, configPath);
@@ -75,31 +62,12 @@ export class RoformerNetwork implements ChunkNetwork {
   }
 
   /** A network from the stages `writeStages` wrote. */
-  static fromStages(
-    config: RoformerConfig,
-    directory: string,
-    stages: readonly StageFile[],
-    options: { intraOpThreads?: number; onTiming?: RoformerTimingSink } = {},
-  ): Promise<RoformerNetwork> {
+  static fromStages(config: RoformerConfig, directory: string, stages: readonly StageFile[], options: StageRunOptions = {}): Promise<RoformerNetwork> {
     return RoformerNetwork.start(config, chunkSpectrum(config, 'the config'), directory, stages, options);
   }
 
-  private static async start(
-    config: RoformerConfig,
-    spectrum: ChunkSpectrum,
-    directory: string,
-    files: readonly StageFile[],
-    options: { intraOpThreads?: number; onTiming?: RoformerTimingSink },
-  ): Promise<RoformerNetwork> {
-    const stages = await StagedSessions.open(directory, files, {
-      ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
-      // Stages run one after another: no arena keeping each one's peak (an arena that shrinks after
-      // every run measured faster, 18.8 s instead of 20.5 s for two blocks, but peaked at 5.3 GB
-      // instead of 2.8: it grows in powers of two), no spinning threads taking the next one's cores.
-      cpuMemArena: false,
-      allowSpinning: false,
-    });
-    return new RoformerNetwork(config, spectrum, stages, options.onTiming);
+  private static async start(config: RoformerConfig, spectrum: ChunkSpectrum, directory: string, files: readonly StageFile[], options: StageRunOptions): Promise<RoformerNetwork> {
+    return new RoformerNetwork(config, spectrum, await openStages(directory, files, options), options.onTiming);
   }
 
   /** One chunk [channels, chunkSize] (planar) → [stems, channels, chunkSize]. */
@@ -121,21 +89,6 @@ export class RoformerNetwork implements ChunkNetwork {
     }
     return padded;
   }
-
-  private lap(part: 'stft' | 'graph' | 'istft', started: number): number {
-    const now = performance.now();
-    this.onTiming?.(part, now - started);
-    return now;
-  }
-
-  /** MSST's demix of a whole track [channels, length] → [stems, channels, length]. */
-  demixTrack(track: Float32Array, options: DemixRunOptions = {}): Promise<Float32Array> {
-    return demixTrack(this, track, options);
-  }
-
-  release(): Promise<void> {
-    return this.stages.release();
-  }
 }
 
 function chunkSpectrum(config: RoformerConfig, configPath: string): ChunkSpectrum {
@@ -151,7 +104,5 @@ function graphShape(config: RoformerConfig, spectrum: ChunkSpectrum): { frames: 
 
 /** A RoFormer checkpoint as a stemsplit model (MSST's demix; `no_<target>` for a single-target model). */
 export async function loadRoformer(checkpoint: string, options: LoadRoformerOptions): Promise<TrackModel> {
-  const network = await RoformerNetwork.open(checkpoint, options);
-  const name = options.name ?? path.basename(checkpoint).replace(/\.(ckpt|pth|pt|bin)$/i, '');
-  return msstModel(network, name, options.batchSize === undefined ? {} : { batchSize: options.batchSize });
+  return stagedMsstModel(await RoformerNetwork.open(checkpoint, options), checkpoint, options);
 }

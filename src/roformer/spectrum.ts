@@ -4,10 +4,10 @@
  * band-ordered feature rows the graph reads, the masks applied back (Mel-Band averages the
  * masks of overlapping bands), zero_dc, and torch.istft (window-square normalised overlap-add).
  *
- * Spectra are frame-major: value (t, row, re/im) at ((t · rows) + row) · 2 + ri, where
+ * The transforms are src/dsp/stft.ts; spectra here are frame-major: value (t, row, re/im) at ((t · rows) + row) · 2 + ri, where
  * row = bin · channels + channel, the `b (f s) t c` order of the model.
  */
-import { Fft } from '../dsp/fft.js';
+import { TorchStft } from '../dsp/stft.js';
 import type { BandBins } from './bands.js';
 import type { RoformerConfig } from './config.js';
 
@@ -21,24 +21,23 @@ export class ChunkSpectrum {
   /** Mel-Band: 1 / (bands holding the row's bin); BS-RoFormer: 1. */
   private readonly rowWeight: Float64Array;
   private readonly bins: number;
-  private readonly fft: Fft;
-  private readonly window: Float64Array;
-  private readonly inverseEnvelope: Float64Array;
-  private readonly re: Float64Array;
-  private readonly im: Float64Array;
-  private readonly forwardScale: number;
-  private readonly inverseScale: number;
+  private readonly stft: TorchStft;
+  /** One channel's real and imaginary planes [bins, frames], the layout TorchStft works in. */
+  private readonly real: Float64Array;
+  private readonly imag: Float64Array;
 
   constructor(
     private readonly config: RoformerConfig,
     private readonly length: number,
     bands: BandBins,
   ) {
-    const { nFft, hop, channels } = config;
-    this.bins = nFft / 2 + 1;
-    this.frames = 1 + Math.floor(length / hop);
+    const { nFft, hop, winLength, channels } = config;
+    const outputLength = config.type === 'bs_roformer' || config.matchInputLength ? length : undefined;
+    this.stft = new TorchStft({ nFft, hop, winLength, window: 'hann', normalized: config.stftNormalized, outputLength }, length);
+    this.bins = this.stft.bins;
+    this.frames = this.stft.frames;
     this.rows = this.bins * channels;
-    this.outputLength = config.type === 'bs_roformer' || config.matchInputLength ? length : hop * (this.frames - 1);
+    this.outputLength = this.stft.outputLength;
     const entries: number[] = [];
     const count = new Float64Array(this.bins);
     for (const band of bands) {
@@ -50,13 +49,8 @@ export class ChunkSpectrum {
     this.entryRow = Int32Array.from(entries);
     this.rowWeight = new Float64Array(this.rows);
     for (let row = 0; row < this.rows; row++) this.rowWeight[row] = 1 / Math.max(count[Math.floor(row / channels)] as number, 1e-8);
-    this.fft = new Fft(nFft);
-    this.window = paddedHann(config.winLength, nFft);
-    this.inverseEnvelope = this.envelope();
-    this.re = new Float64Array(nFft);
-    this.im = new Float64Array(nFft);
-    this.forwardScale = config.stftNormalized ? 1 / Math.sqrt(nFft) : 1;
-    this.inverseScale = (config.stftNormalized ? Math.sqrt(nFft) : 1) / nFft;
+    this.real = new Float64Array(this.bins * this.frames);
+    this.imag = new Float64Array(this.bins * this.frames);
   }
 
   /** Values in one feature row (frame): the graph's `features` width. */
@@ -64,36 +58,20 @@ export class ChunkSpectrum {
     return 2 * this.entryRow.length;
   }
 
-  /** Planar chunk [channels, length] → spectrum [frames, rows, 2]. Two frames share one complex FFT. */
+  /** Planar chunk [channels, length] → spectrum [frames, rows, 2]. */
   analyze(chunk: Float32Array): Float32Array {
-    const { nFft, hop, channels } = this.config;
-    const { re, im, window, frames, rows, bins, length } = this;
+    const { channels } = this.config;
+    const { frames, rows, bins, length } = this;
     const spectrum = new Float32Array(frames * rows * 2);
-    const half = nFft / 2;
+    const real = new Float32Array(bins * frames);
+    const imag = new Float32Array(bins * frames);
     for (let c = 0; c < channels; c++) {
-      const signal = chunk.subarray(c * length, (c + 1) * length);
-      for (let t = 0; t < frames; t += 2) {
-        const second = t + 1 < frames;
-        for (let n = 0; n < nFft; n++) {
-          const w = window[n] as number;
-          re[n] = w * (signal[reflect(t * hop + n - half, length)] as number);
-          im[n] = second ? w * (signal[reflect((t + 1) * hop + n - half, length)] as number) : 0;
-        }
-        this.fft.forward(re, im);
-        for (let k = 0; k < bins; k++) {
-          const mirror = k === 0 ? 0 : nFft - k;
-          const zr = re[k] as number;
-          const zi = im[k] as number;
-          const mr = re[mirror] as number;
-          const mi = im[mirror] as number;
-          const at = ((t * rows + k * channels + c) << 1) >>> 0;
-          spectrum[at] = 0.5 * (zr + mr) * this.forwardScale;
-          spectrum[at + 1] = 0.5 * (zi - mi) * this.forwardScale;
-          if (second) {
-            const next = (((t + 1) * rows + k * channels + c) << 1) >>> 0;
-            spectrum[next] = 0.5 * (zi + mi) * this.forwardScale;
-            spectrum[next + 1] = -0.5 * (zr - mr) * this.forwardScale;
-          }
+      this.stft.analyze(chunk.subarray(c * length, (c + 1) * length), real, imag);
+      for (let k = 0; k < bins; k++) {
+        for (let t = 0; t < frames; t++) {
+          const at = (t * rows + k * channels + c) * 2;
+          spectrum[at] = real[k * frames + t] as number;
+          spectrum[at + 1] = imag[k * frames + t] as number;
         }
       }
     }
@@ -154,69 +132,17 @@ export class ChunkSpectrum {
     return out;
   }
 
-  /** torch.istft of one channel of a [frames, rows, 2] spectrum into `target` (two frames per complex FFT). */
+  /** torch.istft of one channel of a [frames, rows, 2] spectrum into `target`. */
   private inverse(spectrum: Float64Array, channel: number, target: Float32Array): void {
-    const { nFft, hop, channels } = this.config;
-    const { re, im, window, frames, rows, bins } = this;
-    const half = nFft / 2;
-    const sum = new Float64Array(target.length);
-    for (let t = 0; t < frames; t += 2) {
-      const second = t + 1 < frames;
-      for (let k = 0; k < bins; k++) {
-        const a = (t * rows + k * channels + channel) * 2;
-        const b = ((t + 1) * rows + k * channels + channel) * 2;
-        const edge = k === 0 || k === bins - 1; // c2r ignores the imaginary part of DC and Nyquist
-        const ar = spectrum[a] as number;
-        const ai = edge ? 0 : (spectrum[a + 1] as number);
-        const br = second ? (spectrum[b] as number) : 0;
-        const bi = second && !edge ? (spectrum[b + 1] as number) : 0;
-        re[k] = ar - bi;
-        im[k] = ai + br;
-        if (!edge) {
-          re[nFft - k] = ar + bi;
-          im[nFft - k] = br - ai;
-        }
-      }
-      this.fft.inverse(re, im);
-      for (let n = 0; n < nFft; n++) {
-        const w = (window[n] as number) * this.inverseScale;
-        const first = t * hop + n - half;
-        if (first >= 0 && first < sum.length) sum[first] = (sum[first] as number) + (re[n] as number) * w;
-        const next = first + hop;
-        if (second && next >= 0 && next < sum.length) sum[next] = (sum[next] as number) + (im[n] as number) * w;
+    const { channels } = this.config;
+    const { frames, rows, bins, real, imag } = this;
+    for (let k = 0; k < bins; k++) {
+      for (let t = 0; t < frames; t++) {
+        const at = (t * rows + k * channels + channel) * 2;
+        real[k * frames + t] = spectrum[at] as number;
+        imag[k * frames + t] = spectrum[at + 1] as number;
       }
     }
-    for (let i = 0; i < target.length; i++) target[i] = (sum[i] as number) * (this.inverseEnvelope[i] as number);
+    this.stft.synthesize(real, imag, target);
   }
-
-  /** 1 / Σ window² at each output sample (after the n_fft/2 trim); 0 where no frame reaches. */
-  private envelope(): Float64Array {
-    const { nFft, hop } = this.config;
-    const out = new Float64Array(this.outputLength);
-    for (let t = 0; t < this.frames; t++) {
-      for (let n = 0; n < nFft; n++) {
-        const at = t * hop + n - nFft / 2;
-        if (at >= 0 && at < out.length) out[at] = (out[at] as number) + (this.window[n] as number) ** 2;
-      }
-    }
-    for (let i = 0; i < out.length; i++) out[i] = (out[i] as number) > 1e-11 ? 1 / (out[i] as number) : 0;
-    return out;
-  }
-}
-
-/** torch.hann_window(win) (periodic), zero-padded to n_fft with the window centred, as torch.stft does. */
-function paddedHann(win: number, nFft: number): Float64Array {
-  const out = new Float64Array(nFft);
-  const left = Math.floor((nFft - win) / 2);
-  for (let n = 0; n < win; n++) out[left + n] = 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / win);
-  return out;
-}
-
-/** Reflect padding index (the edge sample not repeated), folded as often as needed. */
-function reflect(index: number, length: number): number {
-  if (length === 1) return 0;
-  const period = 2 * (length - 1);
-  let i = index % period;
-  if (i < 0) i += period;
-  return i < length ? i : period - i;
 }

@@ -6,11 +6,10 @@
  *                         → graph → torch.istft (in JS) → cut the padding → [S, C, L]
  *   loadScnet:            the network as a stemsplit model
  */
-import path from 'node:path';
 import { TorchStft } from '../dsp/stft.js';
 import { StemsplitError } from '../errors.js';
 import { configBeside } from '../msst/config.js';
-import { demixTrack, msstModel, type ChunkNetwork, type DemixRunOptions } from '../msst/network.js';
+import { openStages, StagedChunkNetwork, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../msst/staged.js';
 import { convertCached, StagedSessions, writeStageFiles, type StageFile } from '../onnx/stages.js';
 import type { TrackModel } from '../separation/model.js';
 import { readStateDict, type CheckpointTensor } from '../torch/checkpoint.js';
@@ -20,18 +19,7 @@ import { buildScnetStages } from './graph.js';
 /** Bump when the graph layout changes, so caches convert again. */
 const CONVERTER_VERSION = 2;
 
-export interface LoadScnetOptions {
-  readonly cacheDir: string;
-  /** The MSST yaml; default the checkpoint's path with `.yaml` (or `.yml`) for its extension. */
-  readonly configPath?: string;
-  readonly intraOpThreads?: number;
-  readonly name?: string;
-  /** Overrides `inference.batch_size` (it changes which chunks fade out at the end). */
-  readonly batchSize?: number;
-}
-
-/** Where a chunk's time goes: `stft`, `graph` (ONNX Runtime), `istft`. */
-export type ScnetTimingSink = (part: 'stft' | 'graph' | 'istft', milliseconds: number) => void;
+export type LoadScnetOptions = MsstLoadOptions;
 
 /**
  * SCNet.forward's padding: zeros up to a whole number of hops, one hop more when that number
@@ -54,19 +42,17 @@ function chunkStft(config: ScnetConfig, configPath: string): TorchStft {
 }
 
 /** The SCNet network on one chunk. */
-export class ScnetNetwork implements ChunkNetwork {
+export class ScnetNetwork extends StagedChunkNetwork<ScnetConfig> {
   private constructor(
-    readonly config: ScnetConfig,
+    config: ScnetConfig,
     private readonly stft: TorchStft,
-    private readonly stages: StagedSessions,
-    private readonly onTiming: ScnetTimingSink | undefined,
-  ) {}
-
-  get settings(): ScnetConfig {
-    return this.config;
+    stages: StagedSessions,
+    onTiming: ChunkTimingSink | undefined,
+  ) {
+    super(config, stages, onTiming);
   }
 
-  static async open(checkpoint: string, options: LoadScnetOptions & { onTiming?: ScnetTimingSink }): Promise<ScnetNetwork> {
+  static async open(checkpoint: string, options: LoadScnetOptions & StageRunOptions): Promise<ScnetNetwork> {
     const configPath = options.configPath ?? configBeside(checkpoint);
     const config = readScnetConfig(configPath);
     const stft = chunkStft(config, configPath);
@@ -88,28 +74,12 @@ export class ScnetNetwork implements ChunkNetwork {
   }
 
   /** A network from the stages `writeStages` wrote. */
-  static fromStages(
-    config: ScnetConfig,
-    directory: string,
-    stages: readonly StageFile[],
-    options: { intraOpThreads?: number; onTiming?: ScnetTimingSink } = {},
-  ): Promise<ScnetNetwork> {
+  static fromStages(config: ScnetConfig, directory: string, stages: readonly StageFile[], options: StageRunOptions = {}): Promise<ScnetNetwork> {
     return ScnetNetwork.start(config, chunkStft(config, 'the config'), directory, stages, options);
   }
 
-  private static async start(
-    config: ScnetConfig,
-    stft: TorchStft,
-    directory: string,
-    files: readonly StageFile[],
-    options: { intraOpThreads?: number; onTiming?: ScnetTimingSink },
-  ): Promise<ScnetNetwork> {
-    const stages = await StagedSessions.open(directory, files, {
-      ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
-      cpuMemArena: false,
-      allowSpinning: false,
-    });
-    return new ScnetNetwork(config, stft, stages, options.onTiming);
+  private static async start(config: ScnetConfig, stft: TorchStft, directory: string, files: readonly StageFile[], options: StageRunOptions): Promise<ScnetNetwork> {
+    return new ScnetNetwork(config, stft, await openStages(directory, files, options), options.onTiming);
   }
 
   /** One chunk [channels, chunkSize] (planar) → [stems, channels, chunkSize]. */
@@ -137,26 +107,9 @@ export class ScnetNetwork implements ChunkNetwork {
     this.lap('istft', started);
     return audio;
   }
-
-  private lap(part: 'stft' | 'graph' | 'istft', started: number): number {
-    const now = performance.now();
-    this.onTiming?.(part, now - started);
-    return now;
-  }
-
-  /** MSST's demix of a whole track [channels, length] → [stems, channels, length]. */
-  demixTrack(track: Float32Array, options: DemixRunOptions = {}): Promise<Float32Array> {
-    return demixTrack(this, track, options);
-  }
-
-  release(): Promise<void> {
-    return this.stages.release();
-  }
 }
 
 /** An SCNet checkpoint as a stemsplit model (MSST's demix; `no_<target>` for a single-target model). */
 export async function loadScnet(checkpoint: string, options: LoadScnetOptions): Promise<TrackModel> {
-  const network = await ScnetNetwork.open(checkpoint, options);
-  const name = options.name ?? path.basename(checkpoint).replace(/\.(ckpt|pth|pt|th|chpt)$/i, '');
-  return msstModel(network, name, options.batchSize === undefined ? {} : { batchSize: options.batchSize });
+  return stagedMsstModel(await ScnetNetwork.open(checkpoint, options), checkpoint, options);
 }

@@ -4,7 +4,7 @@
  * under CI=true a missing folder fails the run instead, so CI never passes by skipping.
  * STEMSPLIT_SHARED_DIR names another shared folder (e.g. a hidden fixture set of the same layout).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export function fixtureDir(name: string): string | undefined {
@@ -13,4 +13,11 @@ export function fixtureDir(name: string): string | undefined {
   if (process.env['CI'] === 'true') throw new Error(`CI=true and the fixture folder ${dir} is missing`);
   console.log(`# skipping the ${name} fixture tests: ${dir} is missing`);
   return undefined;
+}
+
+/** The fixtures `dir`'s fixtures.json lists, by name; none when the folder is missing. */
+export function fixtureManifest<Fixture>(dir: string | undefined): [string, Fixture][] {
+  if (dir === undefined) return [];
+  const manifest = JSON.parse(readFileSync(path.join(dir, 'fixtures.json'), 'utf8')) as { fixtures: Record<string, Fixture> };
+  return Object.entries(manifest.fixtures);
 }

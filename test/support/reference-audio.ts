@@ -49,3 +49,16 @@ export function stemOf(reference: Float32Array, stems: number, index: number): F
   const plane = reference.length / stems;
   return reference.subarray(index * plane, (index + 1) * plane);
 }
+
+/** SNR in dB of each stem of `actual` against `expected`, both [stems, …] of equal planes. */
+export function stemSnrs(expected: Float32Array, actual: Float32Array, stems: number): number[] {
+  assert.equal(actual.length, expected.length, 'output size');
+  return Array.from({ length: stems }, (_, s) => snrDb(stemOf(expected, stems, s), stemOf(actual, stems, s)));
+}
+
+/** Prints `label: a / b … dB` (or `label: name a, name b dB` when `names` are given) and asserts each ≥ `minDb`. */
+export function assertSnrs(label: string, snrs: readonly number[], minDb: number, names?: readonly string[]): void {
+  const shown = names ? snrs.map((snr, s) => `${names[s]} ${snr.toFixed(1)}`).join(', ') : snrs.map((snr) => snr.toFixed(1)).join(' / ');
+  console.log(`${label}: ${shown} dB`);
+  for (const [s, snr] of snrs.entries()) assert.ok(snr >= minDb, `${label} ${names?.[s] ?? `stem ${s}`}: ${snr.toFixed(1)} dB < ${minDb}`);
+}
