@@ -69,10 +69,6 @@ function overall(phase: SplitPhase, fraction: number): number {
   return from + (to - from) * Math.max(0, Math.min(1, fraction));
 }
 
-export function stemExtension(format: StemFormat): string {
-  return format;
-}
-
 /**
  * Splits `inputPath` into `<outDir>/<stem>.<ext>`, streaming: the file is decoded once to
  * measure it (length, and the statistics Demucs normalises by), then again into the model,
@@ -107,7 +103,7 @@ export async function splitAudioFile(
   const staging = `${stagingPrefix(outDir)}${Date.now()}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
-  const files = stems.names.map((name) => `${name}.${stemExtension(options.format)}`);
+  const files = stems.names.map((name) => `${name}.${options.format}`);
   const encoders: StemEncoder[] = [];
   try {
     for (const file of files) {
