@@ -16,6 +16,7 @@ import {
   type StemEncoder,
   type StemFormat,
 } from '../audio/index.js';
+import { DEFAULT_MP3_BITRATE_KBPS } from '../audio/formats.js';
 import { StemsplitError } from '../errors.js';
 import { diskSize, freeBytesAt } from '../disk-space.js';
 import { NormalizationMeter, separateStream, type TrackStatistics } from '../separation/index.js';
@@ -194,7 +195,7 @@ export function stemBytes(
 ): number {
   const perSecond =
     options.format === 'mp3'
-      ? ((options.mp3BitrateKbps ?? 320) * 1000) / 8
+      ? ((options.mp3BitrateKbps ?? DEFAULT_MP3_BITRATE_KBPS) * 1000) / 8
       : output.outputSampleRate * output.channels * (output.depth === 16 ? 2 : output.depth === 24 ? 3 : 4);
   return Math.ceil(stems * (seconds * perSecond * 1.01 + 65_536) + spool);
 }

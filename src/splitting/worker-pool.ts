@@ -8,6 +8,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { StemsplitError, type ErrorCode } from '../errors.js';
+import type { StemFormat } from '../audio/formats.js';
 import type { EnsembleMethod } from '../ensemble/algorithms.js';
 import type { ModelChoice } from '../models/registry.js';
 import type { Precision } from '../onnx/quantize.js';
@@ -21,7 +22,7 @@ export interface SplitJob {
   /** How an ensemble's members are combined; default avg_wave, equal weights. */
   readonly ensemble?: EnsembleMethod;
   readonly outDir: string;
-  readonly format: 'mp3' | 'wav' | 'flac';
+  readonly format: StemFormat;
   readonly mp3BitrateKbps?: number;
   /** WAV only: 32-bit float samples. */
   readonly float32?: boolean;
