@@ -229,6 +229,16 @@ export function stemOutput(
   return { outputSampleRate: rate, channels: source.channels === 1 ? 1 : 2, depth };
 }
 
+/**
+ * Where `twoStems` is among a model's sources, or a USAGE error naming them: checked by the CLI
+ * before the model loads (where its catalog entry lists its sources) and here once it has.
+ */
+export function twoStemsIndex(twoStems: string, modelName: string, sources: readonly string[]): number {
+  const index = sources.indexOf(twoStems);
+  if (index < 0) throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${modelName} has no such stem (it has ${sources.join(', ')})`);
+  return index;
+}
+
 /** Which stems a split writes, and how a block of model sources becomes them. */
 interface StemPlan {
   readonly names: readonly string[];
@@ -241,8 +251,7 @@ interface StemPlan {
  */
 function stemPlan(model: SeparationModel, twoStems: string | undefined): StemPlan {
   if (twoStems === undefined) return { names: model.sources, combine: (blocks) => blocks };
-  const index = model.sources.indexOf(twoStems);
-  if (index < 0) throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${model.name} has no such stem (it has ${model.sources.join(', ')})`);
+  const index = twoStemsIndex(twoStems, model.name, model.sources);
   return {
     names: [twoStems, `no_${twoStems}`],
     combine(blocks, frames) {

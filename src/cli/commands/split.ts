@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { isStemFormat, readAudioHeader, STEM_FORMATS, type StemFormat } from '../../audio/index.js';
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
-import { MP3_RATES, removeLeftoverStaging, removeStaging } from '../../splitting/split-audio-file.js';
+import { MP3_RATES, removeLeftoverStaging, removeStaging, twoStemsIndex } from '../../splitting/split-audio-file.js';
 import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
 import { parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
 import { ensembleMembers } from '../../config.js';
@@ -176,9 +176,8 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   const registry = registryFor(config);
   const { ref, ensemble } = chooseModel(registry, options);
   const twoStems = options.twoStems;
-  if (twoStems !== undefined && !isEnsembleRef(ref) && ref.sources.length > 0 && !ref.sources.includes(twoStems)) {
-    throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${ref.name} has no such stem (it has ${ref.sources.join(', ')})`);
-  }
+  // Before anything loads, where the model's sources are known up front; the worker checks again once it has loaded.
+  if (twoStems !== undefined && !isEnsembleRef(ref) && ref.sources.length > 0) twoStemsIndex(twoStems, ref.name, ref.sources);
   // A run killed outright (SIGKILL, power loss) could not clear its half-encoded stems: this one does.
   for (const leftover of await removeLeftoverStaging(resolve(options.output))) ctx.stderr.write(`removed ${leftover}, left by an interrupted run\n`);
   const failures = await unreadableInputs(files);
