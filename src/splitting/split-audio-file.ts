@@ -31,7 +31,8 @@ export interface SplitProgress {
   readonly percent: number;
 }
 
-export interface SplitFileOptions {
+/** What a split writes: plain data, the same from the CLI, the job runner and across the worker thread. */
+export interface StemOutputOptions {
   readonly format: StemFormat;
   readonly mp3BitrateKbps?: number;
   /** WAV only: 32-bit float stems. */
@@ -43,6 +44,9 @@ export interface SplitFileOptions {
   readonly shifts?: number;
   /** Write this stem and `no_<stem>` (the sum of the others), demucs' --two-stems. */
   readonly twoStems?: string;
+}
+
+export interface SplitFileOptions extends StemOutputOptions {
   readonly onProgress?: (progress: SplitProgress) => void;
   readonly signal?: AbortSignal;
 }
