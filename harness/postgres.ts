@@ -12,6 +12,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import pg from 'pg';
+import { runningInCi } from './ci.js';
 
 export interface TestDatabase {
   readonly url: string;
@@ -32,7 +33,7 @@ export async function postgresUnavailable(): Promise<string | undefined> {
  */
 export async function postgresSkipReason(): Promise<string | undefined> {
   const reason = await postgresUnavailable();
-  if (reason && process.env['CI']) throw new Error(reason);
+  if (reason && runningInCi()) throw new Error(reason);
   return reason;
 }
 

@@ -16,6 +16,44 @@ import { StemsplitError } from './errors.js';
 import { MAX_JSON_BODY_BYTES, MAX_UPLOAD_BYTES, MIB } from './limits.js';
 import { DEFAULT_PRECISION, parsePrecision, type Precision } from './onnx/quantize.js';
 
+/**
+ * The environment variable of each setting, read here and named by the CLI's flags (a flag
+ * given wins over its variable).
+ */
+export const ENV = Object.freeze({
+  dataDir: 'STEMSPLIT_DATA_DIR',
+  databaseUrl: 'STEMSPLIT_DATABASE_URL',
+  cacheDir: 'STEMSPLIT_CACHE_DIR',
+  host: 'STEMSPLIT_HOST',
+  port: 'STEMSPLIT_PORT',
+  publicUrl: 'STEMSPLIT_PUBLIC_URL',
+  /** serve's `--workers`, which may be 0 (an API-only node). */
+  workers: 'STEMSPLIT_WORKERS',
+  concurrency: 'STEMSPLIT_CONCURRENCY',
+  rateLimit: 'STEMSPLIT_RATE_LIMIT',
+  allowPrivateUrls: 'STEMSPLIT_ALLOW_PRIVATE_URLS',
+  uploadTtl: 'STEMSPLIT_UPLOAD_TTL',
+  stemUrlTtl: 'STEMSPLIT_STEM_URL_TTL',
+  stemRetention: 'STEMSPLIT_STEM_RETENTION',
+  initialCredits: 'STEMSPLIT_INITIAL_CREDITS',
+  maxUploadMb: 'STEMSPLIT_MAX_UPLOAD_MB',
+  maxMinutes: 'STEMSPLIT_MAX_MINUTES',
+  model4s: 'STEMSPLIT_MODEL_4S',
+  model6s: 'STEMSPLIT_MODEL_6S',
+  modelsDir: 'STEMSPLIT_MODELS_DIR',
+  precision: 'STEMSPLIT_PRECISION',
+  jobLeaseSeconds: 'STEMSPLIT_JOB_LEASE_SECONDS',
+  modelsBaseUrl: 'STEMSPLIT_MODELS_BASE_URL',
+});
+
+/** The defaults of the settings the CLI shows in its help, beside those only config knows. */
+export const DEFAULTS = Object.freeze({
+  host: '127.0.0.1',
+  port: 8787,
+  concurrency: 1,
+  rateLimitPerMinute: 60,
+});
+
 export interface StemsplitConfig {
   /** SQLite database, uploads, sources and stems live here (with PostgreSQL: all but the database, on a folder every node mounts at this path). */
   readonly dataDir: string;
@@ -129,6 +167,11 @@ export function modelList(value: string, name: string): string[] {
   return entries;
 }
 
+function envPrecision(env: NodeJS.ProcessEnv): Precision {
+  const raw = env[ENV.precision];
+  return raw ? parsePrecision(raw, ENV.precision) : DEFAULT_PRECISION;
+}
+
 function envList(env: NodeJS.ProcessEnv, name: string): string[] | undefined {
   const raw = env[name];
   return raw ? modelList(raw, name) : undefined;
@@ -180,46 +223,46 @@ export const MAX_UPLOAD_MB_LIMIT = 1024 * 1024;
 function uploadBytes(mb: number | undefined): number {
   if (mb === undefined) return MAX_UPLOAD_BYTES;
   if (!Number.isInteger(mb) || mb < 1 || mb > MAX_UPLOAD_MB_LIMIT) {
-    throw new StemsplitError('USAGE', `--max-upload-mb (STEMSPLIT_MAX_UPLOAD_MB) must be a whole number of MB from 1 to ${MAX_UPLOAD_MB_LIMIT}, got ${mb}`);
+    throw new StemsplitError('USAGE', `--max-upload-mb (${ENV.maxUploadMb}) must be a whole number of MB from 1 to ${MAX_UPLOAD_MB_LIMIT}, got ${mb}`);
   }
   return mb * MIB;
 }
 
 export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = process.env): StemsplitConfig {
   const paths = envPaths('stemsplit', { suffix: '' });
-  const explicitDataDir = input.dataDir ?? env['STEMSPLIT_DATA_DIR'];
+  const explicitDataDir = input.dataDir ?? env[ENV.dataDir];
   const dataDir = resolve(explicitDataDir ?? paths.data);
   // A data dir chosen by hand keeps its cache beside it, so one folder holds everything.
   const cacheDir = resolve(
-    input.cacheDir ?? env['STEMSPLIT_CACHE_DIR'] ?? (explicitDataDir ? join(dataDir, 'cache') : paths.cache),
+    input.cacheDir ?? env[ENV.cacheDir] ?? (explicitDataDir ? join(dataDir, 'cache') : paths.cache),
   );
   const cores = availableParallelism();
-  const concurrency = input.concurrency ?? envNumber(env, 'STEMSPLIT_CONCURRENCY') ?? 1;
-  const aliases4 = input.modelAliases?.['4s'] ?? envList(env, 'STEMSPLIT_MODEL_4S') ?? ['htdemucs', 'stemsplit-small-4s', 'bundled-4s'];
-  const aliases6 = input.modelAliases?.['6s'] ?? envList(env, 'STEMSPLIT_MODEL_6S') ?? ['htdemucs_6s', 'stemsplit-small-6s', 'bundled-6s'];
+  const concurrency = input.concurrency ?? envNumber(env, ENV.concurrency) ?? DEFAULTS.concurrency;
+  const aliases4 = input.modelAliases?.['4s'] ?? envList(env, ENV.model4s) ?? ['htdemucs', 'stemsplit-small-4s', 'bundled-4s'];
+  const aliases6 = input.modelAliases?.['6s'] ?? envList(env, ENV.model6s) ?? ['htdemucs_6s', 'stemsplit-small-6s', 'bundled-6s'];
   for (const entry of [...aliases4, ...aliases6]) ensembleMembers(entry);
   return Object.freeze({
     dataDir,
-    databaseUrl: parsedDatabaseUrl(input.databaseUrl ?? env['STEMSPLIT_DATABASE_URL']),
+    databaseUrl: parsedDatabaseUrl(input.databaseUrl ?? env[ENV.databaseUrl]),
     cacheDir,
-    host: input.host ?? env['STEMSPLIT_HOST'] ?? '127.0.0.1',
-    port: input.port ?? envNumber(env, 'STEMSPLIT_PORT') ?? 8787,
-    publicUrl: parsedPublicUrl(input.publicUrl ?? env['STEMSPLIT_PUBLIC_URL']),
+    host: input.host ?? env[ENV.host] ?? DEFAULTS.host,
+    port: input.port ?? envNumber(env, ENV.port) ?? DEFAULTS.port,
+    publicUrl: parsedPublicUrl(input.publicUrl ?? env[ENV.publicUrl]),
     concurrency,
-    rateLimitPerMinute: input.rateLimitPerMinute ?? envNumber(env, 'STEMSPLIT_RATE_LIMIT') ?? 60,
-    allowPrivateUrls: input.allowPrivateUrls ?? env['STEMSPLIT_ALLOW_PRIVATE_URLS'] === '1',
-    uploadTtlSeconds: input.uploadTtlSeconds ?? envNumber(env, 'STEMSPLIT_UPLOAD_TTL') ?? HOUR,
-    stemUrlTtlSeconds: input.stemUrlTtlSeconds ?? envNumber(env, 'STEMSPLIT_STEM_URL_TTL') ?? DAY,
-    stemRetentionSeconds: input.stemRetentionSeconds ?? envNumber(env, 'STEMSPLIT_STEM_RETENTION') ?? 7 * DAY,
+    rateLimitPerMinute: input.rateLimitPerMinute ?? envNumber(env, ENV.rateLimit) ?? DEFAULTS.rateLimitPerMinute,
+    allowPrivateUrls: input.allowPrivateUrls ?? env[ENV.allowPrivateUrls] === '1',
+    uploadTtlSeconds: input.uploadTtlSeconds ?? envNumber(env, ENV.uploadTtl) ?? HOUR,
+    stemUrlTtlSeconds: input.stemUrlTtlSeconds ?? envNumber(env, ENV.stemUrlTtl) ?? DAY,
+    stemRetentionSeconds: input.stemRetentionSeconds ?? envNumber(env, ENV.stemRetention) ?? 7 * DAY,
     idempotencyTtlSeconds: DAY,
-    initialCredits: input.initialCredits ?? envNumber(env, 'STEMSPLIT_INITIAL_CREDITS') ?? HOUR,
+    initialCredits: input.initialCredits ?? envNumber(env, ENV.initialCredits) ?? HOUR,
     maxJsonBodyBytes: MAX_JSON_BODY_BYTES,
-    maxUploadBytes: uploadBytes(input.maxUploadMb ?? envNumber(env, 'STEMSPLIT_MAX_UPLOAD_MB')),
+    maxUploadBytes: uploadBytes(input.maxUploadMb ?? envNumber(env, ENV.maxUploadMb)),
     modelAliases: Object.freeze({ '4s': Object.freeze([...aliases4]), '6s': Object.freeze([...aliases6]) }),
-    bundledModelsDir: resolve(input.bundledModelsDir ?? env['STEMSPLIT_MODELS_DIR'] ?? packageModelsDir()),
+    bundledModelsDir: resolve(input.bundledModelsDir ?? env[ENV.modelsDir] ?? packageModelsDir()),
     intraOpThreads: Math.max(1, Math.floor(cores / Math.max(1, concurrency))),
-    precision: input.precision ?? (env['STEMSPLIT_PRECISION'] ? parsePrecision(env['STEMSPLIT_PRECISION'], 'STEMSPLIT_PRECISION') : DEFAULT_PRECISION),
-    maxMinutes: input.maxMinutes ?? envNumber(env, 'STEMSPLIT_MAX_MINUTES'),
-    jobLeaseSeconds: Math.max(1, input.jobLeaseSeconds ?? envNumber(env, 'STEMSPLIT_JOB_LEASE_SECONDS') ?? 30),
+    precision: input.precision ?? envPrecision(env),
+    maxMinutes: input.maxMinutes ?? envNumber(env, ENV.maxMinutes),
+    jobLeaseSeconds: Math.max(1, input.jobLeaseSeconds ?? envNumber(env, ENV.jobLeaseSeconds) ?? 30),
   });
 }

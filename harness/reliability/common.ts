@@ -3,16 +3,14 @@
  * small API client, a webhook receiver that checks signatures, the credit ledger audit, and
  * figures (percentiles, RSS). Only loopback is ever contacted.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join, relative } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import BetterSqlite3 from 'better-sqlite3';
 import { writeSong } from '../audio.js';
 import { ApiClient, parseJsonOr, sleep, type Reply, type SplitView, type UploadedInput } from '../client.js';
 import { killHard, runCli, startServeProcess } from '../process.js';
+import { receiver, type Received } from '../webhook-receiver.js';
 
 export { killHard, runCli, writeSong };
 
@@ -153,16 +151,6 @@ export async function checkStems(stems: Record<string, string> | undefined, expe
 // ---------------------------------------------------------------------------------------------
 // Webhooks
 
-/** The receiver's side of docs/api.md: HMAC-SHA256 of "<t>.<raw body>" and a fresh timestamp. */
-export function verifySignature(header: string, body: string, secret: string, toleranceSeconds = 300): boolean {
-  const match = /^t=(\d{1,12}),v1=([0-9a-f]{64})$/.exec(header);
-  if (!match?.[1] || !match[2]) return false;
-  const timestamp = Number(match[1]);
-  if (Math.abs(Date.now() / 1000 - timestamp) > toleranceSeconds) return false;
-  const expected = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest();
-  return timingSafeEqual(Buffer.from(match[2], 'hex'), expected);
-}
-
 export interface WebhookDelivery {
   readonly deliveryId: string;
   readonly splitId: string;
@@ -171,40 +159,34 @@ export interface WebhookDelivery {
   readonly receivedAtMs: number;
 }
 
-/** A loopback webhook receiver: verifies each delivery, answers 200, keeps what it got in order. */
+/** The loopback webhook receiver (../webhook-receiver.ts) with a secret: each delivery verified, in order of arrival. */
 export class WebhookReceiver {
-  readonly received: WebhookDelivery[] = [];
-  readonly #server: Server;
-  #secret: string;
+  readonly #secret: string;
+  #hook: Awaited<ReturnType<typeof receiver>> | undefined;
   url = '';
 
   constructor(secret: string) {
     this.#secret = secret;
-    this.#server = createServer((req, res) => {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (chunk: string) => (body += chunk));
-      req.on('end', () => {
-        this.received.push(this.#read(req.headers, body));
-        res.end('ok');
-      });
-    });
   }
 
-  #read(headers: IncomingHttpHeaders, body: string): WebhookDelivery {
+  get received(): WebhookDelivery[] {
+    return (this.#hook?.received ?? []).map((delivery) => WebhookReceiver.#read(delivery));
+  }
+
+  static #read({ headers, body, receivedAtMs, signatureValid }: Received): WebhookDelivery {
     const event = parseJsonOr(body, {}) as { data?: { id?: string; status?: string } };
     return {
       deliveryId: String(headers['stemsplit-delivery'] ?? ''),
       splitId: event.data?.id ?? '',
       status: event.data?.status ?? '',
-      valid: verifySignature(String(headers['stemsplit-signature'] ?? ''), body, this.#secret),
-      receivedAtMs: Date.now(),
+      valid: signatureValid === true,
+      receivedAtMs,
     };
   }
 
   async listen(): Promise<string> {
-    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/hooks/stemsplit`;
+    this.#hook = await receiver([], this.#secret);
+    this.url = this.#hook.url;
     return this.url;
   }
 
@@ -216,8 +198,10 @@ export class WebhookReceiver {
   }
 
   close(): Promise<void> {
-    this.#server.closeAllConnections();
-    return new Promise((resolve) => this.#server.close(() => resolve()));
+    const server = this.#hook?.server;
+    if (!server) return Promise.resolve();
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(() => resolve()));
   }
 }
 

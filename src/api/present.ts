@@ -3,32 +3,20 @@
  * naively): scalar fields first, nested objects (`stems`, `error`) last, and no nested key
  * repeats a top-level name.
  */
+import type { z } from '@hono/zod-openapi';
 import type { Split } from '../store/index.js';
+import type { AudioSplit } from './schemas.js';
 import type { StemUrlSigner } from './stem-urls.js';
 
-export interface AudioSplitResource {
-  id: string;
-  status: Split['status'];
-  stemModel: string;
-  /** The model that ran (or will run) for this job. */
-  model: string;
-  filename: string;
-  durationSeconds: number;
-  creditsUsed: number;
-  progress: number;
-  createdAt: string;
-  updatedAt: string;
-  /** A signed URL of the source the stems came from, while they are kept (for A/B). */
-  sourceUrl?: string;
-  stems?: Record<string, string>;
-  error: { code: string; message: string } | null;
-}
+/** A job as the API shows it: the type of its schema (schemas.ts), declared there once. */
+export type AudioSplitResource = z.output<typeof AudioSplit>;
 
 export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: string, nowMs: number): AudioSplitResource {
   const resource: AudioSplitResource = {
     id: split.id,
     status: split.status,
-    stemModel: split.stemModel,
+    // The column holds only what the request schema accepted.
+    stemModel: split.stemModel as AudioSplitResource['stemModel'],
     model: split.modelName,
     filename: split.filename,
     durationSeconds: split.durationSeconds,

@@ -9,7 +9,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { API_ERROR_CODES, JOB_ERROR_CODES, StemsplitError } from '../errors.js';
-import { STEM_FORMATS } from '../audio/formats.js';
+import { DEFAULT_STEM_FORMAT, STEM_FORMATS } from '../audio/formats.js';
 import { ALLOWED_CONTENT_TYPES, MAX_UPLOAD_BYTES } from '../limits.js';
 import { parseHttpUrl } from '../net/fetch.js';
 
@@ -111,7 +111,7 @@ export const SplitRequest = z
     stemModel: StemModel.default('6s'),
     outputFormat: z
       .enum(STEM_FORMATS)
-      .default('mp3')
+      .default(DEFAULT_STEM_FORMAT)
       .openapi({ description: '`mp3` as in the spec; `wav` and `flac` (lossless, at the source\'s depth) are additions of this server.' }),
     webhookUrl: httpUrl.optional(),
   })

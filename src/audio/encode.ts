@@ -17,7 +17,7 @@ import { resolveFfmpegPath, spawnFfmpeg } from './ffmpeg.js';
 import { fixMp3Padding } from './mp3-tag.js';
 import { bytesPerFrame, interleaveFrames, wavHeader, type WavSampleFormat } from './wav.js';
 
-import type { StemFormat } from './formats.js';
+import { DEFAULT_MP3_BITRATE_KBPS, type StemFormat } from './formats.js';
 
 export type { StemFormat } from './formats.js';
 
@@ -26,7 +26,7 @@ export type StemDepth = 16 | 24 | 'float';
 
 export interface EncodeOptions {
   readonly format: StemFormat;
-  /** MP3 only: constant bitrate in kb/s. Default 320. */
+  /** MP3 only: constant bitrate in kb/s; default DEFAULT_MP3_BITRATE_KBPS. */
   readonly mp3BitrateKbps?: number;
   /** WAV only: 32-bit float samples instead of 16-bit PCM (the same as depth 'float'). */
   readonly float32?: boolean;
@@ -151,7 +151,7 @@ function codecArgs(options: EncodeOptions): string[] {
   switch (options.format) {
     case 'mp3':
       // `-write_xing 1` is the default; spelled out because exact stem length depends on it.
-      return ['-c:a', 'libmp3lame', '-b:a', `${options.mp3BitrateKbps ?? 320}k`, '-write_xing', '1', '-f', 'mp3'];
+      return ['-c:a', 'libmp3lame', '-b:a', `${options.mp3BitrateKbps ?? DEFAULT_MP3_BITRATE_KBPS}k`, '-write_xing', '1', '-f', 'mp3'];
     case 'flac':
       return depth === 16 ? ['-c:a', 'flac', '-sample_fmt', 's16', '-f', 'flac'] : ['-c:a', 'flac', '-sample_fmt', 's32', '-bits_per_raw_sample', '24', '-f', 'flac'];
     case 'wav':

@@ -3,7 +3,8 @@
  * a plain function imported lazily, so `keys list` never loads ONNX Runtime.
  */
 import { Command, Option } from 'commander';
-import { MAX_UPLOAD_MB_LIMIT, modelList, parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
+import { DEFAULT_MP3_BITRATE_KBPS, DEFAULT_STEM_FORMAT } from '../audio/formats.js';
+import { DEFAULTS, ENV, MAX_UPLOAD_MB_LIMIT, modelList, parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
 import { exitCodes, StemsplitError } from '../errors.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
 import { MDX_DEFAULTS } from '../mdx/options.js';
@@ -26,10 +27,10 @@ function integer(name: string, min: number, max: number) {
   };
 }
 
-/** `--precision`, the same for split, serve and worker (STEMSPLIT_PRECISION when not given). */
+/** `--precision`, the same for split, serve and worker (its variable when not given). */
 function precisionOption(): Option {
   return new Option('--precision <precision>', `what converted checkpoints (Demucs, RoFormer) compute in: ${PRECISIONS.join(' or ')} (int8: faster, slightly less exact; docs/benchmarks.md)`)
-    .env('STEMSPLIT_PRECISION')
+    .env(ENV.precision)
     .argParser((value) => parsePrecision(value));
 }
 
@@ -37,10 +38,10 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   const program = new Command('stemsplit')
     .description('Self-hosted music stem splitter: the v1 HTTP API, a CLI and Demucs v4 on the CPU.')
     .version(VERSION, '-V, --version')
-    .addOption(new Option('--data-dir <dir>', 'data folder (database, uploads, stems)').env('STEMSPLIT_DATA_DIR'))
+    .addOption(new Option('--data-dir <dir>', 'data folder (database, uploads, stems)').env(ENV.dataDir))
     .addOption(
       new Option('--database-url <url>', 'postgres://… : keep accounts, credits and jobs in PostgreSQL, shared by several nodes (default: SQLite in the data dir)')
-        .env('STEMSPLIT_DATABASE_URL')
+        .env(ENV.databaseUrl)
         .argParser(parseDatabaseUrl),
     )
     .addHelpText('after', exitCodeHelp())
@@ -57,37 +58,37 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .command('serve')
     .description('serve the v1 API on this machine')
     // Each flag has its variable, for service managers and containers; a flag given wins.
-    .addOption(new Option('--host <host>', 'address to listen on').env('STEMSPLIT_HOST').default('127.0.0.1'))
-    .addOption(new Option('--port <port>', 'port to listen on').env('STEMSPLIT_PORT').argParser(integer('--port', 0, 65535)).default(8787))
+    .addOption(new Option('--host <host>', 'address to listen on').env(ENV.host).default(DEFAULTS.host))
+    .addOption(new Option('--port <port>', 'port to listen on').env(ENV.port).argParser(integer('--port', 0, 65535)).default(DEFAULTS.port))
     .addOption(
       new Option('--public-url <url>', 'the URL clients reach this server at behind a reverse proxy (e.g. https://studio.example/stemsplit); the API hands out URLs under it')
-        .env('STEMSPLIT_PUBLIC_URL')
+        .env(ENV.publicUrl)
         .argParser(parsePublicUrl),
     )
     .addOption(
       new Option('--workers <n>', 'split jobs this server runs at once; 0: API only, `stemsplit worker` processes run the jobs')
-        .env('STEMSPLIT_WORKERS')
+        .env(ENV.workers)
         .argParser(integer('--workers', 0, 64)),
     )
-    .addOption(new Option('--concurrency <n>', 'the same as --workers, at least 1').env('STEMSPLIT_CONCURRENCY').argParser(integer('--concurrency', 1, 64)).default(1))
+    .addOption(new Option('--concurrency <n>', 'the same as --workers, at least 1').env(ENV.concurrency).argParser(integer('--concurrency', 1, 64)).default(DEFAULTS.concurrency))
     .addOption(
       new Option('--rate-limit <n>', 'POST /v1/audio/splits per API key per minute')
-        .env('STEMSPLIT_RATE_LIMIT')
+        .env(ENV.rateLimit)
         .argParser(integer('--rate-limit', 1, 1_000_000))
-        .default(60),
+        .default(DEFAULTS.rateLimitPerMinute),
     )
     .addOption(
       new Option('--max-minutes <n>', 'longest audio a job accepts (default: no limit; splits stream their audio and check for disk room)')
-        .env('STEMSPLIT_MAX_MINUTES')
+        .env(ENV.maxMinutes)
         .argParser(integer('--max-minutes', 1, 24 * 60)),
     )
     .addOption(
       new Option('--max-upload-mb <n>', 'largest upload or direct_url source in MB (MiB), for the API and the web page (default: 50, the v1 spec\'s 52428800 bytes)')
-        .env('STEMSPLIT_MAX_UPLOAD_MB')
+        .env(ENV.maxUploadMb)
         .argParser(integer('--max-upload-mb', 1, MAX_UPLOAD_MB_LIMIT)),
     )
-    // Not `.env()`: commander would turn a boolean on for any value, STEMSPLIT_ALLOW_PRIVATE_URLS=0 too.
-    .option('--allow-private-urls', 'let direct_url and webhooks reach private and loopback addresses (trusted LAN only; or STEMSPLIT_ALLOW_PRIVATE_URLS=1)')
+    // Not `.env()`: commander would turn a boolean on for any value, =0 too; config reads the variable.
+    .option('--allow-private-urls', `let direct_url and webhooks reach private and loopback addresses (trusted LAN only; or ${ENV.allowPrivateUrls}=1)`)
     .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s); A+B: an ensemble of A and B', nameList('--model-4s'))
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
     .option('--new-link', 'print a new link to the web page, ending every one printed before (its key lasts across restarts otherwise)')
@@ -113,7 +114,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   program
     .command('worker')
     .description('run split jobs from a shared PostgreSQL (--database-url), beside serve --workers 0 on any box that mounts the data dir')
-    .addOption(new Option('--concurrency <n>', 'split jobs run at once').env('STEMSPLIT_CONCURRENCY').argParser(integer('--concurrency', 1, 64)).default(1))
+    .addOption(new Option('--concurrency <n>', 'split jobs run at once').env(ENV.concurrency).argParser(integer('--concurrency', 1, 64)).default(DEFAULTS.concurrency))
     .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (as serve)', nameList('--model-4s'))
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
     .option('--allow-private-urls', 'let webhooks reach private and loopback addresses (trusted LAN only)')
@@ -149,11 +150,11 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--mdx-denoise', 'MDX-Net: run the network on the mix and its negation and average (UVR denoise)')
     .option('--two-stems <stem>', 'write <stem> and no_<stem> (the sum of the others), e.g. vocals for karaoke')
     .option('-o, --output <dir>', 'output folder; stems go to <dir>/<track>/<stem>.<ext>', 'separated')
-    .option('--format <format>', 'mp3, wav or flac', 'mp3')
+    .option('--format <format>', 'mp3, wav or flac', DEFAULT_STEM_FORMAT)
     .option('--float32', 'write 32-bit float WAV (with --format wav)')
     .option('--int24', 'write 24-bit WAV or FLAC (default: the source depth; 16-bit for lossy sources)')
     .option('--sample-rate <hz>', "write stems at this rate (default: the source's)")
-    .option('--mp3-bitrate <kbps>', 'MP3 bitrate, constant (default 320)')
+    .option('--mp3-bitrate <kbps>', `MP3 bitrate, constant (default ${DEFAULT_MP3_BITRATE_KBPS})`)
     .option('--shifts <n>', 'random-shift averaging passes (Demucs --shifts; slower, slightly better)', '0')
     .option('--json', 'print the result as JSON on stdout')
     .addOption(precisionOption())
@@ -257,7 +258,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .command('pull')
     .description('download catalog models into the cache: Demucs v4, MSST checkpoints + yaml (RoFormer, SCNet, MDX23C), UVR MDX-Net .onnx + model data (resumes; checks SHA-256, or records it where none is published)')
     .argument('<names...>', `any of ${pullable}`)
-    .addOption(new Option('--base-url <url>', 'folder URL to download from (a mirror)').env('STEMSPLIT_MODELS_BASE_URL'))
+    .addOption(new Option('--base-url <url>', 'folder URL to download from (a mirror)').env(ENV.modelsBaseUrl))
     .option('--json', 'print JSON')
     .action(async (names: string[], opts) => {
       const { modelsPull } = await import('./commands/models.js');

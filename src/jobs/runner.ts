@@ -34,7 +34,6 @@ export type PresentSplit = (split: Split, nowMs: number) => unknown;
 
 export interface RunnerOptions {
   readonly concurrency: number;
-  readonly mp3BitrateKbps?: number;
   /** A claim lasts this long unless renewed; it is renewed every third of it. */
   readonly leaseMs: number;
   readonly log?: (line: string) => void;
@@ -170,17 +169,14 @@ export class JobRunner {
       stage = 'AUDIO_DECODE_FAILED';
       const job = { inputPath: source, model: ref, outDir, format: split.outputFormat };
       const started = Date.now();
-      const result = await this.#splitter.split(
-        this.#options.mp3BitrateKbps ? { ...job, mp3BitrateKbps: this.#options.mp3BitrateKbps } : job,
-        ({ phase, percent }) => {
-          stage = phase === 'decode' ? 'AUDIO_DECODE_FAILED' : phase === 'separate' ? 'SEPARATION_FAILED' : 'ENCODE_FAILED';
-          const whole = Math.floor(percent);
-          if (whole !== lastPercent && whole < 100) {
-            lastPercent = whole;
-            void this.#recordProgress(split.id, whole);
-          }
-        },
-      );
+      const result = await this.#splitter.split(job, ({ phase, percent }) => {
+        stage = phase === 'decode' ? 'AUDIO_DECODE_FAILED' : phase === 'separate' ? 'SEPARATION_FAILED' : 'ENCODE_FAILED';
+        const whole = Math.floor(percent);
+        if (whole !== lastPercent && whole < 100) {
+          lastPercent = whole;
+          void this.#recordProgress(split.id, whole);
+        }
+      });
       // One line per finished job, so whoever runs the server sees the work it does.
       const took = ((Date.now() - started) / 1000).toFixed(1);
       this.#options.log?.(`split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} in ${took} s`);

@@ -16,6 +16,7 @@ import {
   type StemEncoder,
   type StemFormat,
 } from '../audio/index.js';
+import { DEFAULT_MP3_BITRATE_KBPS } from '../audio/formats.js';
 import { StemsplitError } from '../errors.js';
 import { diskSize, freeBytesAt } from '../disk-space.js';
 import { NormalizationMeter, separateStream, type TrackStatistics } from '../separation/index.js';
@@ -30,7 +31,8 @@ export interface SplitProgress {
   readonly percent: number;
 }
 
-export interface SplitFileOptions {
+/** What a split writes: plain data, the same from the CLI, the job runner and across the worker thread. */
+export interface StemOutputOptions {
   readonly format: StemFormat;
   readonly mp3BitrateKbps?: number;
   /** WAV only: 32-bit float stems. */
@@ -42,6 +44,9 @@ export interface SplitFileOptions {
   readonly shifts?: number;
   /** Write this stem and `no_<stem>` (the sum of the others), demucs' --two-stems. */
   readonly twoStems?: string;
+}
+
+export interface SplitFileOptions extends StemOutputOptions {
   readonly onProgress?: (progress: SplitProgress) => void;
   readonly signal?: AbortSignal;
 }
@@ -67,10 +72,6 @@ const PHASE_SPAN: Readonly<Record<SplitPhase, readonly [number, number]>> = {
 function overall(phase: SplitPhase, fraction: number): number {
   const [from, to] = PHASE_SPAN[phase];
   return from + (to - from) * Math.max(0, Math.min(1, fraction));
-}
-
-export function stemExtension(format: StemFormat): string {
-  return format;
 }
 
 /**
@@ -107,7 +108,7 @@ export async function splitAudioFile(
   const staging = `${stagingPrefix(outDir)}${Date.now()}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
-  const files = stems.names.map((name) => `${name}.${stemExtension(options.format)}`);
+  const files = stems.names.map((name) => `${name}.${options.format}`);
   const encoders: StemEncoder[] = [];
   try {
     for (const file of files) {
@@ -198,7 +199,7 @@ export function stemBytes(
 ): number {
   const perSecond =
     options.format === 'mp3'
-      ? ((options.mp3BitrateKbps ?? 320) * 1000) / 8
+      ? ((options.mp3BitrateKbps ?? DEFAULT_MP3_BITRATE_KBPS) * 1000) / 8
       : output.outputSampleRate * output.channels * (output.depth === 16 ? 2 : output.depth === 24 ? 3 : 4);
   return Math.ceil(stems * (seconds * perSecond * 1.01 + 65_536) + spool);
 }
@@ -232,6 +233,16 @@ export function stemOutput(
   return { outputSampleRate: rate, channels: source.channels === 1 ? 1 : 2, depth };
 }
 
+/**
+ * Where `twoStems` is among a model's sources, or a USAGE error naming them: checked by the CLI
+ * before the model loads (where its catalog entry lists its sources) and here once it has.
+ */
+export function twoStemsIndex(twoStems: string, modelName: string, sources: readonly string[]): number {
+  const index = sources.indexOf(twoStems);
+  if (index < 0) throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${modelName} has no such stem (it has ${sources.join(', ')})`);
+  return index;
+}
+
 /** Which stems a split writes, and how a block of model sources becomes them. */
 interface StemPlan {
   readonly names: readonly string[];
@@ -244,8 +255,7 @@ interface StemPlan {
  */
 function stemPlan(model: SeparationModel, twoStems: string | undefined): StemPlan {
   if (twoStems === undefined) return { names: model.sources, combine: (blocks) => blocks };
-  const index = model.sources.indexOf(twoStems);
-  if (index < 0) throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${model.name} has no such stem (it has ${model.sources.join(', ')})`);
+  const index = twoStemsIndex(twoStems, model.name, model.sources);
   return {
     names: [twoStems, `no_${twoStems}`],
     combine(blocks, frames) {

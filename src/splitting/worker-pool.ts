@@ -12,27 +12,16 @@ import type { EnsembleMethod } from '../ensemble/algorithms.js';
 import type { ModelChoice } from '../models/registry.js';
 import type { Precision } from '../onnx/quantize.js';
 import { disableOrtTelemetry } from '../onnx/session.js';
-import type { SplitFileResult, SplitProgress } from './split-audio-file.js';
+import type { SplitFileResult, SplitProgress, StemOutputOptions } from './split-audio-file.js';
 
-export interface SplitJob {
+/** One split for a worker: which file, which model, where to, and what to write (as splitAudioFile takes it). */
+export interface SplitJob extends StemOutputOptions {
   readonly inputPath: string;
   /** One model, or an ensemble whose members run one after another (splitting/ensemble.ts). */
   readonly model: ModelChoice;
   /** How an ensemble's members are combined; default avg_wave, equal weights. */
   readonly ensemble?: EnsembleMethod;
   readonly outDir: string;
-  readonly format: 'mp3' | 'wav' | 'flac';
-  readonly mp3BitrateKbps?: number;
-  /** WAV only: 32-bit float samples. */
-  readonly float32?: boolean;
-  /** WAV and FLAC: 24-bit samples. */
-  readonly int24?: boolean;
-  /** Write stems at this rate instead of the source's. */
-  readonly sampleRate?: number;
-  /** Random-shift passes (Demucs --shifts); default 0. */
-  readonly shifts?: number;
-  /** Write this stem and `no_<stem>` (the sum of the others) instead of every stem. */
-  readonly twoStems?: string;
 }
 
 export interface Splitter {

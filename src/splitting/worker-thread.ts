@@ -28,6 +28,7 @@ port.on('message', async (request: WorkerRequest) => {
     return;
   }
   const { id, job } = request;
+  const { inputPath, model: choice, ensemble, outDir, ...output } = job;
   const controller = new AbortController();
   running.set(id, controller);
   try {
@@ -36,15 +37,9 @@ port.on('message', async (request: WorkerRequest) => {
         throw new StemsplitError('SEPARATION_FAILED', `model ${ref.name} could not be loaded: ${describeError(error)}`);
       });
     // An ensemble's members stay loaded together, as a single model stays loaded between jobs.
-    const model = isEnsembleRef(job.model) ? { name: job.model.name, members: await loadEach(job.model.members, load), method: job.ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM } } : await load(job.model);
-    const result = await splitAudioFile(job.inputPath, model, job.outDir, {
-      format: job.format,
-      ...(job.mp3BitrateKbps ? { mp3BitrateKbps: job.mp3BitrateKbps } : {}),
-      ...(job.float32 ? { float32: true } : {}),
-      ...(job.int24 ? { int24: true } : {}),
-      ...(job.sampleRate !== undefined ? { sampleRate: job.sampleRate } : {}),
-      ...(job.shifts ? { shifts: job.shifts } : {}),
-      ...(job.twoStems !== undefined ? { twoStems: job.twoStems } : {}),
+    const model = isEnsembleRef(choice) ? { name: choice.name, members: await loadEach(choice.members, load), method: ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM } } : await load(choice);
+    const result = await splitAudioFile(inputPath, model, outDir, {
+      ...output,
       onProgress: (progress) => reply({ id, type: 'progress', progress }),
       signal: controller.signal,
     });

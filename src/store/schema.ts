@@ -1,5 +1,6 @@
 /** Row types of the database (SQLite or PostgreSQL), as Kysely sees them. Timestamps are ISO strings unless named `*Ms`. */
 import type { StemFormat } from '../audio/formats.js';
+import type { JobErrorCode } from '../errors.js';
 import type { Generated } from 'kysely';
 
 export type SplitStatus = 'queued' | 'processing' | 'succeeded' | 'failed';
@@ -72,7 +73,7 @@ export interface SplitTable {
   stemNames: string | null;
   /** The stems' file format: `mp3` (the spec's), `wav` or `flac` (additions). */
   outputFormat: StemFormat;
-  errorCode: string | null;
+  errorCode: JobErrorCode | null;
   errorMessage: string | null;
   attempts: number;
   createdAt: string;

@@ -5,6 +5,7 @@
  * On PostgreSQL the claim skips rows another worker is claiming (`FOR UPDATE SKIP LOCKED`, see
  * `Store.lockRows`); on SQLite the claim's IMMEDIATE transaction already excludes every other writer.
  */
+import type { JobErrorCode } from '../errors.js';
 import { isoAt, type Clock } from './clock.js';
 import type { Store } from './database.js';
 import type { SplitTable } from './schema.js';
@@ -138,7 +139,7 @@ export class Splits {
   }
 
   /** queued|processing → failed, by the lease holder only. Runs inside the caller's transaction (with the refund). */
-  async markFailed(id: string, owner: string, code: string, message: string): Promise<boolean> {
+  async markFailed(id: string, owner: string, code: JobErrorCode, message: string): Promise<boolean> {
     const now = this.#clock.now();
     const result = await this.#store.run(
       this.#store.db

@@ -1,16 +1,17 @@
 /**
  * Where the shared reference fixtures live (../shared/fixtures/<name>, beside the checkout).
  * A fresh clone without them skips the tests that need them, saying which folder is missing;
- * under CI=true a missing folder fails the run instead, so CI never passes by skipping.
+ * under CI (harness/ci.ts) a missing folder fails the run instead, so CI never passes by skipping.
  * STEMSPLIT_SHARED_DIR names another shared folder (e.g. a hidden fixture set of the same layout).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { runningInCi } from '../../harness/ci.js';
 
 export function fixtureDir(name: string): string | undefined {
   const dir = path.resolve(process.env['STEMSPLIT_SHARED_DIR'] ?? path.join('..', 'shared'), 'fixtures', name);
   if (existsSync(dir)) return dir;
-  if (process.env['CI'] === 'true') throw new Error(`CI=true and the fixture folder ${dir} is missing`);
+  if (runningInCi()) throw new Error(`CI=${process.env['CI']} and the fixture folder ${dir} is missing`);
   console.log(`# skipping the ${name} fixture tests: ${dir} is missing`);
   return undefined;
 }

@@ -1,9 +1,9 @@
 /** `stemsplit split <files…>`: local separation, no server, no credits. */
 import { statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
-import { isStemFormat, readAudioHeader, STEM_FORMATS, type StemFormat } from '../../audio/index.js';
+import { isStemFormat, readAudioHeader, STEM_FORMATS } from '../../audio/index.js';
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
-import { MP3_RATES, removeLeftoverStaging, removeStaging } from '../../splitting/split-audio-file.js';
+import { MP3_RATES, removeLeftoverStaging, removeStaging, twoStemsIndex, type StemOutputOptions } from '../../splitting/split-audio-file.js';
 import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
 import { parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
 import { ensembleMembers } from '../../config.js';
@@ -35,7 +35,8 @@ export interface SplitOptions {
 }
 
 
-function parseOptions(options: SplitOptions): { format: StemFormat; bitrate: number | undefined; shifts: number; sampleRate: number | undefined } {
+/** The flags of what to write, checked, in the one shape a split job carries them to the worker. */
+function parseOptions(options: SplitOptions): StemOutputOptions {
   const format = options.format;
   if (!isStemFormat(format)) throw new StemsplitError('USAGE', `--format must be ${STEM_FORMATS.join(', ')}, got "${format}"`);
   if (options.float32 && format !== 'wav') throw new StemsplitError('USAGE', '--float32 applies to --format wav only');
@@ -54,7 +55,15 @@ function parseOptions(options: SplitOptions): { format: StemFormat; bitrate: num
   }
   const shifts = Number(options.shifts ?? 0);
   if (!Number.isInteger(shifts) || shifts < 0 || shifts > 20) throw new StemsplitError('USAGE', '--shifts must be a whole number from 0 to 20');
-  return { format, bitrate, shifts, sampleRate };
+  return {
+    format,
+    shifts,
+    ...(bitrate !== undefined ? { mp3BitrateKbps: bitrate } : {}),
+    ...(options.float32 ? { float32: true } : {}),
+    ...(options.int24 ? { int24: true } : {}),
+    ...(sampleRate !== undefined ? { sampleRate } : {}),
+    ...(options.twoStems !== undefined ? { twoStems: options.twoStems } : {}),
+  };
 }
 
 /** `--model-type` and the `--mdx-*` settings, checked; each reaches only its own family. */
@@ -170,15 +179,14 @@ interface SplitOutcome {
 }
 
 export async function splitCommand(ctx: CommandContext, files: string[], options: SplitOptions): Promise<void> {
-  const { format, bitrate, shifts, sampleRate } = parseOptions(options);
+  const output = parseOptions(options);
   for (const file of files) checkIsFile(file);
   const { config } = ctx;
   const registry = registryFor(config);
   const { ref, ensemble } = chooseModel(registry, options);
   const twoStems = options.twoStems;
-  if (twoStems !== undefined && !isEnsembleRef(ref) && ref.sources.length > 0 && !ref.sources.includes(twoStems)) {
-    throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${ref.name} has no such stem (it has ${ref.sources.join(', ')})`);
-  }
+  // Before anything loads, where the model's sources are known up front; the worker checks again once it has loaded.
+  if (twoStems !== undefined && !isEnsembleRef(ref) && ref.sources.length > 0) twoStemsIndex(twoStems, ref.name, ref.sources);
   // A run killed outright (SIGKILL, power loss) could not clear its half-encoded stems: this one does.
   for (const leftover of await removeLeftoverStaging(resolve(options.output))) ctx.stderr.write(`removed ${leftover}, left by an interrupted run\n`);
   const failures = await unreadableInputs(files);
@@ -205,7 +213,7 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
     try {
       for (const { file, outDir } of readable) {
         try {
-          results.push(await splitOne(ctx, splitter, { file, outDir, ref, ensemble, format, shifts, bitrate, twoStems, sampleRate, float32: options.float32 === true, int24: options.int24 === true, many }, interrupts.received));
+          results.push(await splitOne(ctx, splitter, { file, outDir, ref, ensemble, output, many }, interrupts.received));
         } catch (error) {
           if (isStemsplitError(error) && (error.code === 'INTERRUPTED' || error.code === 'TERMINATED')) throw error;
           // One file failing does not stop the batch: say so in one line and go on.
@@ -248,13 +256,7 @@ interface OneSplit {
   readonly outDir: string;
   readonly ref: ModelChoice;
   readonly ensemble: EnsembleMethod | undefined;
-  readonly format: StemFormat;
-  readonly shifts: number;
-  readonly bitrate: number | undefined;
-  readonly twoStems: string | undefined;
-  readonly sampleRate: number | undefined;
-  readonly float32: boolean;
-  readonly int24: boolean;
+  readonly output: StemOutputOptions;
   readonly many: boolean;
 }
 
@@ -267,13 +269,7 @@ async function splitOne(ctx: CommandContext, splitter: Splitter, one: OneSplit, 
     model: one.ref,
     ...(one.ensemble ? { ensemble: one.ensemble } : {}),
     outDir: one.outDir,
-    format: one.format,
-    shifts: one.shifts,
-    ...(one.bitrate !== undefined ? { mp3BitrateKbps: one.bitrate } : {}),
-    ...(one.float32 ? { float32: true } : {}),
-    ...(one.int24 ? { int24: true } : {}),
-    ...(one.sampleRate !== undefined ? { sampleRate: one.sampleRate } : {}),
-    ...(one.twoStems !== undefined ? { twoStems: one.twoStems } : {}),
+    ...one.output,
   };
   const result = await splitter.split(job, ({ phase, percent }) => bar.update(percent, phase)).catch(async (error: unknown) => {
     bar.done();

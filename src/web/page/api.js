@@ -58,14 +58,38 @@ export function retentionWords() {
 
 const RAISE_LIMIT = 'The server\'s operator can raise it with "stemsplit serve --max-upload-mb N" (or STEMSPLIT_MAX_UPLOAD_MB)';
 
-/** A failed call: HTTP status (0 when the server could not be reached), API code and message. */
+/**
+ * A failed call: HTTP status (0 when the server could not be reached), API code and message, and
+ * `call`, the name of the API method that failed (set by `createApi`), for explainError.
+ */
 export class ApiError extends Error {
   constructor(status, code, message, retryAfterSeconds) {
     super(message);
     this.status = status;
     this.code = code;
     this.retryAfterSeconds = retryAfterSeconds;
+    /** @type {string | undefined} */
+    this.call = undefined;
   }
+}
+
+/**
+ * The methods of `api`, each naming itself in the ApiError it throws.
+ * @template {Record<string, (...args: any[]) => Promise<any>>} T
+ * @param {T} methods
+ * @returns {T}
+ */
+function namingFailures(methods) {
+  const named = /** @type {Record<string, (...args: any[]) => Promise<any>>} */ ({});
+  for (const name of Object.keys(methods)) {
+    named[name] = function () {
+      return methods[name].apply(null, arguments).catch(function (/** @type {unknown} */ error) {
+        if (error instanceof ApiError) error.call = name;
+        throw error;
+      });
+    };
+  }
+  return /** @type {T} */ (named);
 }
 
 function retryAfterOf(headers) {
@@ -131,7 +155,7 @@ export function createApi(getKey) {
     });
   }
 
-  return {
+  return namingFailures({
     credits: function () { return request('GET', '/credits'); },
     models: function () { return request('GET', '/models'); },
     reserveUpload: function (file, contentType) {
@@ -145,7 +169,7 @@ export function createApi(getKey) {
     listSplits: function (cursor) {
       return request('GET', '/audio/splits?limit=10' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
     },
-  };
+  });
 }
 
 const CONTENT_TYPES = {
@@ -179,44 +203,89 @@ export function fileProblem(file) {
 
 function plural(n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); }
 
-/** An API failure in the words a musician would use, with what to do next. */
-export function explainError(error) {
-  if (!(error instanceof ApiError)) return 'Something went wrong in the page: ' + String(error && error.message || error);
-  switch (error.status) {
-    case 0:
+/**
+ * An API failure in the words a musician would use, with what to do next: chosen by the error's
+ * code and the call that failed (a 422 from the upload reservation is a size, from the upload an
+ * incomplete body, from the split a file that is not audio), never by the server's sentence.
+ * `song` ({songSeconds, balance}, either unknown) puts numbers to a refused charge or a song too long.
+ * @param {unknown} error
+ * @param {{songSeconds?: number, balance?: number}} [song]
+ */
+export function explainError(error, song) {
+  if (!(error instanceof ApiError)) return 'Something went wrong in the page: ' + String(error && /** @type {Error} */ (error).message || error);
+  switch (error.code) {
+    case 'NETWORK':
       return 'The stemsplit server can\'t be reached. Check that "stemsplit serve" is still running, then try again.';
-    case 401:
+    case 'UNAUTHORIZED':
       return 'This API key isn\'t accepted: it was revoked (for instance by "stemsplit serve --new-link", which prints a new link). ' +
         'Open the link "stemsplit serve" printed ("stemsplit keys link" prints one again), or paste a key from "stemsplit keys create".';
-    case 402: {
-      const numbers = /needs (\d+) credits.*balance is (-?\d+)/.exec(error.message);
-      if (!numbers) return 'Not enough credits for this song. Add some with "stemsplit credits grant <seconds>".';
-      return 'Not enough credits: this song is ' + plural(Number(numbers[1]), 'second') + ' long and the account has ' +
-        plural(Number(numbers[2]), 'second') + ' of credit left. Add more with "stemsplit credits grant <seconds>".';
-    }
-    case 404:
+    case 'INSUFFICIENT_CREDITS':
+      return notEnoughCredits(song || {});
+    case 'NOT_FOUND':
       return 'That job or upload no longer exists on this server.';
-    case 422:
-      if (/not decodable audio|audio is empty/.test(error.message)) {
-        return 'stemsplit couldn\'t read this file as audio. Is it a song in ' + acceptedKinds() + '?';
-      }
-      if (/contentLength must be an integer at most/.test(error.message)) {
+    case 'VALIDATION_ERROR':
+      if (error.call === 'reserveUpload') {
         return 'This file is larger than the server takes' + (limits ? ' (' + uploadLimitWords() + ')' : '') + '. ' + RAISE_LIMIT + '.';
       }
-      if (/contentLength|Content-Length|bytes/.test(error.message)) {
-        return 'The upload arrived incomplete. Try again.';
-      }
+      if (error.call === 'uploadBytes') return 'The upload arrived incomplete. Try again.';
+      if (error.call === 'createSplit') return unusableSong(song || {});
       return 'The server couldn\'t use this request: ' + error.message;
-    case 429: {
+    case 'RATE_LIMITED': {
       const wait = error.retryAfterSeconds;
       return 'Too many splits started in the last minute. ' +
         (wait !== undefined ? 'Try again in ' + plural(Math.max(1, Math.ceil(wait)), 'second') + '.' : 'Wait a moment and try again.');
     }
-    case 507:
+    case 'STORAGE_FAILED':
       return 'The server\'s disk has no room for this file, so the upload couldn\'t be stored. Free some space and try again.';
     default:
       return 'The server ran into a problem (error ' + error.status + '). Try again; if it keeps happening, look at the output of "stemsplit serve".';
   }
+}
+
+const GRANT = 'stemsplit credits grant <seconds>';
+
+/** A split the server refused for its source: longer than the server's --max-minutes, or not audio it can read. */
+function unusableSong(/** @type {{songSeconds?: number}} */ song) {
+  const max = limits ? limits.maxSourceSeconds : null;
+  if (max !== null && song.songSeconds !== undefined && song.songSeconds > max) {
+    return 'This song is ' + plural(song.songSeconds, 'second') + ' long; this server splits at most ' + plural(max, 'second') + ' of audio per song. ' +
+      'The server\'s operator can raise it with "stemsplit serve --max-minutes N".';
+  }
+  return 'stemsplit couldn\'t read this file as audio. Is it a song in ' + acceptedKinds() + '?';
+}
+
+/** @param {{songSeconds?: number, balance?: number}} credit */
+function notEnoughCredits(credit) {
+  if (credit.songSeconds === undefined || credit.balance === undefined) {
+    return 'Not enough credits for this song' + (credit.balance === undefined ? '' : ': the account has ' + plural(credit.balance, 'second') + ' of credit left') +
+      '. Add some with "' + GRANT + '".';
+  }
+  return 'Not enough credits: this song is ' + plural(credit.songSeconds, 'second') + ' long and the account has ' +
+    plural(credit.balance, 'second') + ' of credit left. Add more with "' + GRANT + '".';
+}
+
+/**
+ * A song's length in whole seconds as the browser reads it, rounded up as the server counts
+ * credits; undefined when the browser can't play the file's kind.
+ * @param {File} file
+ * @returns {Promise<number | undefined>}
+ */
+export function songSeconds(file) {
+  return new Promise(function (resolve) {
+    const audio = document.createElement('audio');
+    const url = URL.createObjectURL(file);
+    const done = function (/** @type {number | undefined} */ seconds) {
+      clearTimeout(timer);
+      URL.revokeObjectURL(url);
+      audio.removeAttribute('src');
+      resolve(seconds);
+    };
+    const timer = setTimeout(function () { done(undefined); }, 5000);
+    audio.preload = 'metadata';
+    audio.onloadedmetadata = function () { done(Number.isFinite(audio.duration) ? Math.ceil(audio.duration) : undefined); };
+    audio.onerror = function () { done(undefined); };
+    audio.src = url;
+  });
 }
 
 /** One sentence per job error code: the type makes tsc check the list against src/errors.ts. */

@@ -3,7 +3,7 @@
  * Browser module `/web/app.js`: the page's controller. The key (from the `#key=` link or pasted),
  * the upload → reservation → split → progress flow, the key's past jobs, and the keyboard.
  */
-import { acceptedKinds, ApiError, contentTypeOf, createApi, explainError, explainJobFailure, fileProblem, loadLimits, retentionWords, serverLimits, uploadLimitWords } from './api.js';
+import { acceptedKinds, ApiError, contentTypeOf, createApi, explainError, explainJobFailure, fileProblem, loadLimits, retentionWords, serverLimits, songSeconds, uploadLimitWords } from './api.js';
 import { formatTime, h, show } from './dom.js';
 import { MixerView } from './mixer-view.js';
 
@@ -226,6 +226,13 @@ async function startSplit(file) {
   return created.id;
 }
 
+/** What a refused split is put in numbers with: the song's length and the account's balance, where known. */
+async function songFacts(file) {
+  const [seconds, credits] = await Promise.all([songSeconds(file), api.credits().catch(function () { return undefined; })]);
+  if (credits) showCredits(credits);
+  return { songSeconds: seconds, balance: credits ? credits.balance : undefined };
+}
+
 /**
  * Splits the dropped or chosen files: each is uploaded and its job created in turn, so every one
  * has its row at once; the server runs them one after another, and the page follows each in turn.
@@ -244,11 +251,20 @@ async function splitFiles(files) {
   if (accepted.length === 0) return;
   setBusy(true);
   const started = [];
+  /** @type {File | undefined} */
+  let current;
   try {
-    for (const file of accepted) started.push({ id: await startSplit(file), name: file.name });
+    for (const file of accepted) {
+      current = file;
+      started.push({ id: await startSplit(file), name: file.name });
+    }
   } catch (error) {
     show($('job'), false);
-    report($('upload-error'), error);
+    if (error instanceof ApiError && current && (error.code === 'INSUFFICIENT_CREDITS' || error.call === 'createSplit')) {
+      setError($('upload-error'), explainError(error, await songFacts(current)));
+    } else {
+      report($('upload-error'), error);
+    }
     announce('The split could not start');
   }
   try {
