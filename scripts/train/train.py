@@ -143,12 +143,22 @@ def stem_means(scores, mask, names):
     return {n: round(float(scores[:, i][mask[:, i]].mean()), 3) if mask[:, i].any() else None for i, n in enumerate(names)}
 
 
+def leakage(est_vocals, mix, no_voice):
+    """Vocal-stem energy relative to the mixture (dB), pooled over the crops without vocals: what the model calls
+    voice where nobody sings. None when every crop has vocals."""
+    if not no_voice.any():
+        return None
+    voc = (est_vocals[no_voice] ** 2).sum()
+    return round(float(10 * np.log10((voc + 1e-12) / ((mix[no_voice] ** 2).sum() + 1e-12))), 2)
+
+
 @torch.no_grad()
 def evaluate(model, valid_and_sets):
-    """Mean SDRs over all held-out crops (6 stems, 4-stem fold) and the 4-stem fold per held-out folder."""
+    """Mean SDRs over all held-out crops (6 stems, 4-stem fold), the 4-stem fold per held-out folder, and per folder
+    the vocal leakage on its instrumental crops (`valid4lead`: voice-like leads on held-out instruments, no vocals)."""
     valid, sets = valid_and_sets
     model.eval()
-    s6, m6, s4, m4 = [], [], [], []
+    s6, m6, s4, m4, ev, mx = [], [], [], [], [], []
     for i in range(0, len(valid), 4):
         ref = valid[i: i + 4]
         est = model(ref.sum(1))
@@ -160,11 +170,34 @@ def evaluate(model, valid_and_sets):
         m6.append(present(r, mix))
         s4.append(sdr(r4, e4, (2, 3)))
         m4.append(present(r4, mix))
+        ev.append(e[:, 0])
+        mx.append(mix)
     model.train()
-    s6, m6, s4, m4 = map(np.concatenate, (s6, m6, s4, m4))
+    s6, m6, s4, m4, ev, mx = map(np.concatenate, (s6, m6, s4, m4, ev, mx))
     names4 = ["drums", "bass", "other", "vocals"]
     per_set = {name: stem_means(s4[sets == name], m4[sets == name], names4) for name in sorted(set(sets))}
-    return stem_means(s6, m6, SOURCES), stem_means(s4, m4, names4), per_set
+    leak = {name: leakage(ev[sets == name], mx[sets == name], ~m4[sets == name][:, 3]) for name in sorted(set(sets))}
+    return stem_means(s6, m6, SOURCES), stem_means(s4, m4, names4), per_set, {k: v for k, v in leak.items() if v is not None}
+
+
+def stem_weights(spec):
+    """--stem-weights "bass=2": per-stem weights of the L1 loss (the rest 1), as a [1, 6, 1, 1] tensor."""
+    w = {name: 1.0 for name in SOURCES}
+    for item in filter(None, spec.split(",")):
+        name, value = item.split("=")
+        if name not in w:
+            raise SystemExit(f"--stem-weights: unknown stem {name!r} (stems: {', '.join(SOURCES)})")
+        w[name] = float(value)
+    return torch.tensor([w[name] for name in SOURCES])[None, :, None, None]
+
+
+def learning_rate(args, step):
+    """--lr, or with --cosine-steps N a cosine from --lr at step 0 down to --lr-final at step N (then flat):
+    a function of the step alone, so a resumed run follows the same schedule."""
+    if not args.cosine_steps:
+        return args.lr
+    k = min(step, args.cosine_steps) / args.cosine_steps
+    return args.lr_final + (args.lr - args.lr_final) * 0.5 * (1 + np.cos(np.pi * k))
 
 
 def save(path, obj):
@@ -187,7 +220,11 @@ def main():
     ap.add_argument("--init", help="a checkpoint whose weights start a new run (e.g. runs/small1/best.pt)")
     ap.add_argument("--band-extend", type=float, default=0.0,
                     help="probability of giving a band-limited (16 kHz recording) vocal stem a synthesised upper octave")
+    ap.add_argument("--stem-weights", default="", help='per-stem L1 loss weights, e.g. "bass=2" (others 1)')
+    ap.add_argument("--cosine-steps", type=int, default=0, help="cosine learning-rate decay from --lr over this many steps")
+    ap.add_argument("--lr-final", type=float, default=3e-5, help="the learning rate the cosine reaches")
     args = ap.parse_args()
+    weights = stem_weights(args.stem_weights)
     torch.set_num_threads(args.threads)
     run_dir = os.path.join(HERE, "runs", args.run)
     os.makedirs(os.path.join(run_dir, "tmp"), exist_ok=True)
@@ -221,14 +258,16 @@ def main():
     valid = validation_set(args.data)
     log = open(os.path.join(run_dir, "log.jsonl"), "a")
     config = {"seed": args.seed, "batch": args.batch, "seconds": args.seconds, "lr": args.lr, "train": args.train,
-              "init": args.init, "band_extend": args.band_extend}
+              "init": args.init, "band_extend": args.band_extend, "stem_weights": args.stem_weights,
+              "cosine_steps": args.cosine_steps, "lr_final": args.lr_final}
 
     def log_evaluation(elapsed, loss):
         """Scores the held-out crops and appends a line to the curve; returns the scores and their 6-stem mean."""
-        s6, s4, per_set = evaluate(model, valid)
+        s6, s4, per_set, leak = evaluate(model, valid)
         mean = float(np.mean([v for v in s6.values() if v is not None]))
-        entry = {"step": step, "time": elapsed, "songs": len(train), "crops": len(valid[0]), "loss": loss, "lr": args.lr,
-                 "sdr6": s6, "sdr4": s4, "sets4": per_set,
+        entry = {"step": step, "time": elapsed, "songs": len(train), "crops": len(valid[0]), "loss": loss,
+                 "lr": float(f"{learning_rate(args, step):.3g}"), "sdr6": s6, "sdr4": s4, "sets4": per_set,
+                 "leak_db": leak,
                  "mean6": round(mean, 3)}
         log.write(json.dumps(entry) + "\n")
         log.flush()
@@ -251,9 +290,11 @@ def main():
     while time.time() - t_start < args.hours * 3600:
         if step % 50 == 0:
             train.refresh()
+        for g in opt.param_groups:
+            g["lr"] = learning_rate(args, step)
         x = batch(train, rng, args.batch, length, args.band_extend)
         est = model(x.sum(1))
-        loss = F.l1_loss(est, x)
+        loss = ((est - x).abs() * weights).mean() / weights.mean()  # plain L1 when every weight is 1
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
