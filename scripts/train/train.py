@@ -200,6 +200,17 @@ def learning_rate(args, step):
     return args.lr_final + (args.lr - args.lr_final) * 0.5 * (1 + np.cos(np.pi * k))
 
 
+@torch.no_grad()
+def ema_update(ema, model, decay):
+    """Exponential moving average of the weights (Polyak averaging); BatchNorm statistics are copied as they are.
+    The average is what is evaluated and exported: it does not swing from one evaluation to the next as the raw
+    weights of a batch-4 run do (small3's held-out bass moved by up to 1.3 dB between evaluations)."""
+    for e, m in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(m, alpha=1 - decay)
+    for e, m in zip(ema.buffers(), model.buffers()):
+        e.copy_(m)
+
+
 def save(path, obj):
     torch.save(obj, path + ".tmp")
     os.replace(path + ".tmp", path)
@@ -223,6 +234,9 @@ def main():
     ap.add_argument("--stem-weights", default="", help='per-stem L1 loss weights, e.g. "bass=2" (others 1)')
     ap.add_argument("--cosine-steps", type=int, default=0, help="cosine learning-rate decay from --lr over this many steps")
     ap.add_argument("--lr-final", type=float, default=3e-5, help="the learning rate the cosine reaches")
+    ap.add_argument("--ema", type=float, default=0.0,
+                    help="decay of an exponential moving average of the weights (e.g. 0.995); when set, the average "
+                         "is what is evaluated, chosen as best.pt and exported")
     args = ap.parse_args()
     weights = stem_weights(args.stem_weights)
     torch.set_num_threads(args.threads)
@@ -232,7 +246,7 @@ def main():
     torch.manual_seed(args.seed)
     model = MaskUNet()
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
-    step, best, rng, ck_crops = 0, -1e9, np.random.default_rng(args.seed), None
+    step, best, rng, ck_crops, ema_state = 0, -1e9, np.random.default_rng(args.seed), None, None
     full, light = os.path.join(run_dir, "tmp", "full.pt"), os.path.join(run_dir, "model.pt")
     if os.path.exists(full):
         ck = torch.load(full)
@@ -241,29 +255,37 @@ def main():
         step, best, ck_crops = ck["step"], ck["best"], ck.get("crops")
         rng.bit_generator.state = ck["rng"]
         torch.set_rng_state(ck["torch_rng"])
+        ema_state = ck.get("ema")
         print(f"resumed exactly from {full} at step {step}")
     elif os.path.exists(light):
         ck = torch.load(light)
         model.load_state_dict(ck["model"])
         step, best, ck_crops = ck["step"], ck.get("best", -1e9), ck.get("crops", 24)
         rng = np.random.default_rng([args.seed, step])
+        ema_state = ck.get("ema")
         print(f"resumed weights from {light} at step {step} (fresh optimizer)")
     elif args.init:
         model.load_state_dict(torch.load(args.init)["model"])
         print(f"started from the weights of {args.init}")
     for g in opt.param_groups:
         g["lr"] = args.lr
+    ema = None
+    if args.ema > 0:  # starts from the current weights unless the checkpoint carries an average
+        ema = MaskUNet()
+        ema.load_state_dict(ema_state if ema_state is not None else model.state_dict())
+        ema.eval()
+    scored = ema if ema is not None else model
 
     train = Songs([os.path.join(args.data, t) for t in args.train.split(",")])
     valid = validation_set(args.data)
     log = open(os.path.join(run_dir, "log.jsonl"), "a")
     config = {"seed": args.seed, "batch": args.batch, "seconds": args.seconds, "lr": args.lr, "train": args.train,
               "init": args.init, "band_extend": args.band_extend, "stem_weights": args.stem_weights,
-              "cosine_steps": args.cosine_steps, "lr_final": args.lr_final}
+              "cosine_steps": args.cosine_steps, "lr_final": args.lr_final, "ema": args.ema}
 
     def log_evaluation(elapsed, loss):
         """Scores the held-out crops and appends a line to the curve; returns the scores and their 6-stem mean."""
-        s6, s4, per_set, leak = evaluate(model, valid)
+        s6, s4, per_set, leak = evaluate(scored, valid)
         mean = float(np.mean([v for v in s6.values() if v is not None]))
         entry = {"step": step, "time": elapsed, "songs": len(train), "crops": len(valid[0]), "loss": loss,
                  "lr": float(f"{learning_rate(args, step):.3g}"), "sdr6": s6, "sdr4": s4, "sets4": per_set,
@@ -277,9 +299,10 @@ def main():
     def checkpoint(best_so_far):
         """Saves model.pt and tmp/full.pt; returns the light state (for best.pt)."""
         state = {"model": model.state_dict(), "step": step, "best": best_so_far, "crops": len(valid[0]), "config": config}
-        save(light, state)
-        save(full, {**state, "opt": opt.state_dict(), "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()})
-        return state
+        save(light, state)  # the raw weights (an average restarts from them on a resume from model.pt)
+        exact = {**state, "opt": opt.state_dict(), "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()}
+        save(full, {**exact, "ema": ema.state_dict()} if ema is not None else exact)
+        return {**state, "model": scored.state_dict()}  # best.pt holds the weights that were scored
 
     if ck_crops != len(valid[0]):  # a different held-out set: earlier scores are not comparable; score the start
         best = -1e9
@@ -299,6 +322,8 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
         opt.step()
+        if ema is not None:
+            ema_update(ema, model, args.ema)
         step += 1
         losses.append(loss.item())
         if step % 10 == 0:
