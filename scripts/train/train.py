@@ -37,7 +37,7 @@ class Songs:
 
     def __init__(self, folders):
         self.folders = folders
-        self.arrays, self.seen = [], set()
+        self.arrays, self.seen, self.sung = [], set(), []
         self.refresh()
 
     def refresh(self):
@@ -46,19 +46,34 @@ class Songs:
                 if not f.endswith(".tmp.npy") and f not in self.seen:
                     self.seen.add(f)
                     self.arrays.append(np.load(f, mmap_mode="r"))
+                    self.sung.append(_has_vocals(f))
 
     def __len__(self):
         return len(self.arrays)
 
 
-def augmented_example(songs, rng, length):
+def _has_vocals(npy):
+    """Whether a rendered song has a vocal part (its .json lists the sources per stem; no .json: assume it has)."""
+    meta = npy[: -len(".npy")] + ".json"
+    if not os.path.exists(meta):
+        return True
+    with open(meta) as f:
+        return "vocals" in json.load(f)["sources"]
+
+
+def augmented_example(songs, rng, length, vocal_redraw=0.0):
     """One training example [6, 2, length]: stems possibly from different songs, each with its own crop,
-    speed (pitch + tempo by resampling), gain, channel swap, and sometimes silence."""
+    speed (pitch + tempo by resampling), gain, channel swap, and sometimes silence. With `vocal_redraw` q, a vocal
+    stem drawn from a song without vocals is drawn again from the songs with vocals with probability q."""
     remix = rng.random() < 0.6
     base = rng.integers(len(songs))
     out = np.zeros((len(SOURCES), 2, length), np.float32)
     for s in range(len(SOURCES)):
-        song = songs.arrays[rng.integers(len(songs)) if remix else base]
+        index = rng.integers(len(songs)) if remix else base
+        if s == 0 and vocal_redraw > 0 and not songs.sung[index] and rng.random() < vocal_redraw:
+            sung = np.flatnonzero(songs.sung)
+            index = sung[rng.integers(len(sung))] if len(sung) else index
+        song = songs.arrays[index]
         speed = rng.uniform(0.88, 1.12) if rng.random() < 0.3 else 1.0
         need = int(length * speed) + 1
         total = song.shape[-1]
@@ -104,10 +119,10 @@ def normalized(stems, rng=None):
     return stems / std * factor
 
 
-def batch(songs, rng, size, length, band_extend=0.0):
+def batch(songs, rng, size, length, band_extend=0.0, vocal_redraw=0.0):
     examples = []
     for _ in range(size):
-        ex = augmented_example(songs, rng, length)
+        ex = augmented_example(songs, rng, length, vocal_redraw)
         if band_extend > 0 and rng.random() < band_extend:
             ex[0] = band_extended(ex[0], rng)
         examples.append(normalized(ex, rng))
@@ -234,6 +249,9 @@ def main():
     ap.add_argument("--stem-weights", default="", help='per-stem L1 loss weights, e.g. "bass=2" (others 1)')
     ap.add_argument("--cosine-steps", type=int, default=0, help="cosine learning-rate decay from --lr over this many steps")
     ap.add_argument("--lr-final", type=float, default=3e-5, help="the learning rate the cosine reaches")
+    ap.add_argument("--vocal-redraw", type=float, default=0.0,
+                    help="probability of drawing a silent vocal stem again from a song with vocals (fewer examples "
+                         "without vocals than the data's share of instrumentals)")
     ap.add_argument("--ema", type=float, default=0.0,
                     help="decay of an exponential moving average of the weights (e.g. 0.995); when set, the average "
                          "is what is evaluated, chosen as best.pt and exported")
@@ -281,7 +299,8 @@ def main():
     log = open(os.path.join(run_dir, "log.jsonl"), "a")
     config = {"seed": args.seed, "batch": args.batch, "seconds": args.seconds, "lr": args.lr, "train": args.train,
               "init": args.init, "band_extend": args.band_extend, "stem_weights": args.stem_weights,
-              "cosine_steps": args.cosine_steps, "lr_final": args.lr_final, "ema": args.ema}
+              "cosine_steps": args.cosine_steps, "lr_final": args.lr_final, "ema": args.ema,
+              "vocal_redraw": args.vocal_redraw}
 
     def log_evaluation(elapsed, loss):
         """Scores the held-out crops and appends a line to the curve; returns the scores and their 6-stem mean."""
@@ -315,7 +334,7 @@ def main():
             train.refresh()
         for g in opt.param_groups:
             g["lr"] = learning_rate(args, step)
-        x = batch(train, rng, args.batch, length, args.band_extend)
+        x = batch(train, rng, args.batch, length, args.band_extend, args.vocal_redraw)
         est = model(x.sum(1))
         loss = ((est - x).abs() * weights).mean() / weights.mean()  # plain L1 when every weight is 1
         opt.zero_grad()
