@@ -5,9 +5,13 @@
  * through the project's own pipeline (loadManifestModel + separate, ffmpeg decoding).
  *
  *   node --import tsx scripts/eval/quality.ts [--models bundled-4s,stemsplit-small-4s,stemsplit-small-6s]
- *        [--real ../shared/eval/real] [--rendered scripts/train/data/valid2,scripts/train/data/valid3] [--run scripts/train/runs/small3]
- *        [--ablation scripts/train/runs/small3n]   (a run to compare with --run at equal steps)
+ *        [--real ../shared/eval/real] [--rendered scripts/train/data/valid2,scripts/train/data/valid3,scripts/train/data/valid4lead]
+ *        [--run scripts/train/runs/small4]
+ *        [--ablation scripts/train/runs/small3,scripts/train/runs/small3n]   (two runs compared at equal steps)
  *        [--threads 2] [--write docs/quality.md]
+ *
+ * A model is a folder under models/ or `label=folder` for one elsewhere (a candidate exported to /tmp, say:
+ * `--models stemsplit-small-4s,small4=/tmp/candidate/stemsplit-small-4s`).
  *
  * Inputs are Σ stems (the shipped mixtures of the MUSDB clips are mastered or lossy, see SOURCES.md).
  * MIR-1K (16 kHz mono) is resampled to 44.1 kHz and copied to both channels for the model, and the
@@ -183,9 +187,17 @@ interface Score {
   readonly sdr: number;
 }
 
-async function scoreModel(model: SegmentModel, tracks: readonly Track[], scratch: string): Promise<{ scores: Score[]; leaks: Leak[]; realtime: number }> {
+/** A rendered song without vocals: the energy of the vocal estimate and of the mixture (for leakage in dB). */
+interface Silence {
+  readonly track: string;
+  readonly vocals: number;
+  readonly mix: number;
+}
+
+async function scoreModel(model: SegmentModel, tracks: readonly Track[], scratch: string): Promise<Omit<ModelResult, 'name'>> {
   const scores: Score[] = [];
   const leaks: Leak[] = [];
+  const silences: Silence[] = [];
   let audioSeconds = 0;
   let separateSeconds = 0;
   for (const track of tracks) {
@@ -204,6 +216,10 @@ async function scoreModel(model: SegmentModel, tracks: readonly Track[], scratch
         if (estimate !== undefined) leaks.push({ track: track.name, stem, ...projection(estimate.data, stemRefs) });
       }
     }
+    const vocalsRef = refs.get('vocals');
+    if (track.set === 'rendered' && vocalsRef !== undefined && energy(vocalsRef) <= 1e-4 * energy(mix.data)) {
+      silences.push({ track: track.name, vocals: energy(ests.get('vocals')?.data ?? new Float32Array()), mix: energy(mix.data) });
+    }
     for (const [stem, estimate] of ests) {
       const reference = refs.get(stem) ?? new Float32Array();
       // A rendered song may lack a stem; the SDR of silence only measures leakage, so it is not averaged.
@@ -212,14 +228,22 @@ async function scoreModel(model: SegmentModel, tracks: readonly Track[], scratch
       scores.push({ set: track.set, track: track.name, stem, sdr: sdr(reference, scored) });
     }
   }
-  return { scores, leaks, realtime: audioSeconds / separateSeconds };
+  return { scores, leaks, silences, realtime: audioSeconds / separateSeconds };
 }
 
 interface ModelResult {
   readonly name: string;
   readonly scores: Score[];
   readonly leaks: Leak[];
+  readonly silences: Silence[];
   readonly realtime: number;
+}
+
+/** Vocal-estimate energy relative to the mixture in dB, pooled over a folder's songs without vocals. */
+function leakageOfFolder(result: ModelResult, folder: string): number | undefined {
+  const rows = result.silences.filter((s) => s.track.startsWith(`${folder}/`));
+  if (rows.length === 0) return undefined;
+  return 10 * Math.log10((rows.reduce((a, r) => a + r.vocals, 0) + 1e-12) / (rows.reduce((a, r) => a + r.mix, 0) + 1e-12));
 }
 
 interface CurvePoint {
@@ -232,6 +256,8 @@ interface CurvePoint {
   readonly sdr6: Record<string, number>;
   /** Per held-out folder, the 4-stem fold (runs from small3 on). */
   readonly sets4?: Record<string, Record<string, number>>;
+  /** Per held-out folder, vocal-estimate energy re the mixture on its crops without vocals (runs from small4 on). */
+  readonly leak_db?: Record<string, number>;
 }
 
 function mean(values: readonly number[]): number {
@@ -256,6 +282,7 @@ const FOLDER_NOTES: Readonly<Record<string, string>> = {
   valid: ' (generation 1)',
   valid2: ' (generation 2: synthetic full-band singers)',
   valid3: ' (generation 3, sung and spoken by a speaker training never heard)',
+  valid4lead: ' (generation 4 instrumentals: voice-like leads on instruments training never heard, no vocals)',
 };
 
 function markdown(results: readonly ModelResult[], tracks: readonly Track[], curve: readonly CurvePoint[], threads: number, ablation: Ablation | undefined): string {
@@ -293,6 +320,19 @@ function markdown(results: readonly ModelResult[], tracks: readonly Track[], cur
     }
   }
 
+  const silentFolders = folders.filter((folder) => results.some((r) => leakageOfFolder(r, folder) !== undefined));
+  if (silentFolders.length > 0) {
+    lines.push('', '#### Vocals where nobody sings', '',
+      'Energy of the vocal estimate relative to the mixture (dB, pooled over each set\'s songs without vocals; lower is',
+      'better, target ≤ -20 dB). `valid4lead` is 12 instrumentals whose leads are bowed strings, flutes, reeds, brass and',
+      'a synthesised lead that training never heard (`render.py --leads held-out --instrumental`).', '',
+      `| set | songs | ${names.join(' | ')} |`, `|---|---:|${names.map(() => '---:').join('|')}|`);
+    for (const folder of silentFolders) {
+      const songs = Math.max(...results.map((r) => r.silences.filter((s) => s.track.startsWith(`${folder}/`)).length));
+      lines.push(`| ${folder} | ${songs} | ${results.map((r) => fmt(leakageOfFolder(r, folder))).join(' | ')} |`);
+    }
+  }
+
   lines.push('', '### Where each real stem went (4-stem clips)', '',
     'Least-squares fit of each estimate on the four reference stems, estimate ≈ Σ c · reference, averaged over the',
     'musdb18-7s clips: a column shows how much of that reference stem (in amplitude) each estimate holds, so a perfect',
@@ -323,15 +363,15 @@ function markdown(results: readonly ModelResult[], tracks: readonly Track[], cur
 
   if (curve.length > 0) {
     lines.push('', '### Held-out rendered SDR over training', '',
-      '| step | min since (re)start | songs | held-out crops | vocals | drums | bass | other (4-stem fold) | mean of 6 stems | vocals, unheard speaker (valid3) |', '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+      '| step | min since (re)start | songs | held-out crops | vocals | drums | bass | other (4-stem fold) | mean of 6 stems | vocals, unheard speaker (valid3) | valid4lead: vocal leak (dB) | valid4lead: other |', '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     const every = Math.max(1, Math.ceil(curve.length / 30));
     const crops = (p: CurvePoint | undefined): number => p?.crops ?? 24;
     // Keep every point where the held-out set changed, so both sides of the switch show.
     const switches = (p: CurvePoint, i: number): boolean => i > 0 && (crops(curve[i - 1]) !== crops(p) || crops(curve[i + 1]) !== crops(p));
     curve.filter((p, i) => i % every === 0 || i === curve.length - 1 || switches(p, i)).forEach((p) => {
-      lines.push(`| ${p.step} | ${(p.time / 60).toFixed(0)} | ${p.songs} | ${crops(p)} | ${fmt(p.sdr4['vocals'])} | ${fmt(p.sdr4['drums'])} | ${fmt(p.sdr4['bass'])} | ${fmt(p.sdr4['other'])} | ${fmt(mean(Object.values(p.sdr6)))} | ${fmt(p.sets4?.['valid3']?.['vocals'])} |`);
+      lines.push(`| ${p.step} | ${(p.time / 60).toFixed(0)} | ${p.songs} | ${crops(p)} | ${fmt(p.sdr4['vocals'])} | ${fmt(p.sdr4['drums'])} | ${fmt(p.sdr4['bass'])} | ${fmt(p.sdr4['other'])} | ${fmt(mean(Object.values(p.sdr6)))} | ${fmt(p.sets4?.['valid3']?.['vocals'])} | ${fmt(p.leak_db?.['valid4lead'])} | ${fmt(p.sets4?.['valid4lead']?.['other'])} |`);
     });
-    lines.push('', 'From the run\'s `log.jsonl`: fixed 6-s crops of the held-out songs, one per song, measured during training (PyTorch, same network; a stem absent from a crop is left out of its mean): the 12 generation-2 songs (`data/valid2`) and the 12 generation-3 songs of the held-out speaker (`data/valid3`).');
+    lines.push('', 'From the run\'s `log.jsonl`: fixed 6-s crops of the held-out songs, one per song, measured during training (PyTorch, same network; a stem absent from a crop is left out of its mean): the 12 generation-2 songs (`data/valid2`), the 12 generation-3 songs of the held-out speaker (`data/valid3`) and, from run small4 on, the 12 instrumentals with held-out leads (`data/valid4lead`). The curve restarts at step 0 when a run starts from another run\'s weights.');
   }
   if (ablation !== undefined) {
     lines.push('', '### Band extension of the 16 kHz voices: held-out scores at equal steps', '',
@@ -349,6 +389,13 @@ interface Ablation {
   readonly with: string;
   readonly without: string;
   readonly points: readonly { step: number; with: CurvePoint; without: CurvePoint }[];
+}
+
+/** `--ablation with,without`: two runs' curves at equal steps (none when the option is empty). */
+async function ablationOf(option: string): Promise<Ablation | undefined> {
+  const [withRun, withoutRun] = option.split(',');
+  if (withRun === undefined || withoutRun === undefined || withRun === '' || withoutRun === '') return undefined;
+  return readAblation(withRun, withoutRun);
 }
 
 /** The steps both runs scored, side by side. */
@@ -400,9 +447,9 @@ async function main(): Promise<void> {
     options: {
       models: { type: 'string', default: 'bundled-4s,stemsplit-small-4s,stemsplit-small-6s' },
       real: { type: 'string', default: '../shared/eval/real' },
-      rendered: { type: 'string', default: 'scripts/train/data/valid,scripts/train/data/valid2,scripts/train/data/valid3' },
-      run: { type: 'string', default: 'scripts/train/runs/small3' },
-      ablation: { type: 'string', default: 'scripts/train/runs/small3n' },
+      rendered: { type: 'string', default: 'scripts/train/data/valid2,scripts/train/data/valid3,scripts/train/data/valid4lead' },
+      run: { type: 'string', default: 'scripts/train/runs/small4' },
+      ablation: { type: 'string', default: 'scripts/train/runs/small3,scripts/train/runs/small3n' },
       threads: { type: 'string', default: '2' },
       write: { type: 'string' },
     },
@@ -412,16 +459,18 @@ async function main(): Promise<void> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'stemsplit-quality-'));
   const results: ModelResult[] = [];
   try {
-    for (const name of values.models.split(',').filter((n) => n !== '')) {
-      const manifest = path.join('models', name, 'model.json');
+    for (const spec of values.models.split(',').filter((n) => n !== '')) {
+      const [name, folder] = spec.includes('=') ? spec.split('=', 2) as [string, string] : [spec, path.join('models', spec)];
+      const manifest = path.join(folder, 'model.json');
       if (!existsSync(manifest)) {
         console.error(`skipping ${name}: ${manifest} not found`);
         continue;
       }
       const model = await loadManifestModel(manifest, { intraOpThreads: threads });
       try {
-        const { scores, leaks, realtime } = await scoreModel(model, tracks, scratch);
-        results.push({ name, scores, leaks, realtime });
+        const result = { name, ...(await scoreModel(model, tracks, scratch)) };
+        results.push(result);
+        const { scores, realtime } = result;
         console.error(`${name}: ${scores.length} scores, ${realtime.toFixed(1)}x realtime`);
       } finally {
         await model.dispose();
@@ -430,7 +479,7 @@ async function main(): Promise<void> {
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
-  const section = markdown(results, tracks, await readCurve(values.run), threads, await readAblation(values.run, values.ablation));
+  const section = markdown(results, tracks, await readCurve(values.run), threads, await ablationOf(values.ablation));
   console.log(section);
   if (values.write !== undefined) await writeSection(values.write, section);
 }

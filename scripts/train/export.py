@@ -1,6 +1,7 @@
 """Exports a trained checkpoint as the shipped models: models/<prefix>-6s and models/<prefix>-4s.
 
-    /usr/bin/python3 scripts/train/export.py --checkpoint scripts/train/runs/small1/best.pt
+    /usr/bin/python3 scripts/train/export.py                      # the shipped run's best.pt (DEFAULT_RUN)
+    /usr/bin/python3 scripts/train/export.py --checkpoint scripts/train/runs/small4/best.pt --out /tmp/candidate
 
 Both graphs are the same network: waveform in (`mix` [1, 2, segment]), waveform out (`stems` [1, S, 2, segment]),
 STFT and inverse STFT inside as convolutions with DFT kernels computed in the graph. The 4-stem graph sums the
@@ -79,6 +80,9 @@ def _compute_kernels_at_load(path):
     onnx.save(model, path)
 
 
+DEFAULT_RUN = "small3"  # the run whose best.pt models/stemsplit-small-* ship
+
+
 def export(checkpoint, prefix, out_root):
     ck = torch.load(checkpoint)
     net = MaskUNet()
@@ -118,11 +122,11 @@ def export(checkpoint, prefix, out_root):
                 "step": ck["step"],
                 "config": ck.get("config", {}),
                 "heldOutRenderedSdr": sdr,
-                "trainingData": "rendered by scripts/train/render.py from Debian packages (fluid-soundfont-gm, "
-                                "musescore-general-soundfont-lossless, hydrogen-drumkits, avldrums.lv2-soundfont, "
-                                "sonic-pi-samples, espeak-ng, festival + festvox-us-slt-hts) and, from run small2 on, real "
-                                "speakers (festvox-ru, gcin-voice CC-BY-3.0 speaker, asterisk-core-sounds-it-g722 CC-BY-3.0); "
-                                "see MODEL_CARD.md; no third-party weights",
+                "trainingData": "rendered by scripts/train/render.py (generation 3 or later) from Debian packages "
+                                "under permissive terms only: fluid-soundfont-gm, musescore-general-soundfont-lossless, "
+                                "sonic-pi-samples, festival + festvox-us-slt-hts, and real speakers (festvox-ru, gcin-voice "
+                                "CC-BY-3.0 speaker, asterisk-core-sounds-it-g722 CC-BY-3.0); see MODEL_CARD.md; "
+                                "no third-party weights",
                 "licence": "MIT",
             },
         }
@@ -135,7 +139,7 @@ def export(checkpoint, prefix, out_root):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--checkpoint", default=os.path.join(HERE, "runs", "small1", "best.pt"))
+    ap.add_argument("--checkpoint", default=os.path.join(HERE, "runs", DEFAULT_RUN, "best.pt"))
     ap.add_argument("--prefix", default="stemsplit-small")
     ap.add_argument("--out", default=os.path.join(ROOT, "models"))
     args = ap.parse_args()

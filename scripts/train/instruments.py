@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import soundfile as sf
 from scipy.linalg import solve_toeplitz
-from scipy.signal import lfilter, resample_poly
+from scipy.signal import butter, lfilter, resample_poly, sosfilt
 
 import voices
 from midi import Track, write_midi
@@ -73,6 +73,55 @@ def vibrato_bends(notes, rng, depth_cents=None):
             bends.append((start + t, 8192 * depth * ramp * np.sin(2 * np.pi * rate * t) / 200.0))
         bends.append((start + dur, 0))
     return bends
+
+
+def lead_bends(notes, rng, slides):
+    """Pitch bends (±2 semitone range) for a lead played like a voice: delayed vibrato on each note and, with
+    `slides`, a glide from the previous note's pitch when it is at most two semitones away."""
+    bends, prev = [], None
+    depth, rate = rng.uniform(15, 50), rng.uniform(4.5, 6.5)
+    for start, dur, pitch, _ in notes:
+        glide_from = (prev - pitch) * 100 if slides and prev is not None and abs(prev - pitch) <= 2 else 0.0
+        glide_time = rng.uniform(0.03, 0.09)
+        for t in np.arange(0.0, dur, 0.015):
+            ramp = min(1.0, max(0.0, (t - 0.15) / 0.3))
+            cents = depth * ramp * np.sin(2 * np.pi * rate * t) + glide_from * max(0.0, 1 - t / glide_time)
+            bends.append((start + t, 8192 * cents / 200.0))
+        bends.append((start + dur, 0))
+        prev = pitch
+    return bends
+
+
+def synth_lead(part, n, rng):
+    """A synthesised mono lead (held-out leakage set only): detuned saw + pulse through a low-pass, with glides,
+    delayed vibrato and an attack/release envelope. No training song contains it."""
+    out = np.zeros(n)
+    cutoff = rng.uniform(1500, 7000)
+    saw_mix, width, detune = rng.uniform(0.2, 1.0), rng.uniform(0.2, 0.5), rng.uniform(3, 12)
+    attack, release = rng.uniform(0.005, 0.06), rng.uniform(0.03, 0.2)
+    prev = None
+    for start, dur, pitch, vel in part.notes:
+        i0 = int(start * SR)
+        m = int((dur + release) * SR)
+        if i0 >= n or m <= 0:
+            continue
+        t = np.arange(m) / SR
+        f0 = 440.0 * 2 ** ((pitch - 69) / 12)
+        f_start = 440.0 * 2 ** ((prev - 69) / 12) if prev is not None and part.style.get("slides") else f0
+        glide = np.exp(-t / 0.05)
+        vib = 2 ** (rng.uniform(10, 40) * np.clip((t - 0.15) / 0.3, 0, 1) * np.sin(2 * np.pi * rng.uniform(4.5, 6.5) * t) / 1200)
+        freq = (f_start * glide + f0 * (1 - glide)) * vib
+        y = 0.0
+        for cents in (-detune / 2, detune / 2):
+            ph = np.cumsum(freq * 2 ** (cents / 1200) / SR) % 1.0
+            y = y + saw_mix * (2 * ph - 1) + (1 - saw_mix) * np.where(ph < width, 1.0, -1.0)
+        env = np.minimum(1.0, t / attack) * np.clip((dur + release - t) / release, 0, 1)
+        y = y * env * vel / 127.0
+        j = min(n, i0 + m)
+        out[i0:j] += y[: j - i0]
+        prev = pitch
+    out = sosfilt(butter(2, cutoff, "lowpass", fs=SR, output="sos"), out)
+    return np.stack([out, out]).astype(np.float32), "synth-lead"
 
 
 # ---------------------------------------------------------------- drum kits
@@ -381,7 +430,12 @@ def render_part(part, n, rng, tmpdir, tag, gen=1):
         return render_drums(part, n, rng, tmpdir, tag, gen)
     if part.kind == "voice":
         return render_voice(part, n, rng, gen)
+    if part.kind == "synth":
+        return synth_lead(part, n, rng)
     font = SOUNDFONTS[int(rng.random() < 0.45)]
-    bends = vibrato_bends(part.notes, rng) if part.style.get("vibrato") else []
+    if part.style.get("lead"):
+        bends = lead_bends(part.notes, rng, part.style.get("slides", False))
+    else:
+        bends = vibrato_bends(part.notes, rng) if part.style.get("vibrato") else []
     track = Track(0, part.program, 0, part.notes, bends)
     return fluid_render([track], font, n, tmpdir, tag), f"{os.path.basename(font)}:{part.program}"

@@ -278,9 +278,11 @@ OTHER_PROGRAMS = {
 }
 
 
-def other_part(rng, chords, bpm, key, scale):
+def other_part(rng, chords, bpm, key, scale, melodic=True):
+    """A pad, organ, brass/synth stabs, bells or (if `melodic`) a lead melody on one of OTHER_PROGRAMS.
+    The leakage set passes melodic=False so its only melody is a held-out lead."""
     beat = 60.0 / bpm
-    kind = rng.choice(list(OTHER_PROGRAMS))
+    kind = rng.choice([k for k in OTHER_PROGRAMS if melodic or k != "lead"])
     program = int(rng.choice(OTHER_PROGRAMS[kind]))
     notes = []
     if kind in ("pad", "organ"):
@@ -329,7 +331,13 @@ def melody_notes(rng, chords, bpm, key, scale, low, high, density=0.75):
     return notes
 
 
-def vocal_parts(rng, chords, bpm, key, scale):
+VOCAL_PATCHES = [52, 53, 54, 85]  # choir aahs, voice oohs, synth voice, lead 6 (voice)
+# Generation 4 sings patches only with sampled voices: "synth voice" and the "voice" synth lead taught that a
+# synth lead is a singer, the confusion round 3 removes.
+VOCAL_PATCHES_GEN4 = [52, 53]
+
+
+def vocal_parts(rng, chords, bpm, key, scale, gen=3):
     female = rng.random() < 0.5
     low, high = (57, 76) if female else (45, 66)
     lead = melody_notes(rng, chords, bpm, key, scale, low, high, density=0.85)
@@ -338,7 +346,8 @@ def vocal_parts(rng, chords, bpm, key, scale):
     if method == "speech":
         parts.append(Part("voice", notes=lead, style={"female": female, "bpm": bpm}))
     else:
-        parts.append(Part("fluid", int(rng.choice([52, 53, 54, 85])), lead, style={"vibrato": True}))
+        patches = VOCAL_PATCHES_GEN4 if gen >= 4 else VOCAL_PATCHES
+        parts.append(Part("fluid", int(rng.choice(patches)), lead, style={"vibrato": True}))
     if rng.random() < 0.3:  # backing harmony a third/sixth away, or 'oohs' on chord tones
         if rng.random() < 0.5:
             harm = []
@@ -354,11 +363,46 @@ def vocal_parts(rng, chords, bpm, key, scale):
     return parts
 
 
+# ---------------------------------------------------------------- voice-like leads (generation 4)
+# Lead lines and solos on instruments that sing: they belong to `other`, and a model that has only heard melodies
+# sung learns "lead melody = voice". GM programs, played from the two MIT soundfonts. The held-out programs
+# (and the synthesised lead of instruments.synth_lead) are never in a training song: the leakage set `valid4lead`
+# (render.py --leads held-out) plays only them.
+LEAD_PROGRAMS = {
+    "train": {"strings": [40, 41, 42, 44], "flutes": [72, 73, 74, 75, 79], "reeds": [65, 66, 68, 71],
+              "brass": [56, 57, 59, 60], "whistle": [78], "synth": [80, 81, 82, 83, 84, 86, 87]},
+    "held-out": {"strings": [110], "flutes": [77, 76], "reeds": [64, 67, 69, 70], "brass": [58],
+                 "synth": ["synth"]},  # fiddle; shakuhachi, blown bottle; soprano/baritone sax, cor anglais, bassoon; tuba
+}
+LEAD_RANGE = {"strings": (55, 88), "flutes": (67, 93), "reeds": (50, 79), "brass": (52, 77), "whistle": (72, 96),
+              "synth": (55, 86)}
+
+
+def lead_part(rng, chords, bpm, key, scale, split="train"):
+    """A singing melody (legato, phrased like a vocal line, vibrato and slides) on a voice-like instrument."""
+    family = str(rng.choice(list(LEAD_PROGRAMS[split])))
+    program = rng.choice(LEAD_PROGRAMS[split][family])
+    low, high = LEAD_RANGE[family]
+    if program == 42 or program == 70 or program == 67 or program == 58:  # cello, bassoon, baritone sax, tuba: lower
+        low, high = low - 12, high - 12
+    span = int(rng.integers(14, 22))
+    low = int(rng.integers(low, max(low + 1, high - span)))
+    notes = melody_notes(rng, chords, bpm, key, scale, low, low + span, density=float(rng.uniform(0.75, 0.95)))
+    legato = [(t, d * rng.uniform(1.0, 1.25), p, v) for t, d, p, v in notes]
+    kind = "synth" if program == "synth" else "fluid"
+    return Part(kind, 0 if kind == "synth" else int(program), legato,
+                style={"vibrato": True, "slides": rng.random() < 0.5, "lead": family, "gain": float(rng.uniform(0.8, 1.6))})
+
+
 # ---------------------------------------------------------------- song
 PRESENCE = {"vocals": 0.9, "drums": 0.93, "bass": 0.93, "other": 0.7, "guitar": 0.65, "piano": 0.6}
+INSTRUMENTAL_GEN4 = 0.3  # generation 4: songs with no vocals at all (silence in the vocal stem is learned too)
+LEAD_GEN4 = (0.45, 0.85)  # generation 4: chance of a voice-like lead in `other` with vocals / in an instrumental
 
 
-def make_song(rng, duration):
+def make_song(rng, duration, gen=3, leads="train", instrumental=False):
+    """Generation 4 (gen >= 4): 30 % instrumentals, voice-like leads in `other` (`leads` picks the programs),
+    sampled-voice patches only for vocals. `instrumental` forces no vocals (the leakage set)."""
     bpm = float(rng.uniform(68, 170))
     key = int(rng.integers(0, 12))
     scale = [MAJOR, MAJOR, MINOR, MINOR, DORIAN, MIXOLYDIAN][rng.integers(6)]
@@ -366,6 +410,9 @@ def make_song(rng, duration):
     n_bars = int(np.ceil((duration + 1.0) / bar))
     chords = _chords(rng, key, scale, bar, n_bars)
     present = {s: rng.random() < p for s, p in PRESENCE.items()}
+    lead_draw, no_voice_draw = (rng.random(), rng.random()) if gen >= 4 else (1.0, 1.0)
+    if instrumental or no_voice_draw < INSTRUMENTAL_GEN4:
+        present["vocals"] = False
     if not any(present[s] for s in ("other", "guitar", "piano")):
         present[rng.choice(["other", "guitar", "piano"])] = True
     stems = {s: [] for s in STEMS}
@@ -381,11 +428,14 @@ def make_song(rng, duration):
     if present["piano"]:
         stems["piano"].append(piano_part(rng, chords, bpm))
     if present["other"]:
-        stems["other"].append(other_part(rng, chords, bpm, key, scale))
+        melodic = leads == "train"
+        stems["other"].append(other_part(rng, chords, bpm, key, scale, melodic))
         if rng.random() < 0.35:
-            stems["other"].append(other_part(rng, chords, bpm, key, scale))
+            stems["other"].append(other_part(rng, chords, bpm, key, scale, melodic))
+    if lead_draw < LEAD_GEN4[0 if present["vocals"] else 1] or instrumental:
+        stems["other"].append(lead_part(rng, chords, bpm, key, scale, leads))
     if present["vocals"]:
-        stems["vocals"].extend(vocal_parts(rng, chords, bpm, key, scale))
+        stems["vocals"].extend(vocal_parts(rng, chords, bpm, key, scale, gen))
     _sections(rng, stems, bar, n_bars)
     return Song(bpm, duration, key, scale, chords, stems)
 

@@ -130,14 +130,17 @@ def produce_part(x, rng, stem, distorted, gen=1):
     return pan(x, rng, PAN_WIDTH[stem])
 
 
-def produce_stem(x, rng, stem, room_ir):
+LEAD_LEVEL_DB = (-5, 2)  # generation 4: an `other` stem carrying a lead line sits up front like a singer
+
+
+def produce_stem(x, rng, stem, room_ir, level_db=None):
     """Stem-level reverb (its own or the song's shared room) and a level relative to a -20 dBFS reference."""
     if rms(x) < 1e-6:
         return np.zeros_like(x)
     wet = {"vocals": rng.uniform(0.05, 0.4), "drums": rng.uniform(0.0, 0.25), "bass": rng.uniform(0.0, 0.08)}.get(stem, rng.uniform(0.05, 0.45))
     ir = room_ir if rng.random() < 0.5 else reverb_ir(rng)
     x = reverb(x, ir, wet)
-    return x / rms(x) * 0.1 * 10 ** (rng.uniform(*LEVEL_DB[stem]) / 20)
+    return x / rms(x) * 0.1 * 10 ** (rng.uniform(*(level_db or LEVEL_DB[stem])) / 20)
 
 
 def master(stems, rng):
