@@ -9,13 +9,14 @@
  * RoFormer, SCNet and MDX23C (MSST's demix), MDX-Net (python-audio-separator's pipeline).
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCli } from '../harness/process.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from '../harness/server.js';
 import { MDX_DEFAULTS } from '../src/mdx/options.js';
-import { fixtureDir } from './support/fixtures.js';
+import { fixtureDir, fixtureManifest } from './support/fixtures.js';
+import { msstFixtures } from './support/msst-fixtures.js';
 import { decodePlanar, readF32, snrDb, stemOf, writeFloatWav } from './support/reference-audio.js';
 
 interface Case {
@@ -35,22 +36,10 @@ interface Case {
   readonly apiSkip?: string;
 }
 
-type Manifest = { fixtures: Record<string, Record<string, unknown>> };
-
-function readManifest(dir: string | undefined): Manifest {
-  return dir && existsSync(join(dir, 'fixtures.json')) ? (JSON.parse(readFileSync(join(dir, 'fixtures.json'), 'utf8')) as Manifest) : { fixtures: {} };
-}
-
-interface FileEntry {
-  readonly file: string;
-  readonly shape: readonly number[];
-}
-
 /** RoFormer, SCNet and MDX23C fixtures share MSST's manifest layout. */
 function msstCases(family: string): Case[] {
   const dir = fixtureDir(family);
-  return Object.entries(readManifest(dir).fixtures).flatMap(([name, raw]) => {
-    const fixture = raw as { checkpoint: { file: string }; config: { file: string }; instruments_out: string[]; files: Record<string, FileEntry> };
+  return msstFixtures(dir).flatMap(([name, fixture]) => {
     const input = fixture.files['demix_in'];
     const output = fixture.files['demix_out'];
     if (!input || !output) return [];
@@ -67,11 +56,20 @@ function msstCases(family: string): Case[] {
   });
 }
 
+interface DemucsFixture {
+  readonly checkpoint?: string;
+  readonly bag?: string;
+  readonly members?: string[];
+  readonly sources: string[];
+  readonly separate_in?: [string, number[]];
+  readonly separate_out?: [string, number[]];
+}
+
 function demucsCases(): Case[] {
   const dir = fixtureDir('demucs');
-  const manifest = readManifest(dir) as Manifest & { output_stride?: number };
-  return Object.entries(manifest.fixtures).flatMap(([name, raw]) => {
-    const fixture = raw as { checkpoint?: string; bag?: string; members?: string[]; sources: string[]; separate_in?: [string, number[]]; separate_out?: [string, number[]] };
+  // Demucs' outputs keep every `output_stride`-th sample, a top-level field of its manifest.
+  const stride = dir ? (JSON.parse(readFileSync(join(dir, 'fixtures.json'), 'utf8')) as { output_stride?: number }).output_stride ?? 1 : 1;
+  return fixtureManifest<DemucsFixture>(dir).flatMap(([name, fixture]) => {
     if (!fixture.separate_in || !fixture.separate_out) return [];
     const model = fixture.checkpoint ?? fixture.bag;
     if (!model) return [];
@@ -82,20 +80,21 @@ function demucsCases(): Case[] {
       channels: 2,
       reference: join(dir as string, fixture.separate_out[0]),
       stems: fixture.sources,
-      stride: manifest.output_stride ?? 1,
+      stride,
       minSnrDb: 60,
     }];
   });
 }
 
 /** MDX-Net fixtures: the .onnx with its model data beside it, python-audio-separator's stems (named as stemsplit names them). */
+interface MdxFixture {
+  readonly files: { model: { path: string }; model_data?: { path: string }; input: { path: string; shape: number[] }; output: { path: string; stems: string[] } };
+  readonly arch_config: { segment_size: number; overlap: number; batch_size: number; enable_denoise: boolean };
+}
+
 function mdxCases(): Case[] {
   const dir = fixtureDir('mdx');
-  return Object.entries(readManifest(dir).fixtures).flatMap(([name, raw]) => {
-    const fixture = raw as {
-      files: { model: { path: string }; model_data?: { path: string }; input: { path: string; shape: number[] }; output: { path: string; stems: string[] } };
-      arch_config: { segment_size: number; overlap: number; batch_size: number; enable_denoise: boolean };
-    };
+  return fixtureManifest<MdxFixture>(dir).flatMap(([name, fixture]) => {
     const { files, arch_config: arch } = fixture;
     const settings = [
       ...(arch.segment_size !== MDX_DEFAULTS.segmentSize ? ['--mdx-segment-size', String(arch.segment_size)] : []),
