@@ -223,12 +223,12 @@ async function main(): Promise<void> {
   mkdirSync(COMPRESSION_CACHE, { recursive: true });
   const work = mkdtempSync(join(dirname(out), '.build-exe-'));
   try {
-    step('bundling src/sea/entry.ts and src/splitting/worker-thread.ts');
+    step('bundling src/sea/entry.ts and src/splitting/worker-process.ts');
     const script = join(work, 'stemsplit.cjs');
     await bundle(join(ROOT, 'src', 'sea', 'entry.ts'), script);
-    // The server's split jobs run in worker threads, which need a script file: it is unpacked with the natives.
+    // Split jobs run in worker processes of the executable, which load this script: it is unpacked with the natives.
     const splitWorker = join(work, RUNTIME_LAYOUT.splitWorker);
-    await bundle(join(ROOT, 'src', 'splitting', 'worker-thread.ts'), splitWorker);
+    await bundle(join(ROOT, 'src', 'splitting', 'worker-process.ts'), splitWorker);
 
     step('compressing ffmpeg, native addons and models');
     const sources = runtimeSources(splitWorker);

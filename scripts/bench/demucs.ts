@@ -4,7 +4,7 @@
  * pipeline (overlap 0.25, shifts 0) and prints where the time goes and the peak RSS.
  *
  *   node --import tsx scripts/bench/demucs.ts [--checkpoint FILE] [--seconds 60] [--threads 2]
- *        [--cache-dir DIR] [--shifts 0] [--cold] [--runs 1] [--main-thread] [--precision fp32|int8]
+ *        [--cache-dir DIR] [--shifts 0] [--cold] [--runs 1] [--in-process] [--precision fp32|int8]
  *
  *   node --import tsx scripts/bench/demucs.ts --precision fp32,int8,pytorch --runs 3 [--python /usr/bin/python3]
  *
@@ -23,19 +23,20 @@
  * so the conversion time is the cold start), so the measured process starts as a real one
  * does: with the converted graphs in the cache.
  * Peak RSS is sampled every 5 ms by a worker thread (ONNX Runtime blocks the one it runs on).
- * The separation runs in a worker thread, as `serve` and `split` run it (src/splitting/worker-pool.ts);
- * `--main-thread` runs it on the main thread instead, for comparison.
+ * The separation runs in a process of its own started with ONNX Runtime's allocator settings, as
+ * `serve` and `split` run it (src/splitting/worker-pool.ts); `--in-process` runs it in this process
+ * instead, for comparison.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Worker, isMainThread } from 'node:worker_threads';
 import { convertCheckpoint, loadDemucs } from '../../src/demucs/index.js';
 import { parsePrecision } from '../../src/onnx/quantize.js';
 import { separate } from '../../src/separation/index.js';
 import { rssSampler } from './rss.js';
+import { rerunAsSplitWorker, runningAsSplitWorker } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -47,7 +48,7 @@ const { values } = parseArgs({
     cold: { type: 'boolean', default: false },
     runs: { type: 'string', default: '1' },
     'convert-only': { type: 'boolean', default: false },
-    'main-thread': { type: 'boolean', default: false },
+    'in-process': { type: 'boolean', default: false },
     precision: { type: 'string', default: 'fp32' },
     python: { type: 'string', default: '/usr/bin/python3' },
     json: { type: 'boolean', default: false },
@@ -55,22 +56,13 @@ const { values } = parseArgs({
 });
 
 const variants = values.precision.split(',');
-if (isMainThread && variants.length > 1) {
+if (!runningAsSplitWorker() && variants.length > 1) {
   await compareVariants(variants);
   process.exit(0);
 }
 const precision = parsePrecision(values.precision);
 
-if (isMainThread && !values['main-thread'] && !values['convert-only']) {
-  // This same script, with the same argv, in a worker thread that registers tsx first.
-  const script = JSON.stringify(import.meta.url);
-  const worker = new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${script}); })`, {
-    eval: true,
-    argv: process.argv.slice(2),
-  });
-  const exitCode = await new Promise<number>((resolve) => worker.once('exit', resolve));
-  process.exit(exitCode);
-}
+rerunAsSplitWorker(import.meta.url, values['in-process'] || Boolean(values['convert-only']));
 const checkpoint = values.checkpoint;
 const cacheDir = values.cold ? mkdtempSync(path.join(tmpdir(), 'stemsplit-bench-demucs-')) : values['cache-dir'];
 
@@ -186,7 +178,7 @@ const line = (label: string, ms: number): string =>
   `  ${label.padEnd(22)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
 
 console.log(`checkpoint      ${checkpoint} (${precision})`);
-console.log(`thread          ${isMainThread ? 'main (--main-thread)' : 'a worker thread, as serve and split run it'}`);
+console.log(`process         ${runningAsSplitWorker() ? 'its own, with the split worker\'s allocator settings, as serve and split run it' : 'this one (--in-process)'}`);
 console.log(`audio           ${seconds} s, ${segmentMs.length} segments of ${model.segmentSamples} samples, shifts ${values.shifts}, ${values.threads} intra-op threads`);
 console.log(
   `conversion      ${cold.seconds.toFixed(1)} s${values.cold ? ' (cold: empty cache)' : ' (cache as found; --cold for a cold start)'}, peak RSS ${cold.maxRssMb.toFixed(0)} MiB in its own process`,

@@ -10,7 +10,7 @@
  *   node --import tsx scripts/bench/mdx23c.ts [--preset instvoc-hq] [--seconds 20] [--threads 2]
  *        [--set model.num_channels=32 …]        (other sizes: any yaml key, section.key=value)
  *        [--msst /path/to/Music-Source-Separation-Training [--python python3]]
- *        [--main-thread]                        (run on the main thread instead of a worker, as serve/split do)
+ *        [--in-process]                        (run here, not in a worker process as serve/split do)
  *        [--checkpoint X.ckpt [--config X.yaml]] (a real checkpoint instead of random weights; no --msst)
  *
  * Prints the conversion and load times, seconds per chunk and per minute of audio, where the
@@ -27,7 +27,7 @@ import { parseMdx23cConfig, type Mdx23cConfig } from '../../src/mdx23c/config.js
 import { Mdx23cNetwork } from '../../src/mdx23c/engine.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { rssSampler } from './rss.js';
-import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, rerunInWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
+import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, rerunAsSplitWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -40,11 +40,11 @@ const { values } = parseArgs({
     checkpoint: { type: 'string' },
     config: { type: 'string' },
     'build-only': { type: 'string' },
-    'main-thread': { type: 'boolean', default: false },
+    'in-process': { type: 'boolean', default: false },
   },
 });
 
-await rerunInWorker(import.meta.url, Boolean(values['build-only']) || values['main-thread']);
+rerunAsSplitWorker(import.meta.url, Boolean(values['build-only']) || values['in-process']);
 
 /** MDX23C-8KFFT-InstVoc_HQ's published config (the sections inference reads). */
 const PRESETS: Readonly<Record<string, Record<string, Record<string, unknown>>>> = {

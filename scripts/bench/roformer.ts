@@ -6,7 +6,7 @@
  *
  *   node --import tsx scripts/bench/roformer.ts [--preset viperx-bs|kim-mel] [--seconds 20] [--threads 2]
  *        [--depth N] [--set field=value]          (fewer blocks, other sizes: where the memory goes)
- *        [--main-thread]                         (run on the main thread instead of a worker, as serve/split do)
+ *        [--in-process]                         (run here, not in a worker process as serve/split do)
  *        [--checkpoint X.ckpt --config X.yaml]   (a real checkpoint instead of random weights)
  *        [--precision fp32|int8]                 (int8: the matrix products in int8, onnx/quantize.ts)
  *        [--precision fp32,int8 --runs N]        (each variant in a fresh child process, interleaved, N times)
@@ -19,13 +19,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { isMainThread } from 'node:worker_threads';
 import { parsePrecision } from '../../src/onnx/quantize.js';
 import { parseRoformerConfig, type RoformerConfig } from '../../src/roformer/config.js';
 import { RoformerNetwork } from '../../src/roformer/engine.js';
 import { PRESETS, randomState } from './roformer-random.js';
 import { rssSampler } from './rss.js';
-import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, rerunInWorker } from './synthetic.js';
+import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, rerunAsSplitWorker, runningAsSplitWorker } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -37,14 +36,14 @@ const { values } = parseArgs({
     'build-only': { type: 'string' },
     depth: { type: 'string' },
     set: { type: 'string', multiple: true },
-    'main-thread': { type: 'boolean', default: false },
+    'in-process': { type: 'boolean', default: false },
     precision: { type: 'string', default: 'fp32' },
     runs: { type: 'string', default: '1' },
   },
 });
 
 const variants = values.precision.split(',').map((name) => parsePrecision(name));
-if (isMainThread && variants.length > 1) {
+if (!runningAsSplitWorker() && variants.length > 1) {
   // Interleaved (fp32, int8, fp32, …) so other load on the box hits every variant alike.
   const own = process.argv.slice(2).filter((arg, i, all) => arg !== '--precision' && all[i - 1] !== '--precision' && arg !== '--runs' && all[i - 1] !== '--runs');
   for (let run = 1; run <= Number(values.runs); run++) {
@@ -57,7 +56,7 @@ if (isMainThread && variants.length > 1) {
 }
 const precision = variants[0] ?? 'fp32';
 
-await rerunInWorker(import.meta.url, Boolean(values['build-only']) || values['main-thread']);
+rerunAsSplitWorker(import.meta.url, Boolean(values['build-only']) || values['in-process']);
 
 function presetConfig(): RoformerConfig {
   const preset = PRESETS[values.preset];

@@ -8,7 +8,7 @@
  *   node --import tsx scripts/bench/scnet.ts [--seconds 60] [--threads 2]
  *        [--msst /path/to/Music-Source-Separation-Training] [--python /usr/bin/python3]
  *        [--set field=value]            (e.g. chunkSize=88200, numDualPathLayers=2: smaller runs)
- *        [--main-thread]                (run on the main thread instead of a worker, as serve/split do)
+ *        [--in-process]                (run here, not in a worker process as serve/split do)
  *
  * Prints the load time, seconds per chunk and per minute of audio, where the time goes (STFT, graph,
  * iSTFT), the peak RSS while separating and of the whole process; with --msst the same for PyTorch
@@ -24,7 +24,7 @@ import { parseScnetConfig, type ScnetConfig } from '../../src/scnet/config.js';
 import { ScnetNetwork } from '../../src/scnet/engine.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { rssSampler } from './rss.js';
-import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, rerunInWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
+import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, rerunAsSplitWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -34,11 +34,11 @@ const { values } = parseArgs({
     python: { type: 'string', default: '/usr/bin/python3' },
     'build-only': { type: 'string' },
     set: { type: 'string', multiple: true },
-    'main-thread': { type: 'boolean', default: false },
+    'in-process': { type: 'boolean', default: false },
   },
 });
 
-await rerunInWorker(import.meta.url, Boolean(values['build-only']) || values['main-thread']);
+rerunAsSplitWorker(import.meta.url, Boolean(values['build-only']) || values['in-process']);
 
 /** SCNet-large as MSST publishes it (configs/config_musdb18_scnet_large.yaml): the model and inference sections. */
 const SCNET_LARGE = {

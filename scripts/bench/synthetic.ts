@@ -3,11 +3,12 @@
  * synthetic track, running the bench in a worker thread as serve and split run models, and the
  * measured demix with its report (time per chunk and per minute, where the time goes, RSS).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { isMainThread, Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
 import type { DemixRunOptions } from '../../src/msst/network.js';
+import { ortProcessEnv } from '../../src/onnx/process-env.js';
 import type { StageFile } from '../../src/onnx/stages.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import type { RssSampler } from './rss.js';
@@ -76,14 +77,26 @@ export function writeWeightBlob(state: ReadonlyMap<string, CheckpointTensor>, di
   writeFileSync(path.join(directory, 'weights.json'), JSON.stringify(index));
 }
 
+/** Set in the process `rerunAsSplitWorker` starts. */
+const SPLIT_WORKER_RERUN = 'STEMSPLIT_BENCH_AS_WORKER';
+
+/** Whether this process is the rerun `rerunAsSplitWorker` started (it measures as the split worker runs). */
+export function runningAsSplitWorker(): boolean {
+  return process.env[SPLIT_WORKER_RERUN] === '1';
+}
+
 /**
- * Unless `stay` (a build-only child, or --main-thread), runs the script at `scriptUrl` again, with
- * the same argv, in a worker thread that registers tsx first, and exits with its code.
+ * Unless `stay` (a build-only child, or --in-process), runs the script at `scriptUrl` again, with
+ * the same argv, as serve and split run models (src/splitting/worker-pool.ts): in a process of its
+ * own started with ONNX Runtime's allocator settings, on its main thread; then exits with its code.
  */
-export async function rerunInWorker(scriptUrl: string, stay: boolean): Promise<void> {
-  if (!isMainThread || stay) return;
-  const worker = new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(scriptUrl)}); })`, { eval: true, argv: process.argv.slice(2) });
-  process.exit(await new Promise<number>((resolve) => worker.once('exit', resolve)));
+export function rerunAsSplitWorker(scriptUrl: string, stay: boolean): void {
+  if (runningAsSplitWorker() || stay) return;
+  const run = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(scriptUrl), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env: ortProcessEnv({ ...process.env, [SPLIT_WORKER_RERUN]: '1' }),
+  });
+  process.exit(run.status ?? 1);
 }
 
 export const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);

@@ -14,7 +14,7 @@ export const RUNTIME_LAYOUT = Object.freeze({
   /** Loads `libonnxruntime.so.1` from its own folder (RUNPATH `$ORIGIN`), so both stay side by side. */
   ortAddon: 'onnxruntime/onnxruntime_binding.node',
   modelsDir: 'models',
-  /** The split worker thread's own bundle (worker threads need a script file). */
+  /** The split worker process's own bundle (the executable runs it as a worker). */
   splitWorker: 'split-worker.cjs',
 });
 

@@ -1,15 +1,18 @@
 /**
- * Where split jobs run, for the server and the CLI: in worker threads. onnxruntime-node runs a
- * graph synchronously on the calling thread, so a separation on the main thread would stall
- * every HTTP request (or the CLI's progress bar) for seconds at a time. Worker threads also
- * allocate from their own glibc arenas, where ORT's large tensors are reused between runs
- * instead of page-faulted in again: a minute of audio took Demucs 29.0 s in a worker, 30.1 s
- * on the main thread (docs/demucs.md). Each worker keeps its models loaded between jobs.
+ * Where split jobs run, for the server and the CLI: in child processes of this one, each keeping
+ * its models loaded between jobs. onnxruntime-node runs a graph synchronously on the calling
+ * thread, so a separation in this process's main thread would stall every HTTP request (or the
+ * CLI's progress bar) for seconds at a time. A process of its own also starts with the allocator
+ * settings ONNX Runtime's large tensors need (onnx/process-env.ts: SCNet-large 1.2x faster), and
+ * whatever happens in native code there (an abort, running out of memory) fails the job, not
+ * the server.
  */
-import { Worker } from 'node:worker_threads';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { StemsplitError, type ErrorCode } from '../errors.js';
 import type { EnsembleMethod } from '../ensemble/algorithms.js';
 import type { ModelChoice } from '../models/registry.js';
+import { ortProcessEnv } from '../onnx/process-env.js';
 import type { Precision } from '../onnx/quantize.js';
 import { disableOrtTelemetry } from '../onnx/session.js';
 import type { SplitFileResult, SplitProgress, StemOutputOptions } from './split-audio-file.js';
@@ -29,13 +32,13 @@ export interface Splitter {
   /**
    * Asks every running job to stop at its next chunk or stem: the job then fails (its staged
    * stems removed by the worker) and its worker stays usable. Safer than `close` mid-job:
-   * terminating a worker while ONNX Runtime runs in it aborts the process (Napi::Error).
+   * it lets the worker remove what the job staged.
    */
   cancel(): void;
   close(): Promise<void>;
 }
 
-/** What the worker needs to load models (plain data: it crosses the thread boundary). */
+/** What the worker needs to load models (plain data: it crosses the process boundary as JSON). */
 export interface SplitWorkerData {
   readonly cacheDir: string;
   readonly intraOpThreads: number;
@@ -48,19 +51,27 @@ export type WorkerReply =
   | { readonly id: number; readonly type: 'done'; readonly result: SplitFileResult }
   | { readonly id: number; readonly type: 'error'; readonly code: ErrorCode | undefined; readonly message: string };
 
+/** The worker's settings, as JSON, in its environment. */
+export const WORKER_DATA_ENV = 'STEMSPLIT_SPLIT_WORKER_DATA';
+/** Set for the worker: the executable then runs its worker bundle (`STEMSPLIT_SPLIT_WORKER`) instead of the CLI. */
+export const WORKER_PROCESS_ENV = 'STEMSPLIT_SPLIT_PROCESS';
+
 /**
- * Starts the worker script: beside this file when built (.js); the executable names its own.
- * Run from TypeScript sources (tests, development), workers do not inherit tsx's loader, so the
- * worker registers it before importing the .ts file.
+ * Starts the worker script: beside this file when built (.js), through tsx from the sources
+ * (tests, development); the executable names its own. It runs in a session of its own, so a
+ * Ctrl-C reaches only this process, which asks the worker to stop at its next chunk.
  */
-function startWorker(data: SplitWorkerData): Worker {
+function startWorker(data: SplitWorkerData): ChildProcess {
   disableOrtTelemetry();
-  const override = process.env['STEMSPLIT_SPLIT_WORKER'];
-  if (override) return new Worker(override, { workerData: data });
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker-thread.js', import.meta.url), { workerData: data });
-  const script = new URL('./worker-thread.ts', import.meta.url).href;
-  const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(script)}); })`;
-  return new Worker(boot, { eval: true, workerData: data });
+  const fromSources = import.meta.url.endsWith('.ts');
+  const script = process.env['STEMSPLIT_SPLIT_WORKER'] ?? fileURLToPath(new URL(fromSources ? './worker-process.ts' : './worker-process.js', import.meta.url));
+  const loader = fromSources ? ['--import', import.meta.resolve('tsx')] : [];
+  return spawn(process.execPath, [...loader, script], {
+    env: ortProcessEnv({ ...process.env, [WORKER_DATA_ENV]: JSON.stringify(data), [WORKER_PROCESS_ENV]: '1' }),
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    serialization: 'advanced',
+    detached: true,
+  });
 }
 
 interface Pending {
@@ -69,9 +80,9 @@ interface Pending {
   readonly onProgress: (progress: SplitProgress) => void;
 }
 
-/** One worker thread and the job it is running. */
+/** One worker process and the job it is running. */
 class SplitWorker {
-  readonly #worker: Worker;
+  readonly #worker: ChildProcess;
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
   #dead = false;
@@ -80,7 +91,7 @@ class SplitWorker {
     this.#worker = startWorker(data);
     this.#worker.on('message', (reply: WorkerReply) => this.#onReply(reply));
     this.#worker.on('error', (error) => this.#failAll(error));
-    this.#worker.on('exit', (code) => this.#failAll(new Error(`the split worker stopped (exit code ${code})`)));
+    this.#worker.on('exit', (code, signal) => this.#failAll(new Error(`the split worker stopped (${signal ? `killed by ${signal}` : `exit code ${code}`})`)));
   }
 
   get dead(): boolean {
@@ -91,17 +102,21 @@ class SplitWorker {
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, onProgress });
-      this.#worker.postMessage({ id, job } satisfies WorkerRequest);
+      this.#worker.send({ id, job } satisfies WorkerRequest);
     });
   }
 
   cancel(): void {
-    for (const id of this.#pending.keys()) this.#worker.postMessage({ id, cancel: true } satisfies WorkerRequest);
+    for (const id of this.#pending.keys()) this.#worker.send({ id, cancel: true } satisfies WorkerRequest);
   }
 
   async terminate(): Promise<void> {
     this.#dead = true;
-    await this.#worker.terminate();
+    const worker = this.#worker;
+    if (worker.exitCode !== null || worker.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.kill();
+    await exited;
   }
 
   #onReply(reply: WorkerReply): void {

@@ -1,17 +1,19 @@
-/** The worker-thread side of `workerSplitter`: loads models once, runs split jobs, reports progress. */
-import { parentPort, workerData } from 'node:worker_threads';
+/** The worker-process side of `workerSplitter`: loads models once, runs split jobs, reports progress. */
 import { describeError, isStemsplitError, StemsplitError } from '../errors.js';
 import { onnxLoaders } from '../models/loaders.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM } from '../ensemble/algorithms.js';
 import { isEnsembleRef, ModelCache, type ModelRef } from '../models/registry.js';
 import type { SeparationModel } from '../separation/model.js';
 import { splitAudioFile } from './split-audio-file.js';
-import type { SplitWorkerData, WorkerReply, WorkerRequest } from './worker-pool.js';
+import { WORKER_DATA_ENV, type SplitWorkerData, type WorkerReply, type WorkerRequest } from './worker-pool.js';
 
-const port = parentPort;
-if (!port) throw new Error('worker-thread.ts must run in a worker thread');
-const models = new ModelCache(onnxLoaders(workerData as SplitWorkerData));
-const reply = (message: WorkerReply) => port.postMessage(message);
+const send = process.send?.bind(process);
+if (!send) throw new Error('worker-process.ts runs as the split worker of workerSplitter (it needs an IPC channel)');
+const models = new ModelCache(onnxLoaders(JSON.parse(process.env[WORKER_DATA_ENV] ?? '{}') as SplitWorkerData));
+const reply = (message: WorkerReply) => void send(message);
+// The channel closes when the process that started this one is gone, even killed outright: no one
+// is left to report to, and a job it restarts must not meet this one's output.
+process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
 
 const running = new Map<number, AbortController>();
 
@@ -22,7 +24,7 @@ async function loadEach(refs: readonly ModelRef[], load: (ref: ModelRef) => Prom
   return loaded;
 }
 
-port.on('message', async (request: WorkerRequest) => {
+process.on('message', async (request: WorkerRequest) => {
   if ('cancel' in request) {
     running.get(request.id)?.abort();
     return;

@@ -1,0 +1,21 @@
+/**
+ * The environment of a process that runs ONNX Runtime's large graphs (the split worker process,
+ * and the benchmarks that measure it). Staged graphs run without ORT's arena (one per session
+ * would hold every stage's peak at once), so every tensor is a fresh malloc. glibc serves large
+ * ones with mmap (always above 32 MiB, and above 64 MiB in a thread's own arena) and unmaps them
+ * on free, so every chunk page-faults gigabytes in again: SCNet-large spent 18 % of its CPU time
+ * in the kernel. One arena without an mmap threshold keeps freed memory in the heap for the next
+ * stage (docs/benchmarks.md, "Allocator"). glibc reads these only when a process starts.
+ */
+export const ORT_MALLOC_ENV: Readonly<Record<string, string>> = {
+  MALLOC_ARENA_MAX: '1',
+  MALLOC_MMAP_THRESHOLD_: String(2 ** 32),
+  // Memory freed at the top of the heap is kept up to this much, so the next stage reuses it.
+  MALLOC_TOP_PAD_: String(2 ** 28),
+};
+
+/** `env` with the allocator settings added; a user's own MALLOC_* settings win. */
+export function ortProcessEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const ownSettings = Object.keys(env).some((name) => name.startsWith('MALLOC_'));
+  return ownSettings ? { ...env } : { ...env, ...ORT_MALLOC_ENV };
+}
