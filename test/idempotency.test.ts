@@ -1,9 +1,12 @@
 /** Idempotency-Key, the rate limit and the credit balance under concurrent creates. */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { writeSong } from '../harness/audio.js';
+import { IdempotencyGate } from '../src/api/idempotency.js';
+import { openDataStore } from '../src/store/index.js';
 import { assertMatchesOpenApi } from './support/openapi.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from '../harness/server.js';
 
@@ -140,5 +143,33 @@ test('the rate limit counts every request, valid or not, and answers 429 with it
     assert.equal((await limited.request('GET', '/credits')).status, 200);
   } finally {
     await limited.close();
+  }
+});
+
+test('a process killed right after the work committed its response leaves that response for the retry', async () => {
+  const dir = tempDir('stemsplit-idem-crash-');
+  const store = join(process.cwd(), 'src', 'store', 'index.ts');
+  const gate = join(process.cwd(), 'src', 'api', 'idempotency.ts');
+  // The first process stores the response inside the work's own transaction (as the split's creation does), then dies.
+  const crashing = `
+    import { openDataStore } from ${JSON.stringify(store)};
+    import { IdempotencyGate } from ${JSON.stringify(gate)};
+    const data = await openDataStore(${JSON.stringify(dir)}, { initialCredits: 0, idempotencyTtlSeconds: 86400 });
+    await new IdempotencyGate(data.idempotency).run('key_a', 'job-1', 'hash-1', async (remember) => {
+      await data.store.transaction(() => remember({ status: 200, body: '{"id":"split_1"}' }));
+      process.kill(process.pid, 'SIGKILL');
+      return { status: 500, body: 'never reached' };
+    });`;
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', crashing], { encoding: 'utf8' });
+  assert.equal(child.signal, 'SIGKILL', child.stderr);
+
+  const data = await openDataStore(dir, { initialCredits: 0, idempotencyTtlSeconds: 86400 });
+  try {
+    const retry = await new IdempotencyGate(data.idempotency).run('key_a', 'job-1', 'hash-1', async () => {
+      throw new Error('the retry ran the work again');
+    });
+    assert.deepEqual(retry, { status: 200, body: '{"id":"split_1"}', replayed: true });
+  } finally {
+    await data.close();
   }
 });

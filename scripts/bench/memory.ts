@@ -2,9 +2,9 @@
  * Peak resident memory and speed of `stemsplit split` on long sources, to show that memory does
  * not grow with length (the split streams its audio). For each length the source is generated
  * (tones, a chord, noise bursts: content every stem has work on) as FLAC, then split to MP3 stems
- * by a child `stemsplit split`; its peak RSS is the child's VmHWM (the node process: the worker
- * thread that runs the model included; ffmpeg's decoder and encoders are separate processes of
- * a few MB each, reported apart as their summed peak).
+ * by a child `stemsplit split`. Peak RSS is the VmHWM of that process and of the split worker it
+ * starts (the process that runs the model); ffmpeg's decoder and encoders are separate processes
+ * of a few MB each, reported apart as their summed peak.
  *
  *   node --import tsx scripts/bench/memory.ts [--minutes 5,60,180] [--model 4s]
  *   node --import tsx scripts/bench/memory.ts --minutes 10,60 --model ../shared/fixtures/demucs/htdemucs_full_random.th
@@ -38,27 +38,34 @@ function makeSource(file: string, seconds: number): void {
   if (made.status !== 0) throw new Error(made.stderr.toString());
 }
 
-/** Peak RSS (VmHWM) of `pid` and the summed current RSS of its child processes, in kB. */
-function sample(pid: number): { hwm: number; children: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const hwm = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  let children = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    const ids = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-    for (const id of ids) {
-      try {
-        children += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${id}/status`, 'utf8'))?.[1] ?? 0);
-      } catch {
-        // that child has exited
-      }
+function status(pid: number | string, field: 'VmHWM' | 'VmRSS'): number {
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+}
+
+function childrenOf(pid: number | string): string[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean));
+}
+
+/** Peak RSS (VmHWM) of `pid` and of its split worker, and the summed current RSS of the other processes under it, in kB. */
+function sample(pid: number): { cli: number; worker: number; ffmpeg: number } {
+  const found = { cli: status(pid, 'VmHWM'), worker: 0, ffmpeg: 0 };
+  const pending = childrenOf(pid);
+  for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
+    try {
+      if (readFileSync(`/proc/${id}/cmdline`, 'utf8').includes('worker-process')) found.worker = Math.max(found.worker, status(id, 'VmHWM'));
+      else found.ffmpeg += status(id, 'VmRSS');
+      pending.push(...childrenOf(id));
+    } catch {
+      // that process has exited
     }
   }
-  return { hwm, children };
+  return found;
 }
 
 interface Row {
   readonly minutes: number;
   readonly peakMiB: number;
+  readonly workerMiB: number;
   readonly ffmpegMiB: number;
   readonly wall: number;
   readonly load: number;
@@ -78,12 +85,14 @@ async function measure(minutes: number): Promise<Row> {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
     let peakKb = 0;
+    let workerKb = 0;
     let ffmpegKb = 0;
     const timer = setInterval(() => {
       try {
-        const { hwm, children } = sample(child.pid as number);
-        peakKb = Math.max(peakKb, hwm);
-        ffmpegKb = Math.max(ffmpegKb, children);
+        const { cli, worker, ffmpeg } = sample(child.pid as number);
+        peakKb = Math.max(peakKb, cli);
+        workerKb = Math.max(workerKb, worker);
+        ffmpegKb = Math.max(ffmpegKb, ffmpeg);
       } catch {
         // the process has exited
       }
@@ -91,25 +100,25 @@ async function measure(minutes: number): Promise<Row> {
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     clearInterval(timer);
     if (code !== 0) throw new Error(`split of ${minutes} minutes exited with ${code}: ${stderr.split('\r').at(-1)}`);
-    return { minutes, peakMiB: peakKb / 1024, ffmpegMiB: ffmpegKb / 1024, wall: (Date.now() - started) / 1000, load: loadavg()[0] ?? 0 };
+    return { minutes, peakMiB: peakKb / 1024, workerMiB: workerKb / 1024, ffmpegMiB: ffmpegKb / 1024, wall: (Date.now() - started) / 1000, load: loadavg()[0] ?? 0 };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 console.log(`stemsplit split --model ${values.model} (ONNX threads: one per core, ${availableParallelism()} here), FLAC source, MP3 320 kb/s stems`);
-console.log('| source | peak RSS (node) | ffmpeg processes (peak sum) | wall | s per minute of audio | load avg at end |');
-console.log('|---|---|---|---|---|---|');
+console.log('| source | peak RSS (split worker) | peak RSS (CLI) | ffmpeg processes (peak sum) | wall | s per minute of audio | load avg at end |');
+console.log('|---|---|---|---|---|---|---|');
 const rows: Row[] = [];
 for (const minutes of (values.minutes as string).split(',').map(Number)) {
   const row = await measure(minutes);
   rows.push(row);
   console.log(
-    `| ${minutes} min | ${row.peakMiB.toFixed(0)} MiB | ${row.ffmpegMiB.toFixed(0)} MiB | ${row.wall.toFixed(0)} s | ${(row.wall / minutes).toFixed(1)} | ${row.load.toFixed(1)} |`,
+    `| ${minutes} min | ${row.workerMiB.toFixed(0)} MiB | ${row.peakMiB.toFixed(0)} MiB | ${row.ffmpegMiB.toFixed(0)} MiB | ${row.wall.toFixed(0)} s | ${(row.wall / minutes).toFixed(1)} | ${row.load.toFixed(1)} |`,
   );
 }
 if (rows.length > 1) {
-  const peaks = rows.map((row) => row.peakMiB);
+  const peaks = rows.map((row) => row.workerMiB);
   const spread = (Math.max(...peaks) - Math.min(...peaks)) / Math.min(...peaks);
   console.log(`peak RSS spread across lengths: ${(100 * spread).toFixed(1)} %`);
 }

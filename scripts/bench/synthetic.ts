@@ -1,6 +1,6 @@
 /**
  * What the benchmarks of full-size networks share (no download): seeded random weights, a
- * synthetic track, running the bench in a worker thread as serve and split run models, and the
+ * synthetic track, running the bench in a process of its own as serve and split run models, and the
  * measured demix with its report (time per chunk and per minute, where the time goes, RSS).
  */
 import { execFileSync, spawnSync } from 'node:child_process';

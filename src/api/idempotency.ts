@@ -14,6 +14,13 @@ export interface StoredResponse {
   readonly body: string;
 }
 
+/**
+ * The work behind a key. It may store its response itself with `remember`, inside the
+ * transaction that does the work, so a crash between the two cannot lose it; otherwise the gate
+ * stores it afterwards.
+ */
+export type IdempotentWork = (remember: (response: StoredResponse) => Promise<void>) => Promise<StoredResponse>;
+
 /** Hash of the request's meaning: key order and whitespace in the JSON do not matter. */
 export function requestHash(value: unknown): string {
   return createHash('sha256').update(canonicalJson(value)).digest('hex');
@@ -49,7 +56,7 @@ export class IdempotencyGate {
   }
 
   /** Runs `work` once per (API key, idempotency key), across every node; others get the stored response. */
-  async run(apiKeyId: string, key: string, hash: string, work: () => Promise<StoredResponse>): Promise<StoredResponse & { replayed: boolean }> {
+  async run(apiKeyId: string, key: string, hash: string, work: IdempotentWork): Promise<StoredResponse & { replayed: boolean }> {
     const slot = `${apiKeyId}\n${key}`;
     const local = this.#inFlight.get(slot);
     if (local) {
@@ -65,7 +72,7 @@ export class IdempotencyGate {
     }
   }
 
-  async #claimAndRun(apiKeyId: string, key: string, hash: string, work: () => Promise<StoredResponse>): Promise<StoredResponse & { replayed: boolean }> {
+  async #claimAndRun(apiKeyId: string, key: string, hash: string, work: IdempotentWork): Promise<StoredResponse & { replayed: boolean }> {
     const claim = await this.#keys.claim(apiKeyId, key, hash);
     if (claim.kind === 'existing') {
       if (claim.record.requestHash !== hash) throw reusedWithOtherBody(key);
@@ -74,10 +81,15 @@ export class IdempotencyGate {
       }
       return this.#awaitOtherNode(apiKeyId, key, hash, work);
     }
+    let remembered = false;
+    const remember = async (response: StoredResponse) => {
+      await this.#keys.complete(apiKeyId, key, response.status, response.body);
+      remembered = true;
+    };
     try {
-      const response = await work();
+      const response = await work(remember);
       if (response.status >= 500) await this.#keys.release(apiKeyId, key);
-      else await this.#keys.complete(apiKeyId, key, response.status, response.body);
+      else if (!remembered) await this.#keys.complete(apiKeyId, key, response.status, response.body);
       return { ...response, replayed: false };
     } catch (error) {
       await this.#keys.release(apiKeyId, key).catch(() => undefined);
@@ -86,7 +98,7 @@ export class IdempotencyGate {
   }
 
   /** The first request runs on another node (PostgreSQL): wait for its response, or for its claim to go. */
-  async #awaitOtherNode(apiKeyId: string, key: string, hash: string, work: () => Promise<StoredResponse>): Promise<StoredResponse & { replayed: boolean }> {
+  async #awaitOtherNode(apiKeyId: string, key: string, hash: string, work: IdempotentWork): Promise<StoredResponse & { replayed: boolean }> {
     const deadline = Date.now() + OTHER_NODE_WAIT_MS;
     while (Date.now() < deadline) {
       await sleep(OTHER_NODE_POLL_MS);

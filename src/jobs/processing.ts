@@ -1,5 +1,5 @@
 /**
- * What runs jobs in a process, for `serve` and `stemsplit worker` alike: the worker threads,
+ * What runs jobs in a process, for `serve` and `stemsplit worker` alike: the worker processes,
  * the runner that claims jobs for them, and the webhook dispatcher that sends what they finish.
  */
 import type { StemsplitConfig } from '../config.js';

@@ -4,12 +4,13 @@
  * would hold every stage's peak at once), so every tensor is a fresh malloc. glibc serves large
  * ones with mmap (always above 32 MiB, and above 64 MiB in a thread's own arena) and unmaps them
  * on free, so every chunk page-faults gigabytes in again: SCNet-large spent 18 % of its CPU time
- * in the kernel. One arena without an mmap threshold keeps freed memory in the heap for the next
- * stage (docs/benchmarks.md, "Allocator"). glibc reads these only when a process starts.
+ * in the kernel. One arena that keeps blocks up to 128 MiB in its heap reuses them for the next
+ * stage; a higher threshold was as fast and held more memory (docs/benchmarks.md, "Split workers
+ * and the allocator"). glibc reads these only when a process starts.
  */
 export const ORT_MALLOC_ENV: Readonly<Record<string, string>> = {
   MALLOC_ARENA_MAX: '1',
-  MALLOC_MMAP_THRESHOLD_: String(2 ** 32),
+  MALLOC_MMAP_THRESHOLD_: String(2 ** 27),
   // Memory freed at the top of the heap is kept up to this much, so the next stage reuses it.
   MALLOC_TOP_PAD_: String(2 ** 28),
 };

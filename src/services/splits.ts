@@ -86,7 +86,11 @@ export class SplitService {
     return { split, path: this.#data.layout.absolute(relativePath(split)) };
   }
 
-  async create(principal: Principal, request: CreateSplitRequest, baseUrl: string): Promise<Split> {
+  /**
+   * `onCreated` runs inside the transaction that creates the job (the API stores its idempotent
+   * response there), so a crash cannot leave a job whose creator never learned of it.
+   */
+  async create(principal: Principal, request: CreateSplitRequest, baseUrl: string, onCreated?: (split: Split) => Promise<void>): Promise<Split> {
     const id = newId('split');
     const model = this.#resolveModel(request.stemModel);
     if (request.webhookUrl) await this.#checkWebhookTarget(request.webhookUrl);
@@ -94,7 +98,11 @@ export class SplitService {
     try {
       const seconds = await this.#probe(source.path);
       const credits = Math.ceil(seconds);
-      return await this.#data.store.transaction(() => this.#insert(id, principal, request, source, model, credits, baseUrl));
+      return await this.#data.store.transaction(async () => {
+        const split = await this.#insert(id, principal, request, source, model, credits, baseUrl);
+        await onCreated?.(split);
+        return split;
+      });
     } catch (error) {
       await source.discard();
       throw error;

@@ -31,7 +31,7 @@ export interface SplitProgress {
   readonly percent: number;
 }
 
-/** What a split writes: plain data, the same from the CLI, the job runner and across the worker thread. */
+/** What a split writes: plain data, the same from the CLI, the job runner and across to the worker process. */
 export interface StemOutputOptions {
   readonly format: StemFormat;
   readonly mp3BitrateKbps?: number;

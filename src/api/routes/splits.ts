@@ -3,7 +3,7 @@ import { StemsplitError } from '../../errors.js';
 import { presentSplit } from '../present.js';
 import type { CreateSplitRequest, SplitService } from '../../services/splits.js';
 import type { StemUrlSigner } from '../stem-urls.js';
-import { ID_PATTERN, type DataStore } from '../../store/index.js';
+import { ID_PATTERN, type DataStore, type Split } from '../../store/index.js';
 import { mapError, successBody } from '../envelope.js';
 import type { AppEnv } from '../env.js';
 import { IdempotencyGate, requestHash, type StoredResponse } from '../idempotency.js';
@@ -40,12 +40,15 @@ export function splitRoutes(deps: SplitRoutesDeps): Hono<AppEnv> {
     };
     const origin = c.get('publicBase');
 
-    const create = async (): Promise<StoredResponse> => {
+    const created = (split: Split): StoredResponse => {
+      const data = { id: split.id, status: split.status, creditsUsed: split.creditsUsed, createdAt: split.createdAt };
+      return { status: 200, body: JSON.stringify(successBody(data)) };
+    };
+    const create = async (remember?: (response: StoredResponse) => Promise<void>): Promise<StoredResponse> => {
       try {
-        const split = await deps.splits.create(principal, request, origin);
+        const split = await deps.splits.create(principal, request, origin, remember && ((split) => remember(created(split))));
         deps.enqueue(split.id);
-        const data = { id: split.id, status: split.status, creditsUsed: split.creditsUsed, createdAt: split.createdAt };
-        return { status: 200, body: JSON.stringify(successBody(data)) };
+        return created(split);
       } catch (error) {
         const mapped = mapError(error);
         if (mapped.status >= 500) throw error;

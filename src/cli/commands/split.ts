@@ -198,7 +198,7 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   const readable = files.flatMap((file, i) => (failures.has(file) ? [] : [{ file, outDir: folders[i] as string }]));
   const results: SplitOutcome[] = [];
   if (readable.length > 0) {
-    // One worker thread runs the jobs (as `serve` does): this thread keeps drawing the progress.
+    // One worker process runs the jobs (as `serve` does): this one keeps drawing the progress.
     const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, 1);
     if (isEnsembleRef(ref)) {
       const members = ref.members.map((member) => `${member.name} (terms of its weights: ${member.terms})`).join(', ');
