@@ -196,6 +196,7 @@ console.log(line('istft + sum', best.timings.get('istft') ?? 0));
 console.log(line('pipeline (overlap-add)', wallMs - best.modelMs));
 console.log(`peak RSS        ${mb(separatePeak)} MiB during separation${results.length > 1 ? ' (highest over the runs)' : ''} (outputs ${mb(outputBytes)} MiB, input ${mb(track.data.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`);
 
+await model.dispose();
 if (values.cold) rmSync(cacheDir, { recursive: true, force: true });
 
 function median(values: readonly number[]): number {

@@ -37,6 +37,12 @@ export interface OrtSessionHandle {
 
 type OrtModule = typeof import('onnxruntime-node');
 
+/**
+ * Set to a path prefix, every session writes ONNX Runtime's per-node profile (JSON) there when it
+ * is released; `scripts/bench/ort-profile.ts` sums them per operator. A diagnosis aid: it slows runs.
+ */
+export const ORT_PROFILE_ENV = 'STEMSPLIT_ORT_PROFILE';
+
 let ortModule: Promise<OrtModule> | undefined;
 
 /**
@@ -60,6 +66,7 @@ export async function createOrtSession(
   options: OrtSessionOptions = {},
 ): Promise<OrtSessionHandle> {
   const ort = await loadOrt();
+  const profilePrefix = process.env[ORT_PROFILE_ENV];
   const sessionOptions: InferenceSession.SessionOptions = {
     executionProviders: ['cpu'],
     executionMode: 'sequential',
@@ -69,6 +76,7 @@ export async function createOrtSession(
     logSeverityLevel: options.logSeverity ?? 3,
     ...(options.allowSpinning === false ? { extra: { session: { intra_op: { allow_spinning: '0' } } } } : {}),
     ...(options.intraOpThreads === undefined ? {} : { intraOpNumThreads: options.intraOpThreads, interOpNumThreads: 1 }),
+    ...(profilePrefix ? { enableProfiling: true, profileFilePrefix: profilePrefix } : {}),
   };
   let session: InferenceSession;
   try {
@@ -84,7 +92,10 @@ export async function createOrtSession(
     inputNames: session.inputNames,
     outputNames: session.outputNames,
     session,
-    release: () => session.release(),
+    release: () => {
+      if (profilePrefix) session.endProfiling();
+      return session.release();
+    },
   };
 }
 
