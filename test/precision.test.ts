@@ -1,6 +1,7 @@
 /**
  * `--precision int8`: a converted checkpoint's constant-weight matrix products run as ORT's
- * DynamicQuantizeMatMul, cached apart from fp32, through the library and `stemsplit split`.
+ * DynamicQuantizeMatMul (SCNet's LSTMs as DynamicQuantizeLSTM), cached apart from fp32, through
+ * the library and `stemsplit split`.
  * The narrow Demucs fixture keeps ≥ 80 dB against the official reference in int8 (85.9–97.4 dB
  * measured; fp32 is at 125–136), so a wrong quantization (scales, layout) shows at once.
  */
@@ -13,7 +14,8 @@ import { loadDemucs } from '../src/demucs/index.js';
 import { runCli } from '../harness/process.js';
 import { tempDir } from '../harness/server.js';
 import { fixtureDir } from './support/fixtures.js';
-import { decodePlanar, readF32, writeFloatWav } from './support/reference-audio.js';
+import { msstFixtures, splitThroughCli } from './support/msst-fixtures.js';
+import { assertSnrs, decodePlanar, readF32, stemSnrs, writeFloatWav } from './support/reference-audio.js';
 
 const FIXTURES = fixtureDir('demucs');
 const MIN_INT8_DB = 80;
@@ -82,4 +84,21 @@ describe('int8 precision', { skip: FIXTURES === undefined ? 'no fixtures' : fals
       assert.ok(snr >= MIN_INT8_DB, `${stem}: ${snr.toFixed(1)} dB < ${MIN_INT8_DB}`);
     });
   });
+});
+
+/** SCNet in int8 measured 34.5–36.7 dB against the official output on these fixtures (fp32: 118–121). */
+const MIN_SCNET_INT8_DB = 30;
+
+describe('SCNet --precision int8 through stemsplit split', () => {
+  const dir = fixtureDir('msst');
+  // A missing fixture folder lists no fixtures (and fails under CI).
+  for (const [name, fixture] of msstFixtures(dir, 'scnet')) {
+    it(`${name}: int8 LSTMs, within ${MIN_SCNET_INT8_DB} dB of the official stems`, () => {
+      const caseDir = path.join(work, `scnet-${name}`);
+      const { actual, expected } = splitThroughCli(caseDir, dir as string, fixture, ['--precision', 'int8']);
+      assertSnrs(`${name} int8 through split`, stemSnrs(expected, actual, fixture.instruments_out.length), MIN_SCNET_INT8_DB);
+      const graphs = readdirSync(path.join(caseDir, 'cache', 'scnet'), { recursive: true, withFileTypes: true }).filter((entry) => entry.name.endsWith('.onnx'));
+      assert.ok(graphs.some((entry) => readFileSync(path.join(entry.parentPath, entry.name)).includes('DynamicQuantizeLSTM')), 'the cached graphs hold int8 LSTMs');
+    });
+  }
 });

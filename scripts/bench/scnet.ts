@@ -8,6 +8,7 @@
  *   node --import tsx scripts/bench/scnet.ts [--seconds 60] [--threads 2]
  *        [--msst /path/to/Music-Source-Separation-Training] [--python /usr/bin/python3]
  *        [--set field=value]            (e.g. chunkSize=88200, numDualPathLayers=2: smaller runs)
+ *        [--precision fp32|int8]        (int8: LSTMs and matrix products in int8, as --precision int8)
  *        [--in-process]                (run here, not in a worker process as serve/split do)
  *
  * Prints the load time, seconds per chunk and per minute of audio, where the time goes (STFT, graph,
@@ -21,6 +22,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { parseScnetConfig, type ScnetConfig } from '../../src/scnet/config.js';
+import { parsePrecision } from '../../src/onnx/quantize.js';
 import { ScnetNetwork } from '../../src/scnet/engine.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { rssSampler } from './rss.js';
@@ -35,6 +37,7 @@ const { values } = parseArgs({
     'build-only': { type: 'string' },
     set: { type: 'string', multiple: true },
     'in-process': { type: 'boolean', default: false },
+    precision: { type: 'string', default: 'fp32' },
   },
 });
 
@@ -155,7 +158,7 @@ if (values['build-only']) {
   const directory = values['build-only'];
   const config = benchConfig();
   const state = randomState(config);
-  const stages = ScnetNetwork.writeStages(config, state, directory);
+  const stages = ScnetNetwork.writeStages(config, state, directory, parsePrecision(values.precision));
   writeWeightBlob(state, directory, 'weights.bin');
   writeFileSync(path.join(directory, 'config.yaml'), stringify(msstDocument(config)));
   answerBuilt(state, stages, 2);
@@ -168,11 +171,11 @@ try {
   const config = benchConfig();
   const sampler = rssSampler();
   const loadStarted = performance.now();
-  const built = buildInChild(path.resolve(import.meta.dirname, 'scnet.ts'), ['--build-only', work, ...(values.set ?? []).flatMap((pair) => ['--set', pair])]);
+  const built = buildInChild(path.resolve(import.meta.dirname, 'scnet.ts'), ['--build-only', work, '--precision', values.precision, ...(values.set ?? []).flatMap((pair) => ['--set', pair])]);
   const network = await ScnetNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });
   const loadSeconds = (performance.now() - loadStarted) / 1000;
   const loadPeak = sampler.peakBytes();
-  console.log(`model           SCNet-large: dims ${config.dims.join('-')}, ${config.numDualPathLayers} dual-path layers, ${built.millions} M parameters (random)`);
+  console.log(`model           SCNet-large: dims ${config.dims.join('-')}, ${config.numDualPathLayers} dual-path layers, ${built.millions} M parameters (random), ${values.precision}`);
   const seconds = Number(values.seconds);
   const run = await measureDemix(network, seconds, sampler);
   const { track, out, wallMs, peak } = run;

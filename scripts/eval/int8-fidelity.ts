@@ -4,7 +4,7 @@
  * and full-size random networks (the htdemucs-size Demucs fixture; with `--full-roformer` the
  * viperx-size BS-RoFormer on one 8-s chunk, slow) int8 against fp32.
  *
- *   node --import tsx scripts/eval/int8-fidelity.ts [--families demucs,roformer] [--full-roformer] [--threads 2]
+ *   node --import tsx scripts/eval/int8-fidelity.ts [--families demucs,roformer,scnet] [--full-roformer] [--threads 2]
  *
  * Random weights say how the int8 kernels round, not how a trained network's weight and
  * activation ranges (outliers) fare: that is what the bundled model's SDR on real clips is for.
@@ -17,12 +17,13 @@ import { loadDemucs } from '../../src/demucs/index.js';
 import type { Precision } from '../../src/onnx/quantize.js';
 import { parseRoformerConfig } from '../../src/roformer/config.js';
 import { RoformerNetwork } from '../../src/roformer/engine.js';
+import { ScnetNetwork } from '../../src/scnet/engine.js';
 import { separate, type SegmentModel } from '../../src/separation/index.js';
 import { PRESETS, randomState } from '../bench/roformer-random.js';
 
 const { values } = parseArgs({
   options: {
-    families: { type: 'string', default: 'demucs,roformer' },
+    families: { type: 'string', default: 'demucs,roformer,scnet' },
     'full-roformer': { type: 'boolean', default: false },
     threads: { type: 'string', default: '2' },
     shared: { type: 'string', default: '../shared' },
@@ -99,21 +100,29 @@ async function demucsFixtures(): Promise<void> {
   }
 }
 
-async function roformerFixtures(): Promise<void> {
-  const dir = path.join(values.shared, 'fixtures/roformer');
+interface Int8Network {
+  forward(chunk: Float32Array): Promise<Float32Array>;
+  demixTrack(track: Float32Array): Promise<Float32Array>;
+  release(): Promise<void>;
+}
+
+/** Every MSST fixture of `modelTypes` under `folder`, forward and demix, in fp32 and int8 through the family's engine. */
+async function msstFixtures(family: string, folder: string, modelTypes: readonly string[], open: (checkpoint: string, precision: Precision) => Promise<Int8Network>): Promise<void> {
+  const dir = path.join(values.shared, folder);
   const manifest = JSON.parse(readFileSync(path.join(dir, 'fixtures.json'), 'utf8')) as {
-    fixtures: Record<string, { checkpoint: { file: string }; instruments_out: string[]; files: Record<string, { file: string }> }>;
+    fixtures: Record<string, { model_type: string; checkpoint: { file: string }; instruments_out: string[]; files: Record<string, { file: string }> }>;
   };
   for (const [name, fixture] of Object.entries(manifest.fixtures)) {
+    if (!modelTypes.includes(fixture.model_type)) continue;
     const stems = fixture.instruments_out.length;
-    const networks = await Promise.all(PRECISIONS.map((precision) => RoformerNetwork.open(path.join(dir, fixture.checkpoint.file), { cacheDir, intraOpThreads: threads, precision })));
+    const networks = await Promise.all(PRECISIONS.map((precision) => open(path.join(dir, fixture.checkpoint.file), precision)));
     const forwardIn = fixture.files['forward_in'];
     const forwardOut = fixture.files['forward_out'];
     if (forwardIn && forwardOut) {
       const input = readF32(path.join(dir, forwardIn.file));
       const reference = readF32(path.join(dir, forwardOut.file));
       const [fp32, int8] = [await networks[0]!.forward(input), await networks[1]!.forward(input)];
-      report(`roformer ${name} forward`, snrs(fp32, int8, stems), snrs(reference, fp32, stems), snrs(reference, int8, stems));
+      report(`${family} ${name} forward`, snrs(fp32, int8, stems), snrs(reference, fp32, stems), snrs(reference, int8, stems));
     }
     const demixIn = fixture.files['demix_in'];
     const demixOut = fixture.files['demix_out'];
@@ -121,7 +130,7 @@ async function roformerFixtures(): Promise<void> {
       const track = readF32(path.join(dir, demixIn.file));
       const reference = readF32(path.join(dir, demixOut.file));
       const [fp32, int8] = [await networks[0]!.demixTrack(track), await networks[1]!.demixTrack(track)];
-      report(`roformer ${name} demix`, snrs(fp32, int8, stems), snrs(reference, fp32, stems), snrs(reference, int8, stems));
+      report(`${family} ${name} demix`, snrs(fp32, int8, stems), snrs(reference, fp32, stems), snrs(reference, int8, stems));
     }
     await Promise.all(networks.map((network) => network.release()));
   }
@@ -163,7 +172,12 @@ function concat(planes: readonly Float32Array[]): Float32Array {
 try {
   console.log(`int8 vs fp32, SNR per stem (dB), ${threads} threads; references: the official code's outputs in ${values.shared}/fixtures`);
   if (families.includes('demucs')) await demucsFixtures();
-  if (families.includes('roformer')) await roformerFixtures();
+  if (families.includes('roformer')) {
+    await msstFixtures('roformer', 'fixtures/roformer', ['bs_roformer', 'mel_band_roformer'], (checkpoint, precision) => RoformerNetwork.open(checkpoint, { cacheDir, intraOpThreads: threads, precision }));
+  }
+  if (families.includes('scnet')) {
+    await msstFixtures('scnet', 'fixtures/msst', ['scnet'], (checkpoint, precision) => ScnetNetwork.open(checkpoint, { cacheDir, intraOpThreads: threads, precision }));
+  }
   if (values['full-roformer']) await fullRoformer();
 } finally {
   rmSync(cacheDir, { recursive: true, force: true });

@@ -16,7 +16,7 @@ export interface ConvOptions {
 }
 
 export interface OpsOptions {
-  /** `int8`: products with a constant weight (linear, matmul) run in int8 (onnx/quantize.ts). Default fp32. */
+  /** `int8`: products with a constant weight (linear, matmul, LSTM) run in int8 (onnx/quantize.ts). Default fp32. */
   readonly precision?: Precision;
 }
 
@@ -80,9 +80,10 @@ export class Ops {
     });
   }
 
-  matmul(a: Value, b: Value): Value {
+  /** `fixed`: b is a fixed transform (a DFT), not a learned weight, and stays float32 at every precision. */
+  matmul(a: Value, b: Value, options: { readonly fixed?: boolean } = {}): Value {
     const shape = [...a.shape.slice(0, -1), b.shape[b.shape.length - 1] as number];
-    if (b.shape.length === 2) {
+    if (b.shape.length === 2 && options.fixed !== true) {
       const quantized = this.quantizedMatMul(a, b, 'in-out');
       if (quantized !== undefined) return quantized;
     }
@@ -276,17 +277,42 @@ export class Ops {
    * layout) → [seq, directions, batch, hidden]. `weights` come in ONNX's layout and gate
    * order (see `onnxLstmWeights`).
    */
+  /**
+   * An LSTM over x [seq, batch, input] → [seq, directions, batch, hidden]. At int8 it is ORT's
+   * DynamicQuantizeLSTM: W and R stored as int8 with one scale per gate row (as quantizedMatMul),
+   * the input and hidden state quantized per step at run time.
+   */
   lstm(x: Value, weights: OnnxLstmWeights): Value {
     const { directions, hidden } = weights;
     const [seq, batch, input] = x.shape as [number, number, number];
     if (input !== weights.input) throw new Error(`LSTM expects ${weights.input} inputs, got [${x.shape.join(', ')}]`);
+    const shape = [seq, directions, batch, hidden];
+    const attributes = { hidden_size: attr.int(hidden), direction: attr.string(directions === 2 ? 'bidirectional' : 'forward') };
+    const b = this.graph.constant(weights.b, [directions, 8 * hidden], 'lstm_b');
+    if (this.options.precision === 'int8') {
+      const w = this.quantizedLstmWeight(weights.w, directions, input, 4 * hidden, 'lstm_w');
+      const r = this.quantizedLstmWeight(weights.r, directions, hidden, 4 * hidden, 'lstm_r');
+      return this.graph.op('DynamicQuantizeLSTM', [x, w.values, r.values, b, '', '', '', '', w.scales, w.zeros, r.scales, r.zeros], shape, attributes, MS_DOMAIN);
+    }
     const w = this.graph.constant(weights.w, [directions, 4 * hidden, input], 'lstm_w');
     const r = this.graph.constant(weights.r, [directions, 4 * hidden, hidden], 'lstm_r');
-    const b = this.graph.constant(weights.b, [directions, 8 * hidden], 'lstm_b');
-    return this.graph.op('LSTM', [x, w, r, b], [seq, directions, batch, hidden], {
-      hidden_size: attr.int(hidden),
-      direction: attr.string(directions === 2 ? 'bidirectional' : 'forward'),
-    });
+    return this.graph.op('LSTM', [x, w, r, b], shape, attributes);
+  }
+
+  /** ONNX's [dirs, gates, inputs] weight as DynamicQuantizeLSTM takes it: int8 [dirs, inputs, gates], scales and zero points [dirs, gates]. */
+  private quantizedLstmWeight(weight: Float32Array, directions: number, inputs: number, gates: number, hint: string): { values: Value; scales: Value; zeros: Value } {
+    const values = new Int8Array(directions * inputs * gates);
+    const scales = new Float32Array(directions * gates);
+    for (let d = 0; d < directions; d++) {
+      const quantized = quantizeWeight(weight.subarray(d * gates * inputs, (d + 1) * gates * inputs), inputs, gates, 'out-in');
+      values.set(quantized.values, d * inputs * gates);
+      scales.set(quantized.scales, d * gates);
+    }
+    return {
+      values: this.graph.constant(values, [directions, inputs, gates], `${hint}_int8`),
+      scales: this.graph.constant(scales, [directions, gates], `${hint}_scale`),
+      zeros: this.graph.constant(new Int8Array(directions * gates), [directions, gates], `${hint}_zero`),
+    };
   }
 
   /** Mean over one axis, kept as size 1 (opset 17: axes as an attribute). */

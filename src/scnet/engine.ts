@@ -10,6 +10,7 @@ import { TorchStft } from '../dsp/stft.js';
 import { StemsplitError } from '../errors.js';
 import { configBeside } from '../msst/config.js';
 import { openStages, StagedChunkNetwork, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../msst/staged.js';
+import { precisionKey, type Precision } from '../onnx/quantize.js';
 import { convertCached, StagedSessions, writeStageFiles, type StageFile } from '../onnx/stages.js';
 import type { TrackModel } from '../separation/model.js';
 import { readStateDict, type CheckpointTensor } from '../torch/checkpoint.js';
@@ -19,7 +20,10 @@ import { buildScnetStages } from './graph.js';
 /** Bump when the graph layout changes, so caches convert again. */
 const CONVERTER_VERSION = 2;
 
-export type LoadScnetOptions = MsstLoadOptions;
+export interface LoadScnetOptions extends MsstLoadOptions {
+  /** `int8`: convert (and cache) the graphs with int8 LSTMs and matrix products; default fp32. */
+  readonly precision?: Precision;
+}
 
 /**
  * SCNet.forward's padding: zeros up to a whole number of hops, one hop more when that number
@@ -61,16 +65,17 @@ export class ScnetNetwork extends StagedChunkNetwork<ScnetConfig> {
       configPath,
       family: 'scnet',
       converterVersion: CONVERTER_VERSION,
+      variant: precisionKey(options.precision),
       cacheDir: options.cacheDir,
-      build: () => buildScnetStages(config, readStateDict(checkpoint), { bins: stft.bins, frames: stft.frames }, checkpoint),
+      build: () => buildScnetStages(config, readStateDict(checkpoint), { bins: stft.bins, frames: stft.frames }, checkpoint, { precision: options.precision ?? 'fp32' }),
     });
     return ScnetNetwork.start(config, stft, directory, stages, options);
   }
 
   /** Writes the stages of weights held in memory into `directory` (benchmarks build random full-size ones). */
-  static writeStages(config: ScnetConfig, state: ReadonlyMap<string, CheckpointTensor>, directory: string): StageFile[] {
+  static writeStages(config: ScnetConfig, state: ReadonlyMap<string, CheckpointTensor>, directory: string, precision: Precision = 'fp32'): StageFile[] {
     const stft = chunkStft(config, 'the config');
-    return writeStageFiles(buildScnetStages(config, state, { bins: stft.bins, frames: stft.frames }, 'the weights'), directory);
+    return writeStageFiles(buildScnetStages(config, state, { bins: stft.bins, frames: stft.frames }, 'the weights', { precision }), directory);
   }
 
   /** A network from the stages `writeStages` wrote. */

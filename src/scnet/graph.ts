@@ -22,7 +22,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import { OnnxGraph, type Value } from '../onnx/graph.js';
-import { onnxLstmWeights, Ops } from '../onnx/ops.js';
+import { onnxLstmWeights, Ops, type OpsOptions } from '../onnx/ops.js';
 import type { GraphStage } from '../onnx/stages.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import type { ScnetConfig } from './config.js';
@@ -98,7 +98,7 @@ class Weights {
  * level. ONNX Runtime then holds one stage's activations at a time (the LSTMs' gate buffers are
  * the largest), and the skips pass between stages by name.
  */
-export function buildScnetStages(config: ScnetConfig, state: State, shape: ScnetGraphShape, file: string): GraphStage[] {
+export function buildScnetStages(config: ScnetConfig, state: State, shape: ScnetGraphShape, file: string, options: OpsOptions = {}): GraphStage[] {
   const weights = new Weights(state, file);
   const levels = config.dims.length - 1;
   const geometries: BandGeometry[][] = [];
@@ -114,7 +114,7 @@ export function buildScnetStages(config: ScnetConfig, state: State, shape: Scnet
   let previous = { name: GRAPH_INPUT, shape: [1, 2 * config.channels, shape.bins, shape.frames] as readonly number[] };
   const stage = (name: string, output: string, skips: readonly { name: string; shape: readonly number[] }[], body: (net: Network, x: Value, skips: Value[]) => Value) => {
     const graph = new OnnxGraph(`scnet-${name}`);
-    const net = new Network(graph, new Ops(graph), weights, config, file);
+    const net = new Network(graph, new Ops(graph, options), weights, config, file);
     const x = graph.input(stages.length === 0 ? GRAPH_INPUT : 'x_in', previous.shape);
     const others = skips.map((skip) => graph.input(skip.name, skip.shape));
     const result = graph.output(body(net, x, others), output);
@@ -229,11 +229,11 @@ class Network {
     const frames = x.shape[3] as number;
     if (layer % 2 === 0) {
       const { cos, sin } = this.dft(frames, 'forward');
-      return this.ops.concat([this.ops.matmul(x, cos), this.ops.matmul(x, sin)], 1);
+      return this.ops.concat([this.ops.matmul(x, cos, { fixed: true }), this.ops.matmul(x, sin, { fixed: true })], 1);
     }
     const [re, im] = this.ops.split(x, 1, 2) as [Value, Value];
     const { cos, sin } = this.dft(2 * (frames - 1), 'inverse');
-    return this.ops.add(this.ops.matmul(re, cos), this.ops.matmul(im, sin));
+    return this.ops.add(this.ops.matmul(re, cos, { fixed: true }), this.ops.matmul(im, sin, { fixed: true }));
   }
 
   /**

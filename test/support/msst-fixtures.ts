@@ -62,17 +62,17 @@ export async function checkForwardAndDemix(network: FixtureNetwork, dir: string,
 
 /**
  * Writes the fixture's demix input as a float WAV (`<work>/x.wav`), splits it with the CLI into
- * `<work>/out/x/`, and returns the stems it wrote, decoded, as [stems, channels, length] with
- * the reference demix_out.
+ * `<work>/out/x/` (with `extraArgs`, e.g. a precision), and returns the stems it wrote, decoded,
+ * as [stems, channels, length] with the reference demix_out.
  */
-export function splitThroughCli(work: string, dir: string, fixture: MsstFixture): { actual: Float32Array; expected: Float32Array; stemDir: string } {
+export function splitThroughCli(work: string, dir: string, fixture: MsstFixture, extraArgs: readonly string[] = []): { actual: Float32Array; expected: Float32Array; stemDir: string } {
   mkdirSync(work, { recursive: true });
   const { channels } = fixture;
   const song = path.join(work, 'x.wav');
   writeFloatWav(song, readF32(path.join(dir, (fixture.files['demix_in'] as FixtureFile).file)), channels);
   const env = { STEMSPLIT_DATA_DIR: path.join(work, 'data'), STEMSPLIT_CACHE_DIR: path.join(work, 'cache') };
   const out = path.join(work, 'out');
-  const result = runCli(['split', song, '--model', path.join(dir, fixture.checkpoint.file), '--format', 'wav', '--float32', '-o', out], env);
+  const result = runCli(['split', song, '--model', path.join(dir, fixture.checkpoint.file), '--format', 'wav', '--float32', '-o', out, ...extraArgs], env);
   assert.equal(result.status, 0, result.stderr);
   const expected = readF32(path.join(dir, (fixture.files['demix_out'] as FixtureFile).file));
   const actual = new Float32Array(expected.length);
