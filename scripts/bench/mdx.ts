@@ -10,6 +10,7 @@
  * (as ConvTDFNet), a 1×1 conv g → 4. Batch norm is left out (ONNX exports fold it into the conv).
  *
  *   node --import tsx scripts/bench/mdx.ts [--seconds 60] [--threads 2] [--growth 32] [--denoise] [--overlap 0.25]
+ *        [--in-process]   (run here, not in a worker process as serve/split do)
  *
  * Prints the network's size, the load time, seconds per minute of audio and the peak RSS while
  * separating.
@@ -23,7 +24,7 @@ import { OnnxGraph, writeModel, type Value } from '../../src/onnx/graph.js';
 import { Ops } from '../../src/onnx/ops.js';
 import { separateStream } from '../../src/separation/index.js';
 import { rssSampler } from './rss.js';
-import { benchTrack, interleavedBlocks, randomTensor } from './synthetic.js';
+import { benchTrack, interleavedBlocks, randomTensor, rerunAsSplitWorker } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -32,8 +33,11 @@ const { values } = parseArgs({
     growth: { type: 'string', default: '32' },
     overlap: { type: 'string', default: '0.25' },
     denoise: { type: 'boolean', default: false },
+    'in-process': { type: 'boolean', default: false },
   },
 });
+
+rerunAsSplitWorker(import.meta.url, values['in-process']);
 
 const DIM_F = 3072;
 const DIM_T = 256;
