@@ -115,14 +115,17 @@ export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
     return new Response(response.body, { status: response.status, headers });
   }, { middleware: [limited] });
 
-  app.openapi(listSplitsRoute, async (c) => {
+  // Read by hand as before: zod's query validator would refuse a repeated parameter, which
+  // the route has always read the first of.
+  serveAndDocument(app, listSplitsRoute, async (c) => {
     const principal = c.get('principal');
-    const { limit, cursor } = c.req.valid('query');
+    const { limit, cursor } = parseBody(ListSplitsQuery, { limit: c.req.query('limit'), cursor: c.req.query('cursor') });
     if (cursor !== undefined && !ID_PATTERN.test(cursor)) throw new StemsplitError('VALIDATION_ERROR', 'cursor is not a split id');
     const { splits, nextCursor } = await deps.splits.list(principal, limit, cursor);
     const now = deps.data.clock.now();
     const origin = c.get('publicBase');
-    return c.json(successBody({ nextCursor, items: splits.map((s) => presentSplit(s, deps.signer, origin, now)) }), 200);
+    const page: z.output<typeof SplitPage> = { nextCursor, items: splits.map((s) => presentSplit(s, deps.signer, origin, now)) };
+    return c.json(successBody(page));
   });
 
   app.openapi(getSplitRoute, async (c) => {
