@@ -7,11 +7,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodedSamples, writeSong } from '../harness/audio.js';
-import { assertMatchesOpenApi } from './support/openapi.js';
+import { servedOpenApi, type ServedOpenApi } from './support/openapi.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from '../harness/server.js';
 
 const SONG_SECONDS = 4.3;
 let t: TestServer;
+/** The description this server serves, which its answers must match. */
+let openapi: ServedOpenApi;
 let song: Buffer;
 /** What the server logged, as `serve` prints it on stderr. */
 const logged: string[] = [];
@@ -21,6 +23,7 @@ before(async () => {
   writeSong(join(dir, 'song.wav'), SONG_SECONDS);
   song = readFileSync(join(dir, 'song.wav'));
   t = await startTestServer({}, { log: (line) => logged.push(line) });
+  openapi = await servedOpenApi(t);
 });
 after(() => t.close());
 
@@ -36,7 +39,7 @@ describe('authentication', () => {
     for (const path of ['/credits', '/audio/splits/split_01J00000000000000000000000']) {
       const missing = await t.request('GET', path, { key: null });
       expectError(missing, 401, 'UNAUTHORIZED');
-      assertMatchesOpenApi('GET', path.startsWith('/credits') ? '/credits' : '/audio/splits/{splitId}', 401, missing.json);
+      openapi.assertMatches('GET', path.startsWith('/credits') ? '/credits' : '/audio/splits/{splitId}', 401, missing.json);
       expectError(await t.request('GET', path, { key: 'sk_stemsplit_wrong' }), 401, 'UNAUTHORIZED');
       expectError(await t.request('GET', path, { headers: { authorization: 'Basic abc' }, key: null }), 401, 'UNAUTHORIZED');
     }
@@ -65,7 +68,7 @@ describe('credits', () => {
   test('a fresh data dir has the documented initial grant of 3600 seconds', async () => {
     const response = await t.request('GET', '/credits');
     assert.equal(response.status, 200);
-    assertMatchesOpenApi('GET', '/credits', 200, response.json);
+    openapi.assertMatches('GET', '/credits', 200, response.json);
     assert.equal(response.json.data.unit, 'seconds');
     assert.ok(Number.isInteger(response.json.data.balance));
   });
@@ -76,26 +79,26 @@ describe('uploads and splits', () => {
     const before = (await t.request('GET', '/credits')).json.data.balance;
     const reserved = await t.request('POST', '/audio/uploads', { body: { filename: 'song.wav', contentType: 'audio/wav', contentLength: song.length } });
     assert.equal(reserved.status, 200);
-    assertMatchesOpenApi('POST', '/audio/uploads', 200, reserved.json);
+    openapi.assertMatches('POST', '/audio/uploads', 200, reserved.json);
     assert.deepEqual(Object.keys(reserved.json.data), ['uploadId', 'uploadUrl', 'expiresAt', 'uploadHeaders']);
     const { uploadUrl, uploadHeaders, uploadId } = reserved.json.data;
     const sent = await fetch(uploadUrl, { method: 'POST', headers: { ...uploadHeaders, 'content-type': 'audio/wav' }, body: song });
     const sentBody = (await sent.json()) as { data: { url: string; key: string } };
     assert.equal(sent.status, 200);
-    assertMatchesOpenApi('POST', '/uploads/{uploadId}', 200, sentBody);
+    openapi.assertMatches('POST', '/uploads/{uploadId}', 200, sentBody);
 
     const created = await t.request('POST', '/audio/splits', {
       body: { input: { type: 'uploaded_file', uploadId, fileUrl: sentBody.data.url, storageKey: sentBody.data.key }, stemModel: '4s' },
     });
     assert.equal(created.status, 200, created.text);
-    assertMatchesOpenApi('POST', '/audio/splits', 200, created.json);
+    openapi.assertMatches('POST', '/audio/splits', 200, created.json);
     assert.equal(created.json.data.status, 'queued');
     assert.equal(created.json.data.creditsUsed, Math.ceil(SONG_SECONDS));
     assert.match(created.json.data.id, /^split_[0-9A-Z]{26}$/);
     assert.equal((await t.request('GET', '/credits')).json.data.balance, before - Math.ceil(SONG_SECONDS));
 
     const done = await waitForSplit(t, created.json.data.id);
-    assertMatchesOpenApi('GET', '/audio/splits/{splitId}', 200, done.json);
+    openapi.assertMatches('GET', '/audio/splits/{splitId}', 200, done.json);
     const split = done.json.data;
     assert.equal(split.status, 'succeeded', JSON.stringify(split.error));
     assert.equal(split.progress, 100);
@@ -189,7 +192,7 @@ describe('uploads and splits', () => {
     assert.equal(first.status, 200);
     const reuse = await t.request('POST', '/audio/splits', { body: { input } });
     expectError(reuse, 422, 'VALIDATION_ERROR');
-    assertMatchesOpenApi('POST', '/audio/splits', 422, reuse.json);
+    openapi.assertMatches('POST', '/audio/splits', 422, reuse.json);
 
     const foreignKey = (await t.server.data.accounts.createKey('someone-else', 'foreign')).key;
     await t.server.data.accounts.grant('someone-else', 100);
@@ -234,14 +237,14 @@ describe('uploads and splits', () => {
       key: poor,
     });
     expectError(response, 402, 'INSUFFICIENT_CREDITS');
-    assertMatchesOpenApi('POST', '/audio/splits', 402, response.json);
+    openapi.assertMatches('POST', '/audio/splits', 402, response.json);
     assert.equal((await t.request('GET', '/credits', { key: poor })).json.data.balance, 2);
   });
 
   test('404 NOT_FOUND for unknown jobs, other accounts\' jobs and unknown endpoints', async () => {
     const missing = await t.request('GET', '/audio/splits/split_01J00000000000000000000000');
     expectError(missing, 404, 'NOT_FOUND');
-    assertMatchesOpenApi('GET', '/audio/splits/{splitId}', 404, missing.json);
+    openapi.assertMatches('GET', '/audio/splits/{splitId}', 404, missing.json);
     expectError(await t.request('GET', '/audio/splits/..%2F..%2Fetc%2Fpasswd'), 404, 'NOT_FOUND');
     const input = await uploadFile(t, song);
     const created = await t.request('POST', '/audio/splits', { body: { input } });
@@ -255,7 +258,7 @@ describe('uploads and splits', () => {
   test('GET /audio/splits pages through the key\'s jobs, newest first', async () => {
     const first = await t.request('GET', '/audio/splits?limit=2');
     assert.equal(first.status, 200);
-    assertMatchesOpenApi('GET', '/audio/splits', 200, first.json);
+    openapi.assertMatches('GET', '/audio/splits', 200, first.json);
     assert.equal(first.json.data.items.length, 2);
     assert.ok(first.json.data.items[0].id > first.json.data.items[1].id);
     const second = await t.request('GET', `/audio/splits?limit=2&cursor=${first.json.data.nextCursor}`);
@@ -284,7 +287,7 @@ describe('bad requests get 422 VALIDATION_ERROR, never 500', () => {
     test(`POST /audio/splits with ${name}`, async () => {
       const response = await t.request('POST', '/audio/splits', { body });
       expectError(response, 422, 'VALIDATION_ERROR');
-      assertMatchesOpenApi('POST', '/audio/splits', 422, response.json);
+      openapi.assertMatches('POST', '/audio/splits', 422, response.json);
     });
   }
   const uploads: Array<[string, unknown]> = [
@@ -300,7 +303,7 @@ describe('bad requests get 422 VALIDATION_ERROR, never 500', () => {
     test(`POST /audio/uploads with ${name}`, async () => {
       const response = await t.request('POST', '/audio/uploads', { body });
       expectError(response, 422, 'VALIDATION_ERROR');
-      assertMatchesOpenApi('POST', '/audio/uploads', 422, response.json);
+      openapi.assertMatches('POST', '/audio/uploads', 422, response.json);
     });
   }
   test('an Idempotency-Key over 128 characters', async () => {

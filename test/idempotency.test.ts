@@ -7,10 +7,12 @@ import { after, before, test } from 'node:test';
 import { writeSong } from '../harness/audio.js';
 import { IdempotencyGate } from '../src/api/idempotency.js';
 import { openDataStore } from '../src/store/index.js';
-import { assertMatchesOpenApi } from './support/openapi.js';
+import { servedOpenApi, type ServedOpenApi } from './support/openapi.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from '../harness/server.js';
 
 let t: TestServer;
+/** The description this server serves, which its answers must match. */
+let openapi: ServedOpenApi;
 let song: Buffer;
 
 before(async () => {
@@ -18,6 +20,7 @@ before(async () => {
   writeSong(join(dir, 'song.wav'), 2.5);
   song = readFileSync(join(dir, 'song.wav'));
   t = await startTestServer({ rateLimitPerMinute: 1000 });
+  openapi = await servedOpenApi(t);
 });
 after(() => t.close());
 
@@ -109,7 +112,7 @@ test('credits never go negative under 20 concurrent creates', async () => {
   const refused = responses.filter((r) => r.status === 402);
   assert.equal(created.length, 6);
   assert.equal(refused.length, 14);
-  for (const r of refused) assertMatchesOpenApi('POST', '/audio/splits', 402, r.json);
+  for (const r of refused) openapi.assertMatches('POST', '/audio/splits', 402, r.json);
   const balance = (await t.request('GET', '/credits', { key })).json.data.balance;
   assert.equal(balance, 2);
   const totals = await t.server.data.accounts.ledgerTotals('race');
@@ -132,7 +135,7 @@ test('the rate limit counts every request, valid or not, and answers 429 with it
     assert.deepEqual(statuses, [422, 422, 422, 429, 429]);
     assert.ok(last);
     assert.equal(last.json.error.code, 'RATE_LIMITED');
-    assertMatchesOpenApi('POST', '/audio/splits', 429, last.json);
+    openapi.assertMatches('POST', '/audio/splits', 429, last.json);
     const retryAfter = Number(last.headers.get('retry-after'));
     assert.ok(retryAfter >= 1 && retryAfter <= 60);
     assert.equal(last.headers.get('ratelimit-remaining'), '0');

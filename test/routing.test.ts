@@ -1,23 +1,33 @@
 /**
- * The API's routing, validation and envelopes, in process (`app.request`, no socket): every bad
- * body gets one readable sentence naming the field, in the v1 envelope, as the OpenAPI document
- * (generated from the same schemas) describes it. Part of the quick tier (`npm run test:quick`).
+ * The API's routing, validation and envelopes, in process (`app.request`, no socket): every bad body gets one readable sentence naming
+ * the field, in the v1 envelope, as the OpenAPI document (generated from the routes and schemas
+ * that serve) describes it; every operation the served document lists is routed, behind the key
+ * where it says so. Part of the quick tier (`npm run test:quick`).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { openApiDocument } from '../src/api/openapi.js';
 import { API_ERROR_CODES } from '../src/errors.js';
 import { MAX_UPLOAD_BYTES } from '../src/limits.js';
 import { startTestServer, type TestServer } from '../harness/server.js';
-import { assertMatchesOpenApi } from './support/openapi.js';
+import { servedOpenApi, type ServedOpenApi } from './support/openapi.js';
 
 let t: TestServer;
+/** The description the server serves: the routes it lists are the ones checked here. */
+let openapi: ServedOpenApi;
 before(async () => {
   t = await startTestServer();
+  openapi = await servedOpenApi(t);
 });
 after(async () => {
   await t.close();
 });
+
+/** `method path` without a body, with `key` or none; `json` is absent when the answer is not JSON. */
+async function send(method: string, path: string, key: string | null): Promise<{ status: number; text: string; json: any }> {
+  const response = await t.server.app.request(`/v1${path}`, { method, headers: key === null ? {} : { authorization: `Bearer ${key}` } });
+  const text = await response.text();
+  return { status: response.status, text, json: response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined };
+}
 
 async function post(path: string, body: unknown): Promise<{ status: number; json: any }> {
   const response = await t.server.app.request(`/v1${path}`, {
@@ -49,7 +59,7 @@ describe('POST /v1/audio/splits refuses a bad body with one sentence naming the 
       const response = await post('/audio/splits', body);
       assert.equal(response.status, 422);
       assert.deepEqual(response.json, { success: false, error: { code: 'VALIDATION_ERROR', message } });
-      assertMatchesOpenApi('POST', '/audio/splits', 422, response.json);
+      openapi.assertMatches('POST', '/audio/splits', 422, response.json);
     });
   }
 });
@@ -70,7 +80,7 @@ describe('POST /v1/audio/uploads refuses a bad body with one sentence naming the
       const response = await post('/audio/uploads', body);
       assert.equal(response.status, 422);
       assert.deepEqual(response.json, { success: false, error: { code: 'VALIDATION_ERROR', message } });
-      assertMatchesOpenApi('POST', '/audio/uploads', 422, response.json);
+      openapi.assertMatches('POST', '/audio/uploads', 422, response.json);
     });
   }
 });
@@ -78,20 +88,67 @@ describe('POST /v1/audio/uploads refuses a bad body with one sentence naming the
 test('a good reservation answers 200 in the envelope, as documented, with the file name cut to its last segment', async () => {
   const response = await post('/audio/uploads', { filename: '../x/song.wav', contentType: 'audio/wav', contentLength: 10 });
   assert.equal(response.status, 200);
-  assertMatchesOpenApi('POST', '/audio/uploads', 200, response.json);
+  openapi.assertMatches('POST', '/audio/uploads', 200, response.json);
   const listed = await t.server.app.request('/v1/audio/splits', { headers: { authorization: `Bearer ${t.key}` } });
-  assertMatchesOpenApi('GET', '/audio/splits', 200, await listed.json());
+  openapi.assertMatches('GET', '/audio/splits', 200, await listed.json());
 });
 
 test('the OpenAPI document is generated from the schemas: the error codes and limits are the declared ones', () => {
-  const schemas = openApiDocument.components?.schemas as Record<string, any>;
+  const schemas = openapi.document.components.schemas;
   assert.deepEqual(schemas['ErrorEnvelope'].properties.error.properties.code.enum, [...API_ERROR_CODES]);
   assert.equal(schemas['UploadRequest'].properties.contentLength.maximum, MAX_UPLOAD_BYTES);
   assert.equal(schemas['UploadRequest'].properties.contentLength.type, 'integer');
   assert.equal(schemas['SplitRequest'].additionalProperties, false);
-  for (const path of ['/audio/uploads', '/uploads/{uploadId}', '/audio/splits', '/audio/splits/{splitId}', '/credits', '/files/{splitId}/{stem}.{format}']) {
-    assert.ok((openApiDocument.paths as Record<string, unknown>)[path], `documents ${path}`);
-  }
+});
+
+/** A request path of a documented path: each `{param}` filled with its name (no such id or stem). */
+const filled = (path: string) => path.replaceAll(/{(\w+)}/g, '$1');
+
+/** Every operation the document lists, and whether it takes the bearer key. */
+function documentedOperations(): Array<{ method: string; path: string; url: string; bearer: boolean }> {
+  const document = openapi.document;
+  return Object.entries(document.paths).flatMap(([path, operations]) =>
+    Object.entries(operations).map(([method, operation]) => ({
+      method: method.toUpperCase(),
+      path,
+      url: filled(path),
+      // An operation's own `security: []` makes it public; the rest take the document's bearer key.
+      bearer: (operation.security ?? document.security ?? []).length > 0,
+    })),
+  );
+}
+
+describe('every documented operation is served as documented', () => {
+  test('the document lists operations, public and behind the bearer key', () => {
+    const operations = documentedOperations();
+    assert.ok(operations.some((operation) => operation.bearer));
+    assert.ok(operations.some((operation) => !operation.bearer));
+  });
+
+  test('without an API key: a bearer operation answers 401, a public one reaches its route and answers a documented status', async () => {
+    for (const { method, path, url, bearer } of documentedOperations()) {
+      const response = await send(method, url, null);
+      const name = `${method} ${path} (${url}): ${response.status} ${response.text.slice(0, 200)}`;
+      if (bearer) {
+        assert.equal(response.status, 401, name);
+        assert.equal(response.json.error.code, 'UNAUTHORIZED', name);
+      } else {
+        assert.notEqual(response.json?.error?.message, 'no such endpoint', name);
+      }
+      assert.ok(openapi.document.paths[path]?.[method.toLowerCase()]?.responses[String(response.status)], `documents the answer of ${name}`);
+      if (response.json !== undefined) openapi.assertMatches(method, path, response.status, response.json);
+    }
+  });
+
+  test('a documented path answers 404 in the envelope to a method it does not document', async () => {
+    for (const [path, operations] of Object.entries(openapi.document.paths)) {
+      for (const method of ['DELETE', 'PATCH'].filter((method) => !(method.toLowerCase() in operations))) {
+        const response = await send(method, filled(path), t.key);
+        assert.equal(response.status, 404, `${method} ${path}`);
+        assert.deepEqual(response.json, { success: false, error: { code: 'NOT_FOUND', message: 'no such endpoint' } }, `${method} ${path}`);
+      }
+    }
+  });
 });
 
 test('an unknown route and a missing key answer in the envelope', async () => {
@@ -100,5 +157,5 @@ test('an unknown route and a missing key answer in the envelope', async () => {
   assert.equal(((await missing.json()) as any).error.code, 'NOT_FOUND');
   const anonymous = await t.server.app.request('/v1/credits');
   assert.equal(anonymous.status, 401);
-  assertMatchesOpenApi('GET', '/credits', 401, await anonymous.json());
+  openapi.assertMatches('GET', '/credits', 401, await anonymous.json());
 });

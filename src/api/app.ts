@@ -1,22 +1,25 @@
 /**
- * The HTTP application: routes under /v1, one error mapper, one not-found answer. It is given
- * its services; it builds none and knows nothing of SQL files or ONNX.
+ * The HTTP application: routes under /v1 and the OpenAPI description made from them, one error
+ * mapper, one not-found answer. It is given its services; it builds none and knows nothing of
+ * SQL files or ONNX.
  */
 import { Hono } from 'hono';
+import { OpenAPIHono } from '@hono/zod-openapi';
 import type { SplitService } from '../services/splits.js';
 import type { StemUrlSigner } from './stem-urls.js';
 import type { AccountService } from '../services/accounts.js';
 import type { ModelService } from '../services/models.js';
 import type { UploadService } from '../services/uploads.js';
 import type { DataStore } from '../store/index.js';
-import { errorResponse, successBody } from './envelope.js';
+import { errorResponse } from './envelope.js';
 import type { AppEnv } from './env.js';
 import { bearerAuth } from './middleware/auth.js';
-import { openApiDocumentFor } from './openapi.js';
+import { describeApi } from './openapi.js';
 import type { ServerLimitsBody } from './schemas.js';
 import { creditRoutes } from './routes/credits.js';
 import { fileRoutes } from './routes/files.js';
 import { modelRoutes } from './routes/models.js';
+import { serverRoutes } from './routes/server.js';
 import { splitRoutes } from './routes/splits.js';
 import { uploadReservationRoutes, uploadTransferRoutes } from './routes/uploads.js';
 import { describeError, isStemsplitError, StemsplitError } from '../errors.js';
@@ -44,7 +47,7 @@ export interface AppDeps {
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const v1 = new Hono<AppEnv>();
+  const v1 = new OpenAPIHono<AppEnv>();
   const outage = new OutageLog('api', 'requests that need it get 503 with Retry-After: 5', deps.log);
 
   // An answer given before the request body arrived (a 401 or 404 before reading it) must close
@@ -61,17 +64,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     await next();
   });
 
-  // Unauthenticated: the description, the presigned-style upload and download URLs.
-  // The API's own address, so tools reach it under a proxy's path prefix too.
-  const openApiDocument = openApiDocumentFor(deps.limits.maxUploadBytes);
+  // Unauthenticated: the description, health and limits, the presigned-style upload and download URLs.
+  // The description names the API's own address, so tools reach it under a proxy's path prefix too.
+  // Registered before the authenticated routes' middleware; the document is made once they are all mounted.
   v1.get('/openapi.json', (c) => c.json({ ...openApiDocument, servers: [{ url: `${c.get('publicBase')}/v1` }] }));
-  v1.get('/health', (c) => c.json(successBody({ status: 'ok', version: deps.version })));
-  // Unauthenticated, so the web page can say what it takes before a key is given.
-  v1.get('/limits', (c) => c.json(successBody(deps.limits)));
+  v1.route('/', serverRoutes(deps));
   v1.route('/', uploadTransferRoutes(deps));
   v1.route('/', fileRoutes(deps));
 
-  const authed = new Hono<AppEnv>();
+  const authed = new OpenAPIHono<AppEnv>();
   authed.use(
     '*',
     bearerAuth({
@@ -88,6 +89,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   authed.route('/', creditRoutes(deps.accounts));
   authed.route('/', modelRoutes(deps.models));
   v1.route('/', authed);
+  const openApiDocument = describeApi(v1);
 
   app.route('/v1', v1);
   if (deps.extraRoutes) app.route('/', deps.extraRoutes);

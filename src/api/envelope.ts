@@ -2,13 +2,13 @@
  * The v1 envelope, made in one place: `{success:true,data}` and `{success:false,error:{code,message}}`.
  * Every error response of the server goes through `errorResponse`.
  */
+import type { z } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
 import { describeError, isApiErrorCode, isStemsplitError, type ApiErrorCode } from '../errors.js';
+import type { ErrorEnvelope } from './schemas.js';
 
-export interface ErrorBody {
-  success: false;
-  error: { code: ApiErrorCode; message: string };
-}
+/** An error answer: the type of its schema (schemas.ts), declared there once. */
+export type ErrorBody = z.output<typeof ErrorEnvelope>;
 
 export function successBody<T>(data: T): { success: true; data: T } {
   return { success: true, data };

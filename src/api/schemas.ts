@@ -1,7 +1,7 @@
 /**
- * Every request and response of the v1 API, declared once with zod. The routes validate bodies
- * with these schemas (`parseBody`) and `GET /v1/openapi.json` is generated from the same
- * declarations (openapi.ts), so the two cannot drift apart.
+ * Every request and response of the v1 API, declared once with zod. The routes validate their
+ * input with these schemas and `GET /v1/openapi.json` is generated from the same route
+ * declarations (routes/, openapi.ts), so the two cannot drift apart.
  *
  * Objects are strict (unknown fields are refused, and documented as `additionalProperties:
  * false`), numbers are integers, and each resource lists its scalar fields before nested ones,
@@ -205,7 +205,12 @@ export function envelopeOf<T extends z.ZodType>(data: T) {
 export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
-  throw new StemsplitError('VALIDATION_ERROR', sentenceOf(result.error.issues[0], body));
+  throw invalidInput(result.error, body);
+}
+
+/** The 422 VALIDATION_ERROR of `input` failing its schema: the first issue, in a sentence. */
+export function invalidInput(error: z.ZodError, input: unknown): StemsplitError {
+  return new StemsplitError('VALIDATION_ERROR', sentenceOf(error.issues[0], input));
 }
 
 type Issue = z.core.$ZodIssue;

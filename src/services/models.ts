@@ -9,8 +9,8 @@ export interface ModelInfo {
   readonly origin: ModelListing['origin'];
   readonly installed: boolean;
   /** The API aliases (`4s`, `6s`) that resolve to it now. */
-  readonly aliases: readonly string[];
-  readonly sources: readonly string[];
+  readonly aliases: ModelListing['aliases'][number][];
+  readonly sources: string[];
   readonly description: string;
   /** The weights' licence or terms as published, or "not stated". */
   readonly terms: string;
@@ -29,8 +29,8 @@ export class ModelService {
       family: model.family,
       origin: model.origin,
       installed: model.installed,
-      aliases: model.aliases,
-      sources: model.sources,
+      aliases: [...model.aliases],
+      sources: [...model.sources],
       description: model.description,
       terms: model.terms,
     }));

@@ -1,13 +1,14 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { Hono } from 'hono';
-import { STEM_CONTENT_TYPES } from '../../audio/formats.js';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { STEM_CONTENT_TYPES, STEM_FORMATS } from '../../audio/formats.js';
 import { StemsplitError } from '../../errors.js';
 import type { SplitService } from '../../services/splits.js';
 import type { StemUrlSigner } from '../stem-urls.js';
 import { ID_PATTERN, isStemName, type DataStore } from '../../store/index.js';
 import type { AppEnv } from '../env.js';
+import { binary, failure, openApiRoutes, serveAndDocument } from '../openapi.js';
 
 export interface FileRoutesDeps {
   readonly data: DataStore;
@@ -35,14 +36,37 @@ function parseRange(header: string | undefined, size: number): { start: number; 
 /** The pseudo-stem name a source download is signed under (no stem has it). */
 export const SOURCE = 'source';
 
+/** A stem's body in each format a job may ask for. */
+const stemContent = Object.fromEntries(STEM_FORMATS.map((format) => [STEM_CONTENT_TYPES[format], { schema: binary }]));
+
+const downloadStemRoute = createRoute({
+  method: 'get',
+  path: '/files/{splitId}/{stem}.{format}',
+  operationId: 'downloadStem',
+  description: "Signed, expiring stem download (the URLs in AudioSplit.stems), in the job's outputFormat. Supports Range.",
+  security: [],
+  request: {
+    params: z.object({ splitId: z.string(), stem: z.string(), format: z.enum(STEM_FORMATS) }),
+    query: z.object({ expires: z.string().openapi({ type: 'integer' }), signature: z.string() }),
+  },
+  responses: {
+    200: { description: 'The stem.', content: stemContent },
+    206: { description: 'Part of the stem.', content: stemContent },
+    401: failure('Invalid or expired signature.'),
+    404: failure('No such stem, or it is past retention.'),
+  },
+});
+
 /**
  * GET /files/:splitId/:stem.:format?expires&signature — the signed stem downloads (`format` the
  * job's `outputFormat`); and
- * GET /files/:splitId/source?… — the source the stems came from, kept as long as they are (A/B).
+ * GET /files/:splitId/source?… — the source the stems came from, kept as long as they are (A/B),
+ * served by the same route and not documented. The router matches the last segment whole, so a
+ * stem name or format it does not know is a 404, as for any file not kept.
  */
-export function fileRoutes(deps: FileRoutesDeps): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  app.get('/files/:splitId/:file', async (c) => {
+export function fileRoutes(deps: FileRoutesDeps): OpenAPIHono<AppEnv> {
+  const app = openApiRoutes();
+  serveAndDocument(app, downloadStemRoute, async (c) => {
     const splitId = c.req.param('splitId');
     const file = c.req.param('file');
     const named = /^(.+)\.([a-z0-9]+)$/.exec(file);
@@ -74,6 +98,6 @@ export function fileRoutes(deps: FileRoutesDeps): Hono<AppEnv> {
     if (range) headers['content-range'] = `bytes ${start}-${end}/${info.size}`;
     const body = Readable.toWeb(createReadStream(path, { start, end })) as ReadableStream;
     return new Response(body, { status: range ? 206 : 200, headers });
-  });
+  }, { path: '/files/:splitId/:file' });
   return app;
 }

@@ -1,11 +1,21 @@
-import { Hono } from 'hono';
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { ModelService } from '../../services/models.js';
 import { successBody } from '../envelope.js';
 import type { AppEnv } from '../env.js';
+import { failure, ok, openApiRoutes } from '../openapi.js';
+import { ModelList } from '../schemas.js';
+
+const listModelsRoute = createRoute({
+  method: 'get',
+  path: '/models',
+  operationId: 'listModels',
+  description: 'The models this server has and can pull, which stemModel runs which, and the terms of their weights (an addition to the v1 spec).',
+  responses: { 200: ok('The models.', ModelList), 401: failure('Missing or invalid API key.') },
+});
 
 /** GET /models: the installed and pullable models with their terms (an addition to the v1 spec). */
-export function modelRoutes(models: ModelService): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  app.get('/models', (c) => c.json(successBody({ items: models.list() })));
+export function modelRoutes(models: ModelService): OpenAPIHono<AppEnv> {
+  const app = openApiRoutes();
+  app.openapi(listModelsRoute, (c) => c.json(successBody({ items: models.list() }), 200));
   return app;
 }

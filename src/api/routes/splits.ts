@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { StemsplitError } from '../../errors.js';
 import { presentSplit } from '../present.js';
 import type { CreateSplitRequest, SplitService } from '../../services/splits.js';
@@ -8,8 +8,58 @@ import { mapError, successBody } from '../envelope.js';
 import type { AppEnv } from '../env.js';
 import { IdempotencyGate, requestHash, type StoredResponse } from '../idempotency.js';
 import { rateLimit } from '../middleware/rate-limit.js';
-import { ListSplitsQuery, parseBody, SplitRequest } from '../schemas.js';
+import { failure, integerHeader, json, ok, openApiRoutes, serveAndDocument } from '../openapi.js';
+import { AudioSplit, ListSplitsQuery, parseBody, SplitCreated, SplitPage, SplitRequest } from '../schemas.js';
 import { checkUploadReference, parseIdempotencyKey, readJsonObject } from '../validate.js';
+
+const createSplitRoute = createRoute({
+  method: 'post',
+  path: '/audio/splits',
+  operationId: 'createSplit',
+  request: {
+    headers: z.object({ 'Idempotency-Key': z.string().min(1).max(128).optional() }),
+    body: { required: true, content: json(SplitRequest) },
+  },
+  responses: {
+    200: {
+      ...ok('Job created (or replayed for a repeated Idempotency-Key).', SplitCreated),
+      headers: {
+        'RateLimit-Limit': integerHeader('Requests allowed per minute for this API key.'),
+        'RateLimit-Remaining': integerHeader('Requests left in the current window.'),
+        'RateLimit-Reset': integerHeader('Seconds until the window resets.'),
+      },
+    },
+    401: failure('Missing or invalid API key.'),
+    402: failure('The account does not have enough credits.'),
+    422: failure('Invalid request body or audio source.'),
+    429: failure('Rate limit exceeded; see Retry-After.'),
+  },
+});
+
+const listSplitsRoute = createRoute({
+  method: 'get',
+  path: '/audio/splits',
+  operationId: 'listSplits',
+  description: "The calling API key's jobs, newest first (an addition to the v1 spec).",
+  request: { query: ListSplitsQuery },
+  responses: {
+    200: ok('A page of jobs.', SplitPage),
+    401: failure('Missing or invalid API key.'),
+    422: failure('Invalid limit or cursor.'),
+  },
+});
+
+const getSplitRoute = createRoute({
+  method: 'get',
+  path: '/audio/splits/{splitId}',
+  operationId: 'getSplit',
+  request: { params: z.object({ splitId: z.string() }) },
+  responses: {
+    200: ok('The job.', AudioSplit),
+    401: failure('Missing or invalid API key.'),
+    404: failure('No such job for this account.'),
+  },
+});
 
 export interface SplitRoutesDeps {
   readonly data: DataStore;
@@ -22,11 +72,12 @@ export interface SplitRoutesDeps {
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
-export function splitRoutes(deps: SplitRoutesDeps): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
+  const app = openApiRoutes();
   const gate = new IdempotencyGate(deps.data.idempotency);
 
-  app.post('/audio/splits', rateLimit({ limit: deps.rateLimitPerMinute }), async (c) => {
+  const limited = rateLimit({ limit: deps.rateLimitPerMinute });
+  serveAndDocument(app, createSplitRoute, async (c) => {
     const principal = c.get('principal');
     const idempotencyKey = parseIdempotencyKey(c.req.header('idempotency-key'));
     const { value } = await readJsonObject(c, deps.maxJsonBodyBytes);
@@ -62,21 +113,24 @@ export function splitRoutes(deps: SplitRoutesDeps): Hono<AppEnv> {
     const headers: Record<string, string> = { ...JSON_HEADERS };
     if (response.replayed) headers['Idempotent-Replayed'] = 'true';
     return new Response(response.body, { status: response.status, headers });
-  });
+  }, { middleware: [limited] });
 
-  app.get('/audio/splits', async (c) => {
+  // Read by hand as before: zod's query validator would refuse a repeated parameter, which
+  // the route has always read the first of.
+  serveAndDocument(app, listSplitsRoute, async (c) => {
     const principal = c.get('principal');
     const { limit, cursor } = parseBody(ListSplitsQuery, { limit: c.req.query('limit'), cursor: c.req.query('cursor') });
     if (cursor !== undefined && !ID_PATTERN.test(cursor)) throw new StemsplitError('VALIDATION_ERROR', 'cursor is not a split id');
     const { splits, nextCursor } = await deps.splits.list(principal, limit, cursor);
     const now = deps.data.clock.now();
     const origin = c.get('publicBase');
-    return c.json(successBody({ nextCursor, items: splits.map((s) => presentSplit(s, deps.signer, origin, now)) }));
+    const page: z.output<typeof SplitPage> = { nextCursor, items: splits.map((s) => presentSplit(s, deps.signer, origin, now)) };
+    return c.json(successBody(page));
   });
 
-  app.get('/audio/splits/:splitId', async (c) => {
-    const split = await deps.splits.get(c.get('principal'), c.req.param('splitId'));
-    return c.json(successBody(presentSplit(split, deps.signer, c.get('publicBase'), deps.data.clock.now())));
+  app.openapi(getSplitRoute, async (c) => {
+    const split = await deps.splits.get(c.get('principal'), c.req.valid('param').splitId);
+    return c.json(successBody(presentSplit(split, deps.signer, c.get('publicBase'), deps.data.clock.now())), 200);
   });
 
   return app;
