@@ -3,6 +3,7 @@
  * Progress is reported as a single 0–100 figure over the three phases, weighted by how long
  * each typically takes, so a bar moves evenly.
  */
+import { readFileSync } from 'node:fs';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import {
@@ -284,10 +285,24 @@ const STAGING_NAME = /^.+\.partial-(\d+)-\d+$/;
 function processIsAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     // EPERM: alive, but another user's.
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return !isZombie(pid);
+}
+
+/**
+ * A split worker whose parent was killed is re-parented to PID 1, which in a container often
+ * never reaps it: a zombie answers signal 0 but has stopped for good (Linux's /proc; elsewhere
+ * a process that answers is taken as running).
+ */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false;
   }
 }
 
