@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import { spawnSync } from 'node:child_process';
 import { loadDemucs } from '../src/demucs/index.js';
 import { runCli } from '../harness/process.js';
-import { tempDir } from '../harness/server.js';
+import { tempDir } from './support/server.js';
 import { fixtureDir } from './support/fixtures.js';
 import { decodePlanar, readF32, writeFloatWav } from './support/reference-audio.js';
 
