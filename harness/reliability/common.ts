@@ -1,7 +1,7 @@
 /**
- * What every reliability script shares: `stemsplit serve` child processes over one data dir with
- * an API client that follows them across restarts, a webhook receiver that checks signatures, the credit ledger audit, and
- * figures (percentiles, RSS). Only loopback is ever contacted.
+ * What every reliability script shares: `stemsplit serve` child processes over one data dir, with
+ * an API client that follows them across restarts; a webhook receiver that checks signatures; the
+ * credit ledger audit; and figures (percentiles, RSS). Only loopback is ever contacted.
  */
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
