@@ -1,7 +1,7 @@
 /**
  * The one API client of the tests, benchmarks and reliability scripts: requests with a bearer
- * key, the upload flow the public SDKs use, and polling a job until it is terminal. Only the
- * server it is given is contacted (always a loopback address here).
+ * key, the upload flow the public SDKs use, and the one way to wait for a split. Only the server
+ * it is given is contacted (always a loopback address here).
  */
 
 export interface Reply {
@@ -18,6 +18,16 @@ export interface RequestInit {
   readonly headers?: Record<string, string>;
   /** Another key for this request; null sends none. */
   readonly key?: string | null;
+}
+
+/** Where the server is: its origin, or a function giving its current one (a server restarted on another port). */
+export type Origin = string | (() => string);
+
+/** An upload reserved with POST /audio/uploads: where its bytes go and with which headers. */
+export interface Reservation {
+  readonly uploadId: string;
+  readonly uploadUrl: string;
+  readonly uploadHeaders: Record<string, string>;
 }
 
 export interface UploadedInput {
@@ -37,7 +47,21 @@ export interface SplitView {
   readonly [field: string]: unknown;
 }
 
+/** How to wait for one split. */
+export interface SplitWait {
+  /** Gives up (throws) after this long; 120 s unless given. */
+  readonly timeoutMs?: number;
+  /** The state waited for; a terminal status unless given. */
+  readonly until?: (split: SplitView) => boolean;
+  /** Time between two polls; 100 ms unless given. */
+  readonly everyMs?: number;
+}
+
 const TERMINAL = new Set(['succeeded', 'failed']);
+
+export function isTerminal(split: SplitView): boolean {
+  return TERMINAL.has(split.status);
+}
 
 export function parseJsonOr<T>(text: string, fallback: T): unknown {
   try {
@@ -48,14 +72,23 @@ export function parseJsonOr<T>(text: string, fallback: T): unknown {
 }
 
 export class ApiClient {
+  readonly #origin: Origin;
+
   /**
-   * @param origin the server's origin, e.g. http://127.0.0.1:8787 (paths are under /v1)
+   * @param origin the server's origin, e.g. http://127.0.0.1:8787 (paths are under /v1), or a
+   *   function giving the current one, read at each request
    * @param key the API key sent as a bearer token, or null for none
    */
   constructor(
-    readonly origin: string,
+    origin: Origin,
     readonly key: string | null,
-  ) {}
+  ) {
+    this.#origin = origin;
+  }
+
+  get origin(): string {
+    return typeof this.#origin === 'function' ? this.#origin() : this.#origin;
+  }
 
   get base(): string {
     return `${this.origin}/v1`;
@@ -75,32 +108,44 @@ export class ApiClient {
     return { status: response.status, headers: response.headers, text, json: parseJsonOr(text, undefined) };
   }
 
-  /** Reserves an upload, sends the bytes to its uploadUrl (PUT, like the SDKs) and returns the split input. */
-  async upload(bytes: Buffer, filename = 'song.wav', contentType = 'audio/wav', method: 'PUT' | 'POST' = 'PUT'): Promise<UploadedInput> {
-    const reserved = await this.request('POST', '/audio/uploads', { body: { filename, contentType, contentLength: bytes.length } });
+  /** Reserves an upload of `length` bytes. Throws unless the server answers 200. */
+  async reserveUpload(length: number, filename = 'song.wav', contentType = 'audio/wav'): Promise<Reservation> {
+    const reserved = await this.request('POST', '/audio/uploads', { body: { filename, contentType, contentLength: length } });
     if (reserved.status !== 200) throw new Error(`reserve answered ${reserved.status}: ${reserved.text}`);
-    const { uploadId, uploadUrl, uploadHeaders } = reserved.json.data as { uploadId: string; uploadUrl: string; uploadHeaders: Record<string, string> };
-    const sent = await fetch(uploadUrl, { method, headers: { ...uploadHeaders, 'content-type': contentType }, body: bytes });
-    const result = (await sent.json()) as { data: { url: string; key: string } };
-    if (sent.status !== 200) throw new Error(`upload answered ${sent.status}: ${JSON.stringify(result)}`);
-    return { type: 'uploaded_file', uploadId, fileUrl: result.data.url, storageKey: result.data.key };
+    const { uploadId, uploadUrl, uploadHeaders } = reserved.json.data as Reservation;
+    return { uploadId, uploadUrl, uploadHeaders };
   }
 
-  /** Polls one job until it is terminal; its last answer. Throws after `timeoutMs`. */
-  async waitForSplit(id: string, timeoutMs = 120_000): Promise<Reply> {
+  /** Sends the bytes of a reserved upload to its uploadUrl and returns the split input. Throws unless the server answers 200. */
+  async sendUpload(reservation: Reservation, bytes: Buffer, contentType = 'audio/wav', method: 'PUT' | 'POST' = 'PUT'): Promise<UploadedInput> {
+    const sent = await fetch(reservation.uploadUrl, { method, headers: { ...reservation.uploadHeaders, 'content-type': contentType }, body: bytes });
+    const result = (await sent.json()) as { data: { url: string; key: string } };
+    if (sent.status !== 200) throw new Error(`upload answered ${sent.status}: ${JSON.stringify(result)}`);
+    return { type: 'uploaded_file', uploadId: reservation.uploadId, fileUrl: result.data.url, storageKey: result.data.key };
+  }
+
+  /** Reserves an upload, sends the bytes to its uploadUrl (PUT, like the SDKs) and returns the split input. */
+  async upload(bytes: Buffer, filename = 'song.wav', contentType = 'audio/wav', method: 'PUT' | 'POST' = 'PUT'): Promise<UploadedInput> {
+    return this.sendUpload(await this.reserveUpload(bytes.length, filename, contentType), bytes, contentType, method);
+  }
+
+  /** Polls one job until it reaches the state waited for (by default, terminal); its last answer. Throws after the timeout. */
+  async waitForSplit(id: string, wait: SplitWait = {}): Promise<Reply> {
+    const { timeoutMs = 120_000, until = isTerminal, everyMs = 100 } = wait;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const reply = await this.request('GET', `/audio/splits/${id}`);
-      const status = reply.json?.data?.status;
-      if (TERMINAL.has(status)) return reply;
-      if (Date.now() > deadline) throw new Error(`split ${id} still ${String(status)} after ${timeoutMs} ms`);
-      await sleep(100);
+      const split = reply.json?.data as SplitView | undefined;
+      if (split && until(split)) return reply;
+      if (Date.now() > deadline) throw new Error(`split ${id} still ${String(split?.status)} after ${timeoutMs} ms`);
+      await sleep(everyMs);
     }
   }
 
   /**
    * Polls several jobs until every one is terminal or the deadline passes, riding out a server
-   * that is down or restarting; returns the last view of each job seen.
+   * that is down or restarting (give the client a function for an origin that moves); returns the
+   * last view of each job seen, terminal or not.
    */
   async waitForSplits(ids: readonly string[], timeoutMs: number): Promise<Map<string, SplitView>> {
     const views = new Map<string, SplitView>();
@@ -111,7 +156,7 @@ export class ApiClient {
       for (const id of open) {
         const reply = await this.request('GET', `/audio/splits/${id}`).catch(() => undefined);
         if (reply?.status === 200) views.set(id, reply.json.data as SplitView);
-        if (reply?.status !== 200 || !TERMINAL.has(reply.json.data.status)) still.push(id);
+        if (reply?.status !== 200 || !isTerminal(reply.json.data as SplitView)) still.push(id);
       }
       open = still;
       if (open.length > 0) await sleep(250);

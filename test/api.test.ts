@@ -7,8 +7,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodedSamples, writeSong } from '../harness/audio.js';
+import { ApiClient } from '../harness/client.js';
 import { servedOpenApi, type ServedOpenApi } from './support/openapi.js';
-import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from '../harness/server.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
 
 const SONG_SECONDS = 4.3;
 let t: TestServer;
@@ -229,13 +230,8 @@ describe('uploads and splits', () => {
   test('402 INSUFFICIENT_CREDITS when the balance is short', async () => {
     const poor = (await t.server.data.accounts.createKey('poor', 'poor')).key;
     await t.server.data.accounts.grant('poor', 2);
-    const reserved = await t.request('POST', '/audio/uploads', { body: { filename: 's.wav', contentType: 'audio/wav', contentLength: song.length }, key: poor });
-    const { uploadUrl, uploadHeaders, uploadId } = reserved.json.data;
-    const sent = (await (await fetch(uploadUrl, { method: 'POST', headers: uploadHeaders, body: song })).json()) as { data: { url: string; key: string } };
-    const response = await t.request('POST', '/audio/splits', {
-      body: { input: { type: 'uploaded_file', uploadId, fileUrl: sent.data.url, storageKey: sent.data.key } },
-      key: poor,
-    });
+    const input = await new ApiClient(t.server.url, poor).upload(song, 's.wav', 'audio/wav', 'POST');
+    const response = await t.request('POST', '/audio/splits', { body: { input }, key: poor });
     expectError(response, 402, 'INSUFFICIENT_CREDITS');
     openapi.assertMatches('POST', '/audio/splits', 402, response.json);
     assert.equal((await t.request('GET', '/credits', { key: poor })).json.data.balance, 2);

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { decodedSamples, writeSong } from '../harness/audio.js';
 import { runCli, spawnCli } from '../harness/process.js';
-import { tempDir } from '../harness/server.js';
-import { until } from '../harness/wait.js';
+import { tempDir } from './support/server.js';
+import { until } from './support/wait.js';
 
 test('keys create (once, JSON), list, revoke; the key never appears again', () => {
   const env = { STEMSPLIT_DATA_DIR: tempDir() };

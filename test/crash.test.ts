@@ -8,11 +8,8 @@ import { test } from 'node:test';
 import { writeSong } from '../harness/audio.js';
 import { ApiClient } from '../harness/client.js';
 import { killHard, runCli, startServeProcess } from '../harness/process.js';
-import { tempDir } from '../harness/server.js';
-import { until } from '../harness/wait.js';
-
-const api = (url: string, key: string, method: string, path: string, body?: unknown) =>
-  new ApiClient(url, key).request(method, path, body === undefined ? {} : { body });
+import { tempDir } from './support/server.js';
+import { until } from './support/wait.js';
 
 /** A fresh data dir with an API key, and a song of `seconds` in it. */
 function dataDirWithSong(name: string, seconds: number) {
@@ -29,39 +26,25 @@ test('a job interrupted by SIGKILL is resumed after restart and succeeds once', 
   const { dataDir, env, key, bytes } = dataDirWithSong('long.wav', 90);
 
   let server = await startServeProcess([], env);
-  const reserved = await api(server.url, key, 'POST', '/audio/uploads', { filename: 'long.wav', contentType: 'audio/wav', contentLength: bytes.length });
-  const { uploadUrl, uploadHeaders, uploadId } = reserved.json.data;
-  const sent = (await (await fetch(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: bytes })).json()) as any;
-  const split = await api(server.url, key, 'POST', '/audio/splits', {
-    input: { type: 'uploaded_file', uploadId, fileUrl: sent.data.url, storageKey: sent.data.key },
-    stemModel: '4s',
-  });
+  const client = new ApiClient(() => server.url, key);
+  const split = await client.request('POST', '/audio/splits', { body: { input: await client.upload(bytes, 'long.wav'), stemModel: '4s' } });
   assert.equal(split.status, 200);
   const id = split.json.data.id as string;
 
   // Wait until the worker is inside the job, then kill the process without warning.
-  for (;;) {
-    const state = await api(server.url, key, 'GET', `/audio/splits/${id}`);
-    if (state.json.data.status === 'processing') break;
-    assert.equal(state.json.data.status, 'queued', 'the job must not finish before the kill');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  const started = await client.waitForSplit(id, { until: (job) => job.status !== 'queued', everyMs: 20 });
+  assert.equal(started.json.data.status, 'processing', 'the job must not finish before the kill');
   await killHard(server.child);
 
   server = await startServeProcess([], env);
   try {
-    let final;
-    for (let i = 0; i < 1200; i++) {
-      final = await api(server.url, key, 'GET', `/audio/splits/${id}`);
-      if (final.json.data.status === 'succeeded' || final.json.data.status === 'failed') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const final = await client.waitForSplit(id);
     assert.ok(final);
     assert.equal(final.json.data.status, 'succeeded', JSON.stringify(final.json.data.error));
     for (const url of Object.values(final.json.data.stems as Record<string, string>)) {
       assert.equal((await fetch(url)).status, 200);
     }
-    const credits = await api(server.url, key, 'GET', '/credits');
+    const credits = await client.request('GET', '/credits');
     assert.equal(credits.json.data.balance, 3600 - 90, 'charged exactly once');
   } finally {
     await killHard(server.child);
@@ -72,9 +55,9 @@ test('a second serve on a running server’s data dir refuses in one line and le
   const { dataDir, env, key, bytes } = dataDirWithSong('song.wav', 2);
 
   const first = await startServeProcess([], env);
+  const client = new ApiClient(first.url, key);
   try {
-    const reserved = await api(first.url, key, 'POST', '/audio/uploads', { filename: 'song.wav', contentType: 'audio/wav', contentLength: bytes.length });
-    const { uploadUrl, uploadHeaders } = reserved.json.data;
+    const { uploadUrl, uploadHeaders } = await client.reserveUpload(bytes.length);
     // Half the bytes now, the rest once the second serve has come and gone.
     let sendRest!: () => void;
     const restAllowed = new Promise<void>((resolve) => (sendRest = resolve));
@@ -101,7 +84,7 @@ test('a second serve on a running server’s data dir refuses in one line and le
     sendRest();
     const response = await sent;
     assert.equal(response.status, 200, await response.clone().text());
-    assert.equal((await api(first.url, key, 'GET', '/credits')).status, 200, 'the first server still serves');
+    assert.equal((await client.request('GET', '/credits')).status, 200, 'the first server still serves');
   } finally {
     await killHard(first.child);
   }

@@ -22,7 +22,7 @@ import { ModelCache, ModelRegistry, isEnsembleRef, modelDir, type ModelRef } fro
 import { splitAudioFile } from '../src/splitting/split-audio-file.js';
 import { writeSong } from '../harness/audio.js';
 import { runCli } from '../harness/process.js';
-import { startTestServer, tempDir, uploadFile, waitForSplit } from '../harness/server.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 import { fixtureDir } from './support/fixtures.js';
 import { decodePlanar, snrDb } from './support/reference-audio.js';
 

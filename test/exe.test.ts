@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import { VERSION } from '../src/version.js';
 import { ApiClient } from '../harness/client.js';
 import { decodedSamples, writeSong } from '../harness/audio.js';
-import { tempDir } from '../harness/server.js';
+import { tempDir } from './support/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SONG_SECONDS = 3;
@@ -149,9 +149,6 @@ function startServe(env: Record<string, string>): Promise<{ child: ChildProcess;
   });
 }
 
-const call = (base: string, key: string, method: string, path: string, body?: unknown) =>
-  new ApiClient(base.replace(/\/v1$/, ''), key).request(method, path, body === undefined ? {} : { body });
-
 test('serve: upload, split and download a stem through the v1 API, then stop on SIGTERM', async () => {
   const dir = scratch();
   const env = exeEnv(dir, sharedCache);
@@ -164,25 +161,15 @@ test('serve: upload, split and download a stem through the v1 API, then stop on 
   const { child, base } = await startServe(env);
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   try {
-    const reserved = await call(base, key, 'POST', '/audio/uploads', { filename: 'song.wav', contentType: 'audio/wav', contentLength: song.length });
-    assert.equal(reserved.status, 200, JSON.stringify(reserved.json));
-    const { uploadId, uploadUrl, uploadHeaders } = reserved.json.data;
-    const sent = await fetch(uploadUrl, { method: 'POST', headers: { ...uploadHeaders, 'content-type': 'audio/wav' }, body: song });
-    assert.equal(sent.status, 200);
-    const stored = ((await sent.json()) as { data: { url: string; key: string } }).data;
-    const input = { type: 'uploaded_file', uploadId, fileUrl: stored.url, storageKey: stored.key };
-    const split = await call(base, key, 'POST', '/audio/splits', { input, stemModel: '4s' });
+    const client = new ApiClient(base.replace(/\/v1$/, ''), key);
+    const input = await client.upload(song, 'song.wav', 'audio/wav', 'POST');
+    const split = await client.request('POST', '/audio/splits', { body: { input, stemModel: '4s' } });
     assert.equal(split.status, 200, JSON.stringify(split.json));
     const page = await fetch(new URL('/', base));
     assert.equal(page.status, 200, 'the web page is served from inside the executable');
     assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
 
-    let state = split.json.data;
-    for (const deadline = Date.now() + 120_000; state.status !== 'succeeded' && state.status !== 'failed'; ) {
-      assert.ok(Date.now() < deadline, `split still ${state.status}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      state = (await call(base, key, 'GET', `/audio/splits/${state.id}`)).json.data;
-    }
+    const state = (await client.waitForSplit(split.json.data.id)).json.data;
     assert.equal(state.status, 'succeeded', JSON.stringify(state.error));
     assert.deepEqual(Object.keys(state.stems).sort(), ['bass', 'drums', 'other', 'vocals']);
 

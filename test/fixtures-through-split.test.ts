@@ -13,7 +13,7 @@ import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCli } from '../harness/process.js';
-import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from '../harness/server.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
 import { MDX_DEFAULTS } from '../src/mdx/options.js';
 import { fixtureDir, fixtureManifest } from './support/fixtures.js';
 import { msstFixtures } from './support/msst-fixtures.js';

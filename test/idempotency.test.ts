@@ -5,10 +5,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { writeSong } from '../harness/audio.js';
+import { ApiClient } from '../harness/client.js';
 import { IdempotencyGate } from '../src/api/idempotency.js';
 import { openDataStore } from '../src/store/index.js';
 import { servedOpenApi, type ServedOpenApi } from './support/openapi.js';
-import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from '../harness/server.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
 
 let t: TestServer;
 /** The description this server serves, which its answers must match. */
@@ -84,10 +85,7 @@ test('20 concurrent duplicates make exactly one job and one charge', async () =>
 
 test('a failed request (402) is remembered like a success and replayed', async () => {
   const poorKey = (await t.server.data.accounts.createKey('idem-poor', 'p')).key;
-  const reserved = await t.request('POST', '/audio/uploads', { body: { filename: 's.wav', contentType: 'audio/wav', contentLength: song.length }, key: poorKey });
-  const { uploadUrl, uploadHeaders, uploadId } = reserved.json.data;
-  const sent = (await (await fetch(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: song })).json()) as { data: { url: string; key: string } };
-  const body = { input: { type: 'uploaded_file', uploadId, fileUrl: sent.data.url, storageKey: sent.data.key } };
+  const body = { input: await new ApiClient(t.server.url, poorKey).upload(song, 's.wav') };
   const first = await t.request('POST', '/audio/splits', { body, key: poorKey, headers: { 'idempotency-key': 'p1' } });
   assert.equal(first.status, 402);
   await t.server.data.accounts.grant('idem-poor', 100);
@@ -100,13 +98,9 @@ test('a failed request (402) is remembered like a success and replayed', async (
 test('credits never go negative under 20 concurrent creates', async () => {
   const key = (await t.server.data.accounts.createKey('race', 'race')).key;
   (await t.server.data.accounts.grant('race', 20)); // enough for 6 jobs of 3 s
+  const client = new ApiClient(t.server.url, key);
   const inputs = [];
-  for (let i = 0; i < 20; i++) {
-    const reserved = await t.request('POST', '/audio/uploads', { body: { filename: `s${i}.wav`, contentType: 'audio/wav', contentLength: song.length }, key });
-    const { uploadUrl, uploadHeaders, uploadId } = reserved.json.data;
-    const sent = (await (await fetch(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: song })).json()) as { data: { url: string; key: string } };
-    inputs.push({ type: 'uploaded_file', uploadId, fileUrl: sent.data.url, storageKey: sent.data.key });
-  }
+  for (let i = 0; i < 20; i++) inputs.push(await client.upload(song, `s${i}.wav`));
   const responses = await Promise.all(inputs.map((input) => t.request('POST', '/audio/splits', { body: { input }, key })));
   const created = responses.filter((r) => r.status === 200);
   const refused = responses.filter((r) => r.status === 402);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { resolveFfmpegPath } from '../src/audio/index.js';
 import { decodedSamples } from '../harness/audio.js';
-import { startTestServer, tempDir, uploadFile, waitForSplit } from '../harness/server.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 import { spawnSync } from 'node:child_process';
 
 test('a 3-minute MP3 through the API gives 6 MP3 stems, each as long as the source', async () => {

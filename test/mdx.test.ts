@@ -18,7 +18,7 @@ import { builtInModelData, HASHED_BYTES, readModelData, secondaryStem, uvrModelH
 import type { MdxOptions } from '../src/mdx/options.js';
 import { separate } from '../src/separation/index.js';
 import { runCli } from '../harness/process.js';
-import { tempDir } from '../harness/server.js';
+import { tempDir } from './support/server.js';
 import { fixtureDir, fixtureManifest } from './support/fixtures.js';
 import { assertSnrs, decodePlanar, readF32, snrDb, writeFloatWav } from './support/reference-audio.js';
 

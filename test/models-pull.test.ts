@@ -23,8 +23,8 @@ import { uvrModelHash } from '../src/mdx/model-data.js';
 import { demucsDir, isEnsembleRef, modelDir, ModelRegistry, type ModelListing } from '../src/models/registry.js';
 import { runCli, spawnCli } from '../harness/process.js';
 import { fixtureDir } from './support/fixtures.js';
-import { tempDir } from '../harness/server.js';
-import { until } from '../harness/wait.js';
+import { tempDir } from './support/server.js';
+import { until } from './support/wait.js';
 
 /** The Demucs fixtures two tests read (undefined in a clone without ../shared: those tests skip). */
 const demucsFixtures = isMainThread ? fixtureDir('demucs') : undefined;

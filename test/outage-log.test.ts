@@ -11,8 +11,8 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeSong } from '../harness/audio.js';
 import { freshDatabase, postgresSkipReason, relayTo } from '../harness/postgres.js';
-import { startTestServer, tempDir, uploadFile, waitForSplit } from '../harness/server.js';
-import { until } from '../harness/wait.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
+import { until } from './support/wait.js';
 
 const skip = (await postgresSkipReason()) ?? false;
 
@@ -31,10 +31,9 @@ test('an outage is logged once per component, with one line when it ends, and no
     assert.equal(created.status, 200, created.text);
     const id = created.json.data.id as string;
     // Cut while the job is separating, so it goes on writing progress into the outage.
-    await until(async () => {
-      const split = (await node.request('GET', `/audio/splits/${id}`)).json.data;
-      return split.status === 'processing' && split.progress >= 1;
-    }, 120_000, () => `the job never started: ${lines.join('\n')}`);
+    await node.client
+      .waitForSplit(id, { timeoutMs: 120_000, until: (split) => split.status === 'processing' && split.progress >= 1 })
+      .catch(() => assert.fail(`the job never started: ${lines.join('\n')}`));
     await outage.cut();
     for (let i = 0; i < 8; i++) {
       const refused = await node.request('GET', '/credits');

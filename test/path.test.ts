@@ -12,8 +12,8 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import { writeSong } from '../harness/audio.js';
-import { tempDir } from '../harness/server.js';
-import { until } from '../harness/wait.js';
+import { tempDir } from './support/server.js';
+import { until } from './support/wait.js';
 import { VERSION } from '../src/version.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -12,7 +12,7 @@ import { after, describe, it } from 'node:test';
 import { spawnSync } from 'node:child_process';
 import { loadDemucs } from '../src/demucs/index.js';
 import { runCli } from '../harness/process.js';
-import { tempDir } from '../harness/server.js';
+import { tempDir } from './support/server.js';
 import { fixtureDir } from './support/fixtures.js';
 import { msstFixtures, splitThroughCli } from './support/msst-fixtures.js';
 import { assertSnrs, decodePlanar, readF32, stemSnrs, writeFloatWav } from './support/reference-audio.js';

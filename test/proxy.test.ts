@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { webSessionLink } from '../src/web/session.js';
 import { ApiClient } from '../harness/client.js';
 import { writeSong } from '../harness/audio.js';
-import { startTestServer, tempDir } from '../harness/server.js';
+import { startTestServer, tempDir } from './support/server.js';
 
 /** A loopback proxy that forwards `<prefix>/…` to `target` with the prefix stripped, as nginx's `proxy_pass …/;` does. */
 async function startPrefixProxy(prefix: string) {
@@ -42,25 +42,14 @@ test('behind a proxy with a path prefix, upload, split, stems, the page and its 
     const dir = tempDir();
     writeSong(join(dir, 'song.wav'), 1.5);
     const bytes = readFileSync(join(dir, 'song.wav'));
-    const reserved = await api('POST', '/audio/uploads', { filename: 'song.wav', contentType: 'audio/wav', contentLength: bytes.length });
-    const { uploadId, uploadUrl, uploadHeaders } = reserved.json.data;
-    assert.ok(uploadUrl.startsWith(`${publicUrl}/v1/uploads/`), uploadUrl);
-    const sent = await fetch(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: bytes });
-    assert.equal(sent.status, 200);
-    const stored = ((await sent.json()) as any).data;
-    assert.ok(stored.url.startsWith(`${publicUrl}/v1/uploads/`), stored.url);
+    const reservation = await client.reserveUpload(bytes.length);
+    assert.ok(reservation.uploadUrl.startsWith(`${publicUrl}/v1/uploads/`), reservation.uploadUrl);
+    const input = await client.sendUpload(reservation, bytes);
+    assert.ok(input.fileUrl.startsWith(`${publicUrl}/v1/uploads/`), input.fileUrl);
 
-    const created = await api('POST', '/audio/splits', {
-      input: { type: 'uploaded_file', uploadId, fileUrl: stored.url, storageKey: stored.key },
-      stemModel: '4s',
-    });
+    const created = await api('POST', '/audio/splits', { input, stemModel: '4s' });
     assert.equal(created.status, 200, JSON.stringify(created.json));
-    let split;
-    for (let i = 0; i < 1200; i++) {
-      split = (await api('GET', `/audio/splits/${created.json.data.id}`)).json.data;
-      if (split.status === 'succeeded' || split.status === 'failed') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const split = (await client.waitForSplit(created.json.data.id)).json.data;
     assert.equal(split.status, 'succeeded', JSON.stringify(split.error));
     for (const url of Object.values(split.stems as Record<string, string>)) {
       assert.ok(url.startsWith(`${publicUrl}/v1/files/`), url);

@@ -16,7 +16,7 @@ import { api, provision, ServeProcess } from '../harness/reliability/common.js';
 import { rawRequest } from '../harness/reliability/raw-http.js';
 import { runUploadCut } from '../harness/reliability/upload-cut.js';
 import { writeSong } from '../harness/audio.js';
-import { startTestServer, tempDir } from '../harness/server.js';
+import { startTestServer, tempDir } from './support/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

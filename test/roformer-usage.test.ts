@@ -16,7 +16,7 @@ import { modelDir } from '../src/models/registry.js';
 import { writeSong } from '../harness/audio.js';
 import { fixtureDir } from './support/fixtures.js';
 import { runCli } from '../harness/process.js';
-import { startTestServer, tempDir, uploadFile, waitForSplit } from '../harness/server.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 
 const FIXTURES = fixtureDir('roformer');
 const work = tempDir('stemsplit-roformer-use-');

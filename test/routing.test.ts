@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { API_ERROR_CODES } from '../src/errors.js';
 import { MAX_UPLOAD_BYTES } from '../src/limits.js';
-import { startTestServer, type TestServer } from '../harness/server.js';
+import { startTestServer, type TestServer } from './support/server.js';
 import { servedOpenApi, type ServedOpenApi } from './support/openapi.js';
 
 let t: TestServer;

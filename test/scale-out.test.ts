@@ -14,8 +14,8 @@ import { writeSong } from '../harness/audio.js';
 import { ApiClient } from '../harness/client.js';
 import { freshDatabase, postgresSkipReason, relayTo, type TestDatabase } from '../harness/postgres.js';
 import { killHard, runCli, spawnCli } from '../harness/process.js';
-import { startTestServer, tempDir, uploadFile, type TestServer } from '../harness/server.js';
-import { until } from '../harness/wait.js';
+import { startTestServer, tempDir, uploadFile, type TestServer } from './support/server.js';
+import { until } from './support/wait.js';
 import { receiver } from '../harness/webhook-receiver.js';
 import { openDataStore } from '../src/store/index.js';
 

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { mappedFiles, markRuntimeUsed, pruneRuntimes, UNUSED_FOR_MS } from '../src/sea/prune.js';
-import { tempDir } from '../harness/server.js';
+import { tempDir } from './support/server.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const ADDON = createRequire(import.meta.url).resolve('better-sqlite3/build/Release/better_sqlite3.node');

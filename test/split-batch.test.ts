@@ -13,8 +13,8 @@ import { resolveFfmpegPath } from '../src/audio/index.js';
 import { outputFolders } from '../src/cli/commands/split.js';
 import { writeSong } from '../harness/audio.js';
 import { runCli, spawnCli } from '../harness/process.js';
-import { until } from '../harness/wait.js';
-import { tempDir } from '../harness/server.js';
+import { until } from './support/wait.js';
+import { tempDir } from './support/server.js';
 
 const work = tempDir('stemsplit-batch-');
 after(() => rmSync(work, { recursive: true, force: true }));

@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import { resolveFfmpegPath } from '../src/audio/index.js';
 import { stemOutput } from '../src/splitting/split-audio-file.js';
 import { runCli } from '../harness/process.js';
-import { tempDir } from '../harness/server.js';
+import { tempDir } from './support/server.js';
 
 const work = tempDir('stemsplit-output-');
 after(() => rmSync(work, { recursive: true, force: true }));

@@ -10,7 +10,7 @@ import { cleanupOnce } from '../src/jobs/cleanup.js';
 import { openDataStore } from '../src/store/index.js';
 import { migrationNames } from '../src/store/migrations.js';
 import { writeSong } from '../harness/audio.js';
-import { startTestServer, tempDir, uploadFile, waitForSplit } from '../harness/server.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 
 test('the database is in WAL mode, migrations run once, and reopening keeps the data', async () => {
   const dir = tempDir();
@@ -29,7 +29,7 @@ test('the database is in WAL mode, migrations run once, and reopening keeps the 
 
 /** Starts a process that opens `dataDir` when told; resolves once it is loaded and waiting. */
 async function openerWaitingAt(dataDir: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../harness/open-data-dir.ts', import.meta.url)), dataDir], {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./support/open-data-dir.ts', import.meta.url)), dataDir], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';

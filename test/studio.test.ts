@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { writeSong } from '../harness/audio.js';
 import { killHard, runCli } from '../harness/process.js';
-import { startTestServer, tempDir, type TestServer } from '../harness/server.js';
+import { startTestServer, tempDir, type TestServer } from './support/server.js';
 import { resolveConfig } from '../src/config.js';
 import { exitCodeMarkdown, exitCodes } from '../src/errors.js';
 import { MODEL_CATALOG } from '../src/models/catalog.js';

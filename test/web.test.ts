@@ -13,10 +13,10 @@ import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createWebSession, WEB_SESSION_KEY_NAME } from '../src/services/web-session.js';
 import { webSessionLink } from '../src/web/session.js';
-import { poll } from '../harness/wait.js';
+import { until } from './support/wait.js';
 import { writeSong } from '../harness/audio.js';
 import { killHard } from '../harness/process.js';
-import { startTestServer, tempDir, type TestServer } from '../harness/server.js';
+import { startTestServer, tempDir, type TestServer } from './support/server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -104,6 +104,12 @@ function maxDifference(a: Float32Array[], b: Float32Array[]): number {
 /** RMS of what each stem sends to the master, as the page's meters read it. */
 const levels = (page: Page): Promise<Record<string, number>> =>
   page.$$eval('#stems li', (rows) => Object.fromEntries(rows.map((row) => [row.getAttribute('data-stem'), Number(row.getAttribute('data-level'))])));
+/** The meters' levels once `heard` accepts them (they follow a click within a moment); throws with the last levels after 5 s. */
+async function levelsOnce(page: Page, heard: (level: Record<string, number>) => boolean): Promise<Record<string, number>> {
+  let level: Record<string, number> = {};
+  await until(async () => heard((level = await levels(page))), 5_000, () => `still ${JSON.stringify(level)} after 5000 ms`);
+  return level;
+}
 const FOCUSED_LABEL = "document.activeElement.getAttribute('aria-label') || document.activeElement.textContent";
 const SOUNDING = 0.001; // -60 dBFS
 const SILENT = 1e-5; // -100 dBFS
@@ -261,14 +267,14 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     // Play: time runs and every meter reads what its stem sends.
     await page.getByRole('button', { name: 'Play' }).click();
     await page.getByRole('button', { name: 'Pause' }).waitFor();
-    const playing = await poll(() => levels(page), (level) => Object.values(level).some((rms) => rms > SOUNDING));
+    const playing = await levelsOnce(page, (level) => Object.values(level).some((rms) => rms > SOUNDING));
     const loudest = Object.entries(playing).sort((a, b) => b[1] - a[1])[0]?.[0] as string;
 
     // Solo the loudest stem: the others fall silent, it keeps sounding.
     await page.getByRole('button', { name: `Solo ${loudest}` }).click();
     assert.equal(await page.getByRole('button', { name: `Solo ${loudest}` }).getAttribute('aria-pressed'), 'true');
-    await poll(
-      () => levels(page),
+    await levelsOnce(
+      page,
       (level) => Object.entries(level).every(([stem, rms]) => (stem === loudest ? rms > SOUNDING : rms < SILENT)),
     );
     assert.equal(await page.locator(`#stems li[data-stem="${loudest}"]`).getAttribute('class'), 'stem');
@@ -286,10 +292,10 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     await page.locator('#seek').fill('0');
     await page.getByRole('button', { name: 'Play' }).click();
     await page.getByRole('button', { name: 'A/B: hear the original' }).click();
-    await poll(() => levels(page), (level) => Object.entries(level).every(([track, rms]) => (track === 'original' ? rms > SOUNDING : rms < SILENT)));
+    await levelsOnce(page, (level) => Object.entries(level).every(([track, rms]) => (track === 'original' ? rms > SOUNDING : rms < SILENT)));
     await page.getByRole('button', { name: 'A/B: back to the stems' }).click();
-    await poll(
-      () => levels(page),
+    await levelsOnce(
+      page,
       (level) => Object.entries(level).every(([track, rms]) => (track === loudest ? rms > SOUNDING : rms < SILENT)),
     );
     await page.getByRole('button', { name: 'Pause' }).click();

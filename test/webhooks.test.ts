@@ -4,8 +4,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { writeSong } from '../harness/audio.js';
-import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from '../harness/server.js';
-import { until } from '../harness/wait.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
+import { until } from './support/wait.js';
 import { receiver, verifySignature, type Received } from '../harness/webhook-receiver.js';
 
 let t: TestServer;

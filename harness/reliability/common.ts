@@ -1,14 +1,14 @@
 /**
- * What every reliability script shares: `stemsplit serve` child processes over one data dir, a
- * small API client, a webhook receiver that checks signatures, the credit ledger audit, and
- * figures (percentiles, RSS). Only loopback is ever contacted.
+ * What every reliability script shares: `stemsplit serve` child processes over one data dir, with
+ * an API client that follows them across restarts; a webhook receiver that checks signatures; the
+ * credit ledger audit; and figures (percentiles, RSS). Only loopback is ever contacted.
  */
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import BetterSqlite3 from 'better-sqlite3';
 import { writeSong } from '../audio.js';
-import { ApiClient, parseJsonOr, sleep, type Reply, type SplitView, type UploadedInput } from '../client.js';
+import { ApiClient, parseJsonOr, sleep, type Reply, type UploadedInput } from '../client.js';
 import { killHard, runCli, startServeProcess } from '../process.js';
 import { receiver, type Received } from '../webhook-receiver.js';
 
@@ -36,6 +36,11 @@ export class ServeProcess {
 
   get url(): string {
     return this.#url;
+  }
+
+  /** A client of this server with `key` that follows it to its new port when it restarts. */
+  client(key: string | null): ApiClient {
+    return new ApiClient(() => this.#url, key);
   }
 
   get pid(): number | undefined {
@@ -109,21 +114,6 @@ export function api(base: string, key: string | null, method: string, path: stri
 /** Reserve, send the bytes (PUT, like the SDKs), and return the `uploaded_file` input. Throws on any failure. */
 export function upload(base: string, key: string, bytes: Buffer, filename = 'song.wav'): Promise<UploadedInput> {
   return new ApiClient(base, key).upload(bytes, filename);
-}
-
-export const TERMINAL = new Set(['succeeded', 'failed']);
-
-/** Polls every job until it is terminal or the deadline passes, following a server that restarts on another port. */
-export async function waitTerminal(base: () => string, key: string, ids: readonly string[], timeoutMs: number): Promise<Map<string, SplitView>> {
-  const views = new Map<string, SplitView>();
-  const deadline = Date.now() + timeoutMs;
-  let open = [...ids];
-  while (open.length > 0 && Date.now() < deadline) {
-    const seen = await new ApiClient(base(), key).waitForSplits(open, Math.min(1_000, deadline - Date.now()));
-    for (const [id, view] of seen) views.set(id, view);
-    open = open.filter((id) => !TERMINAL.has(views.get(id)?.status ?? ''));
-  }
-  return views;
 }
 
 /** True when `bytes` start like an MP3 file: an ID3 tag or an MPEG audio frame sync. */

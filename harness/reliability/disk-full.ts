@@ -14,7 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from '../server.js';
+import { tempDir } from '../temp-dir.js';
 import {
   api,
   auditLedger,
@@ -26,7 +26,6 @@ import {
   sleep,
   table,
   tidyUp,
-  waitTerminal,
   waitWebhooks,
   WebhookReceiver,
   writeSong,
@@ -129,7 +128,7 @@ export async function runDiskFull(log: (line: string) => void = () => undefined)
     record('the retried upload, once there is room', free, `upload HTTP ${retried.status}, split HTTP ${created.status}`, retried.status === 200 && created.status === 200);
     if (created.status === 200) {
       jobIds.push(created.json.data.id);
-      const views = await waitTerminal(() => server.url, key, [created.json.data.id], 120_000);
+      const views = await server.client(key).waitForSplits([created.json.data.id], 120_000);
       const view = views.get(created.json.data.id);
       const stemDirs = readdirNames(join(dataDir, 'stems'));
       record(
@@ -170,7 +169,7 @@ export async function runDiskFull(log: (line: string) => void = () => undefined)
     const sentAgain = await send(again);
     const recovered = await split(again, sentAgain);
     if (recovered.status === 200) jobIds.push(recovered.json.data.id);
-    const views = await waitTerminal(() => server.url, key, jobIds, 120_000);
+    const views = await server.client(key).waitForSplits(jobIds, 120_000);
     const last = views.get(recovered.json?.data?.id);
     const stemProblems = last?.status === 'succeeded' ? await checkStems(last.stems, 4) : ['not succeeded'];
     record('after making room: a new job', freeBytes(dataDir), `job ${last?.status}; stems: ${stemProblems.join(', ') || 'all download'}`, stemProblems.length === 0);

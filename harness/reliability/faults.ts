@@ -14,7 +14,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from '../server.js';
+import { tempDir } from '../temp-dir.js';
 import {
   api,
   auditLedger,
@@ -28,7 +28,6 @@ import {
   table,
   tidyUp,
   upload,
-  waitTerminal,
   waitWebhooks,
   WebhookReceiver,
   writeSong,
@@ -153,7 +152,7 @@ export async function runFaults(options: FaultOptions): Promise<FaultReport> {
   await submitting;
 
   const settleStarted = Date.now();
-  const views = await waitTerminal(() => server.url, key, ids, 300_000 + options.jobs * 5_000);
+  const views = await server.client(key).waitForSplits(ids, 300_000 + options.jobs * 5_000);
   const notTerminal = ids.filter((id) => !['succeeded', 'failed'].includes(views.get(id)?.status ?? ''));
   if (notTerminal.length > 0) problems.push(`${notTerminal.length} jobs not terminal: ${notTerminal.slice(0, 5).join(', ')}`);
   const missingHooks = await waitWebhooks(receiver, ids, 60_000);

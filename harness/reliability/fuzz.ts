@@ -16,7 +16,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { tempDir } from '../server.js';
+import { tempDir } from '../temp-dir.js';
 import {
   anything,
   createSplit,
@@ -42,7 +42,6 @@ import {
   table,
   tidyUp,
   upload,
-  waitTerminal,
   writeSong,
   type LedgerAudit,
 } from './common.js';
@@ -151,7 +150,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   if (server.errorLines().length > 0) problems.push(`the server logged errors:\n${server.errorLines().slice(0, 3).join('\n')}`);
   // Let jobs the fuzzing created finish first: a running job's stem staging folder is not a leftover.
   const jobIds = queryDb<{ id: string }>(dataDir, 'SELECT id FROM splits').map((r) => r.id);
-  await waitTerminal(() => server.url, target.key, jobIds, 120_000);
+  await server.client(target.key).waitForSplits(jobIds, 120_000);
   problems.push(...checkUploads(dataDir));
   problems.push(...checkLayout(workRoot, dataDir));
   problems.push(...findEscapes(target.nonce, workRoot));
@@ -213,7 +212,7 @@ async function prepare(server: ServeProcess, songsDir: string): Promise<FuzzTarg
   const foreignUpload = await upload(server.url, other.key, song, 'foreign.wav');
 
   const first = await api(server.url, key, 'POST', '/audio/splits', { body: { input: await upload(server.url, key, song), stemModel: '4s' } });
-  const views = await waitTerminal(() => server.url, key, [first.json.data.id], 120_000);
+  const views = await server.client(key).waitForSplits([first.json.data.id], 120_000);
   const view = views.get(first.json.data.id);
   if (view?.status !== 'succeeded') throw new Error(`the setup job did not succeed: ${JSON.stringify(view)}`);
   const [setting] = queryDb<{ value: string }>(dataDir, `SELECT value FROM settings WHERE key = 'urlSigningKey'`);

@@ -11,8 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { tempDir } from '../server.js';
-import { api, auditLedger, cliJson, queryDb, ServeProcess, table, tidyUp, upload, waitTerminal, writeSong, type LedgerAudit, type UploadedInput } from './common.js';
+import { tempDir } from '../temp-dir.js';
+import { api, auditLedger, cliJson, queryDb, ServeProcess, table, tidyUp, upload, writeSong, type LedgerAudit, type UploadedInput } from './common.js';
 
 export interface LoadOptions {
   readonly connections: number;
@@ -98,7 +98,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
   try {
     // A finished job to read.
     const first = await api(server.url, key, 'POST', '/audio/splits', { body: { input: await upload(server.url, key, song), stemModel: '4s' } });
-    await waitTerminal(() => server.url, key, [first.json.data.id], 120_000);
+    await server.client(key).waitForSplits([first.json.data.id], 120_000);
     await measure('GET /v1/audio/splits/{id}', options.connections, {
       url: `${server.url}/v1/audio/splits/${first.json.data.id}`,
       headers: auth,

@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from '../server.js';
+import { tempDir } from '../temp-dir.js';
 import {
   api,
   auditLedger,

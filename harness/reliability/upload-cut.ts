@@ -8,8 +8,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from '../server.js';
-import { api, auditLedger, checkStems, leftoverPartials, provision, queryDb, ServeProcess, sleep, table, tidyUp, waitTerminal, writeSong } from './common.js';
+import { tempDir } from '../temp-dir.js';
+import { api, auditLedger, checkStems, leftoverPartials, provision, queryDb, ServeProcess, sleep, table, tidyUp, writeSong } from './common.js';
 import { rawRequest, type RawResult } from './raw-http.js';
 
 export interface CutCase {
@@ -138,7 +138,7 @@ export async function runUploadCut(log: (line: string) => void = () => undefined
       return 'no answer (the server was gone); restarted';
     });
 
-    const views = await waitTerminal(() => server.url, key, jobIds, 120_000);
+    const views = await server.client(key).waitForSplits(jobIds, 120_000);
     for (const id of jobIds) {
       const view = views.get(id);
       const stemProblems = await checkStems(view?.stems, 4);

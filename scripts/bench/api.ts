@@ -11,7 +11,7 @@ import autocannon from 'autocannon';
 import { writeSong } from '../../harness/audio.js';
 import { ApiClient } from '../../harness/client.js';
 import { killHard, runCli, startServeProcess } from '../../harness/process.js';
-import { tempDir } from '../../harness/server.js';
+import { tempDir } from '../../harness/temp-dir.js';
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '10' } },
@@ -30,7 +30,7 @@ try {
   const input = await client.upload(bytes);
   const created = await client.request('POST', '/audio/splits', { body: { input, stemModel: '4s' } });
   const id = created.json.data.id as string;
-  const done = await client.waitForSplit(id, 120_000);
+  const done = await client.waitForSplit(id, { timeoutMs: 120_000 });
   if (done.json.data.status !== 'succeeded') throw new Error(`the split failed: ${done.text}`);
 
   const result = await autocannon({

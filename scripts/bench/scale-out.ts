@@ -16,7 +16,7 @@ import { writeSong } from '../../harness/audio.js';
 import { ApiClient } from '../../harness/client.js';
 import { freshDatabase } from '../../harness/postgres.js';
 import { killHard, runCli, spawnCli, startServeProcess } from '../../harness/process.js';
-import { tempDir } from '../../harness/server.js';
+import { tempDir } from '../../harness/temp-dir.js';
 
 const { values } = parseArgs({
   options: {
@@ -71,7 +71,7 @@ async function jobsPerHour(deployment: Deployment, song: Buffer): Promise<{ seco
   }
   let failed = 0;
   for (const id of ids) {
-    const done = await deployment.client.waitForSplit(id, 1_800_000);
+    const done = await deployment.client.waitForSplit(id, { timeoutMs: 1_800_000 });
     if (done.json.data.status !== 'succeeded') failed++;
   }
   const seconds = (Date.now() - started) / 1000;
@@ -83,7 +83,7 @@ async function throughput(deployment: Deployment, song: Buffer, runsJobs: boolea
   const input = await deployment.client.upload(song);
   const created = await deployment.client.request('POST', '/audio/splits', { body: { input, stemModel: '4s' } });
   const id = created.json.data.id as string;
-  if (runsJobs) await deployment.client.waitForSplit(id, 120_000);
+  if (runsJobs) await deployment.client.waitForSplit(id, { timeoutMs: 120_000 });
   const common = { connections: Number(values.connections), duration: Number(values.seconds), headers: auth };
   const get = await autocannon({ ...common, url: `${deployment.client.base}/audio/splits/${id}` });
   const post = await autocannon({

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { TestServer } from '../../harness/server.js';
+import type { TestServer } from './server.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 

@@ -3,7 +3,7 @@
  * `ready` once loaded, opens the dir when a line arrives on stdin, and prints the default balance.
  */
 import { once } from 'node:events';
-import { openDataStore } from '../src/store/index.js';
+import { openDataStore } from '../../src/store/index.js';
 
 const dataDir = process.argv[2];
 if (!dataDir) throw new Error('usage: open-data-dir.ts <data dir>');

@@ -2,13 +2,14 @@
  * A real server on a loopback port over a temporary data dir: a real SQLite file in it, or, when
  * STEMSPLIT_TEST_STORE=postgres (the PostgreSQL runs of the API suites), a fresh PostgreSQL database.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { resolveConfig, type ConfigInput } from '../src/config.js';
-import { startServer, type RunningServer, type ServerOptions } from '../src/server.js';
-import { ApiClient, type Reply, type RequestInit, type UploadedInput } from './client.js';
-import { freshDatabase, type TestDatabase } from './postgres.js';
+import { rmSync } from 'node:fs';
+import { resolveConfig, type ConfigInput } from '../../src/config.js';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
+import { ApiClient, type Reply, type RequestInit, type UploadedInput } from '../../harness/client.js';
+import { freshDatabase, type TestDatabase } from '../../harness/postgres.js';
+import { tempDir } from '../../harness/temp-dir.js';
+
+export { tempDir };
 
 export interface TestServer {
   readonly server: RunningServer;
@@ -40,10 +41,6 @@ function databaseOf(dataDir: string): Promise<TestDatabase> {
 /** Whether this test process runs the API suites on PostgreSQL (test/*-postgres.test.ts set it). */
 function onPostgres(): boolean {
   return process.env['STEMSPLIT_TEST_STORE'] === 'postgres';
-}
-
-export function tempDir(prefix = 'stemsplit-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
 }
 
 /** Starts the real server in this process, on a loopback port, over a fresh data dir (unless one is given). */
@@ -79,5 +76,5 @@ export function uploadFile(t: TestServer, bytes: Buffer, filename = 'song.wav', 
 
 /** Polls a split until it is terminal. */
 export function waitForSplit(t: TestServer, id: string, timeoutMs = 120_000): Promise<Reply> {
-  return t.client.waitForSplit(id, timeoutMs);
+  return t.client.waitForSplit(id, { timeoutMs });
 }
