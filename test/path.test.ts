@@ -50,17 +50,32 @@ test('SIGTERM to the stemsplit a user or supervisor started stops its split: exi
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('close', (status) => resolve(status)));
   await until(() => /\d+% separate/.test(stderr), 60_000, () => `separation never began: ${stderr}`);
-  // The process the user started is the one splitting (its only children are ffmpeg's decoder
-  // and encoders): no launcher in between to drop the signal.
-  const children = spawnSync('ps', ['-o', 'pid=,comm=', '--ppid', String(child.pid)], { encoding: 'utf8' })
-    .stdout.trim().split('\n').filter(Boolean).map((line) => line.trim().split(/\s+/));
-  assert.deepEqual([...new Set(children.map(([, command]) => command))], ['ffmpeg'], 'bin/stemsplit splits in its own process');
+  // The process the user started handles the signal itself: its one child is its split worker
+  // (src/splitting/worker-pool.ts), whose children are ffmpeg's decoder and encoders. No
+  // launcher in between to drop the signal.
+  const children = childrenOf(child.pid as number);
+  assert.equal(children.length, 1, `one split worker under stemsplit: ${JSON.stringify(children)}`);
+  const [worker] = children as [{ pid: number; args: string }];
+  assert.match(worker.args, /worker-process/, 'the child is the split worker');
+  const grandchildren = childrenOf(worker.pid);
+  assert.deepEqual([...new Set(grandchildren.map(({ args }) => args.split(/\s+/)[0]?.split('/').pop()))], ['ffmpeg'], "the worker's children are ffmpeg");
   child.kill('SIGTERM');
   assert.equal(await exited, 143, stderr);
   assert.match(stderr, /stemsplit: stopped by SIGTERM; nothing was written for long\n$/);
-  await until(() => children.every(([pid]) => !alive(Number(pid))), 5_000, () => 'an ffmpeg of the stopped split is still running');
+  const all = [worker, ...grandchildren];
+  await until(() => all.every(({ pid }) => !alive(pid)), 5_000, () => 'the split worker or an ffmpeg of the stopped split is still running');
   assert.deepEqual(existsSync(join(music, 'stopped')) ? readdirSync(join(music, 'stopped')) : [], []);
 });
+
+/** The processes whose parent is `pid`, with their command lines. */
+function childrenOf(pid: number): { pid: number; args: string }[] {
+  return spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' })
+    .stdout.trim().split('\n').filter(Boolean)
+    .map((line) => {
+      const [id = '', ...args] = line.trim().split(/\s+/);
+      return { pid: Number(id), args: args.join(' ') };
+    });
+}
 
 function alive(pid: number): boolean {
   try {
