@@ -7,11 +7,11 @@
 import { createRequire } from 'node:module';
 import { main } from '../cli/main.js';
 import { describeError, isStemsplitError } from '../errors.js';
-import { WORKER_PROCESS_ENV } from '../splitting/worker-pool.js';
+import { WORKER_PROCESS_ENV, WORKER_SCRIPT_ENV } from '../splitting/worker-pool.js';
 import { prepareSeaRuntime } from './runtime.js';
 
 function start(): void {
-  const worker = process.env[WORKER_PROCESS_ENV] && process.env['STEMSPLIT_SPLIT_WORKER'];
+  const worker = process.env[WORKER_PROCESS_ENV] && process.env[WORKER_SCRIPT_ENV];
   if (worker) {
     // A SEA's own require reaches only built-in modules; files on disk load through createRequire.
     createRequire(process.execPath)(worker);

@@ -10,6 +10,7 @@ import { StemsplitError, describeError } from '../errors.js';
 import { ensureRuntime } from './extract.js';
 import { MANIFEST_ASSET, RUNTIME_LAYOUT, parseManifest } from './manifest.js';
 import { markRuntimeUsed, pruneRuntimes } from './prune.js';
+import { WORKER_SCRIPT_ENV } from '../splitting/worker-pool.js';
 
 /** Set to the unpacked runtime dir; `requireNative` (./native.ts) loads the addons from there. */
 export const RUNTIME_DIR_ENV = 'STEMSPLIT_RUNTIME_DIR';
@@ -53,7 +54,7 @@ function pointAtRuntime(env: NodeJS.ProcessEnv, dir: string): void {
   env[RUNTIME_DIR_ENV] = dir;
   // Taken after an explicit STEMSPLIT_FFMPEG and a system ffmpeg on PATH, like the npm package's own.
   env['STEMSPLIT_BUNDLED_FFMPEG'] = join(dir, RUNTIME_LAYOUT.ffmpeg);
-  env['STEMSPLIT_SPLIT_WORKER'] = join(dir, RUNTIME_LAYOUT.splitWorker);
+  env[WORKER_SCRIPT_ENV] = join(dir, RUNTIME_LAYOUT.splitWorker);
   // A models dir chosen by the user still wins.
   env['STEMSPLIT_MODELS_DIR'] ||= join(dir, RUNTIME_LAYOUT.modelsDir);
 }

@@ -53,8 +53,10 @@ export type WorkerReply =
 
 /** The worker's settings, as JSON, in its environment. */
 export const WORKER_DATA_ENV = 'STEMSPLIT_SPLIT_WORKER_DATA';
-/** Set for the worker: the executable then runs its worker bundle (`STEMSPLIT_SPLIT_WORKER`) instead of the CLI. */
+/** Set for the worker: the executable then runs its worker bundle (WORKER_SCRIPT_ENV) instead of the CLI. */
 export const WORKER_PROCESS_ENV = 'STEMSPLIT_SPLIT_PROCESS';
+/** The worker script to run instead of the one beside this file (the executable's unpacked bundle). */
+export const WORKER_SCRIPT_ENV = 'STEMSPLIT_SPLIT_WORKER';
 
 /**
  * Starts the worker script: beside this file when built (.js), through tsx from the sources
@@ -64,7 +66,7 @@ export const WORKER_PROCESS_ENV = 'STEMSPLIT_SPLIT_PROCESS';
 function startWorker(data: SplitWorkerData): ChildProcess {
   disableOrtTelemetry();
   const fromSources = import.meta.url.endsWith('.ts');
-  const script = process.env['STEMSPLIT_SPLIT_WORKER'] ?? fileURLToPath(new URL(fromSources ? './worker-process.ts' : './worker-process.js', import.meta.url));
+  const script = process.env[WORKER_SCRIPT_ENV] ?? fileURLToPath(new URL(fromSources ? './worker-process.ts' : './worker-process.js', import.meta.url));
   const loader = fromSources ? ['--import', import.meta.resolve('tsx')] : [];
   return spawn(process.execPath, [...loader, script], {
     env: ortProcessEnv({ ...process.env, [WORKER_DATA_ENV]: JSON.stringify(data), [WORKER_PROCESS_ENV]: '1' }),
