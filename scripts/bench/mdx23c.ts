@@ -172,7 +172,6 @@ const perMinute = printDemixRun(run, {
   parts: ['STFT', 'graph (ORT)', 'iSTFT'],
   timings,
 });
-console.log(`peak RSS        ${mb(peak)} MiB while separating (input ${mb(track.byteLength)} MiB, output ${mb(out.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`);
 
 if (values.msst) {
   writeFileSync(path.join(work, 'track.f32'), track);

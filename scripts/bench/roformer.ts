@@ -104,4 +104,3 @@ printDemixRun(run, {
   parts: ['spectrum + features', 'graph (ORT)', 'masks + inverse'],
   timings,
 });
-console.log(`peak RSS        ${mb(run.peak)} MiB while separating (input ${mb(run.track.byteLength)} MiB, output ${mb(run.out.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`);

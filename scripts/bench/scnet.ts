@@ -188,7 +188,6 @@ try {
     parts: ['STFT', 'graph (ORT)', 'iSTFT'],
     timings,
   });
-  console.log(`peak RSS        ${mb(peak)} MiB while separating; process max ${mb(processPeak)} MiB`);
 
   if (values.msst) {
     writeFileSync(path.join(work, 'track.f32'), track);

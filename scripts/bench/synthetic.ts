@@ -163,7 +163,7 @@ export interface ReportSettings {
   readonly timings: { readonly stft: number; readonly graph: number; readonly istft: number };
 }
 
-/** Prints the run: audio, load, separation, per chunk, speed, where the time goes. Returns the seconds per minute of audio. */
+/** Prints the run: audio, load, separation, per chunk, speed, where the time goes, peak RSS. Returns the seconds per minute of audio. */
 export function printDemixRun(run: DemixRun, settings: ReportSettings): number {
   const { seconds, timings } = settings;
   const { wallMs, cpu, chunkMs } = run;
@@ -181,6 +181,7 @@ export function printDemixRun(run: DemixRun, settings: ReportSettings): number {
   console.log(line(settings.parts[0], timings.stft));
   console.log(line(settings.parts[1], timings.graph));
   console.log(line(settings.parts[2], timings.istft));
+  console.log(`peak RSS        ${mb(run.peak)} MiB while separating (input ${mb(run.track.byteLength)} MiB, output ${mb(run.out.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`);
   return perMinute;
 }
 
