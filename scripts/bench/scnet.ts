@@ -7,7 +7,8 @@
  *
  *   node --import tsx scripts/bench/scnet.ts [--seconds 60] [--threads 2]
  *        [--msst /path/to/Music-Source-Separation-Training] [--python /usr/bin/python3]
- *        [--set field=value]            (e.g. chunkSize=88200, numDualPathLayers=2: smaller runs)
+ *        [--set field=value]            (e.g. chunkSize=88200, numDualPathLayers=2: smaller runs; checked as a yaml is, so
+ *                                        numDualPathLayers must be even, as SCNet needs)
  *        [--precision fp32|int8]        (int8: LSTMs and matrix products in int8, as --precision int8)
  *        [--in-process]                (run here, not in a worker process as serve/split do)
  *
@@ -21,6 +22,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
+import { describeError } from '../../src/errors.js';
 import { parseScnetConfig, type ScnetConfig } from '../../src/scnet/config.js';
 import { parsePrecision } from '../../src/onnx/quantize.js';
 import { ScnetNetwork } from '../../src/scnet/engine.js';
@@ -41,7 +43,6 @@ const { values } = parseArgs({
   },
 });
 
-rerunAsSplitWorker(import.meta.url, Boolean(values['build-only']) || values['in-process']);
 
 /** SCNet-large as MSST publishes it (configs/config_musdb18_scnet_large.yaml): the model and inference sections. */
 const SCNET_LARGE = {
@@ -67,29 +68,32 @@ const SCNET_LARGE = {
   inference: { batch_size: 8, dim_t: 256, num_overlap: 4, normalize: false },
 };
 
-/** Settings `--set` may change (smaller runs); the PyTorch side gets the same. */
-const SETTABLE = new Set(['chunkSize', 'numOverlap', 'batchSize', 'numDualPathLayers']);
+/** Settings `--set` may change (smaller runs), and where each sits in the MSST config. */
+const SETTABLE: Readonly<Record<string, readonly ['audio' | 'model' | 'inference', string]>> = {
+  chunkSize: ['audio', 'chunk_size'],
+  numOverlap: ['inference', 'num_overlap'],
+  batchSize: ['inference', 'batch_size'],
+  numDualPathLayers: ['model', 'num_dplayer'],
+};
 
-function benchConfig(): ScnetConfig {
-  const config = parseScnetConfig(SCNET_LARGE, 'SCNet-large');
-  const overrides = Object.fromEntries(
-    (values.set ?? []).map((pair) => {
-      const [key = '', value] = pair.split('=');
-      if (!SETTABLE.has(key)) throw new Error(`--set takes ${[...SETTABLE].join(', ')}; got ${key}`);
-      return [key, Number(value)];
-    }),
-  );
-  return { ...config, ...overrides };
+/**
+ * The MSST config the run uses, `--set` applied: both sides build from it, and it goes through
+ * the parser a user's yaml meets, so a value SCNet cannot take (an odd num_dplayer leaves the
+ * separation net's output in its rfft domain) is refused in one line as it would be there.
+ */
+function benchDocument(): typeof SCNET_LARGE {
+  const document = structuredClone(SCNET_LARGE);
+  for (const pair of values.set ?? []) {
+    const [key = '', value] = pair.split('=');
+    const place = SETTABLE[key];
+    if (!place) throw new Error(`--set takes ${Object.keys(SETTABLE).join(', ')}; got ${key}`);
+    (document[place[0]] as Record<string, unknown>)[place[1]] = Number(value);
+  }
+  return document;
 }
 
-/** The MSST config of `config` (what the PyTorch side builds). */
-function msstDocument(config: ScnetConfig): object {
-  return {
-    ...SCNET_LARGE,
-    audio: { ...SCNET_LARGE.audio, chunk_size: config.chunkSize },
-    model: { ...SCNET_LARGE.model, num_dplayer: config.numDualPathLayers },
-    inference: { ...SCNET_LARGE.inference, num_overlap: config.numOverlap, batch_size: config.batchSize },
-  };
+function benchConfig(): ScnetConfig {
+  return parseScnetConfig(benchDocument(), 'SCNet-large (scripts/bench/scnet.ts --set)');
 }
 
 /** Every parameter an SCNet of this config has, named as in its state_dict, with random values. */
@@ -153,6 +157,15 @@ function randomState(config: ScnetConfig): Map<string, CheckpointTensor> {
   return state;
 }
 
+// A setting SCNet cannot take stops the run here, in one line, before any child process starts.
+try {
+  benchConfig();
+} catch (error) {
+  console.error(`scnet.ts: ${describeError(error)}`);
+  process.exit(2);
+}
+rerunAsSplitWorker(import.meta.url, Boolean(values['build-only']) || values['in-process']);
+
 if (values['build-only']) {
   // The child process that writes the random network's graph (and its weights for PyTorch), so the measured process holds no weights of its own.
   const directory = values['build-only'];
@@ -160,7 +173,7 @@ if (values['build-only']) {
   const state = randomState(config);
   const stages = ScnetNetwork.writeStages(config, state, directory, parsePrecision(values.precision));
   writeWeightBlob(state, directory, 'weights.bin');
-  writeFileSync(path.join(directory, 'config.yaml'), stringify(msstDocument(config)));
+  writeFileSync(path.join(directory, 'config.yaml'), stringify(benchDocument()));
   answerBuilt(state, stages, 2);
 }
 
