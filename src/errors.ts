@@ -100,6 +100,16 @@ export function isJobErrorCode(code: string): code is JobErrorCode {
   return (JOB_ERROR_CODES as readonly string[]).includes(code);
 }
 
+/**
+ * The code a failed job reports for an error with `code`: the code itself where the v1 API has
+ * it; a model refused or missing (which only the CLI names) is the model failing,
+ * SEPARATION_FAILED; undefined for the rest, which the job reports by the phase it failed in.
+ */
+export function jobErrorCodeOf(code: ErrorCode): JobErrorCode | undefined {
+  if (isJobErrorCode(code)) return code;
+  return code === 'MODEL_INVALID' || code === 'MODEL_NOT_FOUND' ? 'SEPARATION_FAILED' : undefined;
+}
+
 export function isStemsplitError(error: unknown): error is StemsplitError {
   return error instanceof StemsplitError;
 }

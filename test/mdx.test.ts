@@ -16,9 +16,10 @@ import { Fft } from '../src/dsp/fft.js';
 import { loadMdx, mdxSources } from '../src/mdx/engine.js';
 import { builtInModelData, HASHED_BYTES, readModelData, secondaryStem, uvrModelHash } from '../src/mdx/model-data.js';
 import type { MdxOptions } from '../src/mdx/options.js';
+import { StemsplitError } from '../src/errors.js';
 import { separate } from '../src/separation/index.js';
 import { runCli } from '../harness/process.js';
-import { tempDir } from './support/server.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 import { fixtureDir, fixtureManifest } from './support/fixtures.js';
 import { assertSnrs, decodePlanar, readF32, snrDb, writeFloatWav } from './support/reference-audio.js';
 
@@ -148,9 +149,22 @@ describe('MDX-Net fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fa
     const song = path.join(dir, 'song.wav');
     writeFloatWav(song, new Float32Array(2 * 44_100).map((_, i) => Math.sin(i / 10) * 0.1), 2);
     const result = runCli(['split', song, '--model', lonely, '-o', path.join(dir, 'out')], { STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: path.join(dir, 'cache') });
-    assert.notEqual(result.status, 0, result.stderr);
+    // The refusal is made in the split worker and keeps its code across: 13, a model stemsplit cannot run.
+    assert.equal(result.status, new StemsplitError('MODEL_INVALID', '').exitCode, result.stderr);
     const refusal = result.stderr.split('\n').filter((line) => /not in stemsplit's table of UVR models; put its model data .* in .*mystery\.json$/.test(line));
     assert.equal(refusal.length, 1, result.stderr);
+    // A server whose 4s is that model fails the job as the model failing, with the same sentence.
+    const t = await startTestServer({ cacheDir: path.join(dir, 'server-cache'), modelAliases: { '4s': [lonely] } });
+    try {
+      const created = await t.request('POST', '/audio/splits', { body: { input: await uploadFile(t, readFileSync(song)), stemModel: '4s' } });
+      assert.equal(created.status, 200, created.text);
+      const failed = (await waitForSplit(t, created.json.data.id)).json.data;
+      assert.equal(failed.status, 'failed');
+      assert.equal(failed.error.code, 'SEPARATION_FAILED');
+      assert.match(failed.error.message, /could not be loaded: .*mystery\.onnx: MDX-Net model with hash [0-9a-f]{32} is not in stemsplit's table of UVR models/);
+    } finally {
+      await t.close();
+    }
     writeFileSync(path.join(dir, 'mystery.json'), JSON.stringify({ compensate: 1.03, mdx_dim_f_set: 2048, mdx_dim_t_set: 8 }));
     assert.throws(() => readModelData(lonely), /mystery\.json: mdx_n_fft_scale_set must be a whole number ≥ 4, got undefined/);
     writeFileSync(path.join(dir, 'mystery.json'), JSON.stringify({ compensate: 1.03, mdx_dim_f_set: 2048, mdx_dim_t_set: 8, mdx_n_fft_scale_set: 7 * 1024 }));

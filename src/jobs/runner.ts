@@ -14,7 +14,7 @@ import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describeError, isJobErrorCode, isStemsplitError, StemsplitError, type JobErrorCode } from '../errors.js';
+import { describeError, isStemsplitError, jobErrorCodeOf, StemsplitError, type JobErrorCode } from '../errors.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { OutageLog, type DataStore, type Split } from '../store/index.js';
 import type { Splitter } from '../splitting/worker-pool.js';
@@ -182,7 +182,7 @@ export class JobRunner {
       this.#options.log?.(`split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} in ${took} s`);
       return { ok: true, stems: Object.keys(result.stems) };
     } catch (error) {
-      const code: JobErrorCode = isDiskFull(error) ? 'STORAGE_FAILED' : isStemsplitError(error) && isJobErrorCode(error.code) ? error.code : stage;
+      const code: JobErrorCode = isDiskFull(error) ? 'STORAGE_FAILED' : (isStemsplitError(error) ? jobErrorCodeOf(error.code) : undefined) ?? stage;
       this.#options.log?.(`split ${split.id} failed: ${describeError(error)}`);
       return { ok: false, code, message: describeError(error) };
     }

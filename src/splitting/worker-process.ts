@@ -34,9 +34,11 @@ process.on('message', async (request: WorkerRequest) => {
   const controller = new AbortController();
   running.set(id, controller);
   try {
+    // A refusal keeps its own code (MODEL_INVALID, MODEL_NOT_FOUND, …) across to the CLI's exit
+    // and the job's error; anything else a load throws (ONNX Runtime, memory) is the model failing.
     const load = (ref: ModelRef) =>
       models.load(ref).catch((error: unknown) => {
-        throw new StemsplitError('SEPARATION_FAILED', `model ${ref.name} could not be loaded: ${describeError(error)}`);
+        throw new StemsplitError(isStemsplitError(error) ? error.code : 'SEPARATION_FAILED', `model ${ref.name} could not be loaded: ${describeError(error)}`);
       });
     // An ensemble's members stay loaded together, as a single model stays loaded between jobs.
     const model = isEnsembleRef(choice) ? { name: choice.name, members: await loadEach(choice.members, load), method: ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM } } : await load(choice);
