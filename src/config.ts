@@ -12,6 +12,7 @@
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
+import { parseEnsembleMethod, type EnsembleMethod } from './ensemble/algorithms.js';
 import { StemsplitError } from './errors.js';
 import { MAX_JSON_BODY_BYTES, MAX_UPLOAD_BYTES, MIB } from './limits.js';
 import { DEFAULT_PRECISION, parsePrecision, type Precision } from './onnx/quantize.js';
@@ -89,6 +90,8 @@ export interface StemsplitConfig {
   readonly maxUploadBytes: number;
   /** Model names the API's `4s` and `6s` resolve to, first installed wins; `A+B` is an ensemble of A and B. */
   readonly modelAliases: Readonly<Record<'4s' | '6s', readonly string[]>>;
+  /** How the ensembles among `modelAliases` combine their stems (serve/worker --ensemble, --ensemble-weights); unset: avg_wave, equal weights. */
+  readonly ensemble: EnsembleMethod | undefined;
   /** Folder holding the models shipped with stemsplit. */
   readonly bundledModelsDir: string;
   /** Threads one ONNX session may use. */
@@ -122,6 +125,9 @@ export interface ConfigInput {
   stemRetentionSeconds?: number | undefined;
   initialCredits?: number | undefined;
   modelAliases?: Partial<Record<'4s' | '6s', readonly string[]>> | undefined;
+  /** --ensemble and --ensemble-weights as given, checked against each ensemble of `modelAliases`. */
+  ensemble?: string | undefined;
+  ensembleWeights?: string | undefined;
   bundledModelsDir?: string | undefined;
   maxMinutes?: number | undefined;
   /** --max-upload-mb: MiB, as the spec's 50 MB limit counts them (52,428,800 bytes). */
@@ -165,6 +171,21 @@ export function modelList(value: string, name: string): string[] {
   if (entries.length === 0) throw new StemsplitError('USAGE', `${name} needs comma-separated model names, got "${value}"`);
   for (const entry of entries) ensembleMembers(entry);
   return entries;
+}
+
+/**
+ * How the aliases' ensembles combine: --ensemble and --ensemble-weights checked as split checks
+ * them, against every `A+B` entry (weights: one per member of each). Given with no ensemble
+ * among the entries, they would change nothing, so they are refused.
+ */
+function aliasEnsembleMethod(entries: readonly string[], algorithm: string | undefined, weights: string | undefined): EnsembleMethod | undefined {
+  if (algorithm === undefined && weights === undefined) return undefined;
+  const sizes = entries.map((entry) => ensembleMembers(entry).length).filter((size) => size > 1);
+  if (sizes.length === 0) {
+    throw new StemsplitError('USAGE', '--ensemble and --ensemble-weights combine an ensemble: join models with + in --model-4s or --model-6s (e.g. htdemucs+bs-roformer-viperx-1297)');
+  }
+  const methods = sizes.map((size) => parseEnsembleMethod(algorithm, weights, size));
+  return methods[0];
 }
 
 function envPrecision(env: NodeJS.ProcessEnv): Precision {
@@ -259,6 +280,7 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     maxJsonBodyBytes: MAX_JSON_BODY_BYTES,
     maxUploadBytes: uploadBytes(input.maxUploadMb ?? envNumber(env, ENV.maxUploadMb)),
     modelAliases: Object.freeze({ '4s': Object.freeze([...aliases4]), '6s': Object.freeze([...aliases6]) }),
+    ensemble: aliasEnsembleMethod([...aliases4, ...aliases6], input.ensemble, input.ensembleWeights),
     bundledModelsDir: resolve(input.bundledModelsDir ?? env[ENV.modelsDir] ?? packageModelsDir()),
     intraOpThreads: Math.max(1, Math.floor(cores / Math.max(1, concurrency))),
     precision: input.precision ?? envPrecision(env),

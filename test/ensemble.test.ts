@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { resolveConfig } from '../src/config.js';
@@ -21,7 +21,8 @@ import { onnxLoaders } from '../src/models/loaders.js';
 import { ModelCache, ModelRegistry, isEnsembleRef, modelDir, type ModelRef } from '../src/models/registry.js';
 import { splitAudioFile } from '../src/splitting/split-audio-file.js';
 import { writeSong } from '../harness/audio.js';
-import { runCli } from '../harness/process.js';
+import { ApiClient } from '../harness/client.js';
+import { killHard, runCli, startServeProcess } from '../harness/process.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 import { fixtureDir } from './support/fixtures.js';
 import { decodePlanar, snrDb } from './support/reference-audio.js';
@@ -268,6 +269,43 @@ describe('ensembles', { skip: FIXTURES === undefined ? 'no RoFormer fixtures' : 
     await assert.rejects(cancelled);
     assert.deepEqual(readdirSync(dir), ['done'], 'a cancelled ensemble leaves neither stems nor spools');
     await cache.disposeAll();
+  });
+
+  it('serve --ensemble reaches the jobs of its A+B; its flags are checked as split checks them', async (t) => {
+    const env = { STEMSPLIT_DATA_DIR: join(work, 'serve-ensemble'), STEMSPLIT_CACHE_DIR: ENV.STEMSPLIT_CACHE_DIR };
+    const refusals: Array<[string[], RegExp]> = [
+      [['--ensemble', 'max_wave'], /--ensemble and --ensemble-weights combine an ensemble: join models with \+ in --model-4s or --model-6s/],
+      [['--model-4s', `bundled-4s+${VOCALS_CKPT}`, '--ensemble', 'loudest'], /--ensemble must be one of avg_wave, median_wave/],
+      [['--model-4s', `bundled-4s+${VOCALS_CKPT}`, '--ensemble-weights', '1,2,3'], /one weight per model \(2\), got 3/],
+      [['--model-4s', `bundled-4s+${VOCALS_CKPT}`, '--ensemble', 'max_wave', '--ensemble-weights', '1,2'], /applies to avg_wave and avg_fft only/],
+    ];
+    for (const [args, message] of refusals) {
+      const result = runCli(['serve', '--port', '0', ...args], env);
+      assert.equal(result.status, 2, result.stderr);
+      assert.match(result.stderr, message);
+    }
+    const created = runCli(['keys', 'create', '--json'], env);
+    assert.equal(created.status, 0, created.stderr);
+    const server = await startServeProcess(['--model-4s', `bundled-4s+${VOCALS_CKPT}`, '--ensemble', 'max_wave'], env);
+    try {
+      const client = new ApiClient(server.url, (JSON.parse(created.stdout) as { key: string }).key);
+      const split = await client.request('POST', '/audio/splits', { body: { input: await client.upload(readFileSync(SONG), 'song.wav'), stemModel: '4s' } });
+      assert.equal(split.status, 200, split.text);
+      const done = (await client.waitForSplit(split.json.data.id)).json.data;
+      assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+      assert.equal(done.model, `bundled-4s+voc`);
+      const file = join(work, 'serve-max-vocals.mp3');
+      writeFileSync(file, Buffer.from(await (await fetch(done.stems.vocals)).arrayBuffer()));
+      const vocals = decodePlanar(file, 2);
+      // The members' vocals, combined both ways: the job's are max_wave's (to MP3's precision), not the default average's.
+      const parts = partsOf([singles[0] as Stems, singles[2] as Stems], 'vocals');
+      const max = snrDb(reference('max_wave', parts, [1, 1]), vocals);
+      const avg = snrDb(reference('avg_wave', parts, [1, 1]), vocals);
+      t.diagnostic(`API vocals against max_wave ${max.toFixed(1)} dB, against avg_wave ${avg.toFixed(1)} dB`);
+      assert.ok(max >= 15 && max >= avg + 6, `API vocals against max_wave ${max.toFixed(1)} dB, against avg_wave ${avg.toFixed(1)} dB`);
+    } finally {
+      await killHard(server.child);
+    }
   });
 
   it('a server whose 4s is A+B splits with both, names both, and lists both under 4s', async () => {

@@ -34,6 +34,19 @@ function precisionOption(): Option {
     .argParser((value) => parsePrecision(value));
 }
 
+/**
+ * `--ensemble` and `--ensemble-weights`, the same for split, serve and worker: how an ensemble's
+ * stems are combined (ensemble/algorithms.ts `parseEnsembleMethod` checks both, on each command).
+ */
+function ensembleOption(): Option {
+  return new Option('--ensemble <algorithm>', `how an ensemble's stems are combined: ${ENSEMBLE_ALGORITHMS.join(', ')} (default ${DEFAULT_ENSEMBLE_ALGORITHM}; python-audio-separator's names)`);
+}
+
+/** `weightsFor`: what each weight is given for on that command. */
+function ensembleWeightsOption(weightsFor: string): Option {
+  return new Option('--ensemble-weights <weights>', `one weight per ${weightsFor}, e.g. 3,1 (avg_wave and avg_fft; default equal)`);
+}
+
 export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, input?: ConfigInput) => Promise<void>): Command {
   const program = new Command('stemsplit')
     .description('Self-hosted music stem splitter: the v1 HTTP API, a CLI and Demucs v4 on the CPU.')
@@ -91,10 +104,12 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--allow-private-urls', `let direct_url and webhooks reach private and loopback addresses (trusted LAN only; or ${ENV.allowPrivateUrls}=1)`)
     .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s); A+B: an ensemble of A and B', nameList('--model-4s'))
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
+    .addOption(ensembleOption())
+    .addOption(ensembleWeightsOption('member of each A+B in --model-4s / --model-6s, in order'))
     .option('--new-link', 'print a new link to the web page, ending every one printed before (its key lasts across restarts otherwise)')
     .option('--print-link', 'print a link to the web page with one more key, the earlier links still working (as "stemsplit keys link")')
     .addOption(precisionOption())
-    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; maxUploadMb?: number; workers?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; newLink?: boolean; printLink?: boolean; precision?: Precision }) => {
+    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; maxUploadMb?: number; workers?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; ensemble?: string; ensembleWeights?: string; newLink?: boolean; printLink?: boolean; precision?: Precision }) => {
       const { serveCommand } = await import('./commands/serve.js');
       await run((ctx) => serveCommand(ctx, { newLink: opts.newLink === true, printLink: opts.printLink === true }), {
         ...dataDir(),
@@ -107,6 +122,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         rateLimitPerMinute: opts.rateLimit,
         allowPrivateUrls: opts.allowPrivateUrls === true ? true : undefined,
         modelAliases: { '4s': opts.model4s, '6s': opts.model6s },
+        ensemble: opts.ensemble,
+        ensembleWeights: opts.ensembleWeights,
         precision: opts.precision,
       });
     });
@@ -117,15 +134,19 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .addOption(new Option('--concurrency <n>', 'split jobs run at once').env(ENV.concurrency).argParser(integer('--concurrency', 1, 64)).default(DEFAULTS.concurrency))
     .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (as serve)', nameList('--model-4s'))
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
+    .addOption(ensembleOption())
+    .addOption(ensembleWeightsOption('member of each A+B in --model-4s / --model-6s (as serve)'))
     .option('--allow-private-urls', 'let webhooks reach private and loopback addresses (trusted LAN only)')
     .addOption(precisionOption())
-    .action(async (opts: { concurrency: number; model4s?: string[]; model6s?: string[]; allowPrivateUrls?: boolean; precision?: Precision }) => {
+    .action(async (opts: { concurrency: number; model4s?: string[]; model6s?: string[]; ensemble?: string; ensembleWeights?: string; allowPrivateUrls?: boolean; precision?: Precision }) => {
       const { workerCommand } = await import('./commands/worker.js');
       await run(workerCommand, {
         ...dataDir(),
         concurrency: opts.concurrency,
         allowPrivateUrls: opts.allowPrivateUrls === true ? true : undefined,
         modelAliases: { '4s': opts.model4s, '6s': opts.model6s },
+        ensemble: opts.ensemble,
+        ensembleWeights: opts.ensembleWeights,
         precision: opts.precision,
       });
     });
@@ -140,8 +161,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
       (value: string, previous: string[]) => [...previous, value],
       [] as string[],
     )
-    .option('--ensemble <algorithm>', `how an ensemble's stems are combined: ${ENSEMBLE_ALGORITHMS.join(', ')} (default ${DEFAULT_ENSEMBLE_ALGORITHM}; python-audio-separator's names)`)
-    .option('--ensemble-weights <weights>', 'one weight per --model, e.g. 3,1 (avg_wave and avg_fft)')
+    .addOption(ensembleOption())
+    .addOption(ensembleWeightsOption('--model, in order'))
     .option('--model-config <file>', "an MSST checkpoint's .yaml (default: the .yaml beside the checkpoint)")
     .option('--model-type <type>', `an MSST checkpoint's model type (${MSST_MODEL_TYPES.join(', ')}; default: told from the yaml)`)
     .option('--mdx-segment-size <frames>', `MDX-Net: spectrogram frames per chunk (default ${MDX_DEFAULTS.segmentSize})`)

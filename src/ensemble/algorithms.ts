@@ -74,6 +74,11 @@ export function parseEnsembleMethod(algorithm: string | undefined, weights: stri
   return { algorithm: name, weights: values };
 }
 
+/** `max_wave`, `avg_fft with weights 3, 1`: a method in words, for the lines split and serve print. */
+export function describeEnsembleMethod(method: EnsembleMethod): string {
+  return `${method.algorithm}${method.weights ? ` with weights ${method.weights.join(', ')}` : ''}`;
+}
+
 /** The `*_wave` rule for one sample: `values` are the members' samples (reordered freely). */
 export function combineSample(algorithm: EnsembleAlgorithm, values: Float64Array, weights: Float64Array, weightSum: number): number {
   switch (algorithm) {

@@ -15,7 +15,8 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, isStemsplitError, jobErrorCodeOf, StemsplitError, type JobErrorCode } from '../errors.js';
-import type { ModelRegistry } from '../models/registry.js';
+import type { EnsembleMethod } from '../ensemble/algorithms.js';
+import { isEnsembleRef, type ModelRegistry } from '../models/registry.js';
 import { OutageLog, type DataStore, type Split } from '../store/index.js';
 import type { Splitter } from '../splitting/worker-pool.js';
 import PQueue from 'p-queue';
@@ -37,6 +38,8 @@ export interface RunnerOptions {
   /** A claim lasts this long unless renewed; it is renewed every third of it. */
   readonly leaseMs: number;
   readonly log?: (line: string) => void;
+  /** How a job's ensemble combines its members' stems (config `ensemble`); unset: avg_wave, equal weights. */
+  readonly ensemble?: EnsembleMethod;
   /** Called after a job became terminal and its webhook (if any) was queued. */
   readonly onTerminal?: (split: Split) => void;
 }
@@ -167,7 +170,8 @@ export class JobRunner {
       const source = this.#data.layout.absolute(split.sourcePath);
       if (!existsSync(source)) throw new StemsplitError('SOURCE_FETCH_FAILED', 'the source audio is no longer on the server');
       stage = 'AUDIO_DECODE_FAILED';
-      const job = { inputPath: source, model: ref, outDir, format: split.outputFormat };
+      const ensemble = isEnsembleRef(ref) && this.#options.ensemble ? { ensemble: this.#options.ensemble } : {};
+      const job = { inputPath: source, model: ref, ...ensemble, outDir, format: split.outputFormat };
       const started = Date.now();
       const result = await this.#splitter.split(job, ({ phase, percent }) => {
         stage = phase === 'decode' ? 'AUDIO_DECODE_FAILED' : phase === 'separate' ? 'SEPARATION_FAILED' : 'ENCODE_FAILED';

@@ -1,4 +1,5 @@
 import { networkInterfaces } from 'node:os';
+import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod } from '../../ensemble/algorithms.js';
 import { MIB } from '../../limits.js';
 import { startServer } from '../../server.js';
 import type { DataStore } from '../../store/index.js';
@@ -25,7 +26,8 @@ export async function serveCommand(ctx: CommandContext, options: ServeOptions = 
   await printPageLinks(ctx, server.data, origins, options);
   const limits = `uploads up to ${ctx.config.maxUploadBytes / MIB} MB (--max-upload-mb)`;
   const length = ctx.config.maxMinutes === undefined ? 'sources of any length (streamed)' : `each of at most ${ctx.config.maxMinutes} minutes of audio`;
-  ctx.stderr.write(`models: 4s → ${alias4}, 6s → ${alias6}; ${ctx.config.concurrency} job(s) at a time, ${length}, ${limits}\n`);
+  const ensembles = [alias4, alias6].some((name) => name.includes('+')) ? ` (ensembles combined by ${describeEnsembleMethod(ctx.config.ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM })})` : '';
+  ctx.stderr.write(`models: 4s → ${alias4}, 6s → ${alias6}${ensembles}; ${ctx.config.concurrency} job(s) at a time, ${length}, ${limits}\n`);
   const elsewhere = ctx.config.databaseUrl ? 'another node' : 'the next start';
   await runUntilSignalled(ctx, () => server.close(), {
     graceful: `running jobs finish, queued jobs stay queued for ${elsewhere}`,

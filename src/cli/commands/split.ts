@@ -5,7 +5,7 @@ import { isStemFormat, readAudioHeader, STEM_FORMATS } from '../../audio/index.j
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
 import { MP3_RATES, removeLeftoverStaging, removeStaging, twoStemsIndex, type StemOutputOptions } from '../../splitting/split-audio-file.js';
 import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
-import { parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
+import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod, parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
 import { ensembleMembers } from '../../config.js';
 import { isEnsembleRef, registryFor, type FamilyOptions, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { isMsstModelType, MSST_MODEL_TYPES } from '../../msst/model-types.js';
@@ -202,7 +202,7 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
     const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, 1);
     if (isEnsembleRef(ref)) {
       const members = ref.members.map((member) => `${member.name} (terms of its weights: ${member.terms})`).join(', ');
-      ctx.stderr.write(`Loading models ${members}; their stems are combined by ${ensemble?.algorithm}${ensemble?.weights ? ` with weights ${ensemble.weights.join(', ')}` : ''}…\n`);
+      ctx.stderr.write(`Loading models ${members}; their stems are combined by ${describeEnsembleMethod(ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM })}…\n`);
     } else ctx.stderr.write(`Loading model ${ref.name} (terms of its weights: ${ref.terms})…\n`);
     const alias = options.model.length <= 1 ? (options.model[0] ?? '4s') : undefined;
     if ((alias === '4s' || alias === '6s') && !isEnsembleRef(ref) && ref.kind === 'onnx') {
