@@ -167,7 +167,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--model-type <type>', `an MSST checkpoint's model type (${MSST_MODEL_TYPES.join(', ')}; default: told from the yaml)`)
     .option('--mdx-segment-size <frames>', `MDX-Net: spectrogram frames per chunk (default ${MDX_DEFAULTS.segmentSize})`)
     .option('--mdx-overlap <fraction>', `MDX-Net: overlap of consecutive chunks, 0 to 0.99 (default ${MDX_DEFAULTS.overlap})`)
-    .option('--mdx-batch-size <n>', `MDX-Net: chunks per network run (default ${MDX_DEFAULTS.batchSize})`)
+    .option('--mdx-batch-size <n>', `MDX-Net: taken for python-audio-separator command lines, and as there it changes nothing: each network run takes one chunk whatever n is (docs/mdx.md; default ${MDX_DEFAULTS.batchSize})`)
     .option('--mdx-denoise', 'MDX-Net: run the network on the mix and its negation and average (UVR denoise)')
     .option('--two-stems <stem>', 'write <stem> and no_<stem> (the sum of the others), e.g. vocals for karaoke')
     .option('-o, --output <dir>', 'output folder; stems go to <dir>/<track>/<stem>.<ext>', 'separated')

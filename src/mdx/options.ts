@@ -7,6 +7,10 @@ export interface MdxOptions {
   readonly segmentSize: number;
   /** Fraction of a chunk shared with the next, 0 ≤ overlap < 1. */
   readonly overlap: number;
+  /**
+   * Checked and otherwise ignored, as audio-separator ignores it: its `split(batch_size)` cuts a
+   * tensor holding one chunk, so every network run there takes one chunk (docs/mdx.md).
+   */
   readonly batchSize: number;
   /** Run the network on the mix and on its negation and average (UVR's "denoise"). */
   readonly denoise: boolean;
