@@ -5,7 +5,7 @@
  * each stem at ≥ 60 dB SNR; then the config errors a user meets.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -13,10 +13,11 @@ import { runCli } from '../harness/process.js';
 import { parseMdx23cConfig, type Mdx23cConfig } from '../src/mdx23c/config.js';
 import { Mdx23cNetwork } from '../src/mdx23c/engine.js';
 import { ChunkSpectrum } from '../src/mdx23c/spectrum.js';
+import { TorchStft } from '../src/dsp/stft.js';
 import { msstModelType, MsstDocument } from '../src/msst/config.js';
 import { fixtureDir } from './support/fixtures.js';
 import { assertStems, checkForwardAndDemix, msstFixtures, splitThroughCli } from './support/msst-fixtures.js';
-import { writeFloatWav } from './support/reference-audio.js';
+import { decodePlanar, writeFloatWav } from './support/reference-audio.js';
 
 const FIXTURES = fixtureDir('msst');
 const MIN_SNR_DB = 60;
@@ -81,9 +82,52 @@ describe('MDX23C configs', () => {
     assert.throws(() => parse({ audio: { chunk_size: 7000 } }), /not a multiple of hop_length 1024/);
     assert.throws(() => parse({ audio: { chunk_size: 6144 } }), /7 STFT frames, not divisible by scale\[0\]\^num_scales = 4/);
     assert.throws(() => parse({ audio: { dim_f: 2000 } }), /dim_f 2000 is more than the 1025 bins/);
+    assert.throws(() => parse({ audio: { n_fft: 7000 } }), /m\.yaml: n_fft 7000 has a prime factor other than 2, 3 and 5/);
     assert.throws(() => parse({ model: { scale: [2] } }), /scale must be \[time, frequency\]/);
     const gapped = parse({ audio: { hop_length: 2048, chunk_size: 14336 } });
     assert.throws(() => new ChunkSpectrum(gapped, gapped.chunkSize), /hop_length 2048 leaves gaps between n_fft 2048 Hann windows/);
+  });
+
+  it('takes an n_fft that is not a power of two (the 12K-FFT models): its STFT round trip is exact, and split runs it', (t) => {
+    for (const nFft of [3072, 12288]) {
+      assert.equal(parse({ audio: { n_fft: nFft } }).nFft, nFft);
+      // MDX23C's transform pair as ChunkSpectrum sets it up (periodic Hann of n_fft, hop 1024), on a 64512-sample chunk.
+      const length = 64512;
+      const stft = new TorchStft({ nFft, hop: 1024, winLength: nFft, window: 'hann', normalized: false, outputLength: length }, length);
+      const signal = Float32Array.from({ length }, (_, i) => Math.sin(i / 7) * 0.3 + Math.sin(i / 61 + 1) * 0.2 + (((i * 7919) % 1000) / 1000 - 0.5) * 0.1);
+      const real = new Float32Array(stft.bins * stft.frames);
+      const imag = new Float32Array(stft.bins * stft.frames);
+      stft.analyze(signal, real, imag);
+      const back = new Float32Array(length);
+      stft.synthesize(real, imag, back);
+      let worst = 0;
+      for (let i = 0; i < length; i++) worst = Math.max(worst, Math.abs((back[i] as number) - (signal[i] as number)));
+      t.diagnostic(`n_fft ${nFft}: STFT → iSTFT differs from the signal by at most ${worst.toExponential(1)}`);
+      assert.ok(worst < 1e-6, `n_fft ${nFft}: round trip off by ${worst}`);
+    }
+    if (FIXTURES === undefined) return;
+    // The fixture's random network: its weights depend on dim_f, not n_fft, so the 12K FFT fits them.
+    const dir = mkdtempSync(path.join(work, 'fft12k-'));
+    copyFileSync(path.join(FIXTURES, 'mdx23c_2stem.ckpt'), path.join(dir, 'twelve.ckpt'));
+    writeFileSync(path.join(dir, 'twelve.yaml'), readFileSync(path.join(FIXTURES, 'mdx23c_2stem.yaml'), 'utf8').replace('n_fft: 8192', 'n_fft: 12288'));
+    const song = path.join(dir, 'song.wav');
+    const frames = 70_000;
+    writeFloatWav(song, Float32Array.from({ length: 2 * frames }, (_, i) => 0.3 * Math.sin(i / (i < frames ? 7 : 11)) + 0.1 * Math.sin(i / 173)), 2);
+    const env = { STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: path.join(dir, 'cache') };
+    const result = runCli(['split', song, '--model', path.join(dir, 'twelve.ckpt'), '-o', path.join(dir, 'out'), '--format', 'wav', '--float32'], env);
+    assert.equal(result.status, 0, result.stderr);
+    for (const stem of ['vocals', 'other']) {
+      const planes = decodePlanar(path.join(dir, 'out', 'song', `${stem}.wav`), 2);
+      assert.equal(planes.length, 2 * frames, stem);
+      assert.ok(planes.every(Number.isFinite), `${stem}: finite`);
+      assert.ok(planes.some((v) => Math.abs(v) > 1e-4), `${stem}: not silent`);
+    }
+    const refused = path.join(dir, 'seven.yaml');
+    copyFileSync(path.join(dir, 'twelve.ckpt'), path.join(dir, 'seven.ckpt'));
+    writeFileSync(refused, readFileSync(path.join(FIXTURES, 'mdx23c_2stem.yaml'), 'utf8').replace('n_fft: 8192', 'n_fft: 7000'));
+    const seven = runCli(['split', song, '--model', path.join(dir, 'seven.ckpt'), '-o', path.join(dir, 'out7')], env);
+    assert.equal(seven.status, 13, seven.stderr);
+    assert.equal(seven.stderr.trim().split('\n').filter((line) => /seven\.yaml: n_fft 7000 has a prime factor other than 2, 3 and 5/.test(line)).length, 1, seven.stderr);
   });
 
   it('split takes a config named with --model-config and --model-type mdx23c, and names a missing one', () => {

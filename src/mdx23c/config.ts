@@ -6,6 +6,7 @@
  * them: `BatchNorm`, `InstanceNorm`, `GroupNorm<g>`, anything else no norm (nn.Identity, e.g.
  * `LayerNorm`); `gelu`, `relu`, `elu<alpha>`.
  */
+import { Fft } from '../dsp/fft.js';
 import { msstCommon, MsstDocument, readMsstDocument, type MsstCommon } from '../msst/config.js';
 
 export type Mdx23cNorm =
@@ -129,6 +130,8 @@ function checkShapes(doc: MsstDocument, config: Mdx23cConfig): void {
   const { nFft, hop, dimF, numSubbands, numScales, scale, chunkSize, frames, norm } = config;
   const bins = Math.floor(nFft / 2) + 1;
   if (nFft % 2 !== 0) throw doc.fail(`n_fft ${nFft} must be even`);
+  // Powers of two and the 12K-FFT models' 12288 (2^12·3) alike; another prime factor is a size the FFT does not take.
+  if (!Fft.supports(nFft)) throw doc.fail(`n_fft ${nFft} has a prime factor other than 2, 3 and 5, which stemsplit's FFT does not take`);
   if (dimF > bins) throw doc.fail(`dim_f ${dimF} is more than the ${bins} bins of n_fft ${nFft}`);
   if (dimF % numSubbands !== 0) throw doc.fail(`dim_f ${dimF} is not divisible by num_subbands ${numSubbands}`);
   if (chunkSize <= nFft / 2) throw doc.fail(`chunk_size ${chunkSize} must be longer than n_fft / 2 (${nFft / 2}) for the STFT's reflect padding`);
