@@ -10,11 +10,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli } from '../harness/process.js';
-import { parseMdx23cConfig, type Mdx23cConfig } from '../src/mdx23c/config.js';
+import { parseMdx23cConfig, readMdx23cConfig, type Mdx23cConfig } from '../src/mdx23c/config.js';
 import { Mdx23cNetwork } from '../src/mdx23c/engine.js';
 import { ChunkSpectrum } from '../src/mdx23c/spectrum.js';
 import { TorchStft } from '../src/dsp/stft.js';
 import { msstModelType, MsstDocument } from '../src/msst/config.js';
+import { readStateDict } from '../src/torch/checkpoint.js';
 import { fixtureDir } from './support/fixtures.js';
 import { assertStems, checkForwardAndDemix, msstFixtures, splitThroughCli } from './support/msst-fixtures.js';
 import { decodePlanar, writeFloatWav } from './support/reference-audio.js';
@@ -35,6 +36,18 @@ describe('MDX23C fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fal
       const network = await Mdx23cNetwork.open(path.join(dir, fixture.checkpoint.file), { cacheDir, configPath: path.join(dir, fixture.config.file), intraOpThreads: 2 });
       try {
         assert.deepEqual(network.config.instruments, fixture.instruments_out);
+        await checkForwardAndDemix(network, dir, name, fixture, MIN_SNR_DB);
+      } finally {
+        await network.release();
+      }
+    });
+
+    it(`${name}: with its 3×3 convolutions as Winograd F(4×4, 3×3) down to 1 channel, forward and demix match MSST`, async () => {
+      const config = readMdx23cConfig(path.join(dir, fixture.config.file));
+      const stagesDir = mkdtempSync(path.join(work, 'winograd-'));
+      const stages = Mdx23cNetwork.writeStages(config, readStateDict(path.join(dir, fixture.checkpoint.file)), stagesDir, { winogradMinChannels: 1 });
+      const network = await Mdx23cNetwork.fromStages(config, stagesDir, stages, { intraOpThreads: 2 });
+      try {
         await checkForwardAndDemix(network, dir, name, fixture, MIN_SNR_DB);
       } finally {
         await network.release();

@@ -11,6 +11,7 @@
  *        [--set model.num_channels=32 …]        (other sizes: any yaml key, section.key=value)
  *        [--msst /path/to/Music-Source-Separation-Training [--python python3]]
  *        [--in-process]                        (run here, not in a worker process as serve/split do)
+ *        [--winograd-min-channels N]           (3×3 convs from N channels as Winograd; default the graph's, 1e9 none)
  *        [--checkpoint X.ckpt [--config X.yaml]] (a real checkpoint instead of random weights; no --msst)
  *
  * Prints the conversion and load times, seconds per chunk and per minute of audio, where the
@@ -41,6 +42,7 @@ const { values } = parseArgs({
     config: { type: 'string' },
     'build-only': { type: 'string' },
     'in-process': { type: 'boolean', default: false },
+    'winograd-min-channels': { type: 'string' },
   },
 });
 
@@ -134,7 +136,8 @@ if (values['build-only']) {
   // The child process that writes the random network's graph (and the weights for PyTorch), so the measured process holds no weights of its own.
   const config = parseMdx23cConfig(presetDocument(), values.preset);
   const state = randomState(config);
-  const stages = Mdx23cNetwork.writeStages(config, state, values['build-only']);
+  const winograd = values['winograd-min-channels'];
+  const stages = Mdx23cNetwork.writeStages(config, state, values['build-only'], winograd === undefined ? {} : { winogradMinChannels: Number(winograd) });
   if (values.msst) writeWeightBlob(state, values['build-only'], 'weights.f32');
   answerBuilt(state, stages);
 }
@@ -153,6 +156,7 @@ if (values.checkpoint) {
   writeFileSync(configFile, stringify(document));
   const config = parseMdx23cConfig(document, values.preset);
   const args = ['--preset', values.preset, '--build-only', work, ...(values.set ?? []).flatMap((pair) => ['--set', pair]), ...(values.msst ? ['--msst', values.msst] : [])];
+  if (values['winograd-min-channels'] !== undefined) args.push('--winograd-min-channels', values['winograd-min-channels']);
   const built = buildInChild(path.resolve(import.meta.dirname, 'mdx23c.ts'), args);
   console.log(`model           ${values.preset}: n_fft ${config.nFft}, dim_f ${config.dimF}, ${config.numChannels}+${config.growth} channels × ${config.numScales} scales, ${built.millions} M parameters (random)`);
   network = await Mdx23cNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });

@@ -13,11 +13,11 @@ import type { TrackModel } from '../separation/model.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import { readStateDict } from '../torch/checkpoint.js';
 import { readMdx23cConfig, type Mdx23cConfig } from './config.js';
-import { buildMdx23cStages } from './graph.js';
+import { buildMdx23cStages, type Mdx23cGraphOptions } from './graph.js';
 import { ChunkSpectrum } from './spectrum.js';
 
 /** Bump when the graph layout changes, so caches convert again. */
-const CONVERTER_VERSION = 1;
+const CONVERTER_VERSION = 2;
 
 export type LoadMdx23cOptions = MsstLoadOptions;
 
@@ -48,8 +48,8 @@ export class Mdx23cNetwork extends StagedChunkNetwork<Mdx23cConfig> {
   }
 
   /** Writes the graph of weights held in memory into `directory` (benchmarks build random full-size ones). */
-  static writeStages(config: Mdx23cConfig, state: ReadonlyMap<string, CheckpointTensor>, directory: string): StageFile[] {
-    return writeStageFiles(buildMdx23cStages(config, state, new ChunkSpectrum(config, config.chunkSize), 'the weights'), directory);
+  static writeStages(config: Mdx23cConfig, state: ReadonlyMap<string, CheckpointTensor>, directory: string, options: Mdx23cGraphOptions = {}): StageFile[] {
+    return writeStageFiles(buildMdx23cStages(config, state, new ChunkSpectrum(config, config.chunkSize), 'the weights', options), directory);
   }
 
   /** A network from the stages `writeStages` wrote. */

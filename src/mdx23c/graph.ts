@@ -15,6 +15,7 @@ import { StemsplitError } from '../errors.js';
 import { OnnxGraph, type Value } from '../onnx/graph.js';
 import { Ops } from '../onnx/ops.js';
 import type { GraphStage } from '../onnx/stages.js';
+import { winogradConv3x3 } from '../onnx/winograd.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import type { Mdx23cConfig } from './config.js';
 
@@ -22,6 +23,19 @@ export const GRAPH_INPUT = 'spectrum';
 export const GRAPH_OUTPUT = 'stems';
 
 type State = ReadonlyMap<string, CheckpointTensor>;
+
+/**
+ * 3×3 convolutions with at least this many input and output channels (and more 4×4 tiles than
+ * output channels) run as Winograd F(4×4, 3×3) (onnx/winograd.ts): on the second and third scales
+ * of the published networks it halves their time; at 128 channels on the widest plane the
+ * transforms cost more than they save (docs/mdx23c.md, "Speed and memory").
+ */
+export const WINOGRAD_MIN_CHANNELS = 256;
+
+export interface Mdx23cGraphOptions {
+  /** Default WINOGRAD_MIN_CHANNELS; 1 takes every 3×3 convolution whose plane has enough tiles (tests). */
+  readonly winogradMinChannels?: number;
+}
 
 /** The graph's fixed input size: frames and bins per sub-band of one chunk. */
 export interface Mdx23cGraphShape {
@@ -38,6 +52,7 @@ class Network {
     private readonly config: Mdx23cConfig,
     private readonly state: State,
     private readonly file: string,
+    private readonly winogradMinChannels: number,
   ) {
     this.ops = new Ops(graph);
   }
@@ -100,7 +115,12 @@ class Network {
   }
 
   conv3x3(x: Value, name: string, out: number): Value {
-    return this.ops.conv(x, this.weight(name, [out, x.shape[1] as number, 3, 3]), undefined, { pads: [1, 1, 1, 1] });
+    const [, channels, frames, bins] = x.shape as [number, number, number, number];
+    const shape = [out, channels, 3, 3];
+    // The transformed kernels hold 4× the weights: only where the plane has more tiles than output channels does the time saved outweigh them.
+    const tiles = Math.ceil(frames / 4) * Math.ceil(bins / 4);
+    if (Math.min(out, channels) >= this.winogradMinChannels && tiles >= out) return winogradConv3x3(this.ops, x, this.tensor(name, shape).data, out, name);
+    return this.ops.conv(x, this.weight(name, shape), undefined, { pads: [1, 1, 1, 1] });
   }
 
   /** nn.Linear(in, out, bias=False) over the last axis: x · Wᵀ. */
@@ -147,9 +167,9 @@ class Network {
 }
 
 /** The network as one graph stage. */
-export function buildMdx23cStages(config: Mdx23cConfig, state: State, shape: Mdx23cGraphShape, file: string): GraphStage[] {
+export function buildMdx23cStages(config: Mdx23cConfig, state: State, shape: Mdx23cGraphShape, file: string, options: Mdx23cGraphOptions = {}): GraphStage[] {
   const graph = new OnnxGraph('mdx23c');
-  const net = new Network(graph, config, state, file);
+  const net = new Network(graph, config, state, file, options.winogradMinChannels ?? WINOGRAD_MIN_CHANNELS);
   const { ops } = net;
   const { numChannels, growth, numScales, channels, numSubbands } = config;
   const inputChannels = channels * 2 * numSubbands;

@@ -166,6 +166,15 @@ export class Ops {
     return this.graph.op('Transpose', [x], perm.map((p) => x.shape[p] as number), { perm: attr.ints(perm) });
   }
 
+  /** DepthToSpace (DCR): x [N, b·b·C, H, W] with channels ordered (row, column, c) → [N, C, H·b, W·b]. */
+  depthToSpace(x: Value, block: number): Value {
+    const [n, channels, height, width] = x.shape as [number, number, number, number];
+    return this.graph.op('DepthToSpace', [x], [n, channels / (block * block), height * block, width * block], {
+      blocksize: attr.int(block),
+      mode: attr.string('DCR'),
+    });
+  }
+
   slice(x: Value, axis: number, start: number, end: number): Value {
     const shape = x.shape.map((d, i) => (i === axis ? end - start : d));
     return this.graph.op('Slice', [x, this.graph.ints([start], 'start'), this.graph.ints([end], 'end'), this.graph.ints([axis], 'axis')], shape);
