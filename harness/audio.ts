@@ -26,3 +26,29 @@ export function decodedSamples(path: string): number {
   if (result.status !== 0) throw new Error(`ffmpeg could not decode ${path}: ${result.stderr.toString()}`);
   return result.stdout.length / 4;
 }
+
+/**
+ * A deterministic song-like signal, planar stereo float32 at 44.1 kHz: a bass line, chords, noise
+ * hi-hats and a panned lead with vibrato; enough spectral variety that codecs, filters and models
+ * do real work, and the same samples on every run.
+ */
+export function synthesiseSong(seconds: number): Float32Array {
+  const rate = 44_100;
+  const length = Math.round(seconds * rate);
+  const data = new Float32Array(2 * length);
+  let noise = 1;
+  const bassNotes = [55, 55, 73.4, 65.4];
+  const chord = [261.6, 329.6, 392];
+  for (let t = 0; t < length; t++) {
+    const time = t / rate;
+    const beat = time * 2; // 120 bpm
+    const bass = 0.3 * Math.sin(2 * Math.PI * (bassNotes[Math.floor(beat / 4) % 4] ?? 55) * time);
+    const pad = chord.reduce((sum, f) => sum + 0.06 * Math.sin(2 * Math.PI * f * time), 0);
+    noise = (noise * 1103515245 + 12345) % 2147483648;
+    const hat = (beat % 0.5 < 0.05 ? 0.2 : 0.02) * (noise / 2147483648 - 0.5);
+    const lead = 0.15 * Math.sin(2 * Math.PI * 440 * (1 + 0.01 * Math.sin(2 * Math.PI * 5 * time)) * time);
+    data[t] = bass + pad + hat + 0.8 * lead;
+    data[length + t] = bass + pad - hat + 0.3 * lead;
+  }
+  return data;
+}

@@ -96,7 +96,7 @@ export interface StemsplitConfig {
   readonly bundledModelsDir: string;
   /** Threads one ONNX session may use. */
   readonly intraOpThreads: number;
-  /** What converted checkpoints (Demucs, RoFormer, …) compute in: `fp32`, or `int8` matrix products (opt-in, docs/benchmarks.md). */
+  /** What models compute in: `fp32`, or `int8` matrix products and convolutions (opt-in, docs/benchmarks.md). */
   readonly precision: Precision;
   /**
    * The longest audio a split job accepts, when the operator sets one. Unset by default: a split

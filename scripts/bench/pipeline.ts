@@ -3,7 +3,9 @@
  * float32), separation with a bundled model, MP3 encode of every stem. Prints seconds of
  * work per minute of audio (lower is better) and the realtime factor.
  *
- *   node --import tsx scripts/bench/pipeline.ts [--input FILE] [--model bundled-4s] [--threads N] [--seconds 180]
+ *   node --import tsx scripts/bench/pipeline.ts [--input FILE] [--model bundled-4s] [--threads N] [--seconds 180] [--precision fp32|int8]
+ *
+ * `--precision int8` loads the model as `split --precision int8` does (its learned convolutions in int8).
  *
  * Without --input it synthesises a song-like track (bass line, chords, noise hi-hats,
  * a panned lead) and encodes it to MP3 first, so decode measures real MP3 decoding.
@@ -14,6 +16,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeToPlanar, encodeStem } from '../../src/audio/index.js';
 import { loadManifestModel, separate } from '../../src/separation/index.js';
+import { parsePrecision } from '../../src/onnx/quantize.js';
+import { synthesiseSong } from '../../harness/audio.js';
 
 const { values } = parseArgs({
   options: {
@@ -21,31 +25,12 @@ const { values } = parseArgs({
     model: { type: 'string', default: 'bundled-4s' },
     threads: { type: 'string', default: '1' },
     seconds: { type: 'string', default: '180' },
+    precision: { type: 'string', default: 'fp32' },
   },
 });
 
 const RATE = 44_100;
-
-/** A deterministic song-like signal: enough spectral variety that codecs and filters do real work. */
-function synthesise(seconds: number): Float32Array {
-  const length = Math.round(seconds * RATE);
-  const data = new Float32Array(2 * length);
-  let noise = 1;
-  const bassNotes = [55, 55, 73.4, 65.4];
-  const chord = [261.6, 329.6, 392];
-  for (let t = 0; t < length; t++) {
-    const time = t / RATE;
-    const beat = time * 2; // 120 bpm
-    const bass = 0.3 * Math.sin(2 * Math.PI * (bassNotes[Math.floor(beat / 4) % 4] ?? 55) * time);
-    const pad = chord.reduce((sum, f) => sum + 0.06 * Math.sin(2 * Math.PI * f * time), 0);
-    noise = (noise * 1103515245 + 12345) % 2147483648;
-    const hat = (beat % 0.5 < 0.05 ? 0.2 : 0.02) * (noise / 2147483648 - 0.5);
-    const lead = 0.15 * Math.sin(2 * Math.PI * 440 * (1 + 0.01 * Math.sin(2 * Math.PI * 5 * time)) * time);
-    data[t] = bass + pad + hat + 0.8 * lead;
-    data[length + t] = bass + pad - hat + 0.3 * lead;
-  }
-  return data;
-}
+const precision = parsePrecision(values.precision);
 
 async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
   const start = performance.now();
@@ -59,12 +44,12 @@ try {
   if (input === undefined) {
     const seconds = Number(values.seconds);
     input = path.join(dir, 'song.mp3');
-    await encodeStem(synthesise(seconds), Math.round(seconds * RATE), input, { format: 'mp3' });
+    await encodeStem(synthesiseSong(seconds), Math.round(seconds * RATE), input, { format: 'mp3' });
   }
   const [audio, decodeSeconds] = await timed(() => decodeToPlanar(input));
   const minutes = audio.length / RATE / 60;
 
-  const model = await loadManifestModel(path.join('models', values.model, 'model.json'), { intraOpThreads: Number(values.threads) });
+  const model = await loadManifestModel(path.join('models', values.model, 'model.json'), { intraOpThreads: Number(values.threads), precision });
   const [stems, separateSeconds] = await timed(() => separate(model, audio));
   await model.dispose();
 
@@ -74,7 +59,7 @@ try {
 
   const rows: [string, number, number][] = [
     ['decode (mp3 → f32)', decodeSeconds, 1],
-    [`separate (${values.model}, ${values.threads} thread)`, separateSeconds, 1],
+    [`separate (${values.model} ${precision}, ${values.threads} thread)`, separateSeconds, 1],
     [`encode (${stems.length} stems, mp3 320k)`, encodeSeconds, stems.length],
   ];
   console.log(`audio: ${(minutes * 60).toFixed(1)} s; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);

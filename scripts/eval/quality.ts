@@ -8,7 +8,11 @@
  *        [--real ../shared/eval/real] [--rendered scripts/train/data/valid2,scripts/train/data/valid3,scripts/train/data/valid4lead]
  *        [--run scripts/train/runs/small4]
  *        [--ablation scripts/train/runs/small3,scripts/train/runs/small3n]   (two runs compared at equal steps)
- *        [--threads 2] [--write docs/quality.md]
+ *        [--precision fp32,int8] [--threads 2] [--write docs/quality.md]
+ *
+ * `--precision` runs each model at each precision given (`int8`: `--precision int8` of split and serve,
+ * src/onnx/quantize-graph.ts), one column each; with fp32 and int8 together it also gives the SNR of the
+ * int8 stems against the fp32 ones, per stem (issue 24: does int8 cost anything on real music?).
  *
  * A model is a folder under models/ or `label=folder` for one elsewhere (a candidate exported to /tmp, say:
  * `--models stemsplit-small-4s,small4=/tmp/candidate/stemsplit-small-4s`).
@@ -25,6 +29,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeToPlanar, writeWavTo } from '../../src/audio/index.js';
 import { loadManifestModel, separate, type SegmentModel } from '../../src/separation/index.js';
+import { parsePrecision, type Precision } from '../../src/onnx/quantize.js';
 import { energy, projection, sdr } from '../../harness/eval-metrics.js';
 
 const RATE = 44_100;
@@ -194,8 +199,12 @@ interface Silence {
   readonly mix: number;
 }
 
-async function scoreModel(model: SegmentModel, tracks: readonly Track[], scratch: string): Promise<Omit<ModelResult, 'name'>> {
+/** The fp32 stems of a model per track, kept so its int8 run can be set against them. */
+type Outputs = Map<string, readonly Float32Array[]>;
+
+async function scoreModel(model: SegmentModel, tracks: readonly Track[], scratch: string, baseline: { keep?: Outputs; against?: Outputs } = {}): Promise<Omit<ModelResult, 'name'>> {
   const scores: Score[] = [];
+  const agreement: Score[] = [];
   const leaks: Leak[] = [];
   const silences: Silence[] = [];
   let audioSeconds = 0;
@@ -206,6 +215,12 @@ async function scoreModel(model: SegmentModel, tracks: readonly Track[], scratch
     const outputs = await separate(model, mix);
     separateSeconds += (performance.now() - start) / 1000;
     audioSeconds += mix.length / RATE;
+    const key = `${track.set}/${track.name}`;
+    baseline.keep?.set(key, outputs);
+    const reference = baseline.against?.get(key);
+    if (reference !== undefined) {
+      model.sources.forEach((stem, s) => agreement.push({ set: track.set, track: track.name, stem, sdr: snr(reference[s] as Float32Array, outputs[s] as Float32Array) }));
+    }
     const sixStems = track.set === 'rendered' && model.sources.includes('guitar');
     const refs = references(track, sixStems);
     const ests = estimates(model.sources, outputs, mix.length, refs.keys(), sixStems);
@@ -228,7 +243,12 @@ async function scoreModel(model: SegmentModel, tracks: readonly Track[], scratch
       scores.push({ set: track.set, track: track.name, stem, sdr: sdr(reference, scored) });
     }
   }
-  return { scores, leaks, silences, realtime: audioSeconds / separateSeconds };
+  return { scores, leaks, silences, agreement, realtime: audioSeconds / separateSeconds };
+}
+
+/** SNR in dB of `estimate` against `reference` (int8 stems against fp32 ones). */
+function snr(reference: Float32Array, estimate: Float32Array): number {
+  return 10 * Math.log10(energy(reference) / Math.max(energy(reference.map((r, i) => r - (estimate[i] ?? 0))), 1e-30));
 }
 
 interface ModelResult {
@@ -236,6 +256,8 @@ interface ModelResult {
   readonly scores: Score[];
   readonly leaks: Leak[];
   readonly silences: Silence[];
+  /** Per track and model stem, the SNR (dB, in `sdr`) of these stems against the same model's fp32 stems (int8 runs). */
+  readonly agreement: Score[];
   readonly realtime: number;
 }
 
@@ -358,6 +380,20 @@ function markdown(results: readonly ModelResult[], tracks: readonly Track[], cur
     }
   }
 
+  const compared = results.filter((r) => r.agreement.length > 0);
+  if (compared.length > 0) {
+    lines.push('', '### int8 stems against fp32 stems', '',
+      'SNR (dB) of each model\'s int8 stems against its own fp32 stems on the real clips: the lowest clip, and the',
+      'median clip (the input of both is the same mix, so this is what int8 changes, not separation quality).', '',
+      '| model · stem | lowest clip | median clip |', '|---|---:|---:|');
+    for (const result of compared) {
+      for (const stem of [...new Set(result.agreement.map((a) => a.stem))]) {
+        const values = result.agreement.filter((a) => a.stem === stem && a.set !== 'rendered').map((a) => a.sdr).sort((a, b) => a - b);
+        if (values.length > 0) lines.push(`| \`${result.name}\` · ${stem} | ${fmt(values[0])} | ${fmt(values[Math.floor(values.length / 2)])} |`);
+      }
+    }
+  }
+
   lines.push('', '### Speed', '', ...header('measure'));
   lines.push(`| × realtime of \`separate()\` over all clips (${threads} ORT threads, overlap 0.25, shared machine) | ${results.map((r) => r.realtime.toFixed(1)).join(' | ')} |`);
 
@@ -442,6 +478,17 @@ async function writeSection(file: string, section: string): Promise<void> {
   await writeFile(file, next);
 }
 
+async function scoreAt(manifest: string, label: string, precision: Precision, threads: number, tracks: readonly Track[], scratch: string, baseline: { keep?: Outputs; against?: Outputs }): Promise<ModelResult> {
+  const model = await loadManifestModel(manifest, { intraOpThreads: threads, precision });
+  try {
+    const result = { name: label, ...(await scoreModel(model, tracks, scratch, baseline)) };
+    console.error(`${label}: ${result.scores.length} scores, ${result.realtime.toFixed(1)}x realtime`);
+    return result;
+  } finally {
+    await model.dispose();
+  }
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -451,10 +498,13 @@ async function main(): Promise<void> {
       run: { type: 'string', default: 'scripts/train/runs/small4' },
       ablation: { type: 'string', default: 'scripts/train/runs/small3,scripts/train/runs/small3n' },
       threads: { type: 'string', default: '2' },
+      precision: { type: 'string', default: 'fp32' },
       write: { type: 'string' },
     },
   });
   const threads = Number(values.threads);
+  // fp32 first, so the int8 run has its stems to be set against.
+  const precisions = [...new Set(values.precision.split(',').map((p) => parsePrecision(p)))].sort();
   const tracks = [...(await realTracks(values.real)), ...(await renderedSets(values.rendered.split(',')))];
   const scratch = await mkdtemp(path.join(tmpdir(), 'stemsplit-quality-'));
   const results: ModelResult[] = [];
@@ -466,14 +516,11 @@ async function main(): Promise<void> {
         console.error(`skipping ${name}: ${manifest} not found`);
         continue;
       }
-      const model = await loadManifestModel(manifest, { intraOpThreads: threads });
-      try {
-        const result = { name, ...(await scoreModel(model, tracks, scratch)) };
-        results.push(result);
-        const { scores, realtime } = result;
-        console.error(`${name}: ${scores.length} scores, ${realtime.toFixed(1)}x realtime`);
-      } finally {
-        await model.dispose();
+      let fp32Outputs: Outputs | undefined;
+      for (const precision of precisions) {
+        const label = precisions.length > 1 || precision !== 'fp32' ? `${name} ${precision}` : name;
+        const baseline = precision === 'fp32' ? { keep: (fp32Outputs = new Map()) } : fp32Outputs === undefined ? {} : { against: fp32Outputs };
+        results.push(await scoreAt(manifest, label, precision, threads, tracks, scratch, baseline));
       }
     }
   } finally {

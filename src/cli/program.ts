@@ -29,7 +29,7 @@ function integer(name: string, min: number, max: number) {
 
 /** `--precision`, the same for split, serve and worker (its variable when not given). */
 function precisionOption(): Option {
-  return new Option('--precision <precision>', `what converted checkpoints (Demucs, RoFormer, SCNet) compute in: ${PRECISIONS.join(' or ')} (int8: faster, slightly less exact; docs/benchmarks.md)`)
+  return new Option('--precision <precision>', `what models compute in: ${PRECISIONS.join(' or ')} (int8: Demucs, RoFormer and SCNet faster, the bundled stemsplit-small models slower; slightly less exact; docs/benchmarks.md)`)
     .env(ENV.precision)
     .argParser((value) => parsePrecision(value));
 }

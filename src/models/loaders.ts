@@ -14,7 +14,8 @@ interface LoaderOptions {
   readonly intraOpThreads: number;
   /**
    * What a checkpoint is converted to (each precision is its own cache entry). Every converting
-   * family takes it (a new one: pass it to its Ops, as Demucs and RoFormer do); bundled and
+   * family takes it (a new one: pass it to its Ops, as Demucs and RoFormer do); a bundled model's
+   * graph has its learned convolutions rewritten to int8 when it loads (onnx/quantize-graph.ts);
    * MDX-Net `.onnx` models are run as shipped, in fp32.
    */
   readonly precision?: Precision;
@@ -24,7 +25,7 @@ export function onnxLoaders(options: LoaderOptions): ModelLoaders {
   return {
     async onnx(ref) {
       const { loadManifestModel } = await import('../separation/index.js');
-      return loadManifestModel(ref.path, { intraOpThreads: options.intraOpThreads });
+      return loadManifestModel(ref.path, { intraOpThreads: options.intraOpThreads, ...precisionOf(options) });
     },
     async demucs(ref) {
       const { loadDemucs } = await import('../demucs/index.js');

@@ -6,6 +6,8 @@
  * PyTorch users). Everything else is copied byte for byte.
  */
 
+import { lengthField, rewriteMessage as rewrite } from './protobuf.js';
+
 // Field numbers of onnx.proto.
 const MODEL_GRAPH = 7;
 const GRAPH_INPUT = 11;
@@ -16,15 +18,6 @@ const TYPE_TENSOR = 1;
 const TENSOR_SHAPE = 2;
 const SHAPE_DIM = 1;
 const DIM_PARAM = 2;
-
-interface Field {
-  readonly number: number;
-  readonly wire: number;
-  /** The whole field, tag included. */
-  readonly raw: Uint8Array;
-  /** The payload of a length-delimited field. */
-  readonly body: Uint8Array;
-}
 
 /** `model` with the given axes of every graph input and output symbolic (named `name_axis`). */
 export function freeInputOutputAxes(model: Uint8Array, axes: readonly number[], name = 'free'): Uint8Array {
@@ -56,71 +49,4 @@ function freeShape(shape: Uint8Array, axes: readonly number[], name: string): Ui
     if (!axes.includes(index)) return dim.raw;
     return lengthField(SHAPE_DIM, lengthField(DIM_PARAM, new TextEncoder().encode(`${name}_${index}`)));
   });
-}
-
-/** The message with each field replaced by what `map` returns (its raw bytes to keep it, empty to drop it). */
-function rewrite(message: Uint8Array, map: (field: Field) => Uint8Array): Uint8Array {
-  const parts: Uint8Array[] = [];
-  for (const field of fields(message)) parts.push(map(field));
-  return concat(parts);
-}
-
-function* fields(message: Uint8Array): Generator<Field> {
-  let at = 0;
-  while (at < message.length) {
-    const start = at;
-    const [tag, afterTag] = varint(message, at);
-    const number = Math.floor(tag / 8);
-    const wire = tag % 8;
-    let end: number;
-    let body = message.subarray(afterTag, afterTag);
-    if (wire === 0) end = varint(message, afterTag)[1];
-    else if (wire === 1) end = afterTag + 8;
-    else if (wire === 5) end = afterTag + 4;
-    else if (wire === 2) {
-      const [length, afterLength] = varint(message, afterTag);
-      end = afterLength + length;
-      body = message.subarray(afterLength, end);
-    } else throw new Error(`unsupported protobuf wire type ${wire}`);
-    if (end > message.length) throw new Error('truncated protobuf message');
-    at = end;
-    yield { number, wire, raw: message.subarray(start, end), body };
-  }
-}
-
-function varint(bytes: Uint8Array, at: number): [number, number] {
-  let value = 0;
-  let scale = 1;
-  for (let i = at; i < bytes.length; i++) {
-    const byte = bytes[i] as number;
-    value += (byte & 0x7f) * scale;
-    if (byte < 0x80) return [value, i + 1];
-    scale *= 128;
-  }
-  throw new Error('truncated protobuf varint');
-}
-
-function lengthField(number: number, body: Uint8Array): Uint8Array {
-  return concat([encodeVarint(number * 8 + 2), encodeVarint(body.length), body]);
-}
-
-function encodeVarint(value: number): Uint8Array {
-  const bytes: number[] = [];
-  let rest = value;
-  while (rest >= 0x80) {
-    bytes.push((rest % 128) | 0x80);
-    rest = Math.floor(rest / 128);
-  }
-  bytes.push(rest);
-  return Uint8Array.from(bytes);
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }

@@ -92,11 +92,7 @@ export class OnnxGraph {
     const count = shape.reduce((a, b) => a * b, 1);
     if (count !== data.length) throw new Error(`constant ${hint}: ${data.length} values for shape [${shape.join(', ')}]`);
     const name = this.fresh(hint);
-    const tensor = new ProtoMessage();
-    for (const dim of shape) tensor.int(1, dim);
-    tensor.int(2, dataType(data));
-    tensor.string(8, name);
-    tensor.bytes(9, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    const tensor = tensorProto(name, data, shape);
     this.initializers.push({ name, tensor });
     this.weightBytes += data.byteLength;
     if (data instanceof Float32Array) this.floatConstants.set(name, data);
@@ -221,6 +217,26 @@ function writeAll(fd: number, bytes: Uint8Array): void {
   while (done < bytes.byteLength) done += writeSync(fd, bytes, done, bytes.byteLength - done);
 }
 
+/** A TensorProto holding `data` (raw little-endian bytes, referenced, not copied). */
+export function tensorProto(name: string, data: TensorData, shape: Shape): ProtoMessage {
+  const tensor = new ProtoMessage();
+  for (const dim of shape) tensor.int(1, dim);
+  tensor.int(2, dataType(data));
+  tensor.string(8, name);
+  return tensor.bytes(9, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+}
+
+/** A NodeProto; `attributes` are encoded ones (AttributeProto payloads), copied as they are. */
+export function nodeProto(opType: string, inputs: readonly string[], outputs: readonly string[], attributes: readonly Uint8Array[] = []): ProtoMessage {
+  const node = new ProtoMessage();
+  for (const input of inputs) node.string(1, input);
+  for (const output of outputs) node.string(2, output);
+  node.string(3, outputs[0] ?? opType);
+  node.string(4, opType);
+  for (const attribute of attributes) node.bytes(5, attribute);
+  return node;
+}
+
 function dataType(data: TensorData): number {
   if (data instanceof Float32Array) return DATA_TYPE.float;
   if (data instanceof BigInt64Array) return DATA_TYPE.int64;
@@ -236,7 +252,7 @@ function valueInfo(name: string, shape: Shape): ProtoMessage {
   return new ProtoMessage().string(1, name).message(2, type);
 }
 
-function encodeAttribute(name: string, attribute: Attribute): ProtoMessage {
+export function encodeAttribute(name: string, attribute: Attribute): ProtoMessage {
   const message = new ProtoMessage().string(1, name);
   switch (attribute.type) {
     case 'int':

@@ -1,5 +1,5 @@
 /**
- * A minimal protobuf encoder: just the wire types ONNX needs. A message is a list of
+ * A minimal protobuf encoder and reader: just the wire types ONNX needs. A message is a list of
  * byte chunks plus its total length, so large payloads (weights) are referenced, never
  * copied, until the model is written out.
  */
@@ -119,4 +119,98 @@ export class ProtoMessage {
     this.chunks.push(bytes);
     this.size += bytes.byteLength;
   }
+}
+
+/** One field of an encoded message, as `protoFields` reads it. */
+export interface ProtoField {
+  readonly number: number;
+  readonly wire: number;
+  /** The whole field, tag included. */
+  readonly raw: Uint8Array;
+  /** The payload of a length-delimited field (empty for the others). */
+  readonly body: Uint8Array;
+  /** The value of a varint field (0 for the others). */
+  readonly value: number;
+}
+
+/** The fields of an encoded message in order; payloads are views into `message`, not copies. */
+export function* protoFields(message: Uint8Array): Generator<ProtoField> {
+  let at = 0;
+  while (at < message.length) {
+    const start = at;
+    const [tag, afterTag] = readVarint(message, at);
+    const number = Math.floor(tag / 8);
+    const wire = tag % 8;
+    let end: number;
+    let body = message.subarray(afterTag, afterTag);
+    let value = 0;
+    if (wire === WIRE_VARINT) [value, end] = readVarint(message, afterTag);
+    else if (wire === WIRE_FIXED64) end = afterTag + 8;
+    else if (wire === WIRE_FIXED32) end = afterTag + 4;
+    else if (wire === WIRE_LENGTH_DELIMITED) {
+      const [length, afterLength] = readVarint(message, afterTag);
+      end = afterLength + length;
+      body = message.subarray(afterLength, end);
+    } else throw new Error(`unsupported protobuf wire type ${wire}`);
+    if (end > message.length) throw new Error('truncated protobuf message');
+    at = end;
+    yield { number, wire, raw: message.subarray(start, end), body, value };
+  }
+}
+
+/** The varints of a packed repeated field's payload (e.g. int64 dims). */
+export function packedVarints(body: Uint8Array): number[] {
+  const values: number[] = [];
+  for (let at = 0; at < body.length; ) {
+    const [value, next] = readVarint(body, at);
+    values.push(value);
+    at = next;
+  }
+  return values;
+}
+
+/** The message with each field replaced by what `map` returns (its raw bytes to keep it, empty to drop it). */
+export function rewriteMessage(message: Uint8Array, map: (field: ProtoField) => Uint8Array): Uint8Array {
+  const parts: Uint8Array[] = [];
+  for (const field of protoFields(message)) parts.push(map(field));
+  return concatBytes(parts);
+}
+
+/** A length-delimited field with the given payload. */
+export function lengthField(number: number, body: Uint8Array): Uint8Array {
+  return concatBytes([encodeVarint(number * 8 + WIRE_LENGTH_DELIMITED), encodeVarint(body.length), body]);
+}
+
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/** A non-negative varint below 2^53 (lengths, tags, dims); returns it and the offset after it. */
+function readVarint(bytes: Uint8Array, at: number): [number, number] {
+  let value = 0;
+  let scale = 1;
+  for (let i = at; i < bytes.length; i++) {
+    const byte = bytes[i] as number;
+    value += (byte & 0x7f) * scale;
+    if (byte < 0x80) return [value, i + 1];
+    scale *= 128;
+  }
+  throw new Error('truncated protobuf varint');
+}
+
+function encodeVarint(value: number): Uint8Array {
+  const bytes: number[] = [];
+  let rest = value;
+  while (rest >= 0x80) {
+    bytes.push((rest % 128) | 0x80);
+    rest = Math.floor(rest / 128);
+  }
+  bytes.push(rest);
+  return Uint8Array.from(bytes);
 }

@@ -5,6 +5,8 @@
  * output column (symmetric, zero point 0), the activations quantized to uint8 per tensor at run
  * time, the product in integers (VNNI where the CPU has it) and rescaled to float32. Everything
  * else (convolutions, attention, norms) stays float32. `fp32` (the default) changes nothing.
+ * A shipped graph stemsplit did not build (the bundled models) gets int8 convolutions instead:
+ * quantize-graph.ts.
  *
  * On x86 CPUs without AVX-512 VNNI / AVX-VNNI, ORT's u8×s8 kernel sums pairs of products in
  * 16 bits (VPMADDUBSW), which can saturate; the boxes measured here have VNNI.
@@ -28,9 +30,9 @@ export function precisionKey(precision: Precision | undefined): string {
 }
 
 export interface QuantizedWeight {
-  /** [K, N] row-major int8: the matrix a MatMul multiplies by (K inputs, N outputs). */
+  /** int8 weights: [K, N] row-major for quantizeWeight (the matrix a MatMul multiplies by), the weight's own layout for quantizeChannels. */
   readonly values: Int8Array;
-  /** [N]: one scale per output column, w ≈ values · scale. */
+  /** One scale per output column or channel, w ≈ values · scale. */
   readonly scales: Float32Array;
 }
 
@@ -44,11 +46,33 @@ export function quantizeWeight(weight: Float32Array, inputs: number, outputs: nu
   for (let n = 0; n < outputs; n++) {
     let peak = 0;
     for (let k = 0; k < inputs; k++) peak = Math.max(peak, Math.abs(at(k, n)));
-    scales[n] = peak > 0 ? peak / 127 : 1;
+    scales[n] = scaleFor(peak);
   }
   const values = new Int8Array(inputs * outputs);
   for (let k = 0; k < inputs; k++) {
     for (let n = 0; n < outputs; n++) values[k * outputs + n] = Math.round(at(k, n) / (scales[n] as number));
   }
   return { values, scales };
+}
+
+/**
+ * Quantizes a convolution's weight [C_out, …] to int8 per output channel, in its own layout:
+ * `values` is [C_out, …] as `weight` was, `scales` [C_out].
+ */
+export function quantizeChannels(weight: Float32Array, channels: number): QuantizedWeight {
+  const size = weight.length / channels;
+  const scales = new Float32Array(channels);
+  const values = new Int8Array(weight.length);
+  for (let c = 0; c < channels; c++) {
+    const row = weight.subarray(c * size, (c + 1) * size);
+    const scale = scaleFor(row.reduce((peak, w) => Math.max(peak, Math.abs(w)), 0));
+    scales[c] = scale;
+    for (let i = 0; i < size; i++) values[c * size + i] = Math.round((row[i] as number) / scale);
+  }
+  return { values, scales };
+}
+
+/** Symmetric: the largest magnitude maps to ±127 (an all-zero column keeps scale 1). */
+function scaleFor(peak: number): number {
+  return peak > 0 ? peak / 127 : 1;
 }

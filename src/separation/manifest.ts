@@ -6,12 +6,16 @@ import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import type { ModelManifest, SegmentModel } from './model.js';
 import { createOrtSession, runTensors, type OrtSessionOptions } from '../onnx/session.js';
+import { quantizeConvolutions } from '../onnx/quantize-graph.js';
+import type { Precision } from '../onnx/quantize.js';
 
 export const MANIFEST_FORMAT = 'stemsplit-model/1';
 
 export interface LoadModelOptions extends OrtSessionOptions {
   /** The name the model answers to; default the manifest's `name`. */
   readonly name?: string;
+  /** `int8`: the graph's learned convolutions rewritten to int8 when it loads (onnx/quantize-graph.ts); default fp32, as shipped. */
+  readonly precision?: Precision;
 }
 
 /** Reads and validates a manifest without loading its graph (cheap: for listings). */
@@ -83,7 +87,7 @@ export function parseModelManifest(value: unknown, where = 'model.json'): ModelM
 export async function loadManifestModel(manifestPath: string, options: LoadModelOptions = {}): Promise<SegmentModel> {
   const manifest = await readModelManifest(manifestPath);
   const graphPath = path.join(path.dirname(manifestPath), manifest.onnx);
-  const handle = await createOrtSession(graphPath, options);
+  const handle = await createOrtSession(options.precision === 'int8' ? await int8Graph(graphPath) : graphPath, options);
   if (!handle.inputNames.includes('mix') || !handle.outputNames.includes('stems')) {
     await handle.release();
     throw new StemsplitError(
@@ -109,4 +113,15 @@ export async function loadManifestModel(manifestPath: string, options: LoadModel
     },
     dispose: () => handle.release(),
   };
+}
+
+/** The graph with its learned convolutions in int8; a graph with none to quantize loads as it is. */
+async function int8Graph(graphPath: string): Promise<Uint8Array> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(graphPath);
+  } catch (error) {
+    throw new StemsplitError('MODEL_NOT_FOUND', `cannot read ${graphPath}: ${String(error)}`, { cause: error });
+  }
+  return quantizeConvolutions(bytes).model;
 }
