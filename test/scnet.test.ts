@@ -11,6 +11,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { runCli } from '../harness/process.js';
+import { msstModelType, MsstDocument } from '../src/msst/config.js';
 import { bandGeometry } from '../src/scnet/graph.js';
 import { chunkPadding, ScnetNetwork } from '../src/scnet/engine.js';
 import { parseScnetConfig } from '../src/scnet/config.js';
@@ -106,6 +107,12 @@ describe('SCNet configs', () => {
     assert.equal(config.convKernel, 3);
     assert.equal(config.expand, 1);
     assert.deepEqual(config.instruments, ['vocals', 'other']);
+  });
+
+  it('is told from any of its own options, not only the band ones', () => {
+    for (const model of [{ expand: 2 }, { dims: [4, 8, 16] }, { nfft: 4096, hop_size: 1024 }, { conv_depths: [3, 2, 1] }]) {
+      assert.equal(msstModelType(new MsstDocument({ ...base, model }, 'x.yaml')), 'scnet', JSON.stringify(model));
+    }
   });
 
   it('refuses what the official code cannot run, naming the key', () => {

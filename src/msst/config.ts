@@ -126,10 +126,13 @@ export function configBeside(checkpoint: string): string {
  * The model type is not in MSST's yaml (it is MSST's `--model_type` argument): given, or told
  * apart by the constructor options only one class has.
  */
+/** SCNet's constructor options that no other family's has (a yaml may list only some of them). */
+const SCNET_ONLY_KEYS = ['band_SR', 'num_dplayer', 'band_stride', 'band_kernel', 'conv_depths', 'conv_kernel', 'compress', 'expand', 'dims', 'nfft', 'hop_size', 'win_size'];
+
 export function msstModelType(doc: MsstDocument, given?: MsstModelType): MsstModelType {
   if (given) return given;
   const has = (key: string) => key in doc.model;
-  if (has('band_SR') || has('num_dplayer') || has('band_stride')) return 'scnet';
+  if (SCNET_ONLY_KEYS.some(has)) return 'scnet';
   if (has('num_subbands') || has('num_scales') || has('bottleneck_factor')) return 'mdx23c';
   if (has('num_bands') || has('sample_rate')) return 'mel_band_roformer';
   if (has('dim') && has('depth')) return 'bs_roformer';
