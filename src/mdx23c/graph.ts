@@ -25,12 +25,12 @@ export const GRAPH_OUTPUT = 'stems';
 type State = ReadonlyMap<string, CheckpointTensor>;
 
 /**
- * 3×3 convolutions with at least this many input and output channels (and more 4×4 tiles than
- * output channels) run as Winograd F(4×4, 3×3) (onnx/winograd.ts): on the second and third scales
- * of the published networks it halves their time; at 128 channels on the widest plane the
- * transforms cost more than they save (docs/mdx23c.md, "Speed and memory").
+ * 3×3 convolutions with at least this many input and output channels (and at least as many 4×4
+ * tiles as output channels) run as Winograd F(4×4, 3×3) (onnx/winograd.ts): 1.4× to 2× faster on
+ * the top three scales of the published networks; below 128 channels the transforms cost about
+ * what they save (docs/mdx23c.md, "Speed and memory").
  */
-export const WINOGRAD_MIN_CHANNELS = 256;
+export const WINOGRAD_MIN_CHANNELS = 128;
 
 export interface Mdx23cGraphOptions {
   /** Default WINOGRAD_MIN_CHANNELS; 1 takes every 3×3 convolution whose plane has enough tiles (tests). */
@@ -115,11 +115,9 @@ class Network {
   }
 
   conv3x3(x: Value, name: string, out: number): Value {
-    const [, channels, frames, bins] = x.shape as [number, number, number, number];
+    const channels = x.shape[1] as number;
     const shape = [out, channels, 3, 3];
-    // The transformed kernels hold 4× the weights: only where the plane has more tiles than output channels does the time saved outweigh them.
-    const tiles = Math.ceil(frames / 4) * Math.ceil(bins / 4);
-    if (Math.min(out, channels) >= this.winogradMinChannels && tiles >= out) return winogradConv3x3(this.ops, x, this.tensor(name, shape).data, out, name);
+    if (Math.min(out, channels) >= this.winogradMinChannels) return winogradConv3x3(this.ops, x, this.tensor(name, shape).data, out, name);
     return this.ops.conv(x, this.weight(name, shape), undefined, { pads: [1, 1, 1, 1] });
   }
 

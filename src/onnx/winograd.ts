@@ -9,13 +9,15 @@
  * the direct convolution to about 110 dB.
  *
  *   input transform   V = Bᵀ d B    two strided grouped convolutions (along the rows, then the columns)
- *   channel products  M = U · V     one batched MatMul, U = G g Gᵀ computed here from the weights
+ *   channel products  M = U · V     one batched MatMul, U = G g Gᵀ from the weights on each run
  *   output transform  Y = Aᵀ M A    one MatMul, then DepthToSpace puts the 4×4 tiles in place
  */
-import type { Value } from './graph.js';
+import { attr, type Value } from './graph.js';
 import type { Ops } from './ops.js';
 
 const OUT = 4;
+/** ONNX's TensorProto data type of float32. */
+const FLOAT = 1;
 const TILE = OUT + 2;
 
 const INPUT_TRANSFORM: readonly (readonly number[])[] = [
@@ -64,7 +66,7 @@ export function winogradConv3x3(ops: Ops, x: Value, weight: Float32Array, outCha
   const kernels: BandKernels = {
     rows: graph.constant(repeat(INPUT_TRANSFORM.flat(), channels), [channels * TILE, 1, TILE, 1], `${name}.winograd_bt_rows`),
     columns: graph.constant(repeat(INPUT_TRANSFORM.flat(), channels * TILE), [channels * TILE * TILE, 1, 1, TILE], `${name}.winograd_bt_columns`),
-    u: graph.constant(transformedKernels(weight, outChannels, channels), [TILE * TILE, outChannels, channels], `${name}.winograd_u`),
+    u: transformedKernels(ops, x, weight, outChannels, channels, name),
     back: graph.constant(outerProduct(OUTPUT_TRANSFORM), [OUT * OUT, TILE * TILE], `${name}.winograd_at`),
   };
   const bands: Value[] = [];
@@ -115,30 +117,25 @@ function winogradBand(
   return ops.depthToSpace(ops.reshape(outputTiles, [1, OUT * OUT * outChannels, tileRows, tileColumns]), OUT);
 }
 
-/** U[a·6 + b, k, c] = (G g_kc Gᵀ)[a, b], in float64 until stored. */
-function transformedKernels(weight: Float32Array, outChannels: number, channels: number): Float32Array {
-  const u = new Float32Array(TILE * TILE * outChannels * channels);
-  const left = new Float64Array(TILE * 3);
-  for (let k = 0; k < outChannels; k++) {
-    for (let c = 0; c < channels; c++) {
-      const base = (k * channels + c) * 9;
-      for (let a = 0; a < TILE; a++) {
-        for (let j = 0; j < 3; j++) {
-          let sum = 0;
-          for (let i = 0; i < 3; i++) sum += (KERNEL_TRANSFORM[a]?.[i] as number) * (weight[base + i * 3 + j] as number);
-          left[a * 3 + j] = sum;
-        }
-      }
-      for (let a = 0; a < TILE; a++) {
-        for (let b = 0; b < TILE; b++) {
-          let sum = 0;
-          for (let j = 0; j < 3; j++) sum += (left[a * 3 + j] as number) * (KERNEL_TRANSFORM[b]?.[j] as number);
-          u[((a * TILE + b) * outChannels + k) * channels + c] = sum;
-        }
-      }
-    }
-  }
-  return u;
+/**
+ * U = G g Gᵀ for every (k, c), as [36, K, C], computed in the graph on each run from the 3×3
+ * weights laid out as 9 planes [i·3 + j, K·C]: one MatMul with G ⊗ G [36, 9]. Stored instead,
+ * U would hold 4× the weights for as long as the session lives. ONNX Runtime folds any node whose
+ * inputs are all constant, so the planes are multiplied by a 1 read off the convolution's input
+ * (true for every value, NaN included), which also makes U transient: made just before its
+ * convolution and freed after it.
+ */
+function transformedKernels(ops: Ops, x: Value, weight: Float32Array, outChannels: number, channels: number, name: string): Value {
+  const { graph } = ops;
+  const count = outChannels * channels;
+  const planes = new Float32Array(9 * count);
+  for (let kc = 0; kc < count; kc++) for (let tap = 0; tap < 9; tap++) planes[tap * count + kc] = weight[kc * 9 + tap] as number;
+  const first = graph.op('Slice', [x, graph.ints([0, 0, 0, 0], 'start'), graph.ints([1, 1, 1, 1], 'end')], [1, 1, 1, 1]);
+  const always = graph.op('Or', [graph.op('Equal', [first, first], [1, 1, 1, 1]), graph.op('IsNaN', [first], [1, 1, 1, 1])], [1, 1, 1, 1]);
+  const one = ops.reshape(graph.op('Cast', [always], [1, 1, 1, 1], { to: attr.int(FLOAT) }), [1, 1]);
+  const weights = ops.mul(graph.constant(planes, [9, count], `${name}.winograd_taps`), one);
+  const u = ops.matmul(graph.constant(outerProduct(KERNEL_TRANSFORM), [TILE * TILE, 9], `${name}.winograd_g`), weights, { fixed: true });
+  return ops.reshape(u, [TILE * TILE, outChannels, channels]);
 }
 
 /** (A ⊗ A)[i·n + j, a·m + b] = A[i][a]·A[j][b] for A [n, m]. */
