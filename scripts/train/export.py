@@ -4,8 +4,9 @@
     /usr/bin/python3 scripts/train/export.py --checkpoint scripts/train/runs/small4/best.pt --out /tmp/candidate
 
 Both graphs are the same network: waveform in (`mix` [1, 2, segment]), waveform out (`stems` [1, S, 2, segment]),
-STFT and inverse STFT inside as convolutions with DFT kernels computed in the graph. The 4-stem graph sums the
-other, guitar and piano masks before the inverse STFT.
+the STFT inside as a convolution with DFT kernels computed in the graph, the inverse STFT as two half-size DFT
+MatMuls and an overlap-add (_faster_softmax_and_istft). The 4-stem graph sums the other, guitar and piano masks
+before the inverse STFT.
 """
 import argparse
 import json
@@ -80,6 +81,81 @@ def _compute_kernels_at_load(path):
     onnx.save(model, path)
 
 
+def _faster_softmax_and_istft(path):
+    """Two rewrites of the exported graph, the same functions in fewer operations:
+    - the masks' Softmax over the sources axis (axis 1), which ONNX Runtime runs by transposing that
+      axis last and back, as ReduceMax, Sub, Exp, ReduceSum, Div along it;
+    - the inverse STFT's ConvTranspose with the [2·BINS, N_FFT] DFT kernel as two [BINS, BINS]
+      MatMuls: a frame's samples n and N_FFT - n share their cosine sums E[n] and their sine sums
+      O[n] with opposite signs (s[n] = E + O, s[N_FFT - n] = E - O), so half the products suffice;
+      then the window and the overlap-add of half frames (HOP = N_FFT / 2) as the kernel's had them."""
+    model = onnx.load(path)
+    g = model.graph
+    softmax = next(nd for nd in g.node if nd.op_type == "Softmax")
+    assert [a.i for a in softmax.attribute if a.name == "axis"] == [1]
+    inverse = next(nd for nd in g.node if nd.op_type == "ConvTranspose")
+    inits = [numpy_helper.from_array(np.array(a, dtype), name) for a, dtype, name in [
+        ([1], np.int64, "softmax_axis"), ([BINS, BINS], np.int64, "idft_split"),
+        ([1, BINS], np.int64, "idft_row_shape"), ([-1.0], np.float32, "idft_minus_one"),
+        ([0], np.int64, "idft_zero"), ([HOP], np.int64, "idft_half"), ([HOP], np.int64, "idft_back_start"),
+        ([0], np.int64, "idft_back_end"), ([-1], np.int64, "idft_step_back"), ([1], np.int64, "idft_axis1"),
+        ([2], np.int64, "idft_axis2"), (_window().numpy()[:HOP, None], np.float32, "idft_window_first"),
+        (_window().numpy()[HOP:, None], np.float32, "idft_window_second"),
+        ([0, 0, 0, 0, 0, 1], np.int64, "idft_pad_after"), ([0, 0, 1, 0, 0, 0], np.int64, "idft_pad_before"),
+        ([0, 1, -1], np.int64, "idft_signal_shape"), ([N_FFT - HOP], np.int64, "idft_crop_start"),
+        ([HOP - N_FFT], np.int64, "idft_crop_end")]]
+    n = helper.make_node
+    x, probabilities = softmax.input[0], softmax.output[0]
+    softmax_nodes = [
+        n("ReduceMax", [x], ["softmax_max"], axes=[1], keepdims=1),
+        n("Sub", [x, "softmax_max"], ["softmax_shifted"]),
+        n("Exp", ["softmax_shifted"], ["softmax_exp"]),
+        n("ReduceSum", ["softmax_exp", "softmax_axis"], ["softmax_sum"], keepdims=1),
+        n("Div", ["softmax_exp", "softmax_sum"], [probabilities]),
+    ]
+    spec, out = inverse.input[0], inverse.output[0]
+    istft_nodes = [
+        # C[n, k] = scale_k·cos(2π·kn/N), S[n, k] = -scale_k·sin(2π·kn/N) for n, k in 0 .. N/2, from the graph's own DFT angle inputs
+        n("Reshape", ["dft_bins", "idft_row_shape"], ["idft_bins_row"]),
+        n("Mul", ["dft_bins", "idft_bins_row"], ["idft_kn"]), n("Mod", ["idft_kn", "dft_n"], ["idft_kn_mod"], fmod=1),
+        n("Mul", ["idft_kn_mod", "dft_step"], ["idft_angle"]),
+        n("Reshape", ["dft_inverse_scale", "idft_row_shape"], ["idft_scale_row"]),
+        n("Cos", ["idft_angle"], ["idft_cos"]), n("Mul", ["idft_cos", "idft_scale_row"], ["idft_c"]),
+        n("Sin", ["idft_angle"], ["idft_sin"]), n("Mul", ["idft_sin", "idft_scale_row"], ["idft_s_pos"]),
+        n("Mul", ["idft_s_pos", "idft_minus_one"], ["idft_s"]),
+        n("Split", [spec, "idft_split"], ["idft_re", "idft_im"], axis=1),  # [M, BINS, frames] each
+        n("MatMul", ["idft_c", "idft_re"], ["idft_even"]), n("MatMul", ["idft_s", "idft_im"], ["idft_odd"]),
+        n("Add", ["idft_even", "idft_odd"], ["idft_sum"]), n("Sub", ["idft_even", "idft_odd"], ["idft_difference"]),
+        n("Slice", ["idft_sum", "idft_zero", "idft_half", "idft_axis1"], ["idft_first_raw"]),  # samples 0 .. HOP-1
+        n("Slice", ["idft_difference", "idft_back_start", "idft_back_end", "idft_axis1", "idft_step_back"], ["idft_second_raw"]),  # HOP .. N-1
+        n("Mul", ["idft_first_raw", "idft_window_first"], ["idft_first"]),
+        n("Mul", ["idft_second_raw", "idft_window_second"], ["idft_second"]),
+        n("Pad", ["idft_first", "idft_pad_after"], ["idft_first_padded"]),
+        n("Pad", ["idft_second", "idft_pad_before"], ["idft_second_padded"]),
+        n("Add", ["idft_first_padded", "idft_second_padded"], ["idft_blocks"]),  # [M, HOP, frames + 1]
+        n("Transpose", ["idft_blocks"], ["idft_blocks_in_time"], perm=[0, 2, 1]),
+        n("Reshape", ["idft_blocks_in_time", "idft_signal_shape"], ["idft_signal"]),
+        n("Slice", ["idft_signal", "idft_crop_start", "idft_crop_end", "idft_axis2"], [out]),
+    ]
+    nodes = []
+    for nd in g.node:
+        nodes.extend(softmax_nodes if nd is softmax else istft_nodes if nd is inverse else [nd])
+    read = {name for nd in nodes for name in nd.input} | {o.name for o in g.output}
+    while True:  # drop the nodes that computed the inverse kernel
+        dead = [nd for nd in nodes if not any(o in read for o in nd.output)]
+        if not dead:
+            break
+        nodes = [nd for nd in nodes if nd not in dead]
+        read = {name for nd in nodes for name in nd.input} | {o.name for o in g.output}
+    del g.node[:]
+    g.node.extend(nodes)
+    kept = [t for t in g.initializer if t.name in read]
+    del g.initializer[:]
+    g.initializer.extend(kept + [t for t in inits if t.name in read])
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
 DEFAULT_RUN = "small3"  # the run whose best.pt models/stemsplit-small-* ship
 
 
@@ -99,6 +175,7 @@ def export(checkpoint, prefix, out_root):
         torch.onnx.export(graph, dummy, os.path.join(folder, "model.onnx"), input_names=["mix"], output_names=["stems"],
                           opset_version=13)
         _compute_kernels_at_load(os.path.join(folder, "model.onnx"))
+        _faster_softmax_and_istft(os.path.join(folder, "model.onnx"))
         sdr = ck.get("sdr4" if layout == "4s" else "sdr6", {})
         manifest = {
             "format": "stemsplit-model/1",
