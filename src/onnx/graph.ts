@@ -39,7 +39,8 @@ const OPSETS: ReadonlyMap<string, number> = new Map([
   [MS_DOMAIN, 1],
 ]);
 
-const DATA_TYPE = { float: 1, int8: 3, int32: 6, int64: 7 } as const;
+/** ONNX's TensorProto data types (onnx.proto), for tensors and Cast's `to`. */
+export const DATA_TYPE = { float: 1, int8: 3, int32: 6, int64: 7 } as const;
 const ATTRIBUTE_TYPE = { float: 1, int: 2, string: 3, floats: 6, ints: 7 } as const;
 
 export interface NodeOptions {

@@ -18,7 +18,7 @@
  * them took its worst stem from about 33 to 44 dB against fp32 (chosen before any real clip was run).
  */
 import { StemsplitError } from '../errors.js';
-import { attr, encodeAttribute, nodeProto, tensorProto } from './graph.js';
+import { attr, DATA_TYPE, encodeAttribute, nodeProto, tensorProto } from './graph.js';
 import { concatBytes, lengthField, packedVarints, protoFields, rewriteMessage, type ProtoField } from './protobuf.js';
 import { quantizeChannels } from './quantize.js';
 
@@ -29,7 +29,6 @@ const GRAPH = { node: 1, initializer: 5, output: 12 } as const;
 const NODE = { input: 1, output: 2, opType: 4, attribute: 5, domain: 7 } as const;
 const TENSOR = { dims: 1, dataType: 2, floatData: 4, name: 8, rawData: 9 } as const;
 const VALUE_INFO_NAME = 1;
-const FLOAT = 1;
 /** DynamicQuantizeLinear is in the default domain from opset 11. */
 const MIN_OPSET = 11;
 /** Names of the tensors the rewrite adds start with this, which no exporter writes. */
@@ -173,7 +172,7 @@ function integerConv(node: Node, conv: QuantizableConv, quantizedInputs: Set<str
   const scaled = conv.bias === undefined ? output : name('scaled');
   nodes.push(
     nodeProto('ConvInteger', [quantized.x, name('weight'), quantized.zero], [name('int32')], node.attributes),
-    nodeProto('Cast', [name('int32')], [name('float')], [bytesOf(encodeAttribute('to', attr.int(FLOAT)))]),
+    nodeProto('Cast', [name('int32')], [name('float')], [bytesOf(encodeAttribute('to', attr.int(DATA_TYPE.float)))]),
     nodeProto('Mul', [quantized.scale, name('weight_scale')], [name('scale')]),
     nodeProto('Mul', [name('float'), name('scale')], [scaled]),
   );
@@ -215,7 +214,7 @@ function readInitializer(body: Uint8Array): [string, Initializer] {
     else if (field.number === TENSOR.rawData || (field.number === TENSOR.floatData && field.wire === 2)) bytes = field.body;
   }
   const count = dims.reduce((a, b) => a * b, 1);
-  const usable = dataType === FLOAT && bytes !== undefined && bytes.byteLength === 4 * count;
+  const usable = dataType === DATA_TYPE.float && bytes !== undefined && bytes.byteLength === 4 * count;
   return [name, { dims, data: usable ? new Float32Array(Uint8Array.from(bytes as Uint8Array).buffer) : undefined }];
 }
 

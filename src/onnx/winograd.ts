@@ -12,12 +12,10 @@
  *   channel products  M = U · V     one batched MatMul, U = G g Gᵀ from the weights on each run
  *   output transform  Y = Aᵀ M A    one MatMul, then DepthToSpace puts the 4×4 tiles in place
  */
-import { attr, type Value } from './graph.js';
+import { attr, DATA_TYPE, type Value } from './graph.js';
 import type { Ops } from './ops.js';
 
 const OUT = 4;
-/** ONNX's TensorProto data type of float32. */
-const FLOAT = 1;
 const TILE = OUT + 2;
 
 const INPUT_TRANSFORM: readonly (readonly number[])[] = [
@@ -132,7 +130,7 @@ function transformedKernels(ops: Ops, x: Value, weight: Float32Array, outChannel
   for (let kc = 0; kc < count; kc++) for (let tap = 0; tap < 9; tap++) planes[tap * count + kc] = weight[kc * 9 + tap] as number;
   const first = graph.op('Slice', [x, graph.ints([0, 0, 0, 0], 'start'), graph.ints([1, 1, 1, 1], 'end')], [1, 1, 1, 1]);
   const always = graph.op('Or', [graph.op('Equal', [first, first], [1, 1, 1, 1]), graph.op('IsNaN', [first], [1, 1, 1, 1])], [1, 1, 1, 1]);
-  const one = ops.reshape(graph.op('Cast', [always], [1, 1, 1, 1], { to: attr.int(FLOAT) }), [1, 1]);
+  const one = ops.reshape(graph.op('Cast', [always], [1, 1, 1, 1], { to: attr.int(DATA_TYPE.float) }), [1, 1]);
   const weights = ops.mul(graph.constant(planes, [9, count], `${name}.winograd_taps`), one);
   const u = ops.matmul(graph.constant(outerProduct(KERNEL_TRANSFORM), [TILE * TILE, 9], `${name}.winograd_g`), weights, { fixed: true });
   return ops.reshape(u, [TILE * TILE, outChannels, channels]);
