@@ -122,13 +122,13 @@ export function configBeside(checkpoint: string): string {
   throw new StemsplitError('MODEL_NOT_FOUND', `no config beside ${checkpoint} (expected ${path.basename(stem)}.yaml); name one with --model-config`);
 }
 
+/** SCNet's constructor options that no other family's has (a yaml may list only some of them). */
+const SCNET_ONLY_KEYS = ['band_SR', 'num_dplayer', 'band_stride', 'band_kernel', 'conv_depths', 'conv_kernel', 'compress', 'expand', 'dims', 'nfft', 'hop_size', 'win_size'];
+
 /**
  * The model type is not in MSST's yaml (it is MSST's `--model_type` argument): given, or told
  * apart by the constructor options only one class has.
  */
-/** SCNet's constructor options that no other family's has (a yaml may list only some of them). */
-const SCNET_ONLY_KEYS = ['band_SR', 'num_dplayer', 'band_stride', 'band_kernel', 'conv_depths', 'conv_kernel', 'compress', 'expand', 'dims', 'nfft', 'hop_size', 'win_size'];
-
 export function msstModelType(doc: MsstDocument, given?: MsstModelType): MsstModelType {
   if (given) return given;
   const has = (key: string) => key in doc.model;

@@ -284,12 +284,9 @@ export class Ops {
   /**
    * ONNX LSTM over x [seq, batch, input] (time-major: ORT's CPU kernel has no batch-major
    * layout) → [seq, directions, batch, hidden]. `weights` come in ONNX's layout and gate
-   * order (see `onnxLstmWeights`).
-   */
-  /**
-   * An LSTM over x [seq, batch, input] → [seq, directions, batch, hidden]. At int8 it is ORT's
-   * DynamicQuantizeLSTM: W and R stored as int8 with one scale per gate row (as quantizedMatMul),
-   * the input and hidden state quantized per step at run time.
+   * order (see `onnxLstmWeights`). At int8 it is ORT's DynamicQuantizeLSTM: W and R stored as
+   * int8 with one scale per gate row (as quantizedMatMul), the input and hidden state quantized
+   * per step at run time.
    */
   lstm(x: Value, weights: OnnxLstmWeights): Value {
     const { directions, hidden } = weights;
