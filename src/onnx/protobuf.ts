@@ -83,6 +83,11 @@ export class ProtoMessage {
     return this.chunks;
   }
 
+  /** The encoded message in one buffer (a copy of its chunks). */
+  toBytes(): Uint8Array {
+    return concatBytes(this.encoded());
+  }
+
   private tag(field: number, wireType: number): void {
     this.varint(field * 8 + wireType);
   }
@@ -178,7 +183,7 @@ export function rewriteMessage(message: Uint8Array, map: (field: ProtoField) => 
 
 /** A length-delimited field with the given payload. */
 export function lengthField(number: number, body: Uint8Array): Uint8Array {
-  return concatBytes([encodeVarint(number * 8 + WIRE_LENGTH_DELIMITED), encodeVarint(body.length), body]);
+  return new ProtoMessage().bytes(number, body).toBytes();
 }
 
 export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
@@ -202,15 +207,4 @@ function readVarint(bytes: Uint8Array, at: number): [number, number] {
     scale *= 128;
   }
   throw new Error('truncated protobuf varint');
-}
-
-function encodeVarint(value: number): Uint8Array {
-  const bytes: number[] = [];
-  let rest = value;
-  while (rest >= 0x80) {
-    bytes.push((rest % 128) | 0x80);
-    rest = Math.floor(rest / 128);
-  }
-  bytes.push(rest);
-  return Uint8Array.from(bytes);
 }

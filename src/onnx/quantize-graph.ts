@@ -172,7 +172,7 @@ function integerConv(node: Node, conv: QuantizableConv, quantizedInputs: Set<str
   const scaled = conv.bias === undefined ? output : name('scaled');
   nodes.push(
     nodeProto('ConvInteger', [quantized.x, name('weight'), quantized.zero], [name('int32')], node.attributes),
-    nodeProto('Cast', [name('int32')], [name('float')], [bytesOf(encodeAttribute('to', attr.int(DATA_TYPE.float)))]),
+    nodeProto('Cast', [name('int32')], [name('float')], [encodeAttribute('to', attr.int(DATA_TYPE.float)).toBytes()]),
     nodeProto('Mul', [quantized.scale, name('weight_scale')], [name('scale')]),
     nodeProto('Mul', [name('float'), name('scale')], [scaled]),
   );
@@ -180,8 +180,8 @@ function integerConv(node: Node, conv: QuantizableConv, quantizedInputs: Set<str
   const initializers = [tensorProto(name('weight'), values, conv.weight.dims), tensorProto(name('weight_scale'), scales, perChannel)];
   if (conv.bias !== undefined) initializers.push(tensorProto(name('bias'), conv.bias, perChannel));
   return {
-    nodes: nodes.map((message) => lengthField(GRAPH.node, bytesOf(message))),
-    initializers: initializers.map((message) => lengthField(GRAPH.initializer, bytesOf(message))),
+    nodes: nodes.map((message) => lengthField(GRAPH.node, message.toBytes())),
+    initializers: initializers.map((message) => lengthField(GRAPH.initializer, message.toBytes())),
   };
 }
 
@@ -237,8 +237,4 @@ function readString(message: Uint8Array, number: number): string | undefined {
 const decoder = new TextDecoder();
 function decode(bytes: Uint8Array): string {
   return decoder.decode(bytes);
-}
-
-function bytesOf(message: { encoded(): readonly Uint8Array[] }): Uint8Array {
-  return concatBytes(message.encoded());
 }
