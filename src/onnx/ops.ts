@@ -332,7 +332,7 @@ export class Ops {
   }
 
   /** A constant shared by every node that needs the same values in the same shape. */
-  private cachedConstant(values: Float32Array, shape: Shape, hint: string): Value {
+  cachedConstant(values: Float32Array, shape: Shape, hint: string): Value {
     const key = `${shape.join(',')}:${contentHash(values)}`;
     const candidates = this.sharedConstants.get(key) ?? [];
     const same = candidates.find((entry) => sameValues(entry.values, values));

@@ -56,16 +56,16 @@ export function winogradConv3x3(ops: Ops, x: Value, weight: Float32Array, outCha
   const [batch, channels, height, width] = x.shape as [number, number, number, number];
   if (batch !== 1) throw new Error(`winogradConv3x3 takes one sample, not ${batch}`);
   if (weight.length !== outChannels * channels * 9) throw new Error(`${name}: weight has ${weight.length} values, expected ${outChannels}×${channels}×3×3`);
-  const { graph } = ops;
   const tileRows = Math.ceil(height / OUT);
   const tileColumns = Math.ceil(width / OUT);
   const transformBytesPerRow = TILE * TILE * Math.max(channels, outChannels) * tileColumns * 4;
   const bandRows = Math.max(1, Math.min(tileRows, Math.floor(WINOGRAD_BAND_BYTES / transformBytesPerRow)));
+  // The fixed transforms depend only on the channel count: every convolution of a graph shares them.
   const kernels: BandKernels = {
-    rows: graph.constant(repeat(INPUT_TRANSFORM.flat(), channels), [channels * TILE, 1, TILE, 1], `${name}.winograd_bt_rows`),
-    columns: graph.constant(repeat(INPUT_TRANSFORM.flat(), channels * TILE), [channels * TILE * TILE, 1, 1, TILE], `${name}.winograd_bt_columns`),
+    rows: ops.cachedConstant(repeat(INPUT_TRANSFORM.flat(), channels), [channels * TILE, 1, TILE, 1], 'winograd_bt_rows'),
+    columns: ops.cachedConstant(repeat(INPUT_TRANSFORM.flat(), channels * TILE), [channels * TILE * TILE, 1, 1, TILE], 'winograd_bt_columns'),
     u: transformedKernels(ops, x, weight, outChannels, channels, name),
-    back: graph.constant(outerProduct(OUTPUT_TRANSFORM), [OUT * OUT, TILE * TILE], `${name}.winograd_at`),
+    back: ops.cachedConstant(outerProduct(OUTPUT_TRANSFORM), [OUT * OUT, TILE * TILE], 'winograd_at'),
   };
   const bands: Value[] = [];
   for (let first = 0; first < tileRows; first += bandRows) {
@@ -132,7 +132,7 @@ function transformedKernels(ops: Ops, x: Value, weight: Float32Array, outChannel
   const always = graph.op('Or', [graph.op('Equal', [first, first], [1, 1, 1, 1]), graph.op('IsNaN', [first], [1, 1, 1, 1])], [1, 1, 1, 1]);
   const one = ops.reshape(graph.op('Cast', [always], [1, 1, 1, 1], { to: attr.int(DATA_TYPE.float) }), [1, 1]);
   const weights = ops.mul(graph.constant(planes, [9, count], `${name}.winograd_taps`), one);
-  const u = ops.matmul(graph.constant(outerProduct(KERNEL_TRANSFORM), [TILE * TILE, 9], `${name}.winograd_g`), weights, { fixed: true });
+  const u = ops.matmul(ops.cachedConstant(outerProduct(KERNEL_TRANSFORM), [TILE * TILE, 9], 'winograd_g'), weights, { fixed: true });
   return ops.reshape(u, [TILE * TILE, outChannels, channels]);
 }
 
