@@ -15,7 +15,7 @@ import { OnnxGraph, writeModel, type Value } from '../../src/onnx/graph.js';
 import { Ops } from '../../src/onnx/ops.js';
 import { createOrtSession, runTensors } from '../../src/onnx/session.js';
 import { winogradConv3x3 } from '../../src/onnx/winograd.js';
-import { stemSnrs } from './synthetic.js';
+import { randomTensor, stemSnrs } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -26,10 +26,6 @@ const { values } = parseArgs({
 });
 const runs = Number(values.runs);
 const work = mkdtempSync(path.join(tmpdir(), 'stemsplit-winograd-bench-'));
-
-function random(length: number, scale: number): Float32Array {
-  return Float32Array.from({ length }, () => (Math.random() - 0.5) * scale);
-}
 
 interface Timing {
   readonly wall: number;
@@ -59,8 +55,9 @@ console.log('|---|---:|---:|---:|---:|---:|');
 for (const spec of values.shape) {
   const [channels, out, height, width] = spec.split(',').map(Number) as [number, number, number, number];
   const shape = [1, channels, height, width];
-  const weight = random(out * channels * 9, 2 / Math.sqrt(channels * 9));
-  const input = random(channels * height * width, 1);
+  const seed = { seed: 7 };
+  const weight = randomTensor([out, channels, 3, 3], 1 / Math.sqrt(channels * 9), seed).data;
+  const input = randomTensor(shape, 0.5, seed).data;
   const direct = await time('direct', shape, input, (ops, x) => ops.conv(x, ops.graph.constant(weight, [out, channels, 3, 3], 'w'), undefined, { pads: [1, 1, 1, 1] }));
   const winograd = await time('winograd', shape, input, (ops, x) => winogradConv3x3(ops, x, weight, out, 'w'));
   const gmac = (channels * out * 9 * height * width) / 1e9;

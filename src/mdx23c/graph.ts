@@ -25,15 +25,14 @@ export const GRAPH_OUTPUT = 'stems';
 type State = ReadonlyMap<string, CheckpointTensor>;
 
 /**
- * 3×3 convolutions with at least this many input and output channels (and at least as many 4×4
- * tiles as output channels) run as Winograd F(4×4, 3×3) (onnx/winograd.ts): 1.4× to 2× faster on
- * the top three scales of the published networks; below 128 channels the transforms cost about
- * what they save (docs/mdx23c.md, "Speed and memory").
+ * 3×3 convolutions with at least this many input and output channels run as Winograd F(4×4, 3×3)
+ * (onnx/winograd.ts): 1.2× to 1.8× less CPU on the published networks' scales; below 128 channels
+ * the transforms cost about what they save (docs/mdx23c.md, "Speed and memory").
  */
 export const WINOGRAD_MIN_CHANNELS = 128;
 
 export interface Mdx23cGraphOptions {
-  /** Default WINOGRAD_MIN_CHANNELS; 1 takes every 3×3 convolution whose plane has enough tiles (tests). */
+  /** Default WINOGRAD_MIN_CHANNELS; 1 takes every 3×3 convolution (tests). */
   readonly winogradMinChannels?: number;
 }
 
