@@ -253,32 +253,57 @@ export class Ops {
 
   /**
    * GroupNorm(1, C) on one sample [1, C, ...], which one LayerNormalization would compute on
-   * a single thread (a single row): per-channel statistics from a LayerNormalization over
-   * each channel (C rows, in parallel), combined as mean = avg(m_c) and
-   * var = avg(v_c + (m_c − mean)²); then one per-channel multiply and add.
+   * a single thread (a single row): the statistics from the channels as rows (`wholeStatistics`),
+   * then one per-channel multiply and add.
    */
   private wholeGroupNorm(x: Value, gamma: Float32Array, beta: Float32Array, epsilon: number): Value {
     const channels = x.shape[1] as number;
-    const positions = x.shape.slice(2).reduce((a, b) => a * b, 1);
-    const flat = this.reshape(x, [1, channels, positions]);
-    const stats: Shape = [1, channels, 1];
+    const flat = this.reshape(x, [1, channels, x.shape.slice(2).reduce((a, b) => a * b, 1)]);
+    const affine = this.wholeAffine(this.wholeStatistics(flat, epsilon), gamma, beta, [1, channels, 1]);
+    return this.reshape(this.add(this.mul(flat, affine.scale), affine.shift), x.shape);
+  }
+
+  /**
+   * GroupNorm(1, C) on one sample stored channels-last, x [..., C] (the statistics are the same
+   * in any layout; the first axis gives the rows they are gathered over).
+   */
+  channelsLastGroupNorm(x: Value, gamma: Float32Array, beta: Float32Array, epsilon = 1e-5): Value {
+    const rows = x.shape[0] as number;
+    const flat = this.reshape(x, [1, rows, x.shape.slice(1).reduce((a, b) => a * b, 1)]);
+    const affine = this.wholeAffine(this.wholeStatistics(flat, epsilon), gamma, beta, [gamma.length]);
+    return this.add(this.mul(x, affine.scale), affine.shift);
+  }
+
+  /**
+   * Mean and 1/std over all of flat [1, R, P]: per-row statistics from a LayerNormalization over
+   * each row (R rows, in parallel), combined as mean = avg(m_r) and var = avg(v_r + (m_r − mean)²).
+   */
+  private wholeStatistics(flat: Value, epsilon: number): { readonly mean: Value; readonly invStd: Value } {
+    const [, rows, positions] = flat.shape as [number, number, number];
+    const stats: Shape = [1, rows, 1];
     const ones = this.cachedConstant(new Float32Array(positions).fill(1), [positions], 'ones');
-    const [, channelMean, channelInvStd] = this.graph.node(
+    const [, rowMean, rowInvStd] = this.graph.node(
       'LayerNormalization',
       [flat, ones],
       { axis: attr.int(2), epsilon: attr.float(epsilon) },
       { outputs: [flat.shape, stats, stats] },
     ) as [Value, Value, Value];
     const eps = this.graph.scalar(epsilon, 'eps');
-    // v_c = 1 / invStd_c² − ε (the channel pass added ε inside its square root).
-    const channelVar = this.sub(this.unary('Reciprocal', this.mul(channelInvStd, channelInvStd)), eps);
-    const mean = this.reduceMean(channelMean, 1);
-    const deviation = this.sub(channelMean, mean);
-    const variance = this.reduceMean(this.add(channelVar, this.mul(deviation, deviation)), 1);
-    const invStd = this.unary('Reciprocal', this.unary('Sqrt', this.add(variance, eps)));
-    const scale = this.mul(this.graph.constant(gamma, stats, 'gn_gamma'), invStd);
-    const shift = this.sub(this.graph.constant(beta, stats, 'gn_beta'), this.mul(mean, scale));
-    return this.reshape(this.add(this.mul(flat, scale), shift), x.shape);
+    // v_r = 1 / invStd_r² − ε (the row pass added ε inside its square root).
+    const rowVar = this.sub(this.unary('Reciprocal', this.mul(rowInvStd, rowInvStd)), eps);
+    const mean = this.reduceMean(rowMean, 1);
+    const deviation = this.sub(rowMean, mean);
+    const variance = this.reduceMean(this.add(rowVar, this.mul(deviation, deviation)), 1);
+    return { mean, invStd: this.unary('Reciprocal', this.unary('Sqrt', this.add(variance, eps))) };
+  }
+
+  /** y = x·scale + shift with scale = γ/std and shift = β − mean·scale, per channel, in `shape`. */
+  private wholeAffine(stats: { readonly mean: Value; readonly invStd: Value }, gamma: Float32Array, beta: Float32Array, shape: Shape): { scale: Value; shift: Value } {
+    // Broadcasting against the [1, 1, 1] statistics adds leading axes a channels-last [C] must lose again.
+    const fit = (value: Value) => (value.shape.length === shape.length ? value : this.reshape(value, shape));
+    const scale = fit(this.mul(this.graph.constant(gamma, shape, 'gn_gamma'), stats.invStd));
+    const shift = fit(this.sub(this.graph.constant(beta, shape, 'gn_beta'), this.mul(stats.mean, scale)));
+    return { scale, shift };
   }
 
   /**

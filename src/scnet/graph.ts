@@ -9,7 +9,8 @@
  *   separation num_dplayer dual-path layers (a bidirectional LSTM over the bins, then one over
  *             the frames, each GroupNorm'd, projected and residual); after even layers the frame
  *             axis goes through an orthonormal rfft (real and imaginary parts as channels), after
- *             odd ones back through irfft: both are constant DFT matrices here;
+ *             odd ones back through irfft: both are constant DFT matrices here; these stages pass
+ *             their activations channels-last, [frames, bins, channels];
  *   decoder   per level, deepest first: + skip, the fusion conv (its input `x.repeat(1, 2)` folded
  *             into the weights) and GLU, then an SU layer (a transposed conv per band, trimmed
  *             back to the band's bins).
@@ -121,13 +122,16 @@ export function buildScnetStages(config: ScnetConfig, state: State, shape: Scnet
     stages.push({ name, graph, inputs: [x.name, ...skips.map((skip) => skip.name)], output });
     previous = { name: output, shape: result.shape };
   };
-  // The 3×3 conv that closes encoder level `level`, at the start of the stage after it.
-  const afterEncoder = (net: Network, x: Value, layer: number) => (layer === 0 ? net.globalConv(levels - 1, x) : x);
   for (let level = 0; level < levels; level++) {
     stage(`encoder${level}`, `skip${level}`, [], (net, x) => net.encoder(level, level === 0 ? x : net.globalConv(level - 1, x), geometries[level] as BandGeometry[]));
   }
+  // The dual-path layers pass their activations on channels-last; the first opens with the last encoder level's 3×3 conv.
   for (let layer = 0; layer < config.numDualPathLayers; layer++) {
-    stage(`dualpath${layer}`, `dualpath${layer}`, [], (net, x) => net.featureConversion(layer, net.dualPath(layer, afterEncoder(net, x, layer))));
+    const last = layer === config.numDualPathLayers - 1;
+    stage(`dualpath${layer}`, `dualpath${layer}`, [], (net, x) => {
+      const y = net.featureConversion(layer, net.dualPath(layer, layer === 0 ? net.toChannelsLast(net.globalConv(levels - 1, x)) : x));
+      return last ? net.fromChannelsLast(y) : y;
+    });
   }
   for (let j = 0; j < levels; j++) {
     const level = levels - 1 - j;
@@ -202,61 +206,81 @@ class Network {
   }
 
   /**
-   * DualPathRNN on x [1, C, F, T]: over the bins (one sequence per frame), then over the frames
-   * (one sequence per bin); each path GroupNorm → bidirectional LSTM → Linear(2H → C) + residual.
+   * [1, C, F, T] → [T, F, C]. The separation net runs channels-last: each LSTM then reads its
+   * sequences where they lie (a frame's or a bin's channels are contiguous), going from one path
+   * to the other moves whole channel vectors, and the DFT over the frames is one matrix product.
    */
-  dualPath(layer: number, x: Value): Value {
+  toChannelsLast(x: Value): Value {
     const [, channels, bins, frames] = x.shape as [number, number, number, number];
-    const prefix = `separation_net.dp_modules.${layer}`;
-    const hidden = channels * this.config.expand;
-    const path = (index: number, input: Value, toSequences: readonly number[], fromSequences: readonly number[]) => {
-      const normed = this.groupNorm(input, `${prefix}.norm_layers.${index}`, channels);
-      const sequences = this.ops.transpose(this.ops.reshape(normed, [channels, bins, frames]), toSequences); // [seq, batch, C]
-      const [seq, batch] = sequences.shape as [number, number, number];
-      const lstm = this.ops.lstm(sequences, this.lstmWeights(`${prefix}.lstm_layers.${index}`, channels, hidden));
-      const both = this.ops.reshape(this.ops.transpose(lstm, [0, 2, 1, 3]), [seq * batch, 2 * hidden]); // forward ‖ backward
-      const weight = this.constant(`${prefix}.linear_layers.${index}.weight`, [channels, 2 * hidden]);
-      const projected = this.ops.linear(both, weight, this.constant(`${prefix}.linear_layers.${index}.bias`, [channels]));
-      const back = this.ops.transpose(this.ops.reshape(projected, [seq, batch, channels]), fromSequences);
-      return this.ops.add(this.ops.reshape(back, input.shape), input);
-    };
-    const overBins = path(0, x, [1, 2, 0], [2, 0, 1]); // [F, T, C] ↔ [C, F, T]
-    return path(1, overBins, [2, 1, 0], [2, 1, 0]); // [T, F, C] ↔ [C, F, T]
+    return this.ops.transpose(this.ops.reshape(x, [channels, bins, frames]), [2, 1, 0]);
   }
 
-  /** FeatureConversion: after even layers rfft(frames, ortho) → [re; im] channels, after odd ones their irfft. */
-  featureConversion(layer: number, x: Value): Value {
-    const frames = x.shape[3] as number;
-    if (layer % 2 === 0) {
-      const { cos, sin } = this.dft(frames, 'forward');
-      return this.ops.concat([this.ops.matmul(x, cos, { fixed: true }), this.ops.matmul(x, sin, { fixed: true })], 1);
-    }
-    const [re, im] = this.ops.split(x, 1, 2) as [Value, Value];
-    const { cos, sin } = this.dft(2 * (frames - 1), 'inverse');
-    return this.ops.add(this.ops.matmul(re, cos, { fixed: true }), this.ops.matmul(im, sin, { fixed: true }));
+  /** [T, F, C] → [1, C, F, T], for the decoder. */
+  fromChannelsLast(x: Value): Value {
+    const [frames, bins, channels] = x.shape as [number, number, number];
+    return this.ops.reshape(this.ops.transpose(x, [2, 1, 0]), [1, channels, bins, frames]);
   }
 
   /**
-   * Orthonormal real DFT matrices for n frames: forward [n, n/2+1] (Re = x·cos, Im = x·(−sin));
-   * inverse [n/2+1, n] with each bin but DC and Nyquist counted twice (their imaginary parts drop out).
+   * DualPathRNN on x [T, F, C] (channels-last): over the bins (one sequence per frame), then over
+   * the frames (one sequence per bin); each path GroupNorm → bidirectional LSTM → Linear(2H → C) + residual.
    */
-  private dft(n: number, direction: 'forward' | 'inverse'): { cos: Value; sin: Value } {
+  dualPath(layer: number, x: Value): Value {
+    const channels = x.shape[2] as number;
+    const prefix = `separation_net.dp_modules.${layer}`;
+    const hidden = channels * this.config.expand;
+    // sequences [seq, batch, C] → the same, after the path
+    const path = (index: number, sequences: Value) => {
+      const [seq, batch] = sequences.shape as [number, number, number];
+      const norm = `${prefix}.norm_layers.${index}`;
+      const normed = this.ops.channelsLastGroupNorm(sequences, this.weights.get(`${norm}.weight`, [channels]), this.weights.get(`${norm}.bias`, [channels]));
+      const lstm = this.ops.lstm(normed, this.lstmWeights(`${prefix}.lstm_layers.${index}`, channels, hidden));
+      const both = this.ops.reshape(this.ops.transpose(lstm, [0, 2, 1, 3]), [seq * batch, 2 * hidden]); // forward ‖ backward
+      const weight = this.constant(`${prefix}.linear_layers.${index}.weight`, [channels, 2 * hidden]);
+      const projected = this.ops.linear(both, weight, this.constant(`${prefix}.linear_layers.${index}.bias`, [channels]));
+      return this.ops.add(this.ops.reshape(projected, sequences.shape), sequences);
+    };
+    const overBins = path(0, this.ops.transpose(x, [1, 0, 2])); // [F, T, C]: one sequence per frame
+    return path(1, this.ops.transpose(overBins, [1, 0, 2])); // [T, F, C]: one sequence per bin
+  }
+
+  /**
+   * FeatureConversion on x [T, F, C]: after even layers rfft(frames, ortho) → [re ‖ im] channels,
+   * after odd ones their irfft; each one matrix product over the frame axis.
+   */
+  featureConversion(layer: number, x: Value): Value {
+    const [frames, bins, channels] = x.shape as [number, number, number];
+    if (layer % 2 === 0) {
+      const spectra = frames / 2 + 1;
+      const both = this.ops.matmul(this.dft(frames, 'forward'), this.ops.reshape(x, [frames, bins * channels]), { fixed: true }); // [re; im] rows
+      return this.ops.reshape(this.ops.transpose(this.ops.reshape(both, [2, spectra, bins, channels]), [1, 2, 0, 3]), [spectra, bins, 2 * channels]);
+    }
+    const half = channels / 2;
+    const parts = this.ops.transpose(this.ops.reshape(x, [frames, bins, 2, half]), [2, 0, 1, 3]); // [re; im] rows
+    const signal = this.ops.matmul(this.dft(2 * (frames - 1), 'inverse'), this.ops.reshape(parts, [2 * frames, bins * half]), { fixed: true });
+    return this.ops.reshape(signal, [2 * (frames - 1), bins, half]);
+  }
+
+  /**
+   * Orthonormal real DFT for n frames, applied from the left: forward [2k, n] (k = n/2 + 1; rows
+   * Re = cos, then Im = −sin); inverse [n, 2k] (columns cos, then −sin), each bin but DC and
+   * Nyquist counted twice (their imaginary parts drop out).
+   */
+  private dft(n: number, direction: 'forward' | 'inverse'): Value {
     if (n % 2 !== 0) throw new Error(`the frame count ${n} must be even`);
     const bins = n / 2 + 1;
-    const cos = new Float32Array(n * bins);
-    const sin = new Float32Array(n * bins);
+    const matrix = new Float32Array(2 * bins * n);
     const scale = 1 / Math.sqrt(n);
     for (let k = 0; k < bins; k++) {
       const weight = direction === 'forward' || k === 0 || k === n / 2 ? 1 : 2;
       for (let t = 0; t < n; t++) {
         const angle = (2 * Math.PI * ((k * t) % n)) / n;
-        const at = direction === 'forward' ? t * bins + k : k * n + t;
-        cos[at] = weight * scale * Math.cos(angle);
-        sin[at] = -weight * scale * Math.sin(angle);
+        const [re, im] = direction === 'forward' ? [k * n + t, (bins + k) * n + t] : [t * 2 * bins + k, t * 2 * bins + bins + k];
+        matrix[re] = weight * scale * Math.cos(angle);
+        matrix[im] = -weight * scale * Math.sin(angle);
       }
     }
-    const shape = direction === 'forward' ? [n, bins] : [bins, n];
-    return { cos: this.graph.constant(cos, shape, 'dft_cos'), sin: this.graph.constant(sin, shape, 'dft_sin') };
+    return this.graph.constant(matrix, direction === 'forward' ? [2 * bins, n] : [n, 2 * bins], `dft_${direction}`);
   }
 
   /** Decoder j (level `level`): x + skip → FusionLayer (conv of [x, x] and GLU) → SU layer. */
