@@ -88,13 +88,18 @@ export async function createOrtSession(
     const what = typeof model === 'string' ? model : `${model.byteLength}-byte graph`;
     throw new StemsplitError('MODEL_INVALID', `ONNX Runtime cannot load ${what}: ${firstLine(error)}`, { cause: error });
   }
+  // Releasing twice (a model disposed by its owner and again on the way out) is a no-op, not ORT's "already disposed".
+  let released: Promise<void> | undefined;
   return {
     inputNames: session.inputNames,
     outputNames: session.outputNames,
     session,
     release: () => {
-      if (profilePrefix) session.endProfiling();
-      return session.release();
+      if (released === undefined) {
+        if (profilePrefix) session.endProfiling();
+        released = session.release();
+      }
+      return released;
     },
   };
 }
