@@ -15,7 +15,7 @@ function directDft(re: Float64Array, im: Float64Array, sign: 1 | -1): [Float64Ar
   const outIm = new Float64Array(n);
   for (let k = 0; k < n; k++) {
     for (let t = 0; t < n; t++) {
-      const angle = (sign * 2 * Math.PI * k * t) / n;
+      const angle = (sign * 2 * Math.PI * ((k * t) % n)) / n;
       outRe[k] = (outRe[k] as number) + (re[t] as number) * Math.cos(angle) - (im[t] as number) * Math.sin(angle);
       outIm[k] = (outIm[k] as number) + (re[t] as number) * Math.sin(angle) + (im[t] as number) * Math.cos(angle);
     }
@@ -24,7 +24,7 @@ function directDft(re: Float64Array, im: Float64Array, sign: 1 | -1): [Float64Ar
 }
 
 describe('demucs FFT', () => {
-  for (const size of [16, 32, 64, 128]) {
+  for (const size of [16, 32, 64, 128, 2048, 4096, 8192]) {
     it(`matches a direct DFT at size ${size} (radix ${Math.log2(size) % 2 === 0 ? 4 : 2}), both directions`, () => {
       const re = Float64Array.from({ length: size }, (_, i) => Math.sin(0.7 * i) + (i % 5));
       const im = Float64Array.from({ length: size }, (_, i) => Math.cos(0.3 * i * i));

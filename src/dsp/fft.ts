@@ -1,9 +1,11 @@
 /**
  * In-place complex FFT on split real/imaginary float64 arrays, one instance per size with
  * its tables built once. Sizes that are powers of four use radix-4 butterflies (half the
- * passes over the data of radix 2); other powers of two use radix 2. Other sizes whose only
- * prime factors are 2, 3 and 5 (UVR's n_fft 5120, 6144, 7680) use a mixed-radix Stockham
- * transform (`MixedRadixFft`), exact to float64 rounding like the others.
+ * passes over the data of radix 2); other powers of two use radix 2. The early stages run
+ * tile by tile (`FFT_TILE`), so a large transform's first passes stay in L1. Other sizes whose
+ * only prime factors are 2, 3 and 5 (UVR's n_fft 5120, 6144, 7680) use a mixed-radix Stockham
+ * transform (`MixedRadixFft`, one specialised loop per radix), exact to float64 rounding like
+ * the others. `scripts/bench/fft.ts` times them.
  */
 export class Fft {
   readonly size: number;
@@ -79,79 +81,105 @@ export class Fft {
   private radix4Stages(re: Float64Array, im: Float64Array, conj: 1 | -1): void {
     const n = this.size;
     firstRadix4Stage(re, im, conj);
+    // The stages whose blocks fit in a tile run tile by tile, so the tile stays in L1 between them.
+    const tile = Math.min(n, FFT_TILE);
+    for (let base = 0; base < n; base += tile) {
+      let stage = 1;
+      for (let span = 4; 4 * span <= tile; span *= 4) radix4Butterflies(re, im, this.twiddles[stage++] as Float64Array, span, base, base + tile, conj);
+    }
     let stage = 1;
-    for (let span = 4; span < n; span *= 4) {
-      const table = this.twiddles[stage++] as Float64Array;
-      const block = 4 * span;
-      for (let j = 0; j < span; j++) {
-        const w1r = table[6 * j] as number;
-        const w1i = conj * (table[6 * j + 1] as number);
-        const w2r = table[6 * j + 2] as number;
-        const w2i = conj * (table[6 * j + 3] as number);
-        const w3r = table[6 * j + 4] as number;
-        const w3i = conj * (table[6 * j + 5] as number);
-        for (let i0 = j; i0 < n; i0 += block) {
-          const i1 = i0 + span;
-          const i2 = i1 + span;
-          const i3 = i2 + span;
-          const a0r = re[i0] as number;
-          const a0i = im[i0] as number;
-          const x1r = re[i1] as number;
-          const x1i = im[i1] as number;
-          const x2r = re[i2] as number;
-          const x2i = im[i2] as number;
-          const x3r = re[i3] as number;
-          const x3i = im[i3] as number;
-          const a1r = x1r * w1r - x1i * w1i;
-          const a1i = x1r * w1i + x1i * w1r;
-          const a2r = x2r * w2r - x2i * w2i;
-          const a2i = x2r * w2i + x2i * w2r;
-          const a3r = x3r * w3r - x3i * w3i;
-          const a3i = x3r * w3i + x3i * w3r;
-          const t0r = a0r + a2r;
-          const t0i = a0i + a2i;
-          const t1r = a0r - a2r;
-          const t1i = a0i - a2i;
-          const t2r = a1r + a3r;
-          const t2i = a1i + a3i;
-          // (a1 − a3) times −i (forward) or +i (inverse).
-          const t3r = conj * (a1i - a3i);
-          const t3i = -conj * (a1r - a3r);
-          re[i0] = t0r + t2r;
-          im[i0] = t0i + t2i;
-          re[i1] = t1r + t3r;
-          im[i1] = t1i + t3i;
-          re[i2] = t0r - t2r;
-          im[i2] = t0i - t2i;
-          re[i3] = t1r - t3r;
-          im[i3] = t1i - t3i;
-        }
-      }
+    for (let span = 4; span < n; span *= 4, stage++) {
+      if (4 * span > tile) radix4Butterflies(re, im, this.twiddles[stage] as Float64Array, span, 0, n, conj);
     }
   }
 
   private radix2Stages(re: Float64Array, im: Float64Array, conj: 1 | -1): void {
     const n = this.size;
+    // As radix4Stages: the stages whose blocks fit in a tile run tile by tile.
+    const tile = Math.min(n, FFT_TILE);
+    for (let base = 0; base < n; base += tile) {
+      let stage = 0;
+      for (let half = 1; 2 * half <= tile; half *= 2) radix2Butterflies(re, im, this.twiddles[stage++] as Float64Array, half, base, base + tile, conj);
+    }
     let stage = 0;
-    for (let half = 1; half < n; half *= 2) {
-      const table = this.twiddles[stage++] as Float64Array;
-      for (let k = 0; k < half; k++) {
-        const wr = table[2 * k] as number;
-        const wi = conj * (table[2 * k + 1] as number);
-        for (let a = k; a < n; a += 2 * half) {
-          const b = a + half;
-          const br = re[b] as number;
-          const bi = im[b] as number;
-          const tr = br * wr - bi * wi;
-          const ti = br * wi + bi * wr;
-          const ar = re[a] as number;
-          const ai = im[a] as number;
-          re[a] = ar + tr;
-          im[a] = ai + ti;
-          re[b] = ar - tr;
-          im[b] = ai - ti;
-        }
-      }
+    for (let half = 1; half < n; half *= 2, stage++) {
+      if (2 * half > tile) radix2Butterflies(re, im, this.twiddles[stage] as Float64Array, half, 0, n, conj);
+    }
+  }
+}
+
+/** One radix-2 stage (half-span `half`, twiddles `table`) over the blocks of [from, to). */
+function radix2Butterflies(re: Float64Array, im: Float64Array, table: Float64Array, half: number, from: number, to: number, conj: 1 | -1): void {
+  for (let k = 0; k < half; k++) {
+    const wr = table[2 * k] as number;
+    const wi = conj * (table[2 * k + 1] as number);
+    for (let a = from + k; a < to; a += 2 * half) {
+      const b = a + half;
+      const br = re[b] as number;
+      const bi = im[b] as number;
+      const tr = br * wr - bi * wi;
+      const ti = br * wi + bi * wr;
+      const ar = re[a] as number;
+      const ai = im[a] as number;
+      re[a] = ar + tr;
+      im[a] = ai + ti;
+      re[b] = ar - tr;
+      im[b] = ai - ti;
+    }
+  }
+}
+
+/**
+ * Elements (re and im float64: 16 bytes each) the early stages work on at a time: 32 KB, a
+ * typical L1 data cache, where a whole 4096- or 8192-point signal (64 or 128 KB) is not.
+ */
+const FFT_TILE = 2048;
+
+/** One radix-4 stage (span `span`, twiddles `table`) over the blocks of [from, to). */
+function radix4Butterflies(re: Float64Array, im: Float64Array, table: Float64Array, span: number, from: number, to: number, conj: 1 | -1): void {
+  const block = 4 * span;
+  for (let j = 0; j < span; j++) {
+    const w1r = table[6 * j] as number;
+    const w1i = conj * (table[6 * j + 1] as number);
+    const w2r = table[6 * j + 2] as number;
+    const w2i = conj * (table[6 * j + 3] as number);
+    const w3r = table[6 * j + 4] as number;
+    const w3i = conj * (table[6 * j + 5] as number);
+    for (let i0 = from + j; i0 < to; i0 += block) {
+      const i1 = i0 + span;
+      const i2 = i1 + span;
+      const i3 = i2 + span;
+      const a0r = re[i0] as number;
+      const a0i = im[i0] as number;
+      const x1r = re[i1] as number;
+      const x1i = im[i1] as number;
+      const x2r = re[i2] as number;
+      const x2i = im[i2] as number;
+      const x3r = re[i3] as number;
+      const x3i = im[i3] as number;
+      const a1r = x1r * w1r - x1i * w1i;
+      const a1i = x1r * w1i + x1i * w1r;
+      const a2r = x2r * w2r - x2i * w2i;
+      const a2i = x2r * w2i + x2i * w2r;
+      const a3r = x3r * w3r - x3i * w3i;
+      const a3i = x3r * w3i + x3i * w3r;
+      const t0r = a0r + a2r;
+      const t0i = a0i + a2i;
+      const t1r = a0r - a2r;
+      const t1i = a0i - a2i;
+      const t2r = a1r + a3r;
+      const t2i = a1i + a3i;
+      // (a1 − a3) times −i (forward) or +i (inverse).
+      const t3r = conj * (a1i - a3i);
+      const t3i = -conj * (a1r - a3r);
+      re[i0] = t0r + t2r;
+      im[i0] = t0i + t2i;
+      re[i1] = t1r + t3r;
+      im[i1] = t1i + t3i;
+      re[i2] = t0r - t2r;
+      im[i2] = t0i - t2i;
+      re[i3] = t1r - t3r;
+      im[i3] = t1i - t3i;
     }
   }
 }
@@ -236,10 +264,6 @@ class MixedRadixFft {
   private readonly stageTwiddles: Float64Array[];
   private readonly scratchRe: Float64Array;
   private readonly scratchIm: Float64Array;
-  /** cos and sin of −2πk/R for the generic small DFTs (3 and 5), per radix. */
-  private readonly roots = new Map<number, Float64Array>();
-  private readonly vr = new Float64Array(5);
-  private readonly vi = new Float64Array(5);
 
   constructor(
     private readonly size: number,
@@ -259,14 +283,6 @@ class MixedRadixFft {
         }
       }
       this.stageTwiddles.push(table);
-      if (radix === 3 || radix === 5) {
-        const roots = new Float64Array(2 * radix);
-        for (let k = 0; k < radix; k++) {
-          roots[2 * k] = Math.cos((-2 * Math.PI * k) / radix);
-          roots[2 * k + 1] = Math.sin((-2 * Math.PI * k) / radix);
-        }
-        this.roots.set(radix, roots);
-      }
       product *= radix;
     }
   }
@@ -299,70 +315,191 @@ class MixedRadixFft {
     dstIm: Float64Array,
     conj: 1 | -1,
   ): void {
-    const { vr, vi } = this;
-    const stride = this.size / radix;
-    for (let j = 0; j < stride; j++) {
-      const s = j % product;
-      const twiddle = 2 * s * (radix - 1);
-      vr[0] = srcRe[j] as number;
-      vi[0] = srcIm[j] as number;
-      for (let r = 1; r < radix; r++) {
-        const xr = srcRe[j + r * stride] as number;
-        const xi = srcIm[j + r * stride] as number;
-        const wr = table[twiddle + 2 * (r - 1)] as number;
-        const wi = conj * (table[twiddle + 2 * (r - 1) + 1] as number);
-        vr[r] = xr * wr - xi * wi;
-        vi[r] = xr * wi + xi * wr;
-      }
-      const to = (j - s) * radix + s;
-      if (radix === 4) this.dft4(dstRe, dstIm, to, product, conj);
-      else if (radix === 2) {
-        dstRe[to] = (vr[0] as number) + (vr[1] as number);
-        dstIm[to] = (vi[0] as number) + (vi[1] as number);
-        dstRe[to + product] = (vr[0] as number) - (vr[1] as number);
-        dstIm[to + product] = (vi[0] as number) - (vi[1] as number);
-      } else this.dftSmall(radix, dstRe, dstIm, to, product, conj);
-    }
-  }
-
-  /** The 4-point DFT of vr/vi written at to + k·gap. */
-  private dft4(dstRe: Float64Array, dstIm: Float64Array, to: number, gap: number, conj: 1 | -1): void {
-    const { vr, vi } = this;
-    const t0r = (vr[0] as number) + (vr[2] as number);
-    const t0i = (vi[0] as number) + (vi[2] as number);
-    const t1r = (vr[0] as number) - (vr[2] as number);
-    const t1i = (vi[0] as number) - (vi[2] as number);
-    const t2r = (vr[1] as number) + (vr[3] as number);
-    const t2i = (vi[1] as number) + (vi[3] as number);
-    // (v1 − v3) times −i (forward) or +i (inverse).
-    const t3r = conj * ((vi[1] as number) - (vi[3] as number));
-    const t3i = -conj * ((vr[1] as number) - (vr[3] as number));
-    dstRe[to] = t0r + t2r;
-    dstIm[to] = t0i + t2i;
-    dstRe[to + gap] = t1r + t3r;
-    dstIm[to + gap] = t1i + t3i;
-    dstRe[to + 2 * gap] = t0r - t2r;
-    dstIm[to + 2 * gap] = t0i - t2i;
-    dstRe[to + 3 * gap] = t1r - t3r;
-    dstIm[to + 3 * gap] = t1i - t3i;
-  }
-
-  /** The R-point DFT (R = 3 or 5) of vr/vi by its definition, written at to + k·gap. */
-  private dftSmall(radix: number, dstRe: Float64Array, dstIm: Float64Array, to: number, gap: number, conj: 1 | -1): void {
-    const { vr, vi } = this;
-    const roots = this.roots.get(radix) as Float64Array;
-    for (let k = 0; k < radix; k++) {
-      let sr = vr[0] as number;
-      let si = vi[0] as number;
-      for (let r = 1; r < radix; r++) {
-        const at = 2 * ((r * k) % radix);
-        const wr = roots[at] as number;
-        const wi = conj * (roots[at + 1] as number);
-        sr += (vr[r] as number) * wr - (vi[r] as number) * wi;
-        si += (vr[r] as number) * wi + (vi[r] as number) * wr;
-      }
-      dstRe[to + k * gap] = sr;
-      dstIm[to + k * gap] = si;
-    }
+    (STOCKHAM_STAGES[radix] as StockhamStage)(srcRe, srcIm, dstRe, dstIm, this.size / radix, product, table, conj);
   }
 }
+
+/**
+ * One Stockham stage of radix R over the whole signal: for j = g·P + s (P the earlier radices'
+ * product), reads x[j + r·stride] for r < R, multiplies input r by the stage's twiddle r for s,
+ * and writes the R-point DFT at g·R + s + k·P. One function per radix keeps each loop's
+ * butterfly inlined.
+ */
+type StockhamStage = (srcRe: Float64Array, srcIm: Float64Array, dstRe: Float64Array, dstIm: Float64Array, stride: number, product: number, table: Float64Array, conj: 1 | -1) => void;
+
+const radix2Stage: StockhamStage = (srcRe, srcIm, dstRe, dstIm, stride, product, table, conj) => {
+  for (let g = 0; g < stride; g += product) {
+    for (let s = 0; s < product; s++) {
+      const j = g + s;
+      const to = 2 * g + s;
+      const wr = table[2 * s] as number;
+      const wi = conj * (table[2 * s + 1] as number);
+      const xr = srcRe[j + stride] as number;
+      const xi = srcIm[j + stride] as number;
+      const ar = xr * wr - xi * wi;
+      const ai = xr * wi + xi * wr;
+      const br = srcRe[j] as number;
+      const bi = srcIm[j] as number;
+      dstRe[to] = br + ar;
+      dstIm[to] = bi + ai;
+      dstRe[to + product] = br - ar;
+      dstIm[to + product] = bi - ai;
+    }
+  }
+};
+
+const radix4Stage: StockhamStage = (srcRe, srcIm, dstRe, dstIm, stride, product, table, conj) => {
+  for (let g = 0; g < stride; g += product) {
+    for (let s = 0; s < product; s++) {
+      const j = g + s;
+      const to = 4 * g + s;
+      const w = 6 * s;
+      const w1r = table[w] as number;
+      const w1i = conj * (table[w + 1] as number);
+      const w2r = table[w + 2] as number;
+      const w2i = conj * (table[w + 3] as number);
+      const w3r = table[w + 4] as number;
+      const w3i = conj * (table[w + 5] as number);
+      const x1r = srcRe[j + stride] as number;
+      const x1i = srcIm[j + stride] as number;
+      const x2r = srcRe[j + 2 * stride] as number;
+      const x2i = srcIm[j + 2 * stride] as number;
+      const x3r = srcRe[j + 3 * stride] as number;
+      const x3i = srcIm[j + 3 * stride] as number;
+      const a0r = srcRe[j] as number;
+      const a0i = srcIm[j] as number;
+      const a1r = x1r * w1r - x1i * w1i;
+      const a1i = x1r * w1i + x1i * w1r;
+      const a2r = x2r * w2r - x2i * w2i;
+      const a2i = x2r * w2i + x2i * w2r;
+      const a3r = x3r * w3r - x3i * w3i;
+      const a3i = x3r * w3i + x3i * w3r;
+      const t0r = a0r + a2r;
+      const t0i = a0i + a2i;
+      const t1r = a0r - a2r;
+      const t1i = a0i - a2i;
+      const t2r = a1r + a3r;
+      const t2i = a1i + a3i;
+      // (a1 − a3) times −i (forward) or +i (inverse).
+      const t3r = conj * (a1i - a3i);
+      const t3i = -conj * (a1r - a3r);
+      dstRe[to] = t0r + t2r;
+      dstIm[to] = t0i + t2i;
+      dstRe[to + product] = t1r + t3r;
+      dstIm[to + product] = t1i + t3i;
+      dstRe[to + 2 * product] = t0r - t2r;
+      dstIm[to + 2 * product] = t0i - t2i;
+      dstRe[to + 3 * product] = t1r - t3r;
+      dstIm[to + 3 * product] = t1i - t3i;
+    }
+  }
+};
+
+const SIN_60 = Math.sqrt(3) / 2;
+
+const radix3Stage: StockhamStage = (srcRe, srcIm, dstRe, dstIm, stride, product, table, conj) => {
+  for (let g = 0; g < stride; g += product) {
+    for (let s = 0; s < product; s++) {
+      const j = g + s;
+      const to = 3 * g + s;
+      const w = 4 * s;
+      const w1r = table[w] as number;
+      const w1i = conj * (table[w + 1] as number);
+      const w2r = table[w + 2] as number;
+      const w2i = conj * (table[w + 3] as number);
+      const x1r = srcRe[j + stride] as number;
+      const x1i = srcIm[j + stride] as number;
+      const x2r = srcRe[j + 2 * stride] as number;
+      const x2i = srcIm[j + 2 * stride] as number;
+      const a0r = srcRe[j] as number;
+      const a0i = srcIm[j] as number;
+      const a1r = x1r * w1r - x1i * w1i;
+      const a1i = x1r * w1i + x1i * w1r;
+      const a2r = x2r * w2r - x2i * w2i;
+      const a2i = x2r * w2i + x2i * w2r;
+      const sr = a1r + a2r;
+      const si = a1i + a2i;
+      const mr = a0r - 0.5 * sr;
+      const mi = a0i - 0.5 * si;
+      // ∓i·sin 60°·(a1 − a2): −i forward, +i inverse.
+      const dr = conj * SIN_60 * (a1i - a2i);
+      const di = -conj * SIN_60 * (a1r - a2r);
+      dstRe[to] = a0r + sr;
+      dstIm[to] = a0i + si;
+      dstRe[to + product] = mr + dr;
+      dstIm[to + product] = mi + di;
+      dstRe[to + 2 * product] = mr - dr;
+      dstIm[to + 2 * product] = mi - di;
+    }
+  }
+};
+
+const COS_72 = Math.cos((2 * Math.PI) / 5);
+const COS_144 = Math.cos((4 * Math.PI) / 5);
+const SIN_72 = Math.sin((2 * Math.PI) / 5);
+const SIN_144 = Math.sin((4 * Math.PI) / 5);
+
+const radix5Stage: StockhamStage = (srcRe, srcIm, dstRe, dstIm, stride, product, table, conj) => {
+  for (let g = 0; g < stride; g += product) {
+    for (let s = 0; s < product; s++) {
+      const j = g + s;
+      const to = 5 * g + s;
+      const w = 8 * s;
+      const w1r = table[w] as number;
+      const w1i = conj * (table[w + 1] as number);
+      const w2r = table[w + 2] as number;
+      const w2i = conj * (table[w + 3] as number);
+      const w3r = table[w + 4] as number;
+      const w3i = conj * (table[w + 5] as number);
+      const w4r = table[w + 6] as number;
+      const w4i = conj * (table[w + 7] as number);
+      const x1r = srcRe[j + stride] as number;
+      const x1i = srcIm[j + stride] as number;
+      const x2r = srcRe[j + 2 * stride] as number;
+      const x2i = srcIm[j + 2 * stride] as number;
+      const x3r = srcRe[j + 3 * stride] as number;
+      const x3i = srcIm[j + 3 * stride] as number;
+      const x4r = srcRe[j + 4 * stride] as number;
+      const x4i = srcIm[j + 4 * stride] as number;
+      const a0r = srcRe[j] as number;
+      const a0i = srcIm[j] as number;
+      const a1r = x1r * w1r - x1i * w1i;
+      const a1i = x1r * w1i + x1i * w1r;
+      const a2r = x2r * w2r - x2i * w2i;
+      const a2i = x2r * w2i + x2i * w2r;
+      const a3r = x3r * w3r - x3i * w3i;
+      const a3i = x3r * w3i + x3i * w3r;
+      const a4r = x4r * w4r - x4i * w4i;
+      const a4i = x4r * w4i + x4i * w4r;
+      const b1r = a1r + a4r;
+      const b1i = a1i + a4i;
+      const b2r = a2r + a3r;
+      const b2i = a2i + a3i;
+      const d1r = a1r - a4r;
+      const d1i = a1i - a4i;
+      const d2r = a2r - a3r;
+      const d2i = a2i - a3i;
+      // X1, X4 = a0 + cos72·b1 + cos144·b2 ∓ i·(sin72·d1 + sin144·d2); X2, X3 the same with the angles doubled.
+      const m1r = a0r + COS_72 * b1r + COS_144 * b2r;
+      const m1i = a0i + COS_72 * b1i + COS_144 * b2i;
+      const m2r = a0r + COS_144 * b1r + COS_72 * b2r;
+      const m2i = a0i + COS_144 * b1i + COS_72 * b2i;
+      const e1r = conj * (SIN_72 * d1i + SIN_144 * d2i);
+      const e1i = -conj * (SIN_72 * d1r + SIN_144 * d2r);
+      const e2r = conj * (SIN_144 * d1i - SIN_72 * d2i);
+      const e2i = -conj * (SIN_144 * d1r - SIN_72 * d2r);
+      dstRe[to] = a0r + b1r + b2r;
+      dstIm[to] = a0i + b1i + b2i;
+      dstRe[to + product] = m1r + e1r;
+      dstIm[to + product] = m1i + e1i;
+      dstRe[to + 2 * product] = m2r + e2r;
+      dstIm[to + 2 * product] = m2i + e2i;
+      dstRe[to + 3 * product] = m2r - e2r;
+      dstIm[to + 3 * product] = m2i - e2i;
+      dstRe[to + 4 * product] = m1r - e1r;
+      dstIm[to + 4 * product] = m1i - e1i;
+    }
+  }
+};
+
+const STOCKHAM_STAGES: Readonly<Record<number, StockhamStage>> = { 2: radix2Stage, 3: radix3Stage, 4: radix4Stage, 5: radix5Stage };
