@@ -4,12 +4,12 @@
  * segment models written here; and the bundled ONNX models run for real.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { isStemsplitError } from '../src/errors.js';
-import { createOrtSession, runTensors } from '../src/onnx/session.js';
+import { createOrtSession, ORT_PROFILE_ENV, runTensors } from '../src/onnx/session.js';
 import {
   combineBag,
   loadManifestModel,
@@ -410,6 +410,21 @@ describe('bundled ONNX baselines', () => {
       await assert.rejects(runTensors(handle, { mix: { data: mix.subarray(0, 10), dims: [1, 2, 5] } }), { code: 'SEPARATION_FAILED' });
     } finally {
       await handle.release();
+    }
+  });
+
+  it('a profiled session released twice (by its model, then on the way out) writes one profile and does not throw', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'stemsplit-profile-'));
+    process.env[ORT_PROFILE_ENV] = path.join(dir, 'run');
+    try {
+      const handle = await createOrtSession('models/bundled-4s/model.onnx', { intraOpThreads: 1 });
+      await handle.release();
+      await handle.release();
+      const profiles = (await readdir(dir)).filter((name) => name.endsWith('.json'));
+      assert.equal(profiles.length, 1);
+    } finally {
+      delete process.env[ORT_PROFILE_ENV];
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
