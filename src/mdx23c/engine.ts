@@ -7,11 +7,10 @@
  *   loadMdx23c:            the network as a stemsplit model
  */
 import { configBeside } from '../msst/config.js';
-import { openStages, StagedChunkNetwork, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../msst/staged.js';
-import { convertCached, StagedSessions, writeStageFiles, type StageFile } from '../onnx/stages.js';
+import { StagedChunkNetwork, StagedFamily, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../msst/staged.js';
+import type { StagedSessions, StageFile } from '../onnx/stages.js';
 import type { TrackModel } from '../separation/model.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
-import { readStateDict } from '../torch/checkpoint.js';
 import { readMdx23cConfig, type Mdx23cConfig } from './config.js';
 import { buildMdx23cStages, type Mdx23cGraphOptions } from './graph.js';
 import { ChunkSpectrum } from './spectrum.js';
@@ -23,6 +22,16 @@ export type LoadMdx23cOptions = MsstLoadOptions;
 
 /** The MDX23C network on one chunk. */
 export class Mdx23cNetwork extends StagedChunkNetwork<Mdx23cConfig> {
+  static readonly family = new StagedFamily<Mdx23cConfig, ChunkSpectrum, Mdx23cNetwork, Mdx23cGraphOptions>({
+    name: 'mdx23c',
+    converterVersion: CONVERTER_VERSION,
+    // ORT's default spinning kept, as MDX23C has run since it came.
+    allowSpinning: true,
+    spectrum: (config) => new ChunkSpectrum(config, config.chunkSize),
+    build: buildMdx23cStages,
+    network: (config, spectrum, stages, onTiming) => new Mdx23cNetwork(config, spectrum, stages, onTiming),
+  });
+
   private constructor(
     config: Mdx23cConfig,
     private readonly spectrum: ChunkSpectrum,
@@ -32,35 +41,20 @@ export class Mdx23cNetwork extends StagedChunkNetwork<Mdx23cConfig> {
     super(config, stages, onTiming);
   }
 
+  // async: a missing or bad config is a rejection, as every load failure is.
   static async open(checkpoint: string, options: LoadMdx23cOptions & StageRunOptions): Promise<Mdx23cNetwork> {
     const configPath = options.configPath ?? configBeside(checkpoint);
-    const config = readMdx23cConfig(configPath);
-    const spectrum = new ChunkSpectrum(config, config.chunkSize);
-    const { directory, stages } = await convertCached({
-      checkpoint,
-      configPath,
-      family: 'mdx23c',
-      converterVersion: CONVERTER_VERSION,
-      cacheDir: options.cacheDir,
-      build: () => buildMdx23cStages(config, readStateDict(checkpoint), spectrum, checkpoint),
-    });
-    return Mdx23cNetwork.start(config, spectrum, directory, stages, options);
+    return Mdx23cNetwork.family.open(checkpoint, readMdx23cConfig(configPath), configPath, { options: {}, cacheDir: options.cacheDir }, options);
   }
 
   /** Writes the graph of weights held in memory into `directory` (benchmarks build random full-size ones). */
   static writeStages(config: Mdx23cConfig, state: ReadonlyMap<string, CheckpointTensor>, directory: string, options: Mdx23cGraphOptions = {}): StageFile[] {
-    return writeStageFiles(buildMdx23cStages(config, state, new ChunkSpectrum(config, config.chunkSize), 'the weights', options), directory);
+    return Mdx23cNetwork.family.writeStages(config, state, directory, options);
   }
 
   /** A network from the stages `writeStages` wrote. */
   static fromStages(config: Mdx23cConfig, directory: string, stages: readonly StageFile[], options: StageRunOptions = {}): Promise<Mdx23cNetwork> {
-    return Mdx23cNetwork.start(config, new ChunkSpectrum(config, config.chunkSize), directory, stages, options);
-  }
-
-  private static async start(config: Mdx23cConfig, spectrum: ChunkSpectrum, directory: string, files: readonly StageFile[], options: StageRunOptions): Promise<Mdx23cNetwork> {
-    // ORT's default spinning kept, as MDX23C has run since it came.
-    const stages = await openStages(directory, files, { ...options, allowSpinning: true });
-    return new Mdx23cNetwork(config, spectrum, stages, options.onTiming);
+    return Mdx23cNetwork.family.fromStages(config, directory, stages, options);
   }
 
   /** One chunk [channels, chunkSize] (planar) → [stems, channels, chunkSize]. */

@@ -1,12 +1,13 @@
 /**
  * What every MSST family whose graph runs as cached ONNX stages shares: the load options, the
- * stages opened with the same session options, per-chunk timing, MSST's demix and release, and
- * the loaded network as a stemsplit model. A family adds its config, its spectrum side and
- * `forward`.
+ * stages converted, cached and opened the same way, per-chunk timing, MSST's demix and release,
+ * and the loaded network as a stemsplit model. A family adds its config, its spectrum side, its
+ * graph builder (a `StagedFamily`) and `forward`.
  */
 import path from 'node:path';
-import { StagedSessions, type StageFile } from '../onnx/stages.js';
+import { convertCached, StagedSessions, writeStageFiles, type GraphStage, type StageFile } from '../onnx/stages.js';
 import type { TrackModel } from '../separation/model.js';
+import { readStateDict, type CheckpointTensor } from '../torch/checkpoint.js';
 import type { MsstCommon } from './config.js';
 import { demixTrack, msstModel, type ChunkNetwork, type DemixRunOptions } from './network.js';
 
@@ -34,7 +35,7 @@ export interface StageRunOptions {
  * two blocks, but peaked at 5.3 GB instead of 2.8: it grows in powers of two), and, unless the
  * family asks otherwise, no spinning threads taking the next stage's cores.
  */
-export function openStages(
+function openStages(
   directory: string,
   files: readonly StageFile[],
   options: { readonly intraOpThreads?: number; readonly allowSpinning?: boolean },
@@ -44,6 +45,62 @@ export function openStages(
     cpuMemArena: false,
     ...(options.allowSpinning === true ? {} : { allowSpinning: false }),
   });
+}
+
+/** What a family gives: how its network is made from its config. */
+export interface FamilyRecipe<Config extends MsstCommon, Spectrum, Network, BuildOptions> {
+  /** The converted-graph cache's folder. */
+  readonly name: string;
+  /** Bump when the graph layout changes, so caches convert again. */
+  readonly converterVersion: number;
+  /** ORT's threads spin between operators (off unless the family asks; see `openStages`). */
+  readonly allowSpinning?: boolean;
+  /** The spectrum side of a chunk; `where` names the config in errors (its path, or "the config"). */
+  spectrum(config: Config, where: string): Spectrum;
+  build(config: Config, state: ReadonlyMap<string, CheckpointTensor>, spectrum: Spectrum, file: string, options: BuildOptions): GraphStage[];
+  network(config: Config, spectrum: Spectrum, stages: StagedSessions, onTiming: ChunkTimingSink | undefined): Network;
+}
+
+/** A family's networks from a checkpoint (converted once, cached), or from stages built in memory. */
+export class StagedFamily<Config extends MsstCommon, Spectrum, Network, BuildOptions> {
+  constructor(private readonly recipe: FamilyRecipe<Config, Spectrum, Network, BuildOptions>) {}
+
+  /** A checkpoint's network: its stages converted once (cached per checkpoint, config and `variant`), then opened. */
+  async open(
+    checkpoint: string,
+    config: Config,
+    configPath: string,
+    build: { readonly options: BuildOptions; readonly variant?: string; readonly cacheDir: string },
+    options: StageRunOptions,
+  ): Promise<Network> {
+    const { recipe } = this;
+    const spectrum = recipe.spectrum(config, configPath);
+    const { directory, stages } = await convertCached({
+      checkpoint,
+      configPath,
+      family: recipe.name,
+      converterVersion: recipe.converterVersion,
+      ...(build.variant === undefined ? {} : { variant: build.variant }),
+      cacheDir: build.cacheDir,
+      build: () => recipe.build(config, readStateDict(checkpoint), spectrum, checkpoint, build.options),
+    });
+    return this.openNetwork(config, spectrum, directory, stages, options);
+  }
+
+  /** Writes the stages of weights held in memory into `directory` (benchmarks build random full-size ones). */
+  writeStages(config: Config, state: ReadonlyMap<string, CheckpointTensor>, directory: string, options: BuildOptions): StageFile[] {
+    return writeStageFiles(this.recipe.build(config, state, this.recipe.spectrum(config, 'the config'), 'the weights', options), directory);
+  }
+
+  /** A network from the stages `writeStages` wrote. */
+  fromStages(config: Config, directory: string, files: readonly StageFile[], options: StageRunOptions): Promise<Network> {
+    return this.openNetwork(config, this.recipe.spectrum(config, 'the config'), directory, files, options);
+  }
+
+  private async openNetwork(config: Config, spectrum: Spectrum, directory: string, files: readonly StageFile[], options: StageRunOptions): Promise<Network> {
+    const stages = await openStages(directory, files, { ...options, ...(this.recipe.allowSpinning === true ? { allowSpinning: true } : {}) });
+    return this.recipe.network(config, spectrum, stages, options.onTiming);
+  }
 }
 
 /** A family's network on one chunk, over its opened stages. */

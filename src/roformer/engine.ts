@@ -8,11 +8,11 @@
  */
 import { StemsplitError } from '../errors.js';
 import { configBeside } from '../msst/config.js';
-import { openStages, StagedChunkNetwork, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../msst/staged.js';
+import { StagedChunkNetwork, StagedFamily, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../msst/staged.js';
+import type { OpsOptions } from '../onnx/ops.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
-import { readStateDict } from '../torch/checkpoint.js';
 import { precisionKey, type Precision } from '../onnx/quantize.js';
-import { convertCached, StagedSessions, writeStageFiles, type StageFile } from '../onnx/stages.js';
+import type { StagedSessions, StageFile } from '../onnx/stages.js';
 import type { TrackModel } from '../separation/model.js';
 import { bandBins } from './bands.js';
 import { readRoformerConfig, type RoformerConfig, type RoformerType } from './config.js';
@@ -30,6 +30,14 @@ export interface LoadRoformerOptions extends MsstLoadOptions {
 
 /** The RoFormer network on one chunk, any channel count. */
 export class RoformerNetwork extends StagedChunkNetwork<RoformerConfig> {
+  static readonly family = new StagedFamily<RoformerConfig, ChunkSpectrum, RoformerNetwork, OpsOptions>({
+    name: 'roformer',
+    converterVersion: CONVERTER_VERSION,
+    spectrum: chunkSpectrum,
+    build: (config, state, spectrum, file, options) => buildRoformerStages(config, state, graphShape(config, spectrum), file, options),
+    network: (config, spectrum, stages, onTiming) => new RoformerNetwork(config, spectrum, stages, onTiming),
+  });
+
   private constructor(
     config: RoformerConfig,
     private readonly spectrum: ChunkSpectrum,
@@ -39,35 +47,22 @@ export class RoformerNetwork extends StagedChunkNetwork<RoformerConfig> {
     super(config, stages, onTiming);
   }
 
+  // async: a missing or bad config is a rejection, as every load failure is.
   static async open(checkpoint: string, options: LoadRoformerOptions & StageRunOptions): Promise<RoformerNetwork> {
     const configPath = options.configPath ?? configBeside(checkpoint);
     const config = readRoformerConfig(configPath, options.type);
-    const spectrum = chunkSpectrum(config, configPath);
-    const { directory, stages } = await convertCached({
-      checkpoint,
-      configPath,
-      family: 'roformer',
-      converterVersion: CONVERTER_VERSION,
-      variant: `${config.type}${precisionKey(options.precision)}`,
-      cacheDir: options.cacheDir,
-      build: () => buildRoformerStages(config, readStateDict(checkpoint), graphShape(config, spectrum), checkpoint, { precision: options.precision ?? 'fp32' }),
-    });
-    return RoformerNetwork.start(config, spectrum, directory, stages, options);
+    const build = { options: { precision: options.precision ?? 'fp32' }, variant: `${config.type}${precisionKey(options.precision)}`, cacheDir: options.cacheDir } as const;
+    return RoformerNetwork.family.open(checkpoint, config, configPath, build, options);
   }
 
   /** Writes the stages of weights held in memory into `directory` (benchmarks build random full-size ones). */
   static writeStages(config: RoformerConfig, state: ReadonlyMap<string, CheckpointTensor>, directory: string, precision: Precision = 'fp32'): StageFile[] {
-    const spectrum = chunkSpectrum(config, 'the config');
-    return writeStageFiles(buildRoformerStages(config, state, graphShape(config, spectrum), 'the weights', { precision }), directory);
+    return RoformerNetwork.family.writeStages(config, state, directory, { precision });
   }
 
   /** A network from the stages `writeStages` wrote. */
   static fromStages(config: RoformerConfig, directory: string, stages: readonly StageFile[], options: StageRunOptions = {}): Promise<RoformerNetwork> {
-    return RoformerNetwork.start(config, chunkSpectrum(config, 'the config'), directory, stages, options);
-  }
-
-  private static async start(config: RoformerConfig, spectrum: ChunkSpectrum, directory: string, files: readonly StageFile[], options: StageRunOptions): Promise<RoformerNetwork> {
-    return new RoformerNetwork(config, spectrum, await openStages(directory, files, options), options.onTiming);
+    return RoformerNetwork.family.fromStages(config, directory, stages, options);
   }
 
   /** One chunk [channels, chunkSize] (planar) → [stems, channels, chunkSize]. */

@@ -9,11 +9,12 @@
 import { TorchStft } from '../dsp/stft.js';
 import { StemsplitError } from '../errors.js';
 import { configBeside } from '../msst/config.js';
-import { openStages, StagedChunkNetwork, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../msst/staged.js';
+import { StagedChunkNetwork, StagedFamily, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../msst/staged.js';
+import type { OpsOptions } from '../onnx/ops.js';
 import { precisionKey, type Precision } from '../onnx/quantize.js';
-import { convertCached, StagedSessions, writeStageFiles, type StageFile } from '../onnx/stages.js';
+import type { StagedSessions, StageFile } from '../onnx/stages.js';
 import type { TrackModel } from '../separation/model.js';
-import { readStateDict, type CheckpointTensor } from '../torch/checkpoint.js';
+import type { CheckpointTensor } from '../torch/checkpoint.js';
 import { readScnetConfig, type ScnetConfig } from './config.js';
 import { buildScnetStages } from './graph.js';
 
@@ -47,6 +48,14 @@ function chunkStft(config: ScnetConfig, configPath: string): TorchStft {
 
 /** The SCNet network on one chunk. */
 export class ScnetNetwork extends StagedChunkNetwork<ScnetConfig> {
+  static readonly family = new StagedFamily<ScnetConfig, TorchStft, ScnetNetwork, OpsOptions>({
+    name: 'scnet',
+    converterVersion: CONVERTER_VERSION,
+    spectrum: chunkStft,
+    build: (config, state, stft, file, options) => buildScnetStages(config, state, { bins: stft.bins, frames: stft.frames }, file, options),
+    network: (config, stft, stages, onTiming) => new ScnetNetwork(config, stft, stages, onTiming),
+  });
+
   private constructor(
     config: ScnetConfig,
     private readonly stft: TorchStft,
@@ -56,35 +65,21 @@ export class ScnetNetwork extends StagedChunkNetwork<ScnetConfig> {
     super(config, stages, onTiming);
   }
 
+  // async: a missing or bad config is a rejection, as every load failure is.
   static async open(checkpoint: string, options: LoadScnetOptions & StageRunOptions): Promise<ScnetNetwork> {
     const configPath = options.configPath ?? configBeside(checkpoint);
-    const config = readScnetConfig(configPath);
-    const stft = chunkStft(config, configPath);
-    const { directory, stages } = await convertCached({
-      checkpoint,
-      configPath,
-      family: 'scnet',
-      converterVersion: CONVERTER_VERSION,
-      variant: precisionKey(options.precision),
-      cacheDir: options.cacheDir,
-      build: () => buildScnetStages(config, readStateDict(checkpoint), { bins: stft.bins, frames: stft.frames }, checkpoint, { precision: options.precision ?? 'fp32' }),
-    });
-    return ScnetNetwork.start(config, stft, directory, stages, options);
+    const build = { options: { precision: options.precision ?? 'fp32' }, variant: precisionKey(options.precision), cacheDir: options.cacheDir } as const;
+    return ScnetNetwork.family.open(checkpoint, readScnetConfig(configPath), configPath, build, options);
   }
 
   /** Writes the stages of weights held in memory into `directory` (benchmarks build random full-size ones). */
   static writeStages(config: ScnetConfig, state: ReadonlyMap<string, CheckpointTensor>, directory: string, precision: Precision = 'fp32'): StageFile[] {
-    const stft = chunkStft(config, 'the config');
-    return writeStageFiles(buildScnetStages(config, state, { bins: stft.bins, frames: stft.frames }, 'the weights', { precision }), directory);
+    return ScnetNetwork.family.writeStages(config, state, directory, { precision });
   }
 
   /** A network from the stages `writeStages` wrote. */
   static fromStages(config: ScnetConfig, directory: string, stages: readonly StageFile[], options: StageRunOptions = {}): Promise<ScnetNetwork> {
-    return ScnetNetwork.start(config, chunkStft(config, 'the config'), directory, stages, options);
-  }
-
-  private static async start(config: ScnetConfig, stft: TorchStft, directory: string, files: readonly StageFile[], options: StageRunOptions): Promise<ScnetNetwork> {
-    return new ScnetNetwork(config, stft, await openStages(directory, files, options), options.onTiming);
+    return ScnetNetwork.family.fromStages(config, directory, stages, options);
   }
 
   /** One chunk [channels, chunkSize] (planar) → [stems, channels, chunkSize]. */
