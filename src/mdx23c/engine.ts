@@ -25,8 +25,6 @@ export class Mdx23cNetwork extends StagedChunkNetwork<Mdx23cConfig> {
   static readonly family = new StagedFamily<Mdx23cConfig, ChunkSpectrum, Mdx23cNetwork, Mdx23cGraphOptions>({
     name: 'mdx23c',
     converterVersion: CONVERTER_VERSION,
-    // ORT's default spinning kept, as MDX23C has run since it came.
-    allowSpinning: true,
     spectrum: (config) => new ChunkSpectrum(config, config.chunkSize),
     build: buildMdx23cStages,
     network: (config, spectrum, stages, onTiming) => new Mdx23cNetwork(config, spectrum, stages, onTiming),
