@@ -9,7 +9,9 @@
  *
  *   node --import tsx scripts/bench/mdx23c.ts [--preset instvoc-hq] [--seconds 20] [--threads 2]
  *        [--set model.num_channels=32 …]        (other sizes: any yaml key, section.key=value)
- *        [--msst /path/to/Music-Source-Separation-Training [--python python3]]
+ *        [--msst /path/to/Music-Source-Separation-Training [--python python3] [--reference-env user|worker]]
+ *                                              (PyTorch in the environment the bench started in, or with the split
+ *                                               worker's allocator settings and huge pages, as stemsplit runs)
  *        [--in-process]                        (run here, not in a worker process as serve/split do)
  *        [--winograd-min-channels N]           (3×3 convs from N channels as Winograd; default the graph's, 1e9 none)
  *        [--checkpoint X.ckpt [--config X.yaml]] (a real checkpoint instead of random weights; no --msst)
@@ -28,7 +30,7 @@ import { parseMdx23cConfig, type Mdx23cConfig } from '../../src/mdx23c/config.js
 import { Mdx23cNetwork } from '../../src/mdx23c/engine.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { rssSampler } from './rss.js';
-import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, rerunAsSplitWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
+import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, referenceEnv, rerunAsSplitWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     set: { type: 'string', multiple: true },
     msst: { type: 'string' },
     python: { type: 'string', default: 'python3' },
+    'reference-env': { type: 'string', default: 'user' },
     checkpoint: { type: 'string' },
     config: { type: 'string' },
     'build-only': { type: 'string' },
@@ -186,7 +189,7 @@ if (values.msst) {
         path.resolve(import.meta.dirname, 'mdx23c_msst.py'), '--msst', values.msst, '--config', configFile, '--weights', work,
         '--track', path.join(work, 'track.f32'), '--channels', String(config.channels), '--out', path.join(work, 'msst.f32'), '--threads', String(threads),
       ],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 },
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24, env: referenceEnv(values['reference-env']) },
     ),
   ) as { load_seconds: number; seconds: number; peak_rss_bytes: number; max_rss_bytes: number; torch: string };
   const theirs = readFileSync(path.join(work, 'msst.f32'));

@@ -6,7 +6,7 @@
  * which imports MSST from the given checkout), and how far apart their stems are.
  *
  *   node --import tsx scripts/bench/scnet.ts [--seconds 60] [--threads 2]
- *        [--msst /path/to/Music-Source-Separation-Training] [--python /usr/bin/python3]
+ *        [--msst /path/to/Music-Source-Separation-Training] [--python /usr/bin/python3] [--reference-env user|worker]
  *        [--set field=value]            (e.g. chunkSize=88200, numDualPathLayers=2: smaller runs; checked as a yaml is, so
  *                                        numDualPathLayers must be even, as SCNet needs)
  *        [--precision fp32|int8]        (int8: LSTMs and matrix products in int8, as --precision int8)
@@ -28,7 +28,7 @@ import { parsePrecision } from '../../src/onnx/quantize.js';
 import { ScnetNetwork } from '../../src/scnet/engine.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { rssSampler } from './rss.js';
-import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, rerunAsSplitWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
+import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, referenceEnv, rerunAsSplitWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -36,6 +36,7 @@ const { values } = parseArgs({
     threads: { type: 'string', default: '2' },
     msst: { type: 'string' },
     python: { type: 'string', default: '/usr/bin/python3' },
+    'reference-env': { type: 'string', default: 'user' },
     'build-only': { type: 'string' },
     set: { type: 'string', multiple: true },
     'in-process': { type: 'boolean', default: false },
@@ -210,6 +211,7 @@ try {
     const result = execFileSync(values.python, [script, '--msst', values.msst, '--dir', work, '--threads', String(threads), ...published], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
+      env: referenceEnv(values['reference-env']),
     });
     const torch = JSON.parse(result.trim().split('\n').pop() as string) as { wallSeconds: number; cpuSeconds: number; peakRssBytes: number; torch: string };
     const reference = new Float32Array(readFileSync(path.join(work, 'msst.f32')).buffer.slice(0));

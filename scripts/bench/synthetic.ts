@@ -85,6 +85,9 @@ export function runningAsSplitWorker(): boolean {
   return process.env[SPLIT_WORKER_RERUN] === '1';
 }
 
+/** The names `rerunAsSplitWorker` added to the environment (the split worker's allocator settings). */
+const ADDED_ENV = 'STEMSPLIT_BENCH_ADDED_ENV';
+
 /**
  * Unless `stay` (a build-only child, or --in-process), runs the script at `scriptUrl` again, with
  * the same argv, as serve and split run models (src/splitting/worker-pool.ts): in a process of its
@@ -92,11 +95,27 @@ export function runningAsSplitWorker(): boolean {
  */
 export function rerunAsSplitWorker(scriptUrl: string, stay: boolean): void {
   if (runningAsSplitWorker() || stay) return;
+  const env = ortProcessEnv({ ...process.env, [SPLIT_WORKER_RERUN]: '1' });
+  const added = Object.keys(env).filter((name) => !(name in process.env));
   const run = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(scriptUrl), ...process.argv.slice(2)], {
     stdio: 'inherit',
-    env: ortProcessEnv({ ...process.env, [SPLIT_WORKER_RERUN]: '1' }),
+    env: { ...env, [ADDED_ENV]: added.join(',') },
   });
   process.exit(run.status ?? 1);
+}
+
+/**
+ * The environment for the official code's reference run: `worker` keeps the split worker's allocator
+ * settings (glibc's tunables, huge pages); `user` (the default) is the environment the bench was
+ * started in, as a user runs that code.
+ */
+export function referenceEnv(kind: string): NodeJS.ProcessEnv {
+  if (kind === 'worker') return process.env;
+  if (kind !== 'user') throw new Error(`--reference-env must be user or worker, not ${kind}`);
+  const env = { ...process.env };
+  for (const name of (process.env[ADDED_ENV] ?? '').split(',')) delete env[name];
+  delete env[ADDED_ENV];
+  return env;
 }
 
 export const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
@@ -113,6 +132,8 @@ export interface DemixRun {
   readonly out: Float32Array;
   readonly wallMs: number;
   readonly cpu: NodeJS.CpuUsage;
+  /** Page faults taken while separating (fresh pages of freed and reallocated tensors are most of them). */
+  readonly pageFaults: number;
   /** Peak RSS while separating. */
   readonly peak: number;
   readonly chunkMs: readonly number[];
@@ -135,6 +156,7 @@ export async function measureDemix(network: BenchNetwork, seconds: number, sampl
   const chunkMs: number[] = [];
   let last = performance.now();
   const cpuStarted = process.cpuUsage();
+  const faultsStarted = process.resourceUsage().minorPageFault;
   const started = performance.now();
   const out = await network.demixTrack(track, {
     onProgress: () => {
@@ -145,9 +167,10 @@ export async function measureDemix(network: BenchNetwork, seconds: number, sampl
   });
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuStarted);
+  const pageFaults = process.resourceUsage().minorPageFault - faultsStarted;
   const peak = await sampler.stop();
   await network.release();
-  return { track, out, wallMs, cpu, peak, chunkMs };
+  return { track, out, wallMs, cpu, pageFaults, peak, chunkMs };
 }
 
 export interface ReportSettings {
@@ -174,7 +197,7 @@ export function printDemixRun(run: DemixRun, settings: ReportSettings): number {
   const line = (label: string, ms: number) => `  ${label.padEnd(20)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
   console.log(`audio           ${seconds} s, ${chunkMs.length} chunks of ${settings.chunkSize} samples (num_overlap ${settings.numOverlap}), ${settings.threads} intra-op threads`);
   console.log(`graph load      ${settings.load}`);
-  console.log(`separation      ${(wallMs / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU (${(cpu.system / 1e6).toFixed(1)} s of it in the kernel)`);
+  console.log(`separation      ${(wallMs / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU (${(cpu.system / 1e6).toFixed(1)} s of it in the kernel, ${run.pageFaults} page faults)`);
   console.log(`per chunk       median ${(medianChunk / 1000).toFixed(2)} s (one chunk per ${step.toFixed(2)} s of audio)`);
   console.log(`speed           ${perMinute.toFixed(1)} s per minute of audio (this track, borders included); ${((medianChunk / 1000) * (60 / step)).toFixed(1)} s per minute on a long track`);
   console.log('where the time goes');
