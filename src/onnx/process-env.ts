@@ -16,19 +16,12 @@ export const ORT_MALLOC_ENV: Readonly<Record<string, string>> = {
 };
 
 /**
- * Transparent huge pages for those tensors: with this tunable glibc (2.35 and later) marks its
- * heap and its mmapped blocks MADV_HUGEPAGE, so a fresh 100-MiB tensor is 50 faults of 2 MiB instead of 25,600 of 4 KiB: MDX23C
- * faulted 1.7 million pages in 3 chunks (11 s of kernel time). Where the kernel's THP setting is
- * `never` it changes nothing, and an older glibc ignores the name (docs/benchmarks.md).
+ * `env` with the allocator settings added; a user's own MALLOC_* settings replace them. A user's
+ * GLIBC_TUNABLES passes through as any other variable: `glibc.malloc.hugetlb=1` puts the workers'
+ * large tensors on transparent huge pages, which speeds MDX23C and SCNet but slows Demucs and the
+ * bundled models, so it is the user's choice, not a default (docs/benchmarks.md).
  */
-export const ORT_GLIBC_TUNABLES = 'glibc.malloc.hugetlb=1';
-
-/** `env` with the allocator settings added; a user's own MALLOC_* settings, and GLIBC_TUNABLES, win. */
 export function ortProcessEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const ownSettings = Object.keys(env).some((name) => name.startsWith('MALLOC_'));
-  return {
-    ...(ownSettings ? {} : ORT_MALLOC_ENV),
-    ...(env['GLIBC_TUNABLES'] === undefined ? { GLIBC_TUNABLES: ORT_GLIBC_TUNABLES } : {}),
-    ...env,
-  };
+  return ownSettings ? { ...env } : { ...env, ...ORT_MALLOC_ENV };
 }
