@@ -11,7 +11,7 @@
  *        [--set model.num_channels=32 …]        (other sizes: any yaml key, section.key=value)
  *        [--msst /path/to/Music-Source-Separation-Training [--python python3] [--reference-env user|worker]]
  *                                              (PyTorch in the environment the bench started in, or with the split
- *                                               worker's allocator settings and huge pages, as stemsplit runs)
+ *                                               worker's allocator settings, as stemsplit runs)
  *        [--in-process]                        (run here, not in a worker process as serve/split do)
  *        [--winograd-min-channels N]           (3×3 convs from N channels as Winograd; default the graph's, 1e9 none)
  *        [--checkpoint X.ckpt [--config X.yaml]] (a real checkpoint instead of random weights; no --msst)

@@ -106,8 +106,8 @@ export function rerunAsSplitWorker(scriptUrl: string, stay: boolean): void {
 
 /**
  * The environment for the official code's reference run: `worker` keeps the split worker's allocator
- * settings (glibc's tunables, huge pages); `user` (the default) is the environment the bench was
- * started in, as a user runs that code.
+ * settings (MALLOC_*); `user` (the default) is the environment the bench was started in, as a user
+ * runs that code.
  */
 export function referenceEnv(kind: string): NodeJS.ProcessEnv {
   if (kind === 'worker') return process.env;
