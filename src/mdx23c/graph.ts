@@ -1,6 +1,6 @@
 /**
- * MDX23C's TFC_TDF_net between the spectrum and the stems' spectra, as one ONNX graph built
- * from a state_dict: first 1×1 conv, `num_scales` encoder scales (TFC-TDF blocks, then a
+ * MDX23C's TFC_TDF_net between the spectrum and the stems' spectra, as a chain of ONNX graphs
+ * built from a state_dict: first 1×1 conv, `num_scales` encoder scales (TFC-TDF blocks, then a
  * strided-conv downscale), the bottleneck, the decoder (transposed-conv upscale, the skip
  * concatenated, TFC-TDF blocks), the product with the first conv's output, and the final 1×1
  * convs over the mixture and that product.
@@ -17,6 +17,7 @@ import { Ops } from '../onnx/ops.js';
 import type { GraphStage } from '../onnx/stages.js';
 import { winogradConv3x3 } from '../onnx/winograd.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
+import { StateReader } from '../torch/state-reader.js';
 import type { Mdx23cConfig } from './config.js';
 
 export const GRAPH_INPUT = 'spectrum';
@@ -44,13 +45,11 @@ export interface Mdx23cGraphShape {
 
 class Network {
   readonly ops: Ops;
-  private readonly used = new Set<string>();
 
   constructor(
     readonly graph: OnnxGraph,
     private readonly config: Mdx23cConfig,
-    private readonly state: State,
-    private readonly file: string,
+    private readonly weights: StateReader,
     private readonly winogradMinChannels: number,
   ) {
     this.ops = new Ops(graph);
@@ -62,18 +61,7 @@ class Network {
   }
 
   tensor(name: string, shape: readonly number[]): CheckpointTensor {
-    const tensor = this.state.get(name);
-    if (tensor === undefined) throw new StemsplitError('MODEL_INVALID', `${this.file}: the checkpoint lacks ${name} (does the config match it?)`);
-    if (tensor.shape.length !== shape.length || tensor.shape.some((d, i) => d !== shape[i])) {
-      throw new StemsplitError('MODEL_INVALID', `${this.file}: ${name} is [${tensor.shape.join(', ')}], the config implies [${shape.join(', ')}]`);
-    }
-    this.used.add(name);
-    return tensor;
-  }
-
-  /** Checkpoint tensors the network did not read (BatchNorm's step counter is bookkeeping). */
-  unused(): string[] {
-    return [...this.state.keys()].filter((key) => !this.used.has(key) && !key.endsWith('.num_batches_tracked'));
+    return this.weights.get(name, shape);
   }
 
   norm(x: Value, name: string): Value {
@@ -163,46 +151,78 @@ class Network {
   }
 }
 
-/** The network as one graph stage. */
+/**
+ * The network as a chain of graphs: the first conv and encoder scale 0, each further encoder
+ * scale (its downscale, then its blocks), the bottleneck, and each decoder scale; the last also
+ * takes the spectrum, recomputes the first conv (a 1×1 conv, cheaper than holding its output
+ * through the network) and applies the final convs. Each scale's output is the next stage's
+ * input and, for the encoder, the skip its decoder scale reads by name. As one graph, ONNX
+ * Runtime's planner kept each scale's freed buffers for the same-shaped tensors of the matching
+ * decoder scale, so every scale's buffers were held at once (docs/mdx23c.md, "Memory").
+ */
 export function buildMdx23cStages(config: Mdx23cConfig, state: State, shape: Mdx23cGraphShape, file: string, options: Mdx23cGraphOptions = {}): GraphStage[] {
-  const graph = new OnnxGraph('mdx23c');
-  const net = new Network(graph, config, state, file, options.winogradMinChannels ?? WINOGRAD_MIN_CHANNELS);
-  const { ops } = net;
+  const weights = new StateReader(state, file);
+  const winogradMinChannels = options.winogradMinChannels ?? WINOGRAD_MIN_CHANNELS;
   const { numChannels, growth, numScales, channels, numSubbands } = config;
   const inputChannels = channels * 2 * numSubbands;
-  const stems = config.instruments.length;
-  const mix = graph.input(GRAPH_INPUT, [1, inputChannels, shape.frames, shape.subbandBins]);
+  const spectrum = { name: GRAPH_INPUT, shape: [1, inputChannels, shape.frames, shape.subbandBins] as readonly number[] };
+  const stages: GraphStage[] = [];
+  let previous = spectrum;
+  type Tensor = typeof spectrum;
+  /** A stage reading the previous stage's output (`x`) and `others` by name, writing `output`. */
+  const stage = (name: string, output: string, others: readonly Tensor[], body: (net: Network, x: Value, others: Value[]) => Value): Tensor => {
+    const graph = new OnnxGraph(`mdx23c-${name}`);
+    const net = new Network(graph, config, weights, winogradMinChannels);
+    const x = graph.input(stages.length === 0 ? GRAPH_INPUT : 'x_in', previous.shape);
+    const inputs = others.map((other) => graph.input(other.name, other.shape));
+    const result = graph.output(body(net, x, inputs), output);
+    stages.push({ name, graph, inputs: [x.name, ...others.map((other) => other.name)], output });
+    previous = { name: output, shape: result.shape };
+    return previous;
+  };
+  const firstConv = (net: Network, mix: Value) => net.graph.scope('first_conv', () => net.conv1x1(mix, 'first_conv.weight', numChannels));
 
   let width = numChannels;
-  const firstConv = graph.scope('first_conv', () => net.conv1x1(mix, 'first_conv.weight', width));
-  let x = firstConv;
-  const skips: Value[] = [];
+  const skips: Tensor[] = [];
   for (let i = 0; i < numScales; i++) {
     const prefix = `encoder_blocks.${i}`;
-    x = net.tfcTdf(x, `${prefix}.tfc_tdf`, width);
-    skips.push(x);
-    x = graph.scope(`${prefix}.downscale`, () => net.downscale(x, `${prefix}.downscale`, width + growth));
-    width += growth;
+    const scaleWidth = width;
+    const downscaled = i - 1;
+    skips.push(
+      stage(`encoder${i}`, `skip${i}`, [], (net, x) => {
+        const input = i === 0 ? firstConv(net, x) : net.graph.scope(`encoder_blocks.${downscaled}.downscale`, () => net.downscale(x, `encoder_blocks.${downscaled}.downscale`, scaleWidth));
+        return net.tfcTdf(input, `${prefix}.tfc_tdf`, scaleWidth);
+      }),
+    );
+    if (i < numScales - 1) width += growth;
   }
-  x = net.tfcTdf(x, 'bottleneck_block', width);
+  const last = numScales - 1;
+  width += growth;
+  const bottleneckWidth = width;
+  stage('bottleneck', 'bottleneck', [], (net, x) => {
+    const down = net.graph.scope(`encoder_blocks.${last}.downscale`, () => net.downscale(x, `encoder_blocks.${last}.downscale`, bottleneckWidth));
+    return net.tfcTdf(down, 'bottleneck_block', bottleneckWidth);
+  });
+  const stems = config.instruments.length;
   for (let i = 0; i < numScales; i++) {
     const prefix = `decoder_blocks.${i}`;
-    x = graph.scope(`${prefix}.upscale`, () => net.upscale(x, `${prefix}.upscale`, width - growth));
-    width -= growth;
-    x = ops.concat([x, skips.pop() as Value], 1);
-    x = net.tfcTdf(x, `${prefix}.tfc_tdf`, width);
+    const outWidth = width - growth;
+    const skip = skips.pop() as Tensor;
+    const final = i === numScales - 1;
+    stage(final ? 'decoder-final' : `decoder${i}`, final ? GRAPH_OUTPUT : `decoder${i}`, final ? [skip, spectrum] : [skip], (net, x, [s, mix]) => {
+      const { ops } = net;
+      const up = net.graph.scope(`${prefix}.upscale`, () => net.upscale(x, `${prefix}.upscale`, outWidth));
+      const y = net.tfcTdf(ops.concat([up, s as Value], 1), `${prefix}.tfc_tdf`, outWidth);
+      if (!final) return y;
+      // The first conv again, made only once y exists (ONNX Runtime would otherwise run it first and hold it throughout).
+      const product = ops.mul(y, firstConv(net, ops.after(mix as Value, y)));
+      return net.graph.scope('final_conv', () => {
+        const hidden = net.act(net.conv1x1(ops.concat([mix as Value, product], 1), 'final_conv.0.weight', outWidth));
+        return net.conv1x1(hidden, 'final_conv.2.weight', stems * inputChannels);
+      });
+    });
+    width = outWidth;
   }
-  x = ops.mul(x, firstConv);
-  x = graph.scope('final_conv', () => {
-    const hidden = net.act(net.conv1x1(ops.concat([mix, x], 1), 'final_conv.0.weight', width));
-    return net.conv1x1(hidden, 'final_conv.2.weight', stems * inputChannels);
-  });
-  graph.output(x, GRAPH_OUTPUT);
-
-  const unused = net.unused();
-  if (unused.length > 0) {
-    const shown = unused.slice(0, 5).join(', ') + (unused.length > 5 ? ` and ${unused.length - 5} more` : '');
-    throw new StemsplitError('MODEL_INVALID', `${file}: layers the mdx23c config does not describe: ${shown}`);
-  }
-  return [{ name: 'mdx23c', graph, inputs: [GRAPH_INPUT], output: GRAPH_OUTPUT }];
+  weights.refuseUnused('mdx23c', (key) => key.endsWith('.num_batches_tracked'));
+  return stages;
 }

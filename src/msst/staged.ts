@@ -32,9 +32,11 @@ export interface StageRunOptions {
 /**
  * Opens a network's stages. Stages run one after another: no arena keeping each one's peak (an
  * arena that shrinks after every run measured faster for RoFormer, 18.8 s instead of 20.5 s for
- * two blocks, but peaked at 5.3 GB instead of 2.8: it grows in powers of two), and no spinning
- * threads taking the next stage's cores (MDX23C, one graph, measured the same wall time with
- * spinning, for 7–13 % more CPU).
+ * two blocks, but peaked at 5.3 GB instead of 2.8: it grows in powers of two); no memory pattern
+ * (its one block per run, planned with ONNX Runtime's buffer reuse, held more than the tensors
+ * live at once and was slower to fault in: without it RoFormer, SCNet and MDX23C ran about 5 % faster
+ * and peaked 8-21 % lower, docs/benchmarks.md); and no spinning threads taking the next stage's
+ * cores (MDX23C measured the same wall time with spinning, for 7–13 % more CPU).
  */
 function openStages(
   directory: string,
@@ -44,6 +46,7 @@ function openStages(
   return StagedSessions.open(directory, files, {
     ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
     cpuMemArena: false,
+    memPattern: false,
     allowSpinning: false,
   });
 }

@@ -3,7 +3,7 @@
  * computes its output shape, so the network code reads like the PyTorch it mirrors and
  * shape mistakes fail at build time, not inside ONNX Runtime.
  */
-import { attr, MS_DOMAIN, type OnnxGraph, type Shape, type Value } from './graph.js';
+import { attr, DATA_TYPE, MS_DOMAIN, type OnnxGraph, type Shape, type Value } from './graph.js';
 import { quantizeWeight, type Precision } from './quantize.js';
 
 export interface ConvOptions {
@@ -354,6 +354,21 @@ export class Ops {
 
   private unary(opType: 'Reciprocal' | 'Sqrt', x: Value): Value {
     return this.graph.op(opType, [x], x.shape);
+  }
+
+  /**
+   * `x` made to wait for `dependency`: x · 1, with the 1 read off `dependency`'s first element
+   * (true for every value, NaN included). ONNX Runtime folds a node whose inputs are all
+   * constant and may run a node as soon as its inputs exist; this makes a constant's product
+   * transient, or a cheap recomputation run where it is used rather than first.
+   */
+  after(x: Value, dependency: Value): Value {
+    const { graph } = this;
+    const ones = dependency.shape.map(() => 1);
+    const first = graph.op('Slice', [dependency, graph.ints(ones.map(() => 0), 'start'), graph.ints(ones, 'end')], ones);
+    const always = graph.op('Or', [graph.op('Equal', [first, first], ones), graph.op('IsNaN', [first], ones)], ones);
+    const one = graph.op('Cast', [always], ones, { to: attr.int(DATA_TYPE.float) });
+    return this.mul(x, x.shape.length === ones.length ? one : this.reshape(one, x.shape.map(() => 1)));
   }
 
   /** A constant shared by every node that needs the same values in the same shape. */

@@ -92,11 +92,16 @@ export class StagedSessions {
     return new StagedSessions(stages);
   }
 
-  /** Each stage reads the previous one's output first, then any earlier outputs by name (kept only while a later stage reads them). */
+  /**
+   * Each stage reads the previous one's output first, then any earlier outputs, or the first
+   * stage's input, by name (each kept only while a later stage reads it).
+   */
   async run(input: Float32Tensor): Promise<Float32Tensor> {
     const tensors = new Map<string, Float32Tensor>();
     const lastReader = new Map<string, number>();
     this.stages.forEach(({ stage }, index) => stage.inputs.slice(1).forEach((name) => lastReader.set(name, index)));
+    const inputName = this.stages[0]?.stage.inputs[0];
+    if (inputName !== undefined && lastReader.has(inputName)) tensors.set(inputName, input);
     let current = input;
     for (const [index, { stage, session }] of this.stages.entries()) {
       const feeds: Record<string, Float32Tensor> = {};

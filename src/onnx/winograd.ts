@@ -12,7 +12,7 @@
  *   channel products  M = U · V     one batched MatMul, U = G g Gᵀ from the weights on each run
  *   output transform  Y = Aᵀ M A    one MatMul, then DepthToSpace puts the m×m tiles in place
  */
-import { attr, DATA_TYPE, type Value } from './graph.js';
+import type { Value } from './graph.js';
 import type { Ops } from './ops.js';
 
 type Matrix = readonly (readonly number[])[];
@@ -164,20 +164,16 @@ function winogradBand(
 /**
  * U = G g Gᵀ for every (k, c), as [(m+2)², K, C], computed in the graph on each run from the 3×3
  * weights laid out as 9 planes [i·3 + j, K·C]: one MatMul with G ⊗ G [(m+2)², 9]. Stored instead,
- * U would hold 4× the weights for as long as the session lives. ONNX Runtime folds any node whose
- * inputs are all constant, so the planes are multiplied by a 1 read off the convolution's input
- * (true for every value, NaN included), which also makes U transient: made just before its
- * convolution and freed after it.
+ * U would hold 4× the weights for as long as the session lives. The planes wait for the
+ * convolution's input (`Ops.after`), so ONNX Runtime neither folds U into a constant nor makes it
+ * early: it is made just before its convolution and freed after it.
  */
 function transformedKernels(ops: Ops, x: Value, weight: Float32Array, outChannels: number, channels: number, name: string, transform: Matrix): Value {
   const { graph } = ops;
   const count = outChannels * channels;
   const planes = new Float32Array(9 * count);
   for (let kc = 0; kc < count; kc++) for (let tap = 0; tap < 9; tap++) planes[tap * count + kc] = weight[kc * 9 + tap] as number;
-  const first = graph.op('Slice', [x, graph.ints([0, 0, 0, 0], 'start'), graph.ints([1, 1, 1, 1], 'end')], [1, 1, 1, 1]);
-  const always = graph.op('Or', [graph.op('Equal', [first, first], [1, 1, 1, 1]), graph.op('IsNaN', [first], [1, 1, 1, 1])], [1, 1, 1, 1]);
-  const one = ops.reshape(graph.op('Cast', [always], [1, 1, 1, 1], { to: attr.int(DATA_TYPE.float) }), [1, 1]);
-  const weights = ops.mul(graph.constant(planes, [9, count], `${name}.winograd_taps`), one);
+  const weights = ops.after(graph.constant(planes, [9, count], `${name}.winograd_taps`), x);
   const tile = transform.length;
   const u = ops.matmul(ops.cachedConstant(outerProduct(transform), [tile * tile, 9], 'winograd_g'), weights, { fixed: true });
   return ops.reshape(u, [tile * tile, outChannels, channels]);

@@ -12,6 +12,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
+import { StateReader } from '../torch/state-reader.js';
 import { attr, MS_DOMAIN, OnnxGraph, type Value } from '../onnx/graph.js';
 import { Ops, type OpsOptions } from '../onnx/ops.js';
 import type { GraphStage } from '../onnx/stages.js';
@@ -26,37 +27,6 @@ type State = ReadonlyMap<string, CheckpointTensor>;
 const ATTENTION_BYTES = 64 * 2 ** 20;
 /** A transformer's feed-forward hidden buffer per group of sequences at most this big (glibc maps blocks over 32 MB afresh each time). */
 const GROUP_BYTES = 32 * 2 ** 20;
-
-/** Reads weights by name, checks their shapes, and remembers which were used. */
-class Weights {
-  readonly used = new Set<string>();
-  constructor(
-    private readonly state: State,
-    private readonly file: string,
-  ) {}
-
-  has(name: string): boolean {
-    return this.state.has(name);
-  }
-
-  get(name: string, shape?: readonly number[]): CheckpointTensor {
-    const tensor = this.state.get(name);
-    if (tensor === undefined) throw new StemsplitError('MODEL_INVALID', `${this.file}: the checkpoint lacks ${name} (does the config match it?)`);
-    if (shape !== undefined && (tensor.shape.length !== shape.length || tensor.shape.some((d, i) => d !== shape[i]))) {
-      throw new StemsplitError(
-        'MODEL_INVALID',
-        `${this.file}: ${name} is [${tensor.shape.join(', ')}], the config implies [${shape.join(', ')}]`,
-      );
-    }
-    this.used.add(name);
-    return tensor;
-  }
-
-  /** Keys the network did not read (rotary frequencies are recomputed, so they count as read). */
-  unused(): string[] {
-    return [...this.state.keys()].filter((key) => !this.used.has(key) && !key.endsWith('rotary_embed.freqs'));
-  }
-}
 
 export interface RoformerGraphShape {
   readonly frames: number;
@@ -76,7 +46,7 @@ export type RoformerStage = GraphStage;
  * the outputs of blocks 0..i−1 (`block<j>`).
  */
 export function buildRoformerStages(config: RoformerConfig, state: State, shape: RoformerGraphShape, file: string, options: OpsOptions = {}): RoformerStage[] {
-  const weights = new Weights(state, file);
+  const weights = new StateReader(state, file);
   const stage = (name: string, inputs: readonly { name: string; shape: readonly number[] }[], output: string, body: (net: Network, values: Value[]) => Value): RoformerStage => {
     const graph = new OnnxGraph(`${config.type}-${name}`);
     const net = new Network(graph, new Ops(graph, options), weights, config, shape);
@@ -92,11 +62,8 @@ export function buildRoformerStages(config: RoformerConfig, state: State, shape:
     stages.push(stage(`block${block}`, [{ name: 'x_in', shape: tokens }, ...skips], `block${block}`, (net, [x, ...earlier]) => net.block(block, x as Value, earlier)));
   }
   stages.push(stage('masks', [{ name: 'x_in', shape: tokens }], GRAPH_OUTPUT, (net, [x]) => net.masks(x as Value)));
-  const unused = weights.unused();
-  if (unused.length > 0) {
-    const shown = unused.slice(0, 5).join(', ') + (unused.length > 5 ? ` and ${unused.length - 5} more` : '');
-    throw new StemsplitError('MODEL_INVALID', `${file}: layers the ${config.type} config does not describe: ${shown}`);
-  }
+  // Rotary frequencies are recomputed from the config, so they count as read.
+  weights.refuseUnused(config.type, (key) => key.endsWith('rotary_embed.freqs'));
   return stages;
 }
 
@@ -109,7 +76,7 @@ class Network {
   constructor(
     private readonly graph: OnnxGraph,
     private readonly ops: Ops,
-    private readonly weights: Weights,
+    private readonly weights: StateReader,
     private readonly config: RoformerConfig,
     private readonly shape: RoformerGraphShape,
   ) {

@@ -26,6 +26,7 @@ import { OnnxGraph, type Value } from '../onnx/graph.js';
 import { onnxLstmWeights, Ops, type OpsOptions } from '../onnx/ops.js';
 import type { GraphStage } from '../onnx/stages.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
+import { StateReader } from '../torch/state-reader.js';
 import type { ScnetConfig } from './config.js';
 
 export const GRAPH_INPUT = 'spectrum';
@@ -70,29 +71,6 @@ export function bandGeometry(config: ScnetConfig, bins: number, where: string): 
   });
 }
 
-/** Reads weights by name, checks their shapes, and remembers which were used. */
-class Weights {
-  private readonly used = new Set<string>();
-  constructor(
-    private readonly state: State,
-    private readonly file: string,
-  ) {}
-
-  get(name: string, shape: readonly number[]): Float32Array {
-    const tensor = this.state.get(name);
-    if (tensor === undefined) throw new StemsplitError('MODEL_INVALID', `${this.file}: the checkpoint lacks ${name} (does the config match it?)`);
-    if (tensor.shape.length !== shape.length || tensor.shape.some((d, i) => d !== shape[i])) {
-      throw new StemsplitError('MODEL_INVALID', `${this.file}: ${name} is [${tensor.shape.join(', ')}], the config implies [${shape.join(', ')}]`);
-    }
-    this.used.add(name);
-    return tensor.data;
-  }
-
-  unused(): string[] {
-    return [...this.state.keys()].filter((key) => !this.used.has(key));
-  }
-}
-
 /**
  * The network as a chain of graphs: one per encoder level (writing its skip, the concatenated
  * bands; the level's 3×3 conv opens the next stage), one per dual-path layer, one per decoder
@@ -100,7 +78,7 @@ class Weights {
  * the largest), and the skips pass between stages by name.
  */
 export function buildScnetStages(config: ScnetConfig, state: State, shape: ScnetGraphShape, file: string, options: OpsOptions = {}): GraphStage[] {
-  const weights = new Weights(state, file);
+  const weights = new StateReader(state, file);
   const levels = config.dims.length - 1;
   const geometries: BandGeometry[][] = [];
   const skipShapes: number[][] = [];
@@ -141,11 +119,7 @@ export function buildScnetStages(config: ScnetConfig, state: State, shape: Scnet
       net.decoder(j, level, input ? net.globalConv(levels - 1, x) : x, s as Value, geometries[level] as BandGeometry[]),
     );
   }
-  const unused = weights.unused();
-  if (unused.length > 0) {
-    const shown = unused.slice(0, 5).join(', ') + (unused.length > 5 ? ` and ${unused.length - 5} more` : '');
-    throw new StemsplitError('MODEL_INVALID', `${file}: layers the scnet config does not describe: ${shown}`);
-  }
+  weights.refuseUnused('scnet');
   return stages;
 }
 
@@ -153,7 +127,7 @@ class Network {
   constructor(
     private readonly graph: OnnxGraph,
     private readonly ops: Ops,
-    private readonly weights: Weights,
+    private readonly weights: StateReader,
     private readonly config: ScnetConfig,
     private readonly file: string,
   ) {}
@@ -233,7 +207,7 @@ class Network {
     const path = (index: number, sequences: Value) => {
       const [seq, batch] = sequences.shape as [number, number, number];
       const norm = `${prefix}.norm_layers.${index}`;
-      const normed = this.ops.channelsLastGroupNorm(sequences, this.weights.get(`${norm}.weight`, [channels]), this.weights.get(`${norm}.bias`, [channels]));
+      const normed = this.ops.channelsLastGroupNorm(sequences, this.weights.get(`${norm}.weight`, [channels]).data, this.weights.get(`${norm}.bias`, [channels]).data);
       const lstm = this.ops.lstm(normed, this.lstmWeights(`${prefix}.lstm_layers.${index}`, channels, hidden));
       const both = this.ops.reshape(this.ops.transpose(lstm, [0, 2, 1, 3]), [seq * batch, 2 * hidden]); // forward ‖ backward
       const weight = this.constant(`${prefix}.linear_layers.${index}.weight`, [channels, 2 * hidden]);
@@ -289,7 +263,7 @@ class Network {
     const channels = dims[level + 1] as number;
     const prefix = `decoder.${j}`;
     const fused = this.ops.add(x, skip);
-    const weight = this.weights.get(`${prefix}.0.conv.weight`, [2 * channels, 2 * channels, 3, 3]);
+    const weight = this.weights.get(`${prefix}.0.conv.weight`, [2 * channels, 2 * channels, 3, 3]).data;
     const folded = foldRepeatedInput(weight, 2 * channels, channels, 9);
     const conv = this.ops.conv(fused, this.graph.constant(folded, [2 * channels, channels, 3, 3], 'fusion_w'), this.constant(`${prefix}.0.conv.bias`, [2 * channels]), {
       pads: [1, 1, 1, 1],
@@ -309,21 +283,21 @@ class Network {
 
   /** GroupNorm(1, channels) with the weights under `prefix`. */
   private groupNorm(x: Value, prefix: string, channels: number): Value {
-    return this.ops.groupNorm(x, 1, this.weights.get(`${prefix}.weight`, [channels]), this.weights.get(`${prefix}.bias`, [channels]));
+    return this.ops.groupNorm(x, 1, this.weights.get(`${prefix}.weight`, [channels]).data, this.weights.get(`${prefix}.bias`, [channels]).data);
   }
 
   private lstmWeights(prefix: string, input: number, hidden: number) {
     const direction = (suffix: string) => ({
-      weightIh: this.weights.get(`${prefix}.weight_ih_l0${suffix}`, [4 * hidden, input]),
-      weightHh: this.weights.get(`${prefix}.weight_hh_l0${suffix}`, [4 * hidden, hidden]),
-      biasIh: this.weights.get(`${prefix}.bias_ih_l0${suffix}`, [4 * hidden]),
-      biasHh: this.weights.get(`${prefix}.bias_hh_l0${suffix}`, [4 * hidden]),
+      weightIh: this.weights.get(`${prefix}.weight_ih_l0${suffix}`, [4 * hidden, input]).data,
+      weightHh: this.weights.get(`${prefix}.weight_hh_l0${suffix}`, [4 * hidden, hidden]).data,
+      biasIh: this.weights.get(`${prefix}.bias_ih_l0${suffix}`, [4 * hidden]).data,
+      biasHh: this.weights.get(`${prefix}.bias_hh_l0${suffix}`, [4 * hidden]).data,
     });
     return onnxLstmWeights([direction(''), direction('_reverse')], hidden);
   }
 
   private constant(name: string, shape: readonly number[]): Value {
-    return this.graph.constant(this.weights.get(name, shape), shape, name);
+    return this.graph.constant(this.weights.get(name, shape).data, shape, name);
   }
 }
 
