@@ -20,6 +20,8 @@ export interface OrtSessionOptions {
   readonly allowSpinning?: boolean;
   /** ORT log level: 0 verbose … 4 fatal. Default 3 (errors only). */
   readonly logSeverity?: 0 | 1 | 2 | 3 | 4;
+  /** Writes the graph as ORT optimised it to this path (a diagnosis aid: scripts/bench/ort-liveness.ts). */
+  readonly optimizedModelPath?: string;
 }
 
 /** A float32 tensor in plain data: `data.length` is the product of `dims`. */
@@ -77,6 +79,7 @@ export async function createOrtSession(
     ...(options.allowSpinning === false ? { extra: { session: { intra_op: { allow_spinning: '0' } } } } : {}),
     ...(options.intraOpThreads === undefined ? {} : { intraOpNumThreads: options.intraOpThreads, interOpNumThreads: 1 }),
     ...(profilePrefix ? { enableProfiling: true, profileFilePrefix: profilePrefix } : {}),
+    ...(options.optimizedModelPath === undefined ? {} : { optimizedModelFilePath: options.optimizedModelPath }),
   };
   let session: InferenceSession;
   try {
