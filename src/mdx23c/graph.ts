@@ -11,7 +11,6 @@
  * A TFC-TDF block: shortcut = 1×1 conv; x = conv3×3(act(norm(x))); x += Linear(act(norm(
  * Linear(act(norm(x)))))) over the frequency axis; x = conv3×3(act(norm(x))) + shortcut.
  */
-import { StemsplitError } from '../errors.js';
 import { OnnxGraph, type Value } from '../onnx/graph.js';
 import { Ops } from '../onnx/ops.js';
 import type { GraphStage } from '../onnx/stages.js';
@@ -181,47 +180,38 @@ export function buildMdx23cStages(config: Mdx23cConfig, state: State, shape: Mdx
     return previous;
   };
   const firstConv = (net: Network, mix: Value) => net.graph.scope('first_conv', () => net.conv1x1(mix, 'first_conv.weight', numChannels));
+  /** Channels at scale `i` (the bottleneck is scale `numScales`). */
+  const widthAt = (i: number) => numChannels + i * growth;
+  /** Encoder scale `i − 1`'s strided conv, which opens scale `i`. */
+  const downscale = (net: Network, x: Value, i: number) => {
+    const prefix = `encoder_blocks.${i - 1}.downscale`;
+    return net.graph.scope(prefix, () => net.downscale(x, prefix, widthAt(i)));
+  };
 
-  let width = numChannels;
   const skips: Tensor[] = [];
   for (let i = 0; i < numScales; i++) {
-    const prefix = `encoder_blocks.${i}`;
-    const scaleWidth = width;
-    const downscaled = i - 1;
-    skips.push(
-      stage(`encoder${i}`, `skip${i}`, [], (net, x) => {
-        const input = i === 0 ? firstConv(net, x) : net.graph.scope(`encoder_blocks.${downscaled}.downscale`, () => net.downscale(x, `encoder_blocks.${downscaled}.downscale`, scaleWidth));
-        return net.tfcTdf(input, `${prefix}.tfc_tdf`, scaleWidth);
-      }),
-    );
-    if (i < numScales - 1) width += growth;
+    const opened = (net: Network, x: Value) => (i === 0 ? firstConv(net, x) : downscale(net, x, i));
+    skips.push(stage(`encoder${i}`, `skip${i}`, [], (net, x) => net.tfcTdf(opened(net, x), `encoder_blocks.${i}.tfc_tdf`, widthAt(i))));
   }
-  const last = numScales - 1;
-  width += growth;
-  const bottleneckWidth = width;
-  stage('bottleneck', 'bottleneck', [], (net, x) => {
-    const down = net.graph.scope(`encoder_blocks.${last}.downscale`, () => net.downscale(x, `encoder_blocks.${last}.downscale`, bottleneckWidth));
-    return net.tfcTdf(down, 'bottleneck_block', bottleneckWidth);
-  });
+  stage('bottleneck', 'bottleneck', [], (net, x) => net.tfcTdf(downscale(net, x, numScales), 'bottleneck_block', widthAt(numScales)));
   const stems = config.instruments.length;
   for (let i = 0; i < numScales; i++) {
     const prefix = `decoder_blocks.${i}`;
-    const outWidth = width - growth;
+    const width = widthAt(numScales - 1 - i);
     const skip = skips.pop() as Tensor;
     const final = i === numScales - 1;
     stage(final ? 'decoder-final' : `decoder${i}`, final ? GRAPH_OUTPUT : `decoder${i}`, final ? [skip, spectrum] : [skip], (net, x, [s, mix]) => {
       const { ops } = net;
-      const up = net.graph.scope(`${prefix}.upscale`, () => net.upscale(x, `${prefix}.upscale`, outWidth));
-      const y = net.tfcTdf(ops.concat([up, s as Value], 1), `${prefix}.tfc_tdf`, outWidth);
+      const up = net.graph.scope(`${prefix}.upscale`, () => net.upscale(x, `${prefix}.upscale`, width));
+      const y = net.tfcTdf(ops.concat([up, s as Value], 1), `${prefix}.tfc_tdf`, width);
       if (!final) return y;
       // The first conv again, made only once y exists (ONNX Runtime would otherwise run it first and hold it throughout).
       const product = ops.mul(y, firstConv(net, ops.after(mix as Value, y)));
       return net.graph.scope('final_conv', () => {
-        const hidden = net.act(net.conv1x1(ops.concat([mix as Value, product], 1), 'final_conv.0.weight', outWidth));
+        const hidden = net.act(net.conv1x1(ops.concat([mix as Value, product], 1), 'final_conv.0.weight', width));
         return net.conv1x1(hidden, 'final_conv.2.weight', stems * inputChannels);
       });
     });
-    width = outWidth;
   }
   weights.refuseUnused('mdx23c', (key) => key.endsWith('.num_batches_tracked'));
   return stages;

@@ -10,7 +10,6 @@
  *
  * Rotary positions are baked in as constants for the chunk's fixed frame and band counts.
  */
-import { StemsplitError } from '../errors.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import { StateReader } from '../torch/state-reader.js';
 import { attr, MS_DOMAIN, OnnxGraph, type Value } from '../onnx/graph.js';
