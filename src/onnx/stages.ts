@@ -112,11 +112,12 @@ export class StagedSessions {
         if (!tensor) throw new StemsplitError('SEPARATION_FAILED', `stage ${stage.file} reads ${name}, which no earlier stage wrote`);
         feeds[name] = tensor;
       });
+      // Here, not after the run: the loop's previous `feeds` still held the last stage's input then.
+      collectGarbage();
       const result = await runTensors(session, feeds, [stage.output]);
       current = result[stage.output] as Float32Tensor;
       for (const name of stage.inputs.slice(1)) if (lastReader.get(name) === index) tensors.delete(name);
       if ((lastReader.get(stage.output) ?? -1) > index) tensors.set(stage.output, current);
-      collectGarbage();
     }
     return current;
   }
@@ -129,7 +130,7 @@ export class StagedSessions {
 let fullCollection: (() => void) | undefined;
 
 /**
- * A full V8 collection. A stage's input is dead once the next stage has read it, but V8 frees an
+ * A full V8 collection, before each stage. A stage's input is dead once the next stage has read it, but V8 frees an
  * ArrayBuffer's memory only when it collects the object, and with a JS heap of a few megabytes it
  * collects seldom: MDX23C's peak held 120 MiB of earlier stages' outputs (docs/mdx23c.md). With
  * a small heap a full collection takes milliseconds; a stage takes seconds.
