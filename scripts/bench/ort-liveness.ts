@@ -16,6 +16,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { protoFields } from '../../src/onnx/protobuf.js';
 import { createOrtSession, ORT_PROFILE_ENV, runTensors, type Float32Tensor } from '../../src/onnx/session.js';
+import { readKernelEvents } from './ort-profile-events.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -59,10 +60,7 @@ function graphNodes(bytes: Uint8Array): Map<string, GraphNode> {
 function executed(profileDir: string): { name: string; bytes: number }[] {
   const file = readdirSync(profileDir).find((name) => name.endsWith('.json'));
   if (file === undefined) throw new Error('ONNX Runtime wrote no profile');
-  const events = JSON.parse(readFileSync(path.join(profileDir, file), 'utf8')) as { cat?: string; name: string; args?: { output_size?: string } }[];
-  return events
-    .filter((event) => event.cat === 'Node' && event.name.endsWith('_kernel_time'))
-    .map((event) => ({ name: event.name.slice(0, -'_kernel_time'.length), bytes: Number(event.args?.output_size ?? 0) }));
+  return readKernelEvents(path.join(profileDir, file)).map((event) => ({ name: event.node, bytes: event.outputBytes }));
 }
 
 const work = mkdtempSync(path.join(tmpdir(), 'stemsplit-liveness-'));

@@ -11,24 +11,14 @@
  * also counts the floating-point operations from the nodes' shapes (2 per multiply-add) and the
  * rate they ran at, which says how far each is from this CPU's peak.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { readKernelEvents } from './ort-profile-events.js';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '15' } } });
 const folder = positionals[0];
 if (!folder) throw new Error('usage: ort-profile.ts <folder with the profiles> [--top 15]');
-
-interface ProfileEvent {
-  readonly cat?: string;
-  readonly name?: string;
-  readonly dur?: number;
-  readonly args?: {
-    readonly op_name?: string;
-    readonly input_type_shape?: readonly Record<string, number[]>[];
-    readonly output_type_shape?: readonly Record<string, number[]>[];
-  };
-}
 
 interface Total {
   microseconds: number;
@@ -41,15 +31,12 @@ const byOperator = new Map<string, Total>();
 const byNode = new Map<string, Total & { operator: string }>();
 const files = readdirSync(folder).filter((name) => name.endsWith('.json'));
 for (const file of files) {
-  const events = JSON.parse(readFileSync(path.join(folder, file), 'utf8')) as ProfileEvent[];
-  for (const event of events) {
-    if (event.cat !== 'Node' || !event.name?.endsWith('_kernel_time') || event.dur === undefined) continue;
-    const operator = event.args?.op_name ?? '?';
-    const node = `${path.basename(file, '.json').replace(/_\d{4}-.*$/, '')}/${event.name.slice(0, -'_kernel_time'.length)}`;
-    const shapes = (list: readonly Record<string, number[]>[] | undefined) => (list ?? []).map((shape) => Object.values(shape)[0] ?? []);
-    add(byOperator, operator, event.dur, multiplyAdds(operator, shapes(event.args?.input_type_shape), shapes(event.args?.output_type_shape)));
-    const entry = byNode.get(node) ?? { microseconds: 0, calls: 0, macs: 0, operator };
-    entry.microseconds += event.dur;
+  const session = path.basename(file, '.json').replace(/_\d{4}-.*$/, '');
+  for (const event of readKernelEvents(path.join(folder, file))) {
+    add(byOperator, event.operator, event.microseconds, multiplyAdds(event.operator, event.inputShapes, event.outputShapes));
+    const node = `${session}/${event.node}`;
+    const entry = byNode.get(node) ?? { microseconds: 0, calls: 0, macs: 0, operator: event.operator };
+    entry.microseconds += event.microseconds;
     entry.calls += 1;
     byNode.set(node, entry);
   }
@@ -72,7 +59,7 @@ function product(shape: readonly number[]): number {
  * operators that only move or scale data. Weights ORT pre-packed are missing from a Gemm's inputs,
  * so its inner size comes from the input and its columns from the output.
  */
-function multiplyAdds(operator: string, inputs: readonly number[][], outputs: readonly number[][]): number {
+function multiplyAdds(operator: string, inputs: readonly (readonly number[])[], outputs: readonly (readonly number[])[]): number {
   const [input = [], weight = []] = inputs;
   const output = outputs[0] ?? [];
   switch (operator) {
