@@ -11,7 +11,7 @@
  * Spectrograms use HTDemucs' "complex as channels" layout: for each audio channel c,
  * channel 2c holds the real part and 2c+1 the imaginary part, as [channels, freqs, frames].
  */
-import { Fft } from '../dsp/fft.js';
+import { Fft, unpackTwoReal } from '../dsp/fft.js';
 
 export class SegmentStft {
   readonly nfft: number;
@@ -31,6 +31,8 @@ export class SegmentStft {
   private readonly overlapAdd: Float64Array;
   private readonly re: Float64Array;
   private readonly im: Float64Array;
+  /** One bin of the two spectra `unpackTwoReal` separates. */
+  private readonly bin: Float64Array;
   /** Four spectrogram planes frame-major ([frames, freqs]): per-frame reads and writes stay contiguous. */
   private readonly frameMajor: Float32Array;
 
@@ -45,6 +47,7 @@ export class SegmentStft {
     this.inverseEnvelope = this.envelope();
     this.re = new Float64Array(nfft);
     this.im = new Float64Array(nfft);
+    this.bin = new Float64Array(4);
     this.frameMajor = new Float32Array(4 * this.freqs * this.frames);
     this.synthesisWindow = this.window.map((w) => w / Math.sqrt(nfft));
     this.overlapAdd = new Float64Array(2 * length);
@@ -63,7 +66,8 @@ export class SegmentStft {
    */
   analyze(signal: Float32Array, out: Float32Array, eps: number): Normalization {
     const { nfft, length, freqs, frames, re, im, window, frameMajor } = this;
-    const scale = 0.5 / Math.sqrt(nfft);
+    const scale = 1 / Math.sqrt(nfft);
+    const bin = this.bin;
     const plane = freqs * frames;
     for (let t = 0; t < frames; t++) {
       const start = this.frameStart(t);
@@ -74,18 +78,13 @@ export class SegmentStft {
         im[n] = w * (signal[length + at] as number);
       }
       this.fft.forward(re, im);
-      // Untangle the two real spectra: L[k] = (Z[k] + conj Z[N−k]) / 2, R[k] = (Z[k] − conj Z[N−k]) / 2i.
       const row = t * freqs;
       for (let k = 0; k < freqs; k++) {
-        const mirror = k === 0 ? 0 : nfft - k;
-        const zr = re[k] as number;
-        const zi = im[k] as number;
-        const mr = re[mirror] as number;
-        const mi = im[mirror] as number;
-        frameMajor[row + k] = scale * (zr + mr);
-        frameMajor[plane + row + k] = scale * (zi - mi);
-        frameMajor[2 * plane + row + k] = scale * (zi + mi);
-        frameMajor[3 * plane + row + k] = -scale * (zr - mr);
+        unpackTwoReal(re, im, k, bin);
+        frameMajor[row + k] = scale * (bin[0] as number);
+        frameMajor[plane + row + k] = scale * (bin[1] as number);
+        frameMajor[2 * plane + row + k] = scale * (bin[2] as number);
+        frameMajor[3 * plane + row + k] = scale * (bin[3] as number);
       }
     }
     const stats = meanStd(frameMajor);

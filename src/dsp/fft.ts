@@ -1,4 +1,21 @@
 /**
+ * Bin `k` of two real signals a and b that one complex `forward` transformed together as z = a + i·b
+ * (two spectra for the price of one FFT): A[k] = (Z[k] + conj Z[N−k]) / 2 and B[k] = (Z[k] − conj Z[N−k]) / 2i,
+ * written to `out` as [A.re, A.im, B.re, B.im].
+ */
+export function unpackTwoReal(re: Float64Array, im: Float64Array, k: number, out: Float64Array): void {
+  const mirror = k === 0 ? 0 : re.length - k;
+  const zr = re[k] as number;
+  const zi = im[k] as number;
+  const mr = re[mirror] as number;
+  const mi = im[mirror] as number;
+  out[0] = (zr + mr) / 2;
+  out[1] = (zi - mi) / 2;
+  out[2] = (zi + mi) / 2;
+  out[3] = (mr - zr) / 2;
+}
+
+/**
  * In-place complex FFT on split real/imaginary float64 arrays, one instance per size with
  * its tables built once. Sizes that are powers of four use radix-4 butterflies (half the
  * passes over the data of radix 2); other powers of two use radix 2. The early stages run

@@ -13,7 +13,7 @@
  * Two real frames share one complex FFT each way. Families that lay spectra out otherwise
  * (frame-major, cropped to dim_f, split into sub-bands) copy to and from these planes.
  */
-import { Fft } from './fft.js';
+import { Fft, unpackTwoReal } from './fft.js';
 
 export type StftWindow = 'ones' | 'hann';
 
@@ -44,6 +44,8 @@ export class TorchStft {
   private readonly inverseEnvelope: Float64Array;
   private readonly re: Float64Array;
   private readonly im: Float64Array;
+  /** One bin of the two spectra `unpackTwoReal` separates. */
+  private readonly bin: Float64Array;
   private readonly overlapAdd: Float64Array;
   private readonly forwardScale: number;
   private readonly inverseScale: number;
@@ -66,6 +68,7 @@ export class TorchStft {
     this.hasGaps = this.inverseEnvelope.includes(0);
     this.re = new Float64Array(nFft);
     this.im = new Float64Array(nFft);
+    this.bin = new Float64Array(4);
     this.overlapAdd = new Float64Array(this.outputLength);
     this.forwardScale = options.normalized ? 1 / Math.sqrt(nFft) : 1;
     this.inverseScale = (options.normalized ? Math.sqrt(nFft) : 1) / nFft;
@@ -74,7 +77,7 @@ export class TorchStft {
   /** `signal` (length samples) → `real` and `imag` planes [bins, frames]. */
   analyze(signal: Float32Array, real: Float32Array, imag: Float32Array): void {
     const { nFft, hop } = this.options;
-    const { re, im, window, frames, bins, length, forwardScale: scale } = this;
+    const { re, im, bin, window, frames, bins, length, forwardScale: scale } = this;
     const half = nFft / 2;
     for (let t = 0; t < frames; t += 2) {
       const second = t + 1 < frames;
@@ -84,19 +87,14 @@ export class TorchStft {
         im[n] = second && w !== 0 ? w * (signal[reflect((t + 1) * hop + n - half, length)] as number) : 0;
       }
       this.fft.forward(re, im);
-      // z = a + i·b of two real frames: A[k] = (Z[k] + conj Z[−k]) / 2, B[k] = (Z[k] − conj Z[−k]) / 2i.
       for (let k = 0; k < bins; k++) {
-        const mirror = k === 0 ? 0 : nFft - k;
-        const zr = re[k] as number;
-        const zi = im[k] as number;
-        const mr = re[mirror] as number;
-        const mi = im[mirror] as number;
+        unpackTwoReal(re, im, k, bin);
         const at = k * frames + t;
-        real[at] = 0.5 * (zr + mr) * scale;
-        imag[at] = 0.5 * (zi - mi) * scale;
+        real[at] = (bin[0] as number) * scale;
+        imag[at] = (bin[1] as number) * scale;
         if (second) {
-          real[at + 1] = 0.5 * (zi + mi) * scale;
-          imag[at + 1] = -0.5 * (zr - mr) * scale;
+          real[at + 1] = (bin[2] as number) * scale;
+          imag[at + 1] = (bin[3] as number) * scale;
         }
       }
     }

@@ -12,7 +12,7 @@
  * too: the track's tail up to L (`*_fft`, istft with length = L), or silence for `uvr_*_spec`,
  * whose istft without a length stops at 1024 (K − 1).
  */
-import { Fft } from '../dsp/fft.js';
+import { Fft, unpackTwoReal } from '../dsp/fft.js';
 import { extremeIndex, median, uvrFoldIndex, type EnsembleAlgorithm } from './algorithms.js';
 import type { StemCombiner } from './combine.js';
 
@@ -90,6 +90,7 @@ export class SpectralCombiner implements StemCombiner {
   readonly #combined = frameSpectrum();
   readonly #re = new Float64Array(N_FFT);
   readonly #im = new Float64Array(N_FFT);
+  readonly #bin = new Float64Array(4);
   /** The previous frame's windowed second half, per channel, waiting for the next frame. */
   readonly #tail = [new Float64Array(HOP), new Float64Array(HOP)] as const;
   readonly #scratchRe: Float64Array;
@@ -187,17 +188,13 @@ export class SpectralCombiner implements StemCombiner {
       im[n] = w * input.sample(1, start + n);
     }
     this.#fft.forward(re, im);
+    const bin = this.#bin;
     for (let k = 0; k < BINS; k++) {
-      const mirror = k === 0 ? 0 : N_FFT - k;
-      const zr = re[k] as number;
-      const zi = im[k] as number;
-      const mr = re[mirror] as number;
-      const mi = im[mirror] as number;
-      // L[k] = (Z[k] + conj Z[N−k]) / 2, R[k] = (Z[k] − conj Z[N−k]) / 2i.
-      spectrum.leftRe[k] = (zr + mr) / 2;
-      spectrum.leftIm[k] = (zi - mi) / 2;
-      spectrum.rightRe[k] = (zi + mi) / 2;
-      spectrum.rightIm[k] = (mr - zr) / 2;
+      unpackTwoReal(re, im, k, bin);
+      spectrum.leftRe[k] = bin[0] as number;
+      spectrum.leftIm[k] = bin[1] as number;
+      spectrum.rightRe[k] = bin[2] as number;
+      spectrum.rightIm[k] = bin[3] as number;
     }
   }
 
