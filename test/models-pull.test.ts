@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 import { buildProgram } from '../src/cli/program.js';
@@ -284,6 +284,12 @@ if (isMainThread) {
       assert.equal(row?.terms, model.terms, 'the whole terms, unwrapped');
       assert.equal(row?.family, model.family === 'msst' ? model.modelType : model.family);
     }
+    // The two bundled graphs share weights and one card: the 6-stem model's terms name the card that
+    // lists the sources and their attribution, at its real path (the 6-stem card only points to it).
+    const sixStem = rows.find((r) => r.name === 'stemsplit-small-6s');
+    const card = sixStem?.terms.match(/attribution in (\S+MODEL_CARD\.md)/)?.[1];
+    assert.ok(card !== undefined && isAbsolute(card), `terms name the card by its path: ${sixStem?.terms}`);
+    assert.match(readFileSync(card, 'utf8'), /## Training data: every source, its package, licence and attribution/);
   });
 
   test('the table keeps its columns with a long name (on a line of its own) and wraps terms, never cuts them', () => {

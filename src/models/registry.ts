@@ -153,18 +153,23 @@ function readManifestRef(manifestPath: string): ModelRef {
     path: manifestPath,
     sources: head.sources.map(String),
     description: typeof head.description === 'string' ? head.description : '',
-    terms: typeof head.terms === 'string' ? withCardPath(head.terms, card) : UNKNOWN_TERMS,
+    terms: typeof head.terms === 'string' ? withCardPath(head.terms, manifestPath) : UNKNOWN_TERMS,
     ...(card ? { card } : {}),
   };
 }
 
 /**
- * A manifest names its card as the repository lays it out (`models/<name>/MODEL_CARD.md`), which
- * is true only inside a clone: the card's real path is named instead (beside the executable's
- * unpacked models, or wherever the package is installed).
+ * A manifest names a card as the repository lays it out (`models/<name>/MODEL_CARD.md`: its own, or a
+ * sibling's where two models share weights), which is true only inside a clone: the card's real path
+ * among the manifest's sibling folders is named instead (beside the executable's unpacked models, or
+ * wherever the package is installed).
  */
-function withCardPath(terms: string, card: string | undefined): string {
-  return terms.replace(/\bmodels\/[\w.-]+\/MODEL_CARD\.md\b/g, card ?? 'its model card');
+function withCardPath(terms: string, manifestPath: string): string {
+  const modelsDir = dirname(dirname(manifestPath));
+  return terms.replace(/\bmodels\/([\w.-]+)\/MODEL_CARD\.md\b/g, (_named, model: string) => {
+    const card = join(modelsDir, model, 'MODEL_CARD.md');
+    return existsSync(card) ? card : 'its model card';
+  });
 }
 
 export class ModelRegistry {
