@@ -185,7 +185,7 @@ def export(checkpoint, prefix, out_root):
                             "real recorded voices under permissive licences); much weaker than Demucs on real music, see "
                             "docs/quality.md and MODEL_CARD.md."),
             "terms": ("MIT, as stemsplit itself; trained only on audio rendered from public-domain, MIT/BSD-style and "
-                      "CC-BY sources, listed with their attribution in models/stemsplit-small-4s/MODEL_CARD.md"),  # one card for both graphs
+                      f"CC-BY sources, listed with their attribution in models/{prefix}-4s/MODEL_CARD.md"),  # one card for both graphs
             "sampleRate": 44100,
             "sources": names,
             "segmentSamples": SEGMENT,
