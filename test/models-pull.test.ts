@@ -292,6 +292,20 @@ if (isMainThread) {
     assert.match(readFileSync(card, 'utf8'), /## Training data: every source, its package, licence and attribution/);
   });
 
+  test('no bundled manifest names a source its card left out for its terms', () => {
+    // The card is where the training sources are listed; the manifests once kept a stale copy that
+    // still named generation 1's GPL drum kits and espeak-ng after the data had dropped them.
+    const card = readFileSync(join(process.cwd(), 'models', 'stemsplit-small-4s', 'MODEL_CARD.md'), 'utf8');
+    const leftOut = card.match(/^Left out on purpose[\s\S]*?\n\n/m)?.[0] ?? assert.fail('the card lists what it left out');
+    const packages = [...leftOut.matchAll(/`([a-z0-9.+-]+)`/g)].map((m) => m[1] as string);
+    assert.ok(packages.includes('hydrogen-drumkits') && packages.includes('espeak-ng'), packages.join(', '));
+    for (const name of ['stemsplit-small-4s', 'stemsplit-small-6s']) {
+      const manifest = readFileSync(join(process.cwd(), 'models', name, 'model.json'), 'utf8');
+      for (const left of packages) assert.ok(!manifest.includes(left), `${name}/model.json names ${left}`);
+      assert.match(manifest, /listed with their licences in models\/stemsplit-small-4s\/MODEL_CARD\.md/);
+    }
+  });
+
   test('the table keeps its columns with a long name (on a line of its own) and wraps terms, never cuts them', () => {
     const row = (name: string, terms: string): ModelListing => ({
       name,

@@ -199,11 +199,10 @@ def export(checkpoint, prefix, out_root):
                 "step": ck["step"],
                 "config": ck.get("config", {}),
                 "heldOutRenderedSdr": sdr,
-                "trainingData": "rendered by scripts/train/render.py (generation 3 or later) from Debian packages "
-                                "under permissive terms only: fluid-soundfont-gm, musescore-general-soundfont-lossless, "
-                                "sonic-pi-samples, festival + festvox-us-slt-hts, and real speakers (festvox-ru, gcin-voice "
-                                "CC-BY-3.0 speaker, asterisk-core-sounds-it-g722 CC-BY-3.0); see MODEL_CARD.md; "
-                                "no third-party weights",
+                # The sources and their licences are listed once, in the card; naming them here as well let this
+                # line go stale (it kept generation 1's GPL drum kits after the data changed).
+                "trainingData": ("rendered by scripts/train/render.py from the Debian packages listed with their licences "
+                                 f"in models/{prefix}-4s/MODEL_CARD.md; no third-party weights"),
                 "licence": "MIT",
             },
         }
