@@ -119,12 +119,26 @@ def normalized(stems, rng=None):
     return stems / std * factor
 
 
-def batch(songs, rng, size, length, band_extend=0.0, vocal_redraw=0.0):
+def retimbred(ex, rng, share):
+    """Each stem, with probability `share`, through a fresh random mixing EQ (production.eq: high-pass, shelves, a
+    bell, sometimes a low-pass). The renderer EQs each stem once per song, so over thousands of steps the network
+    sees the same few sampled instruments in the same colours; a new colour per example is meant to keep it from
+    learning those colours instead of what a voice, a kick or a bass line is (run small9 tests this)."""
+    import production
+    for s, name in enumerate(SOURCES):
+        if rng.random() < share and np.abs(ex[s]).max() > 0:
+            ex[s] = production.eq(ex[s].astype(np.float64), rng, name).astype(np.float32)
+    return ex
+
+
+def batch(songs, rng, size, length, band_extend=0.0, vocal_redraw=0.0, timbre=0.0):
     examples = []
     for _ in range(size):
         ex = augmented_example(songs, rng, length, vocal_redraw)
         if band_extend > 0 and rng.random() < band_extend:
             ex[0] = band_extended(ex[0], rng)
+        if timbre > 0:
+            ex = retimbred(ex, rng, timbre)
         examples.append(normalized(ex, rng))
     ex = np.stack(examples)
     return torch.from_numpy(ex)
@@ -255,6 +269,8 @@ def main():
     ap.add_argument("--ema", type=float, default=0.0,
                     help="decay of an exponential moving average of the weights (e.g. 0.995); when set, the average "
                          "is what is evaluated, chosen as best.pt and exported")
+    ap.add_argument("--timbre", type=float, default=0.0,
+                    help="probability of a fresh random mixing EQ on each stem of each example (retimbred)")
     args = ap.parse_args()
     weights = stem_weights(args.stem_weights)
     torch.set_num_threads(args.threads)
@@ -300,7 +316,7 @@ def main():
     config = {"seed": args.seed, "batch": args.batch, "seconds": args.seconds, "lr": args.lr, "train": args.train,
               "init": args.init, "band_extend": args.band_extend, "stem_weights": args.stem_weights,
               "cosine_steps": args.cosine_steps, "lr_final": args.lr_final, "ema": args.ema,
-              "vocal_redraw": args.vocal_redraw}
+              "vocal_redraw": args.vocal_redraw, "timbre": args.timbre}
 
     def log_evaluation(elapsed, loss):
         """Scores the held-out crops and appends a line to the curve; returns the scores and their 6-stem mean."""
@@ -334,7 +350,7 @@ def main():
             train.refresh()
         for g in opt.param_groups:
             g["lr"] = learning_rate(args, step)
-        x = batch(train, rng, args.batch, length, args.band_extend, args.vocal_redraw)
+        x = batch(train, rng, args.batch, length, args.band_extend, args.vocal_redraw, args.timbre)
         est = model(x.sum(1))
         loss = ((est - x).abs() * weights).mean() / weights.mean()  # plain L1 when every weight is 1
         opt.zero_grad()
