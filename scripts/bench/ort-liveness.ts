@@ -10,11 +10,11 @@
  *
  * Prints the replayed peak, the node it falls at and the largest tensors live there.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { protoFields } from '../../src/onnx/protobuf.js';
+import { lengthField, protoFields, rewriteMessage } from '../../src/onnx/protobuf.js';
 import { createOrtSession, ORT_PROFILE_ENV, runTensors, type Float32Tensor } from '../../src/onnx/session.js';
 import { readKernelEvents } from './ort-profile-events.js';
 
@@ -56,6 +56,29 @@ function graphNodes(bytes: Uint8Array): Map<string, GraphNode> {
   return nodes;
 }
 
+/**
+ * The model with a name on every node. A graph exported without node names (torch.onnx's, e.g. the
+ * bundled model's) leaves ORT to make up the names its profile reports, and those are not the names
+ * it writes into the optimised graph, so the two could not be matched.
+ */
+function withNodeNames(bytes: Uint8Array): Uint8Array {
+  const encoder = new TextEncoder();
+  let unnamed = 0;
+  const nameNode = (node: Uint8Array): Uint8Array => {
+    let name = '';
+    let op = '';
+    for (const part of protoFields(node)) {
+      if (part.number === 3) name = decoder.decode(part.body);
+      else if (part.number === 4) op = decoder.decode(part.body);
+    }
+    if (name) return node;
+    // A repeated singular field is read as its last occurrence, so appending the name is enough.
+    return new Uint8Array([...node, ...lengthField(3, encoder.encode(`${op}_unnamed_${unnamed++}`))]);
+  };
+  const graph = (body: Uint8Array) => rewriteMessage(body, (item) => (item.number === 1 ? lengthField(1, nameNode(item.body)) : item.raw));
+  return rewriteMessage(bytes, (field) => (field.number === 7 ? lengthField(7, graph(field.body)) : field.raw));
+}
+
 /** The executed nodes in order, with the bytes each wrote, from ORT's profile. */
 function executed(profileDir: string): { name: string; bytes: number }[] {
   const file = readdirSync(profileDir).find((name) => name.endsWith('.json'));
@@ -67,7 +90,9 @@ const work = mkdtempSync(path.join(tmpdir(), 'stemsplit-liveness-'));
 try {
   process.env[ORT_PROFILE_ENV] = path.join(work, 'profile');
   const optimized = path.join(work, 'optimized.onnx');
-  const session = await createOrtSession(model, { intraOpThreads: Number(values.threads), cpuMemArena: false, memPattern: false, allowSpinning: false, optimizedModelPath: optimized, logSeverity: 3 });
+  const named = path.join(work, 'named.onnx');
+  writeFileSync(named, withNodeNames(readFileSync(model)));
+  const session = await createOrtSession(named, { intraOpThreads: Number(values.threads), cpuMemArena: false, memPattern: false, allowSpinning: false, optimizedModelPath: optimized, logSeverity: 3 });
   const feeds: Record<string, Float32Tensor> = {};
   for (const spec of values.input) {
     const [name, dims] = spec.split('=') as [string, string | undefined];
