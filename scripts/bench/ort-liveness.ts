@@ -14,7 +14,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { lengthField, protoFields, rewriteMessage } from '../../src/onnx/protobuf.js';
+import { concatBytes, lengthField, protoFields, rewriteMessage } from '../../src/onnx/protobuf.js';
 import { createOrtSession, ORT_PROFILE_ENV, runTensors, type Float32Tensor } from '../../src/onnx/session.js';
 import { readKernelEvents } from './ort-profile-events.js';
 
@@ -73,7 +73,7 @@ function withNodeNames(bytes: Uint8Array): Uint8Array {
     }
     if (name) return node;
     // A repeated singular field is read as its last occurrence, so appending the name is enough.
-    return new Uint8Array([...node, ...lengthField(3, encoder.encode(`${op}_unnamed_${unnamed++}`))]);
+    return concatBytes([node, lengthField(3, encoder.encode(`${op}_unnamed_${unnamed++}`))]);
   };
   const graph = (body: Uint8Array) => rewriteMessage(body, (item) => (item.number === 1 ? lengthField(1, nameNode(item.body)) : item.raw));
   return rewriteMessage(bytes, (field) => (field.number === 7 ? lengthField(7, graph(field.body)) : field.raw));
