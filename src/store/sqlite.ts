@@ -6,12 +6,16 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, type Compilable, type SelectQueryBuilder } from 'kysely';
 import { StemsplitError } from '../errors.js';
 import { TransactionTracker, type Store } from './database.js';
 import { migrationNames, migrationsFor } from './migrations.js';
 import type { Database } from './schema.js';
+
+/** How long a process waits for another's lock before it gives up. */
+const LOCK_WAIT_MS = 5_000;
 
 function toSqliteParameter(value: unknown): unknown {
   if (typeof value === 'boolean') return value ? 1 : 0;
@@ -27,8 +31,8 @@ export async function openSqliteStore(path: string): Promise<Store> {
     throw new StemsplitError('IO_ERROR', `cannot open database ${path}: ${(error as Error).message}`, { cause: error });
   }
   // First, so that a process starting beside another waits for its locks instead of failing.
-  sqlite.pragma('busy_timeout = 5000');
-  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
+  await switchToWal(sqlite);
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
 
@@ -137,6 +141,30 @@ function migrationsFromNewerVersion(sqlite: BetterSqlite3.Database): string[] {
 }
 
 /**
+ * A fresh file's switch to WAL turns a read lock into a write lock. When another process is
+ * doing the same, SQLite answers BUSY at once instead of waiting (waiting could deadlock), so
+ * the switch is tried again, a few milliseconds apart, for as long as any other lock is awaited.
+ */
+async function switchToWal(sqlite: BetterSqlite3.Database): Promise<void> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      sqlite.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+      if (Date.now() >= deadline) throw stayedLocked(sqlite, error);
+      await sleep(10 + Math.random() * 40);
+    }
+  }
+}
+
+function stayedLocked(sqlite: BetterSqlite3.Database, error: unknown): StemsplitError {
+  const seconds = LOCK_WAIT_MS / 1000;
+  return new StemsplitError('IO_ERROR', `database ${sqlite.name} stayed locked by another process for ${seconds} s: ${(error as Error).message}`, { cause: error });
+}
+
+/**
  * Kysely runs SQLite migrations outside any transaction (its adapter reports no transactional
  * DDL, though SQLite has it). One IMMEDIATE transaction around the run makes it all-or-nothing,
  * and makes processes that open a fresh data dir together take turns: the later ones find the
@@ -150,7 +178,7 @@ async function migrate(sqlite: BetterSqlite3.Database, db: Kysely<Database>): Pr
   try {
     sqlite.exec('BEGIN IMMEDIATE');
   } catch (error) {
-    throw new StemsplitError('IO_ERROR', `database ${sqlite.name} stayed locked by another process for 5 s: ${(error as Error).message}`, { cause: error });
+    throw stayedLocked(sqlite, error);
   }
   const newer = migrationsFromNewerVersion(sqlite);
   if (newer.length > 0) {
