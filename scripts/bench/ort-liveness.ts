@@ -35,21 +35,27 @@ interface GraphNode {
 const MiB = 2 ** 20;
 const decoder = new TextDecoder();
 
-/** The nodes of an ONNX model (ModelProto.graph = 7; GraphProto.node = 1; NodeProto input 1, output 2, name 3, op_type 4). */
+/** One NodeProto (input 1, output 2, name 3, op_type 4). */
+function readNode(body: Uint8Array): GraphNode {
+  const node = { name: '', op: '', inputs: [] as string[], outputs: [] as string[] };
+  for (const part of protoFields(body)) {
+    const text = decoder.decode(part.body);
+    if (part.number === 1) node.inputs.push(text);
+    else if (part.number === 2) node.outputs.push(text);
+    else if (part.number === 3) node.name = text;
+    else if (part.number === 4) node.op = text;
+  }
+  return node;
+}
+
+/** The nodes of an ONNX model (ModelProto.graph = 7; GraphProto.node = 1). */
 function graphNodes(bytes: Uint8Array): Map<string, GraphNode> {
   const nodes = new Map<string, GraphNode>();
   for (const field of protoFields(bytes)) {
     if (field.number !== 7) continue;
     for (const item of protoFields(field.body)) {
       if (item.number !== 1) continue;
-      const node = { name: '', op: '', inputs: [] as string[], outputs: [] as string[] };
-      for (const part of protoFields(item.body)) {
-        const text = decoder.decode(part.body);
-        if (part.number === 1) node.inputs.push(text);
-        else if (part.number === 2) node.outputs.push(text);
-        else if (part.number === 3) node.name = text;
-        else if (part.number === 4) node.op = text;
-      }
+      const node = readNode(item.body);
       nodes.set(node.name, node);
     }
   }
@@ -65,12 +71,7 @@ function withNodeNames(bytes: Uint8Array): Uint8Array {
   const encoder = new TextEncoder();
   let unnamed = 0;
   const nameNode = (node: Uint8Array): Uint8Array => {
-    let name = '';
-    let op = '';
-    for (const part of protoFields(node)) {
-      if (part.number === 3) name = decoder.decode(part.body);
-      else if (part.number === 4) op = decoder.decode(part.body);
-    }
+    const { name, op } = readNode(node);
     if (name) return node;
     // A repeated singular field is read as its last occurrence, so appending the name is enough.
     return concatBytes([node, lengthField(3, encoder.encode(`${op}_unnamed_${unnamed++}`))]);
