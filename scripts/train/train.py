@@ -4,10 +4,11 @@
     nice -n 10 /usr/bin/python3 scripts/train/train.py --run small1 --hours 2  # stop after 2 h of wall time
 
 Writes scripts/train/runs/<run>/:
-  model.pt     weights + step + config (committed; enough to resume with a fresh optimizer, and to export)
-  best.pt      the weights with the best held-out SDR so far (committed)
+  model.pt     weights + step + config (enough to resume with a fresh optimizer, and to export)
+  best.pt      the weights with the best held-out SDR so far (the one exported)
   log.jsonl    one line per evaluation: step, seconds, train loss, held-out SDR per stem (the training curve)
-  tmp/full.pt  weights + optimizer + RNG state (git-ignored; exact resume on the same machine)
+  tmp/full.pt  weights + optimizer + RNG state (exact resume on the same machine)
+Checkpoints stay out of git but the shipped run's best.pt; log.jsonl and the run's line in runs/README.md are kept.
 """
 import argparse
 import glob
