@@ -6,13 +6,16 @@
  *
  *   node --import tsx scripts/eval/quality.ts [--models bundled-4s,stemsplit-small-4s,stemsplit-small-6s]
  *        [--real ../shared/eval/real] [--rendered scripts/train/data/valid2,scripts/train/data/valid3,scripts/train/data/valid4lead]
- *        [--run scripts/train/runs/small4]
+ *        [--run scripts/train/runs/small4]   (a run's held-out curve from its log.jsonl)
  *        [--ablation scripts/train/runs/small3,scripts/train/runs/small3n]   (two runs compared at equal steps)
  *        [--precision fp32,int8] [--threads 2] [--write docs/quality.md]
  *
  * `--precision` runs each model at each precision given (`int8`: `--precision int8` of split and serve,
  * src/onnx/quantize-graph.ts), one column each; with fp32 and int8 together it also gives the SNR of the
  * int8 stems against the fp32 ones, per stem (issue 24: does int8 cost anything on real music?).
+ *
+ * `--run` and `--ablation` are for the lab notebook (docs/lab/quality-history.md): docs/quality.md shows the
+ * shipped models only, so neither is on by default.
  *
  * A model is a folder under models/ or `label=folder` for one elsewhere (a candidate exported to /tmp, say:
  * `--models stemsplit-small-4s,small4=/tmp/candidate/stemsplit-small-4s`).
@@ -445,6 +448,7 @@ async function readAblation(withRun: string, withoutRun: string): Promise<Ablati
 }
 
 async function readCurve(runDir: string): Promise<CurvePoint[]> {
+  if (runDir === '') return [];
   const file = path.join(runDir, 'log.jsonl');
   if (!existsSync(file)) return [];
   return (await readFile(file, 'utf8')).split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as CurvePoint);
@@ -495,8 +499,8 @@ async function main(): Promise<void> {
       models: { type: 'string', default: 'bundled-4s,stemsplit-small-4s,stemsplit-small-6s' },
       real: { type: 'string', default: '../shared/eval/real' },
       rendered: { type: 'string', default: 'scripts/train/data/valid2,scripts/train/data/valid3,scripts/train/data/valid4lead' },
-      run: { type: 'string', default: 'scripts/train/runs/small4' },
-      ablation: { type: 'string', default: 'scripts/train/runs/small3,scripts/train/runs/small3n' },
+      run: { type: 'string', default: '' },
+      ablation: { type: 'string', default: '' },
       threads: { type: 'string', default: '2' },
       precision: { type: 'string', default: 'fp32' },
       write: { type: 'string' },
