@@ -327,8 +327,9 @@ describe('separateStream: the track as a stream, never held whole', () => {
 });
 
 describe('combineBag', () => {
-  it('mixes members per source as Σ(wᵢ·yᵢ)/Σwᵢ, the same as mixing whole-track separations', async () => {
-    const members = [windowedGainModel(400, [1, 2]), windowedGainModel(400, [-1, 0.5]), windowedGainModel(400, [3, 3])];
+  for (const segments of [[400, 400, 400], [400, 300, 512]]) {
+  it(`mixes members per source as Σ(wᵢ·yᵢ)/Σwᵢ, the same as mixing whole-track separations (segments ${segments.join(', ')})`, async () => {
+    const members = [windowedGainModel(segments[0]!, [1, 2]), windowedGainModel(segments[1]!, [-1, 0.5]), windowedGainModel(segments[2]!, [3, 3])];
     const weights = [[1, 0], [1, 3], [0, 1]];
     const data = testTrack(1234);
     const bagged = await separate(combineBag(members, weights, 'bag'), { data, length: 1234 });
@@ -343,9 +344,10 @@ describe('combineBag', () => {
       assert.ok(worst < 1e-5, `source ${s}: max difference ${worst}`);
     }
   });
+  }
 
   it('refuses members that disagree and weights that sum to zero', () => {
-    assert.throws(() => combineBag([windowedGainModel(400, [1]), windowedGainModel(300, [1])], [[1], [1]]), { code: 'MODEL_INVALID' });
+    assert.throws(() => combineBag([windowedGainModel(400, [1]), windowedGainModel(300, [1], true)], [[1], [1]]), { code: 'MODEL_INVALID' });
     assert.throws(() => combineBag([windowedGainModel(400, [1, 1])], [[1, 0]]), { code: 'MODEL_INVALID' });
   });
 });

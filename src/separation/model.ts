@@ -37,8 +37,28 @@ export interface SegmentModel extends ModelIdentity {
   readonly segmentSamples: number;
   /** Fraction of a segment consecutive chunks share; default Demucs' 0.25. */
   readonly overlap?: number;
-  /** Separates one planar [2, segmentSamples] segment into planar [sources, 2, segmentSamples]. */
+  /**
+   * Samples of the window `run` takes for a chunk of `chunkLength` ≤ segmentSamples samples: the
+   * chunk centred in it, the track's neighbouring samples around it (zeros past the track's ends),
+   * the output centre-trimmed back to the chunk, as Demucs' `apply_model` pads to `valid_length`.
+   * Default: segmentSamples for every chunk (HTDemucs); Demucs v2 rounds up to its valid length,
+   * HDemucs runs each chunk as it is.
+   */
+  windowSamples?(chunkLength: number): number;
+  /**
+   * A bag whose members chunk the track differently (their own segments and windows, Demucs v3):
+   * each member separates the whole track and its stems count with its weights, as Demucs'
+   * BagOfModels. `separateStream` runs the members then, never `run`.
+   */
+  readonly members?: readonly BagMember[];
+  /** Separates one planar [2, window] segment into planar [sources, 2, window] (window: `windowSamples`, default segmentSamples). */
   run(segment: Float32Array): Promise<Float32Array>;
+}
+
+/** One model of a bag and its weight for each source. */
+export interface BagMember {
+  readonly model: SegmentModel;
+  readonly weights: readonly number[];
 }
 
 export interface TrackModel extends ModelIdentity {

@@ -125,25 +125,27 @@ export async function separateStream(model: SeparationModel, input: TrackStream,
   checkStreamInputs(model, input, overlap, shifts, transitionPower);
   const norm = model.normalize ? demucsNormalization(input.statistics as TrackStatistics) : IDENTITY;
   const segment = model.segmentSamples;
-  const stride = strideOf(segment, overlap);
-  const weights = transitionWeights(segment, transitionPower);
   const window = new TrackWindow(input, segment);
   const output = new SettlingBuffer(2 * model.sources.length, input.length, 2 * segment);
-  const passes = passViews(input.length, shifts, Math.trunc(0.5 * model.sampleRate), options.seed ?? 0).map(
-    (view) => new Pass(model, view, stride, weights, output),
-  );
+  const views = passViews(input.length, shifts, Math.trunc(0.5 * model.sampleRate), options.seed ?? 0);
+  const passes = membersOf(model).flatMap(({ model: member, factors }) => {
+    const stride = strideOf(member.segmentSamples, overlap);
+    const weights = transitionWeights(member.segmentSamples, transitionPower);
+    return views.map((view) => new Pass(member, view, stride, weights, output, factors));
+  });
   const total = passes.reduce((sum, pass) => sum + pass.chunks, 0);
   const passCount = Math.max(1, shifts);
-  const modelInput = new Float32Array(2 * segment);
+  let modelInput = new Float32Array(0);
 
   try {
     for (let done = 0; done < total; ) {
       options.signal?.throwIfAborted();
       const pass = laggard(passes);
-      const start = pass.nextWindowStart();
-      window.discardBefore(Math.min(...passes.filter((p) => !p.finished).map((p) => p.nextWindowStart())));
-      await window.ensure(start + segment);
-      window.read(start, segment, norm, modelInput);
+      const { start, length } = pass.nextWindow();
+      window.discardBefore(Math.min(...passes.filter((p) => !p.finished).map((p) => p.nextWindow().start)));
+      await window.ensure(start + length);
+      if (modelInput.length !== 2 * length) modelInput = new Float32Array(2 * length);
+      window.read(start, length, norm, modelInput);
       await pass.runNext(modelInput);
       done++;
       options.onProgress?.({ done, total });
@@ -163,11 +165,25 @@ function checkStreamInputs(model: SegmentModel, input: TrackStream, overlap: num
   if (!(overlap >= 0 && overlap < 1)) throw usage(`overlap must be in [0, 1), got ${overlap}`);
   if (!(Number.isInteger(shifts) && shifts >= 0)) throw usage(`shifts must be a whole number ≥ 0, got ${shifts}`);
   if (!(power >= 1)) throw usage(`transition power must be ≥ 1, got ${power}`);
-  if (strideOf(model.segmentSamples, overlap) < 1) throw usage(`overlap ${overlap} leaves no stride`);
+  if (membersOf(model).some(({ model: member }) => strideOf(member.segmentSamples, overlap) < 1)) throw usage(`overlap ${overlap} leaves no stride`);
   if (!(Number.isInteger(input.length) && input.length > 0)) throw new StemsplitError('SEPARATION_FAILED', 'cannot separate an empty track');
   if (model.normalize && input.statistics === undefined) {
     throw new StemsplitError('SEPARATION_FAILED', `model ${model.name} normalises the track: the stream must carry the whole track's statistics`);
   }
+}
+
+/**
+ * The models whose passes run: the model itself, or a bag's members, each with the share of
+ * every stem plane its output has (its weight over the source's summed weights, as BagOfModels).
+ */
+function membersOf(model: SegmentModel): { readonly model: SegmentModel; readonly factors: Float32Array }[] {
+  const planes = 2 * model.sources.length;
+  if (model.members === undefined) return [{ model, factors: new Float32Array(planes).fill(1) }];
+  const totals = model.sources.map((_, source) => model.members?.reduce((sum, member) => sum + (member.weights[source] ?? 0), 0) ?? 0);
+  return model.members.map(({ model: member, weights }) => ({
+    model: member,
+    factors: Float32Array.from({ length: planes }, (_, plane) => (weights[plane >> 1] ?? 0) / (totals[plane >> 1] ?? 1)),
+  }));
 }
 
 /** The passes to run: the track itself, or one view per shift offset. */
@@ -333,11 +349,11 @@ class SettlingBuffer {
     this.#data = new Float32Array(planes * initialCapacity);
   }
 
-  /** Adds `values[i]` to track position `position + i` of `plane`, for i < count. */
-  add(plane: number, position: number, values: Float32Array, divisors: Float32Array, count: number): void {
+  /** Adds `factor · values[i] / divisors[i]` to track position `position + i` of `plane`, for i < count. */
+  add(plane: number, position: number, values: Float32Array, divisors: Float32Array, count: number, factor: number): void {
     this.#reserve(position + count);
     const at = plane * this.#capacity + position - this.base;
-    for (let i = 0; i < count; i++) this.#data[at + i] = (this.#data[at + i] as number) + (values[i] as number) / (divisors[i] as number);
+    for (let i = 0; i < count; i++) this.#data[at + i] = (this.#data[at + i] as number) + factor * ((values[i] as number) / (divisors[i] as number));
   }
 
   /** Hands out positions [base, until): averaged over `passes`, de-normalised, one planar [2, n] per source. */
@@ -401,6 +417,8 @@ class Pass {
     private readonly stride: number,
     private readonly weights: Float32Array,
     private readonly output: SettlingBuffer,
+    /** The share of each stem plane this pass's model has (1 but in a bag). */
+    private readonly factors: Float32Array,
   ) {
     this.#segment = model.segmentSamples;
     this.#planes = 2 * model.sources.length;
@@ -413,17 +431,18 @@ class Pass {
     return this.#next >= this.chunks;
   }
 
-  /** Track position of the next chunk's model window (before the track when the pass starts in padding). */
-  nextWindowStart(): number {
-    return this.view.origin + this.#chunk(this.#next).windowStart;
+  /** Track position and length of the next chunk's model window (it starts before the track when the pass starts in padding). */
+  nextWindow(): { readonly start: number; readonly length: number } {
+    const chunk = this.#chunk(this.#next);
+    return { start: this.view.origin + chunk.windowStart, length: chunk.segment };
   }
 
   /** Runs the model on the next chunk's window (already read into `input`) and settles what it can. */
   async runNext(input: Float32Array): Promise<void> {
     const chunk = this.#chunk(this.#next++);
     const output = await this.model.run(input);
-    if (output.length !== this.#planes * this.#segment) {
-      throw new StemsplitError('SEPARATION_FAILED', `model ${this.model.name} returned ${output.length} samples, expected ${this.#planes * this.#segment}`);
+    if (output.length !== this.#planes * chunk.segment) {
+      throw new StemsplitError('SEPARATION_FAILED', `model ${this.model.name} returned ${output.length} samples, expected ${this.#planes * chunk.segment}`);
     }
     this.#accumulate(chunk, output);
     const isLast = this.finished;
@@ -433,14 +452,15 @@ class Pass {
 
   #chunk(index: number): Chunk {
     const offset = index * this.stride;
-    return new Chunk(offset, Math.min(this.#segment, this.view.length - offset), this.#segment);
+    const length = Math.min(this.#segment, this.view.length - offset);
+    return new Chunk(offset, length, this.model.windowSamples?.(length) ?? this.#segment);
   }
 
   /** Adds the centre-trimmed output, weighted by the first `chunk.length` weights (as Demucs does). */
   #accumulate(chunk: Chunk, output: Float32Array): void {
     const at = chunk.offset - this.#windowOffset;
     for (let plane = 0; plane < this.#planes; plane++) {
-      const source = output.subarray(plane * this.#segment + chunk.outputStart);
+      const source = output.subarray(plane * chunk.segment + chunk.outputStart);
       const target = this.#window.subarray(plane * this.#segment + at);
       for (let i = 0; i < chunk.length; i++) {
         // Rounded like Demucs' float32 `weight * chunk_out` before the sum.
@@ -456,7 +476,7 @@ class Pass {
     const skip = Math.min(count, Math.max(0, -first));
     for (let plane = 0; plane < this.#planes; plane++) {
       const sums = this.#window.subarray(plane * this.#segment + skip, plane * this.#segment + count);
-      this.output.add(plane, first + skip, sums, this.#weightSum.subarray(skip, count), count - skip);
+      this.output.add(plane, first + skip, sums, this.#weightSum.subarray(skip, count), count - skip, this.factors[plane] as number);
     }
     this.settled = Math.max(this.settled, first + count);
   }
