@@ -41,6 +41,8 @@ export const ENV = Object.freeze({
   maxMinutes: 'STEMSPLIT_MAX_MINUTES',
   model4s: 'STEMSPLIT_MODEL_4S',
   model6s: 'STEMSPLIT_MODEL_6S',
+  /** serve's `--models`: the models API keys may name (all installed ones when unset). */
+  servedModels: 'STEMSPLIT_MODELS',
   modelsDir: 'STEMSPLIT_MODELS_DIR',
   precision: 'STEMSPLIT_PRECISION',
   jobLeaseSeconds: 'STEMSPLIT_JOB_LEASE_SECONDS',
@@ -92,6 +94,8 @@ export interface StemsplitConfig {
   readonly modelAliases: Readonly<Record<'4s' | '6s', readonly string[]>>;
   /** How the ensembles among `modelAliases` combine their stems (serve/worker --ensemble, --ensemble-weights); unset: avg_wave, equal weights. */
   readonly ensemble: EnsembleMethod | undefined;
+  /** The models a job may name through the API (serve --models); undefined: every installed model. The aliases' models are always allowed. */
+  readonly servedModels: readonly string[] | undefined;
   /** Folder holding the models shipped with stemsplit. */
   readonly bundledModelsDir: string;
   /** Threads one ONNX session may use. */
@@ -128,6 +132,7 @@ export interface ConfigInput {
   /** --ensemble and --ensemble-weights as given, checked against each ensemble of `modelAliases`. */
   ensemble?: string | undefined;
   ensembleWeights?: string | undefined;
+  servedModels?: readonly string[] | undefined;
   bundledModelsDir?: string | undefined;
   maxMinutes?: number | undefined;
   /** --max-upload-mb: MiB, as the spec's 50 MB limit counts them (52,428,800 bytes). */
@@ -238,6 +243,15 @@ function parsedPublicUrl(raw: string | undefined): string | undefined {
   return raw === undefined || raw === '' ? undefined : parsePublicUrl(raw);
 }
 
+/** serve --models: plain model names (an ensemble is made per job from allowed models). */
+function servedModels(names: readonly string[] | undefined): readonly string[] | undefined {
+  if (names === undefined) return undefined;
+  for (const name of names) {
+    if (ensembleMembers(name).length > 1) throw new StemsplitError('USAGE', `--models (${ENV.servedModels}) lists single models; "${name}" joins several (jobs make their own ensembles from allowed models)`);
+  }
+  return Object.freeze([...names]);
+}
+
 /** The largest upload --max-upload-mb may set: 1 TiB, far beyond any song, still a safe integer of bytes. */
 export const MAX_UPLOAD_MB_LIMIT = 1024 * 1024;
 
@@ -281,6 +295,7 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     maxUploadBytes: uploadBytes(input.maxUploadMb ?? envNumber(env, ENV.maxUploadMb)),
     modelAliases: Object.freeze({ '4s': Object.freeze([...aliases4]), '6s': Object.freeze([...aliases6]) }),
     ensemble: aliasEnsembleMethod([...aliases4, ...aliases6], input.ensemble, input.ensembleWeights),
+    servedModels: servedModels(input.servedModels ?? envList(env, ENV.servedModels)),
     bundledModelsDir: resolve(input.bundledModelsDir ?? env[ENV.modelsDir] ?? packageModelsDir()),
     intraOpThreads: Math.max(1, Math.floor(cores / Math.max(1, concurrency))),
     precision: input.precision ?? envPrecision(env),

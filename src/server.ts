@@ -19,6 +19,7 @@ import { ModelService } from './services/models.js';
 import { UploadService } from './services/uploads.js';
 import type { WebhookDispatcher } from './jobs/webhooks.js';
 import { registryFor, type ModelRegistry } from './models/registry.js';
+import { checkServedModels } from './models/served-check.js';
 import type { GuardOptions } from './net/fetch.js';
 import type { ProcessLock } from './process-lock.js';
 import { lockDataDirForServe, openDataStore, urlSigningKey, type Clock, type DataStore } from './store/index.js';
@@ -56,6 +57,7 @@ export async function startServer(config: StemsplitConfig, options: ServerOption
   }
   // One serve per SQLite data dir, taken before anything below treats unfinished work in it as
   // interrupted. On PostgreSQL many nodes share the data dir by design, and nothing is reset.
+  checkServedModels(registryFor(config), config);
   const lock = config.databaseUrl ? undefined : lockDataDirForServe(config.dataDir);
   try {
     return await startLocked(config, options, lock);
@@ -94,6 +96,7 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
   if (lock) await recoverSoleServer(data);
   const guard: GuardOptions = { allowPrivate: config.allowPrivateUrls, ...options.guard };
   const registry = registryFor(config);
+  const models = new ModelService(registry, data.modelTimings, config.servedModels);
   const signer = createStemUrlSigner(await urlSigningKey(data.store), config.stemUrlTtlSeconds);
   const jobs = startJobProcessing(data, registry, config, {
     guard,
@@ -104,9 +107,9 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
   const app = createApp({
     data,
     accounts: new AccountService(data),
-    models: new ModelService(registry),
+    models,
     uploads: new UploadService(data, config.uploadTtlSeconds),
-    splits: new SplitService(data, registry, { guard, maxDownloadBytes: config.maxUploadBytes, downloadTimeoutMs: 60_000, ...(config.maxMinutes !== undefined ? { maxSeconds: config.maxMinutes * 60 } : {}) }),
+    splits: new SplitService(data, models, { aliasEnsemble: config.ensemble, guard, maxDownloadBytes: config.maxUploadBytes, downloadTimeoutMs: 60_000, ...(config.maxMinutes !== undefined ? { maxSeconds: config.maxMinutes * 60 } : {}) }),
     signer,
     // A job made here starts here at once when this node runs jobs; otherwise a worker's next poll takes it.
     enqueue: () => jobs.runner?.kick(),

@@ -9,6 +9,7 @@ import type { StemsplitConfig } from './config.js';
 import { StemsplitError } from './errors.js';
 import { startJobProcessing, type JobProcessing } from './jobs/processing.js';
 import { registryFor } from './models/registry.js';
+import { checkServedModels } from './models/served-check.js';
 import { openDataStore, urlSigningKey, type DataStore } from './store/index.js';
 
 export interface WorkerOptions {
@@ -30,6 +31,7 @@ export async function startWorker(config: StemsplitConfig, options: WorkerOption
     );
   }
   if (config.concurrency < 1) throw new StemsplitError('USAGE', 'stemsplit worker needs --concurrency of at least 1');
+  checkServedModels(registryFor(config), config);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const data = await openDataStore(config.dataDir, {
     initialCredits: config.initialCredits,

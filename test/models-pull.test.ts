@@ -15,12 +15,12 @@ import type { ConfigInput } from '../src/config.js';
 import { resolveConfig } from '../src/config.js';
 import { loadDemucs, parseBagFile, resolveMember } from '../src/demucs/index.js';
 import { isStemsplitError } from '../src/errors.js';
-import { listingTable } from '../src/cli/commands/models.js';
+import { listingTable, type TimedListing } from '../src/cli/commands/models.js';
 import { catalogModel, MODEL_CATALOG, type CatalogModel } from '../src/models/catalog.js';
 import { msstModelType, readMsstDocument } from '../src/msst/config.js';
 import { bagYaml, expectedHashPrefix, pullModel, removeModel, type DownloadProgress } from '../src/models/pull.js';
 import { uvrModelHash } from '../src/mdx/model-data.js';
-import { demucsDir, isEnsembleRef, modelDir, ModelRegistry, type ModelListing } from '../src/models/registry.js';
+import { demucsDir, isEnsembleRef, modelDir, ModelRegistry } from '../src/models/registry.js';
 import { runCli, spawnCli } from '../harness/process.js';
 import { fixtureDir } from './support/fixtures.js';
 import { tempDir } from './support/server.js';
@@ -307,8 +307,10 @@ if (isMainThread) {
   });
 
   test('the table keeps its columns with a long name (on a line of its own) and wraps terms, never cuts them', () => {
-    const row = (name: string, terms: string): ModelListing => ({
+    const row = (name: string, terms: string): TimedListing => ({
       name,
+      task: 'vocals',
+      secondsPerMinute: null,
       family: 'mel_band_roformer',
       kind: 'msst',
       path: null,

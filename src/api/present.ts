@@ -4,28 +4,38 @@
  * repeats a top-level name.
  */
 import type { z } from '@hono/zod-openapi';
-import type { Split } from '../store/index.js';
+import { parseJobOptions, type Split } from '../store/index.js';
 import type { AudioSplit } from './schemas.js';
 import type { StemUrlSigner } from './stem-urls.js';
+import { ensembleMembers } from '../config.js';
+import { DEFAULT_ENSEMBLE_ALGORITHM } from '../ensemble/algorithms.js';
 
 /** A job as the API shows it: the type of its schema (schemas.ts), declared there once. */
 export type AudioSplitResource = z.output<typeof AudioSplit>;
 
 export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: string, nowMs: number): AudioSplitResource {
+  const options = parseJobOptions(split.jobOptions);
   const resource: AudioSplitResource = {
     id: split.id,
     status: split.status,
     // The column holds only what the request schema accepted.
     stemModel: split.stemModel as AudioSplitResource['stemModel'],
     model: split.modelName,
+    ensemble: null,
+    twoStems: options.twoStems ?? null,
+    outputFormat: split.outputFormat,
+    bitDepth: options.bitDepth ?? null,
     filename: split.filename,
     durationSeconds: split.durationSeconds,
     creditsUsed: split.creditsUsed,
     progress: split.progress,
     createdAt: split.createdAt,
     updatedAt: split.updatedAt,
+    models: ensembleMembers(split.modelName),
+    ensembleWeights: options.ensembleWeights ? [...options.ensembleWeights] : null,
     error: null,
   };
+  if (resource.models.length > 1) resource.ensemble = (options.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM) as AudioSplitResource['ensemble'];
   if (split.status === 'succeeded' && split.stemNames && split.purgedAt === null) {
     const stems: Record<string, string> = {};
     for (const stem of JSON.parse(split.stemNames) as string[]) stems[stem] = signer.url(baseUrl, split.id, stem, split.outputFormat, nowMs);

@@ -12,6 +12,8 @@ import { API_ERROR_CODES, JOB_ERROR_CODES, StemsplitError } from '../errors.js';
 import { DEFAULT_STEM_FORMAT, STEM_FORMATS } from '../audio/formats.js';
 import { ALLOWED_CONTENT_TYPES, MAX_UPLOAD_BYTES } from '../limits.js';
 import { parseHttpUrl } from '../net/fetch.js';
+import { ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
+import { TASKS } from '../models/tasks.js';
 
 /** An http(s) URL, checked the way the server will fetch or call it. */
 const httpUrl = z
@@ -30,8 +32,12 @@ const text = (maxLength: number) => z.string().min(1).max(maxLength);
 const isoTime = z.string().openapi({ format: 'date-time' });
 const count = z.int().min(0);
 
-export const StemName = z.enum(['vocals', 'drums', 'bass', 'other', 'guitar', 'piano']);
 export const StemModel = z.enum(['4s', '6s']);
+/** A model as a job names it: a name from GET /v1/models or an alias (checked against the library when the job is made). */
+const ModelName = z.string().min(1).max(200).regex(/^[A-Za-z0-9][A-Za-z0-9._+-]*$/, 'must be a model name from GET /v1/models');
+const StemKey = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be a stem name the model writes (lower-case)');
+/** Most ensembles are 2 or 3 models; 8 bounds a request's work. */
+const MAX_ENSEMBLE_MEMBERS = 8;
 
 export const ErrorEnvelope = z
   .object({
@@ -109,14 +115,52 @@ export const SplitRequest = z
           : 'input is required and must be an object',
     }),
     stemModel: StemModel.default('6s'),
+    model: ModelName.optional().openapi({ description: 'An addition: the model to run, a name from GET /v1/models (or 4s/6s). Overrides stemModel.' }),
+    models: z
+      .array(ModelName)
+      .min(2)
+      .max(MAX_ENSEMBLE_MEMBERS)
+      .optional()
+      .openapi({ description: 'An addition: several models whose stems are combined (an ensemble), names from GET /v1/models.' }),
+    ensemble: z.enum(ENSEMBLE_ALGORITHMS).optional().openapi({ description: 'An addition, with `models`: how their stems combine (default avg_wave).' }),
+    ensembleWeights: z
+      .array(z.number().min(0).max(1000))
+      .min(2)
+      .max(MAX_ENSEMBLE_MEMBERS)
+      .optional()
+      .openapi({ description: 'An addition, with `models` and avg_wave or avg_fft: one weight per model.' }),
+    twoStems: StemKey.optional().openapi({ description: 'An addition: write this stem and no_<stem> (the rest), as the CLI\'s --two-stems.' }),
     outputFormat: z
       .enum(STEM_FORMATS)
       .default(DEFAULT_STEM_FORMAT)
       .openapi({ description: '`mp3` as in the spec; `wav` and `flac` (lossless, at the source\'s depth) are additions of this server.' }),
+    bitDepth: z
+      .union([z.literal(16), z.literal(24), z.literal(32)])
+      .optional()
+      .openapi({ description: 'An addition, for wav and flac: 16, 24, or 32 (32-bit float, wav only); default the source\'s depth.' }),
     webhookUrl: httpUrl.optional(),
   })
   .strict()
+  .superRefine((body, ctx) => {
+    const problem = splitRequestProblem(body);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
   .openapi('SplitRequest');
+
+/** The rules between a split request's fields, in a sentence: the fields alone are checked by their schemas. */
+function splitRequestProblem(body: { model?: string | undefined; models?: string[] | undefined; ensemble?: string | undefined; ensembleWeights?: number[] | undefined; outputFormat: string; bitDepth?: number | undefined }): string | undefined {
+  if (body.model !== undefined && body.models !== undefined) return 'give either model or models (an ensemble), not both';
+  if (body.models === undefined && (body.ensemble !== undefined || body.ensembleWeights !== undefined)) return 'ensemble and ensembleWeights combine the models of `models`; name them there';
+  if (body.models !== undefined && body.ensembleWeights !== undefined) {
+    if (body.ensembleWeights.length !== body.models.length) return `ensembleWeights needs one weight per model (${body.models.length}), got ${body.ensembleWeights.length}`;
+    const algorithm = body.ensemble ?? 'avg_wave';
+    if (algorithm !== 'avg_wave' && algorithm !== 'avg_fft') return `ensembleWeights apply to avg_wave and avg_fft only (${algorithm} ignores weights)`;
+    if (body.ensembleWeights.every((weight) => weight === 0)) return 'ensembleWeights must not all be 0';
+  }
+  if (body.bitDepth !== undefined && body.outputFormat === 'mp3') return 'bitDepth applies to outputFormat wav or flac';
+  if (body.bitDepth === 32 && body.outputFormat !== 'wav') return 'bitDepth 32 (float) applies to outputFormat wav only';
+  return undefined;
+}
 
 export type SplitRequestBody = z.infer<typeof SplitRequest>;
 
@@ -137,7 +181,11 @@ export const AudioSplit = z
     id: z.string().regex(/^split_/),
     status: z.enum(['queued', 'processing', 'succeeded', 'failed']),
     stemModel: StemModel,
-    model: z.string().openapi({ description: 'The model that ran, e.g. htdemucs or stemsplit-small-4s.' }),
+    model: z.string().openapi({ description: 'The model that ran, e.g. htdemucs or stemsplit-small-4s; an ensemble\'s members joined by +.' }),
+    ensemble: z.enum(ENSEMBLE_ALGORITHMS).nullable().openapi({ description: 'An addition: how an ensemble\'s stems were combined; null for one model.' }),
+    twoStems: z.string().nullable().openapi({ description: 'An addition: the stem the job wrote beside no_<stem>, or null.' }),
+    outputFormat: z.enum(STEM_FORMATS).openapi({ description: 'An addition: the stems\' file format.' }),
+    bitDepth: z.union([z.literal(16), z.literal(24), z.literal(32)]).nullable().openapi({ description: 'An addition: the depth asked for (wav/flac), or null: the source\'s.' }),
     filename: z.string(),
     durationSeconds: count,
     creditsUsed: count,
@@ -148,10 +196,15 @@ export const AudioSplit = z
       .string()
       .optional()
       .openapi({ format: 'uri', description: 'Present with stems (an addition): a signed URL of the source they came from, kept as long as they are, for comparing.' }),
+    models: z.array(z.string()).openapi({ description: 'An addition: every model that ran (one, or each member of an ensemble).' }),
+    ensembleWeights: z.array(z.number()).nullable().openapi({ description: 'An addition: the ensemble\'s weights as asked, or null (equal).' }),
     stems: z
-      .partialRecord(StemName, z.string().openapi({ format: 'uri' }))
+      .record(z.string(), z.string().openapi({ format: 'uri' }))
       .optional()
-      .openapi({ additionalProperties: false, description: 'Present on succeeded jobs: stem name to a signed download URL, valid 24 h, issued afresh on each GET.' }),
+      .openapi({
+        description:
+          'Present on succeeded jobs: stem name to a signed download URL, valid 24 h, issued afresh on each GET. 4s and 6s write vocals, drums, bass, other (and guitar, piano); other models write their own stems (e.g. instrumental, no_vocals, noreverb).',
+      }),
     error: JobError.nullable(),
   })
   .strict()
@@ -174,17 +227,32 @@ export const ModelInfo = z
   .object({
     name: z.string(),
     family: z.string().openapi({ description: 'How the model runs: demucs; bs_roformer, mel_band_roformer, scnet or mdx23c (MSST checkpoints); mdx (UVR MDX-Net); bundled.' }),
-    origin: z.enum(['bundled', 'pulled', 'available']).openapi({ description: 'bundled: shipped inside stemsplit; pulled: fetched with `stemsplit models pull`; available: can be pulled.' }),
+    origin: z
+      .enum(['bundled', 'pulled', 'library', 'available'])
+      .openapi({ description: 'bundled: shipped inside stemsplit; pulled: fetched with `stemsplit models pull`; library: added with `stemsplit models add`; available: can be pulled.' }),
     installed: z.boolean(),
+    allowed: z.boolean().openapi({ description: 'Whether API keys may run it (the operator\'s serve --models; all installed models by default).' }),
+    task: z.enum(TASKS).openapi({ description: 'What it is for: four-stems, six-stems, vocals, instrumental, karaoke, dereverb, deecho, denoise, drum-parts or other.' }),
     aliases: z.array(StemModel).openapi({ description: 'The stemModel values that run this model now.' }),
-    sources: z.array(z.string()),
+    secondsPerMinute: z.number().nullable().openapi({ description: 'Seconds this server took per minute of audio, over the jobs that ran it; null until one has.' }),
+    sources: z.array(z.string()).openapi({ description: 'The stems it writes, lower-case.' }),
     description: z.string(),
     terms: z.string().openapi({ description: 'The licence or terms of the weights as their publisher states them, or "not stated".' }),
   })
   .strict()
   .openapi('ModelInfo');
 
-export const ModelList = z.object({ items: z.array(ModelInfo) }).strict().openapi('ModelList');
+export const ModelList = z
+  .object({
+    items: z.array(ModelInfo),
+    ensembleAlgorithms: z.array(z.enum(ENSEMBLE_ALGORITHMS)).openapi({ description: 'The values `ensemble` takes; the first is the default.' }),
+    defaults: z
+      .object({ '4s': z.string().nullable(), '6s': z.string().nullable() })
+      .strict()
+      .openapi({ description: 'The model (or A+B ensemble) each stemModel runs now; null: none installed.' }),
+  })
+  .strict()
+  .openapi('ModelList');
 
 export const Health = z.object({ status: z.literal('ok'), version: z.string() }).strict().openapi('Health');
 

@@ -9,6 +9,7 @@ import { exitCodes, StemsplitError } from '../errors.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
 import { MDX_DEFAULTS } from '../mdx/options.js';
 import { MODEL_CATALOG } from '../models/catalog.js';
+import { TASKS } from '../models/tasks.js';
 import { MSST_MODEL_TYPES } from '../msst/model-types.js';
 import { parsePrecision, PRECISIONS, type Precision } from '../onnx/quantize.js';
 import { VERSION } from '../version.js';
@@ -17,6 +18,11 @@ import type { CommandContext } from './context.js';
 /** `a+b, c` → `['a+b', 'c']`: the entries an alias tries, first installed wins (config.ts `modelList`). */
 function nameList(name: string) {
   return (value: string): string[] => modelList(value, name);
+}
+
+/** A repeatable option's values, in the order given. */
+function collect(value: string, previous: readonly string[]): string[] {
+  return [...previous, value];
 }
 
 function integer(name: string, min: number, max: number) {
@@ -104,12 +110,13 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--allow-private-urls', `let direct_url and webhooks reach private and loopback addresses (trusted LAN only; or ${ENV.allowPrivateUrls}=1)`)
     .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s); A+B: an ensemble of A and B', nameList('--model-4s'))
     .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
+    .option('--models <names>', `the models a job may name through the API (its "model" or "models"), comma-separated; default: every installed model (or ${ENV.servedModels})`, nameList('--models'))
     .addOption(ensembleOption())
     .addOption(ensembleWeightsOption('member of each A+B in --model-4s / --model-6s, in order'))
     .option('--new-link', 'print a new link to the web page, ending every one printed before (its key lasts across restarts otherwise)')
     .option('--print-link', 'print a link to the web page with one more key, the earlier links still working (as "stemsplit keys link")')
     .addOption(precisionOption())
-    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; maxUploadMb?: number; workers?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; ensemble?: string; ensembleWeights?: string; newLink?: boolean; printLink?: boolean; precision?: Precision }) => {
+    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; maxUploadMb?: number; workers?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; models?: string[]; ensemble?: string; ensembleWeights?: string; newLink?: boolean; printLink?: boolean; precision?: Precision }) => {
       const { serveCommand } = await import('./commands/serve.js');
       await run((ctx) => serveCommand(ctx, { newLink: opts.newLink === true, printLink: opts.printLink === true }), {
         ...dataDir(),
@@ -122,6 +129,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         rateLimitPerMinute: opts.rateLimit,
         allowPrivateUrls: opts.allowPrivateUrls === true ? true : undefined,
         modelAliases: { '4s': opts.model4s, '6s': opts.model6s },
+        servedModels: opts.models,
         ensemble: opts.ensemble,
         ensembleWeights: opts.ensembleWeights,
         precision: opts.precision,
@@ -158,7 +166,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option(
       '-m, --model <model>',
       '4s, 6s, a model name (see models list) or a path to a Demucs .th or bag .yaml, an MSST .ckpt/.pth (RoFormer, SCNet, MDX23C), an MDX-Net .onnx or a model.json; give it again (or join names with +) to ensemble several (default 4s)',
-      (value: string, previous: string[]) => [...previous, value],
+      collect,
       [] as string[],
     )
     .addOption(ensembleOption())
@@ -280,15 +288,30 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .description('download catalog models into the cache: Demucs v4, MSST checkpoints + yaml (RoFormer, SCNet, MDX23C), UVR MDX-Net .onnx + model data (resumes; checks SHA-256, or records it where none is published)')
     .argument('<names...>', `any of ${pullable}`)
     .addOption(new Option('--base-url <url>', 'folder URL to download from (a mirror)').env(ENV.modelsBaseUrl))
+    .option('--file <path>', 'install a file already on disk instead of downloading it (matched to the catalog\'s file by its name, else the first file; hash-checked as a download is); repeatable', collect, [])
     .option('--json', 'print JSON')
     .action(async (names: string[], opts) => {
       const { modelsPull } = await import('./commands/models.js');
       await run((ctx) => modelsPull(ctx, names, opts), dataDir());
     });
   models
+    .command('add')
+    .description("add your own model files to this data dir's library under a name: a Demucs .th or bag .yaml, an MSST .ckpt/.pth with its .yaml (RoFormer, SCNet, MDX23C), an MDX-Net .onnx (with NAME.json where UVR's table lacks it); loaded once to check it, then split, serve and the API run it by name")
+    .argument('<files...>', 'the model file (its companions beside it are found: NAME.yaml, NAME.json, a bag\'s members); several files add several models')
+    .option('--name <name>', 'the name it goes by (default: the file name without its extension; one file only)')
+    .option('--config <yaml>', "an MSST checkpoint's yaml, where it is not NAME.yaml beside it (one file only)")
+    .option('--terms <text>', 'the terms of its weights as their publisher states them (default: "not stated")')
+    .addOption(new Option('--task <task>', 'what it is for, where its stems do not tell').choices([...TASKS]))
+    .option('--link', 'hard-link the files instead of copying them (same file system only; the original may then move or be deleted, but editing it changes the library\'s copy too)')
+    .option('--json', 'print JSON')
+    .action(async (files: string[], opts) => {
+      const { modelsAdd } = await import('./commands/models.js');
+      await run((ctx) => modelsAdd(ctx, files, opts), dataDir());
+    });
+  models
     .command('remove')
-    .description('delete pulled models of any family (checkpoints, yaml, MDX-Net model data, partial downloads and converted graphs)')
-    .argument('<names...>', `pulled models among ${pullable}`)
+    .description("delete pulled models of any family (checkpoints, yaml, MDX-Net model data, partial downloads and converted graphs), or models added to the library")
+    .argument('<names...>', `pulled models among ${pullable}, or library models`)
     .action(async (names: string[]) => {
       const { modelsRemove } = await import('./commands/models.js');
       await run((ctx) => modelsRemove(ctx, names), dataDir());

@@ -15,10 +15,10 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, isStemsplitError, jobErrorCodeOf, StemsplitError, type JobErrorCode } from '../errors.js';
-import type { EnsembleMethod } from '../ensemble/algorithms.js';
-import { isEnsembleRef, type ModelRegistry } from '../models/registry.js';
-import { OutageLog, type DataStore, type Split } from '../store/index.js';
-import type { Splitter } from '../splitting/worker-pool.js';
+import { DEFAULT_ENSEMBLE_ALGORITHM, isEnsembleAlgorithm, type EnsembleMethod } from '../ensemble/algorithms.js';
+import { isEnsembleRef, type ModelChoice, type ModelRegistry } from '../models/registry.js';
+import { OutageLog, parseJobOptions, type DataStore, type JobOptions, type Split } from '../store/index.js';
+import type { SplitJob, Splitter } from '../splitting/worker-pool.js';
 import PQueue from 'p-queue';
 import { SerialPass } from './serial-pass.js';
 import { SPLIT_EVENT } from './webhooks.js';
@@ -162,7 +162,7 @@ export class JobRunner {
   async #process(split: Split): Promise<'lost' | { ok: true; stems: string[] } | { ok: false; code: JobErrorCode; message: string }> {
     let stage: JobErrorCode = 'SEPARATION_FAILED';
     try {
-      const ref = this.#registry.resolve(split.modelName);
+      const ref = this.#modelOf(split);
       // Another worker took it between the claim and here (this one stalled past its lease).
       if (!(await this.#data.splits.markProcessing(split.id, this.name, ref.name))) return 'lost';
       let lastPercent = -1;
@@ -170,8 +170,7 @@ export class JobRunner {
       const source = this.#data.layout.absolute(split.sourcePath);
       if (!existsSync(source)) throw new StemsplitError('SOURCE_FETCH_FAILED', 'the source audio is no longer on the server');
       stage = 'AUDIO_DECODE_FAILED';
-      const ensemble = isEnsembleRef(ref) && this.#options.ensemble ? { ensemble: this.#options.ensemble } : {};
-      const job = { inputPath: source, model: ref, ...ensemble, outDir, format: split.outputFormat };
+      const job = { inputPath: source, model: ref, ...this.#outputOf(split, isEnsembleRef(ref)), outDir, format: split.outputFormat };
       const started = Date.now();
       const result = await this.#splitter.split(job, ({ phase, percent }) => {
         stage = phase === 'decode' ? 'AUDIO_DECODE_FAILED' : phase === 'separate' ? 'SEPARATION_FAILED' : 'ENCODE_FAILED';
@@ -182,14 +181,41 @@ export class JobRunner {
         }
       });
       // One line per finished job, so whoever runs the server sees the work it does.
-      const took = ((Date.now() - started) / 1000).toFixed(1);
-      this.#options.log?.(`split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} in ${took} s`);
+      const seconds = (Date.now() - started) / 1000;
+      this.#options.log?.(`split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} in ${seconds.toFixed(1)} s`);
+      await this.#data.modelTimings.record(ref.name, seconds, result.durationSeconds).catch((error: unknown) => this.#outage.failed(error));
       return { ok: true, stems: Object.keys(result.stems) };
     } catch (error) {
       const code: JobErrorCode = isDiskFull(error) ? 'STORAGE_FAILED' : (isStemsplitError(error) ? jobErrorCodeOf(error.code) : undefined) ?? stage;
       this.#options.log?.(`split ${split.id} failed: ${describeError(error)}`);
       return { ok: false, code, message: describeError(error) };
     }
+  }
+
+  /** The model a job named, as installed now; one removed since the job was made fails it in words its client understands. */
+  #modelOf(split: Split): ModelChoice {
+    try {
+      return this.#registry.resolve(split.modelName);
+    } catch (error) {
+      const why = isStemsplitError(error) && error.code === 'MODEL_NOT_FOUND' ? 'is no longer installed on this server' : `cannot be loaded: ${describeError(error)}`;
+      throw new StemsplitError(isStemsplitError(error) ? error.code : 'MODEL_INVALID', `the model ${split.modelName} that this job asked for ${why}; the credits were refunded`, { cause: error });
+    }
+  }
+
+  /** What the job asked to be written: its ensemble method (else the server's, for an alias's ensemble), two stems, depth. */
+  #outputOf(split: Split, ensembled: boolean): Omit<SplitJob, 'inputPath' | 'model' | 'outDir' | 'format'> {
+    const options = parseJobOptions(split.jobOptions);
+    const algorithm = options.ensemble !== undefined && isEnsembleAlgorithm(options.ensemble) ? options.ensemble : undefined;
+    const method: EnsembleMethod | undefined = algorithm
+      ? { algorithm, ...(options.ensembleWeights ? { weights: options.ensembleWeights } : {}) }
+      : options.ensembleWeights
+        ? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM, weights: options.ensembleWeights }
+        : this.#options.ensemble;
+    return {
+      ...(ensembled && method ? { ensemble: method } : {}),
+      ...(options.twoStems !== undefined ? { twoStems: options.twoStems } : {}),
+      ...depthOptions(options.bitDepth),
+    };
   }
 
   /**
@@ -271,4 +297,11 @@ function isDiskFull(error: unknown, depth = 0): boolean {
   if (/no space left on device|disk quota exceeded|read-only file system|\b(ENOSPC|EDQUOT|EROFS)\b/i.test(describeError(error))) return true;
   const cause = (error as { cause?: unknown } | undefined)?.cause;
   return depth < 4 && cause !== undefined && isDiskFull(cause, depth + 1);
+}
+
+/** A job's bitDepth as the split's output options name it. */
+function depthOptions(bitDepth: JobOptions['bitDepth']): Pick<SplitJob, 'int16' | 'int24' | 'float32'> {
+  if (bitDepth === 16) return { int16: true };
+  if (bitDepth === 24) return { int24: true };
+  return bitDepth === 32 ? { float32: true } : {};
 }

@@ -12,7 +12,7 @@
  */
 import { modelDataBeside, uvrModelHash } from '../mdx/model-data.js';
 import { createHash } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import { sha256File } from '../onnx/cache.js';
@@ -44,6 +44,8 @@ export interface PullOptions extends DownloadOptions {
   readonly baseUrl?: string | undefined;
   /** Told before each file: its position, and whether it is already installed. */
   readonly onFile?: ((file: string, index: number, count: number, alreadyInstalled: boolean) => void) | undefined;
+  /** Files already on disk to install instead of downloading them (`models pull --file`), by the catalog file each stands for. */
+  readonly localFiles?: ReadonlyMap<string, string> | undefined;
 }
 
 export interface PullResult {
@@ -218,6 +220,46 @@ export async function downloadVerified(url: string, destination: string, expecte
 }
 
 /**
+ * `models pull --file`: a file already on disk, copied to `<file>.partial` and held to the same
+ * hash as a download of it before it is renamed into place (the original is left as it is).
+ */
+export async function installVerified(source: string, destination: string, expectedSha: string | undefined): Promise<DownloadResult> {
+  const file = basename(destination);
+  const partial = `${destination}.partial`;
+  try {
+    await copyFile(source, partial);
+  } catch (error) {
+    throw new StemsplitError('IO_ERROR', `cannot read ${source}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`, { cause: error });
+  }
+  const actual = await sha256File(partial);
+  if (expectedSha !== undefined && !actual.startsWith(expectedSha)) {
+    await rm(partial, { force: true });
+    throw new StemsplitError('MODEL_INVALID', `${source} has SHA-256 ${actual.slice(0, 8)}…, not ${expectedSha.slice(0, 8)}… (the catalog's ${file}); nothing was installed`);
+  }
+  if (expectedSha === undefined) await writeAtomically(`${destination}.sha256`, `${actual}  ${file}\n`);
+  await rename(partial, destination);
+  const bytes = (await stat(destination)).size;
+  return { path: destination, bytes, contentType: undefined, filename: basename(source), resumedFrom: 0, sha256: actual };
+}
+
+/** Which catalog file each `--file` stands for: the one of the same name, else the next file not yet given. */
+export function matchLocalFiles(model: CatalogModel, paths: readonly string[]): Map<string, string> {
+  const matched = new Map<string, string>();
+  const unnamed: string[] = [];
+  for (const path of paths) {
+    const file = model.files.find((candidate) => candidate === basename(path));
+    if (file !== undefined && !matched.has(file)) matched.set(file, path);
+    else unnamed.push(path);
+  }
+  for (const path of unnamed) {
+    const file = model.files.find((candidate) => !matched.has(candidate));
+    if (file === undefined) throw new StemsplitError('USAGE', `--file ${path}: ${model.name} has ${model.files.length} file(s) (${model.files.join(', ')}), all given already`);
+    matched.set(file, path);
+  }
+  return matched;
+}
+
+/**
  * One pull or remove at a time per cache dir. Two pulls of one file write the same `.partial`:
  * one could truncate the other's, or, resuming, append to the inode the other had already
  * verified and renamed into place, so an installed checkpoint could outgrow its checked hash.
@@ -253,7 +295,8 @@ async function pullUnlocked(model: CatalogModel, options: PullOptions): Promise<
       continue;
     }
     const source = sourceOf(model, file, options.baseUrl);
-    downloaded.push(await downloadVerified(source.url, destination, source.sha256, options));
+    const local = options.localFiles?.get(file);
+    downloaded.push(local === undefined ? await downloadVerified(source.url, destination, source.sha256, options) : await installVerified(local, destination, source.sha256));
   }
   let path = join(dir, model.files[0] as string);
   if (model.family === 'mdx') await installMdxModelData(model, path, downloaded.length > 0);

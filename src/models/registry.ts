@@ -13,6 +13,8 @@ import type { SeparationModel } from '../separation/model.js';
 import { configBeside, type MsstModelType } from '../msst/config.js';
 import type { MdxOptions } from '../mdx/options.js';
 import { MODEL_CATALOG, type CatalogModel, type ModelFamily } from './catalog.js';
+import { libraryDir, libraryModels, type LibraryModel } from './library.js';
+import { taskOf, type Task } from './tasks.js';
 
 export type StemModelAlias = '4s' | '6s';
 /** `onnx`: a stemsplit model.json (the bundled models); the rest: the families of catalog.ts. */
@@ -40,6 +42,8 @@ export interface ModelRef {
   readonly terms: string;
   /** A bundled model's card (MODEL_CARD.md beside its model.json): architecture, training data and their licences, scores. */
   readonly card?: string;
+  /** What the model is for, where its catalog entry or its library entry says (otherwise told from its stems: tasks.ts). */
+  readonly task?: Task;
 }
 
 /**
@@ -55,11 +59,15 @@ export function listedFamily(ref: Pick<ModelRef, 'kind' | 'options'>): ListedFam
   return ref.kind;
 }
 
-export interface ModelListing extends Omit<ModelRef, 'path'> {
+export type ModelOrigin = 'bundled' | 'pulled' | 'library' | 'available';
+
+export interface ModelListing extends Omit<ModelRef, 'path' | 'task'> {
   readonly family: ListedFamily;
+  readonly task: Task;
   readonly path: string | null;
   readonly installed: boolean;
-  readonly origin: 'bundled' | 'pulled' | 'available';
+  /** bundled: shipped inside stemsplit; pulled: `models pull`; library: `models add`; available: can be pulled. */
+  readonly origin: ModelOrigin;
   /** API aliases that currently resolve to this model. */
   readonly aliases: readonly StemModelAlias[];
 }
@@ -100,6 +108,8 @@ export interface RegistryOptions {
   readonly bundledDir: string;
   /** Where pulled Demucs checkpoints live: `<cacheDir>/demucs`. */
   readonly cacheDir: string;
+  /** The data dir's model library (`models add`): `<dataDir>/models`; absent, none. */
+  readonly libraryDir?: string;
   readonly aliases: Readonly<Record<StemModelAlias, readonly string[]>>;
 }
 
@@ -107,9 +117,10 @@ export interface RegistryOptions {
 export function registryFor(config: {
   readonly bundledModelsDir: string;
   readonly cacheDir: string;
+  readonly dataDir: string;
   readonly modelAliases: RegistryOptions['aliases'];
 }): ModelRegistry {
-  return new ModelRegistry({ bundledDir: config.bundledModelsDir, cacheDir: config.cacheDir, aliases: config.modelAliases });
+  return new ModelRegistry({ bundledDir: config.bundledModelsDir, cacheDir: config.cacheDir, libraryDir: libraryDir(config.dataDir), aliases: config.modelAliases });
 }
 
 export function demucsDir(cacheDir: string): string {
@@ -207,8 +218,27 @@ export class ModelRegistry {
     return refs;
   }
 
+  /** Models users added to the data dir's library (`models add`), as their files say. */
+  library(): ModelRef[] {
+    return this.#options.libraryDir === undefined ? [] : libraryModels(this.#options.libraryDir).map((model) => this.#libraryRef(model));
+  }
+
+  #libraryRef(model: LibraryModel): ModelRef {
+    const ref = this.#resolvePath(model.path, false);
+    return {
+      ...ref,
+      name: model.name,
+      sources: model.stems,
+      ...(model.configPath ? { configPath: model.configPath } : {}),
+      ...(model.modelType ? { options: { modelType: model.modelType } } : {}),
+      description: `${ref.description.replace(model.path, model.file)}, added from ${model.from} (${model.installedBy === 'link' ? 'hard-linked' : 'copied'} ${model.addedAt.slice(0, 10)})`,
+      terms: model.terms,
+      ...(model.task ? { task: model.task } : {}),
+    };
+  }
+
   installed(): ModelRef[] {
-    return [...this.pulled(), ...this.bundled()];
+    return [...this.pulled(), ...this.library(), ...this.bundled()];
   }
 
   /**
@@ -303,7 +333,9 @@ export class ModelRegistry {
   /** `withConfig` false: the caller names a RoFormer's config itself. */
   #resolvePath(spec: string, withConfig = true): ModelRef {
     const path = resolve(spec);
-    if (!existsSync(path)) throw new StemsplitError('MODEL_NOT_FOUND', `unknown model "${spec}" (see: stemsplit models list)`);
+    if (!existsSync(path)) {
+      throw new StemsplitError('MODEL_NOT_FOUND', isPathSpec(spec) ? `${spec}: no such file` : `unknown model "${spec}" (see: stemsplit models list)`);
+    }
     if (statSync(path).isDirectory()) {
       const manifest = join(path, 'model.json');
       if (existsSync(manifest)) return readManifestRef(manifest);
@@ -336,20 +368,22 @@ export class ModelRegistry {
           return false;
         }
       });
+    const row = (ref: ModelRef, path: string | null, origin: ModelOrigin): ModelListing => ({
+      ...ref,
+      family: listedFamily(ref),
+      task: taskOf(ref.name, ref.sources, ref.task),
+      path,
+      installed: path !== null,
+      origin,
+      aliases: aliasesOf(ref.name),
+    });
     const rows: ModelListing[] = [];
     for (const model of MODEL_CATALOG) {
       const path = this.installedPath(model) ?? null;
-      const ref = catalogRef(model, '');
-      rows.push({
-        ...ref,
-        family: listedFamily(ref),
-        path,
-        installed: path !== null,
-        origin: path ? 'pulled' : 'available',
-        aliases: aliasesOf(model.name),
-      });
+      rows.push(row(catalogRef(model, ''), path, path ? 'pulled' : 'available'));
     }
-    for (const ref of this.bundled()) rows.push({ ...ref, family: listedFamily(ref), installed: true, origin: 'bundled', aliases: aliasesOf(ref.name) });
+    for (const ref of this.library()) rows.push(row(ref, ref.path, 'library'));
+    for (const ref of this.bundled()) rows.push(row(ref, ref.path, 'bundled'));
     return rows;
   }
 }
@@ -375,7 +409,7 @@ function configOf(model: CatalogModel, cacheDir: string): { configPath?: string 
 const MSST_CHECKPOINT = /\.(ckpt|pth|pt|chpt)$/i;
 
 /** A spec that names a file rather than a model (an alias list may hold either). */
-function isPathSpec(spec: string): boolean {
+export function isPathSpec(spec: string): boolean {
   return spec.includes('/') || spec.includes('\\') || /\.[a-z0-9]+$/i.test(spec);
 }
 

@@ -8,9 +8,11 @@ import { rm } from 'node:fs/promises';
 import type { StemFormat } from '../audio/formats.js';
 import { probeDurationSeconds } from '../audio/index.js';
 import { StemsplitError, describeError } from '../errors.js';
-import type { ModelRegistry, StemModelAlias } from '../models/registry.js';
+import type { EnsembleMethod } from '../ensemble/algorithms.js';
+import { isEnsembleRef, type ModelChoice, type StemModelAlias } from '../models/registry.js';
 import { assertAllowedTarget, downloadToFile, FetchRefused, type GuardOptions } from '../net/fetch.js';
-import { ID_PATTERN, isoAt, newId, type DataStore, type Principal, type Split } from '../store/index.js';
+import { ID_PATTERN, isoAt, newId, serializeJobOptions, type DataStore, type JobOptions, type Principal, type Split } from '../store/index.js';
+import type { ModelService } from './models.js';
 
 export type SplitInput =
   | { readonly type: 'direct_url'; readonly url: string }
@@ -19,7 +21,14 @@ export type SplitInput =
 export interface CreateSplitRequest {
   readonly input: SplitInput;
   readonly stemModel: StemModelAlias;
+  /** A model (or `A+B`) by name, instead of the alias; `models`: an ensemble's members. */
+  readonly model?: string | undefined;
+  readonly models?: readonly string[] | undefined;
+  readonly ensemble?: EnsembleMethod['algorithm'] | undefined;
+  readonly ensembleWeights?: readonly number[] | undefined;
+  readonly twoStems?: string | undefined;
   readonly outputFormat: StemFormat;
+  readonly bitDepth?: JobOptions['bitDepth'] | undefined;
   readonly webhookUrl?: string | undefined;
 }
 
@@ -29,6 +38,8 @@ export interface SplitServiceOptions {
   readonly downloadTimeoutMs: number;
   /** The longest source a job takes; unset: any length (splits stream their audio). */
   readonly maxSeconds?: number;
+  /** How the aliases' ensembles combine (serve --ensemble), recorded on each job an alias makes. */
+  readonly aliasEnsemble?: EnsembleMethod | undefined;
 }
 
 interface Source {
@@ -42,12 +53,12 @@ interface Source {
 
 export class SplitService {
   readonly #data: DataStore;
-  readonly #registry: ModelRegistry;
+  readonly #models: ModelService;
   readonly #options: SplitServiceOptions;
 
-  constructor(data: DataStore, registry: ModelRegistry, options: SplitServiceOptions) {
+  constructor(data: DataStore, models: ModelService, options: SplitServiceOptions) {
     this.#data = data;
-    this.#registry = registry;
+    this.#models = models;
     this.#options = options;
   }
 
@@ -92,14 +103,15 @@ export class SplitService {
    */
   async create(principal: Principal, request: CreateSplitRequest, baseUrl: string, onCreated?: (split: Split) => Promise<void>): Promise<Split> {
     const id = newId('split');
-    const model = this.#resolveModel(request.stemModel);
+    const model = this.#models.choose(request);
+    const options = this.#jobOptions(request, model);
     if (request.webhookUrl) await this.#checkWebhookTarget(request.webhookUrl);
     const source = await this.#source(id, principal, request.input);
     try {
       const seconds = await this.#probe(source.path);
       const credits = Math.ceil(seconds);
       return await this.#data.store.transaction(async () => {
-        const split = await this.#insert(id, principal, request, source, model, credits, baseUrl);
+        const split = await this.#insert(id, principal, request, source, { modelName: model.name, stemModel: stemModelOf(request, model), jobOptions: serializeJobOptions(options) }, credits, baseUrl);
         await onCreated?.(split);
         return split;
       });
@@ -118,15 +130,28 @@ export class SplitService {
     }
   }
 
-  #resolveModel(alias: StemModelAlias): string {
-    try {
-      return this.#registry.resolveAlias(alias).name;
-    } catch (error) {
-      throw new StemsplitError('SERVER_ERROR', `no model is installed for ${alias}`, { cause: error });
+  /**
+   * What the job records beside its model: the ensemble's method (its own, or for an alias's
+   * ensemble the server's), two stems (checked against the stems the model writes, where its
+   * listing knows them) and the depth.
+   */
+  #jobOptions(request: CreateSplitRequest, model: ModelChoice): JobOptions {
+    const method = request.models !== undefined || (request.model?.includes('+') ?? false) ? { algorithm: request.ensemble, weights: request.ensembleWeights } : this.#options.aliasEnsemble;
+    const ensemble = isEnsembleRef(model) && method ? { ...(method.algorithm ? { ensemble: method.algorithm } : {}), ...(method.weights ? { ensembleWeights: [...method.weights] } : {}) } : {};
+    if (request.twoStems !== undefined) {
+      const sources = isEnsembleRef(model) ? [...new Set(model.members.flatMap((member) => member.sources))] : model.sources;
+      if (sources.length > 0 && !sources.includes(request.twoStems)) {
+        throw new StemsplitError('VALIDATION_ERROR', `twoStems: ${model.name} writes no stem "${request.twoStems}" (it writes ${sources.join(', ')})`);
+      }
     }
+    return {
+      ...ensemble,
+      ...(request.twoStems !== undefined ? { twoStems: request.twoStems } : {}),
+      ...(request.bitDepth !== undefined ? { bitDepth: request.bitDepth } : {}),
+    };
   }
 
-  async #insert(id: string, principal: Principal, request: CreateSplitRequest, source: Source, modelName: string, credits: number, baseUrl: string): Promise<Split> {
+  async #insert(id: string, principal: Principal, request: CreateSplitRequest, source: Source, model: Pick<Split, 'modelName' | 'stemModel' | 'jobOptions'>, credits: number, baseUrl: string): Promise<Split> {
     // Locked until the charge commits: a concurrent create on another node reads the balance after it.
     const account = await this.#data.accounts.lockForCharge(principal.accountId);
     if (!account) throw new StemsplitError('UNAUTHORIZED', 'the API key has no account');
@@ -145,8 +170,7 @@ export class SplitService {
       accountId: principal.accountId,
       apiKeyId: principal.apiKeyId,
       status: 'queued',
-      stemModel: request.stemModel,
-      modelName,
+      ...model,
       filename: source.filename,
       durationSeconds: credits,
       creditsUsed: credits,
@@ -221,4 +245,16 @@ export class SplitService {
       throw new StemsplitError('VALIDATION_ERROR', `input.url could not be fetched: ${describeError(error)}`, { cause: error });
     }
   }
+}
+
+/**
+ * The spec's `stemModel` of a job that named its model: the alias it came through, or the one
+ * whose stems it writes (6s where it writes guitar or piano), so clients that read only
+ * stemModel still see one of its two values.
+ */
+function stemModelOf(request: CreateSplitRequest, model: ModelChoice): StemModelAlias {
+  if (request.model === undefined && request.models === undefined) return request.stemModel;
+  if (request.model === '4s' || request.model === '6s') return request.model;
+  const sources = isEnsembleRef(model) ? model.members.flatMap((member) => member.sources) : model.sources;
+  return sources.includes('guitar') || sources.includes('piano') ? '6s' : '4s';
 }

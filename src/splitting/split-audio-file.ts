@@ -40,6 +40,8 @@ export interface StemOutputOptions {
   readonly float32?: boolean;
   /** WAV and FLAC: 24-bit stems. */
   readonly int24?: boolean;
+  /** WAV and FLAC: 16-bit stems, whatever the source's depth. */
+  readonly int16?: boolean;
   /** Write stems at this rate; default the source's (MP3: the source's where MP3 allows it). */
   readonly sampleRate?: number;
   readonly shifts?: number;
@@ -225,12 +227,12 @@ export const MP3_RATES: readonly number[] = [8000, 11025, 12000, 16000, 22050, 2
 export function stemOutput(
   source: Pick<AudioHeader, 'sampleRate' | 'channels' | 'bitDepth'>,
   modelRate: number,
-  options: Pick<SplitFileOptions, 'format' | 'float32' | 'int24' | 'sampleRate'>,
+  options: Pick<SplitFileOptions, 'format' | 'float32' | 'int24' | 'int16' | 'sampleRate'>,
 ): { outputSampleRate: number; channels: 1 | 2; depth: StemDepth } {
   let rate = options.sampleRate ?? source.sampleRate ?? modelRate;
   if (options.format === 'mp3' && !MP3_RATES.includes(rate)) rate = rate > 48_000 ? 48_000 : 44_100;
   const sourceDepth: StemDepth = source.bitDepth === 'float' ? (options.format === 'flac' ? 24 : 'float') : (source.bitDepth ?? 16);
-  const depth: StemDepth = options.float32 ? 'float' : options.int24 ? 24 : sourceDepth;
+  const depth: StemDepth = options.float32 ? 'float' : options.int24 ? 24 : options.int16 ? 16 : sourceDepth;
   return { outputSampleRate: rate, channels: source.channels === 1 ? 1 : 2, depth };
 }
 

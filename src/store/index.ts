@@ -10,6 +10,7 @@ import { openSqliteStore } from './sqlite.js';
 import { Deliveries } from './deliveries.js';
 import { dataLayout, type DataLayout } from './files.js';
 import { IdempotencyKeys } from './idempotency.js';
+import { ModelTimings } from './model-timings.js';
 import { Splits } from './splits.js';
 import { Uploads } from './uploads.js';
 
@@ -22,6 +23,7 @@ export interface DataStore {
   readonly splits: Splits;
   readonly idempotency: IdempotencyKeys;
   readonly deliveries: Deliveries;
+  readonly modelTimings: ModelTimings;
   close(): Promise<void>;
 }
 
@@ -61,6 +63,7 @@ export async function openDataStore(dataDir: string, options: OpenDataStoreOptio
     splits: new Splits(store, clock),
     idempotency: new IdempotencyKeys(store, clock, options.idempotencyTtlSeconds),
     deliveries: new Deliveries(store, clock),
+    modelTimings: new ModelTimings(store, clock),
     close: () => store.close(),
   });
 }
@@ -78,3 +81,4 @@ export { lockDataDirForServe } from './serve-lock.js';
 export type { Store, Dialect } from './database.js';
 export { redactDatabaseUrl } from './postgres.js';
 export { OutageLog } from './outage.js';
+export { parseJobOptions, serializeJobOptions, type JobOptions } from './job-options.js';

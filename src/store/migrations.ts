@@ -29,6 +29,7 @@ export function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0001_initial': { up: (db) => initialSchema(db, t, dialect) },
     '0002_job_leases': { up: (db) => jobLeases(db, t) },
     '0003_output_format': { up: outputFormat },
+    '0004_model_library': { up: modelLibrary },
   };
 }
 
@@ -156,4 +157,20 @@ async function jobLeases(db: Kysely<unknown>, t: ColumnTypes): Promise<void> {
 /** The file format of a job's stems (`outputFormat`): MP3 as the spec has it, or WAV/FLAC (an addition). */
 async function outputFormat(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('splits').addColumn('outputFormat', 'text', (c) => c.notNull().defaultTo('mp3')).execute();
+}
+
+/**
+ * A job's own model choices (an ensemble's algorithm and weights, two stems, the bit depth: an
+ * addition of the API) and each model's measured speed, shown by GET /v1/models and models list.
+ */
+async function modelLibrary(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('splits').addColumn('jobOptions', 'text').execute();
+  await db.schema
+    .createTable('modelTimings')
+    .addColumn('modelName', 'text', (c) => c.primaryKey())
+    .addColumn('processingSeconds', 'double precision', (c) => c.notNull())
+    .addColumn('audioSeconds', 'double precision', (c) => c.notNull())
+    .addColumn('jobs', 'integer', (c) => c.notNull())
+    .addColumn('updatedAt', 'text', (c) => c.notNull())
+    .execute();
 }

@@ -84,6 +84,11 @@ export interface SplitTable {
   /** The worker holding the job while it is unfinished, and until when (it renews the lease while it runs). */
   leaseOwner: string | null;
   leaseExpiresAtMs: number | null;
+  /**
+   * JSON of the job's choices beyond the model (`JobOptions` in jobs/job-options.ts): an ensemble's
+   * algorithm and weights, two stems, the bit depth. Null: none (every job made before they existed).
+   */
+  jobOptions: string | null;
 }
 
 export interface IdempotencyTable {
@@ -110,6 +115,17 @@ export interface WebhookDeliveryTable {
   deliveredAt: string | null;
 }
 
+/** How long a model (or an ensemble, by its `A+B` name) takes on this deployment, summed over its jobs. */
+export interface ModelTimingTable {
+  modelName: string;
+  /** Wall-clock seconds of the separations, summed. */
+  processingSeconds: number;
+  /** Seconds of audio they split, summed. */
+  audioSeconds: number;
+  jobs: number;
+  updatedAt: string;
+}
+
 export interface SettingTable {
   key: string;
   value: string;
@@ -124,4 +140,5 @@ export interface Database {
   idempotencyKeys: IdempotencyTable;
   webhookDeliveries: WebhookDeliveryTable;
   settings: SettingTable;
+  modelTimings: ModelTimingTable;
 }

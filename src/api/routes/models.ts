@@ -9,13 +9,13 @@ const listModelsRoute = createRoute({
   method: 'get',
   path: '/models',
   operationId: 'listModels',
-  description: 'The models this server has and can pull, which stemModel runs which, and the terms of their weights (an addition to the v1 spec).',
+  description: 'The models this server has and can pull, what each is for, which stemModel runs which, which a job may name, how fast each ran here, and the terms of their weights (an addition to the v1 spec).',
   responses: { 200: ok('The models.', ModelList), 401: failure('Missing or invalid API key.') },
 });
 
 /** GET /models: the installed and pullable models with their terms (an addition to the v1 spec). */
 export function modelRoutes(models: ModelService): OpenAPIHono<AppEnv> {
   const app = openApiRoutes();
-  app.openapi(listModelsRoute, (c) => c.json(successBody({ items: models.list() }), 200));
+  app.openapi(listModelsRoute, async (c) => c.json(successBody(await models.list()), 200));
   return app;
 }

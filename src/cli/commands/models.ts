@@ -1,8 +1,12 @@
 import { StemsplitError } from '../../errors.js';
 import { catalogModel, MDX_MODEL_DATA_SOURCE, MODEL_CATALOG, type CatalogModel } from '../../models/catalog.js';
-import { mdxModelDataFile, pullModel, removeModel } from '../../models/pull.js';
+import { addModel } from '../../models/add.js';
+import { libraryDir, removeFromLibrary } from '../../models/library.js';
+import { onnxLoaders } from '../../models/loaders.js';
+import { matchLocalFiles, mdxModelDataFile, pullModel, removeModel } from '../../models/pull.js';
 import { registryFor, type ModelListing, type ModelRegistry } from '../../models/registry.js';
-import { print, printJson, type CommandContext } from '../context.js';
+import type { Task } from '../../models/tasks.js';
+import { print, printJson, withStore, type CommandContext } from '../context.js';
 import { createProgressBar, type ProgressBar } from '../progress.js';
 
 function registryOf(ctx: CommandContext): ModelRegistry {
@@ -10,8 +14,12 @@ function registryOf(ctx: CommandContext): ModelRegistry {
   return registryFor(config);
 }
 
+/** A listing row with this data dir's measured speed (seconds per minute of audio, from its jobs; null until one ran). */
+export type TimedListing = ModelListing & { readonly secondsPerMinute: number | null };
+
 export async function modelsList(ctx: CommandContext, options: { json?: boolean }): Promise<void> {
-  const rows = registryOf(ctx).listing();
+  const timings = await withStore(ctx, (data) => data.modelTimings.secondsPerMinute());
+  const rows: TimedListing[] = registryOf(ctx).listing().map((row) => ({ ...row, secondsPerMinute: timings.get(row.name) ?? null }));
   if (options.json) {
     printJson(ctx, rows);
     return;
@@ -39,7 +47,7 @@ const GAP = '  ';
  * NAME, STEMS, STATE, FAMILY, TERMS: one row per model, terms wrapped in their column (they are
  * never cut: every listing says what a model's terms are), the description below each row.
  */
-export function listingTable(rows: readonly ModelListing[], width: number): string[] {
+export function listingTable(rows: readonly TimedListing[], width: number): string[] {
   const cells = rows.map((row) => ({
     name: row.name,
     stems: `${row.sources.length} stems`,
@@ -66,6 +74,8 @@ export function listingTable(rows: readonly ModelListing[], width: number): stri
       lines.push(row(columns, ''), ...wrap(`terms: ${listing.terms}`, width - 2).map((text) => `  ${text}`));
     }
     for (const text of wrap(listing.description, width - 2)) lines.push(`  ${text}`);
+    const speed = listing.secondsPerMinute === null ? '' : `; ${listing.secondsPerMinute} s per minute of audio here`;
+    for (const text of wrap(`task: ${listing.task}; stems: ${listing.sources.join(', ') || 'told when it loads'}${speed}`, width - 2)) lines.push(`  ${text}`);
     if (listing.card) lines.push(`  card: ${listing.card}`);
   }
   return lines;
@@ -106,11 +116,14 @@ function megabytes(bytes: number): string {
 
 export interface ModelsPullOptions {
   readonly baseUrl?: string;
+  readonly file?: readonly string[];
   readonly json?: boolean;
 }
 
 export async function modelsPull(ctx: CommandContext, names: readonly string[], options: ModelsPullOptions): Promise<void> {
   const models = names.map(catalogModelNamed);
+  const files = options.file ?? [];
+  if (files.length > 0 && models.length !== 1) throw new StemsplitError('USAGE', '--file installs files of one model: name one model with it');
   const results = [];
   for (const model of models) {
     ctx.stderr.write(`${model.name}: ${model.description}\n  terms of the weights: ${model.terms}\n`);
@@ -118,6 +131,7 @@ export async function modelsPull(ctx: CommandContext, names: readonly string[], 
     const result = await pullModel(model, {
       cacheDir: ctx.config.cacheDir,
       baseUrl: options.baseUrl,
+      localFiles: files.length > 0 ? matchLocalFiles(model, files) : undefined,
       onFile(file, index, count, alreadyInstalled) {
         bar?.done();
         const title = `${model.name} ${count > 1 ? `[${index + 1}/${count}] ` : ''}${file} `;
@@ -142,9 +156,46 @@ export async function modelsPull(ctx: CommandContext, names: readonly string[], 
 }
 
 export async function modelsRemove(ctx: CommandContext, names: readonly string[]): Promise<void> {
-  for (const model of names.map(catalogModelNamed)) {
+  const library = libraryDir(ctx.config.dataDir);
+  for (const name of names) {
+    if (catalogModel(name) === undefined && removeFromLibrary(library, name)) {
+      print(ctx, `${name} removed from the library (${library})`);
+      continue;
+    }
+    const model = catalogModelNamed(name);
     const removed = await removeModel(model, ctx.config.cacheDir);
     if (removed.length === 0) throw new StemsplitError('MODEL_NOT_FOUND', `${model.name} is not installed`);
     print(ctx, `${model.name} removed (${removed.length} file${removed.length === 1 ? '' : 's'})`);
   }
+}
+
+export interface ModelsAddOptions {
+  readonly name?: string;
+  readonly config?: string;
+  readonly terms?: string;
+  readonly task?: Task;
+  readonly link?: boolean;
+  readonly json?: boolean;
+}
+
+/** `models add FILE…`: each file checked by loading it, then kept in the data dir's library under its name. */
+export async function modelsAdd(ctx: CommandContext, files: readonly string[], options: ModelsAddOptions): Promise<void> {
+  if (files.length > 1 && (options.name !== undefined || options.config !== undefined)) {
+    throw new StemsplitError('USAGE', '--name and --config describe one model file; add the files one at a time');
+  }
+  const registry = registryOf(ctx);
+  const library = libraryDir(ctx.config.dataDir);
+  const loaders = onnxLoaders({ cacheDir: ctx.config.cacheDir, intraOpThreads: ctx.config.intraOpThreads, precision: ctx.config.precision });
+  const added = [];
+  for (const file of files) {
+    ctx.stderr.write(`${file}: checking it (loads it once; a large checkpoint takes a minute or more to convert)\n`);
+    const model = await addModel(registry, library, file, options, loaders);
+    const how = model.installedBy === 'link' ? 'hard-linked (moving or deleting the original is safe; editing it in place changes this copy)' : 'copied (the original may move or be deleted)';
+    if (!options.json) {
+      print(ctx, `${model.name} added: ${model.stems.length} stems (${model.stems.join(', ')}), ${model.files.length} file(s) ${how} into ${model.dir}`);
+      print(ctx, `  terms: ${model.terms}; run it with: stemsplit split song.wav --model ${model.name}`);
+    }
+    added.push(model);
+  }
+  if (options.json) printJson(ctx, added);
 }

@@ -1,0 +1,25 @@
+/**
+ * A job's choices beyond its model name, as the `jobOptions` column keeps them (JSON): how an
+ * ensemble combines, two stems, the bit depth. The service writes them once, when the job is
+ * made; the runner hands them to the split; GET shows them.
+ */
+export interface JobOptions {
+  /** An ensemble's algorithm (ensemble/algorithms.ts names), for a job that named its members. */
+  readonly ensemble?: string;
+  readonly ensembleWeights?: readonly number[];
+  /** Write this stem and `no_<stem>`. */
+  readonly twoStems?: string;
+  /** WAV/FLAC sample depth: 16, 24, or 32 (float, WAV only); absent, the source's. */
+  readonly bitDepth?: 16 | 24 | 32;
+}
+
+export function serializeJobOptions(options: JobOptions): string | null {
+  return Object.keys(options).length === 0 ? null : JSON.stringify(options);
+}
+
+/** The options a row holds; a row from before they existed holds none. */
+export function parseJobOptions(column: string | null): JobOptions {
+  if (column === null) return {};
+  const value = JSON.parse(column) as unknown;
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JobOptions) : {};
+}
