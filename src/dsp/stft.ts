@@ -14,6 +14,7 @@
  * (frame-major, cropped to dim_f, split into sub-bands) copy to and from these planes.
  */
 import { Fft, unpackTwoReal } from './fft.js';
+import { periodicHann } from './window.js';
 
 export type StftWindow = 'ones' | 'hann';
 
@@ -155,8 +156,7 @@ export class TorchStft {
 /** The window of `win` samples (ones, or torch.hann_window's periodic Hann) centred in n_fft, as torch.stft pads it. */
 export function centredWindow(kind: StftWindow, win: number, nFft: number): Float64Array {
   const out = new Float64Array(nFft);
-  const left = Math.floor((nFft - win) / 2);
-  for (let n = 0; n < win; n++) out[left + n] = kind === 'ones' ? 1 : 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / win);
+  out.set(kind === 'ones' ? new Float64Array(win).fill(1) : periodicHann(win), Math.floor((nFft - win) / 2));
   return out;
 }
 

@@ -6,13 +6,7 @@
  */
 import { combineSample, isSpectral, type EnsembleAlgorithm } from './algorithms.js';
 import { SpectralCombiner } from './spectral.js';
-
-export interface StemCombiner {
-  /** The members' next `frames` samples (planar [2, frames] each, in member order) → settled output, planar. */
-  push(inputs: readonly Float32Array[], frames: number): Float32Array;
-  /** After the track's last sample: whatever is left (checks every sample arrived). */
-  finish(): Float32Array;
-}
+import type { StemCombiner } from './stem-combiner.js';
 
 /**
  * The combiner of a stem made by members with these `weights` over a track of `length`

@@ -13,17 +13,13 @@
  * whose istft without a length stops at 1024 (K − 1).
  */
 import { Fft, unpackTwoReal } from '../dsp/fft.js';
+import { periodicHann } from '../dsp/window.js';
 import { extremeIndex, median, uvrFoldIndex, type EnsembleAlgorithm } from './algorithms.js';
-import type { StemCombiner } from './combine.js';
+import type { StemCombiner } from './stem-combiner.js';
 
 const N_FFT = 2048;
 const HOP = 1024;
 const BINS = N_FFT / 2 + 1;
-
-/** librosa's default window: scipy's periodic Hann. */
-function periodicHann(size: number): Float64Array {
-  return Float64Array.from({ length: size }, (_, n) => 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / size));
-}
 
 /** One member's spectrum of one frame: left and right, real and imaginary, bins 0..n_fft/2. */
 interface FrameSpectrum {
@@ -84,7 +80,7 @@ export class SpectralCombiner implements StemCombiner {
   readonly #length: number;
   readonly #frames: number;
   readonly #fft = new Fft(N_FFT);
-  readonly #window = periodicHann(N_FFT);
+  readonly #window = periodicHann(N_FFT); // librosa's default window
   readonly #inputs: PendingInput[];
   readonly #spectra: FrameSpectrum[];
   readonly #combined = frameSpectrum();

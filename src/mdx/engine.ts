@@ -26,7 +26,7 @@ import { Fft } from '../dsp/fft.js';
 import { freeInputOutputAxes } from '../onnx/free-dims.js';
 import { createOrtSession, runTensors, type OrtSessionHandle } from '../onnx/session.js';
 import type { SeparationProgress, TrackModel } from '../separation/model.js';
-import { TrackWindow, type StemWriter, type TrackStream } from '../separation/stream.js';
+import { TrackWindow, type StemWriter, type TrackStream } from '../separation/track-stream.js';
 import { readModelData, secondaryStem, stemFileName, type MdxModelData } from './model-data.js';
 import { MDX_DEFAULTS, type MdxOptions } from './options.js';
 import { MdxSpectrum } from './spectrum.js';

@@ -6,7 +6,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import type { SeparationProgress, TrackModel } from '../separation/model.js';
-import { TrackWindow, type StemWriter, type TrackStream } from '../separation/stream.js';
+import { TrackWindow, type StemWriter, type TrackStream } from '../separation/track-stream.js';
 import type { MsstCommon } from './config.js';
 import { demix, demixStream, type DemixOptions, type DemixSettings, type DemixSource, type DemixWriter } from './demix.js';
 

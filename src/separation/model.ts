@@ -1,4 +1,4 @@
-import type { StemWriter, TrackStream } from './stream.js';
+import type { StemWriter, TrackStream } from './track-stream.js';
 
 /**
  * The model contract: what a family must give the separation pipeline, in one of two forms.

@@ -16,9 +16,8 @@
  */
 import { StemsplitError } from '../errors.js';
 import type { SeparationModel } from './model.js';
-import { demucsNormalization, separateStream, type Normalization, type StreamOptions, type TrackStatistics } from './stream.js';
-
-export { shiftOffsets, type Normalization } from './stream.js';
+import { demucsNormalization, type Normalization, type TrackStatistics } from './normalization.js';
+import { separateStream, type StreamOptions } from './segment-stream.js';
 
 export interface StereoTrack {
   /** Planar [2, length]: left samples, then right samples. */

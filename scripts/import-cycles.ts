@@ -1,0 +1,19 @@
+/**
+ * Checks that no file under src/ takes part in a circle of imports (static, type-only or dynamic): every file
+ * imports only downward. Prints each circle with one path that closes it; exits 1 when there is any.
+ *
+ *   node --import tsx scripts/import-cycles.ts [--root src]
+ *
+ * test/import-cycles.test.ts runs the same check in the test suite.
+ */
+import { parseArgs } from 'node:util';
+import { importCycles, importGraph } from '../harness/import-graph.js';
+
+const { values } = parseArgs({ options: { root: { type: 'string', default: 'src' } } });
+const cycles = importCycles(importGraph(values.root));
+for (const cycle of cycles) {
+  console.log(`${cycle.files.length} files in a circle: ${cycle.path.join(' → ')}`);
+  if (cycle.files.length > cycle.path.length - 1) console.log(`  the circle's files: ${cycle.files.join(', ')}`);
+}
+console.log(cycles.length === 0 ? `no import cycle under ${values.root}/` : `${cycles.length} import cycle(s) under ${values.root}/`);
+process.exitCode = cycles.length === 0 ? 0 : 1;

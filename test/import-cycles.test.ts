@@ -1,0 +1,45 @@
+/**
+ * No circle of imports under src/: every file imports only downward (static, type-only and dynamic imports all
+ * count). The same check as `node --import tsx scripts/import-cycles.ts`, first shown to find circles it must find.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { importCycles, importGraph } from '../harness/import-graph.js';
+import { tempDir } from '../harness/temp-dir.js';
+
+function tree(files: Readonly<Record<string, string>>): string {
+  const root = tempDir('stemsplit-imports-');
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(join(root, file, '..'), { recursive: true });
+    writeFileSync(join(root, file), text);
+  }
+  return root;
+}
+
+describe('import cycles', () => {
+  test('finds a circle of type-only, dynamic and re-export imports, through an index file', () => {
+    const root = tree({
+      'a/index.ts': "export { b } from './b.js';\n",
+      'a/b.ts': "import type { C } from '../c.js';\nexport const b = 1 as unknown as C;\n",
+      'c.ts': "export type C = number;\nexport async function load() { return import('./a/index.js'); }\n",
+      'leaf.ts': "import { readFileSync } from 'node:fs';\nimport { b } from './a/index.js';\nexport const leaf = [readFileSync, b];\n",
+    });
+    const cycles = importCycles(importGraph(root));
+    assert.deepEqual(cycles.map((cycle) => cycle.files), [['a/b.ts', 'a/index.ts', 'c.ts']]);
+    assert.deepEqual(cycles[0]?.path, ['a/b.ts', 'c.ts', 'a/index.ts', 'a/b.ts']);
+  });
+
+  test('a file that imports itself is a circle; a tree with none has none', () => {
+    assert.deepEqual(importCycles(importGraph(tree({ 'self.ts': "import './self.js';\n" }))).map((c) => c.files), [['self.ts']]);
+    assert.deepEqual(importCycles(importGraph(tree({ 'up.ts': "import './down.js';\n", 'down.ts': 'export {};\n' }))), []);
+  });
+
+  test('no file under src/ is in a circle of imports', () => {
+    const graph = importGraph('src');
+    assert.ok(graph.size > 100, `read the source tree (${graph.size} files)`);
+    const cycles = importCycles(graph);
+    assert.deepEqual(cycles.map((cycle) => cycle.path.join(' → ')), []);
+  });
+});
