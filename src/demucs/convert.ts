@@ -5,11 +5,12 @@
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import { cacheEntryDir, readCachedManifest, sha256File, storeEntry } from '../onnx/cache.js';
-import { readCheckpoint } from '../torch/checkpoint.js';
+import { readCheckpoint, type Checkpoint } from '../torch/checkpoint.js';
 import { parseHTDemucsConfig } from './config.js';
 import { buildHTDemucsGraph, type GraphStage } from './htdemucs-graph.js';
 import { writeModel } from '../onnx/graph.js';
 import { precisionKey, type Precision } from '../onnx/quantize.js';
+import { V3_CLASSES } from './v3-config.js';
 
 /** One stage of a converted model: its ONNX file and the named tensors it reads and writes. */
 export interface ConvertedStage extends Omit<GraphStage, 'graph'> {
@@ -47,6 +48,16 @@ export interface ConvertOptions {
  * Cheap on a cache hit: the checkpoint is only hashed. Each precision is its own cache entry.
  */
 export async function convertCheckpoint(file: string, cacheDir: string, options: ConvertOptions = {}): Promise<ConvertedModel> {
+  const result = await convertOrRead(file, cacheDir, options);
+  if ('converted' in result) return result.converted;
+  throw new StemsplitError('MODEL_INVALID', `${file} holds a ${result.checkpoint.klass}, which runs without conversion (loadDemucs)`);
+}
+
+/**
+ * An HTDemucs converted (or found in the cache), or a Demucs v3/v2 checkpoint as read: those
+ * build a graph per window length when they run (segment-model-v3.ts), so nothing is cached.
+ */
+export async function convertOrRead(file: string, cacheDir: string, options: ConvertOptions = {}): Promise<{ readonly converted: ConvertedModel } | { readonly checkpoint: Checkpoint }> {
   const precision = options.precision ?? 'fp32';
   let sha256: string;
   try {
@@ -56,11 +67,12 @@ export async function convertCheckpoint(file: string, cacheDir: string, options:
   }
   const directory = cacheEntryDir(cacheDir, `${sha256}${precisionKey(precision)}`, CONVERTER_VERSION);
   const cached = await readCachedManifest(directory);
-  if (isConvertedModel(cached)) return { ...cached, directory };
+  if (isConvertedModel(cached)) return { converted: { ...cached, directory } };
 
   const checkpoint = readCheckpoint(file);
+  if (checkpoint.klass in V3_CLASSES) return { checkpoint };
   if (checkpoint.klass !== 'demucs.htdemucs.HTDemucs') {
-    throw new StemsplitError('MODEL_INVALID', `unsupported class ${checkpoint.klass} in checkpoint ${file} (only HTDemucs is supported)`);
+    throw new StemsplitError('MODEL_INVALID', `unsupported class ${checkpoint.klass} in checkpoint ${file} (Demucs runs HTDemucs, HDemucs and Demucs)`);
   }
   const config = parseHTDemucsConfig(checkpoint.kwargs);
   const { stages } = buildHTDemucsGraph(config, checkpoint.state, { precision });
@@ -85,7 +97,7 @@ export async function convertCheckpoint(file: string, cacheDir: string, options:
     stages.forEach((stage, index) => writeModel(stage.graph.encode(), path.join(dir, (converted.stages[index] as ConvertedStage).file)));
   };
   await storeEntry(directory, writeStages, converted);
-  return converted;
+  return { converted };
 }
 
 function isConvertedModel(value: unknown): value is ConvertedModel {

@@ -9,8 +9,10 @@ import type { SegmentModel } from '../separation/model.js';
 import { combineBag } from '../separation/bag.js';
 import { parseBagFile, resolveMember } from './bag-file.js';
 import type { Precision } from '../onnx/quantize.js';
-import { convertCheckpoint } from './convert.js';
+import { convertOrRead } from './convert.js';
 import { openHTDemucs, type TimingSink } from './segment-model.js';
+import { openV3 } from './segment-model-v3.js';
+import { V3_CLASSES, parseV3Config } from './v3-config.js';
 
 export interface LoadDemucsOptions {
   /** Where converted graphs are kept (a `demucs/` folder is made inside). */
@@ -23,14 +25,23 @@ export interface LoadDemucsOptions {
   readonly precision?: Precision;
   /** Receives how long each part of every segment took (benchmarks). */
   readonly onTiming?: TimingSink;
+  /** The bag's `segment` (seconds), for a member: a v3/v2 model whose own is shorter takes it (BagOfModels). */
+  readonly bagSegment?: number;
 }
 
 /** Loads a Demucs checkpoint (`.th`) or bag (`.yaml`) as one segment model. */
 export async function loadDemucs(file: string, options: LoadDemucsOptions): Promise<SegmentModel> {
   const name = options.name ?? path.basename(file).replace(/\.(th|ya?ml)$/, '');
   if (/\.ya?ml$/.test(file)) return loadBag(file, name, options);
-  const converted = await convertCheckpoint(file, options.cacheDir, options.precision === undefined ? {} : { precision: options.precision });
-  return openHTDemucs(converted, name, options);
+  const result = await convertOrRead(file, options.cacheDir, options.precision === undefined ? {} : { precision: options.precision });
+  if ('converted' in result) return openHTDemucs(result.converted, name, options);
+  const { checkpoint } = result;
+  const config = parseV3Config(V3_CLASSES[checkpoint.klass] as 'HDemucs' | 'Demucs', checkpoint.kwargs);
+  return openV3(config, checkpoint.state, file, name, {
+    ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
+    ...(options.precision === undefined ? {} : { precision: options.precision }),
+    ...(options.bagSegment === undefined ? {} : { bagSegment: options.bagSegment }),
+  });
 }
 
 async function loadBag(file: string, name: string, options: LoadDemucsOptions): Promise<SegmentModel> {
@@ -46,7 +57,7 @@ async function loadBag(file: string, name: string, options: LoadDemucsOptions): 
   try {
     for (const member of bag.models) {
       const memberPath = resolveMember(directory, member);
-      members.push(await loadDemucs(memberPath, { ...options, name: member }));
+      members.push(await loadDemucs(memberPath, { ...options, name: member, ...(bag.segment === undefined ? {} : { bagSegment: bag.segment }) }));
     }
     const sources = (members[0] as SegmentModel).sources.length;
     const weights = bag.weights ?? bag.models.map(() => new Array<number>(sources).fill(1));

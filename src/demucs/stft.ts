@@ -36,7 +36,11 @@ export class SegmentStft {
   /** Four spectrogram planes frame-major ([frames, freqs]): per-frame reads and writes stay contiguous. */
   private readonly frameMajor: Float32Array;
 
-  constructor(nfft: number, length: number) {
+  /**
+   * `hybridOld`: HDemucs' MDX-era padding bug (`hybrid_old`): zeros rather than reflection
+   * around the signal, and the inverse read from the iSTFT's start rather than 3/2 hop in.
+   */
+  constructor(nfft: number, length: number, private readonly options: { readonly hybridOld?: boolean } = {}) {
     this.nfft = nfft;
     this.hop = nfft / 4;
     this.length = length;
@@ -58,13 +62,24 @@ export class SegmentStft {
     return frame * this.hop - (this.hop / 2) * 3;
   }
 
+  /** Where frame t's inverse lands in the output: as in the analysis, or from t·hop with `hybridOld`. */
+  private synthesisStart(frame: number): number {
+    return this.options.hybridOld === true ? frame * this.hop : this.frameStart(frame);
+  }
+
+  /** The signal outside [0, length): reflected, or zero with `hybridOld`. */
+  private sampleAt(signal: Float32Array, channelOffset: number, index: number): number {
+    if (this.options.hybridOld === true && (index < 0 || index >= this.length)) return 0;
+    return signal[channelOffset + reflect(index, this.length)] as number;
+  }
+
   /**
    * Stereo planar signal [2, length] → spectrogram [4, freqs, frames] (CaC layout),
    * normalized as HTDemucs normalizes its frequency-branch input: (z − mean) / (eps + std)
    * over all values (std unbiased). Returns the statistics, to undo it on the output.
    * Both channels go through one complex FFT (left as real part, right as imaginary).
    */
-  analyze(signal: Float32Array, out: Float32Array, eps: number): Normalization {
+  analyze(signal: Float32Array, out: Float32Array, eps: number, normalize = true): Normalization {
     const { nfft, length, freqs, frames, re, im, window, frameMajor } = this;
     const scale = 1 / Math.sqrt(nfft);
     const bin = this.bin;
@@ -72,10 +87,9 @@ export class SegmentStft {
     for (let t = 0; t < frames; t++) {
       const start = this.frameStart(t);
       for (let n = 0; n < nfft; n++) {
-        const at = reflect(start + n, length);
         const w = window[n] as number;
-        re[n] = w * (signal[at] as number);
-        im[n] = w * (signal[length + at] as number);
+        re[n] = w * this.sampleAt(signal, 0, start + n);
+        im[n] = w * this.sampleAt(signal, length, start + n);
       }
       this.fft.forward(re, im);
       const row = t * freqs;
@@ -87,9 +101,29 @@ export class SegmentStft {
         frameMajor[3 * plane + row + k] = scale * (bin[3] as number);
       }
     }
-    const stats = meanStd(frameMajor);
+    const stats = normalize ? meanStd(frameMajor) : { mean: 0, std: 1 - eps };
     const gain = 1 / (eps + stats.std);
     for (let p = 0; p < 4; p++) transpose(frameMajor, p * plane, frames, freqs, out, p * plane, gain, -stats.mean * gain);
+    return stats;
+  }
+
+  /**
+   * As `analyze`, for a network that sees magnitudes (HDemucs without CaC): [2, freqs, frames]
+   * of |Z| normalized into `out`, and the mixture's spectrogram in CaC layout into `mixture`
+   * (unnormalized, for the phase the output magnitudes take).
+   */
+  analyzeMagnitude(signal: Float32Array, out: Float32Array, mixture: Float32Array, eps: number): Normalization {
+    this.analyze(signal, mixture, 0, false);
+    const plane = this.freqs * this.frames;
+    const magnitudes = new Float32Array(2 * plane);
+    for (let c = 0; c < 2; c++) {
+      for (let i = 0; i < plane; i++) {
+        magnitudes[c * plane + i] = Math.hypot(mixture[2 * c * plane + i] as number, mixture[(2 * c + 1) * plane + i] as number);
+      }
+    }
+    const stats = meanStd(magnitudes);
+    const gain = 1 / (eps + stats.std);
+    for (let i = 0; i < magnitudes.length; i++) out[i] = ((magnitudes[i] as number) - stats.mean) * gain;
     return stats;
   }
 
@@ -131,7 +165,7 @@ export class SegmentStft {
         im[nfft - k] = rr - li;
       }
       this.fft.inverse(re, im);
-      const start = this.frameStart(t);
+      const start = this.synthesisStart(t);
       const from = Math.max(0, -start);
       const to = Math.min(nfft, length - start);
       for (let n = from; n < to; n++) {
@@ -161,7 +195,7 @@ export class SegmentStft {
     const { nfft, length, frames, window } = this;
     const sum = new Float64Array(length);
     for (let t = -2; t < frames + 2; t++) {
-      const start = this.frameStart(t);
+      const start = this.synthesisStart(t);
       for (let n = Math.max(0, -start); n < nfft && start + n < length; n++) {
         sum[start + n] = (sum[start + n] as number) + (window[n] as number) ** 2;
       }
