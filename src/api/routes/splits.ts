@@ -86,7 +86,13 @@ export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
     const request: CreateSplitRequest = {
       input: body.input.type === 'uploaded_file' ? { type: 'uploaded_file', uploadId: body.input.uploadId } : body.input,
       stemModel: body.stemModel,
+      model: body.model,
+      models: body.models,
+      ensemble: body.ensemble,
+      ensembleWeights: body.ensembleWeights,
+      twoStems: body.twoStems,
       outputFormat: body.outputFormat,
+      bitDepth: body.bitDepth,
       webhookUrl: body.webhookUrl,
     };
     const origin = c.get('publicBase');

@@ -1,0 +1,253 @@
+/**
+ * The model library (issue 36): models users bring are added to a data dir with `models add`,
+ * listed by `models list` and GET /v1/models beside the catalog and the bundled models, and
+ * every job picks its own model, ensemble, two stems, format and depth through the API. Checked
+ * through the real CLI and a real server on loopback, with the shared reference fixtures as the
+ * users' models.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { runCli } from '../harness/process.js';
+import { writeSong } from '../harness/audio.js';
+import { MODEL_CATALOG } from '../src/models/catalog.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
+
+const SCNET = resolve('../shared/fixtures/msst/scnet_4stem.ckpt');
+const MDX = resolve('../shared/fixtures/mdx/mdx_a_nfft6144_vocals.onnx');
+
+/** A data dir with the two fixtures in its library, as `models add` leaves it. */
+function libraryDataDir(): string {
+  const dataDir = tempDir();
+  const scnet = runCli(['--data-dir', dataDir, 'models', 'add', SCNET, '--terms', 'MIT (a test fixture)']);
+  assert.equal(scnet.status, 0, scnet.stderr);
+  assert.match(scnet.stdout, /^scnet_4stem added: 4 stems \(drums, bass, other, vocals\), 2 file\(s\) copied/m);
+  const mdx = runCli(['--data-dir', dataDir, 'models', 'add', MDX, '--name', 'mdx-vocals']);
+  assert.equal(mdx.status, 0, mdx.stderr);
+  assert.match(mdx.stdout, /^mdx-vocals added: 2 stems \(vocals, instrumental\)/m);
+  return dataDir;
+}
+
+interface Listed {
+  name: string;
+  family: string;
+  origin: string;
+  installed: boolean;
+  task: string;
+  sources: string[];
+  terms: string;
+  secondsPerMinute: number | null;
+}
+
+function listed(dataDir: string): Listed[] {
+  const result = runCli(['--data-dir', dataDir, 'models', 'list', '--json']);
+  assert.equal(result.status, 0, result.stderr);
+  return JSON.parse(result.stdout) as Listed[];
+}
+
+test('models add keeps a copy of each file and its companions, checked by loading it; models list shows them', () => {
+  const dataDir = libraryDataDir();
+  const rows = listed(dataDir);
+  const scnet = rows.find((row) => row.name === 'scnet_4stem');
+  assert.deepEqual(
+    scnet && { family: scnet.family, origin: scnet.origin, installed: scnet.installed, task: scnet.task, sources: scnet.sources, terms: scnet.terms },
+    { family: 'scnet', origin: 'library', installed: true, task: 'four-stems', sources: ['drums', 'bass', 'other', 'vocals'], terms: 'MIT (a test fixture)' },
+  );
+  const mdx = rows.find((row) => row.name === 'mdx-vocals');
+  assert.deepEqual(mdx && [mdx.family, mdx.task, mdx.terms], ['mdx', 'vocals', 'not stated']);
+  // The yaml came along, byte for byte, and the copy does not depend on the original.
+  assert.deepEqual(readFileSync(join(dataDir, 'models', 'scnet_4stem', 'scnet_4stem.yaml')), readFileSync(SCNET.replace(/\.ckpt$/, '.yaml')));
+  const table = runCli(['--data-dir', dataDir, 'models', 'list']);
+  assert.match(table.stdout, /^scnet_4stem +4 stems +library +scnet +MIT \(a test fixture\)$/m);
+});
+
+test('models add refuses, in one line and with the documented code, what it cannot keep', () => {
+  const dataDir = tempDir();
+  const add = (...args: string[]) => runCli(['--data-dir', dataDir, 'models', 'add', ...args]);
+  const missing = add(join(dataDir, 'nope.ckpt'));
+  assert.equal(missing.status, 12);
+  assert.match(missing.stderr, /nope\.ckpt: no such file\n$/);
+
+  // A checkpoint without its yaml: the flag to name one is models add's own.
+  const lonely = join(dataDir, 'lonely.ckpt');
+  copyFileSync(SCNET, lonely);
+  const noConfig = add(lonely);
+  assert.equal(noConfig.status, 12);
+  assert.match(noConfig.stderr, /no config beside .*lonely\.ckpt \(expected lonely\.yaml\); name one with --config\n$/);
+
+  // Damaged weights under a good yaml: refused when loaded, and nothing is left in the library.
+  const damaged = join(dataDir, 'damaged.ckpt');
+  writeFileSync(damaged, 'not a checkpoint at all');
+  const refused = add(damaged, '--config', SCNET.replace(/\.ckpt$/, '.yaml'));
+  assert.equal(refused.status, 13, refused.stderr);
+  assert.equal(refused.stderr.trim().split('\n').at(-1)?.startsWith('stemsplit: '), true, refused.stderr);
+  assert.equal(listed(dataDir).some((row) => row.origin === 'library'), false);
+
+  assert.equal(add(SCNET).status, 0);
+  const twice = add(SCNET);
+  assert.equal(twice.status, 2);
+  assert.match(twice.stderr, /already has a model named scnet_4stem; remove it first/);
+  const badName = add(SCNET, '--name', 'a/b');
+  assert.equal(badName.status, 2);
+  assert.match(badName.stderr, /"a\/b" cannot name a model/);
+
+  const removed = runCli(['--data-dir', dataDir, 'models', 'remove', 'scnet_4stem']);
+  assert.equal(removed.status, 0, removed.stderr);
+  assert.equal(existsSync(join(dataDir, 'models', 'scnet_4stem')), false);
+});
+
+test('split runs a library model by its name', () => {
+  const dataDir = libraryDataDir();
+  const song = join(dataDir, 'song.wav');
+  writeSong(song, 3);
+  const out = join(dataDir, 'out');
+  const result = runCli(['--data-dir', dataDir, 'split', song, '--model', 'mdx-vocals', '-o', out, '--format', 'wav']);
+  assert.equal(result.status, 0, result.stderr);
+  assert.match(result.stderr, /Loading model mdx-vocals \(terms of its weights: not stated\)/);
+  for (const stem of ['vocals', 'instrumental']) assert.ok(existsSync(join(out, 'song', `${stem}.wav`)), stem);
+});
+
+test('models pull --file installs a file from disk under its catalog name, held to the catalog hash', () => {
+  const dataDir = tempDir();
+  const pinned = MODEL_CATALOG.find((model) => model.downloads?.every((download) => download.sha256 !== undefined));
+  assert.ok(pinned, 'the catalog pins the hashes of some model');
+  const mismatch = runCli(['--data-dir', dataDir, 'models', 'pull', pinned.name, '--file', SCNET]);
+  assert.equal(mismatch.status, 13, mismatch.stderr);
+  assert.match(mismatch.stderr, new RegExp(`scnet_4stem\\.ckpt has SHA-256 [0-9a-f]{8}…, not [0-9a-f]{8}… \\(the catalog's ${pinned.files[0]?.replace(/\./g, '\\.')}\\); nothing was installed`));
+
+  // Where the publisher gives no hash, the file's own is recorded, as a download's would be.
+  const unpinned = MODEL_CATALOG.find((model) => model.family === 'msst' && model.downloads?.every((download) => download.sha256 === undefined));
+  if (unpinned === undefined) return;
+  const pulled = runCli(['--data-dir', dataDir, 'models', 'pull', unpinned.name, '--file', SCNET, '--file', SCNET.replace(/\.ckpt$/, '.yaml')]);
+  assert.equal(pulled.status, 0, pulled.stderr);
+  const row = listed(dataDir).find((model) => model.name === unpinned.name);
+  assert.equal(row?.installed, true);
+  assert.equal(row?.origin, 'pulled');
+});
+
+async function split(t: TestServer, body: Record<string, unknown>): Promise<{ status: number; json: any }> {
+  const song = join(t.dataDir, `song-${Math.random().toString(36).slice(2)}.wav`);
+  writeSong(song, 3);
+  const input = await uploadFile(t, readFileSync(song));
+  return t.request('POST', '/audio/splits', { body: { input, ...body } });
+}
+
+test('through the API a job names its model or ensemble, two stems, format and depth, and GET says what ran', async () => {
+  const t = await startTestServer({ dataDir: libraryDataDir() });
+  try {
+    const models = (await t.request('GET', '/models')).json.data;
+    const scnet = models.items.find((item: Listed) => item.name === 'scnet_4stem');
+    assert.deepEqual([scnet.origin, scnet.allowed, scnet.task, scnet.secondsPerMinute], ['library', true, 'four-stems', null]);
+    assert.equal(models.ensembleAlgorithms[0], 'avg_wave');
+    assert.equal(typeof models.defaults['4s'], 'string');
+
+    const single = await split(t, { model: 'scnet_4stem', outputFormat: 'flac', bitDepth: 24 });
+    assert.equal(single.status, 200, JSON.stringify(single.json));
+    const ensemble = await split(t, { models: ['scnet_4stem', 'mdx-vocals'], ensemble: 'avg_fft', ensembleWeights: [2, 1], twoStems: 'vocals', outputFormat: 'wav' });
+    assert.equal(ensemble.status, 200, JSON.stringify(ensemble.json));
+    const plain = await split(t, { stemModel: '4s' });
+    assert.equal(plain.status, 200);
+
+    const one = (await waitForSplit(t, single.json.data.id)).json.data;
+    assert.equal(one.status, 'succeeded', JSON.stringify(one.error));
+    assert.deepEqual([one.model, one.models, one.ensemble, one.outputFormat, one.bitDepth, one.stemModel], ['scnet_4stem', ['scnet_4stem'], null, 'flac', 24, '4s']);
+    assert.deepEqual(Object.keys(one.stems), ['drums', 'bass', 'other', 'vocals']);
+    const flac = await fetch(one.stems.vocals);
+    assert.equal(flac.headers.get('content-type'), 'audio/flac');
+    const bytes = Buffer.from(await flac.arrayBuffer());
+    assert.equal(bytes.subarray(0, 4).toString('latin1'), 'fLaC');
+    // STREAMINFO's bits per sample (5 bits at byte 20-21 of the file, stored minus one).
+    assert.equal((((bytes[20] as number) & 0x01) << 4 | ((bytes[21] as number) >> 4)) + 1, 24);
+
+    const two = (await waitForSplit(t, ensemble.json.data.id)).json.data;
+    assert.equal(two.status, 'succeeded', JSON.stringify(two.error));
+    assert.deepEqual([two.model, two.models, two.ensemble, two.ensembleWeights, two.twoStems, two.outputFormat], ['scnet_4stem+mdx-vocals', ['scnet_4stem', 'mdx-vocals'], 'avg_fft', [2, 1], 'vocals', 'wav']);
+    assert.deepEqual(Object.keys(two.stems), ['vocals', 'no_vocals']);
+    assert.equal((await fetch(two.stems.no_vocals)).headers.get('content-type'), 'audio/wav');
+
+    const three = (await waitForSplit(t, plain.json.data.id)).json.data;
+    assert.equal(three.status, 'succeeded');
+    assert.deepEqual([three.model, three.models, three.stemModel, three.outputFormat], [models.defaults['4s'], [models.defaults['4s']], '4s', 'mp3']);
+
+    // Each model that ran now has its measured speed.
+    const after = (await t.request('GET', '/models')).json.data.items as Listed[];
+    const measured = after.find((item) => item.name === 'scnet_4stem')?.secondsPerMinute;
+    assert.ok(typeof measured === 'number' && measured > 0, String(measured));
+  } finally {
+    await t.close();
+  }
+});
+
+test('the API refuses a model it cannot run with a 422 naming it', async () => {
+  const t = await startTestServer({ dataDir: libraryDataDir(), servedModels: ['scnet_4stem'] });
+  try {
+    const refusal = async (body: Record<string, unknown>) => {
+      const reply = await split(t, body);
+      assert.equal(reply.status, 422, JSON.stringify(reply.json));
+      return reply.json.error.message as string;
+    };
+    assert.match(await refusal({ model: 'nope' }), /^model: "nope" is not a model of this server/);
+    assert.match(await refusal({ model: 'htdemucs' }), /^model: htdemucs is not installed on this server \(its operator can run: stemsplit models pull htdemucs\)$/);
+    assert.match(await refusal({ model: 'mdx-vocals' }), /^model: mdx-vocals is not offered to API keys on this server/);
+    assert.match(await refusal({ models: ['scnet_4stem', 'mdx-vocals'] }), /^models: mdx-vocals is not offered/);
+    assert.match(await refusal({ model: 'scnet_4stem', models: ['scnet_4stem', 'bundled-4s'] }), /give either model or models/);
+    assert.match(await refusal({ model: 'scnet_4stem', ensemble: 'max_wave' }), /ensemble and ensembleWeights combine the models of `models`/);
+    assert.match(await refusal({ model: 'scnet_4stem', twoStems: 'guitar' }), /^twoStems: scnet_4stem writes no stem "guitar" \(it writes drums, bass, other, vocals\)$/);
+    assert.match(await refusal({ model: 'scnet_4stem', bitDepth: 24 }), /bitDepth applies to outputFormat wav or flac/);
+    assert.match(await refusal({ model: 'scnet_4stem', outputFormat: 'flac', bitDepth: 32 }), /bitDepth 32 \(float\) applies to outputFormat wav only/);
+    const listing = (await t.request('GET', '/models')).json.data.items as Array<Listed & { allowed: boolean }>;
+    assert.deepEqual(listing.filter((item) => item.origin === 'library').map((item) => [item.name, item.allowed]), [['mdx-vocals', false], ['scnet_4stem', true]]);
+    // Nothing was charged for a refused job.
+    assert.equal((await t.request('GET', '/credits')).json.data.balance, 3600);
+  } finally {
+    await t.close();
+  }
+});
+
+test('a job whose model was removed before it ran fails saying so, and is refunded', async () => {
+  const dataDir = libraryDataDir();
+  const first = await startTestServer({ dataDir });
+  let id: string;
+  try {
+    await first.server.runner?.stop();
+    const made = await split(first, { model: 'mdx-vocals' });
+    assert.equal(made.status, 200, JSON.stringify(made.json));
+    id = made.json.data.id;
+  } finally {
+    await first.close();
+  }
+  assert.equal(runCli(['--data-dir', dataDir, 'models', 'remove', 'mdx-vocals']).status, 0);
+  const second = await startTestServer({ dataDir });
+  try {
+    const failed = (await waitForSplit(second, id)).json.data;
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.error.message, 'the model mdx-vocals that this job asked for is no longer installed on this server; the credits were refunded');
+    const history = await second.request('GET', '/credits');
+    assert.equal(history.json.data.balance, 3600);
+  } finally {
+    await second.close();
+  }
+});
+
+test('serve refuses to start, in one line, on a model it cannot find or read', () => {
+  const dataDir = tempDir();
+  const serve = (...args: string[]) => runCli(['--data-dir', dataDir, 'serve', '--port', '0', ...args]);
+  const missing = serve('--model-4s', join(dataDir, 'nope.ckpt'));
+  assert.equal(missing.status, 12);
+  assert.equal(missing.stderr, `stemsplit: --model-4s: ${join(dataDir, 'nope.ckpt')}: no such file\n`);
+  const lonely = join(dataDir, 'lonely.ckpt');
+  copyFileSync(SCNET, lonely);
+  const noConfig = serve('--model-6s', lonely);
+  assert.equal(noConfig.status, 12);
+  assert.match(noConfig.stderr, /^stemsplit: --model-6s: no config beside .*lonely\.ckpt \(expected lonely\.yaml\)/);
+  const unknown = serve('--model-4s', 'no-such-model');
+  assert.equal(unknown.status, 12);
+  assert.match(unknown.stderr, /^stemsplit: --model-4s: unknown model "no-such-model"/);
+  const notPulled = serve('--model-4s', 'htdemucs');
+  assert.equal(notPulled.status, 12);
+  assert.match(notPulled.stderr, /^stemsplit: --model-4s: none of htdemucs is installed; run: stemsplit models pull htdemucs\n$/);
+  const served = serve('--models', 'htdemucs');
+  assert.equal(served.status, 12);
+  assert.match(served.stderr, /^stemsplit: --models: htdemucs is not installed/);
+});
