@@ -6,9 +6,11 @@
  * table, and reads `NAME.json` beside `NAME.onnx` (the same keys) for any other model; the file
  * beside wins, so a user can correct an entry.
  */
-import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { StemsplitError } from '../errors.js';
+import { uvrModelHash } from '../uvr/model-data.js';
+
+export { HASHED_BYTES, secondaryStem, stemFileName, uvrModelHash } from '../uvr/model-data.js';
 
 /** A model's data with UVR's keys, as in model_data_new.json. */
 export interface UvrModelData {
@@ -31,9 +33,6 @@ export interface MdxModelData {
   /** Where it came from: the built-in table (with the model's name when public hash lists give one) or the json beside. */
   readonly origin: string;
 }
-
-/** python-audio-separator's get_model_hash: how many trailing bytes are hashed. */
-export const HASHED_BYTES = 10_000 * 1024;
 
 type Entry = readonly [name: string | null, compensate: number, dimF: number, dimTLog2: number, nFft: number, primary: string];
 
@@ -94,25 +93,6 @@ export function builtInModelData(hash: string): (UvrModelData & { readonly name:
   if (entry === undefined) return undefined;
   const [name, compensate, dimF, dimTLog2, nFft, primary] = entry;
   return { name, compensate, mdx_dim_f_set: dimF, mdx_dim_t_set: dimTLog2, mdx_n_fft_scale_set: nFft, primary_stem: primary };
-}
-
-/** UVR's model hash: MD5 of the file's last 10,240,000 bytes (the whole file when smaller). */
-export function uvrModelHash(file: string): string {
-  const fd = openSync(file, 'r');
-  try {
-    const size = fstatSync(fd).size;
-    const count = Math.min(size, HASHED_BYTES);
-    const bytes = Buffer.allocUnsafe(count);
-    let done = 0;
-    while (done < count) {
-      const read = readSync(fd, bytes, done, count - done, size - count + done);
-      if (read === 0) throw new Error(`${file} shrank while it was hashed`);
-      done += read;
-    }
-    return createHash('md5').update(bytes).digest('hex');
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** `NAME.json` beside `NAME.onnx`. */
@@ -177,26 +157,4 @@ function fromUvrKeys(data: UvrModelData, origin: string): MdxModelData {
   if (nFft % 2 !== 0) throw new StemsplitError('MODEL_INVALID', `${origin}: mdx_n_fft_scale_set ${nFft} must be even`);
   if (dimF > nFft / 2 + 1) throw new StemsplitError('MODEL_INVALID', `${origin}: mdx_dim_f_set ${dimF} is more than the ${nFft / 2 + 1} bins of n_fft ${nFft}`);
   return { compensate: data.compensate, dimF, dimT: 2 ** data.mdx_dim_t_set, nFft, primaryStem: data.primary_stem, origin };
-}
-
-/**
- * The secondary stem's UVR name, as audio-separator's CommonSeparator.secondary_stem: the pairs
- * Vocals/Instrumental, lead_only/backing_only, Primary Stem/Secondary Stem; else "No X" ↔ "X".
- */
-export function secondaryStem(primary: string): string {
-  const pairs: Readonly<Record<string, string>> = {
-    Vocals: 'Instrumental',
-    Instrumental: 'Vocals',
-    lead_only: 'backing_only',
-    backing_only: 'lead_only',
-    'Primary Stem': 'Secondary Stem',
-  };
-  const paired = pairs[primary];
-  if (paired !== undefined) return paired;
-  return primary.includes('No ') ? primary.replaceAll('No ', '') : `No ${primary}`;
-}
-
-/** A UVR stem name as a stemsplit stem: lower case, spaces as underscores ("No Drums" → `no_drums`). */
-export function stemFileName(uvrName: string): string {
-  return uvrName.trim().toLowerCase().replace(/\s+/g, '_');
 }

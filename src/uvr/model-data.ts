@@ -1,0 +1,50 @@
+/**
+ * What UVR's model families (MDX-Net, VR) share: the model hash their model data is keyed by,
+ * and UVR's stem names (python-audio-separator's CommonSeparator).
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+
+/** python-audio-separator's get_model_hash: how many trailing bytes are hashed. */
+export const HASHED_BYTES = 10_000 * 1024;
+
+/** UVR's model hash: MD5 of the file's last 10,240,000 bytes (the whole file when smaller). */
+export function uvrModelHash(file: string): string {
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const count = Math.min(size, HASHED_BYTES);
+    const bytes = Buffer.allocUnsafe(count);
+    let done = 0;
+    while (done < count) {
+      const read = readSync(fd, bytes, done, count - done, size - count + done);
+      if (read === 0) throw new Error(`${file} shrank while it was hashed`);
+      done += read;
+    }
+    return createHash('md5').update(bytes).digest('hex');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The secondary stem's UVR name, as audio-separator's CommonSeparator.secondary_stem: the pairs
+ * Vocals/Instrumental, lead_only/backing_only, Primary Stem/Secondary Stem; else "No X" ↔ "X".
+ */
+export function secondaryStem(primary: string): string {
+  const pairs: Readonly<Record<string, string>> = {
+    Vocals: 'Instrumental',
+    Instrumental: 'Vocals',
+    lead_only: 'backing_only',
+    backing_only: 'lead_only',
+    'Primary Stem': 'Secondary Stem',
+  };
+  const paired = pairs[primary];
+  if (paired !== undefined) return paired;
+  return primary.includes('No ') ? primary.replaceAll('No ', '') : `No ${primary}`;
+}
+
+/** A UVR stem name as a stemsplit stem: lower case, spaces as underscores ("No Drums" → `no_drums`). */
+export function stemFileName(uvrName: string): string {
+  return uvrName.trim().toLowerCase().replace(/\s+/g, '_');
+}
