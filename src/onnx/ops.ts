@@ -3,6 +3,7 @@
  * computes its output shape, so the network code reads like the PyTorch it mirrors and
  * shape mistakes fail at build time, not inside ONNX Runtime.
  */
+import { TORCH_LSTM_GATES, type LstmGate, type TorchLstmDirection } from '../torch/lstm.js';
 import { attr, DATA_TYPE, MS_DOMAIN, type OnnxGraph, type Shape, type Value } from './graph.js';
 import { quantizeWeight, type Precision } from './quantize.js';
 
@@ -432,14 +433,6 @@ function contentHash(values: Float32Array): string {
   return `${values.length}:${hash.toString(16)}`;
 }
 
-/** One direction of a PyTorch LSTM layer: weight_ih [4H, in], weight_hh [4H, H], bias_ih and bias_hh [4H], gates i, f, g, o. */
-export interface TorchLstmDirection {
-  readonly weightIh: Float32Array;
-  readonly weightHh: Float32Array;
-  readonly biasIh: Float32Array;
-  readonly biasHh: Float32Array;
-}
-
 /** An LSTM's weights in ONNX's layout: W [dirs, 4H, in], R [dirs, 4H, H], B [dirs, 8H] (Wb then Rb), gates i, o, f, c. */
 export interface OnnxLstmWeights {
   readonly directions: 1 | 2;
@@ -450,8 +443,8 @@ export interface OnnxLstmWeights {
   readonly b: Float32Array;
 }
 
-/** PyTorch's gate blocks (i, f, g, o) in ONNX's order (i, o, f, c): ONNX block k is PyTorch block TORCH_GATE[k]. */
-const TORCH_GATE = [0, 3, 1, 2] as const;
+/** The order of the gate blocks in ONNX's LSTM weights: i, o, f, c. */
+const ONNX_LSTM_GATES: readonly LstmGate[] = ['input', 'output', 'forget', 'cell'];
 
 /** A PyTorch LSTM layer (forward direction first, then `_reverse`) in ONNX's layout. */
 export function onnxLstmWeights(layer: readonly TorchLstmDirection[], hidden: number): OnnxLstmWeights {
@@ -462,7 +455,8 @@ export function onnxLstmWeights(layer: readonly TorchLstmDirection[], hidden: nu
   const r = new Float32Array(directions * 4 * hidden * hidden);
   const b = new Float32Array(directions * 8 * hidden);
   layer.forEach((direction, d) => {
-    TORCH_GATE.forEach((gate, k) => {
+    ONNX_LSTM_GATES.forEach((name, k) => {
+      const gate = TORCH_LSTM_GATES.indexOf(name);
       const rows = (from: Float32Array, width: number) => from.subarray(gate * hidden * width, (gate + 1) * hidden * width);
       w.set(rows(direction.weightIh, input), (d * 4 + k) * hidden * input);
       r.set(rows(direction.weightHh, hidden), (d * 4 + k) * hidden * hidden);
