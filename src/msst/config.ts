@@ -4,10 +4,10 @@
  * `inference` (chunking). This module reads what every MSST family shares and tells the family
  * apart by the constructor options only it has; each family reads its own `model` section.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { parse, type Tags } from 'yaml';
 import { StemsplitError } from '../errors.js';
+import { readModelYaml } from '../model-files/yaml.js';
 
 import { MSST_MODEL_TYPES, type MsstModelType } from './model-types.js';
 
@@ -92,27 +92,9 @@ export class MsstDocument {
   }
 }
 
-/** PyYAML's `!!python/tuple` (MSST writes tuples that way): read as a list. */
-const pythonTuple: Tags[number] = {
-  tag: 'tag:yaml.org,2002:python/tuple',
-  collection: 'seq',
-  resolve: (value) => value,
-};
-
+/** The yaml as MSST reads it (PyYAML's full_load: `!!python/tuple` is a list, code-building tags are refused). */
 export function readMsstDocument(file: string): MsstDocument {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new StemsplitError('MODEL_NOT_FOUND', `cannot read the model config ${file}`, { cause: error });
-  }
-  let document: unknown;
-  try {
-    document = parse(text, { customTags: [pythonTuple], uniqueKeys: false });
-  } catch (error) {
-    throw new StemsplitError('MODEL_INVALID', `${file} is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
-  }
-  return new MsstDocument(document, file);
+  return new MsstDocument(readModelYaml(file), file);
 }
 
 /** `song.ckpt` → `song.yaml` (or `.yml`) beside it, as MSST users keep them. */

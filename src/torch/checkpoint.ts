@@ -5,7 +5,7 @@
  * (`readStateDict`). Tensors come back as float32 whatever their stored type, as the official
  * loader casts them.
  */
-import { StemsplitError } from '../errors.js';
+import { describeError, isStemsplitError, StemsplitError } from '../errors.js';
 import {
   PickleCallable,
   PickleGlobalRef,
@@ -84,7 +84,21 @@ class TensorRef implements PickleOpaque {
 }
 
 export function readCheckpoint(path: string): Checkpoint {
-  return readTorchFile(path, resolveGlobal, (root, load) => interpretPackage(path, root, load));
+  return readTorchFile(path, resolveGlobal, (root, load) => interpretPackage(path, root, load), materialize);
+}
+
+/**
+ * Refuses what readCheckpoint would refuse for the file's structure (zip, pickle, classes,
+ * tensor views against their storages) without reading any weights: run before a checkpoint
+ * is hashed or converted, so a damaged or hostile file is refused in moments whatever its size.
+ */
+export function checkCheckpoint(path: string): void {
+  readTorchFile(path, resolveGlobal, (root, load) => interpretPackage(path, root, load), shapeOnly);
+}
+
+/** readStateDict's checks without reading any weights (see checkCheckpoint). */
+export function checkStateDict(path: string): void {
+  readStateDictWith(path, shapeOnly);
 }
 
 /**
@@ -94,25 +108,50 @@ export function readCheckpoint(path: string): Checkpoint {
  * the wrapped dict (epoch numbers, optimizer state) are ignored.
  */
 export function readStateDict(path: string): ReadonlyMap<string, CheckpointTensor> {
-  return readTorchFile(path, resolveStateGlobal, (root, load) => {
-    const state = findStateDict(root);
-    if (state === undefined) {
-      throw new StemsplitError('MODEL_INVALID', `${path} holds no state_dict (a dict of tensors, or one under state_dict/state/model_state_dict)`);
-    }
-    const tensors = new Map<string, CheckpointTensor>();
-    for (const [name, value] of state) {
-      if (typeof name !== 'string' || !(value instanceof TensorRef)) continue;
-      tensors.set(name.startsWith('module.') ? name.slice('module.'.length) : name, load(value));
-    }
-    return tensors;
-  });
+  return readStateDictWith(path, materialize);
 }
 
-/** Opens torch's zip format, unpickles `data.pkl` with the given globals, and hands `read` a loader for its tensors. */
+function readStateDictWith(path: string, read: TensorReader): ReadonlyMap<string, CheckpointTensor> {
+  return readTorchFile(
+    path,
+    resolveStateGlobal,
+    (root, load) => {
+      const state = findStateDict(root);
+      if (state === undefined) {
+        throw new StemsplitError('MODEL_INVALID', `${path} holds no state_dict (a dict of tensors, or one under state_dict/state/model_state_dict)`);
+      }
+      const tensors: [string, TensorRef][] = [];
+      for (const [name, value] of state) {
+        if (typeof name !== 'string' || !(value instanceof TensorRef)) continue;
+        tensors.push([name.startsWith('module.') ? name.slice('module.'.length) : name, value]);
+      }
+      return load(tensors);
+    },
+    read,
+  );
+}
+
+/** The largest data.pkl read: a real one describes thousands of tensors in a few MB. */
+const MAX_PICKLE_BYTES = 64 * 2 ** 20;
+
+/** Most dimensions a torch tensor can have. */
+const MAX_DIMS = 64;
+
+/** Reads one tensor whose view and storage entry were checked; `shapeOnly` reads nothing. */
+type TensorReader = (archive: ZipArchive, entry: string, tensor: TensorRef) => CheckpointTensor;
+
+/** Loads named tensors: every view and storage is checked first, so nothing is read from a file that will be refused. */
+type TensorLoader = (tensors: readonly (readonly [string, TensorRef])[]) => Map<string, CheckpointTensor>;
+
+/**
+ * Opens torch's zip format, unpickles `data.pkl` with the given globals, and hands `interpret` a
+ * loader for its tensors. Every refusal names the file.
+ */
 function readTorchFile<T>(
   path: string,
   resolve: (module: string, name: string) => PickleCallable | PickleGlobalRef | StorageType,
-  read: (root: PickleValue, load: (tensor: TensorRef) => CheckpointTensor) => T,
+  interpret: (root: PickleValue, load: TensorLoader) => T,
+  read: TensorReader,
 ): T {
   const archive = ZipArchive.open(path);
   try {
@@ -121,11 +160,59 @@ function readTorchFile<T>(
       throw new StemsplitError('MODEL_INVALID', `${path} is not a PyTorch checkpoint (no data.pkl)`);
     }
     const prefix = pickleName.slice(0, pickleName.length - 'data.pkl'.length);
-    const root = unpickle(archive.read(pickleName), { resolveGlobal: resolve, persistentLoad });
-    return read(root, (tensor) => materialize(archive, prefix, tensor));
+    const root = unpickle(archive.read(pickleName, MAX_PICKLE_BYTES), { resolveGlobal: resolve, persistentLoad }, path);
+    return interpret(root, (tensors) => {
+      const entries = tensors.map(([name, tensor]) => checkView(path, archive, `${prefix}data/${tensor.storage.key}`, name, tensor));
+      return new Map(tensors.map(([name, tensor], i) => [name, read(archive, entries[i] as string, tensor)]));
+    });
+  } catch (error) {
+    throw namingFile(path, error);
   } finally {
     archive.close();
   }
+}
+
+/**
+ * A refusal that names the file. A RangeError (a call stack or an allocation a malformed file
+ * drove too far) is the file's fault, said in one line; anything else is a bug and goes on as it is.
+ */
+function namingFile(path: string, error: unknown): unknown {
+  if (isStemsplitError(error)) return error.message.includes(path) ? error : new StemsplitError(error.code, `${path}: ${error.message}`, { cause: error });
+  if (error instanceof RangeError) return new StemsplitError('MODEL_INVALID', `${path} is not a PyTorch checkpoint stemsplit can read (${describeError(error)})`, { cause: error });
+  return error;
+}
+
+/**
+ * Checks a tensor's view against its storage before anything is read: every element the shape
+ * and strides reach lies inside the storage, zero or negative strides only where the shape is
+ * empty, and the storage's claimed size fits in its zip entry. Returns the entry's name.
+ */
+function checkView(path: string, archive: ZipArchive, entryName: string, name: string, tensor: TensorRef): string {
+  const { storage, shape, stride, offset } = tensor;
+  const fail = (detail: string) => new StemsplitError('MODEL_INVALID', `${path}: tensor ${name} ${detail}`);
+  if (shape.length > MAX_DIMS) throw fail(`has ${shape.length} dimensions (torch allows ${MAX_DIMS})`);
+  if (stride.length !== shape.length) throw fail(`has ${shape.length} dimensions but ${stride.length} strides`);
+  const whole = (value: number) => Number.isSafeInteger(value) && value >= 0;
+  if (!shape.every(whole)) throw fail(`has the shape [${shape.join(', ')}]`);
+  if (!whole(offset)) throw fail(`starts at offset ${offset}`);
+  if (!whole(storage.numel)) throw fail(`claims a storage of ${storage.numel} elements`);
+  const entry = archive.entries.get(entryName);
+  if (entry === undefined) throw fail(`names storage ${storage.key}, which the checkpoint lacks`);
+  const bytes = storage.numel * BYTES_PER_ELEMENT[storage.dtype];
+  if (bytes > entry.size) throw fail(`claims a storage of ${storage.numel} ${storage.dtype} values (${bytes} bytes), but storage ${storage.key} holds ${entry.size} bytes`);
+  if (shape.includes(0)) return entryName;
+  let count = 1;
+  let last = offset;
+  for (const [axis, size] of shape.entries()) {
+    const step = stride[axis] as number;
+    if (size > 1 && !(Number.isSafeInteger(step) && step >= 1)) throw fail(`has stride ${step} on an axis of ${size}: only an empty tensor may have zero or negative strides`);
+    count *= size;
+    if (size > 1) last += (size - 1) * step;
+    if (count > storage.numel || last >= storage.numel) {
+      throw fail(`[${shape.join(', ')}] with strides [${stride.join(', ')}] from offset ${offset} reaches past its storage of ${storage.numel} values`);
+    }
+  }
+  return entryName;
 }
 
 function findStateDict(root: PickleValue): Map<PickleKey, PickleValue> | undefined {
@@ -154,11 +241,7 @@ function torchGlobal(module: string, name: string): PickleCallable | StorageType
   return undefined;
 }
 
-function interpretPackage(
-  path: string,
-  root: PickleValue,
-  load: (tensor: TensorRef) => CheckpointTensor,
-): Checkpoint {
+function interpretPackage(path: string, root: PickleValue, load: TensorLoader): Checkpoint {
   if (!(root instanceof Map)) throw invalid(path, 'the top-level value is not a dict');
   const klass = root.get('klass');
   if (!(klass instanceof PickleGlobalRef)) throw invalid(path, 'no model class (`klass`)');
@@ -170,16 +253,16 @@ function interpretPackage(
   if (state.has('__quantized')) {
     throw new StemsplitError('MODEL_INVALID', `${path} holds a quantized (diffq) state, which is not supported`);
   }
-  const tensors = new Map<string, CheckpointTensor>();
+  const tensors: [string, TensorRef][] = [];
   for (const [name, value] of state) {
     if (typeof name !== 'string' || !(value instanceof TensorRef)) throw invalid(path, `state entry ${String(name)} is not a tensor`);
-    tensors.set(name, load(value));
+    tensors.push([name, value]);
   }
   return {
     klass: klass.qualifiedName,
     args: args instanceof PickleTuple ? args.items : Array.isArray(args) ? args : [],
     kwargs: stringKeyed(path, kwargs),
-    state: tensors,
+    state: load(tensors),
   };
 }
 
@@ -260,14 +343,17 @@ function persistentLoad(pid: PickleValue): PickleValue {
   throw new StemsplitError('MODEL_INVALID', 'unsupported persistent reference in checkpoint');
 }
 
-function materialize(archive: ZipArchive, prefix: string, tensor: TensorRef): CheckpointTensor {
+/** A tensor's values, from a view and storage checkView accepted. */
+function materialize(archive: ZipArchive, entry: string, tensor: TensorRef): CheckpointTensor {
   const { storage } = tensor;
-  const bytes = archive.read(`${prefix}data/${storage.key}`);
-  if (bytes.length < storage.numel * BYTES_PER_ELEMENT[storage.dtype]) {
-    throw new StemsplitError('MODEL_INVALID', `storage ${storage.key} in checkpoint is truncated`);
-  }
+  const bytes = archive.read(entry);
   const values = decodeStorage(bytes, storage.dtype, storage.numel);
   return { shape: tensor.shape, data: gather(values, tensor) };
+}
+
+/** A tensor's shape alone, for the checks that read no weights. */
+function shapeOnly(_archive: ZipArchive, _entry: string, tensor: TensorRef): CheckpointTensor {
+  return { shape: tensor.shape, data: new Float32Array(0) };
 }
 
 function decodeStorage(bytes: Buffer, dtype: StorageDtype, numel: number): Float32Array {
@@ -302,14 +388,10 @@ function decodeStorage(bytes: Buffer, dtype: StorageDtype, numel: number): Float
   }
 }
 
-/** Copies a (possibly strided) view out of its storage into a dense C-order array. */
+/** Copies a (possibly strided) view, which checkView kept inside its storage, into a dense C-order array. */
 function gather(values: Float32Array, tensor: TensorRef): Float32Array {
   const { shape, stride, offset } = tensor;
   const count = shape.reduce((a, b) => a * b, 1);
-  const last = offset + shape.reduce((sum, size, axis) => sum + (size - 1) * (stride[axis] ?? 0), 0);
-  if (count > 0 && last >= values.length) {
-    throw new StemsplitError('MODEL_INVALID', 'tensor in checkpoint overruns its storage');
-  }
   const contiguous = shape.every((size, axis) => size === 1 || stride[axis] === shape.slice(axis + 1).reduce((a, b) => a * b, 1));
   if (contiguous) return offset === 0 && count === values.length ? values : values.slice(offset, offset + count);
   const out = new Float32Array(count);

@@ -66,12 +66,24 @@ export interface UnpickleHooks {
 const MARK = Symbol('mark');
 type StackItem = PickleValue | typeof MARK;
 
-export function unpickle(data: Uint8Array, hooks: UnpickleHooks): PickleValue {
-  return new Unpickler(data, hooks).run();
+/**
+ * The pickle's value. Every length and count is checked against the bytes left before anything
+ * is allocated, so the work and memory are bounded by the pickle's own size; `file` names the
+ * checkpoint in errors.
+ */
+export function unpickle(data: Uint8Array, hooks: UnpickleHooks, file = 'checkpoint'): PickleValue {
+  return new Unpickler(data, hooks, file).run();
 }
 
-function malformed(detail: string): StemsplitError {
-  return new StemsplitError('MODEL_INVALID', `malformed pickle in checkpoint: ${detail}`);
+/**
+ * The longest integer a checkpoint may hold, in bytes (LONG1/LONG4) and decimal digits (INT/LONG):
+ * far beyond any real one; Python itself refuses to parse more than 4300 digits by default.
+ */
+const MAX_INT_BYTES = 1024;
+const MAX_INT_DIGITS = 4300;
+
+function malformed(file: string, detail: string): StemsplitError {
+  return new StemsplitError('MODEL_INVALID', `${file} holds a malformed pickle: ${detail}`);
 }
 
 class Unpickler {
@@ -86,6 +98,7 @@ class Unpickler {
   constructor(
     private readonly data: Uint8Array,
     private readonly hooks: UnpickleHooks,
+    private readonly file: string,
   ) {
     this.view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   }
@@ -136,19 +149,19 @@ class Unpickler {
       case 0x5d /* EMPTY_LIST */: this.push([]); return;
       case 0x6c /* LIST */: this.push(this.popMark()); return;
       case 0x61 /* APPEND */: { const item = this.pop(); this.listAt().push(item); return; }
-      case 0x65 /* APPENDS */: { const items = this.popMark(); this.listAt().push(...items); return; }
+      case 0x65 /* APPENDS */: { const items = this.popMark(); const list = this.listAt(); for (const item of items) list.push(item); return; }
       case 0x29 /* EMPTY_TUPLE */: this.push(new PickleTuple([])); return;
       case 0x74 /* TUPLE */: this.push(new PickleTuple(this.popMark())); return;
       case 0x85 /* TUPLE1 */: this.push(new PickleTuple(this.popN(1))); return;
       case 0x86 /* TUPLE2 */: this.push(new PickleTuple(this.popN(2))); return;
       case 0x87 /* TUPLE3 */: this.push(new PickleTuple(this.popN(3))); return;
       case 0x7d /* EMPTY_DICT */: this.push(new Map()); return;
-      case 0x64 /* DICT */: { const dict = new Map<PickleKey, PickleValue>(); setPairs(dict, this.popMark()); this.push(dict); return; }
-      case 0x73 /* SETITEM */: { const [key, value] = this.popN(2); setPairs(this.dictAt(), [key ?? null, value ?? null]); return; }
-      case 0x75 /* SETITEMS */: { const items = this.popMark(); setPairs(this.dictAt(), items); return; }
+      case 0x64 /* DICT */: { const dict = new Map<PickleKey, PickleValue>(); this.setPairs(dict, this.popMark()); this.push(dict); return; }
+      case 0x73 /* SETITEM */: { const [key, value] = this.popN(2); this.setPairs(this.dictAt(), [key ?? null, value ?? null]); return; }
+      case 0x75 /* SETITEMS */: { const items = this.popMark(); this.setPairs(this.dictAt(), items); return; }
       case 0x8f /* EMPTY_SET */: this.push(new Set()); return;
-      case 0x90 /* ADDITEMS */: { const items = this.popMark(); const set = this.top(); if (!(set instanceof Set)) throw malformed('ADDITEMS on a non-set'); for (const item of items) set.add(asKey(item)); return; }
-      case 0x91 /* FROZENSET */: this.push(new Set(this.popMark().map(asKey))); return;
+      case 0x90 /* ADDITEMS */: { const items = this.popMark(); const set = this.top(); if (!(set instanceof Set)) throw this.malformed('ADDITEMS on a non-set'); for (const item of items) set.add(this.asKey(item)); return; }
+      case 0x91 /* FROZENSET */: this.push(new Set(this.popMark().map((item) => this.asKey(item)))); return;
       // Memo.
       case 0x71 /* BINPUT */: this.memo.set(this.byte(), this.top()); return;
       case 0x72 /* LONG_BINPUT */: this.memo.set(this.view.getUint32(this.advance(4), true), this.top()); return;
@@ -159,7 +172,7 @@ class Unpickler {
       case 0x67 /* GET */: this.push(this.memoGet(Number.parseInt(this.line(), 10))); return;
       // Names, calls and persistent ids: only what the hooks allow.
       case 0x63 /* GLOBAL */: { const module = this.line(); const name = this.line(); this.push(this.hooks.resolveGlobal(module, name)); return; }
-      case 0x93 /* STACK_GLOBAL */: { const [module, name] = this.popN(2); if (typeof module !== 'string' || typeof name !== 'string') throw malformed('STACK_GLOBAL needs two strings'); this.push(this.hooks.resolveGlobal(module, name)); return; }
+      case 0x93 /* STACK_GLOBAL */: { const [module, name] = this.popN(2); if (typeof module !== 'string' || typeof name !== 'string') throw this.malformed('STACK_GLOBAL needs two strings'); this.push(this.hooks.resolveGlobal(module, name)); return; }
       case 0x52 /* REDUCE */: { const args = this.pop(); const callable = this.pop(); this.push(this.reduce(callable, args)); return; }
       // BUILD sets an object's attributes (a state_dict's `_metadata`, which nothing here reads): dropped.
       case 0x62 /* BUILD */: this.pop(); return;
@@ -168,22 +181,22 @@ class Unpickler {
       default:
         throw new StemsplitError(
           'MODEL_INVALID',
-          `unsupported pickle opcode 0x${op.toString(16).padStart(2, '0')} at byte ${this.pos - 1} in checkpoint`,
+          `${this.file}: unsupported pickle opcode 0x${op.toString(16).padStart(2, '0')} at byte ${this.pos - 1}`,
         );
     }
   }
 
   private reduce(callable: PickleValue, args: PickleValue): PickleValue {
-    if (!(args instanceof PickleTuple)) throw malformed('REDUCE arguments are not a tuple');
+    if (!(args instanceof PickleTuple)) throw this.malformed('REDUCE arguments are not a tuple');
     if (callable instanceof PickleCallable) return callable.call(args.items);
     if (callable instanceof PickleGlobalRef) {
-      throw new StemsplitError('MODEL_INVALID', `unsupported class ${callable.qualifiedName} in checkpoint (cannot be built)`);
+      throw new StemsplitError('MODEL_INVALID', `${this.file}: unsupported class ${callable.qualifiedName} in the checkpoint (cannot be built)`);
     }
-    throw malformed('REDUCE on a value that is not callable');
+    throw this.malformed('REDUCE on a value that is not callable');
   }
 
   private persistent(pid: PickleValue): PickleValue {
-    if (this.hooks.persistentLoad === undefined) throw malformed('unexpected persistent id');
+    if (this.hooks.persistentLoad === undefined) throw this.malformed('unexpected persistent id');
     return this.hooks.persistentLoad(pid);
   }
 
@@ -193,55 +206,61 @@ class Unpickler {
 
   private pop(): PickleValue {
     const value = this.stack.pop();
-    if (value === undefined || value === MARK) throw malformed('stack underflow');
+    if (value === undefined || value === MARK) throw this.malformed('stack underflow');
     return value;
+  }
+
+  private malformed(detail: string): StemsplitError {
+    return malformed(this.file, detail);
   }
 
   private top(): PickleValue {
     const value = this.stack[this.stack.length - 1];
-    if (value === undefined || value === MARK) throw malformed('empty stack');
+    if (value === undefined || value === MARK) throw this.malformed('empty stack');
     return value;
   }
 
   private popN(n: number): PickleValue[] {
-    if (this.stack.length < n) throw malformed('stack underflow');
+    if (this.stack.length < n) throw this.malformed('stack underflow');
     return this.stack.splice(this.stack.length - n, n) as PickleValue[];
   }
 
   private popMark(): PickleValue[] {
     const items = this.stack as PickleValue[];
     const previous = this.marks.pop();
-    if (previous === undefined) throw malformed('no MARK on the stack');
+    if (previous === undefined) throw this.malformed('no MARK on the stack');
     this.stack = previous;
     return items;
   }
 
   private listAt(): PickleValue[] {
     const list = this.top();
-    if (!Array.isArray(list)) throw malformed('APPEND on a non-list');
+    if (!Array.isArray(list)) throw this.malformed('APPEND on a non-list');
     return list;
   }
 
   private dictAt(): Map<PickleKey, PickleValue> {
     const dict = this.top();
-    if (!(dict instanceof Map)) throw malformed('SETITEM on a non-dict');
+    if (!(dict instanceof Map)) throw this.malformed('SETITEM on a non-dict');
     return dict;
   }
 
   private memoGet(index: number): PickleValue {
     const value = this.memo.get(index);
-    if (value === undefined) throw malformed(`memo ${index} is not set`);
+    if (value === undefined) throw this.malformed(`memo ${index} is not set`);
     return value;
   }
 
   private byte(): number {
-    if (this.pos >= this.data.length) throw malformed('pickle ends before STOP');
+    if (this.pos >= this.data.length) throw this.malformed('it ends before STOP (cut off?)');
     return this.data[this.pos++] as number;
   }
 
+  /** Moves past `n` bytes an opcode claims: never backwards, never past the end. */
   private advance(n: number): number {
     const at = this.pos;
-    if (at + n > this.data.length) throw malformed('pickle ends inside an opcode');
+    if (!Number.isSafeInteger(n) || n < 0) throw this.malformed(`an opcode at byte ${at} claims a length of ${n}`);
+    if (n > this.data.length - at) throw this.malformed(`an opcode at byte ${at} claims ${n} bytes, more than the ${this.data.length - at} left`);
     this.pos += n;
     return at;
   }
@@ -267,7 +286,7 @@ class Unpickler {
 
   private line(): string {
     const end = this.data.indexOf(0x0a, this.pos);
-    if (end < 0) throw malformed('unterminated text argument');
+    if (end < 0) throw this.malformed('unterminated text argument');
     const text = this.latin1.decode(this.data.subarray(this.pos, end));
     this.pos = end + 1;
     return text;
@@ -280,29 +299,32 @@ class Unpickler {
   private textInt(text: string): number | bigint | boolean {
     if (text === '00') return false;
     if (text === '01') return true;
-    return narrow(BigInt(text));
+    if (text.length > MAX_INT_DIGITS) throw this.malformed(`an integer of ${text.length} digits (at most ${MAX_INT_DIGITS})`);
+    if (!/^\s*[-+]?\d+\s*$/.test(text)) throw this.malformed(`"${text.slice(0, 20)}" is not an integer`);
+    return narrow(BigInt(text.trim()));
   }
 
-  /** Little-endian two's complement integer of n bytes (LONG1/LONG4). */
+  /** Little-endian two's complement integer of n bytes (LONG1/LONG4), decoded in linear time. */
   private longBytes(n: number): number | bigint {
+    if (n > MAX_INT_BYTES) throw this.malformed(`an integer of ${n} bytes (at most ${MAX_INT_BYTES})`);
     const at = this.advance(n);
-    let value = 0n;
-    for (let i = n - 1; i >= 0; i--) value = (value << 8n) | BigInt(this.data[at + i] as number);
-    if (n > 0 && ((this.data[at + n - 1] as number) & 0x80) !== 0) value -= 1n << BigInt(8 * n);
-    return narrow(value);
+    if (n === 0) return 0;
+    const bytes = this.data.subarray(at, at + n);
+    const value = BigInt(`0x${Buffer.from(bytes).reverse().toString('hex')}`);
+    return narrow(((bytes[n - 1] as number) & 0x80) !== 0 ? value - (1n << BigInt(8 * n)) : value);
+  }
+
+  private asKey(value: PickleValue): PickleKey {
+    if (value === null || ['string', 'number', 'bigint', 'boolean'].includes(typeof value)) return value as PickleKey;
+    throw this.malformed('unhashable dict key or set item');
+  }
+
+  private setPairs(dict: Map<PickleKey, PickleValue>, items: readonly PickleValue[]): void {
+    if (items.length % 2 !== 0) throw this.malformed('odd number of dict items');
+    for (let i = 0; i < items.length; i += 2) dict.set(this.asKey(items[i] ?? null), items[i + 1] ?? null);
   }
 }
 
 function narrow(value: bigint): number | bigint {
   return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
-}
-
-function asKey(value: PickleValue): PickleKey {
-  if (value === null || ['string', 'number', 'bigint', 'boolean'].includes(typeof value)) return value as PickleKey;
-  throw malformed('unhashable dict key or set item');
-}
-
-function setPairs(dict: Map<PickleKey, PickleValue>, items: readonly PickleValue[]): void {
-  if (items.length % 2 !== 0) throw malformed('odd number of dict items');
-  for (let i = 0; i < items.length; i += 2) dict.set(asKey(items[i] ?? null), items[i + 1] ?? null);
 }

@@ -4,9 +4,10 @@
  * It reads the central directory once and then each entry on demand from the file,
  * so a large checkpoint is never held in memory whole.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
 import { inflateRawSync } from 'node:zlib';
 import { StemsplitError } from '../errors.js';
+import { openModelFile } from '../model-files/regular.js';
 
 export interface ZipEntry {
   readonly name: string;
@@ -23,6 +24,17 @@ const CENTRAL_SIGNATURE = 0x02014b50;
 const LOCAL_SIGNATURE = 0x04034b50;
 const ZIP64_EXTRA_ID = 0x0001;
 const MAX_EOCD_SEARCH = 22 + 0xffff;
+const CENTRAL_HEADER = 46;
+const LOCAL_HEADER = 30;
+/**
+ * Deflated entries may inflate at most this many times their compressed size once they are
+ * larger than SMALL_ENTRY: torch stores its weights uncompressed, and float weights deflate to
+ * about 90 %, so only a zip bomb claims more.
+ */
+const MAX_INFLATION = 100;
+const SMALL_ENTRY = 64 * 2 ** 20;
+/** Buffer's own ceiling: a claimed size above it is refused before any allocation. */
+const MAX_ENTRY_BYTES = 2 ** 32 - 1;
 
 export class ZipArchive {
   readonly entries: ReadonlyMap<string, ZipEntry>;
@@ -36,30 +48,29 @@ export class ZipArchive {
   }
 
   static open(path: string): ZipArchive {
-    let fd: number;
+    const { fd, size } = openModelFile(path, 'checkpoint', (error) => new StemsplitError('MODEL_NOT_FOUND', `cannot open checkpoint ${path}`, { cause: error }));
     try {
-      fd = openSync(path, 'r');
-    } catch (error) {
-      throw new StemsplitError('MODEL_NOT_FOUND', `cannot open checkpoint ${path}`, { cause: error });
-    }
-    try {
-      return new ZipArchive(path, fd, readCentralDirectory(path, fd));
+      return new ZipArchive(path, fd, readCentralDirectory(path, fd, size));
     } catch (error) {
       closeSync(fd);
       throw error;
     }
   }
 
-  /** The uncompressed bytes of one entry. */
-  read(name: string): Buffer {
+  /**
+   * The uncompressed bytes of one entry, refused when they would be more than `maxBytes` (what
+   * the caller's format allows) or than the entry's declared size.
+   */
+  read(name: string, maxBytes = MAX_ENTRY_BYTES): Buffer {
     const entry = this.entries.get(name);
     if (entry === undefined) throw invalid(this.path, `missing entry ${name}`);
-    const header = readAt(this.fd, entry.localHeaderOffset, 30);
+    if (entry.size > maxBytes) throw invalid(this.path, `entry ${name} claims ${entry.size} bytes, more than the ${maxBytes} it may hold`);
+    const header = readAt(this.path, this.fd, entry.localHeaderOffset, LOCAL_HEADER);
     if (header.readUInt32LE(0) !== LOCAL_SIGNATURE) throw invalid(this.path, `bad local header for ${name}`);
-    const dataStart = entry.localHeaderOffset + 30 + header.readUInt16LE(26) + header.readUInt16LE(28);
-    const raw = readAt(this.fd, dataStart, entry.compressedSize);
+    const dataStart = entry.localHeaderOffset + LOCAL_HEADER + header.readUInt16LE(26) + header.readUInt16LE(28);
+    const raw = readAt(this.path, this.fd, dataStart, entry.compressedSize);
     if (entry.method === 0) return raw;
-    if (entry.method === 8) return inflateRawSync(raw);
+    if (entry.method === 8) return inflateBounded(this.path, name, raw, entry.size);
     throw invalid(this.path, `entry ${name} uses unsupported compression method ${entry.method}`);
   }
 
@@ -68,16 +79,30 @@ export class ZipArchive {
   }
 }
 
+/** Inflates exactly `size` bytes: zlib stops at that many, and a stream of any other length is refused. */
+function inflateBounded(path: string, name: string, raw: Buffer, size: number): Buffer {
+  let out: Buffer;
+  try {
+    out = inflateRawSync(raw, { maxOutputLength: Math.max(1, size) });
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? `inflates to more than the ${size} bytes it declares` : 'is not a valid deflate stream';
+    throw invalid(path, `entry ${name} ${reason}`);
+  }
+  if (out.length !== size) throw invalid(path, `entry ${name} inflates to ${out.length} bytes, not the ${size} it declares`);
+  return out;
+}
+
 function invalid(path: string, detail: string): StemsplitError {
   return new StemsplitError('MODEL_INVALID', `checkpoint ${path} is not a valid zip archive: ${detail}`);
 }
 
-function readAt(fd: number, position: number, length: number): Buffer {
+/** `length` bytes at `position`, which the callers have checked lie inside the file. */
+function readAt(path: string, fd: number, position: number, length: number): Buffer {
   const buffer = Buffer.allocUnsafe(length);
   let done = 0;
   while (done < length) {
-    const n = readSync(fd, buffer, done, length - done, position + done);
-    if (n === 0) throw new StemsplitError('MODEL_INVALID', 'unexpected end of checkpoint file');
+    const n = readSync(fd, buffer, done, Math.min(length - done, 2 ** 30), position + done);
+    if (n === 0) throw invalid(path, 'the file ends early (was it cut off while downloading?)');
     done += n;
   }
   return buffer;
@@ -89,34 +114,53 @@ interface DirectoryLocation {
   readonly size: number;
 }
 
-function readCentralDirectory(path: string, fd: number): Map<string, ZipEntry> {
-  const fileSize = fstatSync(fd).size;
+function readCentralDirectory(path: string, fd: number, fileSize: number): Map<string, ZipEntry> {
   const location = locateDirectory(path, fd, fileSize);
-  const directory = readAt(fd, location.offset, location.size);
+  if (location.offset + location.size > fileSize) throw invalid(path, 'the central directory lies past the end of the file (cut off while downloading?)');
+  if (location.count * CENTRAL_HEADER > location.size) throw invalid(path, `the central directory claims ${location.count} entries in ${location.size} bytes`);
+  const directory = readAt(path, fd, location.offset, location.size);
   const entries = new Map<string, ZipEntry>();
   let at = 0;
   for (let i = 0; i < location.count; i++) {
-    if (directory.readUInt32LE(at) !== CENTRAL_SIGNATURE) throw invalid(path, 'bad central directory entry');
+    if (at + CENTRAL_HEADER > directory.length || directory.readUInt32LE(at) !== CENTRAL_SIGNATURE) throw invalid(path, 'bad central directory entry');
     const nameLength = directory.readUInt16LE(at + 28);
     const extraLength = directory.readUInt16LE(at + 30);
     const commentLength = directory.readUInt16LE(at + 32);
-    const name = directory.toString('utf8', at + 46, at + 46 + nameLength);
-    const extra = directory.subarray(at + 46 + nameLength, at + 46 + nameLength + extraLength);
+    const next = at + CENTRAL_HEADER + nameLength + extraLength + commentLength;
+    if (next > directory.length) throw invalid(path, 'a central directory entry runs past the directory');
+    const name = directory.toString('utf8', at + CENTRAL_HEADER, at + CENTRAL_HEADER + nameLength);
+    const extra = directory.subarray(at + CENTRAL_HEADER + nameLength, at + CENTRAL_HEADER + nameLength + extraLength);
     const sizes = applyZip64Extra(extra, {
       size: directory.readUInt32LE(at + 24),
       compressedSize: directory.readUInt32LE(at + 20),
       localHeaderOffset: directory.readUInt32LE(at + 42),
     });
-    entries.set(name, { name, method: directory.readUInt16LE(at + 10), ...sizes });
-    at += 46 + nameLength + extraLength + commentLength;
+    const entry = { name, method: directory.readUInt16LE(at + 10), ...sizes };
+    checkEntry(path, entry, location.offset);
+    entries.set(name, entry);
+    at = next;
   }
   return entries;
 }
 
+/** An entry's claims against the file: its data lies before the directory, its size is one it could have. */
+function checkEntry(path: string, entry: ZipEntry, directoryOffset: number): void {
+  const { name, size, compressedSize, localHeaderOffset } = entry;
+  if (localHeaderOffset + LOCAL_HEADER + compressedSize > directoryOffset) {
+    throw invalid(path, `entry ${name} claims ${compressedSize} bytes at offset ${localHeaderOffset}, past the end of its data (cut off while downloading?)`);
+  }
+  if (size > MAX_ENTRY_BYTES) throw invalid(path, `entry ${name} claims ${size} bytes, more than any checkpoint entry holds`);
+  if (entry.method === 0 && size !== compressedSize) throw invalid(path, `stored entry ${name} claims ${size} bytes but holds ${compressedSize}`);
+  if (entry.method === 8 && size > SMALL_ENTRY && size > MAX_INFLATION * compressedSize) {
+    throw invalid(path, `entry ${name} claims to inflate ${compressedSize} bytes to ${size}, as only a zip bomb does`);
+  }
+}
+
 function locateDirectory(path: string, fd: number, fileSize: number): DirectoryLocation {
+  if (fileSize < 22) throw invalid(path, `the file is only ${fileSize} bytes`);
   const tailLength = Math.min(fileSize, MAX_EOCD_SEARCH);
   const tailStart = fileSize - tailLength;
-  const tail = readAt(fd, tailStart, tailLength);
+  const tail = readAt(path, fd, tailStart, tailLength);
   let eocd = -1;
   for (let i = tail.length - 22; i >= 0; i--) {
     if (tail.readUInt32LE(i) === EOCD_SIGNATURE) {
@@ -130,7 +174,9 @@ function locateDirectory(path: string, fd: number, fileSize: number): DirectoryL
   const offset = tail.readUInt32LE(eocd + 16);
   const locator = eocd - 20;
   if (locator >= 0 && tail.readUInt32LE(locator) === ZIP64_LOCATOR_SIGNATURE) {
-    const record = readAt(fd, Number(tail.readBigUInt64LE(locator + 8)), 56);
+    const recordOffset = Number(tail.readBigUInt64LE(locator + 8));
+    if (recordOffset + 56 > fileSize) throw invalid(path, 'the zip64 end record lies past the end of the file');
+    const record = readAt(path, fd, recordOffset, 56);
     if (record.readUInt32LE(0) !== ZIP64_EOCD_SIGNATURE) throw invalid(path, 'bad zip64 end record');
     return {
       count: Number(record.readBigUInt64LE(32)),

@@ -1,0 +1,124 @@
+/**
+ * Runs hostile model files and judges the outcome: through the real CLI (`stemsplit split --model
+ * FILE`, timed and measured by /usr/bin/time), or through the same registry and loaders the
+ * split worker uses, in this process (the bulk of a fuzzing run). A refusal passes when it is one
+ * line naming the file, with the model-file code (exit 13), within 5 s and 500 MB.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describeError, isStemsplitError } from '../../src/errors.js';
+import { onnxLoaders } from '../../src/models/loaders.js';
+import { ModelRegistry } from '../../src/models/registry.js';
+import { writeSong } from '../audio.js';
+import { tempDir } from '../temp-dir.js';
+import type { HostileCase, HostileFiles } from './cases.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The bounds issue 37 sets for every refusal. */
+export const REFUSAL_LIMITS = { seconds: 5, megabytes: 500 } as const;
+
+export interface HostileOutcome {
+  readonly name: string;
+  /** `refused`: a StemsplitError (the CLI: a non-zero exit); `accepted`: the file loaded (a valid mutation). */
+  readonly result: 'refused' | 'accepted';
+  readonly code: string | number | undefined;
+  readonly message: string;
+  readonly seconds: number;
+  /** Peak resident memory of the run (the CLI: its largest process; in-process: this process's peak since the case began), MB. */
+  readonly peakMb: number;
+  /** What breaks the issue's rules; empty when the outcome is as it should be. */
+  readonly problems: readonly string[];
+}
+
+/** Judges a refusal: one line, naming the file, with the model-file code, in time and memory. */
+function problemsOf(outcome: Omit<HostileOutcome, 'problems'>, files: HostileFiles, expectedCode: string | number): string[] {
+  const problems: string[] = [];
+  if (outcome.result === 'refused') {
+    if (outcome.code !== expectedCode) problems.push(`code ${String(outcome.code)}, expected ${String(expectedCode)}`);
+    if (!outcome.message.includes(basename(files.names))) problems.push(`the message does not name ${basename(files.names)}`);
+    if (outcome.message.trim().includes('\n')) problems.push('more than one line');
+    if (/\(node:\d+\)|\bat .+:\d+:\d+|Maximum call stack|out of range|Received /.test(outcome.message)) problems.push('a raw JavaScript message');
+  }
+  if (outcome.seconds > REFUSAL_LIMITS.seconds) problems.push(`took ${outcome.seconds.toFixed(1)} s`);
+  if (outcome.peakMb > REFUSAL_LIMITS.megabytes) problems.push(`peak ${outcome.peakMb} MB`);
+  return problems;
+}
+
+/** Peak RSS of this process since the last reset (Linux: /proc/self/status VmHWM), MB. */
+function peakRssMb(): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return match ? Math.round(Number(match[1]) / 1024) : 0;
+}
+
+/** Resets VmHWM to the current RSS (Linux ≥ 4.0), so each case measures its own peak. */
+function resetPeakRss(): void {
+  try {
+    writeFileSync('/proc/self/clear_refs', '5');
+  } catch {
+    // Not Linux or not allowed: the peak then covers every case so far, an upper bound.
+  }
+}
+
+/** Loads models as the split worker does, in this process (one converter cache for the whole run). */
+export function libraryRunner(): (hostile: HostileCase) => Promise<HostileOutcome> {
+  const cacheDir = tempDir('stemsplit-hostile-cache-');
+  const loaders = onnxLoaders({ cacheDir, intraOpThreads: 1 });
+  const registry = new ModelRegistry({ bundledDir: join(cacheDir, 'no-bundled'), cacheDir, aliases: { '4s': [], '6s': [] } });
+  return async (hostile) => {
+    const dir = tempDir('stemsplit-hostile-');
+    const files = hostile.write(dir);
+    resetPeakRss();
+    const started = performance.now();
+    let outcome: Omit<HostileOutcome, 'problems'>;
+    try {
+      const ref = registry.resolveModel(files.model);
+      const model = await loaders[ref.kind](ref);
+      await model.dispose();
+      outcome = { name: hostile.name, result: 'accepted', code: undefined, message: '', seconds: 0, peakMb: 0 };
+    } catch (error) {
+      const code = isStemsplitError(error) ? error.code : `raw ${error instanceof Error ? error.name : typeof error}`;
+      outcome = { name: hostile.name, result: 'refused', code, message: describeError(error), seconds: 0, peakMb: 0 };
+    }
+    outcome = { ...outcome, seconds: (performance.now() - started) / 1000, peakMb: peakRssMb() };
+    return { ...outcome, problems: problemsOf(outcome, files, 'MODEL_INVALID') };
+  };
+}
+
+/** Runs `stemsplit split SONG --model FILE` for each case, in a child process measured by /usr/bin/time. */
+export function cliRunner(): (hostile: HostileCase, extraModels?: readonly string[]) => HostileOutcome {
+  const work = tempDir('stemsplit-hostile-cli-');
+  const song = join(work, 'song.wav');
+  writeSong(song, 1);
+  return (hostile, extraModels = []) => {
+    const dir = tempDir('stemsplit-hostile-');
+    const files = hostile.write(dir);
+    const out = join(dir, 'stems');
+    const models = [...extraModels, files.model].flatMap((model) => ['--model', model]);
+    const started = performance.now();
+    const run = spawnSync(
+      '/usr/bin/time',
+      ['-f', 'peak-kb %M', 'timeout', '-s', 'KILL', '60', process.execPath, '--import', 'tsx', 'src/cli/run.ts', '--data-dir', join(dir, 'data'), 'split', song, ...models, '-o', out],
+      { cwd: ROOT, encoding: 'utf8', env: { ...process.env, STEMSPLIT_CACHE_DIR: join(dir, 'cache') }, timeout: 120_000 },
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const lines = run.stderr.split('\n').filter((line) => line !== '');
+    const peak = lines.find((line) => line.startsWith('peak-kb '));
+    // stemsplit's own lines (progress lines like "Loading model …" aside) and anything Node printed.
+    const said = lines.filter((line) => line.startsWith('stemsplit:') || /^\(node:\d+\)|Error|^\s+at /.test(line));
+    const outcome: Omit<HostileOutcome, 'problems'> = {
+      name: hostile.name,
+      result: run.status === 0 ? 'accepted' : 'refused',
+      code: run.status ?? `signal ${run.signal ?? '?'}`,
+      message: said.join('\n'),
+      seconds,
+      peakMb: peak ? Math.round(Number(peak.slice('peak-kb '.length)) / 1024) : 0,
+    };
+    const problems = problemsOf(outcome, files, 13);
+    if (outcome.result === 'accepted') problems.push('the split succeeded');
+    if (existsSync(out) && readdirSync(out).length > 0) problems.push(`wrote into ${out}`);
+    return { ...outcome, problems };
+  };
+}
