@@ -50,8 +50,8 @@ async function openPage(context: BrowserContext, url: string): Promise<{ page: P
   return { page, errors };
 }
 
-async function stemBytes(splitId: string, stem: string): Promise<Buffer> {
-  const split = (await t.request('GET', `/audio/splits/${splitId}`)).json.data;
+async function stemBytes(server: TestServer, splitId: string, stem: string): Promise<Buffer> {
+  const split = (await server.request('GET', `/audio/splits/${splitId}`)).json.data;
   return Buffer.from(await (await fetch(split.stems[stem])).arrayBuffer());
 }
 
@@ -234,6 +234,9 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
 
     await page.getByLabel(/4 stems/).check();
     await page.locator('#file-input').setInputFiles(songPath);
+    // The song waits, with its length, until "Split".
+    await page.locator('#pending-files').getByText('Night Drive.wav \u00b7 0:05').waitFor();
+    await page.getByRole('button', { name: 'Split', exact: true }).click();
     await page.locator('#job-stage').getByText(/Reserving|Uploading|Starting|Waiting|Splitting|Done/).first().waitFor();
     await page.locator('#stems li').nth(3).waitFor({ timeout: 60_000 });
     await page.locator('#stems li[data-stem="original"]').waitFor();
@@ -302,7 +305,7 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
 
     const stem = await download(page, () => page.getByRole('link', { name: `Download ${loudest} (MP3)` }).click());
     assert.equal(stem.name, `Night Drive-${loudest}.mp3`);
-    assert.ok(stem.bytes.equals(await stemBytes(splitId, loudest)), 'the download is the stem the server made');
+    assert.ok(stem.bytes.equals(await stemBytes(t, splitId, loudest)), 'the download is the stem the server made');
 
     const zip = await download(page, () => page.getByRole('button', { name: 'Download all (zip)' }).click());
     assert.equal(zip.name, 'Night Drive-stems.zip');
@@ -310,7 +313,7 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     assert.deepEqual([...entries.keys()].sort(), ['bass', 'drums', 'other', 'vocals'].map((s) => `Night Drive-${s}.mp3`));
     for (const [name, bytes] of entries) {
       const stemName = /-(\w+)\.mp3$/.exec(name)?.[1] as string;
-      assert.ok(bytes.equals(await stemBytes(splitId, stemName)), `${name} in the zip is the stem`);
+      assert.ok(bytes.equals(await stemBytes(t, splitId, stemName)), `${name} in the zip is the stem`);
     }
 
     // Exports rendered in the browser: the instrumental, and the current mix as the mixer plays it.
@@ -378,7 +381,7 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     }
   });
 
-  test('two files chosen at once both split, each in its own row; vocals + instrumental gives two tracks', { timeout: 180_000 }, async () => {
+  test('two files chosen at once both split, each in its own row; vocals + instrumental gives the vocals and the rest', { timeout: 180_000 }, async () => {
     const dir = tempDir();
     const a = join(dir, 'First Song.wav');
     const b = join(dir, 'Second Song.wav');
@@ -390,6 +393,7 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     await page.locator('#upload-panel').waitFor();
     await page.getByLabel(/Vocals \+ instrumental/).check();
     await page.locator('#file-input').setInputFiles([a, b]);
+    await page.getByRole('button', { name: 'Split 2 songs' }).click();
     for (const name of ['First Song.wav', 'Second Song.wav']) {
       const row = page.locator('#history li').filter({ hasText: name });
       await row.getByText('Ready').waitFor({ timeout: 120_000 });
@@ -399,8 +403,12 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     await page.locator('#stems li').nth(1).waitFor();
     await page.locator('#stems li[data-stem="original"]').waitFor();
     const karaoke = await page.$$eval('#stems li', (rows) => rows.map((row) => row.getAttribute('data-stem')));
-    assert.deepEqual(karaoke, ['vocals', 'instrumental', 'original']);
-    const wav = await download(page, () => page.getByRole('link', { name: 'Download instrumental (WAV)' }).click());
+    assert.deepEqual(karaoke, ['vocals', 'no_vocals', 'original'], 'the server made two stems (twoStems: vocals)');
+    const splitId = (await page.locator('#history li').filter({ hasText: 'Second Song.wav' }).getAttribute('data-split')) as string;
+    const rest = await download(page, () => page.getByRole('link', { name: 'Download no_vocals (MP3)' }).click());
+    assert.equal(rest.name, 'Second Song-no_vocals.mp3');
+    assert.ok(rest.bytes.equals(await stemBytes(t, splitId, 'no_vocals')), 'the download is the stem the server made');
+    const wav = await download(page, () => page.getByRole('button', { name: 'Instrumental (WAV)' }).click());
     assert.equal(wav.name, 'Second Song-instrumental.wav');
     assert.equal(readFloatWav(wav.bytes).channels, 2);
     await page.screenshot({ path: join(ARTIFACTS, 'web-two-files-karaoke.png'), fullPage: true });
@@ -419,11 +427,170 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
       `(() => { const t = new DataTransfer(); t.items.add(new File([Uint8Array.from(atob(${JSON.stringify(base64)}), (c) => c.charCodeAt(0))], 'Night Drive.wav', { type: 'audio/wav' })); return t; })()`,
     );
     await page.locator('#drop-zone').dispatchEvent('drop', { dataTransfer });
+    await page.getByRole('button', { name: 'Split', exact: true }).click();
     const message = page.locator('#upload-error');
     await message.getByText(/Not enough credits/).waitFor();
     assert.match((await message.textContent()) ?? '', /this song is 5 seconds long and the account has 0 seconds of credit left/);
     assert.match((await message.textContent()) ?? '', /stemsplit credits grant/);
     await page.locator('#upload-panel').screenshot({ path: join(ARTIFACTS, 'web-upload-402.png') });
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+});
+
+/** `12 s`, `1 min 5 s`: a time as the page words it. */
+function spanWords(seconds: number): string {
+  const whole = Math.max(1, Math.ceil(seconds));
+  return whole < 60 ? `${whole} s` : `${Math.floor(whole / 60)} min${whole % 60 ? ` ${whole % 60} s` : ''}`;
+}
+
+/**
+ * Run in the page before its own scripts: notes the type of every blob the page hands out as a
+ * URL (a download's content type, which the browser's download event does not tell).
+ */
+const RECORD_BLOB_TYPES = `(() => {
+  const make = URL.createObjectURL;
+  window.__blobTypes = {};
+  URL.createObjectURL = (blob) => { const url = make(blob); window.__blobTypes[url] = blob.type; return url; };
+})()`;
+const blobTypes = (page: Page): Promise<Record<string, string>> => page.evaluate<Record<string, string>>('window.__blobTypes');
+
+describe('the model library on the page', { skip: existsSync(CHROMIUM) ? false : `needs ${CHROMIUM} (apt-get install chromium)` }, () => {
+  const FOUR = 'stemsplit-small-4s';
+  const SIX = 'stemsplit-small-6s';
+  /** A server of its own: which models have run on it (and so have a measured time) is this suite's to say. */
+  let lib: TestServer;
+  /** A FLAC job made through the API with only the spec's stemModel: it also measures FOUR's time. */
+  let apiJob: string;
+  interface ListedModel { name: string; task: string; installed: boolean; allowed: boolean; terms: string; secondsPerMinute: number | null }
+  interface ModelList { items: ListedModel[]; ensembleAlgorithms: string[]; defaults: Record<string, string | null> }
+  const models = async (): Promise<ModelList> => (await lib.request('GET', '/models')).json.data as ModelList;
+  const modelNamed = (list: ModelList, name: string): ListedModel => {
+    const model = list.items.find((item) => item.name === name);
+    assert.ok(model, `GET /v1/models lists ${name}`);
+    return model;
+  };
+
+  before(async () => {
+    lib = await startTestServer();
+    const input = await lib.client.upload(readFileSync(songPath), 'From the API.wav');
+    const created = await lib.request('POST', '/audio/splits', { body: { input, stemModel: '4s', outputFormat: 'flac' } });
+    assert.equal(created.status, 200, created.text);
+    apiJob = created.json.data.id as string;
+    await lib.client.waitForSplit(apiJob);
+  });
+  after(async () => {
+    await lib?.close();
+  });
+
+  test('models grouped by task, each with its terms, and the time the chosen song takes on this server', async () => {
+    const list = await models();
+    const four = modelNamed(list, FOUR);
+    assert.equal(typeof four.secondsPerMinute, 'number', 'measured by the job that ran it');
+    assert.equal(modelNamed(list, SIX).secondsPerMinute, null, 'no job ran it yet');
+    const session = await createWebSession(lib.server.data);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const { page, errors } = await openPage(context, webSessionLink(lib.server.url, session.key));
+    await page.locator('#upload-panel').waitFor();
+    await page.getByLabel(/Choose models/).check();
+    await page.locator('#library').waitFor();
+
+    // One group per task the library holds, each model in its task's group with its terms; those it can't run greyed out with why.
+    const groups = await page.$$eval('.task-group', (sets) => sets.map((set) => set.getAttribute('data-task')));
+    assert.deepEqual([...groups].sort(), [...new Set(list.items.map((model) => model.task))].sort());
+    assert.equal(await page.locator('.task-group[data-task="four-stems"] legend').textContent(), '4 stems');
+    assert.equal(await page.locator('.task-group[data-task="six-stems"] legend').textContent(), '6 stems');
+    for (const model of list.items) {
+      const row = page.locator(`.task-group[data-task="${model.task}"] li[data-model="${model.name}"]`);
+      assert.equal(await row.locator('.model-terms').textContent(), `Terms: ${model.terms}`, model.name);
+      assert.equal(await row.locator('input[type="checkbox"]').isDisabled(), !(model.installed && model.allowed), model.name);
+      if (!model.installed) assert.match((await row.locator('.model-why').textContent()) ?? '', new RegExp(`stemsplit models pull ${model.name}`));
+    }
+    const time = (name: string): Promise<string | null> => page.locator(`li[data-model="${name}"] .model-time`).textContent();
+    const rate = four.secondsPerMinute as number;
+    const perMinute = `${rate < 10 ? rate.toFixed(1) : Math.round(rate)} s per minute of audio on this server`;
+    assert.equal(await time(FOUR), `Time: ${perMinute}.`);
+    assert.match((await time(SIX)) ?? '', /not measured yet on this server/);
+
+    // A chosen song: each model's time for it, and the choice's, before anything starts.
+    await page.locator('#file-input').setInputFiles(songPath);
+    await page.locator('#pending-files').getByText('Night Drive.wav \u00b7 0:05').waitFor();
+    const forSong = spanWords((rate * 5) / 60);
+    assert.equal(await time(FOUR), `Time: about ${forSong} for the chosen audio (${perMinute}).`);
+    await page.getByRole('checkbox', { name: new RegExp(`^${FOUR}`) }).check();
+    const summary = (await page.locator('#choice-summary').textContent()) ?? '';
+    assert.equal(summary, `Runs ${FOUR}, writing MP3 files. Terms: ${FOUR}: ${four.terms}. 0:05 of audio: about ${forSong} on this server.`);
+    assert.equal(await page.locator('#pending-estimate').textContent(), `0:05 of audio: about ${forSong} on this server.`);
+    await page.screenshot({ path: join(ARTIFACTS, 'web-library.png'), fullPage: true });
+
+    // The quick choices say which model their alias runs now, and its terms.
+    await page.getByLabel(/6 stems/).check();
+    assert.equal(await page.locator('#library').isHidden(), true);
+    assert.match((await page.locator('#choice-summary').textContent()) ?? '', new RegExp(`^Runs ${list.defaults['6s']}, writing MP3 files\\. Terms: .*time not measured yet for ${SIX}`));
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test('an ensemble written as FLAC through the page: the list says what ran, downloads are .flac files of type audio/flac', { timeout: 180_000 }, async () => {
+    const session = await createWebSession(lib.server.data);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    await context.addInitScript(RECORD_BLOB_TYPES);
+    const { page, errors } = await openPage(context, webSessionLink(lib.server.url, session.key));
+    await page.locator('#upload-panel').waitFor();
+    await page.getByLabel(/Choose models/).check();
+    await page.getByRole('checkbox', { name: new RegExp(`^${FOUR}`) }).check();
+    await page.getByRole('checkbox', { name: new RegExp(`^${SIX}`) }).check();
+    await page.getByLabel('Combine with').selectOption('avg_wave');
+    await page.getByLabel(`Weight of ${FOUR}`).fill('2');
+    await page.getByLabel('FLAC', { exact: true }).check();
+    await page.getByLabel('Bit depth').selectOption('24');
+    await page.locator('#file-input').setInputFiles(songPath);
+    await page.locator('#pending-files').getByText('Night Drive.wav \u00b7 0:05').waitFor();
+    const list = await models();
+    const [fourTerms, sixTerms] = [modelNamed(list, FOUR).terms, modelNamed(list, SIX).terms];
+    const terms = fourTerms === sixTerms ? `${FOUR} and ${SIX}: ${fourTerms}` : `${FOUR}: ${fourTerms}; ${SIX}: ${sixTerms}`;
+    assert.equal(
+      await page.locator('#choice-summary').textContent(),
+      `Runs ${FOUR} + ${SIX} one after another, combined with avg_wave, writing FLAC 24-bit files. Terms: ${terms}. ` +
+        `0:05 of audio: time not measured yet for ${SIX} on this server (the first job with it measures it).`,
+    );
+    await page.getByRole('button', { name: 'Split', exact: true }).click();
+    await page.locator('#stems li[data-stem="original"]').waitFor({ timeout: 150_000 });
+
+    // What ran and what it wrote, as the server recorded it and as "Your splits" says it.
+    const row = page.locator('#history li').filter({ hasText: 'Night Drive.wav' });
+    await row.getByText('Ready').waitFor();
+    const splitId = (await row.getAttribute('data-split')) as string;
+    const split = (await lib.request('GET', `/audio/splits/${splitId}`)).json.data;
+    assert.deepEqual(
+      { models: split.models, ensemble: split.ensemble, ensembleWeights: split.ensembleWeights, outputFormat: split.outputFormat, bitDepth: split.bitDepth },
+      { models: [FOUR, SIX], ensemble: 'avg_wave', ensembleWeights: [2, 1], outputFormat: 'flac', bitDepth: 24 },
+    );
+    assert.match((await row.locator('.history-meta').textContent()) ?? '', new RegExp(`^Ensemble · ${FOUR} \\+ ${SIX} \\(avg_wave, weights 2, 1\\) · FLAC 24-bit · 0:05 · `));
+    assert.match((await page.locator('#mixer-model').textContent()) ?? '', new RegExp(`Made with an ensemble of ${FOUR}, ${SIX} \\(their stems combined with avg_wave, weights 2, 1\\)`));
+
+    // Each stem downloads as the FLAC file the server made, named and typed as one.
+    const stems = Object.keys(split.stems as Record<string, string>);
+    const vocals = await download(page, () => page.getByRole('link', { name: 'Download vocals (FLAC)' }).click());
+    assert.equal(vocals.name, 'Night Drive-vocals.flac');
+    assert.equal(vocals.bytes.toString('latin1', 0, 4), 'fLaC');
+    assert.ok(vocals.bytes.equals(await stemBytes(lib, splitId, 'vocals')), 'the download is the stem the server made');
+    const href = (await page.locator('#stems li[data-stem="vocals"] a.download').getAttribute('href')) as string;
+    assert.equal((await blobTypes(page))[href], 'audio/flac');
+    const zip = await download(page, () => page.getByRole('button', { name: 'Download all (zip)' }).click());
+    assert.equal(zip.name, 'Night Drive-stems.zip');
+    assert.equal(Object.values(await blobTypes(page)).at(-1), 'application/zip');
+    assert.deepEqual([...readStoredZip(zip.bytes).keys()].sort(), stems.map((stem) => `Night Drive-${stem}.flac`).sort());
+    await page.screenshot({ path: join(ARTIFACTS, 'web-ensemble-flac.png'), fullPage: true });
+
+    // The FLAC job made through the API, with only the spec's stemModel: labelled and saved as FLAC too.
+    const apiRow = page.locator(`#history li[data-split="${apiJob}"]`);
+    assert.match((await apiRow.locator('.history-meta').textContent()) ?? '', new RegExp(`^4 stems · ${FOUR} · FLAC · `));
+    await apiRow.getByRole('button', { name: /Open/ }).click();
+    await page.locator('#mixer-title').getByText('From the API.wav').waitFor();
+    const drums = await download(page, () => page.getByRole('link', { name: 'Download drums (FLAC)' }).click());
+    assert.equal(drums.name, 'From the API-drums.flac');
+    assert.ok(drums.bytes.equals(await stemBytes(lib, apiJob, 'drums')));
     assert.deepEqual(errors, []);
     await context.close();
   });

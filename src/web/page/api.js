@@ -162,8 +162,9 @@ export function createApi(getKey) {
       return request('POST', '/audio/uploads', { filename: file.name, contentType: contentType, contentLength: file.size });
     },
     uploadBytes: uploadBytes,
-    createSplit: function (input, stemModel, idempotencyKey) {
-      return request('POST', '/audio/splits', { input: input, stemModel: stemModel }, { 'idempotency-key': idempotencyKey });
+    /** `choice`: what runs and what it writes (stemModel, model or models with ensemble and ensembleWeights, twoStems, outputFormat, bitDepth). */
+    createSplit: function (input, choice, idempotencyKey) {
+      return request('POST', '/audio/splits', Object.assign({ input: input }, choice), { 'idempotency-key': idempotencyKey });
     },
     split: function (id) { return request('GET', '/audio/splits/' + encodeURIComponent(id)); },
     listSplits: function (cursor) {
@@ -182,6 +183,11 @@ const TYPE_ALIASES = {
   'audio/mp4': 'audio/mp4', 'audio/x-m4a': 'audio/mp4', 'audio/m4a': 'audio/mp4', 'audio/aac': 'audio/mp4',
   'audio/webm': 'audio/webm', 'video/webm': 'audio/webm',
 };
+
+/** The content type of a file with this extension (`flac` → `audio/flac`), or a generic one. */
+export function typeOfExtension(extension) {
+  return CONTENT_TYPES[String(extension).toLowerCase()] || 'application/octet-stream';
+}
 
 /** The content type the API accepts for this file, or undefined when it takes none. */
 export function contentTypeOf(file) {
@@ -207,9 +213,10 @@ function plural(n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); }
  * An API failure in the words a musician would use, with what to do next: chosen by the error's
  * code and the call that failed (a 422 from the upload reservation is a size, from the upload an
  * incomplete body, from the split a file that is not audio), never by the server's sentence.
- * `song` ({songSeconds, balance}, either unknown) puts numbers to a refused charge or a song too long.
+ * `song` ({songSeconds, balance}, either unknown) puts numbers to a refused charge or a song too long;
+ * its `models` (those asked for) tell a refused model from a refused song.
  * @param {unknown} error
- * @param {{songSeconds?: number, balance?: number}} [song]
+ * @param {{songSeconds?: number, balance?: number, models?: string[]}} [song]
  */
 export function explainError(error, song) {
   if (!(error instanceof ApiError)) return 'Something went wrong in the page: ' + String(error && /** @type {Error} */ (error).message || error);
@@ -228,6 +235,9 @@ export function explainError(error, song) {
         return 'This file is larger than the server takes' + (limits ? ' (' + uploadLimitWords() + ')' : '') + '. ' + RAISE_LIMIT + '.';
       }
       if (error.call === 'uploadBytes') return 'The upload arrived incomplete. Try again.';
+      if (error.call === 'createSplit' && namesTheChoice(error.message, (song && song.models) || [])) {
+        return 'This server won\'t run that choice: ' + error.message + '. Pick another model; its operator decides which ones it runs ("stemsplit models list" there).';
+      }
       if (error.call === 'createSplit') return unusableSong(song || {});
       return 'The server couldn\'t use this request: ' + error.message;
     case 'RATE_LIMITED': {
@@ -243,6 +253,12 @@ export function explainError(error, song) {
 }
 
 const GRANT = 'stemsplit credits grant <seconds>';
+
+/** Whether a refused split's reason is the models or options asked for (else it is the song): it names one of them. */
+function namesTheChoice(message, models) {
+  return models.some(function (name) { return message.indexOf(name) >= 0; }) ||
+    /\b(models?|ensemble|ensembleWeights|twoStems|outputFormat|bitDepth)\b/.test(message);
+}
 
 /** A split the server refused for its source: longer than the server's --max-minutes, or not audio it can read. */
 function unusableSong(/** @type {{songSeconds?: number}} */ song) {
@@ -294,14 +310,22 @@ const JOB_FAILURES = {
   SOURCE_FETCH_FAILED: 'the server couldn\'t read the uploaded song back',
   AUDIO_DECODE_FAILED: 'the song couldn\'t be decoded as audio',
   SEPARATION_FAILED: 'the separation model failed on this song',
-  ENCODE_FAILED: 'writing the MP3 stems failed',
+  ENCODE_FAILED: 'writing the stem files failed',
   STORAGE_FAILED: 'the server\'s disk is full or not writable',
   INTERNAL_ERROR: 'the job was interrupted',
 };
 
-/** Why a job failed, from its error code. Failed jobs are refunded by the server. */
+/** The longest server message shown under a failed job. */
+const MAX_DETAIL = 300;
+
+/**
+ * Why a job failed: its error code in words, then the server's message (it names the model when
+ * the model is gone). Failed jobs are refunded by the server.
+ */
 export function explainJobFailure(jobError) {
   const code = jobError && jobError.code;
   const why = JOB_FAILURES[code] || 'something went wrong while splitting';
-  return 'The split failed: ' + why + '. Your credits were refunded.';
+  const message = jobError && jobError.message ? String(jobError.message) : '';
+  const detail = message.length > MAX_DETAIL ? message.slice(0, MAX_DETAIL - 1) + '\u2026' : message;
+  return 'The split failed: ' + why + (detail ? ' (' + detail.replace(/\.$/, '') + ')' : '') + '. Your credits were refunded.';
 }

@@ -5,6 +5,7 @@
  */
 import { acceptedKinds, ApiError, contentTypeOf, createApi, explainError, explainJobFailure, fileProblem, loadLimits, retentionWords, serverLimits, songSeconds, uploadLimitWords } from './api.js';
 import { formatTime, h, show } from './dom.js';
+import { formatWords, LibraryView, TASK_NAMES } from './library-view.js';
 import { MixerView } from './mixer-view.js';
 
 const KEY_STORAGE = 'stemsplit.apiKey';
@@ -17,7 +18,11 @@ const $ = function (/** @type {string} */ id) { return document.getElementById(i
 /** An input of the page by id. */
 const input$ = function (/** @type {string} */ id) { return /** @type {HTMLInputElement} */ ($(id)); };
 
-const state = { key: '', following: 0, busy: false, cursor: null, /** @type {Map<string, any>} */ models: new Map(), historyTimer: undefined };
+const state = {
+  key: '', following: 0, busy: false, cursor: null, historyTimer: undefined,
+  /** @type {{file: File, seconds: number | undefined}[]} the chosen songs, waiting for "Split" */
+  pending: [],
+};
 const api = createApi(function () { return state.key; });
 const statusLine = $('status');
 
@@ -32,6 +37,12 @@ const mixerView = new MixerView({
   time: $('time'), seek: $('seek'), stems: $('stems'), downloadAll: $('download-all'),
   downloadInstrumental: $('download-instrumental'), downloadMix: $('download-mix'), compare: $('compare'),
 }, announce);
+
+const library = new LibraryView({
+  library: $('library'), groups: $('library-groups'), empty: $('library-empty'), ensembleOptions: $('ensemble-options'),
+  algorithm: $('ensemble-algorithm'), weights: $('ensemble-weights'), twoStems: $('two-stems'),
+  bitDepthLabel: $('bit-depth-label'), bitDepth: $('bit-depth'), summary: $('choice-summary'),
+}, showPending);
 
 function storedKey() {
   try { return localStorage.getItem(KEY_STORAGE) || ''; } catch (ignored) { return ''; }
@@ -109,36 +120,27 @@ async function connect(key) {
   }
 }
 
-/** The server's models and their terms, to say which model made each split (an older server has no list: no terms shown). */
+/** The server's models (to choose from, and to say which made each split, with their terms and times). */
 async function loadModels() {
   try {
-    const list = await api.models();
-    state.models = new Map(list.items.map(function (model) { return [model.name, model]; }));
-  } catch (ignored) {
-    state.models = new Map();
+    library.load(await api.models());
+  } catch (error) {
+    report($('upload-error'), error);
   }
 }
 
-/** "Made with <model>", the terms of its weights, and for the bundled model what a pull gives. */
-/** The models a split ran: one name, or the members of an ensemble (names joined by "+"). */
-function membersOf(split) {
-  return String(split.model).split('+');
+/** `avg_wave`, `avg_fft, weights 2, 1`: how an ensemble's stems were combined. */
+function ensembleWords(split) {
+  return split.ensemble + (split.ensembleWeights ? ', weights ' + split.ensembleWeights.join(', ') : '');
 }
 
-/** Each model's terms after its name ("A: MIT; B: not stated"); a model the server no longer lists says so. */
-function termsOf(split) {
-  return membersOf(split).map(function (name) {
-    const model = state.models.get(name);
-    return name + ': ' + (model ? model.terms : 'not listed by this server');
-  }).join('; ');
-}
-
+/** "Made with <model>" (or the members of an ensemble and how they were combined), the terms of their weights, and for the bundled model what a pull gives. */
 function modelLines(split) {
-  const members = membersOf(split);
+  const members = split.models;
   if (members.length > 1) {
-    return ['Made with an ensemble of ' + members.join(', ') + ' (their stems combined). Terms: ' + termsOf(split) + '.'];
+    return ['Made with an ensemble of ' + members.join(', ') + ' (their stems combined with ' + ensembleWords(split) + '). Terms: ' + library.termsWords(members) + '.'];
   }
-  const model = state.models.get(split.model);
+  const model = library.model(split.model);
   const lines = ['Made with ' + split.model + (model ? '. Terms: ' + model.terms : '') + '.'];
   if (model && model.origin === 'bundled') {
     lines.push('This is the small model bundled with stemsplit, weak on vocals: for Demucs v4 quality run "stemsplit models pull htdemucs" on the server (its weights are for research use only).');
@@ -173,24 +175,6 @@ $('key-cancel').addEventListener('click', function () { connect(state.key); });
 
 // ---- upload and split ----
 
-/** The choice on the page: `4s`, `6s`, or `2s` (vocals + instrumental, made from a 4-stem split). */
-function selectedChoice() {
-  const checked = /** @type {HTMLInputElement | null} */ (document.querySelector('input[name="model"]:checked'));
-  return checked ? checked.value : '4s';
-}
-
-const TWO_STEMS_STORAGE = 'stemsplit.twoStems';
-
-/** Splits the user asked to see as vocals + instrumental (kept in the browser, like the key). */
-function twoStemSplits() {
-  try { return new Set(JSON.parse(localStorage.getItem(TWO_STEMS_STORAGE) || '[]')); } catch (ignored) { return new Set(); }
-}
-
-function rememberTwoStems(id) {
-  const ids = Array.from(twoStemSplits()).concat([id]).slice(-500);
-  try { localStorage.setItem(TWO_STEMS_STORAGE, JSON.stringify(ids)); } catch (ignored) { /* storage disabled */ }
-}
-
 function setJob(name, stage, percent) {
   show($('job'), true);
   $('job-name').textContent = name;
@@ -206,8 +190,8 @@ function setBusy(busy) {
   $('drop-zone').classList.toggle('is-busy', busy);
 }
 
-/** Reserves, uploads and starts the split of one file; its job id. Throws what the API refused. */
-async function startSplit(file) {
+/** Reserves, uploads and starts the split of one file as `choice` says; its job id. Throws what the API refused. */
+async function startSplit(file, choice) {
   const contentType = contentTypeOf(file);
   announce('Uploading ' + file.name);
   setJob(file.name, 'Reserving the upload\u2026', undefined);
@@ -218,26 +202,24 @@ async function startSplit(file) {
   });
   setJob(file.name, 'Starting the split\u2026', undefined);
   const input = { type: 'uploaded_file', uploadId: reservation.uploadId, fileUrl: stored.url, storageKey: stored.key };
-  const choice = selectedChoice();
-  const created = await api.createSplit(input, choice === '6s' ? '6s' : '4s', randomToken());
-  if (choice === '2s') rememberTwoStems(created.id);
+  const created = await api.createSplit(input, choice.body, randomToken());
   refreshCredits();
   await loadHistory(false);
   return created.id;
 }
 
-/** What a refused split is put in numbers with: the song's length and the account's balance, where known. */
-async function songFacts(file) {
+/** What a refused split is put in numbers and names with: the song's length, the account's balance, the models asked for. */
+async function songFacts(file, choice) {
   const [seconds, credits] = await Promise.all([songSeconds(file), api.credits().catch(function () { return undefined; })]);
   if (credits) showCredits(credits);
-  return { songSeconds: seconds, balance: credits ? credits.balance : undefined };
+  return { songSeconds: seconds, balance: credits ? credits.balance : undefined, models: choice.members };
 }
 
 /**
- * Splits the dropped or chosen files: each is uploaded and its job created in turn, so every one
- * has its row at once; the server runs them one after another, and the page follows each in turn.
+ * Holds the dropped or chosen files until "Split": their length, with the choice, says how long
+ * they will take on this server and how many credits they use.
  */
-async function splitFiles(files) {
+async function stageFiles(files) {
   if (state.busy) return;
   setError($('upload-error'), '');
   const problems = [];
@@ -249,19 +231,62 @@ async function splitFiles(files) {
   }
   if (problems.length > 0) setError($('upload-error'), problems.join(' '));
   if (accepted.length === 0) return;
+  const lengths = await Promise.all(accepted.map(songSeconds));
+  state.pending = accepted.map(function (file, i) { return { file: file, seconds: lengths[i] }; });
+  const known = lengths.every(function (seconds) { return seconds !== undefined; });
+  library.setSongSeconds(known ? lengths.reduce(function (sum, seconds) { return sum + seconds; }, 0) : undefined);
+  $('start').focus();
+}
+
+/** The songs waiting for "Split", each with its length, and what the current choice will do with them. */
+function showPending() {
+  const pending = state.pending;
+  show($('pending'), pending.length > 0);
+  if (pending.length === 0) return;
+  const list = $('pending-files');
+  list.replaceChildren.apply(list, pending.map(function (song) {
+    return h('li', {}, [song.file.name + ' \u00b7 ' + (song.seconds === undefined ? 'length unknown' : formatTime(song.seconds))]);
+  }));
+  const choice = library.choice();
+  $('pending-estimate').textContent = choice.problem || library.estimateWords(choice.members) + '.';
+  $('start').textContent = pending.length > 1 ? 'Split ' + pending.length + ' songs' : 'Split';
+  /** @type {HTMLButtonElement} */ ($('start')).disabled = state.busy || Boolean(choice.problem);
+}
+
+function clearPending() {
+  state.pending = [];
+  library.setSongSeconds(undefined);
+}
+
+$('start').addEventListener('click', function () {
+  const choice = library.choice();
+  if (choice.problem) return setError($('upload-error'), choice.problem);
+  const files = state.pending.map(function (song) { return song.file; });
+  clearPending();
+  splitFiles(files, choice);
+});
+$('pending-clear').addEventListener('click', clearPending);
+
+/**
+ * Splits the files as `choice` says: each is uploaded and its job created in turn, so every one
+ * has its row at once; the server runs them one after another, and the page follows each in turn.
+ */
+async function splitFiles(files, choice) {
+  if (state.busy) return;
+  setError($('upload-error'), '');
   setBusy(true);
   const started = [];
   /** @type {File | undefined} */
   let current;
   try {
-    for (const file of accepted) {
+    for (const file of files) {
       current = file;
-      started.push({ id: await startSplit(file), name: file.name });
+      started.push({ id: await startSplit(file, choice), name: file.name });
     }
   } catch (error) {
     show($('job'), false);
     if (error instanceof ApiError && current && (error.code === 'INSUFFICIENT_CREDITS' || error.call === 'createSplit')) {
-      setError($('upload-error'), explainError(error, await songFacts(current)));
+      setError($('upload-error'), explainError(error, await songFacts(current, choice)));
     } else {
       report($('upload-error'), error);
     }
@@ -305,11 +330,13 @@ async function follow(id, name) {
       setError($('upload-error'), explainJobFailure(split.error));
       refreshCredits();
       loadHistory(false);
+      loadModels(); // a model removed meanwhile is no longer offered
       return;
     }
     if (split.status === 'succeeded') {
       setJob(name, 'Done', 100);
       loadHistory(false);
+      loadModels(); // the job measured its models' time on this server
       await openInMixer(split);
       if (ticket === state.following) show($('job'), false);
       return;
@@ -340,7 +367,7 @@ async function openListed(split, listedAt) {
 async function openInMixer(split) {
   showModel($('mixer-model'), split);
   try {
-    await mixerView.open(split, { twoStems: twoStemSplits().has(split.id) });
+    await mixerView.open(split);
   } catch (error) {
     mixerView.fail('The stems could not be played: ' + (error && error.message ? error.message : String(error)) + '.');
   }
@@ -349,7 +376,7 @@ async function openInMixer(split) {
 $('file-input').addEventListener('change', function () {
   const input = input$('file-input');
   const files = input.files ? Array.from(input.files) : [];
-  if (files.length > 0) splitFiles(files);
+  if (files.length > 0) stageFiles(files);
   input.value = '';
 });
 
@@ -375,18 +402,36 @@ window.addEventListener('drop', function (event) {
   const files = event.dataTransfer ? Array.from(event.dataTransfer.files) : [];
   if (files.length === 0) return;
   if (!state.key) return showKeyPanel('Connect with an API key first, then drop the songs again.');
-  splitFiles(files);
+  stageFiles(files);
 });
 
 // ---- past jobs ----
 
+/** What a split makes: `Vocals + instrumental`, `Drums + the rest`, its model's task (`4 stems`, `De-reverb`), or `Ensemble`. */
+function kindWords(split) {
+  if (split.twoStems) return capitalized(split.twoStems) + ' + ' + (split.twoStems === 'vocals' ? 'instrumental' : 'the rest');
+  const members = split.models;
+  if (members.length > 1) return 'Ensemble';
+  const model = library.model(members[0]);
+  return model ? TASK_NAMES[model.task] || model.task : split.stemModel === '6s' ? '6 stems' : '4 stems';
+}
+
+/** Which models ran: `htdemucs`, or `a + b (avg_wave)` for an ensemble. */
+function ranWords(split) {
+  const members = split.models;
+  return members.length > 1 ? members.join(' + ') + ' (' + ensembleWords(split) + ')' : members[0];
+}
+
+function capitalized(text) {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 function historyItem(split) {
   const expired = split.status === 'succeeded' && !split.stems;
   const when = new Date(split.createdAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-  const kind = twoStemSplits().has(split.id) ? 'Vocals + instrumental' : split.stemModel === '4s' ? '4 stems' : '6 stems';
-  const meta = kind + ' \u00b7 ' + split.model + ' \u00b7 ' + formatTime(split.durationSeconds) + ' \u00b7 ' + when;
+  const meta = [kindWords(split), ranWords(split), formatWords(split.outputFormat, split.bitDepth), formatTime(split.durationSeconds), when].join(' \u00b7 ');
   const badgeText = expired ? 'Expired' : split.status === 'processing' ? 'Splitting ' + split.progress + '%' : STATUS_WORDS[split.status];
-  const details = [h('span', { class: 'history-name' }, [split.filename]), h('span', { class: 'history-meta', title: 'Terms of ' + termsOf(split) }, [meta])];
+  const details = [h('span', { class: 'history-name' }, [split.filename]), h('span', { class: 'history-meta', title: 'Terms of ' + library.termsWords(split.models) }, [meta])];
   if (split.status === 'failed') details.push(h('span', { class: 'history-why' }, [explainJobFailure(split.error)]));
   if (expired) details.push(h('span', { class: 'history-why' }, ['The stems were removed after ' + retentionWords() + '.']));
   const children = [h('div', { class: 'history-main' }, details), h('span', { class: 'badge badge-' + (expired ? 'expired' : split.status) }, [badgeText])];

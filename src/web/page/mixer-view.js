@@ -5,9 +5,9 @@
  * under a shared transport (play/pause, time, seek); exports every stem as a zip, the instrumental
  * (all but vocals) and the current mix as WAV rendered from the same buffers the mixer plays.
  */
-import { retentionWords } from './api.js';
+import { retentionWords, typeOfExtension } from './api.js';
 import { formatTime, h, icon, show, songBaseName, spokenTime } from './dom.js';
-import { Mixer, sumBuffers } from './mixer.js';
+import { Mixer } from './mixer.js';
 import { computePeaks, drawWaveform, peakMagnitude } from './waveform.js';
 import { wavBlob } from './wav.js';
 import { zipStore } from './zip.js';
@@ -86,13 +86,8 @@ export class MixerView {
     this.render();
   }
 
-  /**
-   * Shows a finished job in the mixer; resolves once its stems are decoded and drawn. With
-   * `twoStems`, the page's vocals / instrumental choice, the mixer holds the vocals and one
-   * instrumental track, the sum of every other stem.
-   */
-  async open(split, options) {
-    const twoStems = Boolean(options && options.twoStems);
+  /** Shows a finished job in the mixer; resolves once its stems are decoded and drawn. */
+  async open(split) {
     const generation = ++this.generation;
     this.reset();
     this.split = split;
@@ -102,14 +97,14 @@ export class MixerView {
     if (!this.context) this.context = new AudioContext();
     const names = Object.keys(split.stems).sort(function (a, b) { return orderOf(a) - orderOf(b); });
     const context = this.context;
+    const format = split.outputFormat;
     let stems = await Promise.all(names.map(async function (name) {
       const bytes = await fetchStem(name, split.stems[name]);
       // decodeAudioData takes the buffer over: keep our own bytes for the downloads.
       const buffer = await context.decodeAudioData(bytes.slice().buffer);
-      return { name: name, bytes: bytes, buffer: buffer, peaks: computePeaks(buffer) };
+      return { name: name, bytes: bytes, buffer: buffer, peaks: computePeaks(buffer), format: format };
     }));
     if (generation !== this.generation) return;
-    if (twoStems && stems.some(function (stem) { return stem.name === 'vocals'; })) stems = await vocalsAndInstrumental(context, stems);
     // The source itself, for A/B: one more track, muted until the user compares.
     const original = split.sourceUrl ? await loadOriginal(context, split).catch(function () { return null; }) : null;
     if (original) stems = stems.concat([original]);
@@ -163,16 +158,17 @@ export class MixerView {
     this.updatePlayButton();
   }
 
+  /** `Night Drive-vocals.flac`: a stem's download, named after the song, in its own format. */
   fileName(stemName, format) {
-    return songBaseName(this.split.filename) + '-' + stemName + '.' + (format || 'mp3');
+    return songBaseName(this.split.filename) + '-' + stemName + '.' + format;
   }
 
   buildRow(stem, index, waveScale) {
     const self = this;
     const name = stem.name;
     const color = STEM_COLORS[name] || FALLBACK_COLORS[index % FALLBACK_COLORS.length];
-    const format = stem.format || 'mp3';
-    const url = URL.createObjectURL(new Blob([stem.bytes], { type: format === 'wav' ? 'audio/wav' : 'audio/mpeg' }));
+    const format = stem.format;
+    const url = URL.createObjectURL(new Blob([stem.bytes], { type: typeOfExtension(format) }));
     this.objectUrls.push(url);
     const meterFill = h('span', { class: 'meter-fill' });
     const mute = h('button', { type: 'button', class: 'toggle mute', 'aria-pressed': 'false', 'aria-label': 'Mute ' + name, title: 'Mute ' + name }, ['M']);
@@ -319,16 +315,4 @@ async function loadOriginal(context, split) {
   const buffer = await context.decodeAudioData(bytes.slice().buffer);
   const extension = (/\.([A-Za-z0-9]{1,5})$/.exec(split.filename) || [])[1];
   return { name: ORIGINAL, bytes: bytes, buffer: buffer, peaks: computePeaks(buffer), format: extension ? extension.toLowerCase() : 'audio' };
-}
-
-/** The vocals, and the sum of every other stem as one `instrumental` track (its download a WAV). */
-async function vocalsAndInstrumental(context, stems) {
-  const vocals = stems.find(function (stem) { return stem.name === 'vocals'; });
-  const others = stems.filter(function (stem) { return stem.name !== 'vocals'; });
-  const channels = sumBuffers(others.map(function (stem) { return { buffer: stem.buffer, gain: 1 }; }));
-  const first = others[0].buffer;
-  const sum = context.createBuffer(channels.length, first.length, first.sampleRate);
-  channels.forEach(function (samples, channel) { sum.copyToChannel(samples, channel); });
-  const bytes = new Uint8Array(await wavBlob(channels, sum.sampleRate).arrayBuffer());
-  return [vocals, { name: 'instrumental', bytes: bytes, buffer: sum, peaks: computePeaks(sum), format: 'wav' }];
 }

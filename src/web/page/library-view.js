@@ -1,0 +1,304 @@
+// @ts-check
+/**
+ * Browser module `/web/library-view.js`: what the next split runs and writes. A quick choice (4
+ * stems, 6 stems, vocals + instrumental: the server's `4s`/`6s` aliases), or models of the
+ * server's library (GET /v1/models) grouped by task: one, or several as an ensemble with its
+ * algorithm and weights; each model's terms and how long the chosen songs would take on this
+ * server (its measured seconds per minute of audio); and the stems' file format and bit depth.
+ */
+import { takesWeights } from '../../ensemble/algorithms.js';
+import { formatTime, h, show } from './dom.js';
+
+/** The tasks in the order a UVR user looks for them, as the page names them. */
+export const TASK_NAMES = {
+  'four-stems': '4 stems',
+  'six-stems': '6 stems',
+  vocals: 'Vocals',
+  instrumental: 'Instrumental',
+  karaoke: 'Karaoke (lead vocals apart)',
+  dereverb: 'De-reverb',
+  deecho: 'De-echo',
+  denoise: 'Denoise',
+  'drum-parts': 'Drum parts',
+  other: 'Other',
+};
+/** The most models one ensemble runs (the API's limit). */
+const MAX_MEMBERS = 8;
+/** The quick choices: the alias each runs and the stem it keeps apart from the rest, if any. */
+const QUICK = { '4s': { alias: '4s', twoStems: undefined }, '6s': { alias: '6s', twoStems: undefined }, '2s': { alias: '4s', twoStems: 'vocals' } };
+
+/**
+ * @typedef {{name: string, family: string, origin: string, installed: boolean, allowed: boolean, task: string,
+ *   aliases: string[], sources: string[], description: string, terms: string, secondsPerMinute: number | null}} ModelInfo
+ * @typedef {{items: ModelInfo[], ensembleAlgorithms: string[], defaults: Record<string, string | null>}} ModelList
+ * @typedef {{body: Record<string, unknown>, members: string[], problem: string | undefined}} Choice
+ */
+
+/** `12 s`, `1 min 5 s`: a processing time in words. */
+export function spanWords(seconds) {
+  const whole = Math.max(1, Math.ceil(seconds));
+  if (whole < 60) return whole + ' s';
+  const minutes = Math.floor(whole / 60);
+  return minutes + ' min' + (whole % 60 ? ' ' + (whole % 60) + ' s' : '');
+}
+
+/** `7.3 s`, `64 s`: a measured rate of processing seconds (per minute of audio). */
+export function rateWords(seconds) {
+  return (seconds < 10 ? seconds.toFixed(1) : String(Math.round(seconds))) + ' s';
+}
+
+/** How long `seconds` of audio takes with these models run one after another; undefined when one is not measured yet. */
+export function estimateSeconds(models, seconds) {
+  if (models.some(function (model) { return !model || model.secondsPerMinute === null; })) return undefined;
+  return models.reduce(function (sum, model) { return sum + (model.secondsPerMinute * seconds) / 60; }, 0);
+}
+
+/** `MP3`, `FLAC 24-bit`, `WAV 32-bit float`: a job's files in words. */
+export function formatWords(format, bitDepth) {
+  const name = String(format || 'mp3').toUpperCase();
+  if (!bitDepth) return name;
+  return name + ' ' + bitDepth + '-bit' + (bitDepth === 32 ? ' float' : '');
+}
+
+export class LibraryView {
+  /**
+   * elements: {library, groups, empty, ensembleOptions, algorithm, weights, twoStems, bitDepthLabel, bitDepth, summary};
+   * onChange() runs whenever the choice changes.
+   */
+  constructor(elements, onChange) {
+    this.el = elements;
+    this.onChange = onChange;
+    /** @type {ModelList} */
+    this.list = { items: [], ensembleAlgorithms: [], defaults: {} };
+    /** @type {Map<string, ModelInfo>} */
+    this.byName = new Map();
+    /** Seconds of audio of the chosen songs; undefined before any is chosen or when the browser can't tell. */
+    this.songSeconds = undefined;
+    /** @type {string[]} the ticked library models, in the order ticked (the ensemble's member order). */
+    this.ticked = [];
+    const self = this;
+    for (const radio of this.radios('model').concat(this.radios('format'))) radio.addEventListener('change', function () { self.changed(); });
+    for (const control of [elements.algorithm, elements.twoStems, elements.bitDepth]) control.addEventListener('change', function () { self.changed(); });
+  }
+
+  /** @param {string} name */
+  radios(name) {
+    return /** @type {HTMLInputElement[]} */ (Array.from(document.querySelectorAll('input[name="' + name + '"]')));
+  }
+
+  /** @param {string} name */
+  checked(name) {
+    const radio = this.radios(name).find(function (input) { return input.checked; });
+    return radio ? radio.value : '';
+  }
+
+  /** The server's models: grouped by task, with what each writes, its terms and its time. */
+  load(/** @type {ModelList} */ list) {
+    this.list = list;
+    this.byName = new Map(list.items.map(function (model) { return [model.name, model]; }));
+    this.ticked = this.ticked.filter((name) => this.runnable(this.byName.get(name)));
+    this.el.algorithm.replaceChildren.apply(this.el.algorithm, list.ensembleAlgorithms.map(function (name, index) {
+      return h('option', { value: name }, [name + (index === 0 ? ' (default)' : '')]);
+    }));
+    const tasks = Object.keys(TASK_NAMES).concat(list.items.map(function (model) { return model.task; }));
+    const groups = Array.from(new Set(tasks)).map((task) => this.group(task)).filter(Boolean);
+    this.el.groups.replaceChildren.apply(this.el.groups, groups);
+    show(this.el.empty, list.items.length === 0);
+    this.changed();
+  }
+
+  /** The fieldset of one task's models, or null when the library has none; those it can't run folded away. */
+  group(task) {
+    const models = this.list.items.filter(function (model) { return model.task === task; });
+    if (models.length === 0) return null;
+    const runnable = models.filter((model) => this.runnable(model));
+    const others = models.filter((model) => !this.runnable(model));
+    const children = [h('legend', {}, [TASK_NAMES[task] || task])];
+    if (runnable.length > 0) children.push(h('ul', { class: 'model-rows' }, runnable.map((model) => this.row(model))));
+    if (others.length > 0) {
+      children.push(h('details', { class: 'more-models' }, [
+        h('summary', {}, [others.length + (runnable.length > 0 ? ' more' : '') + ' not available on this server']),
+        h('ul', { class: 'model-rows' }, others.map((model) => this.row(model))),
+      ]));
+    }
+    return h('fieldset', { class: 'task-group', 'data-task': task }, children);
+  }
+
+  /** A model the server lists, by name (undefined when it lists none of that name). */
+  model(name) {
+    return this.byName.get(name);
+  }
+
+  runnable(model) {
+    return Boolean(model && model.installed && model.allowed);
+  }
+
+  row(/** @type {ModelInfo} */ model) {
+    const self = this;
+    const box = h('input', { type: 'checkbox', name: 'library-model', value: model.name, disabled: !this.runnable(model), checked: this.ticked.includes(model.name) });
+    box.addEventListener('change', function () { self.tick(model.name, box.checked); });
+    const lines = [
+      h('label', { class: 'model-pick' }, [box, h('strong', {}, [model.name]), h('span', { class: 'model-family' }, [model.family])]),
+      h('span', { class: 'model-about' }, [model.description]),
+      h('span', { class: 'model-stems' }, ['Writes ' + model.sources.join(', ')]),
+      h('span', { class: 'model-terms' }, ['Terms: ' + model.terms]),
+      h('span', { class: 'model-time' }, [this.timeWords(model)]),
+    ];
+    const why = this.unavailableWords(model);
+    if (why) lines.push(h('span', { class: 'model-why' }, [why]));
+    return h('li', { class: 'model-row' + (why ? ' is-unavailable' : ''), 'data-model': model.name }, lines);
+  }
+
+  /** Why a listed model can't be ticked, or undefined. */
+  unavailableWords(model) {
+    if (!model.installed) return 'Not installed on this server ("stemsplit models pull ' + model.name + '" there adds it).';
+    if (!model.allowed) return 'This server\'s operator doesn\'t let API keys run it (serve --models).';
+    return undefined;
+  }
+
+  /** One model's time for the chosen songs, or per minute of audio before a song is chosen. */
+  timeWords(/** @type {ModelInfo} */ model) {
+    if (model.secondsPerMinute === null) return 'Time: not measured yet on this server (the first job with it measures it).';
+    const rate = rateWords(model.secondsPerMinute) + ' per minute of audio';
+    if (this.songSeconds === undefined) return 'Time: ' + rate + ' on this server.';
+    return 'Time: about ' + spanWords(estimateSeconds([model], this.songSeconds)) + ' for the chosen audio (' + rate + ' on this server).';
+  }
+
+  tick(name, on) {
+    this.ticked = this.ticked.filter(function (other) { return other !== name; }).concat(on ? [name] : []);
+    this.changed();
+  }
+
+  /** Seconds of audio of the songs waiting to be split (undefined: none, or unknown). */
+  setSongSeconds(seconds) {
+    this.songSeconds = seconds;
+    for (const row of Array.from(this.el.groups.querySelectorAll('li[data-model]'))) {
+      const model = this.byName.get(row.getAttribute('data-model'));
+      if (model) row.querySelector('.model-time').textContent = this.timeWords(model);
+    }
+    this.changed();
+  }
+
+  /** Redraws what depends on the choice (ensemble options, stems to keep, bit depth, the summary) and tells the page. */
+  changed() {
+    const library = this.checked('model') === 'library';
+    show(this.el.library, library);
+    const ensemble = library && this.ticked.length > 1;
+    show(this.el.ensembleOptions, ensemble);
+    if (ensemble) this.drawWeights();
+    this.fillTwoStems(library ? this.ticked : []);
+    const format = this.checked('format');
+    show(this.el.bitDepthLabel, format !== 'mp3');
+    const float = /** @type {HTMLOptionElement} */ (this.el.bitDepth.querySelector('option[value="32"]'));
+    float.disabled = format !== 'wav';
+    if (float.disabled && this.el.bitDepth.value === '32') this.el.bitDepth.value = '';
+    for (const box of /** @type {HTMLInputElement[]} */ (Array.from(this.el.groups.querySelectorAll('input[name="library-model"]')))) {
+      box.disabled = !this.runnable(this.byName.get(box.value)) || (!box.checked && this.ticked.length >= MAX_MEMBERS);
+    }
+    this.el.summary.textContent = this.summaryWords(this.choice());
+    this.onChange();
+  }
+
+  /** One weight field per member, kept while the members stay; only for the algorithms that weigh. */
+  drawWeights() {
+    const weighs = takesWeights(/** @type {any} */ (this.el.algorithm.value));
+    const kept = new Map(Array.from(this.el.weights.querySelectorAll('input')).map(function (input) {
+      return [input.getAttribute('data-member'), /** @type {HTMLInputElement} */ (input).value];
+    }));
+    const self = this;
+    const fields = weighs ? this.ticked.map(function (name) {
+      const field = h('input', { type: 'number', min: '0', step: 'any', placeholder: '1', value: kept.get(name) || '', 'data-member': name, 'aria-label': 'Weight of ' + name });
+      field.addEventListener('input', function () { self.el.summary.textContent = self.summaryWords(self.choice()); self.onChange(); });
+      return h('label', { class: 'weight' }, [name + ' \u00d7 ', field]);
+    }) : [h('span', { class: 'muted' }, [this.el.algorithm.value + ' takes no weights'])];
+    this.el.weights.replaceChildren.apply(this.el.weights, fields);
+  }
+
+  /** The stems a two-stem split can keep apart: every stem the chosen models write (their complements aside). */
+  fillTwoStems(names) {
+    const select = this.el.twoStems;
+    const previous = select.value;
+    const stems = new Set();
+    for (const name of names) {
+      const model = this.byName.get(name);
+      for (const source of model ? model.sources : []) if (!/^no_/i.test(source)) stems.add(source.toLowerCase());
+    }
+    const options = [h('option', { value: '' }, ['every stem the models write'])].concat(Array.from(stems).map(function (stem) {
+      return h('option', { value: stem }, [stem + ' and no_' + stem + ' (everything else)']);
+    }));
+    select.replaceChildren.apply(select, options);
+    select.value = stems.has(previous) ? previous : '';
+  }
+
+  /** The models a quick choice runs now: the members of what its alias names (a model, or "A+B"). */
+  aliasMembers(alias) {
+    const named = this.list.defaults[alias];
+    return named ? named.split('+') : [];
+  }
+
+  /** What to ask the server for: the request's additions, the models that will run, and what is missing, if anything. */
+  choice() {
+    const picked = this.checked('model') || '4s';
+    /** @type {Record<string, unknown>} */
+    const body = { outputFormat: this.checked('format') || 'mp3' };
+    if (body.outputFormat !== 'mp3' && this.el.bitDepth.value) body.bitDepth = Number(this.el.bitDepth.value);
+    const quick = QUICK[picked];
+    if (quick) {
+      body.stemModel = quick.alias;
+      if (quick.twoStems) body.twoStems = quick.twoStems;
+      return { body: body, members: this.aliasMembers(quick.alias), problem: undefined };
+    }
+    const members = this.ticked.slice();
+    if (this.el.twoStems.value) body.twoStems = this.el.twoStems.value;
+    if (members.length === 0) return { body: body, members: members, problem: 'Tick a model of the library, or several for an ensemble.' };
+    if (members.length === 1) {
+      body.model = members[0];
+      return { body: body, members: members, problem: undefined };
+    }
+    body.models = members;
+    body.ensemble = this.el.algorithm.value;
+    const weights = Array.from(this.el.weights.querySelectorAll('input')).map(function (input) { return /** @type {HTMLInputElement} */ (input).value.trim(); });
+    if (weights.some(Boolean)) {
+      const values = weights.map(function (value) { return value === '' ? 1 : Number(value); });
+      if (values.some(function (value) { return !Number.isFinite(value) || value <= 0; })) {
+        return { body: body, members: members, problem: 'Each weight is a number above 0 (an empty one counts as 1).' };
+      }
+      body.ensembleWeights = values;
+    }
+    return { body: body, members: members, problem: undefined };
+  }
+
+  /** The choice in one sentence: what runs, under which terms, for how long, into which files. */
+  summaryWords(/** @type {Choice} */ choice) {
+    if (choice.problem) return choice.problem;
+    if (choice.members.length === 0) return 'Writes ' + formatWords(choice.body.outputFormat, choice.body.bitDepth) + ' files.';
+    const terms = this.termsWords(choice.members);
+    const runs = choice.members.length > 1 ? 'Runs ' + choice.members.join(' + ') + ' one after another, combined with ' + choice.body.ensemble : 'Runs ' + choice.members[0];
+    return runs + ', writing ' + formatWords(choice.body.outputFormat, choice.body.bitDepth) + ' files. Terms: ' + terms + '. ' + this.estimateWords(choice.members) + '.';
+  }
+
+  /** `a and b: MIT; c: not stated`: the terms of each model, those under the same terms named together. */
+  termsWords(names) {
+    /** @type {Map<string, string[]>} */
+    const byTerms = new Map();
+    for (const name of names) {
+      const model = this.byName.get(name);
+      const terms = model ? model.terms : 'not listed by this server';
+      byTerms.set(terms, (byTerms.get(terms) || []).concat([name]));
+    }
+    return Array.from(byTerms, function (entry) { return entry[1].join(' and ') + ': ' + entry[0]; }).join('; ');
+  }
+
+  /** How long the chosen songs will take with these models (names), in words. */
+  estimateWords(names) {
+    if (this.songSeconds === undefined) return 'Choose a song to see how long it will take';
+    const models = names.map((name) => this.byName.get(name));
+    const seconds = estimateSeconds(models, this.songSeconds);
+    const audio = formatTime(this.songSeconds) + ' of audio';
+    if (seconds === undefined) {
+      const unmeasured = names.filter(function (name, i) { return !models[i] || models[i].secondsPerMinute === null; });
+      return audio + ': time not measured yet for ' + unmeasured.join(', ') + ' on this server (the first job with ' + (unmeasured.length > 1 ? 'each' : 'it') + ' measures it)';
+    }
+    return audio + ': about ' + spanWords(seconds) + ' on this server';
+  }
+}
