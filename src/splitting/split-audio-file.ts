@@ -3,9 +3,8 @@
  * Progress is reported as a single 0–100 figure over the three phases, weighted by how long
  * each typically takes, so a bar moves evenly.
  */
-import { readFileSync } from 'node:fs';
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import {
   decodeFailed,
   decodeInterleaved,
@@ -23,6 +22,10 @@ import { diskSize, freeBytesAt } from '../disk-space.js';
 import { NormalizationMeter, separateStream, type TrackStatistics } from '../separation/index.js';
 import type { SeparationModel } from '../separation/model.js';
 import { ensembleSampleRate, isEnsemble, planOf, separateEnsemble, spoolBytes, type Ensemble } from './ensemble.js';
+import { moveIntoPlace, openStaging } from './staging.js';
+
+// The CLI still imports these two from here (src/cli is being reshaped); staging.ts is where they live.
+export { removeLeftoverStaging, removeStaging } from './staging.js';
 
 export type SplitPhase = 'decode' | 'separate' | 'encode';
 
@@ -47,6 +50,8 @@ export interface StemOutputOptions {
   readonly shifts?: number;
   /** Write this stem and `no_<stem>` (the sum of the others), demucs' --two-stems. */
   readonly twoStems?: string;
+  /** Write only this stem (or `no_<stem>`, the rest of one): python-audio-separator's --single_stem. */
+  readonly singleStem?: string;
 }
 
 export interface SplitFileOptions extends StemOutputOptions {
@@ -85,8 +90,8 @@ function overall(phase: SplitPhase, fraction: number): number {
  * needs room for the stems only (checked first). An ensemble decodes the track once more per
  * member and needs room for its spools too (splitting/ensemble.ts).
  *
- * Stems are written into a sibling temporary folder first and moved into place at the end,
- * so `outDir` never holds a half-written stem.
+ * Stems are written into a sibling staging folder first and moved into place at the end
+ * (staging.ts), so `outDir` never holds a half-written stem.
  */
 export async function splitAudioFile(
   inputPath: string,
@@ -97,8 +102,10 @@ export async function splitAudioFile(
   const report = (phase: SplitPhase, fraction: number) => options.onProgress?.({ phase, percent: overall(phase, fraction) });
   const signal = options.signal ? { signal: options.signal } : {};
   const sampleRate = isEnsemble(model) ? ensembleSampleRate(model) : model.sampleRate;
-  const ensemble = isEnsemble(model) ? { ensemble: model, plan: planOf(model, options.twoStems) } : undefined;
-  const stems = ensemble ? { names: ensemble.plan.stems, combine: (blocks: readonly Float32Array[]) => blocks } : stemPlan(model as SeparationModel, options.twoStems);
+  const twoStems = options.twoStems ?? pairOfSingleStem(options.singleStem);
+  const ensemble = isEnsemble(model) ? { ensemble: model, plan: planOf(model, twoStems) } : undefined;
+  const planned = ensemble ? { names: ensemble.plan.stems, combine: (blocks: readonly Float32Array[]) => blocks } : stemPlan(model as SeparationModel, twoStems);
+  const stems = options.singleStem === undefined ? planned : onlyStem(planned, options.singleStem, model.name);
 
   report('decode', 0);
   const source = await measure(inputPath, sampleRate, options, (fraction) => report('decode', fraction));
@@ -108,9 +115,7 @@ export async function splitAudioFile(
   const spool = ensemble ? spoolBytes(ensemble.plan, ensemble.ensemble.members.length, source.length) : 0;
   await ensureDiskSpace(dirname(outDir), stemBytes(source.length / sampleRate, output, options, stems.names.length, spool));
 
-  const staging = `${stagingPrefix(outDir)}${Date.now()}`;
-  await rm(staging, { recursive: true, force: true });
-  await mkdir(staging, { recursive: true });
+  const staging = await openStaging(outDir);
   const files = stems.names.map((name) => `${name}.${options.format}`);
   const encoders: StemEncoder[] = [];
   try {
@@ -146,15 +151,9 @@ export async function splitAudioFile(
     }
     report('encode', 0);
     for (const encoder of encoders) await encoder.finish();
-    // Move the finished stems in one by one: other files a user keeps in outDir are left alone.
-    await mkdir(outDir, { recursive: true });
-    const written: Record<string, string> = {};
-    for (const [index, file] of files.entries()) {
-      await rename(join(staging, file), join(outDir, file));
-      written[stems.names[index] as string] = join(outDir, file);
-    }
-    await rm(staging, { recursive: true, force: true });
+    await moveIntoPlace(staging, outDir, files);
     report('encode', 1);
+    const written = Object.fromEntries(files.map((file, index) => [stems.names[index] as string, join(outDir, file)]));
     return { stems: written, durationSeconds: source.length / sampleRate };
   } catch (error) {
     await Promise.all(encoders.map((encoder) => encoder.abort()));
@@ -246,6 +245,18 @@ export function twoStemsIndex(twoStems: string, modelName: string, sources: read
   return index;
 }
 
+/** `--single-stem no_vocals` is the rest of `vocals`: a two-stem plan, of which one stem is written. */
+function pairOfSingleStem(singleStem: string | undefined): string | undefined {
+  return singleStem?.startsWith('no_') ? singleStem.slice(3) : undefined;
+}
+
+/** The plan cut down to one of its stems (python-audio-separator's --single_stem). */
+function onlyStem(plan: StemPlan, stem: string, modelName: string): StemPlan {
+  const index = plan.names.indexOf(stem);
+  if (index < 0) throw new StemsplitError('USAGE', `--single-stem ${stem}: model ${modelName} writes no such stem (it writes ${plan.names.join(', ')}; no_<stem> for the rest of one)`);
+  return { names: [stem], combine: (blocks, frames) => [plan.combine(blocks, frames)[index] as Float32Array] };
+}
+
 /** Which stems a split writes, and how a block of model sources becomes them. */
 interface StemPlan {
   readonly names: readonly string[];
@@ -270,62 +281,4 @@ function stemPlan(model: SeparationModel, twoStems: string | undefined): StemPla
       return [blocks[index] as Float32Array, rest];
     },
   };
-}
-
-/**
- * Stems are encoded into `<outDir>.partial-<pid>-<time>` and moved in when all are done. The
- * prefix names this process's staging folders for `outDir`, for whoever must remove them when
- * the process is stopped mid-encode.
- */
-export function stagingPrefix(outDir: string): string {
-  return `${outDir}.partial-${process.pid}-`;
-}
-
-/** `<track>.partial-<pid>-<time>`: a staging folder, and the process that made it. */
-const STAGING_NAME = /^.+\.partial-(\d+)-\d+$/;
-
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    // EPERM: alive, but another user's.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  return !isZombie(pid);
-}
-
-/**
- * A split worker whose parent was killed is re-parented to PID 1, which in a container often
- * never reaps it: a zombie answers signal 0 but has stopped for good (Linux's /proc; elsewhere
- * a process that answers is taken as running).
- */
-function isZombie(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Removes the staging folders in `outputRoot` that a killed run left (SIGKILL, power loss): those
- * of processes no longer running. Finished stems live in `<track>/`, never in a staging folder,
- * and a run still going (this one or another) keeps its own. Returns the folders removed.
- */
-export async function removeLeftoverStaging(outputRoot: string): Promise<string[]> {
-  const entries = await readdir(outputRoot, { withFileTypes: true }).catch(() => []);
-  const leftovers = entries.filter((entry) => {
-    const pid = Number(STAGING_NAME.exec(entry.name)?.[1] ?? NaN);
-    return entry.isDirectory() && Number.isInteger(pid) && pid !== process.pid && !processIsAlive(pid);
-  });
-  await Promise.all(leftovers.map((entry) => rm(join(outputRoot, entry.name), { recursive: true, force: true })));
-  return leftovers.map((entry) => join(outputRoot, entry.name));
-}
-
-/** Removes this process's staging folders for `outDir` (a stopped split's half-encoded stems). */
-export async function removeStaging(outDir: string): Promise<void> {
-  const prefix = basename(stagingPrefix(outDir));
-  const names = await readdir(dirname(outDir)).catch(() => [] as string[]);
-  await Promise.all(names.filter((name) => name.startsWith(prefix)).map((name) => rm(join(dirname(outDir), name), { recursive: true, force: true })));
 }
