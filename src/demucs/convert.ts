@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import { cacheEntryDir, readCachedManifest, sha256File, storeEntry } from '../onnx/cache.js';
-import { readCheckpoint, type Checkpoint } from '../torch/checkpoint.js';
+import { checkCheckpoint, readCheckpoint, type Checkpoint } from '../torch/checkpoint.js';
 import { parseHTDemucsConfig } from './config.js';
 import { buildHTDemucsGraph, type GraphStage } from './htdemucs-graph.js';
 import { writeModel } from '../onnx/graph.js';
@@ -59,6 +59,8 @@ export async function convertCheckpoint(file: string, cacheDir: string, options:
  */
 export async function convertOrRead(file: string, cacheDir: string, options: ConvertOptions = {}): Promise<{ readonly converted: ConvertedModel } | { readonly checkpoint: Checkpoint }> {
   const precision = options.precision ?? 'fp32';
+  // A damaged or hostile checkpoint is refused from its structure before it is hashed (which reads every byte).
+  checkCheckpoint(file);
   let sha256: string;
   try {
     sha256 = await sha256File(file);

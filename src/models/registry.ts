@@ -11,6 +11,7 @@ import { ensembleMembers } from '../config.js';
 import { StemsplitError } from '../errors.js';
 import type { SeparationModel } from '../separation/model.js';
 import { configBeside, type MsstModelType } from '../msst/config.js';
+import { refuseSpecialFile } from '../model-files/regular.js';
 import type { MdxOptions } from '../mdx/options.js';
 import { MODEL_CATALOG, type CatalogModel, type ModelFamily } from './catalog.js';
 import { libraryDir, libraryModels, type LibraryModel } from './library.js';
@@ -336,6 +337,7 @@ export class ModelRegistry {
     if (!existsSync(path)) {
       throw new StemsplitError('MODEL_NOT_FOUND', isPathSpec(spec) ? `${spec}: no such file` : `unknown model "${spec}" (see: stemsplit models list)`);
     }
+    refuseSpecialFile(path);
     if (statSync(path).isDirectory()) {
       const manifest = join(path, 'model.json');
       if (existsSync(manifest)) return readManifestRef(manifest);

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { convertCached, StagedSessions, writeStageFiles, type GraphStage, type StageFile } from '../onnx/stages.js';
 import type { TrackModel } from '../separation/model.js';
-import { readStateDict, type CheckpointTensor } from '../torch/checkpoint.js';
+import { checkStateDict, readStateDict, type CheckpointTensor } from '../torch/checkpoint.js';
 import type { MsstCommon } from './config.js';
 import { demixTrack, msstModel, type ChunkNetwork, type DemixRunOptions } from './network.js';
 
@@ -77,6 +77,8 @@ export class StagedFamily<Config extends MsstCommon, Spectrum, Network, BuildOpt
   ): Promise<Network> {
     const { recipe } = this;
     const spectrum = recipe.spectrum(config, configPath);
+    // A damaged or hostile checkpoint is refused from its structure before it is hashed (which reads every byte).
+    checkStateDict(checkpoint);
     const { directory, stages } = await convertCached({
       checkpoint,
       configPath,
