@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
@@ -15,7 +15,7 @@ import { createWebSession, WEB_SESSION_KEY_NAME } from '../src/services/web-sess
 import { webSessionLink } from '../src/web/session.js';
 import { until } from './support/wait.js';
 import { writeSong } from '../harness/audio.js';
-import { killHard } from '../harness/process.js';
+import { killHard, runCli } from '../harness/process.js';
 import { startTestServer, tempDir, type TestServer } from './support/server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -593,5 +593,57 @@ describe('the model library on the page', { skip: existsSync(CHROMIUM) ? false :
     assert.ok(drums.bytes.equals(await stemBytes(lib, apiJob, 'drums')));
     assert.deepEqual(errors, []);
     await context.close();
+  });
+
+  test('a model removed while the page offers it: its split is refused and its queued job fails, each saying why in words', { timeout: 180_000 }, async () => {
+    const MDX = resolve('../shared/fixtures/mdx/mdx_a_nfft6144_vocals.onnx');
+    const dataDir = tempDir();
+    const added = runCli(['--data-dir', dataDir, 'models', 'add', MDX, '--name', 'mdx-vocals']);
+    assert.equal(added.status, 0, added.stderr);
+    const first = await startTestServer({ dataDir });
+    // Jobs wait in the queue until the restart below.
+    await first.server.runner?.stop();
+    const session = await createWebSession(first.server.data);
+    const context = await browser.newContext();
+    const tabs = [await openPage(context, webSessionLink(first.server.url, session.key)), await openPage(context, webSessionLink(first.server.url, session.key))];
+    for (const { page } of tabs) {
+      await page.getByLabel(/Choose models/).check();
+      await page.getByRole('checkbox', { name: /^mdx-vocals/ }).check();
+      await page.locator('#file-input').setInputFiles(songPath);
+      await page.locator('#pending-files').getByText('Night Drive.wav').waitFor();
+    }
+    const [queued, stale] = tabs as [{ page: Page; errors: string[] }, { page: Page; errors: string[] }];
+    await queued.page.getByRole('button', { name: 'Split', exact: true }).click();
+    await queued.page.locator('#history li').getByText('Queued').waitFor();
+    const removed = runCli(['--data-dir', dataDir, 'models', 'remove', 'mdx-vocals']);
+    assert.equal(removed.status, 0, removed.stderr);
+
+    // The other tab still offers it: the server's 422 names the model, the page says so and lists the models afresh.
+    await stale.page.getByRole('button', { name: 'Split', exact: true }).click();
+    const refusal = stale.page.locator('#upload-error');
+    await refusal.getByText(/won't run that choice/).waitFor();
+    assert.match((await refusal.textContent()) ?? '', /^This server won't run that choice: model: "mdx-vocals" is not a model of this server/);
+    await until(async () => (await stale.page.locator('li[data-model="mdx-vocals"]').count()) === 0, 5_000, () => 'mdx-vocals is still offered');
+
+    // The queued job, run after a restart (same address, so the page goes on following it), fails saying why.
+    const port = Number(new URL(first.server.url).port);
+    await first.close();
+    const second = await startTestServer({ dataDir, port });
+    try {
+      const failure = queued.page.locator('#upload-error');
+      await failure.getByText(/The split failed/).waitFor({ timeout: 60_000 });
+      const why = 'The split failed: the separation model failed on this song (the model mdx-vocals that this job asked for is no longer installed on this server; the credits were refunded).';
+      assert.equal(await failure.textContent(), why);
+      const row = queued.page.locator('#history li').filter({ hasText: 'Night Drive.wav' });
+      await row.getByText('Failed', { exact: true }).waitFor();
+      assert.equal(await row.locator('.history-why').textContent(), why);
+      assert.match((await row.locator('.history-meta').textContent()) ?? '', /^Vocals · mdx-vocals · MP3 · /);
+      assert.equal((await second.request('GET', '/credits', { key: session.key })).json.data.balance, 3600, 'refunded');
+      await queued.page.screenshot({ path: join(ARTIFACTS, 'web-model-removed.png'), fullPage: true });
+      assert.deepEqual([...queued.errors, ...stale.errors], []);
+    } finally {
+      await context.close();
+      await second.close();
+    }
   });
 });

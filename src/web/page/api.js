@@ -327,5 +327,6 @@ export function explainJobFailure(jobError) {
   const why = JOB_FAILURES[code] || 'something went wrong while splitting';
   const message = jobError && jobError.message ? String(jobError.message) : '';
   const detail = message.length > MAX_DETAIL ? message.slice(0, MAX_DETAIL - 1) + '\u2026' : message;
-  return 'The split failed: ' + why + (detail ? ' (' + detail.replace(/\.$/, '') + ')' : '') + '. Your credits were refunded.';
+  const refund = /refunded/i.test(detail) ? '' : ' Your credits were refunded.';
+  return 'The split failed: ' + why + (detail ? ' (' + detail.replace(/\.$/, '') + ')' : '') + '.' + refund;
 }

@@ -287,6 +287,8 @@ async function splitFiles(files, choice) {
     show($('job'), false);
     if (error instanceof ApiError && current && (error.code === 'INSUFFICIENT_CREDITS' || error.call === 'createSplit')) {
       setError($('upload-error'), explainError(error, await songFacts(current, choice)));
+      // A model refused may have been removed or barred since the page listed it.
+      if (error.code === 'VALIDATION_ERROR') await loadModels();
     } else {
       report($('upload-error'), error);
     }
