@@ -119,11 +119,13 @@ export async function separateVr(network: VrNetwork, settings: VrSettings, track
   let mask = await inferMask(network, magnitude, 2 * spec.bins, spec.frames, options, run);
   mask = adjustAggression(mask, spec.bins, spec.frames, params.bands[0]?.cropStop ?? 0, options.aggression, isNonAccompanimentStem(data.primaryStem));
   if (options.enablePostProcess) mergeArtifacts(mask, 2 * spec.bins, spec.frames, options.postProcessThreshold);
-  const stems: [StereoWave, StereoWave] = [masked(spec, mask, false), masked(spec, mask, true)].map((stem) => {
+  // One stem's spectrogram at a time: each is as large as the track's.
+  const toWave = (inverse: boolean): StereoWave => {
+    const stem = masked(spec, mask, inverse);
     const mirrored = mix.highEnd === undefined ? undefined : mirrorHighEnd(stem, mix.highEnd, params);
     return spectrogramToWave(stem, params, isV51, mirrored);
-  }) as [StereoWave, StereoWave];
-  return stems;
+  };
+  return [toWave(false), toWave(true)];
 }
 
 /** inference_vr's windows (and TTA's shifted second pass) → the mask, `rows` = 2·(bins + 1) rows of `frames`. */
@@ -263,8 +265,8 @@ function linspaceF(a: number, b: number, n: number): Float64Array {
 
 /** mask·|X|·e^{i∠X} (or (1 − mask)·…), complex64, NaN and ±∞ as 0 (nan_to_num). */
 function masked(spec: Spectrogram, mask: Float32Array, inverse: boolean): Spectrogram {
-  const re = new Float64Array(spec.re.length);
-  const im = new Float64Array(spec.im.length);
+  const re = new Float32Array(spec.re.length);
+  const im = new Float32Array(spec.im.length);
   for (let i = 0; i < re.length; i++) {
     const m = inverse ? Math.fround(1 - (mask[i] as number)) : (mask[i] as number);
     const xr = spec.re[i] as number;

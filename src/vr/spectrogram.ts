@@ -98,7 +98,7 @@ function convertChannels(spec: Spectrogram, mode: NonNullable<VrBand['convertCha
 
 /** Bins [from, to) of every channel and frame. */
 function binRange(spec: Spectrogram, from: number, to: number): Spectrogram {
-  const out = emptySpectrogram(to - from, spec.frames);
+  const out = emptySpectrogram(to - from, spec.frames, 'complex64');
   for (let c = 0; c < 2; c++) {
     const src = (c * spec.bins + from) * spec.frames;
     const dst = c * out.bins * spec.frames;
@@ -111,7 +111,7 @@ function binRange(spec: Spectrogram, from: number, to: number): Spectrogram {
 /** spec_utils.combine_spectrograms with its pre-filter. */
 function combine(specs: readonly Spectrogram[], params: VrParams, isV51: boolean): Spectrogram {
   const frames = Math.min(...specs.map((s) => s.frames));
-  const out = emptySpectrogram(params.bins + 1, frames);
+  const out = emptySpectrogram(params.bins + 1, frames, 'complex64');
   let offset = 0;
   params.bands.forEach((band, d) => {
     const spec = specs[d] as Spectrogram;
@@ -216,7 +216,7 @@ export function mirrorHighEnd(spec: Spectrogram, highEnd: HighEnd, params: VrPar
   const frames = spec.frames;
   const top = params.preFilterStart - 10;
   if (top - h < 0) throw new StemsplitError('MODEL_INVALID', `VR params ${params.name}: high_end_process needs ${h} bins below bin ${top}`);
-  const out = emptySpectrogram(h, frames);
+  const out = emptySpectrogram(h, frames, 'complex64');
   for (let c = 0; c < 2; c++) {
     for (let k = 0; k < h; k++) {
       const from = (c * spec.bins + top - 1 - k) * frames;
@@ -246,7 +246,7 @@ export function spectrogramToWave(spec: Spectrogram, params: VrParams, isV51: bo
   let wave: StereoWave | undefined;
   for (let d = 0; d < bands.length; d++) {
     const band = bands[d] as VrBand;
-    const bandSpec = emptySpectrogram(band.nFft / 2 + 1, spec.frames);
+    const bandSpec = emptySpectrogram(band.nFft / 2 + 1, spec.frames, 'complex128');
     const h = band.cropStop - band.cropStart;
     for (let c = 0; c < 2; c++) {
       for (let k = 0; k < h; k++) {

@@ -7,16 +7,20 @@
  */
 import { Fft, unpackTwoReal } from '../dsp/fft.js';
 
-/** A stereo spectrogram [2][bins][frames], planar real and imaginary parts. */
+/**
+ * A stereo spectrogram [2][bins][frames], planar real and imaginary parts: float32 where numpy
+ * holds complex64 (the track's spectrogram and the masked stems), float64 for complex128.
+ */
 export interface Spectrogram {
   readonly bins: number;
   readonly frames: number;
-  readonly re: Float64Array;
-  readonly im: Float64Array;
+  readonly re: Float32Array | Float64Array;
+  readonly im: Float32Array | Float64Array;
 }
 
-export function emptySpectrogram(bins: number, frames: number): Spectrogram {
-  return { bins, frames, re: new Float64Array(2 * bins * frames), im: new Float64Array(2 * bins * frames) };
+export function emptySpectrogram(bins: number, frames: number, precision: 'complex64' | 'complex128'): Spectrogram {
+  const size = 2 * bins * frames;
+  return precision === 'complex64' ? { bins, frames, re: new Float32Array(size), im: new Float32Array(size) } : { bins, frames, re: new Float64Array(size), im: new Float64Array(size) };
 }
 
 const transforms = new Map<number, Fft>();
@@ -46,7 +50,7 @@ export function stft(channels: readonly [Float64Array, Float64Array], nFft: numb
   const length = left.length;
   const bins = nFft / 2 + 1;
   const frames = 1 + Math.floor(length / hop);
-  const spec = emptySpectrogram(bins, frames);
+  const spec = emptySpectrogram(bins, frames, 'complex64');
   const window = periodicHann(nFft);
   const fft = fftOf(nFft);
   const re = new Float64Array(nFft);
