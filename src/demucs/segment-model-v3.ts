@@ -32,7 +32,7 @@ export function openV3(config: V3Config, state: ReadonlyMap<string, CheckpointTe
 }
 
 /** One ONNX session per window length, built when first needed; the least recently used is released beyond KEPT_GRAPHS. */
-abstract class V3Model implements SegmentModel {
+abstract class V3Model<C extends V3Config> implements SegmentModel {
   readonly sampleRate: number;
   readonly sources: readonly string[];
   readonly segmentSamples: number;
@@ -40,11 +40,11 @@ abstract class V3Model implements SegmentModel {
   private readonly sessions = new Map<number, Promise<OrtSessionHandle>>();
 
   constructor(
-    readonly name: string,
-    config: V3Config,
-    segment: number,
+    protected readonly config: C,
     protected readonly state: ReadonlyMap<string, CheckpointTensor>,
     protected readonly file: string,
+    readonly name: string,
+    segment: number,
     protected readonly options: OpenV3Options,
   ) {
     this.sampleRate = config.samplerate;
@@ -56,6 +56,10 @@ abstract class V3Model implements SegmentModel {
   abstract windowSamples(chunkLength: number): number;
   abstract run(segment: Float32Array): Promise<Float32Array>;
   protected abstract graphBytes(length: number): Uint8Array;
+
+  protected precisionOptions(): { precision?: Precision } {
+    return this.options.precision === undefined ? {} : { precision: this.options.precision };
+  }
 
   protected session(length: number): Promise<OrtSessionHandle> {
     let session = this.sessions.get(length);
@@ -90,19 +94,8 @@ abstract class V3Model implements SegmentModel {
   }
 }
 
-class HDemucsModel extends V3Model {
+class HDemucsModel extends V3Model<HDemucsConfig> {
   private readonly stfts = new Map<number, SegmentStft>();
-
-  constructor(
-    private readonly config: HDemucsConfig,
-    state: ReadonlyMap<string, CheckpointTensor>,
-    file: string,
-    name: string,
-    segment: number,
-    options: OpenV3Options,
-  ) {
-    super(name, config, segment, state, file, options);
-  }
 
   /** apply_model gives an HDemucs (no `valid_length`) each chunk as it is. */
   windowSamples(chunkLength: number): number {
@@ -111,10 +104,6 @@ class HDemucsModel extends V3Model {
 
   protected graphBytes(length: number): Uint8Array {
     return buildHDemucsGraph(this.config, this.state, this.file, length, this.precisionOptions()).encode().toBytes();
-  }
-
-  private precisionOptions(): { precision?: Precision } {
-    return this.options.precision === undefined ? {} : { precision: this.options.precision };
   }
 
   private stft(length: number): SegmentStft {
@@ -191,25 +180,13 @@ function withMixturePhase(magnitudes: Float32Array, stats: { mean: number; std: 
   return out;
 }
 
-class DemucsModel extends V3Model {
-  constructor(
-    private readonly config: DemucsConfig,
-    state: ReadonlyMap<string, CheckpointTensor>,
-    file: string,
-    name: string,
-    segment: number,
-    options: OpenV3Options,
-  ) {
-    super(name, config, segment, state, file, options);
-  }
-
+class DemucsModel extends V3Model<DemucsConfig> {
   windowSamples(chunkLength: number): number {
     return demucsValidLength(this.config, chunkLength);
   }
 
   protected graphBytes(length: number): Uint8Array {
-    const options = this.options.precision === undefined ? {} : { precision: this.options.precision };
-    return buildDemucsGraph(this.config, this.state, this.file, length, options).encode().toBytes();
+    return buildDemucsGraph(this.config, this.state, this.file, length, this.precisionOptions()).encode().toBytes();
   }
 
   async run(segment: Float32Array): Promise<Float32Array> {

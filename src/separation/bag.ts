@@ -36,7 +36,7 @@ export function combineBag(members: readonly SegmentModel[], weights: readonly (
   if (!sameChunking(first, members)) {
     return {
       ...bag,
-      members: members.map((model, index) => ({ model, weights: weights[index] ?? [] })),
+      bagMembers: members.map((model, index) => ({ model, weights: weights[index] ?? [] })),
       run(): Promise<Float32Array> {
         return Promise.reject(new Error(`bag ${bag.name}: its members chunk differently, so only separateStream runs it`));
       },
@@ -72,7 +72,7 @@ function checkMembers(first: SegmentModel, members: readonly SegmentModel[], wei
   for (const [index, member] of members.entries()) {
     const same = member.sampleRate === first.sampleRate && member.normalize === first.normalize && member.sources.join() === first.sources.join();
     if (!same) throw invalid(`bag member ${index} (${member.name}) differs from member 0 in rate, normalisation or sources`);
-    if (member.members !== undefined) throw invalid(`bag member ${index} (${member.name}) is a bag itself`);
+    if (member.bagMembers !== undefined) throw invalid(`bag member ${index} (${member.name}) is a bag itself`);
     const row = weights[index] ?? [];
     if (row.length !== first.sources.length || row.some((w) => !Number.isFinite(w) || w < 0)) {
       throw invalid(`bag weights row ${index} must hold ${first.sources.length} finite weights ≥ 0`);

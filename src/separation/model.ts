@@ -50,7 +50,7 @@ export interface SegmentModel extends ModelIdentity {
    * each member separates the whole track and its stems count with its weights, as Demucs'
    * BagOfModels. `separateStream` runs the members then, never `run`.
    */
-  readonly members?: readonly BagMember[];
+  readonly bagMembers?: readonly BagMember[];
   /** Separates one planar [2, window] segment into planar [sources, 2, window] (window: `windowSamples`, default segmentSamples). */
   run(segment: Float32Array): Promise<Float32Array>;
 }

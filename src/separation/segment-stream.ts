@@ -101,9 +101,9 @@ function checkStreamInputs(model: SegmentModel, input: TrackStream, overlap: num
  */
 function membersOf(model: SegmentModel): { readonly model: SegmentModel; readonly factors: Float32Array }[] {
   const planes = 2 * model.sources.length;
-  if (model.members === undefined) return [{ model, factors: new Float32Array(planes).fill(1) }];
-  const totals = model.sources.map((_, source) => model.members?.reduce((sum, member) => sum + (member.weights[source] ?? 0), 0) ?? 0);
-  return model.members.map(({ model: member, weights }) => ({
+  if (model.bagMembers === undefined) return [{ model, factors: new Float32Array(planes).fill(1) }];
+  const totals = model.sources.map((_, source) => model.bagMembers?.reduce((sum, member) => sum + (member.weights[source] ?? 0), 0) ?? 0);
+  return model.bagMembers.map(({ model: member, weights }) => ({
     model: member,
     factors: Float32Array.from({ length: planes }, (_, plane) => (weights[plane >> 1] ?? 0) / (totals[plane >> 1] ?? 1)),
   }));

@@ -1,0 +1,96 @@
+/**
+ * Demucs v3 (HDemucs) and v2 (time-domain Demucs) against the official code's outputs
+ * (../shared/fixtures/demucs-v3, random weights in the released models' structures):
+ * - each bag through `stemsplit split x.wav --model BAG.yaml --format wav --float32` (the CLI in a
+ *   child process), every stem ≥ 60 dB against `demucs.api.Separator`'s, every 16th sample;
+ * - each HDemucs checkpoint's forward pass on the whole input (the engine's model, one window).
+ * The mdx bag mixes both classes, a diffq-quantized member, per-source weights and a bag segment.
+ */
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { runCli } from '../harness/process.js';
+import { loadDemucs } from '../src/demucs/index.js';
+import { parseBagFile } from '../src/demucs/index.js';
+import { tempDir } from './support/server.js';
+import { fixtureDir, fixtureManifest } from './support/fixtures.js';
+import { decodePlanar, readF32, snrDb, stemOf, writeFloatWav } from './support/reference-audio.js';
+
+interface V3Fixture {
+  readonly class: string;
+  readonly checkpoint: string;
+  readonly sources: string[];
+  readonly forward_out: [string, number[]];
+}
+
+const dir = fixtureDir('demucs-v3');
+const MIN_SNR_DB = 60;
+/** The references keep every 16th sample (fixtures.json `output_stride`). */
+const stride = dir ? (JSON.parse(readFileSync(join(dir, 'fixtures.json'), 'utf8')) as { output_stride: number }).output_stride : 16;
+const BAGS = ['hdemucs_mmi_small', 'mdx_small'];
+const work = tempDir('stemsplit-demucs-v3-');
+after(() => rmSync(work, { recursive: true, force: true }));
+
+/** SNR per source of `ours` (planar [sources, 2, length], every sample) against `reference` ([sources, 2, kept], every stride-th). */
+function snrs(reference: Float32Array, ours: (source: number) => Float32Array, sources: number): number[] {
+  return Array.from({ length: sources }, (_, s) => {
+    const expected = stemOf(reference, sources, s);
+    const kept = expected.length / 2;
+    const stem = ours(s);
+    const length = stem.length / 2;
+    const strided = new Float32Array(expected.length);
+    for (let c = 0; c < 2; c++) for (let i = 0; i < kept; i++) strided[c * kept + i] = stem[c * length + i * stride] as number;
+    return snrDb(expected, strided);
+  });
+}
+
+describe('Demucs v3/v2 bags through `stemsplit split`', { skip: dir === undefined ? 'no fixtures' : false }, () => {
+  const fixtures = new Map(fixtureManifest<V3Fixture>(dir));
+  for (const bag of BAGS) {
+    it(`${bag}: every stem ≥ ${MIN_SNR_DB} dB against the official separation`, () => {
+      const from = dir as string;
+      const caseDir = join(work, bag);
+      mkdirSync(caseDir, { recursive: true });
+      const yaml = join(caseDir, `${bag}.yaml`);
+      copyFileSync(join(from, `${bag}.yaml`), yaml);
+      const members = parseBagFile(readFileSync(yaml, 'utf8')).models;
+      for (const member of members) copyFileSync(join(from, `${member}.th`), join(caseDir, `${member}.th`));
+      const song = join(caseDir, 'song.wav');
+      writeFloatWav(song, readF32(join(from, 'mix.in.f32')), 2);
+      const out = join(caseDir, 'out');
+      const result = runCli(['split', song, '--model', yaml, '--format', 'wav', '--float32', '-o', out], {
+        STEMSPLIT_DATA_DIR: join(caseDir, 'data'),
+        STEMSPLIT_CACHE_DIR: join(work, 'cache'),
+      });
+      assert.equal(result.status, 0, result.stderr);
+      const sources = (fixtures.get(members[0] as string) as V3Fixture).sources;
+      const reference = readF32(join(from, `${bag}.separate.out.f32`));
+      const measured = snrs(reference, (s) => decodePlanar(join(out, 'song', `${sources[s]}.wav`), 2), sources.length);
+      console.log(`${bag} split: ${sources.map((stem, s) => `${stem} ${(measured[s] as number).toFixed(1)}`).join(', ')} dB`);
+      measured.forEach((snr, s) => assert.ok(snr >= MIN_SNR_DB, `${bag} ${sources[s]}: ${snr.toFixed(1)} dB`));
+    });
+  }
+});
+
+describe('HDemucs forward passes', { skip: dir === undefined ? 'no fixtures' : false }, () => {
+  const hdemucs = fixtureManifest<V3Fixture>(dir).filter(([, fixture]) => fixture.class === 'HDemucs');
+  for (const [name, fixture] of hdemucs) {
+    it(`${name}: model(mix) ≥ ${MIN_SNR_DB} dB per stem`, async () => {
+      const from = dir as string;
+      const mix = readF32(join(from, 'mix.in.f32'));
+      const model = await loadDemucs(join(from, fixture.checkpoint), { cacheDir: join(work, 'cache'), intraOpThreads: 2 });
+      try {
+        const length = mix.length / 2;
+        assert.equal(model.windowSamples?.(length), length, 'an HDemucs runs a chunk as it is');
+        const out = await model.run(mix);
+        const sources = fixture.sources.length;
+        const measured = snrs(readF32(join(from, fixture.forward_out[0])), (s) => out.subarray(s * 2 * length, (s + 1) * 2 * length), sources);
+        console.log(`${name} forward: ${measured.map((snr) => snr.toFixed(1)).join(', ')} dB`);
+        measured.forEach((snr, s) => assert.ok(snr >= MIN_SNR_DB, `${name} ${fixture.sources[s]}: ${snr.toFixed(1)} dB`));
+      } finally {
+        await model.dispose();
+      }
+    });
+  }
+});
