@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runCli } from '../harness/process.js';
 import { writeSong } from '../harness/audio.js';
@@ -250,4 +250,36 @@ test('serve refuses to start, in one line, on a model it cannot find or read', (
   const served = serve('--models', 'htdemucs');
   assert.equal(served.status, 12);
   assert.match(served.stderr, /^stemsplit: --models: htdemucs is not installed/);
+});
+
+test('the CLI as scripts and UVR users expect: usage errors exit 2, family flags checked, python-audio-separator spellings', () => {
+  const dataDir = tempDir();
+  const song = join(dataDir, 'song.wav');
+  writeSong(song, 2);
+  const split = (...args: string[]) => runCli(['--data-dir', dataDir, 'split', song, ...args]);
+  const usage = (result: { status: number | null; stderr: string }, message: RegExp) => {
+    assert.equal(result.status, 2, result.stderr);
+    assert.equal(result.stderr.split('\n').length, 2, `one line: ${result.stderr}`);
+    assert.match(result.stderr, message);
+  };
+  usage(split('--bogus'), /^stemsplit: unknown option '--bogus' \(see --help\)$/m);
+  usage(runCli(['--data-dir', dataDir, 'split']), /^stemsplit: missing required argument 'files'/m);
+  usage(runCli(['--data-dir', dataDir, 'models', 'add']), /^stemsplit: missing required argument 'files'/m);
+
+  const nope = join(dataDir, 'nope.ckpt');
+  const missing = split('--model', nope);
+  assert.equal(missing.status, 12);
+  assert.equal(missing.stderr, `stemsplit: ${nope}: no such file\n`);
+  usage(split('--model', SCNET.replace(/\.ckpt$/, '.yaml')), /is an MSST model config, not a model: run its checkpoint: --model .*scnet_4stem\.ckpt$/m);
+  usage(split('--mdx-denoise'), /^stemsplit: --mdx-denoise applies to MDX-Net \.onnx models; no --model was given, so 4s runs \S+ \(bundled\)$/m);
+  usage(split('--model', SCNET, '--mdx-segment-size', '256'), /^stemsplit: --mdx-segment-size applies to MDX-Net \.onnx models; scnet_4stem \(msst\) is not one$/m);
+  usage(split('--model-type', 'scnet'), /^stemsplit: --model-type applies to MSST checkpoints \(\.ckpt, \.pth\); no --model was given/m);
+  usage(split('--ensemble', 'bogus'), /^stemsplit: --ensemble must be one of avg_wave, .*, got "bogus"$/m);
+
+  // A python-audio-separator command line, as its users type it.
+  const out = join(dataDir, 'sep');
+  const theirs = split('--model_filename', MDX, '--output_dir', out, '--output_format', 'FLAC', '--single_stem', 'no_vocals', '--mdx_segment_size', '256');
+  assert.equal(theirs.status, 0, theirs.stderr);
+  assert.deepEqual(readdirSync(join(out, 'song')), ['no_vocals.flac']);
+  assert.match(runCli(['split', '--help']).stdout, /--output_format +--format\n/);
 });

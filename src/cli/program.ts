@@ -14,6 +14,7 @@ import { MSST_MODEL_TYPES } from '../msst/model-types.js';
 import { parsePrecision, PRECISIONS, type Precision } from '../onnx/quantize.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
+import { separatorSpellingsHelp } from './separator-flags.js';
 
 /** `a+b, c` → `['a+b', 'c']`: the entries an alias tries, first installed wins (config.ts `modelList`). */
 function nameList(name: string) {
@@ -64,8 +65,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         .argParser(parseDatabaseUrl),
     )
     .addHelpText('after', exitCodeHelp())
-    .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ outputError: (text, write) => write(text.split('\n')[0] + '\n') });
+    // One line for a usage error, as for every other error (main.ts gives every command this and exit code 2).
+    .configureOutput({ outputError: (text, write) => write(`stemsplit: ${(text.split('\n')[0] ?? '').replace(/^error: /, '')} (see --help)\n`) });
 
   /** Where the store is: every command that opens it takes both. */
   const dataDir = (): ConfigInput => {
@@ -178,6 +179,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--mdx-batch-size <n>', `MDX-Net: taken for python-audio-separator command lines, and as there it changes nothing: each network run takes one chunk whatever n is (docs/mdx.md; default ${MDX_DEFAULTS.batchSize})`)
     .option('--mdx-denoise', 'MDX-Net: run the network on the mix and its negation and average (UVR denoise)')
     .option('--two-stems <stem>', 'write <stem> and no_<stem> (the sum of the others), e.g. vocals for karaoke')
+    .option('--single-stem <stem>', 'write only this stem: one the model writes, or no_<stem> (the sum of the others), e.g. no_vocals for an instrumental')
     .option('-o, --output <dir>', 'output folder; stems go to <dir>/<track>/<stem>.<ext>', 'separated')
     .option('--format <format>', 'mp3, wav or flac', DEFAULT_STEM_FORMAT)
     .option('--float32', 'write 32-bit float WAV (with --format wav)')
@@ -187,6 +189,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--shifts <n>', 'random-shift averaging passes (Demucs --shifts; slower, slightly better)', '0')
     .option('--json', 'print the result as JSON on stdout')
     .addOption(precisionOption())
+    .addHelpText('after', separatorSpellingsHelp())
     .action(async (files: string[], opts) => {
       const { splitCommand } = await import('./commands/split.js');
       await run((ctx) => splitCommand(ctx, files, opts), { ...dataDir(), precision: (opts as { precision?: Precision }).precision });

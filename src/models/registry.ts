@@ -345,6 +345,7 @@ export class ModelRegistry {
     }
     const ext = extname(path).toLowerCase();
     if (ext === '.json') return readManifestRef(path);
+    if (ext === '.yaml' || ext === '.yml') refuseMsstConfig(path);
     if (ext === '.th' || ext === '.yaml' || ext === '.yml') {
       return { name: basename(path, ext), kind: 'demucs', path, sources: [], description: `Demucs checkpoint ${path}`, terms: UNKNOWN_TERMS };
     }
@@ -407,8 +408,25 @@ function configOf(model: CatalogModel, cacheDir: string): { configPath?: string 
   return model.family === 'msst' ? { configPath: join(modelDir(cacheDir, model.family), model.files[1] as string) } : {};
 }
 
+/** An MSST yaml's top-level sections; a Demucs bag has `models:` instead. */
+const MSST_CONFIG_SECTION = /^(audio|model|training|inference)\s*:/m;
+/** More than any bag or MSST yaml holds: a bigger file is neither, and is not read whole to find out. */
+const MAX_YAML_PEEK_BYTES = 1 << 20;
+
+/** A `.yaml` given as a model that is an MSST checkpoint's config: point to the checkpoint beside it. */
+function refuseMsstConfig(path: string): void {
+  if (statSync(path).size > MAX_YAML_PEEK_BYTES) return;
+  const text = readFileSync(path, 'utf8');
+  if (/^models\s*:/m.test(text) || !MSST_CONFIG_SECTION.test(text)) return;
+  const stem = path.slice(0, -extname(path).length);
+  const checkpoint = MSST_CHECKPOINT_EXTENSIONS.map((ext) => stem + ext).find((candidate) => existsSync(candidate));
+  const hint = checkpoint ? `run its checkpoint: --model ${checkpoint}` : 'give its checkpoint (.ckpt or .pth) as --model, with --model-config for the yaml where it is not beside it';
+  throw new StemsplitError('USAGE', `${path} is an MSST model config, not a model: ${hint}`);
+}
+
 /** MSST checkpoints as their trainers save them. */
-const MSST_CHECKPOINT = /\.(ckpt|pth|pt|chpt)$/i;
+const MSST_CHECKPOINT_EXTENSIONS = ['.ckpt', '.pth', '.pt', '.chpt'] as const;
+const MSST_CHECKPOINT = new RegExp(`(${MSST_CHECKPOINT_EXTENSIONS.map((ext) => `\\${ext}`).join('|')})$`, 'i');
 
 /** A spec that names a file rather than a model (an alias list may hold either). */
 export function isPathSpec(spec: string): boolean {

@@ -5,9 +5,9 @@ import { isStemFormat, readAudioHeader, STEM_FORMATS } from '../../audio/index.j
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
 import { MP3_RATES, removeLeftoverStaging, removeStaging, twoStemsIndex, type StemOutputOptions } from '../../splitting/split-audio-file.js';
 import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
-import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod, parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
+import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod, ENSEMBLE_ALGORITHMS, isEnsembleAlgorithm, parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
 import { ensembleMembers } from '../../config.js';
-import { isEnsembleRef, registryFor, type FamilyOptions, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
+import { isEnsembleRef, listedFamily, registryFor, type FamilyOptions, type ModelChoice, type ModelKind, type ModelRegistry } from '../../models/registry.js';
 import { isMsstModelType, MSST_MODEL_TYPES } from '../../msst/model-types.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { createProgressBar } from '../progress.js';
@@ -26,6 +26,7 @@ export interface SplitOptions {
   mdxBatchSize?: string;
   mdxDenoise?: boolean;
   twoStems?: string;
+  singleStem?: string;
   output: string;
   format: string;
   float32?: boolean;
@@ -37,7 +38,9 @@ export interface SplitOptions {
 
 /** The flags of what to write, checked, in the one shape a split job carries them to the worker. */
 function parseOptions(options: SplitOptions): StemOutputOptions {
-  const format = options.format;
+  // python-audio-separator writes its formats in capitals (--output_format FLAC).
+  const format = options.format.toLowerCase();
+  if (options.twoStems !== undefined && options.singleStem !== undefined) throw new StemsplitError('USAGE', '--two-stems and --single-stem exclude each other');
   if (!isStemFormat(format)) throw new StemsplitError('USAGE', `--format must be ${STEM_FORMATS.join(', ')}, got "${format}"`);
   if (options.float32 && format !== 'wav') throw new StemsplitError('USAGE', '--float32 applies to --format wav only');
   if (options.int24 && format === 'mp3') throw new StemsplitError('USAGE', '--int24 applies to --format wav or flac only');
@@ -63,6 +66,7 @@ function parseOptions(options: SplitOptions): StemOutputOptions {
     ...(options.int24 ? { int24: true } : {}),
     ...(sampleRate !== undefined ? { sampleRate } : {}),
     ...(options.twoStems !== undefined ? { twoStems: options.twoStems } : {}),
+    ...(options.singleStem !== undefined ? { singleStem: options.singleStem.toLowerCase() } : {}),
   };
 }
 
@@ -95,17 +99,42 @@ function familyOptions(options: SplitOptions): FamilyOptions {
  * ensemble's stems are combined and need one.
  */
 function chooseModel(registry: ModelRegistry, options: SplitOptions): { ref: ModelChoice; ensemble: EnsembleMethod | undefined } {
+  if (options.ensemble !== undefined && !isEnsembleAlgorithm(options.ensemble)) {
+    throw new StemsplitError('USAGE', `--ensemble must be one of ${ENSEMBLE_ALGORITHMS.join(', ')}, got "${options.ensemble}"`);
+  }
   const specs = (options.model.length === 0 ? ['4s'] : options.model).flatMap(ensembleMembers);
   if (specs.length > 1 && options.modelConfig !== undefined) {
     throw new StemsplitError('USAGE', "--model-config applies to a single MSST checkpoint; in an ensemble, put each checkpoint's .yaml beside it");
   }
   // One spec may still be an ensemble: an alias whose entry joins models.
   const ref = specs.length === 1 ? registry.resolve(specs[0] as string, options.modelConfig, familyOptions(options)) : registry.resolveEnsemble(specs, familyOptions(options));
+  checkFamilyFlags(ref, options);
   if (isEnsembleRef(ref)) return { ref, ensemble: parseEnsembleMethod(options.ensemble, options.ensembleWeights, ref.members.length) };
   if (options.ensemble !== undefined || options.ensembleWeights !== undefined) {
     throw new StemsplitError('USAGE', '--ensemble and --ensemble-weights combine two or more models: name each with --model');
   }
   return { ref, ensemble: undefined };
+}
+
+/** The flags only one kind of model takes, each with the kind and the words for it. */
+const FAMILY_FLAGS: readonly { readonly flag: string; readonly given: (options: SplitOptions) => boolean; readonly kind: ModelKind; readonly takers: string }[] = [
+  { flag: '--model-type', given: (o) => o.modelType !== undefined, kind: 'msst', takers: 'MSST checkpoints (.ckpt, .pth)' },
+  { flag: '--model-config', given: (o) => o.modelConfig !== undefined, kind: 'msst', takers: 'MSST checkpoints (.ckpt, .pth)' },
+  { flag: '--mdx-segment-size', given: (o) => o.mdxSegmentSize !== undefined, kind: 'mdx', takers: 'MDX-Net .onnx models' },
+  { flag: '--mdx-overlap', given: (o) => o.mdxOverlap !== undefined, kind: 'mdx', takers: 'MDX-Net .onnx models' },
+  { flag: '--mdx-batch-size', given: (o) => o.mdxBatchSize !== undefined, kind: 'mdx', takers: 'MDX-Net .onnx models' },
+  { flag: '--mdx-denoise', given: (o) => o.mdxDenoise === true, kind: 'mdx', takers: 'MDX-Net .onnx models' },
+];
+
+/** A family's flag given where no model of that family runs is a mistake the user should hear of, not an option silently dropped. */
+function checkFamilyFlags(choice: ModelChoice, options: SplitOptions): void {
+  const refs = isEnsembleRef(choice) ? choice.members : [choice];
+  for (const { flag, given, kind, takers } of FAMILY_FLAGS) {
+    if (!given(options) || refs.some((ref) => ref.kind === kind)) continue;
+    const running = refs.map((ref) => `${ref.name} (${listedFamily(ref)})`).join(', ');
+    const which = options.model.length === 0 ? `no --model was given, so 4s runs ${running}` : `${running} ${refs.length === 1 ? 'is not one' : 'are not'}`;
+    throw new StemsplitError('USAGE', `${flag} applies to ${takers}; ${which}`);
+  }
 }
 
 function checkIsFile(file: string): void {
@@ -279,6 +308,7 @@ async function splitOne(ctx: CommandContext, splitter: Splitter, one: OneSplit, 
     throw new StemsplitError(signal === 'SIGTERM' ? 'TERMINATED' : 'INTERRUPTED', `stopped by ${signal}; nothing was written for ${track}`);
   });
   const seconds = (Date.now() - started) / 1000;
-  bar.done(`${track}: ${Object.keys(result.stems).length} stems in ${one.outDir} (${seconds.toFixed(1)} s for ${result.durationSeconds.toFixed(1)} s of audio)`);
+  const count = Object.keys(result.stems).length;
+  bar.done(`${track}: ${count} stem${count === 1 ? '' : 's'} in ${one.outDir} (${seconds.toFixed(1)} s for ${result.durationSeconds.toFixed(1)} s of audio)`);
   return { input: one.file, model: one.ref.name, durationSeconds: result.durationSeconds, stems: { ...result.stems } };
 }
