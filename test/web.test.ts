@@ -522,6 +522,10 @@ describe('the model library on the page', { skip: existsSync(CHROMIUM) ? false :
     assert.equal(summary, `Runs ${FOUR}, writing MP3 files. Terms: ${FOUR}: ${four.terms}. 0:05 of audio: about ${forSong} on this server.`);
     assert.equal(await page.locator('#pending-estimate').textContent(), `0:05 of audio: about ${forSong} on this server.`);
     await page.screenshot({ path: join(ARTIFACTS, 'web-library.png'), fullPage: true });
+    await page.setViewportSize(PHONE.viewport);
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    assert.ok(overflow <= 0, `the library fits a phone's screen (${overflow} px over)`);
+    await page.setViewportSize({ width: 1280, height: 900 });
 
     // The quick choices say which model their alias runs now, and its terms.
     await page.getByLabel(/6 stems/).check();
@@ -551,7 +555,7 @@ describe('the model library on the page', { skip: existsSync(CHROMIUM) ? false :
     const terms = fourTerms === sixTerms ? `${FOUR} and ${SIX}: ${fourTerms}` : `${FOUR}: ${fourTerms}; ${SIX}: ${sixTerms}`;
     assert.equal(
       await page.locator('#choice-summary').textContent(),
-      `Runs ${FOUR} + ${SIX} one after another, combined with avg_wave, writing FLAC 24-bit files. Terms: ${terms}. ` +
+      `Runs ${FOUR} + ${SIX} one after another, combined with avg_wave (weights 2, 1), writing FLAC 24-bit files. Terms: ${terms}. ` +
         `0:05 of audio: time not measured yet for ${SIX} on this server (the first job with it measures it).`,
     );
     await page.getByRole('button', { name: 'Split', exact: true }).click();

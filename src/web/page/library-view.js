@@ -273,7 +273,8 @@ export class LibraryView {
     if (choice.problem) return choice.problem;
     if (choice.members.length === 0) return 'Writes ' + formatWords(choice.body.outputFormat, choice.body.bitDepth) + ' files.';
     const terms = this.termsWords(choice.members);
-    const runs = choice.members.length > 1 ? 'Runs ' + choice.members.join(' + ') + ' one after another, combined with ' + choice.body.ensemble : 'Runs ' + choice.members[0];
+    const weights = choice.body.ensembleWeights ? ' (weights ' + /** @type {number[]} */ (choice.body.ensembleWeights).join(', ') + ')' : '';
+    const runs = choice.members.length > 1 ? 'Runs ' + choice.members.join(' + ') + ' one after another, combined with ' + choice.body.ensemble + weights : 'Runs ' + choice.members[0];
     return runs + ', writing ' + formatWords(choice.body.outputFormat, choice.body.bitDepth) + ' files. Terms: ' + terms + '. ' + this.estimateWords(choice.members) + '.';
   }
 
