@@ -200,9 +200,9 @@ describe('demucs checkpoint reader', () => {
     await rejectsWith(() => readCheckpoint(file), 'MODEL_INVALID', /unsupported class os\.system in checkpoint/);
   });
 
-  it('names a model class other than HTDemucs', async () => {
-    const file = checkpointFile('hdemucs', { klass: ['demucs.hdemucs', 'HDemucs'], kwargs: sourcesKwarg() });
-    await rejectsWith(() => convertCheckpoint(file, scratch), 'MODEL_INVALID', /unsupported class demucs\.hdemucs\.HDemucs/);
+  it('names a model class other than HTDemucs, HDemucs and Demucs', async () => {
+    const file = checkpointFile('tasnet', { klass: ['demucs.tasnet', 'ConvTasNet'], kwargs: sourcesKwarg() });
+    await rejectsWith(() => convertCheckpoint(file, scratch), 'MODEL_INVALID', /unsupported class demucs\.tasnet\.ConvTasNet/);
   });
 
   it('names unsupported and unknown constructor options', async () => {

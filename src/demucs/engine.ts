@@ -13,6 +13,8 @@ import { convertOrRead } from './convert.js';
 import { openHTDemucs, type TimingSink } from './segment-model.js';
 import { openV3 } from './segment-model-v3.js';
 import { V3_CLASSES, parseV3Config } from './v3-config.js';
+import { v3Parameters } from './v3-parameters.js';
+import { dequantizeState, readDiffqState } from './diffq.js';
 
 export interface LoadDemucsOptions {
   /** Where converted graphs are kept (a `demucs/` folder is made inside). */
@@ -37,7 +39,9 @@ export async function loadDemucs(file: string, options: LoadDemucsOptions): Prom
   if ('converted' in result) return openHTDemucs(result.converted, name, options);
   const { checkpoint } = result;
   const config = parseV3Config(V3_CLASSES[checkpoint.klass] as 'HDemucs' | 'Demucs', checkpoint.kwargs);
-  return openV3(config, checkpoint.state, file, name, {
+  // mdx_q, mdx_extra_q: diffq's packed levels stand in for the state_dict.
+  const state = checkpoint.quantized === undefined ? checkpoint.state : dequantizeState(readDiffqState(checkpoint.quantized), v3Parameters(config));
+  return openV3(config, state, file, name, {
     ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
     ...(options.precision === undefined ? {} : { precision: options.precision }),
     ...(options.bagSegment === undefined ? {} : { bagSegment: options.bagSegment }),

@@ -20,6 +20,8 @@ import { ZipArchive } from './zip.js';
 export interface CheckpointTensor {
   readonly shape: readonly number[];
   readonly data: Float32Array;
+  /** An int64 tensor's exact values (diffq packs bits into them), when its view is contiguous. */
+  readonly words?: BigInt64Array;
 }
 
 export interface Checkpoint {
@@ -28,6 +30,17 @@ export interface Checkpoint {
   readonly args: readonly PickleValue[];
   readonly kwargs: ReadonlyMap<string, PickleValue>;
   readonly state: ReadonlyMap<string, CheckpointTensor>;
+  /**
+   * A state that is not a dict of tensors: diffq's quantized one (`__quantized`), as unpickled,
+   * each tensor in it a LoadedTensor; `state` is then empty and the model's family reads this.
+   */
+  readonly quantized?: PickleValue;
+}
+
+/** A tensor inside a `quantized` state, read (and checked) as every other tensor is. */
+export class LoadedTensor implements PickleOpaque {
+  readonly pickleKind = 'loaded-tensor';
+  constructor(readonly tensor: CheckpointTensor) {}
 }
 
 /** `fractions.Fraction`, as HTDemucs stores its `segment`. */
@@ -251,7 +264,7 @@ function interpretPackage(path: string, root: PickleValue, load: TensorLoader): 
   if (!(kwargs instanceof Map)) throw invalid(path, '`kwargs` is not a dict');
   if (!(state instanceof Map)) throw invalid(path, '`state` is not a dict');
   if (state.has('__quantized')) {
-    throw new StemsplitError('MODEL_INVALID', `${path} holds a quantized (diffq) state, which is not supported`);
+    return { klass: klass.qualifiedName, args: args instanceof PickleTuple ? args.items : Array.isArray(args) ? args : [], kwargs: stringKeyed(path, kwargs), state: new Map(), quantized: loadedTree(state, load) };
   }
   const tensors: [string, TensorRef][] = [];
   for (const [name, value] of state) {
@@ -264,6 +277,28 @@ function interpretPackage(path: string, root: PickleValue, load: TensorLoader): 
     kwargs: stringKeyed(path, kwargs),
     state: load(tensors),
   };
+}
+
+/** `value` with every tensor in it loaded (all through `load`, so each view is checked first). */
+function loadedTree(value: PickleValue, load: TensorLoader): PickleValue {
+  const refs: [string, TensorRef][] = [];
+  const collect = (item: PickleValue): void => {
+    if (item instanceof TensorRef) refs.push([`tensor ${refs.length}`, item]);
+    else if (item instanceof Map) for (const inner of item.values()) collect(inner);
+    else if (Array.isArray(item)) for (const inner of item) collect(inner);
+    else if (item instanceof PickleTuple) for (const inner of item.items) collect(inner);
+  };
+  collect(value);
+  const loaded = load(refs);
+  let next = 0;
+  const rebuild = (item: PickleValue): PickleValue => {
+    if (item instanceof TensorRef) return new LoadedTensor(loaded.get(`tensor ${next++}`) as CheckpointTensor);
+    if (item instanceof Map) return new Map([...item].map(([key, inner]) => [key, rebuild(inner)]));
+    if (Array.isArray(item)) return item.map(rebuild);
+    if (item instanceof PickleTuple) return new PickleTuple(item.items.map(rebuild));
+    return item;
+  };
+  return rebuild(value);
 }
 
 function stringKeyed(path: string, dict: Map<PickleKey, PickleValue>): Map<string, PickleValue> {
@@ -287,6 +322,8 @@ function resolveGlobal(module: string, name: string): PickleCallable | PickleGlo
   // Model classes are only named (as `klass`), never built, so any demucs class may appear;
   // the caller decides which ones it supports.
   if (module === 'demucs' || module.startsWith('demucs.')) return new PickleGlobalRef(module, name);
+  // A diffq-quantized state names its quantizer's class in its metadata, also only as a name.
+  if (module === 'diffq' || module.startsWith('diffq.')) return new PickleGlobalRef(module, name);
   throw new StemsplitError('MODEL_INVALID', `unsupported class ${qualified} in checkpoint`);
 }
 
@@ -348,7 +385,21 @@ function materialize(archive: ZipArchive, entry: string, tensor: TensorRef): Che
   const { storage } = tensor;
   const bytes = archive.read(entry);
   const values = decodeStorage(bytes, storage.dtype, storage.numel);
-  return { shape: tensor.shape, data: gather(values, tensor) };
+  const loaded = { shape: tensor.shape, data: gather(values, tensor) };
+  return storage.dtype === 'int64' && isContiguous(tensor) ? { ...loaded, words: int64Words(bytes, tensor) } : loaded;
+}
+
+/** The exact int64 values of a contiguous view. */
+function int64Words(bytes: Buffer, tensor: TensorRef): BigInt64Array {
+  const count = tensor.shape.reduce((a, b) => a * b, 1);
+  const words = new BigInt64Array(count);
+  for (let i = 0; i < count; i++) words[i] = bytes.readBigInt64LE(8 * (tensor.offset + i));
+  return words;
+}
+
+function isContiguous(tensor: TensorRef): boolean {
+  const { shape, stride } = tensor;
+  return shape.includes(0) || shape.every((size, axis) => size === 1 || stride[axis] === shape.slice(axis + 1).reduce((a, b) => a * b, 1));
 }
 
 /** A tensor's shape alone, for the checks that read no weights. */
@@ -392,8 +443,7 @@ function decodeStorage(bytes: Buffer, dtype: StorageDtype, numel: number): Float
 function gather(values: Float32Array, tensor: TensorRef): Float32Array {
   const { shape, stride, offset } = tensor;
   const count = shape.reduce((a, b) => a * b, 1);
-  const contiguous = shape.every((size, axis) => size === 1 || stride[axis] === shape.slice(axis + 1).reduce((a, b) => a * b, 1));
-  if (contiguous) return offset === 0 && count === values.length ? values : values.slice(offset, offset + count);
+  if (isContiguous(tensor)) return offset === 0 && count === values.length ? values : values.slice(offset, offset + count);
   const out = new Float32Array(count);
   const index = new Array<number>(shape.length).fill(0);
   for (let i = 0; i < count; i++) {
