@@ -66,9 +66,10 @@ function respond(file: ServedFile, rangeHeader: string | undefined, res: http.Se
     return;
   }
   file.interruptAt = undefined;
-  // A pause before the cut lets the client read what was sent, as a real dropped connection would.
+  // The cut is a FIN after the bytes sent (the client reads them all, then meets the end short of
+  // content-length, as with a dropped connection); a stall sends nothing more and keeps the socket open.
   res.write(file.bytes.subarray(start, stop), () => {
-    if (file.interruptBy !== 'stall') setTimeout(() => res.socket?.destroy(), 100);
+    if (file.interruptBy !== 'stall') res.socket?.end();
   });
 }
 

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { writeSong } from '../harness/audio.js';
 import { freshDatabase, postgresSkipReason, relayTo } from '../harness/postgres.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
@@ -35,11 +34,20 @@ test('an outage is logged once per component, with one line when it ends, and no
       .waitForSplit(id, { timeoutMs: 120_000, until: (split) => split.status === 'processing' && split.progress >= 1 })
       .catch(() => assert.fail(`the job never started: ${lines.join('\n')}`));
     await outage.cut();
-    for (let i = 0; i < 8; i++) {
-      const refused = await node.request('GET', '/credits');
-      assert.equal(refused.status, 503, refused.text);
-      await sleep(500);
-    }
+    // The outage lasts until both the API (refusing requests) and the job runner (failing to record
+    // progress) have noticed it and the API has refused several requests meanwhile.
+    let refusals = 0;
+    const noticed = (component: string) => lines.some((line) => line.startsWith(`${component}: `) && /unreachable/.test(line));
+    await until(
+      async () => {
+        const refused = await node.request('GET', '/credits');
+        assert.equal(refused.status, 503, refused.text);
+        refusals++;
+        return refusals >= 3 && noticed('api') && noticed('job runner');
+      },
+      120_000,
+      () => `the outage was not noticed by the API and the job runner both:\n${lines.join('\n')}`,
+    );
     await outage.restore();
     assert.equal((await waitForSplit(node, id, 180_000)).json.data.status, 'succeeded', lines.join('\n'));
     await until(() => lines.some((line) => line.startsWith('api: the database answers again')), 10_000, () => lines.join('\n'));
