@@ -97,9 +97,12 @@ export class LibraryView {
     this.list = list;
     this.byName = new Map(list.items.map(function (model) { return [model.name, model]; }));
     this.ticked = this.ticked.filter((name) => this.runnable(this.byName.get(name)));
+    const algorithm = this.el.algorithm.value;
     this.el.algorithm.replaceChildren.apply(this.el.algorithm, list.ensembleAlgorithms.map(function (name, index) {
       return h('option', { value: name }, [name + (index === 0 ? ' (default)' : '')]);
     }));
+    // Read again after a job: the user's algorithm stays chosen.
+    if (list.ensembleAlgorithms.includes(algorithm)) this.el.algorithm.value = algorithm;
     const tasks = Object.keys(TASK_NAMES).concat(list.items.map(function (model) { return model.task; }));
     const groups = Array.from(new Set(tasks)).map((task) => this.group(task)).filter(Boolean);
     this.el.groups.replaceChildren.apply(this.el.groups, groups);
