@@ -101,7 +101,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const server = new ServeProcess(dataDir, ['--rate-limit', '1000000']);
   const target = await prepare(server, songsDir);
   const tracer = options.strace ? startStrace(server, workRoot) : undefined;
-  if (tracer) await sleep(500); // let strace attach
+  await tracer?.attached();
   log(`fuzzing ${server.url} (${tracer ? 'under strace' : 'without strace'})`);
 
   const problems: string[] = [];
@@ -345,11 +345,26 @@ function allowedOutside(path: string): boolean {
   return path.startsWith('/dev/') || path.startsWith('/proc/') || /\/tsx-\d+\//.test(path);
 }
 
-function startStrace(server: ServeProcess, workRoot: string): { finish(): Promise<{ writes: string[]; remotes: string[] }> } | undefined {
+/** Whether every thread of `pid` has a tracer (`TracerPid` in /proc/<pid>/task/<tid>/status). */
+function everyThreadTraced(pid: number): boolean {
+  const tids = readdirSync(`/proc/${pid}/task`);
+  return tids.every((tid) => /^TracerPid:\s+[1-9]/m.test(readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8')));
+}
+
+function startStrace(server: ServeProcess, workRoot: string): { attached(): Promise<void>; finish(): Promise<{ writes: string[]; remotes: string[] }> } | undefined {
   if (spawnSync('strace', ['-V']).status !== 0 || server.pid === undefined) return undefined;
   const logFile = join(workRoot, 'strace.log');
   const tracer: ChildProcess = spawn('strace', ['-f', '-y', '-qq', '-e', `trace=${TRACED_SYSCALLS}`, '-o', logFile, '-p', String(server.pid)], { stdio: 'ignore' });
+  const pid = server.pid;
   return {
+    /** Resolves once the kernel names a tracer for every thread of the server (strace -f attaches them one by one). */
+    async attached() {
+      const deadline = Date.now() + 10_000;
+      while (!everyThreadTraced(pid)) {
+        if (tracer.exitCode !== null || Date.now() > deadline) throw new Error(`strace did not attach to ${pid}`);
+        await sleep(10);
+      }
+    },
     async finish() {
       await new Promise<void>((resolve) => (tracer.exitCode !== null ? resolve() : tracer.once('exit', () => resolve())));
       const log = readFileSync(logFile, 'utf8');
