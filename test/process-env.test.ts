@@ -1,9 +1,16 @@
-/** The split worker's environment: glibc's allocator settings, and a user's huge-page tunable passed through. */
+/**
+ * The split worker's environment: glibc's allocator settings, ORT_DISABLE_TELEMETRY, and a user's huge-page
+ * tunable passed through, as the worker pool builds it and as a real worker process starts with it.
+ */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { writeSong } from '../harness/audio.js';
+import { tempDir } from '../harness/temp-dir.js';
+import { ModelRegistry } from '../src/models/registry.js';
 import { ORT_MALLOC_ENV, ortProcessEnv } from '../src/onnx/process-env.js';
+import { workerSplitter } from '../src/splitting/worker-pool.js';
 
 const HUGE_PAGES = 'glibc.malloc.hugetlb=1';
 
@@ -18,22 +25,47 @@ test('the worker gets the allocator settings; a user’s own MALLOC_* replace th
   assert.equal(own['GLIBC_TUNABLES'], HUGE_PAGES);
 });
 
-// Where the kernel offers transparent huge pages at all (`madvise` or `always`), the opt-in that
-// docs/benchmarks.md describes works: a process started with the worker's environment built from
-// a user's GLIBC_TUNABLES holds its large buffers on huge pages (glibc 2.35 and later).
-const thpMode = existsSync('/sys/kernel/mm/transparent_hugepage/enabled')
-  ? (/\[(\w+)\]/.exec(readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8'))?.[1] ?? 'never')
-  : 'never';
-
-test('with the user’s glibc.malloc.hugetlb=1 a worker-environment process holds a 64-MiB buffer on huge pages', { skip: thpMode === 'never' && 'the kernel offers no transparent huge pages' }, () => {
-  const child = `
-    const buffer = new Float32Array(16 * 1024 * 1024);
-    for (let i = 0; i < buffer.length; i += 1024) buffer[i] = i;
-    const rollup = require('node:fs').readFileSync('/proc/self/smaps_rollup', 'utf8');
-    console.log(/AnonHugePages:\\s+(\\d+)/.exec(rollup)[1], buffer[2048]);`;
-  const hugeKiB = (env: NodeJS.ProcessEnv) => Number(execFileSync(process.execPath, ['-e', child], { env, encoding: 'utf8' }).split(' ')[0]);
-  const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'GLIBC_TUNABLES' && !name.startsWith('MALLOC_')));
-  const opted = hugeKiB(ortProcessEnv({ ...base, GLIBC_TUNABLES: HUGE_PAGES }));
-  assert.ok(opted >= 32 * 1024, `${opted} KiB on huge pages`);
-  if (thpMode === 'madvise') assert.equal(hugeKiB(ortProcessEnv(base)), 0, 'without the tunable glibc asks for no huge pages');
+test('a split worker starts with the allocator settings, ORT_DISABLE_TELEMETRY and the user’s GLIBC_TUNABLES', { skip: !existsSync('/proc/self/environ') && 'no /proc to read a process environment from' }, async () => {
+  const saved = { tunables: process.env['GLIBC_TUNABLES'], telemetry: process.env['ORT_DISABLE_TELEMETRY'] };
+  process.env['GLIBC_TUNABLES'] = HUGE_PAGES;
+  delete process.env['ORT_DISABLE_TELEMETRY'];
+  const dir = tempDir();
+  writeSong(join(dir, 'song.wav'), 1);
+  const registry = new ModelRegistry({ bundledDir: 'models', cacheDir: dir, aliases: { '4s': ['bundled-4s'], '6s': ['bundled-6s'] } });
+  const splitter = workerSplitter({ cacheDir: dir, intraOpThreads: 1 }, 1);
+  try {
+    await splitter.split({ inputPath: join(dir, 'song.wav'), model: registry.resolve('bundled-4s'), outDir: join(dir, 'out'), format: 'wav' }, () => undefined);
+    const [worker, ...others] = childrenOf(process.pid).filter((pid) => readIfThere(`/proc/${pid}/cmdline`)?.includes('worker-process'));
+    assert.ok(worker !== undefined && others.length === 0, 'one split worker is running');
+    const env = new Map(readFileSync(`/proc/${worker}/environ`, 'utf8').split('\0').map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
+    for (const [name, value] of Object.entries(ORT_MALLOC_ENV)) assert.equal(env.get(name), value, name);
+    assert.equal(env.get('ORT_DISABLE_TELEMETRY'), '1', 'ONNX Runtime in the worker calls no one (test/reliability.test.ts watches it)');
+    assert.equal(env.get('GLIBC_TUNABLES'), HUGE_PAGES, 'the user’s tunable passes through');
+  } finally {
+    await splitter.close();
+    for (const [name, value] of [['GLIBC_TUNABLES', saved.tunables], ['ORT_DISABLE_TELEMETRY', saved.telemetry]] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
 });
+
+/** A /proc file, or undefined when its process has just exited. */
+function readIfThere(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The processes whose parent is `pid` (Linux's /proc). */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      const stat = readIfThere(`/proc/${name}/stat`);
+      return stat !== undefined && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+    })
+    .map(Number);
+}
