@@ -4,8 +4,9 @@
  * VR path, as in python-audio-separator): `NAME.json` beside `NAME.pth`, else UVR's table by the
  * file's hash (MD5 of its last 10,240,000 bytes, the whole file when smaller).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { StemsplitError } from '../errors.js';
+import { readSmallModelFile } from '../model-files/regular.js';
 import { uvrModelHash } from '../uvr/model-data.js';
 import { VR_PARAM_NAMES } from './params.js';
 
@@ -61,10 +62,26 @@ export function builtInVrModelData(hash: string): VrModelData | undefined {
 }
 
 /** Whether a json file holds VR model data (the key that only VR model data has). */
-export function isVrModelDataFile(file: string): boolean {
+function isVrModelDataFile(file: string): boolean {
   try {
-    const value: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    const value: unknown = JSON.parse(readSmallModelFile(file, 'model data file', MAX_MODEL_DATA_BYTES));
     return typeof value === 'object' && value !== null && 'vr_model_param' in value;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether a `.pth` is a UVR VR model rather than an MSST checkpoint: a NAME.json with
+ * `vr_model_param` beside it, or, with no yaml of its own beside it, a hash UVR's table knows.
+ */
+export function isVrModelFile(pthPath: string): boolean {
+  if (!/\.pth$/i.test(pthPath)) return false;
+  if (isVrModelDataFile(vrModelDataBeside(pthPath))) return true;
+  const stem = pthPath.slice(0, -'.pth'.length);
+  if (existsSync(`${stem}.yaml`) || existsSync(`${stem}.yml`)) return false;
+  try {
+    return builtInVrModelData(uvrModelHash(pthPath)) !== undefined;
   } catch {
     return false;
   }
@@ -83,10 +100,20 @@ export function readVrModelData(pthPath: string): VrModelData {
   );
 }
 
+/** UVR's model data files are a few hundred bytes. */
+const MAX_MODEL_DATA_BYTES = 64 * 1024;
+
+/** A stem name becomes a file name: letters, digits, spaces and a few signs, never a path. */
+const STEM_NAME = /^[A-Za-z0-9][A-Za-z0-9 _&+()'-]{0,63}$/;
+
+/** nout and nout_lstm: UVR's models use 16 to 64 and 128; wide enough for any, bounded so no value allocates without limit. */
+const MAX_WIDTH = 1024;
+
 function parseVrModelData(file: string): VrModelData {
+  const text = readSmallModelFile(file, 'model data file', MAX_MODEL_DATA_BYTES);
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(file, 'utf8'));
+    value = JSON.parse(text);
   } catch (error) {
     throw new StemsplitError('MODEL_INVALID', `${file}: not readable JSON (${error instanceof Error ? error.message : String(error)})`);
   }
@@ -101,15 +128,18 @@ export function checkVrKeys(value: unknown, where: string): VrModelData {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('expected an object with UVR model data keys');
   const data = value as Record<string, unknown>;
   const param = data['vr_model_param'];
-  if (typeof param !== 'string' || !VR_PARAM_NAMES.includes(param.replace(/\.json$/i, ''))) fail(`vr_model_param must be one of ${VR_PARAM_NAMES.join(', ')}, got ${JSON.stringify(param)}`);
+  if (typeof param !== 'string' || !VR_PARAM_NAMES.includes(param.replace(/\.json$/i, ''))) fail(`vr_model_param must be one of ${VR_PARAM_NAMES.join(', ')}, got ${JSON.stringify(param).slice(0, 80)}`);
   const primary = data['primary_stem'] ?? 'Vocals';
-  if (typeof primary !== 'string' || primary.trim() === '') fail(`primary_stem must be a stem name, got ${JSON.stringify(primary)}`);
+  if (typeof primary !== 'string' || !STEM_NAME.test(primary)) {
+    fail(`primary_stem must be a stem name (up to 64 letters, digits, spaces and _&+()'-), got ${JSON.stringify(primary).slice(0, 80)}`);
+  }
   const width = (key: string): number | undefined => {
     const v = data[key];
     if (v === undefined) return undefined;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) fail(`${key} must be a whole number ≥ 1, got ${JSON.stringify(v)}`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_WIDTH) fail(`${key} must be a whole number from 1 to ${MAX_WIDTH}, got ${JSON.stringify(v)}`);
     return v as number;
   };
+  for (const key of ['is_karaoke', 'is_bv_model']) if (key in data && typeof data[key] !== 'boolean') fail(`${key} must be true or false, got ${JSON.stringify(data[key])}`);
   const nout = width('nout');
   const noutLstm = width('nout_lstm');
   const lstm = nout !== undefined && noutLstm !== undefined ? { nout, noutLstm } : {};

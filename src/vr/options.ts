@@ -31,6 +31,9 @@ export const VR_DEFAULTS: VrOptions = Object.freeze({
   highEndProcess: false,
 });
 
+/** Frames per window: UVR offers up to 1024; larger ones only cost memory. */
+const MAX_WINDOW = 8192;
+
 /** The options merged over the defaults, refused in one line where the official code would fail. */
 export function vrOptions(options: Partial<VrOptions> = {}): VrOptions {
   const merged = { ...VR_DEFAULTS, ...options };
@@ -38,7 +41,7 @@ export function vrOptions(options: Partial<VrOptions> = {}): VrOptions {
     throw new StemsplitError('USAGE', message);
   };
   if (!(Number.isInteger(merged.batchSize) && merged.batchSize >= 1)) usage(`--vr-batch-size must be a whole number ≥ 1, got ${merged.batchSize}`);
-  if (!(Number.isInteger(merged.windowSize) && merged.windowSize >= 1)) usage(`--vr-window-size must be a whole number, got ${merged.windowSize}`);
+  if (!(Number.isInteger(merged.windowSize) && merged.windowSize >= 1 && merged.windowSize <= MAX_WINDOW)) usage(`--vr-window-size must be a whole number up to ${MAX_WINDOW}, got ${merged.windowSize}`);
   if (!(Number.isInteger(merged.aggression) && merged.aggression >= -100 && merged.aggression <= 100)) usage(`--vr-aggression must be a whole number from -100 to 100, got ${merged.aggression}`);
   if (!(Number.isFinite(merged.postProcessThreshold) && merged.postProcessThreshold > 0 && merged.postProcessThreshold < 1)) {
     usage(`--vr-post-process-threshold must be above 0 and below 1, got ${merged.postProcessThreshold}`);
