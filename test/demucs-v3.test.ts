@@ -5,14 +5,20 @@
  *   child process), every stem ≥ 60 dB against `demucs.api.Separator`'s, every 16th sample;
  * - each HDemucs checkpoint's forward pass on the whole input (the engine's model, one window).
  * The mdx bag mixes both classes, a diffq-quantized member, per-source weights and a bag segment.
+ * - `models pull` of a one-model bag with a segment (as hdemucs_mmi) from a loopback server, then
+ *   split from the yaml it wrote; the catalog's v3 bags written as the released yamls are.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli } from '../harness/process.js';
-import { loadDemucs } from '../src/demucs/index.js';
-import { parseBagFile } from '../src/demucs/index.js';
+import { loadDemucs, parseBagFile } from '../src/demucs/index.js';
+import { catalogModel, type CatalogModel } from '../src/models/catalog.js';
+import { bagYaml, pullModel } from '../src/models/pull.js';
 import { tempDir } from './support/server.js';
 import { fixtureDir, fixtureManifest } from './support/fixtures.js';
 import { decodePlanar, readF32, snrDb, stemOf, writeFloatWav } from './support/reference-audio.js';
@@ -93,4 +99,58 @@ describe('HDemucs forward passes', { skip: dir === undefined ? 'no fixtures' : f
       }
     });
   }
+});
+
+/** Serves `files` (name → bytes) on a loopback port; returns its base URL and a closer. */
+async function serve(files: ReadonlyMap<string, Buffer>): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const bytes = files.get(decodeURIComponent(new URL(req.url ?? '/', 'http://loopback').pathname.slice(1)));
+    if (bytes === undefined) res.writeHead(404).end();
+    else res.writeHead(200, { 'content-length': bytes.length }).end(bytes);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+describe('Demucs v3 models pull', { skip: dir === undefined ? 'no fixtures' : false }, () => {
+  it('pulls a one-model bag with a segment (as hdemucs_mmi), writes its yaml, and split runs it as the official bag', async () => {
+    const from = dir as string;
+    const bytes = readFileSync(join(from, 'hdemucs_mmi_m0.th'));
+    const file = `hdemucs_mmi_m0-${createHash('sha256').update(bytes).digest('hex').slice(0, 8)}.th`;
+    const official = parseBagFile(readFileSync(join(from, 'hdemucs_mmi_small.yaml'), 'utf8'));
+    const model: CatalogModel = { name: 'hdemucs_mmi_small', family: 'demucs', description: 'test', terms: 'test', sources: ['drums', 'bass', 'other', 'vocals'], files: [file], ...(official.segment === undefined ? {} : { segment: official.segment }) };
+    const server = await serve(new Map([[file, bytes]]));
+    const caseDir = join(work, 'pull');
+    try {
+      const cacheDir = join(caseDir, 'cache');
+      const result = await pullModel(model, { cacheDir, baseUrl: server.url });
+      assert.match(result.path, /hdemucs_mmi_small\.yaml$/);
+      const written = parseBagFile(readFileSync(result.path, 'utf8'));
+      assert.deepEqual(written, { models: ['hdemucs_mmi_m0'], segment: official.segment });
+      const song = join(caseDir, 'song.wav');
+      writeFloatWav(song, readF32(join(from, 'mix.in.f32')), 2);
+      const out = join(caseDir, 'out');
+      const split = runCli(['split', song, '--model', result.path, '--format', 'wav', '--float32', '-o', out], { STEMSPLIT_DATA_DIR: join(caseDir, 'data'), STEMSPLIT_CACHE_DIR: cacheDir });
+      assert.equal(split.status, 0, split.stderr);
+      const sources = model.sources;
+      const measured = snrs(readF32(join(from, 'hdemucs_mmi_small.separate.out.f32')), (s) => decodePlanar(join(out, 'song', `${sources[s]}.wav`), 2), sources.length);
+      console.log(`pulled hdemucs_mmi_small split: ${sources.map((stem, s) => `${stem} ${(measured[s] as number).toFixed(1)}`).join(', ')} dB`);
+      measured.forEach((snr, s) => assert.ok(snr >= MIN_SNR_DB, `${sources[s]}: ${snr.toFixed(1)} dB`));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("writes the catalog's v3 bags as Demucs' remote yamls: members by signature, mdx's weights, segment 44", () => {
+    const mdxWeights = parseBagFile(readFileSync(join(dir as string, 'mdx_small.yaml'), 'utf8')).weights;
+    for (const name of ['hdemucs_mmi', 'mdx', 'mdx_extra', 'mdx_q', 'mdx_extra_q']) {
+      const model = catalogModel(name) as CatalogModel;
+      const bag = parseBagFile(bagYaml(model));
+      assert.deepEqual(bag.models, model.files.map((file) => file.slice(0, 8)), name);
+      assert.equal(bag.segment, 44, name);
+      assert.deepEqual(bag.weights, name === 'mdx' || name === 'mdx_q' ? mdxWeights : undefined, name);
+      for (const file of model.files) assert.match(model.downloads?.find((d) => d.file === file)?.url ?? `https://dl.fbaipublicfiles.com/demucs/hybrid_transformer/${file}`, new RegExp(`^https://dl\\.fbaipublicfiles\\.com/demucs/(mdx_final|hybrid_transformer)/${file}$`));
+    }
+  });
 });

@@ -8,7 +8,9 @@
 import type { UvrModelData } from '../mdx/model-data.js';
 import type { MsstModelType } from '../msst/config.js';
 
-export const DEMUCS_BASE_URL = 'https://dl.fbaipublicfiles.com/demucs/hybrid_transformer/';
+/** Demucs' release root (demucs/pretrained.py ROOT_URL); `remote/files.txt` names each file's folder. */
+const DEMUCS_ROOT = 'https://dl.fbaipublicfiles.com/demucs/';
+export const DEMUCS_BASE_URL = `${DEMUCS_ROOT}hybrid_transformer/`;
 
 /** How a model's files are run: a Demucs checkpoint, an MSST checkpoint + yaml, or UVR's MDX-Net `.onnx`. */
 export type ModelFamily = 'demucs' | 'msst' | 'mdx';
@@ -34,6 +36,8 @@ export interface CatalogModel {
   readonly files: readonly string[];
   /** Bag weights, one row per file, one column per source (absent: a single model). */
   readonly weights?: readonly (readonly number[])[];
+  /** Demucs: the `segment` (seconds) of the released bag yaml; a member whose own is shorter takes it. */
+  readonly segment?: number;
   /** MSST checkpoints: MSST's model type (`--model_type`), where the yaml alone does not tell it. */
   readonly modelType?: MsstModelType;
   /** Per-file addresses and hashes (MSST, MDX-Net); Demucs files come from the release folder, hash prefix in the name. */
@@ -52,6 +56,30 @@ export interface CatalogModel {
 export const DEMUCS_TERMS = 'research use only, per the Demucs author (facebookresearch/demucs #327, #508); the code is MIT';
 
 const FOUR = ['drums', 'bass', 'other', 'vocals'] as const;
+
+/** The weights of `remote/mdx.yaml` (and mdx_q's): per member, which sources it counts for. */
+const MDX_WEIGHTS = [
+  [1, 1, 0, 0],
+  [0, 1, 0, 0],
+  [1, 0, 1, 1],
+  [1, 0, 1, 1],
+];
+
+/**
+ * Files of Demucs' `mdx_final/` release folder (remote/files.txt), checked like the v4 ones: the 8
+ * hex digits after the dash begin the file's SHA-256 (Demucs' loader checks the same).
+ */
+function mdxFinal(files: readonly string[]): Pick<CatalogModel, 'files' | 'downloads'> {
+  return {
+    files,
+    downloads: files.map((file) => ({
+      file,
+      url: `${DEMUCS_ROOT}mdx_final/${file}`,
+      sha256: file.slice(file.indexOf('-') + 1, -'.th'.length),
+      hashSource: "the start of its SHA-256 in its released name, as Demucs' loader checks it",
+    })),
+  };
+}
 const SIX = ['drums', 'bass', 'other', 'vocals', 'guitar', 'piano'] as const;
 
 const DEMUCS_MODELS: readonly CatalogModel[] = [
@@ -84,6 +112,53 @@ const DEMUCS_MODELS: readonly CatalogModel[] = [
     terms: DEMUCS_TERMS,
     sources: SIX,
     files: ['5c90dfd2-34c22ccb.th'],
+  },
+  {
+    name: 'hdemucs_mmi',
+    family: 'demucs',
+    description: "Demucs v3 hybrid (HDemucs) retrained on MUSDB18-HQ + 800 songs, 4 stems; bass SDR 12.23 in python-audio-separator's table (htdemucs: 11.64)",
+    terms: DEMUCS_TERMS,
+    sources: FOUR,
+    files: ['75fc33f5-1941ce65.th'],
+    segment: 44,
+  },
+  {
+    name: 'mdx',
+    family: 'demucs',
+    description: "Demucs v3 bag (2 time-domain Demucs, 2 HDemucs) trained on MUSDB18-HQ only, 4 stems; won track A of the MDX 2021 challenge",
+    terms: DEMUCS_TERMS,
+    sources: FOUR,
+    ...mdxFinal(['0d19c1c6-0f06f20e.th', '7ecf8ec1-70f50cc9.th', 'c511e2ab-fe698775.th', '7d865c68-3d5dd56b.th']),
+    weights: MDX_WEIGHTS,
+    segment: 44,
+  },
+  {
+    name: 'mdx_extra',
+    family: 'demucs',
+    description: 'Demucs v3 bag of 4 HDemucs trained with extra data (the MUSDB18 test set included, so MUSDB scores flatter it), 4 stems; 2nd on MDX 2021 track B',
+    terms: DEMUCS_TERMS,
+    sources: FOUR,
+    ...mdxFinal(['e51eebcc-c1b80bdd.th', 'a1d90b5c-ae9d2452.th', '5d2d6c55-db83574e.th', 'cfa93e08-61801ae1.th']),
+    segment: 44,
+  },
+  {
+    name: 'mdx_q',
+    family: 'demucs',
+    description: 'mdx quantized with diffq: a smaller download, quality maybe a bit lower (Demucs README), 4 stems',
+    terms: DEMUCS_TERMS,
+    sources: FOUR,
+    ...mdxFinal(['6b9c2ca1-3fd82607.th', 'b72baf4e-8778635e.th', '42e558d4-196e0e1b.th', '305bc58f-18378783.th']),
+    weights: MDX_WEIGHTS,
+    segment: 44,
+  },
+  {
+    name: 'mdx_extra_q',
+    family: 'demucs',
+    description: 'mdx_extra quantized with diffq: a smaller download, quality maybe a bit lower (Demucs README), 4 stems',
+    terms: DEMUCS_TERMS,
+    sources: FOUR,
+    ...mdxFinal(['83fc094f-4a16d450.th', '464b36d7-e5a9386e.th', '14fc6a69-a89dd0ee.th', '7fd6ef75-a905dd85.th']),
+    segment: 44,
   },
 ];
 

@@ -1,7 +1,7 @@
 /**
- * `models pull` and `models remove`: official Demucs checkpoints fetched into `<cacheDir>/demucs`,
- * MSST checkpoints (RoFormer, SCNet, MDX23C) and their yaml into `<cacheDir>/roformer/checkpoints`,
- * MDX-Net `.onnx` models into `<cacheDir>/mdx` with their model data as `NAME.json` beside them.
+ * `models pull` and `models remove`: a catalog model's files fetched into its family's folder of
+ * the cache, then the family's own install steps (a Demucs bag's yaml, UVR's model data), as its
+ * record says (models/family.ts).
  *
  * A download goes to `<file>.partial`; an interrupted one resumes from that file's size with
  * `Range: bytes=N-`. The complete file must hash to the SHA-256 prefix in its name
@@ -10,7 +10,6 @@
  * URL is configuration (the catalog, or the operator's mirror, which may be on the LAN), not
  * user input, so only its scheme is checked.
  */
-import { modelDataBeside, uvrModelHash } from '../mdx/model-data.js';
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
@@ -19,8 +18,8 @@ import { sha256File } from '../onnx/cache.js';
 import { StemsplitError } from '../errors.js';
 import { filenameOf, guardedRequest, TRUSTED, type DownloadResult } from '../net/fetch.js';
 import { takeProcessLock } from '../process-lock.js';
-import { DEMUCS_BASE_URL, type CatalogModel } from './catalog.js';
-import { modelDir } from './registry.js';
+import type { CatalogModel } from './catalog.js';
+import { pullStepsOf } from './registry.js';
 
 export interface DownloadProgress {
   readonly file: string;
@@ -59,36 +58,6 @@ export interface PullResult {
 
 const MAX_REDIRECTS = 5;
 const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
-const CHECKPOINT_NAME = /^[0-9a-z_]+-([0-9a-f]{8})\.th$/;
-
-function failed(message: string, cause?: unknown): StemsplitError {
-  return new StemsplitError('DOWNLOAD_FAILED', message, cause === undefined ? {} : { cause });
-}
-
-/** The first 8 hex digits of the SHA-256 a released checkpoint must have, read from its name. */
-export function expectedHashPrefix(file: string): string {
-  const match = CHECKPOINT_NAME.exec(file);
-  if (!match) throw new StemsplitError('MODEL_INVALID', `${file} is not named <signature>-<sha256 prefix>.th`);
-  return match[1] as string;
-}
-
-/** The name a bag yaml lists for a member: the signature, which the loader finds as `<sig>-<sha8>.th`. */
-function memberSignature(file: string): string {
-  return file.slice(0, file.indexOf('-'));
-}
-
-/** A bag file in the official format: `models: [sig, …]` and one weight row per member. */
-export function bagYaml(model: CatalogModel): string {
-  const models = model.files.map((file) => `'${memberSignature(file)}'`).join(', ');
-  const lines = [`models: [${models}]`];
-  if (model.weights) {
-    lines.push('weights: [');
-    for (const row of model.weights) lines.push(`  [${row.map((w) => w.toFixed(1)).join(', ')}],`);
-    lines.push(']');
-  }
-  return `${lines.join('\n')}\n`;
-}
-
 async function writeAtomically(path: string, text: string): Promise<void> {
   const temporary = `${path}.tmp-${process.pid}`;
   await writeFile(temporary, text);
@@ -282,7 +251,8 @@ export async function pullModel(model: CatalogModel, options: PullOptions): Prom
 }
 
 async function pullUnlocked(model: CatalogModel, options: PullOptions): Promise<PullResult> {
-  const dir = modelDir(options.cacheDir, model.family);
+  const steps = pullStepsOf(model.family);
+  const dir = steps.dir(options.cacheDir);
   await mkdir(dir, { recursive: true });
   const downloaded: DownloadResult[] = [];
   const present: string[] = [];
@@ -298,49 +268,20 @@ async function pullUnlocked(model: CatalogModel, options: PullOptions): Promise<
     const local = options.localFiles?.get(file);
     downloaded.push(local === undefined ? await downloadVerified(source.url, destination, source.sha256, options) : await installVerified(local, destination, source.sha256));
   }
-  let path = join(dir, model.files[0] as string);
-  if (model.family === 'mdx') await installMdxModelData(model, path, downloaded.length > 0);
-  if (model.family === 'demucs' && model.files.length > 1) {
-    path = join(dir, `${model.name}.yaml`);
-    await writeAtomically(path, bagYaml(model));
-  }
+  const path = steps.install ? await steps.install(model, dir, downloaded.length > 0) : join(dir, model.files[0] as string);
   return { name: model.name, path, downloaded, present };
 }
 
 
-/** `NAME.json` beside `NAME.onnx`: where the MDX-Net engine reads model data its table lacks. */
-export function mdxModelDataFile(model: CatalogModel): string | undefined {
-  return model.mdxModelData === undefined ? undefined : modelDataBeside(model.files[0] as string);
-}
-
-/**
- * A fresh download must be the file UVR's model data describes (its UVR key), or that data would
- * run it wrongly; the data is then written beside it (again on every pull, so an interrupted
- * pull heals).
- */
-async function installMdxModelData(model: CatalogModel, onnx: string, fresh: boolean): Promise<void> {
-  if (fresh && model.uvrHash !== undefined) {
-    const actual = uvrModelHash(onnx);
-    if (actual !== model.uvrHash) {
-      await rm(onnx, { force: true });
-      await rm(`${onnx}.sha256`, { force: true });
-      throw failed(`${basename(onnx)} has UVR hash ${actual}, not ${model.uvrHash} (the file UVR's model data is for); the file was deleted`);
-    }
-  }
-  const dataFile = mdxModelDataFile(model);
-  if (dataFile !== undefined) await writeAtomically(join(dirname(onnx), dataFile), `${JSON.stringify(model.mdxModelData, null, 2)}\n`);
-}
-
-/** Where a catalog file comes from and the hash it must have: its own address (a mirror's, with --base-url), or the Demucs release folder. */
+/** Where a catalog file comes from and the hash it must have: its own address (a mirror's, with --base-url), or its family's (Demucs' release folder, the hash prefix in the name). */
 function sourceOf(model: CatalogModel, file: string, baseUrl: string | undefined): { url: string; sha256: string | undefined } {
   const download = model.downloads?.find((d) => d.file === file);
-  if (download === undefined) return { url: fileUrl(baseUrl ?? DEMUCS_BASE_URL, file), sha256: expectedHashPrefix(file) };
+  if (download === undefined) {
+    const steps = pullStepsOf(model.family);
+    if (!steps.defaultUrl) throw new StemsplitError('MODEL_INVALID', `the catalog gives no address for ${model.name}'s ${file}`);
+    return { url: checkedUrl(steps.defaultUrl(file, baseUrl)).href, sha256: steps.expectedSha?.(file) };
+  }
   return { url: baseUrl === undefined ? download.url : fileUrl(baseUrl, file), sha256: download.sha256 };
-}
-
-/** A checkpoint's converted graphs (see onnx/cache.ts): the folder `<sha256>.v<N>`. */
-function isConversionOf(entry: string, sha8: string): boolean {
-  return entry.startsWith(sha8) && /^[0-9a-f]{64}\.v\d+$/.test(entry);
 }
 
 /** Deletes a pulled model: its bag yaml, checkpoints, partial downloads and converted graphs. Returns the paths removed. */
@@ -349,47 +290,23 @@ export async function removeModel(model: CatalogModel, cacheDir: string): Promis
 }
 
 async function removeUnlocked(model: CatalogModel, cacheDir: string): Promise<string[]> {
-  const dir = modelDir(cacheDir, model.family);
+  const steps = pullStepsOf(model.family);
+  const dir = steps.dir(cacheDir);
   let entries: string[];
   try {
     entries = await readdir(dir);
   } catch {
     return [];
   }
-  const conversions = model.family === 'demucs' ? [] : await msstConversions(cacheDir, join(dir, model.files[0] as string));
-  const hashes = model.family === 'demucs' ? model.files.map(expectedHashPrefix) : [];
-  const dataFile = mdxModelDataFile(model);
-  const doomed = entries.filter(
-    (entry) =>
-      entry === `${model.name}.yaml` ||
-      entry === dataFile ||
-      model.files.some((file) => entry === file || entry === `${file}.partial` || entry === `${file}.sha256`) ||
-      hashes.some((sha8) => isConversionOf(entry, sha8)),
-  );
-  // The bag yaml goes first, so an interrupted removal never leaves a bag that looks installed.
-  doomed.sort((a, b) => Number(b.endsWith('.yaml')) - Number(a.endsWith('.yaml')));
+  const conversions = (await steps.conversions?.(model, dir, cacheDir)) ?? [];
+  const extra = steps.extraFiles?.(model) ?? [];
+  const doomed = entries.filter((entry) => extra.includes(entry) || model.files.some((file) => entry === file || entry === `${file}.partial` || entry === `${file}.sha256`));
+  // What the install wrote goes first (a bag's yaml), so an interrupted removal never leaves a model that looks installed.
+  doomed.sort((a, b) => Number(extra.includes(b)) - Number(extra.includes(a)));
   const removed: string[] = [];
   for (const path of [...doomed.map((entry) => join(dir, entry)), ...conversions]) {
     await rm(path, { recursive: true, force: true });
     removed.push(path);
   }
   return removed;
-}
-
-/** Cache folders of the families that convert checkpoints or graphs (onnx/stages.ts's `family`). */
-const CONVERTED_FAMILIES = ['roformer', 'scnet', 'mdx23c', 'mdx'] as const;
-
-/** The converted graphs of a checkpoint (onnx/stages.ts): entries whose manifest names its SHA-256. */
-async function msstConversions(cacheDir: string, checkpoint: string): Promise<string[]> {
-  if ((await sizeOf(checkpoint)) === 0) return [];
-  const sha = await sha256File(checkpoint);
-  const matches: string[] = [];
-  for (const family of CONVERTED_FAMILIES) {
-    const root = join(cacheDir, family);
-    for (const entry of await readdir(root).catch(() => [] as string[])) {
-      const manifest = await readFile(join(root, entry, 'model.json'), 'utf8').catch(() => '');
-      if (manifest.includes(`"checkpointSha256": "${sha}"`)) matches.push(join(root, entry));
-    }
-  }
-  return matches;
 }
