@@ -22,21 +22,46 @@ export interface VrModelData {
   readonly origin: string;
 }
 
-type Entry = readonly [name: string, param: string, primary: string, lstm?: readonly [nout: number, noutLstm: number], flags?: 'karaoke' | 'bv'];
+type Entry = readonly [name: string | null, param: string, primary: string, lstm?: readonly [nout: number, noutLstm: number], flags?: 'karaoke' | 'bv'];
 
 /**
- * UVR's VR model data (TRvlvr/application_data vr_model_data/model_data_new.json and
- * python-audio-separator's model-data.json additions), keyed by hash, with the file each hash
- * belongs to.
+ * UVR's VR model data (TRvlvr/application_data vr_model_data/model_data_new.json), keyed by hash,
+ * and python-audio-separator's additions (its model-data.json). FoxJoy's task models carry the
+ * stem names UVR gives them now (No Echo, No Reverb, Noise: python-audio-separator's
+ * models-scores.json lists their stems so), where older copies of the table said No Other and
+ * Other. Names come from public lists that tie each hash to its file; null where none does.
  */
 const UVR_VR_MODELS: Readonly<Record<string, Entry>> = {
-  '0d0e6d143046b0eecc41a22e60224582': ['hash 0d0e6d14…', '3band_44100_mid', 'Instrumental'],
+  '0d0e6d143046b0eecc41a22e60224582': [null, '3band_44100_mid', 'Instrumental'],
+  '18b52f873021a0af556fb4ecd552bb8e': [null, '2band_32000', 'Instrumental'],
+  '1fc66027c82b499c7d8f55f79e64cadc': [null, '2band_32000', 'Instrumental'],
+  '2aa34fbc01f8e6d2bf509726481e7142': [null, '4band_44100', 'No Piano'],
+  '3e18f639b11abea7361db1a4a91c2559': [null, '4band_44100', 'Instrumental'],
+  '570b5f50054609a17741369a35007ddd': [null, '4band_v3', 'Instrumental'],
+  '5a6e24c1b530f2dab045a522ef89b751': [null, '1band_sr44100_hl512', 'Instrumental'],
   '6b5916069a49be3fe29d4397ecfd73fa': ['6_HP-Karaoke-UVR', '3band_44100_msb2', 'Instrumental', undefined, 'karaoke'],
+  '74b3bc5fa2b69f29baf7839b858bc679': [null, '4band_44100', 'Instrumental'],
+  '827213b316df36b52a1f3d04fec89369': [null, '4band_44100', 'Instrumental'],
+  '911d4048eee7223eca4ee0efb7d29256': [null, '4band_44100', 'Vocals'],
+  '941f3f7f0b0341f12087aacdfef644b1': [null, '4band_v2', 'Instrumental'],
+  a02827cf69d75781a35c0e8a327f3195: [null, '1band_sr33075_hl384', 'Instrumental'],
+  b165fbff113c959dba5303b74c6484bc: [null, '3band_44100', 'Instrumental'],
+  b5f988cd3e891dca7253bf5f0f3427c7: [null, '4band_44100', 'Instrumental'],
+  b99c35723bc35cb11ed14a4780006a80: [null, '1band_sr44100_hl1024', 'Instrumental'],
+  ba02fd25b71d620eebbdb49e18e4c336: [null, '3band_44100_mid', 'Instrumental'],
+  c4476ef424d8cba65f38d8d04e8514e2: [null, '3band_44100_msb2', 'Instrumental'],
+  da2d37b8be2972e550a409bae08335aa: [null, '4band_44100', 'Vocals'],
+  db57205d3133e39df8e050b435a78c80: [null, '4band_44100', 'Instrumental'],
+  ea83b08e32ec2303456fe50659035f69: [null, '4band_v3', 'Instrumental'],
+  f6ea8473ff86017b5ebd586ccacf156b: ['5_HP-Karaoke-UVR', '4band_v2_sn', 'Instrumental'],
+  fd297a61eafc9d829033f8b987c39a3d: [null, '1band_sr32000_hl512', 'Instrumental'],
   '0ec76fd9e65f81d8b4fbd13af4826ed8': ['17_HP-Wind_Inst-UVR', '4band_v3', 'No Woodwinds'],
-  '0fb9249ffe4ffc38d7b16243f394c0ff': ['hash 0fb9249f…', '4band_v3', 'No Reverb'],
+  '0fb9249ffe4ffc38d7b16243f394c0ff': ['UVR-DeEcho-DeReverb', '4band_v3', 'No Reverb'],
   '6857b2972e1754913aad0c9a1678c753': ['UVR-De-Echo-Aggressive', '4band_v3', 'No Echo', [48, 128]],
-  '944950a9c5963a5eb70b445d67b7068a': ['hash 944950a9…', '4band_v3_sn', 'Vocals', [64, 128], 'bv'],
-  // python-audio-separator's own additions (model-data.json).
+  f200a145434efc7dcf0cd093f517ed52: ['UVR-De-Echo-Normal', '4band_v3', 'No Echo', [48, 128]],
+  '44c55d8b5d2e3edea98c2b2bf93071c7': ['UVR-DeNoise', '4band_v3', 'Noise', [48, 128]],
+  '51ea8c43a6928ed3c10ef5cb2707d57b': ['UVR-DeNoise-Lite', '1band_sr44100_hl1024', 'Noise', [16, 128]],
+  '944950a9c5963a5eb70b445d67b7068a': ['UVR-BVE-4B_SN-44100-1', '4band_v3_sn', 'Vocals', [64, 128], 'bv'],
   '97dc361a7a88b2c4542f68364b32c7f6': ['UVR-De-Reverb-aufr33-jarredou', '4band_v4_ms_fullband', 'Dry', [32, 128]],
   '581f4461b8d8c7e43af546eebd3b6a2a': ['UVR-BVE-4B_SN-44100-2', '4band_v4_ms_fullband', 'Vocals', [64, 128], 'bv'],
 };
@@ -57,7 +82,7 @@ export function builtInVrModelData(hash: string): VrModelData | undefined {
     ...(lstm === undefined ? {} : { nout: lstm[0], noutLstm: lstm[1] }),
     isKaraoke: flag === 'karaoke',
     isBvModel: flag === 'bv',
-    origin: `the built-in UVR model data (${name})`,
+    origin: `the built-in UVR model data (${name ?? `hash ${hash}`})`,
   };
 }
 
