@@ -12,6 +12,7 @@
  * channel 2c holds the real part and 2c+1 the imaginary part, as [channels, freqs, frames].
  */
 import { Fft, unpackTwoReal } from '../dsp/fft.js';
+import { periodicHann } from '../dsp/window.js';
 
 export class SegmentStft {
   readonly nfft: number;
@@ -47,7 +48,7 @@ export class SegmentStft {
     this.freqs = nfft / 2;
     this.frames = Math.ceil(length / this.hop);
     this.fft = new Fft(nfft);
-    this.window = hannWindow(nfft);
+    this.window = periodicHann(nfft);
     this.inverseEnvelope = this.envelope();
     this.re = new Float64Array(nfft);
     this.im = new Float64Array(nfft);
@@ -271,13 +272,6 @@ function transposeRows(
       }
     }
   }
-}
-
-/** Periodic Hann window, as torch.hann_window(n). */
-function hannWindow(size: number): Float64Array {
-  const window = new Float64Array(size);
-  for (let n = 0; n < size; n++) window[n] = 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / size);
-  return window;
 }
 
 /** Index into a signal reflect-padded on both sides (numpy/torch "reflect": the edge is not repeated). */
