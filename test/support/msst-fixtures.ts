@@ -9,7 +9,7 @@ import path from 'node:path';
 import { runCli } from '../../harness/process.js';
 import type { DemixRunOptions } from '../../src/msst/network.js';
 import { fixtureManifest } from './fixtures.js';
-import { assertSnrs, decodePlanar, readF32, stemSnrs, writeFloatWav } from './reference-audio.js';
+import { assertStems, decodePlanar, readF32, writeFloatWav } from './reference-audio.js';
 
 export interface FixtureFile {
   readonly file: string;
@@ -31,11 +31,6 @@ export function msstFixtures(dir: string | undefined, modelType?: string): [stri
   return fixtureManifest<MsstFixture>(dir).filter(([, fixture]) => modelType === undefined || fixture.model_type === modelType);
 }
 
-/** Logs each stem's SNR of `actual` against `expected` ([stems, channels, length]) and asserts each ≥ `minDb`. */
-export function assertStems(label: string, expected: Float32Array, actual: Float32Array, stems: number, minDb: number): void {
-  assertSnrs(label, stemSnrs(expected, actual, stems), minDb);
-}
-
 interface FixtureNetwork {
   forward(chunk: Float32Array): Promise<Float32Array>;
   demixTrack(track: Float32Array, options?: DemixRunOptions): Promise<Float32Array>;
@@ -48,7 +43,7 @@ export async function checkForwardAndDemix(network: FixtureNetwork, dir: string,
   const { files } = fixture;
   const forwardIn = files['forward_in'];
   const forwardOut = files['forward_out'];
-  if (forwardIn && forwardOut) assertStems(`${name} forward`, read(forwardOut), await network.forward(read(forwardIn)), stems, minDb);
+  if (forwardIn && forwardOut) assertStems(`${name} forward`, read(forwardOut), await network.forward(read(forwardIn)), stems, { minDb });
   const demixIn = files['demix_in'];
   assert.ok(demixIn, 'a demix input');
   const track = read(demixIn);
@@ -56,7 +51,7 @@ export async function checkForwardAndDemix(network: FixtureNetwork, dir: string,
     const batch = /^demix_out(?:_batch(\d+))?$/.exec(key);
     if (!batch) continue;
     const out = await network.demixTrack(track, batch[1] === undefined ? {} : { batchSize: Number(batch[1]) });
-    assertStems(`${name} ${key}`, read(entry), out, stems, minDb);
+    assertStems(`${name} ${key}`, read(entry), out, stems, { minDb });
   }
 }
 
@@ -78,6 +73,6 @@ export function splitThroughCli(work: string, dir: string, fixture: MsstFixture,
   const actual = new Float32Array(expected.length);
   const plane = expected.length / fixture.instruments_out.length;
   const stemDir = path.join(out, 'x');
-  fixture.instruments_out.forEach((stem, s) => actual.set(decodePlanar(path.join(stemDir, `${stem}.wav`), channels), s * plane));
+  fixture.instruments_out.forEach((stem, s) => actual.set(decodePlanar(path.join(stemDir, `${stem.toLowerCase()}.wav`), channels), s * plane));
   return { actual, expected, stemDir };
 }
