@@ -17,7 +17,7 @@ import { resolveConfig } from '../src/config.js';
 import { Fft } from '../src/dsp/fft.js';
 import { ENSEMBLE_ALGORITHMS, type EnsembleAlgorithm } from '../src/ensemble/algorithms.js';
 import { catalogModel } from '../src/models/catalog.js';
-import { onnxLoaders } from '../src/models/loaders.js';
+import { modelLoader } from '../src/models/loaders.js';
 import { ModelCache, ModelRegistry, isEnsembleRef, modelDir, type ModelRef } from '../src/models/registry.js';
 import { splitAudioFile } from '../src/splitting/split-audio-file.js';
 import { writeSong } from '../harness/audio.js';
@@ -242,7 +242,7 @@ describe('ensembles', { skip: FIXTURES === undefined ? 'no RoFormer fixtures' : 
 
   it('progress runs 0 → 100 once over all members; a cancel mid-member and a finished split leave no spool', async () => {
     const registry = new ModelRegistry({ bundledDir: join(process.cwd(), 'models'), cacheDir: join(work, 'cache'), aliases: { '4s': [], '6s': [] } });
-    const cache = new ModelCache(onnxLoaders({ cacheDir: join(work, 'cache'), intraOpThreads: 1 }));
+    const cache = new ModelCache(modelLoader({ cacheDir: join(work, 'cache'), intraOpThreads: 1 }));
     const choice = registry.resolve('bundled-4s+stemsplit-small-4s');
     assert.ok(isEnsembleRef(choice));
     const members = [];

@@ -272,7 +272,7 @@ test('the CLI as scripts and UVR users expect: usage errors exit 2, family flags
   assert.equal(missing.stderr, `stemsplit: ${nope}: no such file\n`);
   usage(split('--model', SCNET.replace(/\.ckpt$/, '.yaml')), /is an MSST model config, not a model: run its checkpoint: --model .*scnet_4stem\.ckpt$/m);
   usage(split('--mdx-denoise'), /^stemsplit: --mdx-denoise applies to MDX-Net \.onnx models; no --model was given, so 4s runs \S+ \(bundled\)$/m);
-  usage(split('--model', SCNET, '--mdx-segment-size', '256'), /^stemsplit: --mdx-segment-size applies to MDX-Net \.onnx models; scnet_4stem \(msst\) is not one$/m);
+  usage(split('--model', SCNET, '--mdx-segment-size', '256'), /^stemsplit: --mdx-segment-size applies to MDX-Net \.onnx models; scnet_4stem \(scnet\) is not one$/m);
   usage(split('--model-type', 'scnet'), /^stemsplit: --model-type applies to MSST checkpoints \(\.ckpt, \.pth\); no --model was given/m);
   usage(split('--ensemble', 'bogus'), /^stemsplit: --ensemble must be one of avg_wave, .*, got "bogus"$/m);
 

@@ -14,14 +14,15 @@ import { buildProgram } from '../src/cli/program.js';
 import type { ConfigInput } from '../src/config.js';
 import { resolveConfig } from '../src/config.js';
 import { loadDemucs, parseBagFile, resolveMember } from '../src/demucs/index.js';
-import { isStemsplitError } from '../src/errors.js';
 import { listingTable, type TimedListing } from '../src/cli/commands/models.js';
 import { catalogModel, MODEL_CATALOG, type CatalogModel } from '../src/models/catalog.js';
-import { msstModelType, readMsstDocument } from '../src/msst/config.js';
-import { bagYaml, expectedHashPrefix, pullModel, removeModel, type DownloadProgress } from '../src/models/pull.js';
+import { msstModelType, readMsstDocument, type MsstModelType } from '../src/msst/config.js';
+import { pullModel, removeModel, type DownloadProgress } from '../src/models/pull.js';
+import { bagYaml, expectedHashPrefix } from '../src/demucs/family.js';
 import { uvrModelHash } from '../src/mdx/model-data.js';
-import { demucsDir, isEnsembleRef, modelDir, ModelRegistry } from '../src/models/registry.js';
+import { isEnsembleRef, modelDir, ModelRegistry } from '../src/models/registry.js';
 import { runCli, spawnCli } from '../harness/process.js';
+import { rejectsWith } from './support/assertions.js';
 import { fixtureDir } from './support/fixtures.js';
 import { tempDir } from './support/server.js';
 import { until } from './support/wait.js';
@@ -168,15 +169,6 @@ function singleModel(name: string, file: string): CatalogModel {
   return { name, family: 'demucs', description: 'test', terms: 'test terms', sources: FOUR, files: [file] };
 }
 
-async function rejectsWith(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
-  await assert.rejects(promise, (error) => {
-    assert.ok(isStemsplitError(error), String(error));
-    assert.equal(error.code, 'DOWNLOAD_FAILED');
-    assert.match(error.message, pattern);
-    return true;
-  });
-}
-
 function cliEnv(server: FileServerThread, dir = tempDir()): Record<string, string> {
   return { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: join(dir, 'cache'), STEMSPLIT_MODELS_BASE_URL: server.filesUrl };
 }
@@ -203,10 +195,10 @@ if (isMainThread) {
     const cacheDir = tempDir();
     const progress: DownloadProgress[] = [];
     const result = await pullModel(singleModel('one', name), { cacheDir, baseUrl: server.filesUrl, onProgress: (p) => progress.push(p) });
-    const path = join(demucsDir(cacheDir), name);
+    const path = join(modelDir(cacheDir, 'demucs'), name);
     assert.equal(result.path, path);
     assert.deepEqual(readFileSync(path), bytes);
-    assert.deepEqual(readdirSync(demucsDir(cacheDir)), [name]);
+    assert.deepEqual(readdirSync(modelDir(cacheDir, 'demucs')), [name]);
     assert.deepEqual(result.downloaded.map((d) => [d.resumedFrom, d.bytes]), [[0, bytes.length]]);
     assert.ok(progress.length > 1, 'progress is reported while the body arrives');
     assert.ok(progress.every((p, i) => p.total === bytes.length && (i === 0 || p.received > (progress[i - 1] as DownloadProgress).received)));
@@ -244,7 +236,7 @@ if (isMainThread) {
 
     await server.put('bad.yaml', { bytes: Buffer.from('tampered') });
     const tampered: CatalogModel = { ...model, name: 'ro-bad', files: ['ro.ckpt', 'bad.yaml'], downloads: [model.downloads?.[0] as never, { file: 'bad.yaml', url: `${server.filesUrl}bad.yaml`, sha256: sha256(yaml), hashSource: 'pinned' }] };
-    await rejectsWith(pullModel(tampered, { cacheDir }), /bad\.yaml .* has SHA-256 .* expected/);
+    await rejectsWith(pullModel(tampered, { cacheDir }), 'DOWNLOAD_FAILED', /bad\.yaml .* has SHA-256 .* expected/);
     assert.equal(existsSync(join(dir, 'bad.yaml')), false);
 
     const removed = await removeModel(model, cacheDir);
@@ -416,8 +408,8 @@ if (isMainThread) {
     const registry = new ModelRegistry({ bundledDir: tempDir(), cacheDir, aliases: { '4s': [], '6s': [] } });
     const ref = registry.resolve('scnet-large');
     assert.ok(!isEnsembleRef(ref));
-    assert.deepEqual([ref.kind, ref.path, ref.configPath, ref.options?.modelType], ['msst', join(msstDir, ckptName), join(msstDir, yamlName), 'scnet']);
-    assert.equal(msstModelType(readMsstDocument(ref.configPath as string), ref.options?.modelType), 'scnet');
+    assert.deepEqual([ref.kind, ref.path, ref.configPath, ref.options?.['modelType']], ['msst', join(msstDir, ckptName), join(msstDir, yamlName), 'scnet']);
+    assert.equal(msstModelType(readMsstDocument(ref.configPath as string), ref.options?.['modelType'] as MsstModelType | undefined), 'scnet');
     assert.deepEqual(
       (await removeModel(model, cacheDir)).sort(),
       [ckptName, `${ckptName}.sha256`, yamlName].map((f) => join(msstDir, f)).sort(),
@@ -473,8 +465,8 @@ if (isMainThread) {
     await server.put(name, { bytes, interruptAt: 700_001, interruptBy: 'cut' });
     const cacheDir = tempDir();
     const model = singleModel('cut', name);
-    const path = join(demucsDir(cacheDir), name);
-    await rejectsWith(pullModel(model, { cacheDir, baseUrl: server.filesUrl }), /interrupted after \d+ bytes.*resume/);
+    const path = join(modelDir(cacheDir, 'demucs'), name);
+    await rejectsWith(pullModel(model, { cacheDir, baseUrl: server.filesUrl }), 'DOWNLOAD_FAILED', /interrupted after \d+ bytes.*resume/);
     assert.equal(existsSync(path), false, 'nothing is installed');
     // What the client had read before the cut is on disk; bytes still in its buffers are lost.
     const kept = readFileSync(`${path}.partial`);
@@ -493,18 +485,18 @@ if (isMainThread) {
     await server.put(name, { bytes, interruptAt: 300_000, interruptBy: 'stall' });
     const cacheDir = tempDir();
     const options = { cacheDir, baseUrl: server.filesUrl, idleTimeoutMs: 300 };
-    await rejectsWith(pullModel(singleModel('stall', name), options), /resume/);
-    assert.equal(readFileSync(join(demucsDir(cacheDir), `${name}.partial`)).length, 300_000);
+    await rejectsWith(pullModel(singleModel('stall', name), options), 'DOWNLOAD_FAILED', /resume/);
+    assert.equal(readFileSync(join(modelDir(cacheDir, 'demucs'), `${name}.partial`)).length, 300_000);
     await pullModel(singleModel('stall', name), options);
-    assert.deepEqual(readFileSync(join(demucsDir(cacheDir), name)), bytes);
+    assert.deepEqual(readFileSync(join(modelDir(cacheDir, 'demucs'), name)), bytes);
   });
 
   test('a server that ignores Range (200) restarts the download from 0', async () => {
     const { name, bytes } = checkpoint('d4e5f6a7', MB);
     await server.put(name, { bytes, ignoreRange: true });
     const cacheDir = tempDir();
-    mkdirSync(demucsDir(cacheDir), { recursive: true });
-    writeFileSync(join(demucsDir(cacheDir), `${name}.partial`), randomBytes(5000));
+    mkdirSync(modelDir(cacheDir, 'demucs'), { recursive: true });
+    writeFileSync(join(modelDir(cacheDir, 'demucs'), `${name}.partial`), randomBytes(5000));
     const result = await pullModel(singleModel('norange', name), { cacheDir, baseUrl: server.filesUrl });
     assert.deepEqual(result.downloaded.map((d) => d.resumedFrom), [0]);
     assert.deepEqual(readFileSync(result.path), bytes);
@@ -515,13 +507,13 @@ if (isMainThread) {
     const { name, bytes } = checkpoint('e5f6a7b8', 100_000);
     await server.put(name, { bytes });
     const complete = tempDir();
-    mkdirSync(demucsDir(complete), { recursive: true });
-    writeFileSync(join(demucsDir(complete), `${name}.partial`), bytes);
+    mkdirSync(modelDir(complete, 'demucs'), { recursive: true });
+    writeFileSync(join(modelDir(complete, 'demucs'), `${name}.partial`), bytes);
     assert.deepEqual(readFileSync((await pullModel(singleModel('done', name), { cacheDir: complete, baseUrl: server.filesUrl })).path), bytes);
 
     const overlong = tempDir();
-    mkdirSync(demucsDir(overlong), { recursive: true });
-    writeFileSync(join(demucsDir(overlong), `${name}.partial`), randomBytes(150_000));
+    mkdirSync(modelDir(overlong, 'demucs'), { recursive: true });
+    writeFileSync(join(modelDir(overlong, 'demucs'), `${name}.partial`), randomBytes(150_000));
     assert.deepEqual(readFileSync((await pullModel(singleModel('long', name), { cacheDir: overlong, baseUrl: server.filesUrl })).path), bytes);
     assert.deepEqual((await server.requestsFor(name)).map((r) => r.range), ['bytes=100000-', 'bytes=150000-', null]);
   });
@@ -531,21 +523,21 @@ if (isMainThread) {
     bytes[1000] = (bytes[1000] as number) ^ 1;
     await server.put(name, { bytes });
     const cacheDir = tempDir();
-    await rejectsWith(pullModel(singleModel('bad', name), { cacheDir, baseUrl: server.filesUrl }), /SHA-256 [0-9a-f]{8}…, expected/);
-    assert.deepEqual(readdirSync(demucsDir(cacheDir)), [], 'neither the file nor a partial stays');
+    await rejectsWith(pullModel(singleModel('bad', name), { cacheDir, baseUrl: server.filesUrl }), 'DOWNLOAD_FAILED', /SHA-256 [0-9a-f]{8}…, expected/);
+    assert.deepEqual(readdirSync(modelDir(cacheDir, 'demucs')), [], 'neither the file nor a partial stays');
   });
 
   test('HTTP errors, refused connections and non-http URLs are DOWNLOAD_FAILED; redirects are followed', async () => {
     const cacheDir = tempDir();
     const missing = singleModel('missing', 'a0a0a0a0-12345678.th');
-    await rejectsWith(pullModel(missing, { cacheDir, baseUrl: server.filesUrl }), /HTTP 404/);
+    await rejectsWith(pullModel(missing, { cacheDir, baseUrl: server.filesUrl }), 'DOWNLOAD_FAILED', /HTTP 404/);
     const closed = http.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const deadPort = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    await rejectsWith(pullModel(missing, { cacheDir, baseUrl: `http://127.0.0.1:${deadPort}/` }), /ECONNREFUSED/);
-    await rejectsWith(pullModel(missing, { cacheDir, baseUrl: 'file:///etc/' }), /only http and https/);
-    assert.deepEqual(readdirSync(demucsDir(cacheDir)), []);
+    await rejectsWith(pullModel(missing, { cacheDir, baseUrl: `http://127.0.0.1:${deadPort}/` }), 'DOWNLOAD_FAILED', /ECONNREFUSED/);
+    await rejectsWith(pullModel(missing, { cacheDir, baseUrl: 'file:///etc/' }), 'DOWNLOAD_FAILED', /only http and https/);
+    assert.deepEqual(readdirSync(modelDir(cacheDir, 'demucs')), []);
 
     const { name, bytes } = checkpoint('a7b8c9d0', 50_000);
     await server.put(name, { bytes });
@@ -564,9 +556,9 @@ if (isMainThread) {
     const oneHot = FOUR.map((_, row) => FOUR.map((__, column) => Number(row === column)));
     const bag: CatalogModel = { name: 'small_ft', family: 'demucs', description: 'test bag', terms: 'test terms', sources: FOUR, files, weights: oneHot };
     const cacheDir = tempDir();
-    const dir = demucsDir(cacheDir);
+    const dir = modelDir(cacheDir, 'demucs');
 
-    await rejectsWith(pullModel({ ...bag, files: [...files.slice(0, 2), 'bag_member_9-00000000.th'] }, { cacheDir, baseUrl: server.filesUrl }), /404/);
+    await rejectsWith(pullModel({ ...bag, files: [...files.slice(0, 2), 'bag_member_9-00000000.th'] }, { cacheDir, baseUrl: server.filesUrl }), 'DOWNLOAD_FAILED', /404/);
     assert.equal(existsSync(join(dir, 'small_ft.yaml')), false, 'no yaml before every member is present');
 
     const result = await pullModel(bag, { cacheDir, baseUrl: server.filesUrl });

@@ -7,10 +7,9 @@ import { DEFAULT_MP3_BITRATE_KBPS, DEFAULT_STEM_FORMAT } from '../audio/formats.
 import { DEFAULTS, ENV, MAX_UPLOAD_MB_LIMIT, modelList, parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
 import { exitCodes, StemsplitError } from '../errors.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
-import { MDX_DEFAULTS } from '../mdx/options.js';
 import { MODEL_CATALOG } from '../models/catalog.js';
+import { familyFlags } from '../models/families.js';
 import { TASKS } from '../models/tasks.js';
-import { MSST_MODEL_TYPES } from '../msst/model-types.js';
 import { parsePrecision, PRECISIONS, type Precision } from '../onnx/quantize.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
@@ -160,7 +159,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
       });
     });
 
-  program
+  const split = program
     .command('split')
     .description('split audio files into stems on this machine (no server, no credits)')
     .argument('<files...>', 'audio files (mp3, wav, flac, m4a, webm, …)')
@@ -172,12 +171,10 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     )
     .addOption(ensembleOption())
     .addOption(ensembleWeightsOption('--model, in order'))
-    .option('--model-config <file>', "an MSST checkpoint's .yaml (default: the .yaml beside the checkpoint)")
-    .option('--model-type <type>', `an MSST checkpoint's model type (${MSST_MODEL_TYPES.join(', ')}; default: told from the yaml)`)
-    .option('--mdx-segment-size <frames>', `MDX-Net: spectrogram frames per chunk (default ${MDX_DEFAULTS.segmentSize})`)
-    .option('--mdx-overlap <fraction>', `MDX-Net: overlap of consecutive chunks, 0 to 0.99 (default ${MDX_DEFAULTS.overlap})`)
-    .option('--mdx-batch-size <n>', `MDX-Net: taken for python-audio-separator command lines, and as there it changes nothing: each network run takes one chunk whatever n is (docs/mdx.md; default ${MDX_DEFAULTS.batchSize})`)
-    .option('--mdx-denoise', 'MDX-Net: run the network on the mix and its negation and average (UVR denoise)')
+    .option('--model-config <file>', "an MSST checkpoint's .yaml (default: the .yaml beside the checkpoint)");
+  // Each family's own flags, declared in its record (models/family.ts).
+  for (const { flags, description } of familyFlags()) split.option(flags, description);
+  split
     .option('--two-stems <stem>', 'write <stem> and no_<stem> (the sum of the others), e.g. vocals for karaoke')
     .option('--single-stem <stem>', 'write only this stem: one the model writes, or no_<stem> (the sum of the others), e.g. no_vocals for an instrumental')
     .option('-o, --output <dir>', 'output folder; stems go to <dir>/<track>/<stem>.<ext>', 'separated')

@@ -1,8 +1,12 @@
 /**
  * python-audio-separator's spellings of the flags stemsplit shares with it, so its users' command
- * lines and scripts run unchanged (`--output_format FLAC --mdx_segment_size 256`). Listed once,
- * here: main.ts rewrites them before parsing and `split --help` lists them.
+ * lines and scripts run unchanged (`--output_format FLAC --mdx_segment_size 256`). Listed once:
+ * the general flags here, a family's beside its flag in its record; main.ts rewrites them
+ * before parsing and `split --help` lists them.
  */
+import { familyFlags } from '../models/families.js';
+import { flagName } from '../models/family.js';
+
 export const SEPARATOR_FLAG_SPELLINGS: Readonly<Record<string, string>> = Object.freeze({
   '--model_filename': '--model',
   '--output_dir': '--output',
@@ -10,11 +14,8 @@ export const SEPARATOR_FLAG_SPELLINGS: Readonly<Record<string, string>> = Object
   '--sample_rate': '--sample-rate',
   '--single_stem': '--single-stem',
   '--ensemble_algorithm': '--ensemble',
-  '--mdx_segment_size': '--mdx-segment-size',
-  '--mdx_overlap': '--mdx-overlap',
-  '--mdx_batch_size': '--mdx-batch-size',
-  '--mdx_enable_denoise': '--mdx-denoise',
   '--demucs_shifts': '--shifts',
+  ...Object.fromEntries(familyFlags().flatMap(({ flags, separatorSpelling }) => (separatorSpelling ? [[separatorSpelling, flagName(flags)]] : []))),
 });
 
 /** `argv` with python-audio-separator's spellings (also as `--flag=value`) turned into stemsplit's; everything after `--` is left alone. */
@@ -30,6 +31,7 @@ export function withSeparatorSpellings(argv: readonly string[]): string[] {
 
 /** The lines `split --help` ends with. */
 export function separatorSpellingsHelp(): string {
-  const rows = Object.entries(SEPARATOR_FLAG_SPELLINGS).map(([theirs, ours]) => `  ${theirs.padEnd(22)} ${ours}`);
+  const width = Math.max(...Object.keys(SEPARATOR_FLAG_SPELLINGS).map((theirs) => theirs.length));
+  const rows = Object.entries(SEPARATOR_FLAG_SPELLINGS).map(([theirs, ours]) => `  ${theirs.padEnd(width)}  ${ours}`);
   return `\npython-audio-separator's spellings, taken as stemsplit's:\n${rows.join('\n')}\n`;
 }

@@ -4,13 +4,11 @@
  * is loaded once with the real loader (the graph converted and cached, its weights' shapes
  * checked) before it is put in place, so a model that cannot run is refused at once, in one line.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { basename, dirname, extname, join } from 'node:path';
-import { parseBagFile, resolveMember } from '../demucs/bag-file.js';
+import { basename } from 'node:path';
 import { isStemsplitError, StemsplitError } from '../errors.js';
-import { msstModelType, readMsstDocument } from '../msst/config.js';
+import { familyById } from './families.js';
 import { addToLibrary, checkPlainFile, defaultModelName, type AddedFiles, type LibraryModel, type VerifiedModel } from './library.js';
-import type { ModelLoaders, ModelRef, ModelRegistry } from './registry.js';
+import type { ModelLoader, ModelRef, ModelRegistry } from './registry.js';
 import type { Task } from './tasks.js';
 
 export interface AddModelOptions {
@@ -21,7 +19,7 @@ export interface AddModelOptions {
   readonly link?: boolean | undefined;
 }
 
-export async function addModel(registry: ModelRegistry, libraryDir: string, file: string, options: AddModelOptions, loaders: ModelLoaders): Promise<LibraryModel> {
+export async function addModel(registry: ModelRegistry, libraryDir: string, file: string, options: AddModelOptions, load: ModelLoader): Promise<LibraryModel> {
   checkPlainFile(file, 'model file');
   if (options.config !== undefined) checkPlainFile(options.config, '--config');
   const ref = refOf(registry, file, options.config);
@@ -30,7 +28,7 @@ export async function addModel(registry: ModelRegistry, libraryDir: string, file
     libraryDir,
     added,
     { name: options.name ?? defaultModelName(file), terms: options.terms ?? 'not stated', ...(options.task ? { task: options.task } : {}), link: options.link === true, now: new Date() },
-    (staged) => verify(registry, staged, loaders),
+    (staged) => verify(registry, staged, load),
   );
 }
 
@@ -44,34 +42,28 @@ function refOf(registry: ModelRegistry, file: string, config: string | undefined
   }
 }
 
-/** The model file first, then what it runs with: its yaml, UVR's `NAME.json` beside it, a Demucs bag's members. */
+/** The model file first, then what it runs with: its config, and what its family names (UVR's `NAME.json`, a Demucs bag's members). */
 function companionsOf(ref: ModelRef): AddedFiles {
   const files = [ref.path];
   if (ref.configPath !== undefined) files.push(ref.configPath);
-  const modelData = join(dirname(ref.path), `${basename(ref.path, extname(ref.path))}.json`);
-  if (ref.kind !== 'onnx' && existsSync(modelData) && !files.includes(modelData)) files.push(modelData);
-  if (ref.kind === 'demucs' && /\.ya?ml$/i.test(ref.path)) {
-    const bag = parseBagFile(readFileSync(ref.path, 'utf8'), ref.path);
-    for (const member of bag.models) files.push(resolveMember(dirname(ref.path), member));
-  }
+  for (const file of familyById(ref.kind).companions(ref)) if (!files.includes(file)) files.push(file);
   const names = files.map((path) => basename(path));
   const clash = names.find((name, index) => names.indexOf(name) !== index);
   if (clash !== undefined) throw new StemsplitError('USAGE', `two of the model's files are named ${clash}; rename one`);
   return { files, ...(ref.configPath !== undefined ? { config: ref.configPath } : {}) };
 }
 
-/** Loads the staged copy with the real loader: what it writes, and an MSST checkpoint's model type. */
-async function verify(registry: ModelRegistry, staged: LibraryModel, loaders: ModelLoaders): Promise<VerifiedModel> {
+/** Loads the staged copy with the real loader: the stems it writes. */
+async function verify(registry: ModelRegistry, staged: LibraryModel, load: ModelLoader): Promise<VerifiedModel> {
   const ref = registry.resolveModel(staged.path, staged.configPath);
   let model;
   try {
-    model = await loaders[ref.kind](ref);
+    model = await load(ref);
   } catch (error) {
     if (isStemsplitError(error)) throw error;
     throw new StemsplitError('MODEL_INVALID', `${basename(staged.path)} cannot be run: ${(error as Error).message}`, { cause: error });
   }
   const stems = model.sources.map((stem) => stem.toLowerCase());
   await model.dispose();
-  const modelType = ref.kind === 'msst' && staged.configPath !== undefined ? msstModelType(readMsstDocument(staged.configPath), ref.options?.modelType) : undefined;
-  return { stems, ...(modelType ? { modelType } : {}) };
+  return { stems };
 }

@@ -12,7 +12,6 @@
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { StemsplitError } from '../errors.js';
-import type { MsstModelType } from '../msst/config.js';
 import { TASKS, type Task } from './tasks.js';
 
 /** What `library.json` records of one added model. */
@@ -26,8 +25,6 @@ export interface LibraryEntry {
   readonly files: readonly string[];
   /** The stems it writes, as loading it found them when it was added. */
   readonly stems: readonly string[];
-  /** An MSST checkpoint's model type, as its yaml told it when it was added. */
-  readonly modelType?: MsstModelType;
   readonly terms: string;
   /** Set by `models add --task`; otherwise told from the stems. */
   readonly task?: Task;
@@ -109,7 +106,6 @@ export interface AddOptions {
 /** What loading a staged model found out, recorded in its entry. */
 export interface VerifiedModel {
   readonly stems: readonly string[];
-  readonly modelType?: MsstModelType;
 }
 
 /**

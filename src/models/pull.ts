@@ -58,6 +58,10 @@ export interface PullResult {
 
 const MAX_REDIRECTS = 5;
 const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+function failed(message: string, cause?: unknown): StemsplitError {
+  return new StemsplitError('DOWNLOAD_FAILED', message, cause === undefined ? {} : { cause });
+}
+
 async function writeAtomically(path: string, text: string): Promise<void> {
   const temporary = `${path}.tmp-${process.pid}`;
   await writeFile(temporary, text);

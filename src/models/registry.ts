@@ -2,37 +2,30 @@
  * Which models exist, which are installed, and which one a name means.
  *
  * A model is named by the user as an API alias (`4s`, `6s`), a model name (`bundled-4s`,
- * `htdemucs`), or a path (a `.th` checkpoint, a bag `.yaml`, a `model.json` or its folder).
- * Loading is delegated to injected loaders, so this module never touches ONNX itself.
+ * `htdemucs`, a library name), or a path, which the family records (families.ts) claim in
+ * turn. Loading is the families' own, so this module never touches ONNX itself.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { basename, extname, join, resolve } from 'node:path';
 import { ensembleMembers } from '../config.js';
 import { StemsplitError } from '../errors.js';
 import type { SeparationModel } from '../separation/model.js';
-import { configBeside, type MsstModelType } from '../msst/config.js';
 import { refuseSpecialFile } from '../model-files/regular.js';
-import type { MdxOptions } from '../mdx/options.js';
-import { MODEL_CATALOG, type CatalogModel, type ModelFamily } from './catalog.js';
+import { MODEL_CATALOG, type CatalogModel } from './catalog.js';
+import { familyById, MODEL_FAMILIES } from './families.js';
+import type { ClaimedFile, FamilyOptions, FamilyPull, ModelFamilyRecord } from './family.js';
 import { libraryDir, libraryModels, type LibraryModel } from './library.js';
 import { taskOf, type Task } from './tasks.js';
 
 export type StemModelAlias = '4s' | '6s';
-/** `onnx`: a stemsplit model.json (the bundled models); the rest: the families of catalog.ts. */
-export type ModelKind = 'onnx' | ModelFamily;
-
-/** A family's settings for one run, as the user gave them; each reaches only its own family's loader. */
-export interface FamilyOptions {
-  /** MSST checkpoints: the model type, where the yaml alone does not tell (MSST's `--model_type`). */
-  readonly modelType?: MsstModelType;
-  /** MDX-Net `.onnx` models: python-audio-separator's settings (defaults in mdx/options.ts). */
-  readonly mdx?: Partial<MdxOptions>;
-}
+/** The id of the family record that runs a model (families.ts). */
+export type ModelKind = string;
+export type { FamilyOptions };
 
 export interface ModelRef {
   readonly name: string;
   readonly kind: ModelKind;
-  /** `model.json` for onnx models; a `.th` or bag `.yaml` for demucs; a `.ckpt`/`.pth` for msst; a `.onnx` for mdx. */
+  /** The file its family runs it from (a `model.json`, a `.th` or bag `.yaml`, a `.ckpt`, an `.onnx`, …). */
   readonly path: string;
   /** MSST: the yaml (default: beside the checkpoint). */
   readonly configPath?: string;
@@ -47,17 +40,11 @@ export interface ModelRef {
   readonly task?: Task;
 }
 
-/**
- * A model's family as `models list` and GET /v1/models name it: an MSST checkpoint by its model
- * type (bs_roformer, mel_band_roformer, scnet, mdx23c; `msst` where only its yaml will tell),
- * `bundled` for the models shipped inside stemsplit.
- */
-export type ListedFamily = 'bundled' | 'demucs' | 'mdx' | 'msst' | MsstModelType;
+/** A model's family as `models list` and GET /v1/models name it, as its record says (an MSST checkpoint by its model type). */
+export type ListedFamily = string;
 
 export function listedFamily(ref: Pick<ModelRef, 'kind' | 'options'>): ListedFamily {
-  if (ref.kind === 'onnx') return 'bundled';
-  if (ref.kind === 'msst') return ref.options?.modelType ?? 'msst';
-  return ref.kind;
+  return familyById(ref.kind).listedName(ref);
 }
 
 export type ModelOrigin = 'bundled' | 'pulled' | 'library' | 'available';
@@ -102,8 +89,8 @@ export function ensembleOf(members: readonly ModelRef[]): EnsembleRef {
   };
 }
 
-/** One loader per kind, each handed the whole reference (path, config, options). */
-export type ModelLoaders = Readonly<Record<ModelKind, (ref: ModelRef) => Promise<SeparationModel>>>;
+/** Loads a model the way its family does (models/loaders.ts). */
+export type ModelLoader = (ref: ModelRef) => Promise<SeparationModel>;
 
 export interface RegistryOptions {
   readonly bundledDir: string;
@@ -124,65 +111,19 @@ export function registryFor(config: {
   return new ModelRegistry({ bundledDir: config.bundledModelsDir, cacheDir: config.cacheDir, libraryDir: libraryDir(config.dataDir), aliases: config.modelAliases });
 }
 
-export function demucsDir(cacheDir: string): string {
-  return join(cacheDir, 'demucs');
+/** How `models pull` installs a family's catalog models (its record's steps). */
+export function pullStepsOf(family: string): FamilyPull {
+  const steps = familyById(family).pull;
+  if (steps === undefined) throw new StemsplitError('MODEL_INVALID', `the ${family} family has no catalog models to pull`);
+  return steps;
 }
 
-/**
- * Where pulled models of a family live (converted graphs sit elsewhere in the cache). MSST
- * checkpoints keep the folder they had when RoFormer was the only MSST family, so pulls made
- * then are still found.
- */
-export function modelDir(cacheDir: string, family: ModelFamily): string {
-  if (family === 'demucs') return demucsDir(cacheDir);
-  return family === 'msst' ? join(cacheDir, 'roformer', 'checkpoints') : join(cacheDir, 'mdx');
+/** Where pulled models of a family live (converted graphs sit elsewhere in the cache). */
+export function modelDir(cacheDir: string, family: string): string {
+  return pullStepsOf(family).dir(cacheDir);
 }
 
 const UNKNOWN_TERMS = 'not stated';
-
-interface ManifestHead {
-  name?: unknown;
-  sources?: unknown;
-  description?: unknown;
-  terms?: unknown;
-}
-
-function readManifestRef(manifestPath: string): ModelRef {
-  let head: ManifestHead;
-  try {
-    head = JSON.parse(readFileSync(manifestPath, 'utf8')) as ManifestHead;
-  } catch (error) {
-    throw new StemsplitError('MODEL_INVALID', `cannot read ${manifestPath}: ${(error as Error).message}`);
-  }
-  if (typeof head.name !== 'string' || !Array.isArray(head.sources)) {
-    throw new StemsplitError('MODEL_INVALID', `${manifestPath} lacks a name or sources`);
-  }
-  const cardPath = join(dirname(manifestPath), 'MODEL_CARD.md');
-  const card = existsSync(cardPath) ? cardPath : undefined;
-  return {
-    name: head.name,
-    kind: 'onnx',
-    path: manifestPath,
-    sources: head.sources.map(String),
-    description: typeof head.description === 'string' ? head.description : '',
-    terms: typeof head.terms === 'string' ? withCardPath(head.terms, manifestPath) : UNKNOWN_TERMS,
-    ...(card ? { card } : {}),
-  };
-}
-
-/**
- * A manifest names a card as the repository lays it out (`models/<name>/MODEL_CARD.md`: its own, or a
- * sibling's where two models share weights), which is true only inside a clone: the card's real path
- * among the manifest's sibling folders is named instead (beside the executable's unpacked models, or
- * wherever the package is installed).
- */
-function withCardPath(terms: string, manifestPath: string): string {
-  const modelsDir = dirname(dirname(manifestPath));
-  return terms.replace(/\bmodels\/([\w.-]+)\/MODEL_CARD\.md\b/g, (_named, model: string) => {
-    const card = join(modelsDir, model, 'MODEL_CARD.md');
-    return existsSync(card) ? card : 'its model card';
-  });
-}
 
 export class ModelRegistry {
   readonly #options: RegistryOptions;
@@ -197,17 +138,14 @@ export class ModelRegistry {
     return readdirSync(this.#options.bundledDir)
       .map((entry) => join(this.#options.bundledDir, entry, 'model.json'))
       .filter((path) => existsSync(path))
-      .map(readManifestRef)
+      .map((path) => this.#resolvePath(path))
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /** The entry point file of a pulled catalog model, or undefined when not (fully) installed. */
   installedPath(model: CatalogModel): string | undefined {
-    const dir = modelDir(this.#options.cacheDir, model.family);
-    if (!model.files.every((file) => existsSync(join(dir, file)))) return undefined;
-    if (model.files.length === 1 || model.family !== 'demucs') return join(dir, model.files[0] as string);
-    const bag = join(dir, `${model.name}.yaml`);
-    return existsSync(bag) ? bag : undefined;
+    const steps = pullStepsOf(model.family);
+    return steps.entry(model, steps.dir(this.#options.cacheDir));
   }
 
   pulled(): ModelRef[] {
@@ -225,13 +163,12 @@ export class ModelRegistry {
   }
 
   #libraryRef(model: LibraryModel): ModelRef {
-    const ref = this.#resolvePath(model.path, false);
+    const ref = this.#resolvePath(model.path, model.configPath);
     return {
       ...ref,
       name: model.name,
       sources: model.stems,
       ...(model.configPath ? { configPath: model.configPath } : {}),
-      ...(model.modelType ? { options: { modelType: model.modelType } } : {}),
       description: `${ref.description.replace(model.path, model.file)}, added from ${model.from} (${model.installedBy === 'link' ? 'hard-linked' : 'copied'} ${model.addedAt.slice(0, 10)})`,
       terms: model.terms,
       ...(model.task ? { task: model.task } : {}),
@@ -275,9 +212,6 @@ export class ModelRegistry {
    * ensemble); `options` reach each member as its own (a family's settings reach that family).
    */
   resolveEnsemble(specs: readonly string[], options?: FamilyOptions): EnsembleRef {
-    if (options?.modelType !== undefined) {
-      throw new StemsplitError('USAGE', '--model-type applies to a single MSST checkpoint; in an ensemble, put each checkpoint\'s .yaml beside it');
-    }
     const members = specs.map((spec) => {
       if (spec === '4s' || spec === '6s') throw new StemsplitError('USAGE', `an ensemble names its models, not the alias ${spec}`);
       return this.resolveModel(spec, undefined, options);
@@ -288,9 +222,6 @@ export class ModelRegistry {
   /** One model by name or path (an alias gives its single model; an ensemble is refused here). */
   resolveModel(spec: string, configPath?: string, options?: FamilyOptions): ModelRef {
     const ref = this.#resolveSpec(spec, configPath);
-    if (options?.modelType !== undefined && ref.kind !== 'msst') {
-      throw new StemsplitError('USAGE', `--model-type applies to MSST checkpoints (.ckpt, .pth) only, not to ${ref.name}`);
-    }
     const given = options && Object.values(options).some((value) => value !== undefined) ? options : undefined;
     return given ? { ...ref, options: { ...ref.options, ...given } } : ref;
   }
@@ -302,13 +233,13 @@ export class ModelRegistry {
       return choice;
     }
     const byName = this.installed().find((m) => m.name === spec) ?? this.#aliasFile(spec);
-    if (byName) return byName;
-    if (configPath !== undefined && !MSST_CHECKPOINT.test(spec)) {
-      throw new StemsplitError('USAGE', '--model-config applies to an MSST checkpoint (.ckpt or .pth) only');
+    if (byName) {
+      if (configPath !== undefined) throw new StemsplitError('USAGE', `--model-config names the config of a checkpoint given by its path, not of ${spec}`);
+      return byName;
     }
     if (configPath !== undefined) {
       if (!existsSync(configPath)) throw new StemsplitError('MODEL_NOT_FOUND', `cannot read the model config ${configPath}`);
-      return { ...this.#resolvePath(spec, false), configPath: resolve(configPath) };
+      return this.#resolvePath(spec, configPath);
     }
     if (MODEL_CATALOG.some((m) => m.name === spec)) {
       throw new StemsplitError('MODEL_NOT_FOUND', `model ${spec} is not installed; run: stemsplit models pull ${spec}`);
@@ -331,32 +262,22 @@ export class ModelRegistry {
     return undefined;
   }
 
-  /** `withConfig` false: the caller names a RoFormer's config itself. */
-  #resolvePath(spec: string, withConfig = true): ModelRef {
+  /** A file as the first family record that claims it names it; `configPath`: the config the user named for it. */
+  #resolvePath(spec: string, configPath?: string): ModelRef {
     const path = resolve(spec);
     if (!existsSync(path)) {
       throw new StemsplitError('MODEL_NOT_FOUND', isPathSpec(spec) ? `${spec}: no such file` : `unknown model "${spec}" (see: stemsplit models list)`);
     }
-    refuseSpecialFile(path);
-    if (statSync(path).isDirectory()) {
-      const manifest = join(path, 'model.json');
-      if (existsSync(manifest)) return readManifestRef(manifest);
-      throw new StemsplitError('MODEL_NOT_FOUND', `${spec} is a folder without model.json`);
+    refuseSpecialFile(path, 'model file');
+    for (const family of MODEL_FAMILIES) {
+      const claimed = family.claim(path, family.takesConfig ? configPath : undefined);
+      if (claimed === undefined) continue;
+      if (configPath !== undefined && !family.takesConfig) {
+        throw new StemsplitError('USAGE', `--model-config applies to ${MODEL_FAMILIES.filter((f) => f.takesConfig).map((f) => f.takers).join(', ')}; ${spec} is one of the ${family.takers}`);
+      }
+      return refOf(family, claimed);
     }
-    const ext = extname(path).toLowerCase();
-    if (ext === '.json') return readManifestRef(path);
-    if (ext === '.yaml' || ext === '.yml') refuseMsstConfig(path);
-    if (ext === '.th' || ext === '.yaml' || ext === '.yml') {
-      return { name: basename(path, ext), kind: 'demucs', path, sources: [], description: `Demucs checkpoint ${path}`, terms: UNKNOWN_TERMS };
-    }
-    if (MSST_CHECKPOINT.test(path)) {
-      const ref: ModelRef = { name: basename(path, ext), kind: 'msst', path, sources: [], description: `MSST checkpoint ${path}`, terms: UNKNOWN_TERMS };
-      return withConfig === false ? ref : { ...ref, configPath: configBeside(path) };
-    }
-    if (ext === '.onnx') {
-      return { name: basename(path, ext), kind: 'mdx', path, sources: [], description: `MDX-Net model ${path}`, terms: UNKNOWN_TERMS };
-    }
-    throw new StemsplitError('MODEL_NOT_FOUND', `${spec}: expected a Demucs .th or bag .yaml, an MSST .ckpt/.pth (RoFormer, SCNet, MDX23C), an MDX-Net .onnx or a model.json`);
+    throw new StemsplitError('MODEL_NOT_FOUND', `${spec}: expected ${listOf(MODEL_FAMILIES.map((family) => family.files))}`);
   }
 
   /** Everything `models list` shows: installed models and the catalog's models not yet pulled. */
@@ -391,6 +312,26 @@ export class ModelRegistry {
   }
 }
 
+/** A claimed file as a model reference: named as the file names itself, else by its file name. */
+function refOf(family: ModelFamilyRecord, claimed: ClaimedFile): ModelRef {
+  return {
+    name: claimed.name ?? basename(claimed.path, extname(claimed.path)),
+    kind: family.id,
+    path: claimed.path,
+    ...(claimed.configPath !== undefined ? { configPath: claimed.configPath } : {}),
+    ...(claimed.options !== undefined ? { options: claimed.options } : {}),
+    sources: claimed.sources ?? [],
+    description: claimed.description,
+    terms: claimed.terms ?? UNKNOWN_TERMS,
+    ...(claimed.card !== undefined ? { card: claimed.card } : {}),
+  };
+}
+
+/** `a, b or c` */
+function listOf(items: readonly string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1) as string}`;
+}
+
 function catalogRef(model: CatalogModel, path: string): ModelRef {
   return {
     name: model.name,
@@ -403,30 +344,12 @@ function catalogRef(model: CatalogModel, path: string): ModelRef {
   };
 }
 
-/** A pulled MSST checkpoint's yaml, pulled beside it. */
+/** A pulled model's config, where its family keeps one (an MSST checkpoint's yaml, pulled beside it). */
 function configOf(model: CatalogModel, cacheDir: string): { configPath?: string } {
-  return model.family === 'msst' ? { configPath: join(modelDir(cacheDir, model.family), model.files[1] as string) } : {};
+  const steps = pullStepsOf(model.family);
+  const configPath = steps.configPath?.(model, steps.dir(cacheDir));
+  return configPath === undefined ? {} : { configPath };
 }
-
-/** An MSST yaml's top-level sections; a Demucs bag has `models:` instead. */
-const MSST_CONFIG_SECTION = /^(audio|model|training|inference)\s*:/m;
-/** More than any bag or MSST yaml holds: a bigger file is neither, and is not read whole to find out. */
-const MAX_YAML_PEEK_BYTES = 1 << 20;
-
-/** A `.yaml` given as a model that is an MSST checkpoint's config: point to the checkpoint beside it. */
-function refuseMsstConfig(path: string): void {
-  if (statSync(path).size > MAX_YAML_PEEK_BYTES) return;
-  const text = readFileSync(path, 'utf8');
-  if (/^models\s*:/m.test(text) || !MSST_CONFIG_SECTION.test(text)) return;
-  const stem = path.slice(0, -extname(path).length);
-  const checkpoint = MSST_CHECKPOINT_EXTENSIONS.map((ext) => stem + ext).find((candidate) => existsSync(candidate));
-  const hint = checkpoint ? `run its checkpoint: --model ${checkpoint}` : 'give its checkpoint (.ckpt or .pth) as --model, with --model-config for the yaml where it is not beside it';
-  throw new StemsplitError('USAGE', `${path} is an MSST model config, not a model: ${hint}`);
-}
-
-/** MSST checkpoints as their trainers save them. */
-const MSST_CHECKPOINT_EXTENSIONS = ['.ckpt', '.pth', '.pt', '.chpt'] as const;
-const MSST_CHECKPOINT = new RegExp(`(${MSST_CHECKPOINT_EXTENSIONS.map((ext) => `\\${ext}`).join('|')})$`, 'i');
 
 /** A spec that names a file rather than a model (an alias list may hold either). */
 export function isPathSpec(spec: string): boolean {
@@ -435,18 +358,18 @@ export function isPathSpec(spec: string): boolean {
 
 /** Loads models once and keeps them: loading converts and allocates, splitting reuses. */
 export class ModelCache {
-  readonly #loaders: ModelLoaders;
+  readonly #load: ModelLoader;
   readonly #loaded = new Map<string, Promise<SeparationModel>>();
 
-  constructor(loaders: ModelLoaders) {
-    this.#loaders = loaders;
+  constructor(load: ModelLoader) {
+    this.#load = load;
   }
 
   load(ref: ModelRef): Promise<SeparationModel> {
     const key = `${ref.kind}:${ref.path}:${ref.configPath ?? ''}:${JSON.stringify(ref.options ?? {})}`;
     let model = this.#loaded.get(key);
     if (!model) {
-      model = this.#loaders[ref.kind](ref);
+      model = this.#load(ref);
       model.catch(() => this.#loaded.delete(key));
       this.#loaded.set(key, model);
     }

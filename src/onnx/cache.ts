@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export const MANIFEST_FILE = 'model.json';
@@ -57,4 +57,26 @@ export async function storeEntry(entryDir: string, writeFiles: (dir: string) => 
 function isAlreadyThere(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   return code === 'ENOTEMPTY' || code === 'EEXIST';
+}
+
+/**
+ * The converted graphs made from a checkpoint (stages.ts writes each entry's `model.json` with
+ * its `checkpointSha256`), under the given cache folders: what `models remove` deletes with it.
+ */
+export async function conversionsOf(cacheDir: string, checkpoint: string, folders: readonly string[]): Promise<string[]> {
+  let sha: string;
+  try {
+    sha = await sha256File(checkpoint);
+  } catch {
+    return [];
+  }
+  const matches: string[] = [];
+  for (const folder of folders) {
+    const root = path.join(cacheDir, folder);
+    for (const entry of await readdir(root).catch(() => [] as string[])) {
+      const manifest = await readFile(path.join(root, entry, MANIFEST_FILE), 'utf8').catch(() => '');
+      if (manifest.includes(`"checkpointSha256": "${sha}"`)) matches.push(path.join(root, entry));
+    }
+  }
+  return matches;
 }

@@ -2,9 +2,9 @@ import { StemsplitError } from '../../errors.js';
 import { catalogModel, MDX_MODEL_DATA_SOURCE, MODEL_CATALOG, type CatalogModel } from '../../models/catalog.js';
 import { addModel } from '../../models/add.js';
 import { libraryDir, removeFromLibrary } from '../../models/library.js';
-import { onnxLoaders } from '../../models/loaders.js';
-import { matchLocalFiles, mdxModelDataFile, pullModel, removeModel } from '../../models/pull.js';
-import { registryFor, type ModelListing, type ModelRegistry } from '../../models/registry.js';
+import { modelLoader } from '../../models/loaders.js';
+import { matchLocalFiles, pullModel, removeModel } from '../../models/pull.js';
+import { pullStepsOf, registryFor, type ModelListing, type ModelRegistry } from '../../models/registry.js';
 import type { Task } from '../../models/tasks.js';
 import { print, printJson, withStore, type CommandContext } from '../context.js';
 import { createProgressBar, type ProgressBar } from '../progress.js';
@@ -147,8 +147,7 @@ export async function modelsPull(ctx: CommandContext, names: readonly string[], 
       const source = model.downloads?.find((d) => file.path.endsWith(d.file));
       if (source && source.sha256 === undefined) ctx.stderr.write(`  ${source.file}: ${source.hashSource}: ${file.sha256}\n`);
     }
-    const dataFile = mdxModelDataFile(model);
-    if (dataFile) ctx.stderr.write(`  ${dataFile}: UVR's model data for this file (UVR hash ${model.uvrHash ?? 'not checked'}, from ${MDX_MODEL_DATA_SOURCE})\n`);
+    for (const note of pullStepsOf(model.family).notes?.(model) ?? []) ctx.stderr.write(`  ${note}\n`);
     results.push(result);
     if (!options.json) print(ctx, `${model.name} installed: ${result.path}`);
   }
@@ -185,7 +184,7 @@ export async function modelsAdd(ctx: CommandContext, files: readonly string[], o
   }
   const registry = registryOf(ctx);
   const library = libraryDir(ctx.config.dataDir);
-  const loaders = onnxLoaders({ cacheDir: ctx.config.cacheDir, intraOpThreads: ctx.config.intraOpThreads, precision: ctx.config.precision });
+  const loaders = modelLoader({ cacheDir: ctx.config.cacheDir, intraOpThreads: ctx.config.intraOpThreads, precision: ctx.config.precision });
   const added = [];
   for (const file of files) {
     ctx.stderr.write(`${file}: checking it (loads it once; a large checkpoint takes a minute or more to convert)\n`);

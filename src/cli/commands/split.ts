@@ -7,8 +7,9 @@ import { MP3_RATES, removeLeftoverStaging, removeStaging, twoStemsIndex, type St
 import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod, ENSEMBLE_ALGORITHMS, isEnsembleAlgorithm, parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
 import { ensembleMembers } from '../../config.js';
-import { isEnsembleRef, listedFamily, registryFor, type FamilyOptions, type ModelChoice, type ModelKind, type ModelRegistry } from '../../models/registry.js';
-import { isMsstModelType, MSST_MODEL_TYPES } from '../../msst/model-types.js';
+import { familyFlags, MODEL_FAMILIES } from '../../models/families.js';
+import { flagAttribute, flagName } from '../../models/family.js';
+import { isEnsembleRef, listedFamily, registryFor, type FamilyOptions, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { createProgressBar } from '../progress.js';
 
@@ -20,11 +21,6 @@ export interface SplitOptions {
   ensemble?: string;
   ensembleWeights?: string;
   modelConfig?: string;
-  modelType?: string;
-  mdxSegmentSize?: string;
-  mdxOverlap?: string;
-  mdxBatchSize?: string;
-  mdxDenoise?: boolean;
   twoStems?: string;
   singleStem?: string;
   output: string;
@@ -33,6 +29,8 @@ export interface SplitOptions {
   mp3Bitrate?: string;
   shifts?: string;
   json?: boolean;
+  /** Each family's own flags (models/family.ts), as commander parsed them. */
+  readonly [familyFlag: string]: unknown;
 }
 
 
@@ -70,27 +68,9 @@ function parseOptions(options: SplitOptions): StemOutputOptions {
   };
 }
 
-/** `--model-type` and the `--mdx-*` settings, checked; each reaches only its own family. */
+/** Each family's flags, checked by the family that takes them: this run's family options. */
 function familyOptions(options: SplitOptions): FamilyOptions {
-  const { modelType } = options;
-  if (modelType !== undefined && !isMsstModelType(modelType)) {
-    throw new StemsplitError('USAGE', `--model-type must be one of ${MSST_MODEL_TYPES.join(', ')}, got "${modelType}"`);
-  }
-  const whole = (flag: string, value: string | undefined, min: number): number | undefined => {
-    if (value === undefined) return undefined;
-    const number = Number(value);
-    if (!Number.isInteger(number) || number < min) throw new StemsplitError('USAGE', `${flag} must be a whole number ≥ ${min}, got "${value}"`);
-    return number;
-  };
-  const overlap = options.mdxOverlap === undefined ? undefined : Number(options.mdxOverlap);
-  if (overlap !== undefined && !(overlap >= 0 && overlap < 1)) throw new StemsplitError('USAGE', `--mdx-overlap must be from 0 to below 1, got "${options.mdxOverlap}"`);
-  const mdx = {
-    ...(whole('--mdx-segment-size', options.mdxSegmentSize, 1) !== undefined ? { segmentSize: Number(options.mdxSegmentSize) } : {}),
-    ...(overlap !== undefined ? { overlap } : {}),
-    ...(whole('--mdx-batch-size', options.mdxBatchSize, 1) !== undefined ? { batchSize: Number(options.mdxBatchSize) } : {}),
-    ...(options.mdxDenoise ? { denoise: true } : {}),
-  };
-  return { ...(modelType !== undefined ? { modelType } : {}), ...(Object.keys(mdx).length > 0 ? { mdx } : {}) };
+  return Object.assign({}, ...MODEL_FAMILIES.map((family) => family.options(options) ?? {})) as FamilyOptions;
 }
 
 /**
@@ -116,25 +96,25 @@ function chooseModel(registry: ModelRegistry, options: SplitOptions): { ref: Mod
   return { ref, ensemble: undefined };
 }
 
-/** The flags only one kind of model takes, each with the kind and the words for it. */
-const FAMILY_FLAGS: readonly { readonly flag: string; readonly given: (options: SplitOptions) => boolean; readonly kind: ModelKind; readonly takers: string }[] = [
-  { flag: '--model-type', given: (o) => o.modelType !== undefined, kind: 'msst', takers: 'MSST checkpoints (.ckpt, .pth)' },
-  { flag: '--model-config', given: (o) => o.modelConfig !== undefined, kind: 'msst', takers: 'MSST checkpoints (.ckpt, .pth)' },
-  { flag: '--mdx-segment-size', given: (o) => o.mdxSegmentSize !== undefined, kind: 'mdx', takers: 'MDX-Net .onnx models' },
-  { flag: '--mdx-overlap', given: (o) => o.mdxOverlap !== undefined, kind: 'mdx', takers: 'MDX-Net .onnx models' },
-  { flag: '--mdx-batch-size', given: (o) => o.mdxBatchSize !== undefined, kind: 'mdx', takers: 'MDX-Net .onnx models' },
-  { flag: '--mdx-denoise', given: (o) => o.mdxDenoise === true, kind: 'mdx', takers: 'MDX-Net .onnx models' },
-];
-
 /** A family's flag given where no model of that family runs is a mistake the user should hear of, not an option silently dropped. */
 function checkFamilyFlags(choice: ModelChoice, options: SplitOptions): void {
   const refs = isEnsembleRef(choice) ? choice.members : [choice];
-  for (const { flag, given, kind, takers } of FAMILY_FLAGS) {
-    if (!given(options) || refs.some((ref) => ref.kind === kind)) continue;
+  const flags = [
+    ...familyFlags().map(({ family, flags: declared }) => ({ flag: flagName(declared), given: isGiven(options[flagAttribute(declared)]), families: [family] })),
+    { flag: '--model-config', given: options.modelConfig !== undefined, families: MODEL_FAMILIES.filter((family) => family.takesConfig) },
+  ];
+  for (const { flag, given, families } of flags) {
+    if (!given || refs.some((ref) => families.some((family) => family.id === ref.kind))) continue;
+    const takers = families.map((family) => family.takers).join(', ');
     const running = refs.map((ref) => `${ref.name} (${listedFamily(ref)})`).join(', ');
     const which = options.model.length === 0 ? `no --model was given, so 4s runs ${running}` : `${running} ${refs.length === 1 ? 'is not one' : 'are not'}`;
     throw new StemsplitError('USAGE', `${flag} applies to ${takers}; ${which}`);
   }
+}
+
+/** A flag commander parsed: a value, or true for a switch. */
+function isGiven(value: unknown): boolean {
+  return value !== undefined && value !== false;
 }
 
 function checkIsFile(file: string): void {

@@ -1,0 +1,89 @@
+/**
+ * The Demucs family's record (models/family.ts): `.th` checkpoints (v4 HTDemucs, v3 HDemucs, v2
+ * Demucs, diffq-quantized) and bag `.yaml` files naming them, run as `demucs.apply` runs them.
+ * Pulled files are checked against the SHA-256 prefix in their released names.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { StemsplitError } from '../errors.js';
+import type { CatalogModel } from '../models/catalog.js';
+import type { ModelFamilyRecord } from '../models/family.js';
+import { parseBagFile, resolveMember } from './bag-file.js';
+
+/** The release folder of the v4 checkpoints, where a catalog entry gives no address of its own. */
+export const DEMUCS_RELEASE_URL = 'https://dl.fbaipublicfiles.com/demucs/hybrid_transformer/';
+const CHECKPOINT_NAME = /^[0-9a-z_]+-([0-9a-f]{8})\.th$/;
+
+export const demucsFamily: ModelFamilyRecord = {
+  id: 'demucs',
+  takers: 'Demucs models (.th, bag .yaml)',
+  files: 'a Demucs .th or bag .yaml',
+  claim(file) {
+    const ext = path.extname(file).toLowerCase();
+    if (ext !== '.th' && ext !== '.yaml' && ext !== '.yml') return undefined;
+    return { path: file, description: `Demucs ${ext === '.th' ? 'checkpoint' : 'bag'} ${file}` };
+  },
+  listedName: () => 'demucs',
+  companions(model) {
+    if (!/\.ya?ml$/i.test(model.path)) return [];
+    const bag = parseBagFile(readFileSync(model.path, 'utf8'), model.path);
+    return bag.models.map((member) => resolveMember(path.dirname(model.path), member));
+  },
+  flags: [],
+  options: () => undefined,
+  async load(model, options) {
+    const { loadDemucs } = await import('./engine.js');
+    return loadDemucs(model.path, { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads, ...(options.precision ? { precision: options.precision } : {}) });
+  },
+  pull: {
+    dir: (cacheDir) => path.join(cacheDir, 'demucs'),
+    entry(model, dir) {
+      if (!model.files.every((file) => existsSync(path.join(dir, file)))) return undefined;
+      if (!runsFromYaml(model)) return path.join(dir, model.files[0] as string);
+      const bag = path.join(dir, `${model.name}.yaml`);
+      return existsSync(bag) ? bag : undefined;
+    },
+    expectedSha: expectedHashPrefix,
+    defaultUrl: (file, baseUrl) => new URL(file, (baseUrl ?? DEMUCS_RELEASE_URL).replace(/\/?$/, '/')).href,
+    async install(model, dir) {
+      if (!runsFromYaml(model)) return path.join(dir, model.files[0] as string);
+      const bag = path.join(dir, `${model.name}.yaml`);
+      const temporary = `${bag}.tmp-${process.pid}`;
+      await writeFile(temporary, bagYaml(model));
+      await rename(temporary, bag);
+      return bag;
+    },
+    extraFiles: (model) => [`${model.name}.yaml`],
+    async conversions(model, dir) {
+      const hashes = model.files.map(expectedHashPrefix);
+      const entries = existsSync(dir) ? readdirSync(dir) : [];
+      return entries.filter((entry) => /^[0-9a-f]{64}\.v\d+$/.test(entry) && hashes.some((sha8) => entry.startsWith(sha8))).map((entry) => path.join(dir, entry));
+    },
+  },
+};
+
+/** The first 8 hex digits of the SHA-256 a released checkpoint must have, read from its name. */
+export function expectedHashPrefix(file: string): string {
+  const match = CHECKPOINT_NAME.exec(file);
+  if (!match) throw new StemsplitError('MODEL_INVALID', `${file} is not named <signature>-<sha256 prefix>.th`);
+  return match[1] as string;
+}
+
+/** A bag file in the official format: `models: [sig, …]` (the loader finds `<sig>-<sha8>.th`) and one weight row per member. */
+export function bagYaml(model: CatalogModel): string {
+  const models = model.files.map((file) => `'${file.slice(0, file.indexOf('-'))}'`).join(', ');
+  const lines = [`models: [${models}]`];
+  if (model.weights) {
+    lines.push('weights: [');
+    for (const row of model.weights) lines.push(`  [${row.map((w) => w.toFixed(1)).join(', ')}],`);
+    lines.push(']');
+  }
+  if (model.segment !== undefined) lines.push(`segment: ${model.segment}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** A bag, or one model whose released bag sets its segment (hdemucs_mmi), runs from its yaml. */
+function runsFromYaml(model: CatalogModel): boolean {
+  return model.files.length > 1 || model.segment !== undefined;
+}

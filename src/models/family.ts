@@ -1,0 +1,114 @@
+/**
+ * The family contract: everything stemsplit knows of one kind of model file, in one record that
+ * lives in the family's folder (`src/<family>/family.ts`). The registry, loaders, `models pull`,
+ * `models add`, the CLI's flags and the API read the records in `families.ts` and never name a
+ * family, so adding one is a folder and a line there.
+ *
+ * A record imports nothing heavy: its loader imports the family's engine when a model is loaded.
+ */
+import type { Precision } from '../onnx/quantize.js';
+import type { SeparationModel } from '../separation/model.js';
+import type { CatalogModel } from './catalog.js';
+
+/** A family's settings for one run, keyed as each family keys its own (`mdx`, `modelType`, `vr`, …); each reaches only its family's loader. */
+export type FamilyOptions = Readonly<Record<string, unknown>>;
+
+/** What a family's loader is handed: the file, its config (MSST yaml), the run's options. */
+export interface FamilyModelFile {
+  readonly name: string;
+  readonly path: string;
+  readonly configPath?: string;
+  readonly options?: FamilyOptions;
+}
+
+export interface LoadOptions {
+  readonly cacheDir: string;
+  readonly intraOpThreads: number;
+  /** What a converted checkpoint computes in (each precision is its own cache entry). */
+  readonly precision?: Precision;
+}
+
+/** A file a family recognised as its own: the config it runs with, a description, and what the file itself says of it. */
+export interface ClaimedFile {
+  readonly path: string;
+  readonly configPath?: string;
+  readonly description: string;
+  /** What the file alone tells of the options (e.g. an MSST checkpoint's model type). */
+  readonly options?: FamilyOptions;
+  /** Where the file names itself (a stemsplit model.json): its name, stems, terms and card. */
+  readonly name?: string;
+  readonly sources?: readonly string[];
+  readonly terms?: string;
+  readonly card?: string;
+}
+
+/** A CLI flag only this family takes (commander's declaration and the attribute it parses into). */
+export interface FamilyFlag {
+  /** As commander declares it: `--mdx-segment-size <frames>`, `--mdx-denoise`. */
+  readonly flags: string;
+  readonly description: string;
+  /** python-audio-separator's spelling of the same flag, where it has one (`--mdx_segment_size`). */
+  readonly separatorSpelling?: string;
+}
+
+/** `models pull`'s steps for a family's catalog models, beyond fetching and checking each file. */
+export interface FamilyPull {
+  /** Where its pulled files live under the cache dir. */
+  dir(cacheDir: string): string;
+  /** The file a pulled model runs from (its checkpoint, or a file the install wrote), once every file is there; undefined: not fully installed. */
+  entry(model: CatalogModel, dir: string): string | undefined;
+  /** The config it runs with, where not beside the entry. */
+  configPath?(model: CatalogModel, dir: string): string | undefined;
+  /** The SHA-256 (or its published prefix) a file must have where the catalog gives no download of its own. */
+  expectedSha?(file: string): string;
+  /** The address of a file the catalog gives no download for (Demucs' release folder). */
+  defaultUrl?(file: string, baseUrl: string | undefined): string;
+  /** After the files arrived (`fresh`: some were downloaded now): write what the family adds; returns the entry. */
+  install?(model: CatalogModel, dir: string, fresh: boolean): Promise<string>;
+  /** Lines `models pull` prints about what the install added (where UVR's model data comes from). */
+  notes?(model: CatalogModel): readonly string[];
+  /** Files beyond the catalog's own that `models remove` deletes (a bag yaml, model data). */
+  extraFiles?(model: CatalogModel): readonly string[];
+  /** Cache entries made from its files that `models remove` deletes (converted graphs). */
+  conversions?(model: CatalogModel, dir: string, cacheDir: string): Promise<readonly string[]>;
+}
+
+export interface ModelFamilyRecord {
+  /** The `kind` of its model references, and its catalog entries' `family`. */
+  readonly id: string;
+  /** Its models, in words for messages: `MDX-Net .onnx models`. */
+  readonly takers: string;
+  /** The files it runs, in words for messages: `an MDX-Net .onnx`. */
+  readonly files: string;
+  /**
+   * The file as this family's, or undefined; records are asked in list order and the first claim
+   * wins. `configPath` is the config the user named (`--model-config`): only a family with
+   * `takesConfig` is handed one.
+   */
+  claim(path: string, configPath?: string): ClaimedFile | undefined;
+  /** Whether its models run with a config file the user may name (MSST's yaml). */
+  readonly takesConfig?: boolean;
+  /** The family name `models list` and GET /v1/models show (an MSST checkpoint: its model type). */
+  listedName(model: { readonly options?: FamilyOptions | undefined }): string;
+  /** Files a model runs with beside its own and its config (UVR's `NAME.json`, a bag's members), for `models add`. */
+  companions(model: { readonly path: string; readonly configPath?: string | undefined }): readonly string[];
+  readonly flags: readonly FamilyFlag[];
+  /**
+   * Its options from the CLI's parsed values (commander's attributes), checked: a USAGE error names
+   * the flag. Undefined when none of its flags was given.
+   */
+  options(values: Readonly<Record<string, unknown>>): FamilyOptions | undefined;
+  load(model: FamilyModelFile, options: LoadOptions): Promise<SeparationModel>;
+  readonly pull?: FamilyPull;
+}
+
+/** commander's attribute name of a flag: `--mdx-segment-size <frames>` → `mdxSegmentSize`. */
+export function flagAttribute(flags: string): string {
+  const long = /--([a-z0-9-]+)/.exec(flags)?.[1] ?? '';
+  return long.replace(/-([a-z0-9])/g, (_dash, letter: string) => letter.toUpperCase());
+}
+
+/** The long flag of a declaration: `--mdx-segment-size <frames>` → `--mdx-segment-size`. */
+export function flagName(flags: string): string {
+  return /--[a-z0-9-]+/.exec(flags)?.[0] ?? flags;
+}

@@ -1,0 +1,99 @@
+/**
+ * The MSST family's record (models/family.ts): checkpoints trained with
+ * Music-Source-Separation-Training (`.ckpt`, `.pth`, …) with the `.yaml` they were trained
+ * with, run through MSST's `demix`. Its networks (BS/Mel-Band RoFormer, SCNet, MDX23C) are
+ * the folders the model type names; the yaml tells the type, or `--model-type` does.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { StemsplitError } from '../errors.js';
+import type { FamilyModelFile, LoadOptions, ModelFamilyRecord } from '../models/family.js';
+import { conversionsOf } from '../onnx/cache.js';
+import type { SeparationModel } from '../separation/model.js';
+import { configBeside, msstModelType, readMsstDocument } from './config.js';
+import { isMsstModelType, MSST_MODEL_TYPES, type MsstModelType } from './model-types.js';
+
+/** Checkpoints as MSST's trainers save them. */
+export const MSST_CHECKPOINT_EXTENSIONS = ['.ckpt', '.pth', '.pt', '.chpt'] as const;
+/** An MSST yaml's top-level sections; a Demucs bag has `models:` instead. */
+const MSST_CONFIG_SECTION = /^(audio|model|training|inference)\s*:/m;
+/** More than any MSST yaml holds: a bigger file is not one, and is not read whole to find out. */
+const MAX_YAML_PEEK_BYTES = 1 << 20;
+/** The cache folders of its networks' converted graphs (each engine's `family` in onnx/stages.ts). */
+const CONVERTED_FOLDERS = ['roformer', 'scnet', 'mdx23c'] as const;
+
+export const msstFamily: ModelFamilyRecord = {
+  id: 'msst',
+  takers: 'MSST checkpoints (.ckpt, .pth)',
+  files: 'an MSST .ckpt/.pth (RoFormer, SCNet, MDX23C) with its .yaml',
+  takesConfig: true,
+  claim(file, configPath) {
+    const ext = path.extname(file).toLowerCase();
+    if (ext === '.yaml' || ext === '.yml') return refuseConfigAsModel(file);
+    if (!(MSST_CHECKPOINT_EXTENSIONS as readonly string[]).includes(ext)) return undefined;
+    const config = configPath === undefined ? configBeside(file) : path.resolve(configPath);
+    const modelType = typeFromConfig(config);
+    return { path: file, configPath: config, description: `MSST checkpoint ${file}`, ...(modelType ? { options: { modelType } } : {}) };
+  },
+  listedName: (model) => (typeof model.options?.['modelType'] === 'string' ? model.options['modelType'] : 'msst'),
+  companions: () => [],
+  flags: [{ flags: '--model-type <type>', description: `an MSST checkpoint's model type (${MSST_MODEL_TYPES.join(', ')}; default: told from the yaml)` }],
+  options(values) {
+    const modelType = values['modelType'];
+    if (modelType === undefined) return undefined;
+    if (typeof modelType !== 'string' || !isMsstModelType(modelType)) {
+      throw new StemsplitError('USAGE', `--model-type must be one of ${MSST_MODEL_TYPES.join(', ')}, got "${String(modelType)}"`);
+    }
+    return { modelType };
+  },
+  load: loadMsst,
+  pull: {
+    dir: (cacheDir) => path.join(cacheDir, 'roformer', 'checkpoints'),
+    entry: (model, dir) => (model.files.every((file) => existsSync(path.join(dir, file))) ? path.join(dir, model.files[0] as string) : undefined),
+    configPath: (model, dir) => path.join(dir, model.files[1] as string),
+    conversions: (model, dir, cacheDir) => conversionsOf(cacheDir, path.join(dir, model.files[0] as string), CONVERTED_FOLDERS),
+  },
+};
+
+/** The model type a yaml tells, for listing; a yaml that does not read is refused when the model loads, not here. */
+function typeFromConfig(config: string): MsstModelType | undefined {
+  try {
+    return msstModelType(readMsstDocument(config));
+  } catch {
+    return undefined;
+  }
+}
+
+/** A `.yaml` given as a model that is an MSST checkpoint's config: point to the checkpoint beside it (a Demucs bag is not claimed). */
+function refuseConfigAsModel(file: string): undefined {
+  if (statSync(file).size > MAX_YAML_PEEK_BYTES) return undefined;
+  const text = readFileSync(file, 'utf8');
+  if (/^models\s*:/m.test(text) || !MSST_CONFIG_SECTION.test(text)) return undefined;
+  const stem = file.slice(0, -path.extname(file).length);
+  const checkpoint = MSST_CHECKPOINT_EXTENSIONS.map((ext) => stem + ext).find((candidate) => existsSync(candidate));
+  const hint = checkpoint ? `run its checkpoint: --model ${checkpoint}` : 'give its checkpoint (.ckpt or .pth) as --model, with --model-config for the yaml where it is not beside it';
+  throw new StemsplitError('USAGE', `${file} is an MSST model config, not a model: ${hint}`);
+}
+
+type NetworkLoader = (checkpoint: string, options: LoadOptions & { readonly name: string; readonly configPath: string }, type: MsstModelType) => Promise<SeparationModel>;
+
+/** Each model type's network, imported when a checkpoint of that type loads. */
+const NETWORKS: Readonly<Record<MsstModelType, NetworkLoader>> = {
+  bs_roformer: loadRoformer,
+  mel_band_roformer: loadRoformer,
+  scnet: async (checkpoint, options) => (await import('../scnet/engine.js')).loadScnet(checkpoint, options),
+  mdx23c: async (checkpoint, options) => (await import('../mdx23c/engine.js')).loadMdx23c(checkpoint, options),
+};
+
+async function loadRoformer(checkpoint: string, options: LoadOptions & { readonly name: string; readonly configPath: string }, type: MsstModelType): Promise<SeparationModel> {
+  const { loadRoformer: load } = await import('../roformer/engine.js');
+  return load(checkpoint, { ...options, type: type as 'bs_roformer' | 'mel_band_roformer' });
+}
+
+async function loadMsst(model: FamilyModelFile, options: LoadOptions): Promise<SeparationModel> {
+  const configPath = model.configPath;
+  if (configPath === undefined) throw new StemsplitError('MODEL_NOT_FOUND', `no config for ${model.path}; name one with --model-config`);
+  const given = model.options?.['modelType'];
+  const type = msstModelType(readMsstDocument(configPath), typeof given === 'string' && isMsstModelType(given) ? given : undefined);
+  return NETWORKS[type](model.path, { ...options, name: model.name, configPath }, type);
+}
