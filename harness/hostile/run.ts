@@ -8,9 +8,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describeError, isStemsplitError } from '../../src/errors.js';
-import { onnxLoaders } from '../../src/models/loaders.js';
+import { modelLoader } from '../../src/models/loaders.js';
 import { ModelRegistry } from '../../src/models/registry.js';
+import { loadRefusal } from '../../src/splitting/load-refusal.js';
 import { writeSong } from '../audio.js';
 import { tempDir } from '../temp-dir.js';
 import type { HostileCase, HostileFiles } from './cases.js';
@@ -38,7 +41,7 @@ function problemsOf(outcome: Omit<HostileOutcome, 'problems'>, files: HostileFil
   const problems: string[] = [];
   if (outcome.result === 'refused') {
     if (outcome.code !== expectedCode) problems.push(`code ${String(outcome.code)}, expected ${String(expectedCode)}`);
-    if (!outcome.message.includes(basename(files.names))) problems.push(`the message does not name ${basename(files.names)}`);
+    if (![files.names, files.model].some((file) => outcome.message.includes(basename(file)))) problems.push(`the message does not name ${basename(files.names)}`);
     if (outcome.message.trim().includes('\n')) problems.push('more than one line');
     if (/\(node:\d+\)|\bat .+:\d+:\d+|Maximum call stack|out of range|Received /.test(outcome.message)) problems.push('a raw JavaScript message');
   }
@@ -53,8 +56,13 @@ function peakRssMb(): number {
   return match ? Math.round(Number(match[1]) / 1024) : 0;
 }
 
-/** Resets VmHWM to the current RSS (Linux ≥ 4.0), so each case measures its own peak. */
+/** V8's collector, reachable without --expose-gc, so one case's garbage does not count in the next case's peak. */
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+/** Resets VmHWM to the current RSS (Linux ≥ 4.0) after a collection, so each case measures its own peak. */
 function resetPeakRss(): void {
+  collectGarbage();
   try {
     writeFileSync('/proc/self/clear_refs', '5');
   } catch {
@@ -65,7 +73,7 @@ function resetPeakRss(): void {
 /** Loads models as the split worker does, in this process (one converter cache for the whole run). */
 export function libraryRunner(): (hostile: HostileCase) => Promise<HostileOutcome> {
   const cacheDir = tempDir('stemsplit-hostile-cache-');
-  const loaders = onnxLoaders({ cacheDir, intraOpThreads: 1 });
+  const loaders = modelLoader({ cacheDir, intraOpThreads: 1 });
   const registry = new ModelRegistry({ bundledDir: join(cacheDir, 'no-bundled'), cacheDir, aliases: { '4s': [], '6s': [] } });
   return async (hostile) => {
     const dir = tempDir('stemsplit-hostile-');
@@ -75,7 +83,10 @@ export function libraryRunner(): (hostile: HostileCase) => Promise<HostileOutcom
     let outcome: Omit<HostileOutcome, 'problems'>;
     try {
       const ref = registry.resolveModel(files.model);
-      const model = await loaders[ref.kind](ref);
+      // Reported as the split worker reports a model that does not load.
+      const model = await loaders(ref).catch((error: unknown) => {
+        throw loadRefusal(ref, error);
+      });
       await model.dispose();
       outcome = { name: hostile.name, result: 'accepted', code: undefined, message: '', seconds: 0, peakMb: 0 };
     } catch (error) {

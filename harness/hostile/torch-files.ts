@@ -30,10 +30,20 @@ export function str(text: string): number[] {
   return [0x58, ...u32(bytes.length), ...bytes];
 }
 
+/** An integer: BININT where it fits in 32 bits, else LONG1 (little-endian two's complement, as Python pickles larger ints). */
 export function int(value: number): number[] {
-  const bytes = Buffer.alloc(4);
-  bytes.writeInt32LE(value);
-  return [0x4a, ...bytes];
+  if (value >= -(2 ** 31) && value < 2 ** 31) {
+    const bytes = Buffer.alloc(4);
+    bytes.writeInt32LE(value);
+    return [0x4a, ...bytes];
+  }
+  let rest = BigInt(Math.trunc(value));
+  const bytes: number[] = [];
+  do {
+    bytes.push(Number(rest & 0xffn));
+    rest >>= 8n;
+  } while (!((rest === 0n && ((bytes.at(-1) as number) & 0x80) === 0) || (rest === -1n && ((bytes.at(-1) as number) & 0x80) !== 0)));
+  return [0x8a, bytes.length, ...bytes];
 }
 
 export function u32(value: number): number[] {

@@ -24,6 +24,7 @@ export function parseBagFile(text: string, where = 'bag'): BagFile {
     throw invalid(where, '`models` must be a non-empty list of names');
   }
   const names = models.map(String);
+  for (const name of names) checkMemberName(name, where);
   const weights = entries.get('weights');
   let matrix: number[][] | undefined;
   if (weights !== undefined && weights !== null) {
@@ -54,6 +55,13 @@ export function resolveMember(directory: string, name: string): string {
     throw new StemsplitError('MODEL_NOT_FOUND', `bag member ${name} not found in ${directory} (looked for ${name}.th and ${name}-<hash>.th)`);
   }
   return path.join(directory, match);
+}
+
+/** Demucs reads bags with yaml.safe_load (no Python tags); a member is a `.th` in the bag's own folder, never a path. */
+function checkMemberName(name: string, where: string): void {
+  const tag = /^!\S*/.exec(name)?.[0];
+  if (tag !== undefined) throw invalid(where, `the tag ${tag} asks to build a Python object, which Demucs' yaml.safe_load refuses too; stemsplit never runs code from a model file`);
+  if (!/^[\w-][\w.-]*$/.test(name)) throw invalid(where, `member "${name}" is not a model name (a member is a .th file in the bag's own folder)`);
 }
 
 function invalid(where: string, detail: string): StemsplitError {

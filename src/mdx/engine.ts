@@ -19,9 +19,10 @@
  * the first pass's statistics. A mono source arrives duplicated to stereo, as audio-separator's
  * prepare_mix makes it, and its stems stay stereo.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { StemsplitError } from '../errors.js';
+import { describeError, StemsplitError } from '../errors.js';
+import { openModelFile } from '../model-files/regular.js';
 import { Fft } from '../dsp/fft.js';
 import { freeInputOutputAxes } from '../onnx/free-dims.js';
 import { createOrtSession, runTensors, type OrtSessionHandle } from '../onnx/session.js';
@@ -96,13 +97,14 @@ export class MdxNetwork {
    * same graph with its time axis declared free does here what the conversion does there.
    */
   static async open(onnxPath: string, settings: MdxSettings, options: { readonly intraOpThreads?: number } = {}): Promise<MdxNetwork> {
-    const model = settings.segmentSize === settings.dimT ? onnxPath : freeInputOutputAxes(readFileSync(onnxPath), [0, 3], 'mdx');
+    const model = settings.segmentSize === settings.dimT ? onnxPath : withFreeTime(onnxPath);
     const session = await createOrtSession(model, {
       ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
     });
-    if (!session.inputNames.includes('input')) {
+    const broken = contractBreach(session, settings);
+    if (broken !== undefined) {
       await session.release();
-      throw new StemsplitError('MODEL_INVALID', `${onnxPath}: an MDX-Net model takes an input named "input"; this one takes ${session.inputNames.join(', ')}`);
+      throw new StemsplitError('MODEL_INVALID', `${onnxPath}: ${broken}`);
     }
     return new MdxNetwork(settings, new MdxSpectrum(settings.nFft, MDX_HOP, settings.dimF, settings.segmentSize), session);
   }
@@ -136,6 +138,53 @@ export class MdxNetwork {
   release(): Promise<void> {
     return this.session.release();
   }
+}
+
+/** ONNX's protobuf cannot exceed 2 GiB (bigger models keep their weights as external data). */
+const MAX_ONNX_BYTES = 2 ** 31 - 1;
+
+/** The bytes of an `.onnx` file: a regular file within protobuf's limit. */
+function readOnnxFile(onnxPath: string): Buffer {
+  const { fd, size } = openModelFile(onnxPath, 'MDX-Net model', (error) => new StemsplitError('MODEL_NOT_FOUND', `cannot read ${onnxPath}`, { cause: error }));
+  try {
+    if (size > MAX_ONNX_BYTES) throw new StemsplitError('MODEL_INVALID', `${onnxPath} is ${size} bytes, more than an .onnx file can be (2 GiB)`);
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The graph with its batch and time axes free; a file that is not protobuf is refused naming it. */
+function withFreeTime(onnxPath: string): Uint8Array {
+  const bytes = readOnnxFile(onnxPath);
+  try {
+    return freeInputOutputAxes(bytes, [0, 3], 'mdx');
+  } catch (error) {
+    throw new StemsplitError('MODEL_INVALID', `${onnxPath} is not an ONNX model (${describeError(error)})`, { cause: error });
+  }
+}
+
+/**
+ * What breaks MDX-Net's contract, checked when the session opens (before any audio): an input
+ * named "input" and a first output, both float32 [batch, 4, dim_f, dim_t] as the model data says;
+ * free (symbolic) dimensions fit anything. Undefined when the model keeps it.
+ */
+function contractBreach(session: OrtSessionHandle, settings: MdxSettings): string | undefined {
+  const { inputMetadata, outputMetadata } = session.session;
+  const input = inputMetadata.find((value) => value.name === 'input');
+  if (input === undefined) return `an MDX-Net model takes an input named "input"; this one takes ${session.inputNames.join(', ')}`;
+  const output = outputMetadata[0];
+  if (output === undefined) return 'the model has no output';
+  const expected = [undefined, 4, settings.dimF, settings.segmentSize];
+  for (const [what, value] of [['input', input], [`output "${output.name}"`, output]] as const) {
+    if (!value.isTensor || value.type !== 'float32') return `its ${what} is not a float32 tensor`;
+    const shape = value.shape;
+    const fits = shape.length === 0 || (shape.length === 4 && shape.every((dim, axis) => typeof dim !== 'number' || dim <= 0 || expected[axis] === undefined || dim === expected[axis]));
+    if (!fits) {
+      return `its ${what} is [${shape.join(', ')}], but MDX-Net with this model data (dim_f ${settings.dimF}, dim_t ${settings.dimT}) runs [batch, 4, ${settings.dimF}, ${settings.segmentSize}]; is the model data for this model?`;
+    }
+  }
+  return undefined;
 }
 
 /** Receives consecutive blocks of the two stems (planar [2, count] each) from track position `start`. */

@@ -6,8 +6,9 @@
  * table, and reads `NAME.json` beside `NAME.onnx` (the same keys) for any other model; the file
  * beside wins, so a user can correct an entry.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { StemsplitError } from '../errors.js';
+import { readSmallModelFile } from '../model-files/regular.js';
 import { uvrModelHash } from '../uvr/model-data.js';
 
 export { HASHED_BYTES, secondaryStem, stemFileName, uvrModelHash } from '../uvr/model-data.js';
@@ -115,17 +116,38 @@ export function readModelData(onnxPath: string): MdxModelData {
   return fromUvrKeys(entry, `the built-in UVR model data (${entry.name ?? 'hash ' + hash})`);
 }
 
+/** UVR's model data files are a few hundred bytes. */
+const MAX_MODEL_DATA_BYTES = 64 * 1024;
+
 function parseModelDataFile(file: string): UvrModelData {
+  const text = readSmallModelFile(file, 'model data file', MAX_MODEL_DATA_BYTES);
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(file, 'utf8'));
+    value = JSON.parse(text);
   } catch (error) {
     throw new StemsplitError('MODEL_INVALID', `${file}: not readable JSON (${error instanceof Error ? error.message : String(error)})`);
   }
   return checkUvrKeys(value, file);
 }
 
-/** Checks UVR's keys in `value`; other UVR keys (is_karaoke, …) are left alone, as audio-separator's MDX separator does. */
+/**
+ * The range of each UVR key: wide around every published model (compensate 1.009–1.75, dim_t
+ * 2^7–2^9, n_fft 4096–16384), narrow enough that no value makes stemsplit allocate without bound.
+ */
+const RANGES = {
+  compensate: [0.01, 10],
+  mdx_dim_f_set: [4, 16_385],
+  mdx_dim_t_set: [1, 12],
+  mdx_n_fft_scale_set: [4, 32_768],
+} as const;
+
+/** A stem name becomes a file name: letters, digits, spaces and a few signs, never a path. */
+const STEM_NAME = /^[A-Za-z0-9][A-Za-z0-9 _&+()'-]{0,63}$/;
+
+/** UVR's flags that only other separators read: checked for their type, otherwise ignored. */
+const BOOLEAN_KEYS = ['is_karaoke', 'is_bv_model'];
+
+/** Checks UVR's keys in `value`, each for its type and range; UVR's flags (is_karaoke, …) stay unused, as in audio-separator's MDX separator. */
 export function checkUvrKeys(value: unknown, where: string): UvrModelData {
   const fail = (message: string): never => {
     throw new StemsplitError('MODEL_INVALID', `${where}: ${message}`);
@@ -133,20 +155,24 @@ export function checkUvrKeys(value: unknown, where: string): UvrModelData {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('expected an object with UVR model data keys');
   const data = value as Record<string, unknown>;
   if ('config_yaml' in data) fail('config_yaml names an MDX23C checkpoint, not an MDX-Net .onnx model');
-  const whole = (key: string, min: number): number => {
+  const inRange = (key: keyof typeof RANGES, whole: boolean): number => {
     const v = data[key];
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) fail(`${key} must be a whole number ≥ ${min}, got ${JSON.stringify(v)}`);
+    const [min, max] = RANGES[key];
+    if (typeof v !== 'number' || !Number.isFinite(v) || (whole && !Number.isInteger(v)) || v < min || v > max) {
+      fail(`${key} must be ${whole ? 'a whole number' : 'a number'} from ${min} to ${max}, got ${JSON.stringify(v)}`);
+    }
     return v as number;
   };
-  const compensate = data['compensate'];
-  if (typeof compensate !== 'number' || !Number.isFinite(compensate)) fail(`compensate must be a number, got ${JSON.stringify(compensate)}`);
   const primary = data['primary_stem'] ?? 'Vocals';
-  if (typeof primary !== 'string' || primary.trim() === '') fail(`primary_stem must be a stem name, got ${JSON.stringify(primary)}`);
+  if (typeof primary !== 'string' || !STEM_NAME.test(primary)) {
+    fail(`primary_stem must be a stem name (up to 64 letters, digits, spaces and _&+()'-), got ${JSON.stringify(primary).slice(0, 80)}`);
+  }
+  for (const key of BOOLEAN_KEYS) if (key in data && typeof data[key] !== 'boolean') fail(`${key} must be true or false, got ${JSON.stringify(data[key])}`);
   return {
-    compensate: compensate as number,
-    mdx_dim_f_set: whole('mdx_dim_f_set', 4),
-    mdx_dim_t_set: whole('mdx_dim_t_set', 1),
-    mdx_n_fft_scale_set: whole('mdx_n_fft_scale_set', 4),
+    compensate: inRange('compensate', false),
+    mdx_dim_f_set: inRange('mdx_dim_f_set', true),
+    mdx_dim_t_set: inRange('mdx_dim_t_set', true),
+    mdx_n_fft_scale_set: inRange('mdx_n_fft_scale_set', true),
     primary_stem: primary as string,
   };
 }

@@ -28,6 +28,20 @@ export interface MsstCommon {
   readonly normalize: boolean;
 }
 
+/**
+ * The largest integer a config key may hold: far above every published MSST config (dims up to
+ * 512, n_fft up to 8192, chunks up to 30 s), far below what would exhaust memory.
+ */
+const DEFAULT_INT_CEILING = 65_536;
+const INT_CEILINGS: Readonly<Record<string, number>> = {
+  chunk_size: 2 ** 23,
+  sample_rate: 384_000,
+  num_overlap: 64,
+  batch_size: 64,
+  num_bands: 1024,
+  num_stems: 64,
+};
+
 /** A parsed yaml with typed readers that fail naming the file and the key. */
 export class MsstDocument {
   readonly audio: Readonly<Record<string, unknown>>;
@@ -50,9 +64,11 @@ export class MsstDocument {
     return new StemsplitError('MODEL_INVALID', `${this.file}: ${detail}`);
   }
 
+  /** An integer from `min` up to the key's ceiling (INT_CEILINGS), so no config makes stemsplit allocate without bound. */
   int(section: Readonly<Record<string, unknown>>, key: string, fallback?: number, min = 0): number {
     const value = section[key] ?? fallback;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min) throw this.fail(`${key} must be an integer ≥ ${min}, got ${String(value)}`);
+    const max = INT_CEILINGS[key] ?? DEFAULT_INT_CEILING;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw this.fail(`${key} must be an integer from ${min} to ${max}, got ${String(value)}`);
     return value;
   }
 
@@ -124,6 +140,7 @@ export function msstModelType(doc: MsstDocument, given?: MsstModelType): MsstMod
 /**
  * The settings every family shares. `training.target_instrument` makes a single-target model;
  * otherwise `training.instruments` are the stems, as many as the network writes (`numStems`).
+ * Stem names are lower-cased, whatever case the yaml uses (UVR's copies say `Vocals`, `Kick`).
  */
 export function msstCommon(
   doc: MsstDocument,
@@ -131,10 +148,11 @@ export function msstCommon(
 ): MsstCommon {
   const { audio, training, inference } = doc;
   const isName = (item: unknown): item is string => typeof item === 'string';
-  const instrumentsList = doc.list(training, 'instruments', isName, 'names', []);
-  const target = training['target_instrument'];
-  if (target !== undefined && target !== null && typeof target !== 'string') throw doc.fail('training.target_instrument must be a name or null');
-  const instruments = typeof target === 'string' ? [target] : instrumentsList;
+  const instrumentsList = doc.list(training, 'instruments', isName, 'names', []).map((name) => name.toLowerCase());
+  const rawTarget = training['target_instrument'];
+  if (rawTarget !== undefined && rawTarget !== null && typeof rawTarget !== 'string') throw doc.fail('training.target_instrument must be a name or null');
+  const target = typeof rawTarget === 'string' ? rawTarget.toLowerCase() : null;
+  const instruments = target !== null ? [target] : instrumentsList;
   if (instruments.length !== network.numStems) {
     throw doc.fail(`${network.stemsFrom} is ${network.numStems} but the config names ${instruments.length} output stem(s) (${instruments.join(', ')})`);
   }
@@ -144,7 +162,7 @@ export function msstCommon(
     sampleRate: network.sampleRate ?? doc.int(audio, 'sample_rate', 44100, 1),
     channels: network.channels,
     instruments,
-    target: typeof target === 'string' ? target : null,
+    target,
     chunkSize: doc.int(inference, 'chunk_size', doc.int(audio, 'chunk_size', undefined, 1), 1),
     numOverlap: doc.int(inference, 'num_overlap', 2, 1),
     batchSize: doc.int(inference, 'batch_size', 1, 1),

@@ -1,15 +1,16 @@
 /** The worker-process side of `workerSplitter`: loads models once, runs split jobs, reports progress. */
-import { describeError, isStemsplitError, StemsplitError } from '../errors.js';
-import { onnxLoaders } from '../models/loaders.js';
+import { describeError, isStemsplitError } from '../errors.js';
+import { modelLoader } from '../models/loaders.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM } from '../ensemble/algorithms.js';
 import { isEnsembleRef, ModelCache, type ModelRef } from '../models/registry.js';
 import type { SeparationModel } from '../separation/model.js';
+import { loadRefusal, type EnsemblePlace } from './load-refusal.js';
 import { splitAudioFile } from './split-audio-file.js';
 import { WORKER_DATA_ENV, type SplitWorkerData, type WorkerReply, type WorkerRequest } from './worker-pool.js';
 
 const send = process.send?.bind(process);
 if (!send) throw new Error('worker-process.ts runs as the split worker of workerSplitter (it needs an IPC channel)');
-const models = new ModelCache(onnxLoaders(JSON.parse(process.env[WORKER_DATA_ENV] ?? '{}') as SplitWorkerData));
+const models = new ModelCache(modelLoader(JSON.parse(process.env[WORKER_DATA_ENV] ?? '{}') as SplitWorkerData));
 const reply = (message: WorkerReply) => void send(message);
 // The channel closes when the process that started this one is gone, even killed outright: no one
 // is left to report to, and a job it restarts must not meet this one's output.
@@ -17,10 +18,17 @@ process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
 
 const running = new Map<number, AbortController>();
 
+/** Loads a model, a refusal naming it, its file and its place in an ensemble. */
+function load(ref: ModelRef, place?: EnsemblePlace): Promise<SeparationModel> {
+  return models.load(ref).catch((error: unknown) => {
+    throw loadRefusal(ref, error, place);
+  });
+}
+
 /** Loads an ensemble's members one at a time, so two conversions never run side by side. */
-async function loadEach(refs: readonly ModelRef[], load: (ref: ModelRef) => Promise<SeparationModel>): Promise<SeparationModel[]> {
+async function loadEach(refs: readonly ModelRef[]): Promise<SeparationModel[]> {
   const loaded: SeparationModel[] = [];
-  for (const ref of refs) loaded.push(await load(ref));
+  for (const [index, ref] of refs.entries()) loaded.push(await load(ref, { index: index + 1, count: refs.length }));
   return loaded;
 }
 
@@ -34,14 +42,8 @@ process.on('message', async (request: WorkerRequest) => {
   const controller = new AbortController();
   running.set(id, controller);
   try {
-    // A refusal keeps its own code (MODEL_INVALID, MODEL_NOT_FOUND, …) across to the CLI's exit
-    // and the job's error; anything else a load throws (ONNX Runtime, memory) is the model failing.
-    const load = (ref: ModelRef) =>
-      models.load(ref).catch((error: unknown) => {
-        throw new StemsplitError(isStemsplitError(error) ? error.code : 'SEPARATION_FAILED', `model ${ref.name} could not be loaded: ${describeError(error)}`);
-      });
     // An ensemble's members stay loaded together, as a single model stays loaded between jobs.
-    const model = isEnsembleRef(choice) ? { name: choice.name, members: await loadEach(choice.members, load), method: ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM } } : await load(choice);
+    const model = isEnsembleRef(choice) ? { name: choice.name, members: await loadEach(choice.members), method: ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM } } : await load(choice);
     const result = await splitAudioFile(inputPath, model, outDir, {
       ...output,
       onProgress: (progress) => reply({ id, type: 'progress', progress }),

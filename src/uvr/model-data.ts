@@ -3,22 +3,23 @@
  * and UVR's stem names (python-audio-separator's CommonSeparator).
  */
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
+import { StemsplitError } from '../errors.js';
+import { openModelFile } from '../model-files/regular.js';
 
 /** python-audio-separator's get_model_hash: how many trailing bytes are hashed. */
 export const HASHED_BYTES = 10_000 * 1024;
 
 /** UVR's model hash: MD5 of the file's last 10,240,000 bytes (the whole file when smaller). */
 export function uvrModelHash(file: string): string {
-  const fd = openSync(file, 'r');
+  const { fd, size } = openModelFile(file, 'model file', (error) => new StemsplitError('MODEL_NOT_FOUND', `cannot read ${file}`, { cause: error }));
   try {
-    const size = fstatSync(fd).size;
     const count = Math.min(size, HASHED_BYTES);
     const bytes = Buffer.allocUnsafe(count);
     let done = 0;
     while (done < count) {
       const read = readSync(fd, bytes, done, count - done, size - count + done);
-      if (read === 0) throw new Error(`${file} shrank while it was hashed`);
+      if (read === 0) throw new StemsplitError('MODEL_INVALID', `${file} shrank while it was hashed`);
       done += read;
     }
     return createHash('md5').update(bytes).digest('hex');
