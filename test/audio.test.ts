@@ -1,6 +1,8 @@
 /**
  * Real audio through the real ffmpeg: our WAV writer, MP3/FLAC encoding, decoding of
  * every input format the service accepts, resampling, channel handling and probing.
+ *
+ * @tier quick
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

@@ -3,6 +3,8 @@
  * direct DFT, and `_spec` followed by `_ispec` giving the signal back away from the edges
  * (at the edges HTDemucs' inverse is not exact by design: the zero padding frames count
  * in the window envelope, and the fixtures check that part).
+ *
+ * @tier quick
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,6 +1,8 @@
 /**
  * The evaluation metrics behind docs/quality.md: the MDX SDR and the leakage projection
  * ("where each real stem went"), checked on signals whose answers are known by construction.
+ *
+ * @tier quick
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -1,6 +1,8 @@
 /**
  * No circle of imports under src/: every file imports only downward (static, type-only and dynamic imports all
  * count). The same check as `node --import tsx scripts/import-cycles.ts`, first shown to find circles it must find.
+ *
+ * @tier quick
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,8 @@
-/** The CLI's progress bar, written to a recording stream with a clock the test moves. */
+/**
+ * The CLI's progress bar, written to a recording stream with a clock the test moves.
+ *
+ * @tier quick
+ */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createProgressBar } from '../src/cli/progress.js';

@@ -3,6 +3,8 @@
  * the field, in the v1 envelope, as the OpenAPI document (generated from the routes and schemas
  * that serve) describes it; every operation the served document lists is routed, behind the key
  * where it says so. Part of the quick tier (`npm run test:quick`).
+ *
+ * @tier quick
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

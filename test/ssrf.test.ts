@@ -2,6 +2,8 @@
  * SSRF protection of server-side fetches. No test here ever connects to a non-loopback address:
  * refused targets are refused before any socket opens, and where a name must resolve to a public
  * address, the dialer is replaced so the connection lands on a loopback sink.
+ *
+ * @tier quick
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
