@@ -146,7 +146,7 @@ function tensorCase(name: string, meta: TensorMeta, storages: Readonly<Record<st
 }
 
 /** A case whose whole `model.th` (or other `name`) is the bytes `make` returns. */
-function fileCase(name: string, kind: HostileKind, make: () => Uint8Array, file = 'model.th'): HostileCase {
+export function fileCase(name: string, kind: HostileKind, make: () => Uint8Array, file = 'model.th'): HostileCase {
   return {
     name,
     kind,

@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   demucsPackage,
+  fileCase,
   identityOnnx,
   mdxFiles,
   msstFiles,
@@ -17,19 +18,8 @@ import {
   type HostileCase,
   type HostileKind,
 } from './cases.js';
+import { seededRandom } from '../reliability/common.js';
 import { demucsPackageOps, floats, global, int, op, pickle, stateDictOps, str, torchFile, u32, type TensorMeta } from './torch-files.js';
-
-/** mulberry32: a small, fast, seeded generator of floats in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Dice {
   constructor(readonly next: () => number) {}
@@ -179,16 +169,7 @@ function mutateYaml(dice: Dice, yaml: string, keys: readonly string[]): string {
 function randomCase(dice: Dice, index: number, seed: number): HostileCase {
   const kind = dice.pick<HostileKind>(['pickle', 'zip', 'tensor', 'yaml', 'onnx', 'model-data', 'config', 'config', 'config']);
   const name = `random ${kind} #${index} (seed ${seed})`;
-  const demucs = (make: () => Uint8Array): HostileCase => ({
-    name,
-    kind,
-    family: 'demucs',
-    write: (dir) => {
-      const model = join(dir, 'model.th');
-      writeFileSync(model, make());
-      return { model, names: model };
-    },
-  });
+  const demucs = (make: () => Uint8Array): HostileCase => fileCase(name, kind, make);
   const goodState: readonly (readonly [string, TensorMeta])[] = [['weight', { shape: [2, 2], key: '0' }]];
   switch (kind) {
     case 'pickle': {
