@@ -51,7 +51,7 @@ function sourceFiles(root: string, dir = ''): string[] {
 }
 
 /** The specifiers of a file's import and export-from declarations and of its `import(...)` calls and types. */
-export function moduleSpecifiers(file: string): string[] {
+function moduleSpecifiers(file: string): string[] {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false);
   const specs: string[] = [];
   const visit = (node: ts.Node): void => {

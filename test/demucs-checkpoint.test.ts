@@ -12,7 +12,7 @@ import { after, describe, it } from 'node:test';
 import { deflateRawSync } from 'node:zlib';
 import { convertCheckpoint, parseBagFile, parseHTDemucsConfig, PyFraction, readCheckpoint } from '../src/demucs/index.js';
 import { PickleTuple, unpickle } from '../src/torch/pickle.js';
-import { isStemsplitError } from '../src/errors.js';
+import { rejectsWith } from './support/assertions.js';
 import { fixtureDir } from './support/fixtures.js';
 
 const FIXTURES = fixtureDir('demucs') ?? '';
@@ -142,15 +142,6 @@ function checkpointFile(name: string, parts: PackageParts, storages: Record<stri
   for (const [key, data] of Object.entries(storages)) entries[`archive/data/${key}`] = data;
   writeZip(file, entries, deflate);
   return file;
-}
-
-async function rejectsWith(action: () => unknown, code: string, pattern: RegExp): Promise<void> {
-  await assert.rejects(async () => action(), (error: unknown) => {
-    assert.ok(isStemsplitError(error), `expected a StemsplitError, got ${String(error)}`);
-    assert.equal(error.code, code);
-    assert.match(error.message, pattern);
-    return true;
-  });
 }
 
 describe('demucs checkpoint reader', () => {

@@ -17,8 +17,8 @@ import { TorchStft } from '../src/dsp/stft.js';
 import { msstModelType, MsstDocument } from '../src/msst/config.js';
 import { readStateDict } from '../src/torch/checkpoint.js';
 import { fixtureDir } from './support/fixtures.js';
-import { assertStems, checkForwardAndDemix, msstFixtures, splitThroughCli } from './support/msst-fixtures.js';
-import { decodePlanar, writeFloatWav } from './support/reference-audio.js';
+import { checkForwardAndDemix, msstFixtures, splitThroughCli } from './support/msst-fixtures.js';
+import { assertStems, decodePlanar, writeFloatWav } from './support/reference-audio.js';
 
 const FIXTURES = fixtureDir('msst');
 const MIN_SNR_DB = 60;
@@ -56,7 +56,7 @@ describe('MDX23C fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fal
 
     it(`${name}: stemsplit split --format wav --float32 matches MSST's demix`, () => {
       const { actual, expected } = splitThroughCli(path.join(work, `split-${name}`), dir, fixture);
-      assertStems(`${name} split`, expected, actual, stems, MIN_SNR_DB);
+      assertStems(`${name} split`, expected, actual, stems, { minDb: MIN_SNR_DB });
     });
   }
 });

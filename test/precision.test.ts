@@ -20,28 +20,13 @@ import { runCli } from '../harness/process.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 import { fixtureDir } from './support/fixtures.js';
 import { msstFixtures, splitThroughCli } from './support/msst-fixtures.js';
-import { assertSnrs, decodePlanar, readF32, snrDb, stemSnrs, writeFloatWav } from './support/reference-audio.js';
+import { assertStems, decodePlanar, readF32, writeFloatWav } from './support/reference-audio.js';
 
 const FIXTURES = fixtureDir('demucs');
 const MIN_INT8_DB = 80;
 const STRIDE = 8;
 const work = tempDir('stemsplit-precision-');
 after(() => spawnSync('rm', ['-rf', work]));
-
-/** SNR of a full-rate stem [2 × length] against a reference kept every STRIDE-th sample [2 × kept]. */
-function stridedSnr(reference: Float32Array, ours: Float32Array, length: number): number {
-  const kept = reference.length / 2;
-  let signal = 0;
-  let noise = 0;
-  for (let c = 0; c < 2; c++) {
-    for (let j = 0; j < kept; j++) {
-      const r = reference[c * kept + j] as number;
-      signal += r * r;
-      noise += (r - (ours[c * length + j * STRIDE] as number)) ** 2;
-    }
-  }
-  return 10 * Math.log10(signal / noise);
-}
 
 describe('int8 precision', { skip: FIXTURES === undefined ? 'no fixtures' : false }, () => {
   const dir = FIXTURES as string;
@@ -54,11 +39,8 @@ describe('int8 precision', { skip: FIXTURES === undefined ? 'no fixtures' : fals
     const length = model.segmentSamples;
     const out = await model.run(input);
     await model.dispose();
-    const kept = reference.length / model.sources.length;
-    model.sources.forEach((source, s) => {
-      const snr = stridedSnr(reference.subarray(s * kept, (s + 1) * kept), out.subarray(s * 2 * length, (s + 1) * 2 * length), length);
-      assert.ok(snr >= MIN_INT8_DB, `${source}: ${snr.toFixed(1)} dB < ${MIN_INT8_DB}`);
-    });
+    assert.equal(out.length, model.sources.length * 2 * length);
+    assertStems('htdemucs_small int8 forward', reference, out, model.sources.length, { minDb: MIN_INT8_DB, names: model.sources, stride: STRIDE });
     const entries = readdirSync(path.join(cacheDir, 'demucs'));
     assert.equal(entries.length, 1);
     assert.match(entries[0] as string, /-int8\.v\d+$/);
@@ -81,13 +63,9 @@ describe('int8 precision', { skip: FIXTURES === undefined ? 'no fixtures' : fals
     assert.equal(result.status, 0, result.stderr);
     assert.match(readdirSync(path.join(env.STEMSPLIT_CACHE_DIR, 'demucs')).join(','), /-int8\.v\d+/);
     const reference = readF32(path.join(dir, 'htdemucs_small.separate.out.f32'));
-    const length = track.length / 2;
-    const kept = reference.length / 4;
-    ['drums', 'bass', 'other', 'vocals'].forEach((stem, s) => {
-      const ours = decodePlanar(path.join(out, 'song', `${stem}.wav`), 2);
-      const snr = stridedSnr(reference.subarray(s * kept, (s + 1) * kept), ours, length);
-      assert.ok(snr >= MIN_INT8_DB, `${stem}: ${snr.toFixed(1)} dB < ${MIN_INT8_DB}`);
-    });
+    const names = ['drums', 'bass', 'other', 'vocals'];
+    const stems = names.map((stem) => decodePlanar(path.join(out, 'song', `${stem}.wav`), 2));
+    assertStems('htdemucs_small int8 through split', reference, stems, names.length, { minDb: MIN_INT8_DB, names, stride: STRIDE });
   });
 });
 
@@ -101,7 +79,7 @@ describe('SCNet --precision int8 through stemsplit split', () => {
     it(`${name}: int8 LSTMs, within ${MIN_SCNET_INT8_DB} dB of the official stems`, () => {
       const caseDir = path.join(work, `scnet-${name}`);
       const { actual, expected } = splitThroughCli(caseDir, dir as string, fixture, ['--precision', 'int8']);
-      assertSnrs(`${name} int8 through split`, stemSnrs(expected, actual, fixture.instruments_out.length), MIN_SCNET_INT8_DB);
+      assertStems(`${name} int8 through split`, expected, actual, fixture.instruments_out.length, { minDb: MIN_SCNET_INT8_DB });
       const graphs = readdirSync(path.join(caseDir, 'cache', 'scnet'), { recursive: true, withFileTypes: true }).filter((entry) => entry.name.endsWith('.onnx'));
       assert.ok(graphs.some((entry) => readFileSync(path.join(entry.parentPath, entry.name)).includes('DynamicQuantizeLSTM')), 'the cached graphs hold int8 LSTMs');
     });
@@ -149,12 +127,12 @@ describe(`the bundled model (${BUNDLED}) with --precision int8`, () => {
       outputs.push(await model.run(input));
       await model.dispose();
     }
-    assertSnrs('bundled int8 vs fp32, one segment', stemSnrs(outputs[0] as Float32Array, outputs[1] as Float32Array, STEMS.length), MIN_BUNDLED_INT8_DB, STEMS);
+    assertStems('bundled int8 vs fp32, one segment', outputs[0] as Float32Array, outputs[1] as Float32Array, STEMS.length, { minDb: MIN_BUNDLED_INT8_DB, names: STEMS });
   });
 
   it('stemsplit split --precision int8', () => {
     const int8 = splitStems(['--precision', 'int8'], path.join(dir, 'int8'));
-    assertSnrs('bundled int8 vs fp32 through split', STEMS.map((_, s) => snrDb(fp32()[s] as Float32Array, int8[s] as Float32Array)), MIN_BUNDLED_INT8_DB, STEMS);
+    assertStems('bundled int8 vs fp32 through split', fp32(), int8, STEMS.length, { minDb: MIN_BUNDLED_INT8_DB, names: STEMS });
   });
 
   it('a server started with precision int8 splits through the API', async () => {
@@ -173,7 +151,7 @@ describe(`the bundled model (${BUNDLED}) with --precision int8`, () => {
         writeFileSync(path.join(downloads, `${stem}.wav`), Buffer.from(await response.arrayBuffer()));
         int8.push(decodePlanar(path.join(downloads, `${stem}.wav`), 2));
       }
-      assertSnrs('bundled int8 (API, 16-bit WAV) vs fp32 (split)', STEMS.map((_, s) => snrDb(fp32()[s] as Float32Array, int8[s] as Float32Array)), MIN_BUNDLED_INT8_DB, STEMS);
+      assertStems('bundled int8 (API, 16-bit WAV) vs fp32 (split)', fp32(), int8, STEMS.length, { minDb: MIN_BUNDLED_INT8_DB, names: STEMS });
     } finally {
       await t.close();
     }

@@ -14,8 +14,8 @@ import { parseRoformerConfig, readRoformerConfig, type RoformerType } from '../s
 import { loadRoformer, RoformerNetwork } from '../src/roformer/engine.js';
 import { separate } from '../src/separation/index.js';
 import { fixtureDir } from './support/fixtures.js';
-import { assertStems, checkForwardAndDemix, msstFixtures } from './support/msst-fixtures.js';
-import { readF32 } from './support/reference-audio.js';
+import { checkForwardAndDemix, msstFixtures } from './support/msst-fixtures.js';
+import { assertStems, readF32 } from './support/reference-audio.js';
 
 const FIXTURES = fixtureDir('roformer');
 const MIN_SNR_DB = 60;
@@ -76,7 +76,7 @@ describe('RoFormer fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : f
         }
         const actual = new Float32Array(expected.length);
         streamed.forEach((stem, s) => actual.set(stem, s * 2 * length));
-        assertStems(`${name} streamed`, expected, actual, streamed.length, MIN_SNR_DB);
+        assertStems(`${name} streamed`, expected, actual, streamed.length, { minDb: MIN_SNR_DB });
       } finally {
         await model.dispose();
         await network.release();

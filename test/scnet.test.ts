@@ -16,8 +16,8 @@ import { bandGeometry } from '../src/scnet/graph.js';
 import { chunkPadding, ScnetNetwork } from '../src/scnet/engine.js';
 import { parseScnetConfig } from '../src/scnet/config.js';
 import { fixtureDir } from './support/fixtures.js';
-import { assertStems, checkForwardAndDemix, msstFixtures, splitThroughCli, type FixtureFile } from './support/msst-fixtures.js';
-import { readF32, writeFloatWav } from './support/reference-audio.js';
+import { checkForwardAndDemix, msstFixtures, splitThroughCli, type FixtureFile } from './support/msst-fixtures.js';
+import { assertStems, readF32, writeFloatWav } from './support/reference-audio.js';
 
 const FIXTURES = fixtureDir('msst');
 const MIN_SNR_DB = 60;
@@ -50,7 +50,7 @@ describe('SCNet fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fals
     it(`${name}: stemsplit split --format wav --float32 matches MSST's demix`, () => {
       const { actual, expected, stemDir } = splitThroughCli(path.join(work, `cli-${name}`), FIXTURES as string, fixture);
       assert.deepEqual(readdirSync(stemDir).sort(), fixture.instruments_out.map((stem) => `${stem}.wav`).sort());
-      assertStems(`${name} through split`, expected, actual, stems, MIN_SNR_DB);
+      assertStems(`${name} through split`, expected, actual, stems, { minDb: MIN_SNR_DB });
     });
   }
 

@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createWebSession, WEB_SESSION_KEY_NAME } from '../src/services/web-session.js';
 import { webSessionLink } from '../src/web/session.js';
+import { maxDifference } from './support/assertions.js';
 import { until } from './support/wait.js';
 import { writeSong } from '../harness/audio.js';
 import { killHard, runCli } from '../harness/process.js';
@@ -93,12 +94,6 @@ function readFloatWav(bytes: Buffer): { format: number; channels: number; sample
   const samples = new Float32Array(bytes.buffer.slice(bytes.byteOffset + 58, bytes.byteOffset + 58 + frames * channels * 4));
   const data = Array.from({ length: channels }, (_, c) => Float32Array.from({ length: frames }, (_, i) => samples[i * channels + c] as number));
   return { format, channels, sampleRate, data };
-}
-
-function maxDifference(a: Float32Array[], b: Float32Array[]): number {
-  let worst = 0;
-  a.forEach((channel, c) => channel.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - (b[c]?.[i] ?? NaN))))));
-  return worst;
 }
 
 /** RMS of what each stem sends to the master, as the page's meters read it. */

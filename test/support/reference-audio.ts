@@ -50,10 +50,40 @@ export function stemOf(reference: Float32Array, stems: number, index: number): F
   return reference.subarray(index * plane, (index + 1) * plane);
 }
 
-/** SNR in dB of each stem of `actual` against `expected`, both [stems, …] of equal planes. */
-export function stemSnrs(expected: Float32Array, actual: Float32Array, stems: number): number[] {
-  assert.equal(actual.length, expected.length, 'output size');
-  return Array.from({ length: stems }, (_, s) => snrDb(stemOf(expected, stems, s), stemOf(actual, stems, s)));
+/** SNR in dB of planar `stem` [channels, length] against `reference` [channels, kept], which kept every `stride`-th sample. */
+export function stridedSnrDb(reference: Float32Array, stem: Float32Array, channels: number, stride: number): number {
+  if (stride === 1) assert.equal(stem.length, reference.length, 'output size');
+  const kept = reference.length / channels;
+  const length = stem.length / channels;
+  const strided = new Float32Array(reference.length);
+  for (let c = 0; c < channels; c++) for (let i = 0; i < kept; i++) strided[c * kept + i] = stem[c * length + i * stride] as number;
+  return snrDb(reference, strided);
+}
+
+/** Stems as one array [stems, …], or one array per stem. */
+export type Stems = Float32Array | readonly Float32Array[];
+
+function stemAt(stems: Stems, count: number, index: number): Float32Array {
+  return stems instanceof Float32Array ? stemOf(stems, count, index) : (stems[index] ?? new Float32Array(0));
+}
+
+export interface StemCheck {
+  readonly minDb: number;
+  /** Shown instead of stem numbers. */
+  readonly names?: readonly string[];
+  /** Default 2. */
+  readonly channels?: number;
+  /** The reference kept every `stride`-th sample; default 1. */
+  readonly stride?: number;
+}
+
+/**
+ * Logs each stem's SNR against `reference` ([stems, channels, kept]) and asserts each ≥ `check.minDb`. Each of
+ * the two is [stems, channels, …] in one array, or one planar [channels, …] array per stem.
+ */
+export function assertStems(label: string, reference: Stems, actual: Stems, stems: number, check: StemCheck): void {
+  const snrs = Array.from({ length: stems }, (_, s) => stridedSnrDb(stemAt(reference, stems, s), stemAt(actual, stems, s), check.channels ?? 2, check.stride ?? 1));
+  assertSnrs(label, snrs, check.minDb, check.names);
 }
 
 /** Prints `label: a / b … dB` (or `label: name a, name b dB` when `names` are given) and asserts each ≥ `minDb`. */
