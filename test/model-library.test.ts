@@ -283,3 +283,28 @@ test('the CLI as scripts and UVR users expect: usage errors exit 2, family flags
   assert.deepEqual(readdirSync(join(out, 'song')), ['no_vocals.flac']);
   assert.match(runCli(['split', '--help']).stdout, /--output_format +--format\n/);
 });
+
+test('a job passes its model family settings as modelOptions, checked against the models it runs', async () => {
+  const t = await startTestServer({ dataDir: libraryDataDir() });
+  try {
+    const listing = (await t.request('GET', '/models')).json.data.items as Array<Listed & { options: string[] }>;
+    assert.deepEqual(listing.find((item) => item.name === 'mdx-vocals')?.options, ['mdxSegmentSize', 'mdxOverlap', 'mdxBatchSize', 'mdxDenoise']);
+    assert.deepEqual(listing.find((item) => item.name === 'scnet_4stem')?.options, ['modelType']);
+    const refusal = async (body: Record<string, unknown>) => {
+      const reply = await split(t, body);
+      assert.equal(reply.status, 422, JSON.stringify(reply.json));
+      return reply.json.error.message as string;
+    };
+    assert.match(await refusal({ model: 'scnet_4stem', modelOptions: { mdxDenoise: true } }), /^modelOptions\.mdxDenoise applies to MDX-Net \.onnx models, and scnet_4stem is not one$/);
+    assert.match(await refusal({ model: 'mdx-vocals', modelOptions: { mdxOverlap: 2 } }), /^modelOptions\.mdxOverlap must be from 0 to below 1, got "2"$/);
+    assert.match(await refusal({ model: 'mdx-vocals', modelOptions: { shifts: 2 } }), /^modelOptions\.shifts is not an option of any model family here/);
+
+    const made = await split(t, { model: 'mdx-vocals', modelOptions: { mdxDenoise: true, mdxOverlap: 0.5 } });
+    assert.equal(made.status, 200, JSON.stringify(made.json));
+    const done = (await waitForSplit(t, made.json.data.id)).json.data;
+    assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+    assert.deepEqual(done.modelOptions, { mdxDenoise: true, mdxOverlap: 0.5 });
+  } finally {
+    await t.close();
+  }
+});

@@ -33,6 +33,7 @@ export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: strin
     updatedAt: split.updatedAt,
     models: ensembleMembers(split.modelName),
     ensembleWeights: options.ensembleWeights ? [...options.ensembleWeights] : null,
+    modelOptions: options.modelOptions ? { ...options.modelOptions } : null,
     error: null,
   };
   if (resource.models.length > 1) resource.ensemble = (options.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM) as AudioSplitResource['ensemble'];

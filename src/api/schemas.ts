@@ -36,6 +36,8 @@ export const StemModel = z.enum(['4s', '6s']);
 /** A model as a job names it: a name from GET /v1/models or an alias (checked against the library when the job is made). */
 const ModelName = z.string().min(1).max(200).regex(/^[A-Za-z0-9][A-Za-z0-9._+-]*$/, 'must be a model name from GET /v1/models');
 const StemKey = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be a stem name the model writes (lower-case)');
+/** A family's settings by their names (the CLI flags' attributes: `mdxSegmentSize`), checked against the chosen models when the job is made. */
+const ModelOptions = z.record(z.string().regex(/^[a-z][A-Za-z0-9]{0,39}$/, 'must be an option name from GET /v1/models'), z.union([z.string().max(64), z.number(), z.boolean()]));
 /** Most ensembles are 2 or 3 models; 8 bounds a request's work. */
 const MAX_ENSEMBLE_MEMBERS = 8;
 
@@ -138,6 +140,9 @@ export const SplitRequest = z
       .union([z.literal(16), z.literal(24), z.literal(32)])
       .optional()
       .openapi({ description: 'An addition, for wav and flac: 16, 24, or 32 (32-bit float, wav only); default the source\'s depth.' }),
+    modelOptions: ModelOptions.optional().openapi({
+      description: 'An addition: the model family\'s own settings, as the CLI\'s flags name them (e.g. {"mdxSegmentSize": 512, "vrAggression": 10}); GET /v1/models lists each model\'s.',
+    }),
     webhookUrl: httpUrl.optional(),
   })
   .strict()
@@ -198,6 +203,7 @@ export const AudioSplit = z
       .openapi({ format: 'uri', description: 'Present with stems (an addition): a signed URL of the source they came from, kept as long as they are, for comparing.' }),
     models: z.array(z.string()).openapi({ description: 'An addition: every model that ran (one, or each member of an ensemble).' }),
     ensembleWeights: z.array(z.number()).nullable().openapi({ description: 'An addition: the ensemble\'s weights as asked, or null (equal).' }),
+    modelOptions: ModelOptions.nullable().openapi({ description: 'An addition: the family settings the job asked for, or null.' }),
     stems: z
       .record(z.string(), z.string().openapi({ format: 'uri' }))
       .optional()
@@ -235,6 +241,7 @@ export const ModelInfo = z
     task: z.enum(TASKS).openapi({ description: 'What it is for: four-stems, six-stems, vocals, instrumental, karaoke, dereverb, deecho, denoise, drum-parts or other.' }),
     aliases: z.array(StemModel).openapi({ description: 'The stemModel values that run this model now.' }),
     secondsPerMinute: z.number().nullable().openapi({ description: 'Seconds this server took per minute of audio, over the jobs that ran it; null until one has.' }),
+    options: z.array(z.string()).openapi({ description: 'The modelOptions names its family takes (e.g. mdxSegmentSize).' }),
     sources: z.array(z.string()).openapi({ description: 'The stems it writes, lower-case.' }),
     description: z.string(),
     terms: z.string().openapi({ description: 'The licence or terms of the weights as their publisher states them, or "not stated".' }),

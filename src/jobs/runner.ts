@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, isStemsplitError, jobErrorCodeOf, StemsplitError, type JobErrorCode } from '../errors.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, isEnsembleAlgorithm, type EnsembleMethod } from '../ensemble/algorithms.js';
+import { familyOptionsFrom } from '../models/families.js';
 import { isEnsembleRef, type ModelChoice, type ModelRegistry } from '../models/registry.js';
 import { OutageLog, parseJobOptions, type DataStore, type JobOptions, type Split } from '../store/index.js';
 import type { SplitJob, Splitter } from '../splitting/worker-pool.js';
@@ -194,8 +195,9 @@ export class JobRunner {
 
   /** The model a job named, as installed now; one removed since the job was made fails it in words its client understands. */
   #modelOf(split: Split): ModelChoice {
+    const { modelOptions } = parseJobOptions(split.jobOptions);
     try {
-      return this.#registry.resolve(split.modelName);
+      return this.#registry.resolve(split.modelName, undefined, modelOptions ? familyOptionsFrom(modelOptions) : undefined);
     } catch (error) {
       const why = isStemsplitError(error) && error.code === 'MODEL_NOT_FOUND' ? 'is no longer installed on this server' : `cannot be loaded: ${describeError(error)}`;
       throw new StemsplitError(isStemsplitError(error) ? error.code : 'MODEL_INVALID', `the model ${split.modelName} that this job asked for ${why}; the credits were refunded`, { cause: error });

@@ -6,6 +6,7 @@
 import { ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
 import { StemsplitError, describeError } from '../errors.js';
 import { isEnsembleRef, type ModelChoice, type ModelListing, type ModelRegistry, type StemModelAlias } from '../models/registry.js';
+import { familyOptionNames, familyOptionsFrom } from '../models/families.js';
 import type { Task } from '../models/tasks.js';
 import type { ModelTimings } from '../store/model-timings.js';
 
@@ -22,6 +23,8 @@ export interface ModelInfo {
   readonly aliases: ModelListing['aliases'][number][];
   /** Seconds of processing per minute of audio on this deployment, from its jobs; null until one ran. */
   readonly secondsPerMinute: number | null;
+  /** The `modelOptions` names its family takes. */
+  readonly options: string[];
   readonly sources: string[];
   readonly description: string;
   /** The weights' licence or terms as published, or "not stated". */
@@ -57,6 +60,7 @@ export class ModelService {
       task: model.task,
       aliases: [...model.aliases],
       secondsPerMinute: timings.get(model.name) ?? null,
+      options: optionNamesOf(model.kind),
       sources: [...model.sources],
       description: model.description,
       terms: model.terms,
@@ -90,6 +94,26 @@ export class ModelService {
     return this.#alias(request.stemModel);
   }
 
+  /**
+   * A job's `modelOptions`: each a setting of a family among the models it runs, checked by that
+   * family (its message names the option as the API does, not as the CLI's flag).
+   */
+  checkModelOptions(model: ModelChoice, values: Readonly<Record<string, unknown>>): void {
+    const names = familyOptionNames();
+    const refs = isEnsembleRef(model) ? model.members : [model];
+    for (const name of Object.keys(values)) {
+      const family = names.get(name);
+      if (family === undefined) throw invalid(`modelOptions.${name} is not an option of any model family here (they are ${[...names.keys()].join(', ')})`);
+      if (!refs.some((ref) => ref.kind === family.id)) throw invalid(`modelOptions.${name} applies to ${family.takers}, and ${model.name} ${refs.length > 1 ? 'has none' : 'is not one'}`);
+    }
+    try {
+      familyOptionsFrom(values);
+    } catch (error) {
+      const message = describeError(error).replace(/--([a-z0-9-]+)/g, (_flag, long: string) => `modelOptions.${long.replace(/-([a-z0-9])/g, (_dash, letter: string) => letter.toUpperCase())}`);
+      throw invalid(message);
+    }
+  }
+
   #alias(alias: StemModelAlias): ModelChoice {
     try {
       return this.#registry.resolveAlias(alias);
@@ -115,6 +139,11 @@ export class ModelService {
       throw invalid(`${field}: ${describeError(error)}`);
     }
   }
+}
+
+/** The `modelOptions` names a family takes: its flags' attributes. */
+function optionNamesOf(kind: string): string[] {
+  return [...familyOptionNames()].filter(([, family]) => family.id === kind).map(([name]) => name);
 }
 
 function invalid(message: string): StemsplitError {

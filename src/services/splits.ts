@@ -29,6 +29,7 @@ export interface CreateSplitRequest {
   readonly twoStems?: string | undefined;
   readonly outputFormat: StemFormat;
   readonly bitDepth?: JobOptions['bitDepth'] | undefined;
+  readonly modelOptions?: JobOptions['modelOptions'] | undefined;
   readonly webhookUrl?: string | undefined;
 }
 
@@ -144,10 +145,12 @@ export class SplitService {
         throw new StemsplitError('VALIDATION_ERROR', `twoStems: ${model.name} writes no stem "${request.twoStems}" (it writes ${sources.join(', ')})`);
       }
     }
+    if (request.modelOptions !== undefined) this.#models.checkModelOptions(model, request.modelOptions);
     return {
       ...ensemble,
       ...(request.twoStems !== undefined ? { twoStems: request.twoStems } : {}),
       ...(request.bitDepth !== undefined ? { bitDepth: request.bitDepth } : {}),
+      ...(request.modelOptions !== undefined && Object.keys(request.modelOptions).length > 0 ? { modelOptions: request.modelOptions } : {}),
     };
   }
 

@@ -11,6 +11,8 @@ export interface JobOptions {
   readonly twoStems?: string;
   /** WAV/FLAC sample depth: 16, 24, or 32 (float, WAV only); absent, the source's. */
   readonly bitDepth?: 16 | 24 | 32;
+  /** The families' own settings as the job named them (`mdxSegmentSize`, …), checked when it was made. */
+  readonly modelOptions?: Readonly<Record<string, string | number | boolean>>;
 }
 
 export function serializeJobOptions(options: JobOptions): string | null {

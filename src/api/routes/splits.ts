@@ -93,6 +93,7 @@ export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
       twoStems: body.twoStems,
       outputFormat: body.outputFormat,
       bitDepth: body.bitDepth,
+      modelOptions: body.modelOptions,
       webhookUrl: body.webhookUrl,
     };
     const origin = c.get('publicBase');

@@ -7,7 +7,7 @@ import { MP3_RATES, removeLeftoverStaging, removeStaging, twoStemsIndex, type St
 import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod, ENSEMBLE_ALGORITHMS, isEnsembleAlgorithm, parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
 import { ensembleMembers } from '../../config.js';
-import { familyFlags, MODEL_FAMILIES } from '../../models/families.js';
+import { familyFlags, familyOptionsFrom, MODEL_FAMILIES } from '../../models/families.js';
 import { flagAttribute, flagName } from '../../models/family.js';
 import { isEnsembleRef, listedFamily, registryFor, type FamilyOptions, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
@@ -68,10 +68,6 @@ function parseOptions(options: SplitOptions): StemOutputOptions {
   };
 }
 
-/** Each family's flags, checked by the family that takes them: this run's family options. */
-function familyOptions(options: SplitOptions): FamilyOptions {
-  return Object.assign({}, ...MODEL_FAMILIES.map((family) => family.options(options) ?? {})) as FamilyOptions;
-}
 
 /**
  * The model or ensemble to run: one --model (a name, a path, an alias, or `A+B`), or several
@@ -87,7 +83,7 @@ function chooseModel(registry: ModelRegistry, options: SplitOptions): { ref: Mod
     throw new StemsplitError('USAGE', "--model-config applies to a single MSST checkpoint; in an ensemble, put each checkpoint's .yaml beside it");
   }
   // One spec may still be an ensemble: an alias whose entry joins models.
-  const ref = specs.length === 1 ? registry.resolve(specs[0] as string, options.modelConfig, familyOptions(options)) : registry.resolveEnsemble(specs, familyOptions(options));
+  const ref = specs.length === 1 ? registry.resolve(specs[0] as string, options.modelConfig, familyOptionsFrom(options)) : registry.resolveEnsemble(specs, familyOptionsFrom(options));
   checkFamilyFlags(ref, options);
   if (isEnsembleRef(ref)) return { ref, ensemble: parseEnsembleMethod(options.ensemble, options.ensembleWeights, ref.members.length) };
   if (options.ensemble !== undefined || options.ensembleWeights !== undefined) {
