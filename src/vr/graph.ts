@@ -223,7 +223,7 @@ class VrBuilder {
     });
     const [, , skipF, skipT] = skip.shape as [number, number, number, number];
     if (skipF !== 2 * f || skipT < 2 * t) {
-      throw new StemsplitError('MODEL_INVALID', `${this.file}: ${prefix} joins [${size.join(', ')}] with a skip of [${skip.shape.join(', ')}]: the window or the params' bins do not fit this network`);
+      throw new StemsplitError('MODEL_INVALID', `${this.file}: ${prefix} joins [${size.join(', ')}] with a skip of [${skip.shape.join(', ')}]: the params' bins or the window do not halve evenly through this network's encoders (the official code fails here too)`);
     }
     const start = Math.floor((skipT - 2 * t) / 2);
     const cropped = skipT === 2 * t ? skip : this.ops.slice(skip, 3, start, start + 2 * t);
