@@ -232,6 +232,13 @@ export const MORE_CASES: readonly HostileCase[] = [
   pickleCase('pickle: INT of 10⁶ digits', concat([0x49], Buffer.from('9'.repeat(1_000_000) + '\n', 'latin1'))),
   pickleCase('pickle: LONG_BINGET of a memo never set', [0x6a, ...u32(0xfffffffe)]),
   pickleCase('pickle: 10⁶ MARKs', repeated(op.mark, 1_000_000)),
+  pickleCase('pickle: 3·10⁷ EMPTY_DICTs', repeated(op.emptyDict, 30_000_000)),
+  pickleCase('pickle: 5,000 nested lists', concat(repeated(op.emptyList, 5000), repeated(op.append, 4999))),
+  // L0 = []; L(i+1) = [Li, Li] through the memo: 2^100 items once shared references are followed.
+  pickleCase(
+    'pickle: a list of itself twice, 100 times over',
+    concat(op.emptyList, [0x94], op.pop, ...Array.from({ length: 100 }, (_, i) => [...op.emptyList, 0x68, i, ...op.append, 0x68, i, ...op.append, 0x94, ...op.pop]), [0x68, 100]),
+  ),
   pickleCase('pickle: an unknown opcode', [0xff]),
   {
     name: 'pickle: ends before STOP',
@@ -277,6 +284,7 @@ export const MORE_CASES: readonly HostileCase[] = [
   yamlCase('yaml: an unknown tag', SMALL_ROFORMER_YAML.replace('  heads: 2\n', '  heads: !custom 2\n')),
   yamlCase('yaml: a billion laughs of aliases', `a: &a [x, x, x, x, x, x, x, x, x]\n${Array.from({ length: 9 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(9).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`).join('\n')}\n${SMALL_ROFORMER_YAML}`),
   yamlCase('yaml: 10⁵ nested flow lists', `${SMALL_ROFORMER_YAML}extra: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`),
+  yamlCase('yaml: 2·10⁵ nested block lists', `${SMALL_ROFORMER_YAML}extra:\n  ${'- '.repeat(200_000)}x\n`),
   yamlCase('yaml: a 20 MB config', `${SMALL_ROFORMER_YAML}${'# padding padding padding padding padding padding padding\n'.repeat(350_000)}`),
   yamlCase('yaml: not a mapping', '- just\n- a\n- list\n'),
   configCase('config: stft_n_fft 2^30', { stft_n_fft: String(2 ** 30), stft_win_length: String(2 ** 30) }),

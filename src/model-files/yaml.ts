@@ -18,6 +18,9 @@ const MAX_ALIASES = 100;
 
 const PYTHON = 'tag:yaml.org,2002:python/';
 const TOO_DEEP = 'its lists or mappings are nested too deeply for a config';
+const MAX_FLOW_DEPTH = 64;
+/** 64 levels of two-space indentation. */
+const MAX_BLOCK_COLUMNS = 128;
 
 /** The Python tags full_load builds from plain data, read as their plain values. */
 const PYTHON_DATA_TAGS: Tags = [
@@ -46,6 +49,8 @@ export function readModelYaml(file: string, what = 'model config'): unknown {
 export function parseModelYaml(text: string, file: string): unknown {
   const lines = new LineCounter();
   const fail = (detail: string) => new StemsplitError('MODEL_INVALID', `${file}: ${detail}`);
+  // A config nests two or three levels; far deeper nesting is refused before the parser recurses into it.
+  if (flowDepth(text) > MAX_FLOW_DEPTH || blockColumns(text) > MAX_BLOCK_COLUMNS) throw fail(TOO_DEEP);
   try {
     const document = parseDocument(text, { customTags: PYTHON_DATA_TAGS, uniqueKeys: false, lineCounter: lines, logLevel: 'silent' });
     const unresolved = document.warnings.find((warning) => warning.code === 'TAG_RESOLVE_FAILED');
@@ -60,6 +65,34 @@ export function parseModelYaml(text: string, file: string): unknown {
     if (error instanceof ReferenceError) throw fail(`not a config stemsplit reads (${describeError(error)})`);
     throw fail(`not valid YAML: ${describeError(error).slice(0, 200)}`);
   }
+}
+
+/** The deepest nesting of flow brackets ([ and {) outside quotes. */
+function flowDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let quote: string | undefined;
+  for (const c of text) {
+    if (quote !== undefined) {
+      if (c === quote) quote = undefined;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+    } else if (c === '[' || c === '{') {
+      deepest = Math.max(deepest, ++depth);
+    } else if (c === ']' || c === '}') {
+      depth = Math.max(0, depth - 1);
+    } else if (c === '\n') {
+      quote = undefined;
+    }
+  }
+  return deepest;
+}
+
+/** The widest block nesting: a line's indentation plus its compact `- ` / `? ` indicators, in columns. */
+function blockColumns(text: string): number {
+  let widest = 0;
+  for (const line of text.split('\n')) widest = Math.max(widest, /^ *(?:[-?:] +)*/.exec(line)?.[0].length ?? 0);
+  return widest;
 }
 
 /** The line for a tag full_load would not construct: which tag, where, and why it is refused. */

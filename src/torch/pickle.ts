@@ -81,6 +81,12 @@ export function unpickle(data: Uint8Array, hooks: UnpickleHooks, file = 'checkpo
  */
 const MAX_INT_BYTES = 1024;
 const MAX_INT_DIGITS = 4300;
+/** A state dict nests three or four levels; Python's own recursion limit is 1000. */
+const MAX_NESTING = 1000;
+/** Items a walk of the value may meet, shared references counted each time: walked in well under a second. */
+const MAX_EXPANDED = 4_000_000;
+/** Values a pickle may build: a state dict of 15,000 tensors (about 30 values each); at up to 200 bytes a value, about 100 MB. */
+const MAX_VALUES = 500_000;
 
 function malformed(file: string, detail: string): StemsplitError {
   return new StemsplitError('MODEL_INVALID', `${file} holds a malformed pickle: ${detail}`);
@@ -91,6 +97,7 @@ class Unpickler {
   private readonly text = new TextDecoder('utf-8');
   private readonly latin1 = new TextDecoder('latin1');
   private pos = 0;
+  private made = 0;
   private stack: StackItem[] = [];
   private readonly marks: StackItem[][] = [];
   private readonly memo = new Map<number, PickleValue>();
@@ -106,9 +113,38 @@ class Unpickler {
   run(): PickleValue {
     for (;;) {
       const opcode = this.byte();
-      if (opcode === 0x2e /* STOP */) return this.pop();
+      if (opcode === 0x2e /* STOP */) return this.bounded(this.pop());
       this.step(opcode);
     }
+  }
+
+  /**
+   * The value, refused when it nests deeper than MAX_NESTING or, its shared references (memo
+   * gets, DUP) counted each time they appear, holds more than MAX_EXPANDED items: what reads it
+   * afterwards (a config reader, an error message) may then recurse or walk it without bound. A
+   * container met again inside itself (a cycle, which pickles allow) is not walked twice.
+   */
+  private bounded(root: PickleValue): PickleValue {
+    const onPath = new Set<object>();
+    const pending: { readonly value: PickleValue; readonly depth: number; readonly leave?: true }[] = [{ value: root, depth: 0 }];
+    let seen = 0;
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      const { value, depth } = next;
+      const items = value instanceof PickleTuple ? value.items : Array.isArray(value) ? value : value instanceof Map ? [...value.values()] : undefined;
+      if (items === undefined) continue;
+      if (next.leave) {
+        onPath.delete(value as object);
+        continue;
+      }
+      if (onPath.has(value as object)) continue;
+      if (depth >= MAX_NESTING) throw this.malformed(`its values nest more than ${MAX_NESTING} deep`);
+      seen += items.length;
+      if (seen > MAX_EXPANDED) throw this.malformed(`its values, shared references counted each time, hold more than ${MAX_EXPANDED} items`);
+      onPath.add(value as object);
+      pending.push({ value, depth, leave: true });
+      for (const item of items) pending.push({ value: item, depth: depth + 1 });
+    }
+    return root;
   }
 
   // One opcode. Grouped as in Python's pickletools.
@@ -118,7 +154,7 @@ class Unpickler {
       case 0x80 /* PROTO */: this.pos += 1; return;
       case 0x95 /* FRAME */: this.pos += 8; return;
       // Stack manipulation.
-      case 0x28 /* MARK */: this.marks.push(this.stack); this.stack = []; return;
+      case 0x28 /* MARK */: this.counted(); this.marks.push(this.stack); this.stack = []; return;
       case 0x30 /* POP */: this.pop(); return;
       case 0x31 /* POP_MARK */: this.popMark(); return;
       case 0x32 /* DUP */: this.push(this.top()); return;
@@ -201,7 +237,13 @@ class Unpickler {
   }
 
   private push(value: PickleValue): void {
+    this.counted();
     this.stack.push(value);
+  }
+
+  /** Counts a value or MARK made: what a pickle builds is bounded whatever its size. */
+  private counted(): void {
+    if (++this.made > MAX_VALUES) throw this.malformed(`it builds more than ${MAX_VALUES} values, more than any checkpoint`);
   }
 
   private pop(): PickleValue {
