@@ -4,7 +4,7 @@
  *   quick  the test files whose leading comment says `@tier quick`: tests that start nothing but, at most, an
  *          in-process server on a loopback port. The tag is checked: a quick file that calls anything in
  *          STARTS_SOMETHING (a child process, PostgreSQL, a browser, ONNX Runtime, reference fixtures, a split
- *          worker, the reliability harness) is refused, and the tier must finish in QUICK_BUDGET_S.
+ *          worker, the reliability harness) is refused, and a tier past QUICK_BUDGET_S is named.
  *   full   every test file (`npm test` runs it after the typecheck).
  *
  *   node --import tsx scripts/test-tiers.ts quick|full [--list]
@@ -83,8 +83,6 @@ if (flag === '--list') {
   const seconds = (Date.now() - started) / 1000;
   console.error(`${tier} tier: ${files.length} test files in ${seconds.toFixed(0)} s`);
   process.exitCode = run.status ?? 1;
-  if (tier === 'quick' && seconds > QUICK_BUDGET_S) {
-    console.error(`the quick tier took over ${QUICK_BUDGET_S} s: untag its slowest file (\`@tier quick\`)`);
-    process.exitCode = 1;
-  }
+  // A warning, not a failure: on a busy machine the same files take longer.
+  if (tier === 'quick' && seconds > QUICK_BUDGET_S) console.error(`the quick tier took over ${QUICK_BUDGET_S} s: if the machine was quiet, untag its slowest file (\`@tier quick\`)`);
 }
