@@ -166,18 +166,42 @@ const DEMUCS_MODELS: readonly CatalogModel[] = [
 const MSST_CONFIGS = 'https://raw.githubusercontent.com/ZFTurbo/Music-Source-Separation-Training/ccc011abf7f89dd7922bb2888d48493b575c0289/configs/';
 const MSST_CONFIG_HASH = 'computed by stemsplit from MSST at commit ccc011a';
 const NO_HASH = 'none published: the first pull records the SHA-256 it received';
-const NOT_STATED = 'not stated (the publisher gives no licence for these weights)';
-
 /**
- * Well-known public RoFormer checkpoints (Music-Source-Separation-Training format), with the
- * MSST yaml that describes each. None of their publishers states a licence for the weights.
+ * The terms rule, for every entry: what the weights' publisher states and where; "not stated"
+ * only where the publisher's page states nothing, naming that page.
  */
+const MSST_TERMS = "not stated for the weights: MSST's pretrained-models table gives no licence (the repository's MIT licence covers its code)";
+const HUGGING_FACE_NO_LICENCE = (repo: string): string => `not stated: the publisher's Hugging Face page (huggingface.co/${repo}) gives no licence`;
+
+/** MSST's release assets (github.com/ZFTurbo/Music-Source-Separation-Training/releases), as its pretrained-models table links them. */
+const MSST_RELEASES = 'https://github.com/ZFTurbo/Music-Source-Separation-Training/releases/download/';
+/** UVR's public model repository (the files UVR and python-audio-separator download). */
+const UVR_MODELS = 'https://github.com/TRvlvr/model_repo/releases/download/all_public_uvr_models/';
+/** UVR's application data (model configs), pinned to the commit read. */
+const UVR_DATA_COMMIT = 'adea29c9fdbd2fa115a208965d00a6f03cdfde96';
+const UVR_DATA_CONFIGS = `https://raw.githubusercontent.com/TRvlvr/application_data/${UVR_DATA_COMMIT}/mdx_model_data/mdx_c_configs/`;
+const UVR_DATA_HASH = 'computed by stemsplit from TRvlvr/application_data at commit adea29c';
+/** UVR's GUI repository, where the MDX23C configs live, pinned to the commit read. */
+const UVR_GUI_COMMIT = 'eb1ee99c9678cab64e3cbb87c9431c054cc7e3ec';
+const UVR_GUI_CONFIGS = `https://raw.githubusercontent.com/Anjok07/ultimatevocalremovergui/${UVR_GUI_COMMIT}/models/MDX_Net_Models/model_data/mdx_c_configs/`;
+/**
+ * UVR's README ("License"): the GUI code is MIT; third-party apps that use UVR's models are asked
+ * to honour that licence by crediting UVR and its developers. No licence file covers the weights.
+ */
+const UVR_TERMS = "not stated for the weights; UVR's README asks apps that use its models to credit UVR and its developers (MIT, its code's licence)";
+/** Where the catalog's MDX-Net model data comes from (UVR's table, at the commit read). */
+export const MDX_MODEL_DATA_SOURCE = 'https://github.com/TRvlvr/application_data/blob/3826b05b570dbd4fbedbc807758803b35348ba1b/mdx_model_data/model_data_new.json';
+
+/** python-audio-separator's table of median scores (audio_separator/models-scores.json), at the commit read. */
+const SEPARATOR_SCORES = "python-audio-separator's median scores (models-scores.json, commit 0a644db)";
+
+/** Well-known public RoFormer checkpoints (Music-Source-Separation-Training format), with the MSST yaml that describes each. */
 const ROFORMER_MODELS: readonly CatalogModel[] = [
   {
     name: 'bs-roformer-viperx-1297',
     family: 'msst',
     description: "viperx's BS-RoFormer (ep 317, SDR 12.97 in UVR's table), vocals + no_vocals; the vocal model UVR users reach for",
-    terms: NOT_STATED,
+    terms: UVR_TERMS,
     sources: ['vocals', 'no_vocals'],
     modelType: 'bs_roformer',
     files: ['model_bs_roformer_ep_317_sdr_12.9755.ckpt', 'model_bs_roformer_ep_317_sdr_12.9755.yaml'],
@@ -200,12 +224,17 @@ const ROFORMER_MODELS: readonly CatalogModel[] = [
     name: 'mel-roformer-kim-vocals',
     family: 'msst',
     description: "Kimberley Jensen's Mel-Band RoFormer (SDR vocals 10.98 on MSST's multisong set), vocals + no_vocals",
-    terms: NOT_STATED,
+    terms: HUGGING_FACE_NO_LICENCE('KimberleyJSN/melbandroformer'),
     sources: ['vocals', 'no_vocals'],
     modelType: 'mel_band_roformer',
     files: ['MelBandRoformer.ckpt', 'MelBandRoformer.yaml'],
     downloads: [
-      { file: 'MelBandRoformer.ckpt', url: 'https://huggingface.co/KimberleyJSN/melbandroformer/resolve/main/MelBandRoformer.ckpt', hashSource: NO_HASH },
+      {
+        file: 'MelBandRoformer.ckpt',
+        url: 'https://huggingface.co/KimberleyJSN/melbandroformer/resolve/main/MelBandRoformer.ckpt',
+        sha256: '87201f4d31afb5bc79993230fc49446918425574db48c01c405e44f365c7559e',
+        hashSource: "published: the Git LFS SHA-256 on the publisher's Hugging Face page (913,106,900 bytes)",
+      },
       {
         file: 'MelBandRoformer.yaml',
         url: `${MSST_CONFIGS}KimberleyJensen/config_vocals_mel_band_roformer_kj.yaml`,
@@ -215,11 +244,51 @@ const ROFORMER_MODELS: readonly CatalogModel[] = [
     ],
   },
   {
+    name: 'bs-roformer-viperx-1296',
+    family: 'msst',
+    description: `viperx's BS-RoFormer (ep 368, SDR 12.96 in UVR's table), vocals + no_vocals; vocals SDR 12.10 in ${SEPARATOR_SCORES}, the best vocal score there`,
+    terms: UVR_TERMS,
+    sources: ['vocals', 'no_vocals'],
+    modelType: 'bs_roformer',
+    files: ['model_bs_roformer_ep_368_sdr_12.9628.ckpt', 'model_bs_roformer_ep_368_sdr_12.9628.yaml'],
+    downloads: [
+      { file: 'model_bs_roformer_ep_368_sdr_12.9628.ckpt', url: `${UVR_MODELS}model_bs_roformer_ep_368_sdr_12.9628.ckpt`, hashSource: NO_HASH },
+      {
+        file: 'model_bs_roformer_ep_368_sdr_12.9628.yaml',
+        url: `${UVR_DATA_CONFIGS}model_bs_roformer_ep_368_sdr_12.9628.yaml`,
+        sha256: 'aea599b3f9bd4892a9c6bf5ac7c44787d3c99f717903d16054702665d477c86b',
+        hashSource: UVR_DATA_HASH,
+      },
+    ],
+  },
+  {
+    name: 'mel-roformer-becruily-inst',
+    family: 'msst',
+    description: `becruily's instrumental Mel-Band RoFormer: instrumental + no_instrumental (the vocals); instrumental SDR 15.36 in ${SEPARATOR_SCORES}`,
+    terms: HUGGING_FACE_NO_LICENCE('becruily/mel-band-roformer-instrumental'),
+    sources: ['instrumental', 'no_instrumental'],
+    modelType: 'mel_band_roformer',
+    files: ['mel_band_roformer_instrumental_becruily.ckpt', 'mel_band_roformer_instrumental_becruily.yaml'],
+    downloads: [
+      {
+        file: 'mel_band_roformer_instrumental_becruily.ckpt',
+        url: 'https://huggingface.co/becruily/mel-band-roformer-instrumental/resolve/main/mel_band_roformer_instrumental_becruily.ckpt',
+        hashSource: NO_HASH,
+      },
+      {
+        file: 'mel_band_roformer_instrumental_becruily.yaml',
+        url: 'https://huggingface.co/becruily/mel-band-roformer-instrumental/resolve/main/config_instrumental_becruily.yaml',
+        hashSource: NO_HASH,
+      },
+    ],
+  },
+  {
     name: 'bs-roformer-zfturbo-4s',
     family: 'msst',
     description: "ZFTurbo's 4-stem BS-RoFormer (MUSDB18 test avg SDR 9.65); can serve the API's 4s",
-    terms: NOT_STATED,
-    sources: ['bass', 'drums', 'other', 'vocals'],
+    terms: MSST_TERMS,
+    // In its yaml's order (`instruments: ['drums', 'bass', 'other', 'vocals']`), which the split's files follow.
+    sources: ['drums', 'bass', 'other', 'vocals'],
     modelType: 'bs_roformer',
     files: ['model_bs_roformer_ep_17_sdr_9.6568.ckpt', 'model_bs_roformer_ep_17_sdr_9.6568.yaml'],
     downloads: [
@@ -237,32 +306,13 @@ const ROFORMER_MODELS: readonly CatalogModel[] = [
   },
 ];
 
-/** MSST's release assets (github.com/ZFTurbo/Music-Source-Separation-Training/releases), as its pretrained-models table links them. */
-const MSST_RELEASES = 'https://github.com/ZFTurbo/Music-Source-Separation-Training/releases/download/';
-/** UVR's public model repository (the files UVR and python-audio-separator download). */
-const UVR_MODELS = 'https://github.com/TRvlvr/model_repo/releases/download/all_public_uvr_models/';
-/** UVR's application data (model configs), pinned to the commit read. */
-const UVR_DATA_COMMIT = 'adea29c9fdbd2fa115a208965d00a6f03cdfde96';
-const UVR_DATA_CONFIGS = `https://raw.githubusercontent.com/TRvlvr/application_data/${UVR_DATA_COMMIT}/mdx_model_data/mdx_c_configs/`;
-const UVR_DATA_HASH = 'computed by stemsplit from TRvlvr/application_data at commit adea29c';
-/** UVR's GUI repository, where the MDX23C configs live, pinned to the commit read. */
-const UVR_GUI_COMMIT = 'eb1ee99c9678cab64e3cbb87c9431c054cc7e3ec';
-const UVR_GUI_CONFIGS = `https://raw.githubusercontent.com/Anjok07/ultimatevocalremovergui/${UVR_GUI_COMMIT}/models/MDX_Net_Models/model_data/mdx_c_configs/`;
-/**
- * UVR's README ("License"): the GUI code is MIT; third-party apps that use UVR's models are asked
- * to honour that licence by crediting UVR and its developers. No licence file covers the weights.
- */
-const UVR_TERMS = "not stated for the weights; UVR's README asks apps that use its models to credit UVR and its developers (MIT, its code's licence)";
-/** Where the catalog's MDX-Net model data comes from (UVR's table, at the commit read). */
-export const MDX_MODEL_DATA_SOURCE = 'https://github.com/TRvlvr/application_data/blob/3826b05b570dbd4fbedbc807758803b35348ba1b/mdx_model_data/model_data_new.json';
-
 /** SCNet (starrytong's architecture) checkpoints, trained and published in MSST's releases. */
 const SCNET_MODELS: readonly CatalogModel[] = [
   {
     name: 'scnet-xl-ihf',
     family: 'msst',
-    description: "SCNet XL IHF, 4 stems (MUSDB18-HQ test avg SDR 10.08 in MSST's table); the best SCNet, about half HTDemucs' CPU time per the SCNet paper",
-    terms: NOT_STATED,
+    description: "SCNet XL IHF, 4 stems (MUSDB18-HQ test avg SDR 10.08 in MSST's table); the best SCNet in that table",
+    terms: MSST_TERMS,
     sources: ['drums', 'bass', 'other', 'vocals'],
     modelType: 'scnet',
     files: ['model_scnet_ep_36_sdr_10.0891.ckpt', 'model_scnet_ep_36_sdr_10.0891.yaml'],
@@ -275,8 +325,8 @@ const SCNET_MODELS: readonly CatalogModel[] = [
     name: 'scnet-large',
     family: 'msst',
     description: "starrytong's SCNet-large, 4 stems (MUSDB18-HQ test avg SDR 9.70 in MSST's table); lighter than XL",
-    terms: NOT_STATED,
-    sources: ['Drums', 'Bass', 'Other', 'Vocals'],
+    terms: MSST_TERMS,
+    sources: ['drums', 'bass', 'other', 'vocals'],
     modelType: 'scnet',
     files: ['SCNet-large_starrytong_fixed.ckpt', 'SCNet-large_starrytong_fixed.yaml'],
     downloads: [
@@ -298,7 +348,7 @@ const MDX23C_MODELS: readonly CatalogModel[] = [
     family: 'msst',
     description: "MDX23C-8KFFT-InstVoc_HQ, vocals + instrumental (UVR's MDX23C model, weights by ZFTurbo)",
     terms: UVR_TERMS,
-    sources: ['Vocals', 'Instrumental'],
+    sources: ['vocals', 'instrumental'],
     modelType: 'mdx23c',
     files: ['MDX23C-8KFFT-InstVoc_HQ.ckpt', 'MDX23C-8KFFT-InstVoc_HQ.yaml'],
     downloads: [
@@ -311,6 +361,29 @@ const MDX23C_MODELS: readonly CatalogModel[] = [
       },
     ],
   },
+  {
+    name: 'mdx23c-drumsep',
+    family: 'msst',
+    description: "aufr33 & jarredou's MDX23C DrumSep: a drum stem into kick, snare, toms, hh, ride, crash (DrumSep test SDR kick 14.54, snare 9.79, toms 10.63 in MSST's table)",
+    terms: "not stated: the publisher's repository (github.com/jarredou/models, where the release is) has no licence, nor does MSST's table",
+    sources: ['kick', 'snare', 'toms', 'hh', 'ride', 'crash'],
+    modelType: 'mdx23c',
+    files: ['aufr33-jarredou_DrumSep_model_mdx23c_ep_141_sdr_10.8059.ckpt', 'aufr33-jarredou_DrumSep_model_mdx23c_ep_141_sdr_10.8059.yaml'],
+    downloads: [
+      {
+        file: 'aufr33-jarredou_DrumSep_model_mdx23c_ep_141_sdr_10.8059.ckpt',
+        url: 'https://github.com/jarredou/models/releases/download/aufr33-jarredou_MDX23C_DrumSep_model_v0.1/aufr33-jarredou_DrumSep_model_mdx23c_ep_141_sdr_10.8059.ckpt',
+        hashSource: NO_HASH,
+      },
+      {
+        // UVR's copy, which its download list pairs with this checkpoint (names capitalised: read lower-cased).
+        file: 'aufr33-jarredou_DrumSep_model_mdx23c_ep_141_sdr_10.8059.yaml',
+        url: `${UVR_DATA_CONFIGS}aufr33-jarredou_DrumSep_model_mdx23c_ep_141_sdr_10.8059.yaml`,
+        sha256: '440a13f67461b2cdad2bb1cb86c08ff27a8ec53093c4a24d4d7fc2c19cb9f5f5',
+        hashSource: UVR_DATA_HASH,
+      },
+    ],
+  },
 ];
 
 /** Task models users ask for: karaoke (lead vs backing), de-reverb, denoise; all Mel-Band RoFormers. */
@@ -318,9 +391,9 @@ const TASK_MODELS: readonly CatalogModel[] = [
   {
     name: 'mel-roformer-karaoke',
     family: 'msst',
-    description: "aufr33 & viperx's karaoke Mel-Band RoFormer (SDR 10.20): lead vocals + no_Vocals (the instrumental with the backing vocals kept)",
-    terms: NOT_STATED,
-    sources: ['Vocals', 'no_Vocals'],
+    description: "aufr33 & viperx's karaoke Mel-Band RoFormer (SDR 10.20): lead vocals + no_vocals (the instrumental with the backing vocals kept)",
+    terms: UVR_TERMS,
+    sources: ['vocals', 'no_vocals'],
     modelType: 'mel_band_roformer',
     files: ['mel_band_roformer_karaoke_aufr33_viperx_sdr_10.1956.ckpt', 'mel_band_roformer_karaoke_aufr33_viperx_sdr_10.1956.yaml'],
     downloads: [
@@ -341,7 +414,7 @@ const TASK_MODELS: readonly CatalogModel[] = [
     name: 'mel-roformer-dereverb',
     family: 'msst',
     description: "anvuew's de-reverb Mel-Band RoFormer (SDR 19.17): the dry signal (noreverb) + no_noreverb (the reverb)",
-    terms: "not stated in MSST's table or UVR's lists, where stemsplit found it; check its page, huggingface.co/anvuew/dereverb_mel_band_roformer",
+    terms: 'GPL-3.0, per its Hugging Face card (huggingface.co/anvuew/dereverb_mel_band_roformer, `license: gpl-3.0`, set in the commit that added this checkpoint)',
     sources: ['noreverb', 'no_noreverb'],
     modelType: 'mel_band_roformer',
     files: ['dereverb_mel_band_roformer_anvuew_sdr_19.1729.ckpt', 'dereverb_mel_band_roformer_anvuew_sdr_19.1729.yaml'],
@@ -362,7 +435,7 @@ const TASK_MODELS: readonly CatalogModel[] = [
     name: 'mel-roformer-denoise',
     family: 'msst',
     description: "aufr33's denoise Mel-Band RoFormer (SDR 27.99): dry + no_dry (the noise)",
-    terms: NOT_STATED,
+    terms: MSST_TERMS,
     sources: ['dry', 'no_dry'],
     modelType: 'mel_band_roformer',
     files: ['denoise_mel_band_roformer_aufr33_sdr_27.9959.ckpt', 'denoise_mel_band_roformer_aufr33_sdr_27.9959.yaml'],
@@ -404,6 +477,28 @@ const MDX_MODELS: readonly CatalogModel[] = [
     downloads: [{ file: 'UVR-MDX-NET-Inst_HQ_4.onnx', url: `${UVR_MODELS}UVR-MDX-NET-Inst_HQ_4.onnx`, hashSource: NO_HASH }],
     uvrHash: '0f2a6bc5b49d87d64728ee40e23bceb1',
     mdxModelData: { compensate: 1.019, mdx_dim_f_set: 2560, mdx_dim_t_set: 8, mdx_n_fft_scale_set: 5120, primary_stem: 'Instrumental' },
+  },
+  {
+    name: 'uvr-mdx-net-voc-ft',
+    family: 'mdx',
+    description: `UVR-MDX-NET-Voc_FT, vocals + instrumental; vocals SDR 10.15 in ${SEPARATOR_SCORES}, cheap on a CPU`,
+    terms: UVR_TERMS,
+    sources: ['vocals', 'instrumental'],
+    files: ['UVR-MDX-NET-Voc_FT.onnx'],
+    downloads: [{ file: 'UVR-MDX-NET-Voc_FT.onnx', url: `${UVR_MODELS}UVR-MDX-NET-Voc_FT.onnx`, hashSource: NO_HASH }],
+    uvrHash: '77d07b2667ddf05b9e3175941b4454a0',
+    mdxModelData: { compensate: 1.021, mdx_dim_f_set: 3072, mdx_dim_t_set: 8, mdx_n_fft_scale_set: 7680, primary_stem: 'Vocals' },
+  },
+  {
+    name: 'uvr-mdx-net-inst-hq-3',
+    family: 'mdx',
+    description: `UVR-MDX-NET-Inst_HQ_3, instrumental + vocals; instrumental SDR 15.42 in ${SEPARATOR_SCORES}, cheap on a CPU`,
+    terms: UVR_TERMS,
+    sources: ['instrumental', 'vocals'],
+    files: ['UVR-MDX-NET-Inst_HQ_3.onnx'],
+    downloads: [{ file: 'UVR-MDX-NET-Inst_HQ_3.onnx', url: `${UVR_MODELS}UVR-MDX-NET-Inst_HQ_3.onnx`, hashSource: NO_HASH }],
+    uvrHash: '55657dd70583b0fedfba5f67df11d711',
+    mdxModelData: { compensate: 1.022, mdx_dim_f_set: 3072, mdx_dim_t_set: 8, mdx_n_fft_scale_set: 6144, primary_stem: 'Instrumental' },
   },
 ];
 
