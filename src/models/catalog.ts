@@ -456,51 +456,45 @@ const TASK_MODELS: readonly CatalogModel[] = [
 
 /** UVR's MDX-Net `.onnx` models, with the model data UVR keeps for each (`mdxModelData`, from MDX_MODEL_DATA_SOURCE). */
 const MDX_MODELS: readonly CatalogModel[] = [
-  {
+  uvrMdxNet({
     name: 'kim-vocal-2',
-    family: 'mdx',
     description: "Kimberley Jensen's Kim_Vocal_2, vocals + instrumental; UVR's most used MDX-Net vocal model, cheap on a CPU",
-    terms: UVR_TERMS,
     sources: ['vocals', 'instrumental'],
-    files: ['Kim_Vocal_2.onnx'],
-    downloads: [{ file: 'Kim_Vocal_2.onnx', url: `${UVR_MODELS}Kim_Vocal_2.onnx`, hashSource: NO_HASH }],
+    file: 'Kim_Vocal_2.onnx',
     uvrHash: '970b3f9492014d18fefeedfe4773cb42',
     mdxModelData: { compensate: 1.009, mdx_dim_f_set: 3072, mdx_dim_t_set: 8, mdx_n_fft_scale_set: 7680, primary_stem: 'Vocals' },
-  },
-  {
+  }),
+  uvrMdxNet({
     name: 'uvr-mdx-net-inst-hq-4',
-    family: 'mdx',
     description: "UVR-MDX-NET-Inst_HQ_4, instrumental + vocals; UVR's instrumental model, cheap on a CPU",
-    terms: UVR_TERMS,
     sources: ['instrumental', 'vocals'],
-    files: ['UVR-MDX-NET-Inst_HQ_4.onnx'],
-    downloads: [{ file: 'UVR-MDX-NET-Inst_HQ_4.onnx', url: `${UVR_MODELS}UVR-MDX-NET-Inst_HQ_4.onnx`, hashSource: NO_HASH }],
+    file: 'UVR-MDX-NET-Inst_HQ_4.onnx',
     uvrHash: '0f2a6bc5b49d87d64728ee40e23bceb1',
     mdxModelData: { compensate: 1.019, mdx_dim_f_set: 2560, mdx_dim_t_set: 8, mdx_n_fft_scale_set: 5120, primary_stem: 'Instrumental' },
-  },
-  {
+  }),
+  uvrMdxNet({
     name: 'uvr-mdx-net-voc-ft',
-    family: 'mdx',
     description: `UVR-MDX-NET-Voc_FT, vocals + instrumental; vocals SDR 10.15 in ${SEPARATOR_SCORES}, cheap on a CPU`,
-    terms: UVR_TERMS,
     sources: ['vocals', 'instrumental'],
-    files: ['UVR-MDX-NET-Voc_FT.onnx'],
-    downloads: [{ file: 'UVR-MDX-NET-Voc_FT.onnx', url: `${UVR_MODELS}UVR-MDX-NET-Voc_FT.onnx`, hashSource: NO_HASH }],
+    file: 'UVR-MDX-NET-Voc_FT.onnx',
     uvrHash: '77d07b2667ddf05b9e3175941b4454a0',
     mdxModelData: { compensate: 1.021, mdx_dim_f_set: 3072, mdx_dim_t_set: 8, mdx_n_fft_scale_set: 7680, primary_stem: 'Vocals' },
-  },
-  {
+  }),
+  uvrMdxNet({
     name: 'uvr-mdx-net-inst-hq-3',
-    family: 'mdx',
     description: `UVR-MDX-NET-Inst_HQ_3, instrumental + vocals; instrumental SDR 15.42 in ${SEPARATOR_SCORES}, cheap on a CPU`,
-    terms: UVR_TERMS,
     sources: ['instrumental', 'vocals'],
-    files: ['UVR-MDX-NET-Inst_HQ_3.onnx'],
-    downloads: [{ file: 'UVR-MDX-NET-Inst_HQ_3.onnx', url: `${UVR_MODELS}UVR-MDX-NET-Inst_HQ_3.onnx`, hashSource: NO_HASH }],
+    file: 'UVR-MDX-NET-Inst_HQ_3.onnx',
     uvrHash: '55657dd70583b0fedfba5f67df11d711',
     mdxModelData: { compensate: 1.022, mdx_dim_f_set: 3072, mdx_dim_t_set: 8, mdx_n_fft_scale_set: 6144, primary_stem: 'Instrumental' },
-  },
+  }),
 ];
+
+/** A UVR MDX-Net `.onnx` from UVR's repository (UVR's terms), with the model data UVR keeps under its key. */
+function uvrMdxNet(entry: Pick<CatalogModel, 'name' | 'description' | 'sources'> & { readonly file: string; readonly uvrHash: string; readonly mdxModelData: UvrModelData }): CatalogModel {
+  const { file, ...rest } = entry;
+  return { ...rest, family: 'mdx', terms: UVR_TERMS, files: [file], downloads: [{ file, url: `${UVR_MODELS}${file}`, hashSource: NO_HASH }] };
+}
 
 
 export const MODEL_CATALOG: readonly CatalogModel[] = Object.freeze([
