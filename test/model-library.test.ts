@@ -308,3 +308,14 @@ test('a job passes its model family settings as modelOptions, checked against th
     await t.close();
   }
 });
+
+test('models bench times a model as a job runs it and records the figure models list shows', () => {
+  const dataDir = libraryDataDir();
+  const bench = runCli(['--data-dir', dataDir, 'models', 'bench', 'mdx-vocals', '--seconds', '5', '--json']);
+  assert.equal(bench.status, 0, bench.stderr);
+  const [result] = JSON.parse(bench.stdout) as Array<{ model: string; secondsPerMinute: number; audioSeconds: number }>;
+  assert.equal(result?.model, 'mdx-vocals');
+  assert.equal(result?.audioSeconds, 5);
+  assert.ok((result?.secondsPerMinute ?? 0) > 0);
+  assert.equal(listed(dataDir).find((row) => row.name === 'mdx-vocals')?.secondsPerMinute, result?.secondsPerMinute);
+});

@@ -309,6 +309,17 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
       await run((ctx) => modelsAdd(ctx, files, opts), dataDir());
     });
   models
+    .command('bench')
+    .description("time models on this box as a job runs them (loaded once, then a test song split), and record the seconds per minute of audio that models list, GET /v1/models and the web page's estimate show")
+    .argument('<names...>', 'installed models (names, library names, paths, or 4s/6s)')
+    .addOption(new Option('--seconds <n>', 'length of the test song').argParser(integer('--seconds', 5, 3600)).default(60))
+    .addOption(precisionOption())
+    .option('--json', 'print JSON')
+    .action(async (names: string[], opts: { seconds: number; json?: boolean; precision?: Precision }) => {
+      const { modelsBench } = await import('./commands/bench.js');
+      await run((ctx) => modelsBench(ctx, names, opts), { ...dataDir(), precision: opts.precision });
+    });
+  models
     .command('remove')
     .description("delete pulled models of any family (checkpoints, yaml, MDX-Net model data, partial downloads and converted graphs), or models added to the library")
     .argument('<names...>', `pulled models among ${pullable}, or library models`)
