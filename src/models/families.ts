@@ -9,8 +9,10 @@ import { StemsplitError } from '../errors.js';
 import { mdxFamily } from '../mdx/family.js';
 import { msstFamily } from '../msst/family.js';
 import { manifestFamily } from '../separation/family.js';
+import { vrFamily } from '../vr/family.js';
 import { flagAttribute, type FamilyOptions, type ModelFamilyRecord } from './family.js';
 
+export const MODEL_FAMILIES: readonly ModelFamilyRecord[] = [manifestFamily, vrFamily, msstFamily, demucsFamily, mdxFamily];
 
 export function familyById(id: string): ModelFamilyRecord {
   const family = MODEL_FAMILIES.find((record) => record.id === id);
