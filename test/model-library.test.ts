@@ -319,3 +319,12 @@ test('models bench times a model as a job runs it and records the figure models 
   assert.ok((result?.secondsPerMinute ?? 0) > 0);
   assert.equal(listed(dataDir).find((row) => row.name === 'mdx-vocals')?.secondsPerMinute, result?.secondsPerMinute);
 });
+
+test('--precision int8 with a model whose family computes in fp32 only is refused, naming both', () => {
+  const dataDir = tempDir();
+  const song = join(dataDir, 'song.wav');
+  writeSong(song, 1);
+  const refused = runCli(['--data-dir', dataDir, 'split', song, '--model', MDX, '--precision', 'int8']);
+  assert.equal(refused.status, 2, refused.stderr);
+  assert.equal(refused.stderr, 'stemsplit: --precision int8: mdx_a_nfft6144_vocals (mdx) runs in fp32 only, as int8 is not implemented for its family; run it without --precision int8\n');
+});

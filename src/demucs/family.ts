@@ -32,6 +32,7 @@ export const demucsFamily: ModelFamilyRecord = {
   },
   flags: [],
   options: () => undefined,
+  int8: () => true,
   async load(model, options) {
     const { loadDemucs } = await import('./engine.js');
     return loadDemucs(model.path, { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads, ...(options.precision ? { precision: options.precision } : {}) });

@@ -99,6 +99,8 @@ export interface ModelFamilyRecord {
    */
   options(values: Readonly<Record<string, unknown>>): FamilyOptions | undefined;
   load(model: FamilyModelFile, options: LoadOptions): Promise<SeparationModel>;
+  /** Whether this model can compute in int8 (`--precision int8`); absent: the family runs in fp32 only. */
+  readonly int8?: (model: FamilyModelFile) => boolean;
   readonly pull?: FamilyPull;
 }
 

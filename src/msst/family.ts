@@ -47,6 +47,8 @@ export const msstFamily: ModelFamilyRecord = {
     return { modelType };
   },
   load: loadMsst,
+  // RoFormer and SCNet convert with int8 matrix products and LSTMs; MDX23C's graph is fp32 only.
+  int8: (model) => model.options?.['modelType'] !== 'mdx23c',
   pull: {
     dir: (cacheDir) => path.join(cacheDir, 'roformer', 'checkpoints'),
     entry: (model, dir) => (model.files.every((file) => existsSync(path.join(dir, file))) ? path.join(dir, model.files[0] as string) : undefined),

@@ -3,9 +3,10 @@
  * ONNX graph (the bundled models, or a folder holding one). The manifest names the model, its
  * stems and terms, and a MODEL_CARD.md beside it is its card.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
+import { readSmallModelFile } from '../model-files/regular.js';
 import type { ClaimedFile, ModelFamilyRecord } from '../models/family.js';
 
 const MANIFEST = 'model.json';
@@ -27,6 +28,7 @@ export const manifestFamily: ModelFamilyRecord = {
   companions: () => [],
   flags: [],
   options: () => undefined,
+  int8: () => true,
   async load(model, options) {
     const { loadManifestModel } = await import('./manifest.js');
     return loadManifestModel(model.path, { intraOpThreads: options.intraOpThreads, ...(options.precision ? { precision: options.precision } : {}) });
@@ -40,11 +42,14 @@ interface ManifestHead {
   terms?: unknown;
 }
 
+/** A manifest is a few KB: a bigger file (or a FIFO, a device) is not one, and is not read to find out. */
+const MAX_MANIFEST_BYTES = 2 ** 20;
+
 /** What a manifest says of its model, and its card beside it. */
 export function readManifest(manifestPath: string): ClaimedFile {
   let head: ManifestHead;
   try {
-    head = JSON.parse(readFileSync(manifestPath, 'utf8')) as ManifestHead;
+    head = JSON.parse(readSmallModelFile(manifestPath, 'model manifest', MAX_MANIFEST_BYTES)) as ManifestHead;
   } catch (error) {
     throw new StemsplitError('MODEL_INVALID', `cannot read ${manifestPath}: ${(error as Error).message}`);
   }

@@ -7,7 +7,8 @@ import { MP3_RATES, removeLeftoverStaging, removeStaging, twoStemsIndex, type St
 import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod, ENSEMBLE_ALGORITHMS, isEnsembleAlgorithm, parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
 import { ensembleMembers } from '../../config.js';
-import { familyFlags, familyOptionsFrom, MODEL_FAMILIES } from '../../models/families.js';
+import { familyById, familyFlags, familyOptionsFrom, MODEL_FAMILIES } from '../../models/families.js';
+import type { Precision } from '../../onnx/quantize.js';
 import { flagAttribute, flagName } from '../../models/family.js';
 import { isEnsembleRef, listedFamily, registryFor, type FamilyOptions, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
@@ -108,6 +109,14 @@ function checkFamilyFlags(choice: ModelChoice, options: SplitOptions): void {
   }
 }
 
+/** `--precision int8` where a model's family computes in fp32 only is refused, not silently run in fp32. */
+function checkPrecision(choice: ModelChoice, precision: Precision): void {
+  if (precision !== 'int8') return;
+  const refs = isEnsembleRef(choice) ? choice.members : [choice];
+  const fp32Only = refs.find((ref) => !(familyById(ref.kind).int8?.(ref) ?? false));
+  if (fp32Only) throw new StemsplitError('USAGE', `--precision int8: ${fp32Only.name} (${listedFamily(fp32Only)}) runs in fp32 only, as int8 is not implemented for its family; run it without --precision int8`);
+}
+
 /** A flag commander parsed: a value, or true for a switch. */
 function isGiven(value: unknown): boolean {
   return value !== undefined && value !== false;
@@ -189,6 +198,7 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   const { config } = ctx;
   const registry = registryFor(config);
   const { ref, ensemble } = chooseModel(registry, options);
+  checkPrecision(ref, config.precision);
   const twoStems = options.twoStems;
   // Before anything loads, where the model's sources are known up front; the worker checks again once it has loaded.
   if (twoStems !== undefined && !isEnsembleRef(ref) && ref.sources.length > 0) twoStemsIndex(twoStems, ref.name, ref.sources);
