@@ -319,6 +319,18 @@ export const MORE_CASES: readonly HostileCase[] = [
     },
   },
   {
+    name: 'path: a model folder whose model.json is a FIFO',
+    kind: 'path',
+    family: 'demucs',
+    write: (dir) => {
+      const folder = join(dir, 'model');
+      mkdirSync(folder);
+      const manifest = join(folder, 'model.json');
+      mkfifo(manifest);
+      return { model: folder, names: manifest };
+    },
+  },
+  {
     name: 'path: the yaml beside is a FIFO',
     kind: 'path',
     family: 'msst',
