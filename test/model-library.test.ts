@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { runCli } from '../harness/process.js';
 import { writeSong } from '../harness/audio.js';
@@ -327,4 +327,19 @@ test('--precision int8 with a model whose family computes in fp32 only is refuse
   const refused = runCli(['--data-dir', dataDir, 'split', song, '--model', MDX, '--precision', 'int8']);
   assert.equal(refused.status, 2, refused.stderr);
   assert.equal(refused.stderr, 'stemsplit: --precision int8: mdx_a_nfft6144_vocals (mdx) runs in fp32 only, as int8 is not implemented for its family; run it without --precision int8\n');
+});
+
+test('models add takes a folder as UVR keeps one: each model with its companions, other files skipped, a bad one named', () => {
+  const dataDir = tempDir();
+  const folder = join(dataDir, 'uvr-models');
+  mkdirSync(folder);
+  for (const file of ['scnet_2stem.ckpt', 'scnet_2stem.yaml', 'scnet_2stem.demix.out.f32']) copyFileSync(resolve('../shared/fixtures/msst', file), join(folder, file));
+  for (const file of ['mdx_b_nfft4096_instrumental.onnx', 'mdx_b_nfft4096_instrumental.json']) copyFileSync(resolve('../shared/fixtures/mdx', file), join(folder, file));
+  writeFileSync(join(folder, 'notes.txt'), 'where these came from');
+  writeFileSync(join(folder, 'broken.ckpt'), 'not a checkpoint');
+  const result = runCli(['--data-dir', dataDir, 'models', 'add', folder]);
+  assert.equal(result.status, 12, result.stderr);
+  assert.match(result.stderr, /^stemsplit: no config beside .*broken\.ckpt \(expected broken\.yaml\); name one with --config$/m);
+  assert.match(result.stderr, /^stemsplit: 1 of 3 model files were not added: broken\.ckpt$/m);
+  assert.deepEqual(listed(dataDir).filter((row) => row.origin === 'library').map((row) => row.name), ['mdx_b_nfft4096_instrumental', 'scnet_2stem']);
 });

@@ -262,6 +262,17 @@ export class ModelRegistry {
     return undefined;
   }
 
+  /** Whether some family takes the file for its own (a damaged one of its kind included): in a folder of models, the other files are not models. */
+  isModelFile(path: string): boolean {
+    return MODEL_FAMILIES.some((family) => {
+      try {
+        return family.claim(resolve(path)) !== undefined;
+      } catch {
+        return true;
+      }
+    });
+  }
+
   /** A file as the first family record that claims it names it; `configPath`: the config the user named for it. */
   #resolvePath(spec: string, configPath?: string): ModelRef {
     const path = resolve(spec);

@@ -1,4 +1,6 @@
-import { StemsplitError } from '../../errors.js';
+import { readdirSync, statSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
+import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
 import { catalogModel, MDX_MODEL_DATA_SOURCE, MODEL_CATALOG, type CatalogModel } from '../../models/catalog.js';
 import { addModel } from '../../models/add.js';
 import { libraryDir, removeFromLibrary } from '../../models/library.js';
@@ -178,17 +180,29 @@ export interface ModelsAddOptions {
 }
 
 /** `models add FILE…`: each file checked by loading it, then kept in the data dir's library under its name. */
-export async function modelsAdd(ctx: CommandContext, files: readonly string[], options: ModelsAddOptions): Promise<void> {
+export async function modelsAdd(ctx: CommandContext, paths: readonly string[], options: ModelsAddOptions): Promise<void> {
+  const registry = registryOf(ctx);
+  const files = modelFilesIn(paths, (file) => registry.isModelFile(file));
   if (files.length > 1 && (options.name !== undefined || options.config !== undefined)) {
     throw new StemsplitError('USAGE', '--name and --config describe one model file; add the files one at a time');
   }
-  const registry = registryOf(ctx);
   const library = libraryDir(ctx.config.dataDir);
   const loaders = modelLoader({ cacheDir: ctx.config.cacheDir, intraOpThreads: ctx.config.intraOpThreads, precision: ctx.config.precision });
   const added = [];
+  const failed: { file: string; error: unknown }[] = [];
   for (const file of files) {
     ctx.stderr.write(`${file}: checking it (loads it once; a large checkpoint takes a minute or more to convert)\n`);
-    const model = await addModel(registry, library, file, options, loaders);
+    let model;
+    try {
+      model = await addModel(registry, library, file, options, loaders);
+    } catch (error) {
+      // One file of a folder failing does not stop the others: it is named, and the command fails at the end.
+      if (files.length === 1) throw error;
+      failed.push({ file, error });
+      const message = describeError(error);
+      ctx.stderr.write(`stemsplit: ${message.includes(file) ? '' : `${file}: `}${message}\n`);
+      continue;
+    }
     const how = model.installedBy === 'link' ? 'hard-linked (moving or deleting the original is safe; editing it in place changes this copy)' : 'copied (the original may move or be deleted)';
     if (!options.json) {
       print(ctx, `${model.name} added: ${model.stems.length} stems (${model.stems.join(', ')}), ${model.files.length} file(s) ${how} into ${model.dir}`);
@@ -197,4 +211,26 @@ export async function modelsAdd(ctx: CommandContext, files: readonly string[], o
     added.push(model);
   }
   if (options.json) printJson(ctx, added);
+  const [first] = failed;
+  if (first !== undefined) {
+    const codes = new Set(failed.map(({ error }) => (isStemsplitError(error) ? error.code : 'MODEL_INVALID')));
+    const code = codes.size === 1 ? ([...codes][0] as ErrorCode) : 'MODEL_INVALID';
+    throw new StemsplitError(code, `${failed.length} of ${files.length} model files were not added: ${failed.map(({ file }) => basename(file)).join(', ')}`);
+  }
 }
+
+/**
+ * The model files among `paths`: a folder stands for the model files in it (as UVR keeps them), and
+ * a file that is another's companion (its NAME.yaml, NAME.json) is not a model of its own.
+ */
+function modelFilesIn(paths: readonly string[], isModelFile: (file: string) => boolean): string[] {
+  const inFolder = (folder: string) => readdirSync(folder).sort().map((entry) => join(folder, entry)).filter((file) => statSync(file).isFile() && isModelFile(file));
+  const files = paths.flatMap((path) => (statSync(path, { throwIfNoEntry: false })?.isDirectory() ? inFolder(path) : [path]));
+  if (files.length === 1) return files;
+  const stemOf = (file: string) => join(dirname(file), basename(file, extname(file)));
+  const models = new Set(files.filter((file) => !COMPANION.test(file)).map(stemOf));
+  return files.filter((file) => !(COMPANION.test(file) && models.has(stemOf(file))) && !file.endsWith('library.json'));
+}
+
+/** A model's companion files: MSST's yaml, UVR's model data. */
+const COMPANION = /\.(ya?ml|json)$/i;
