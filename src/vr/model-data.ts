@@ -25,11 +25,11 @@ export interface VrModelData {
 type Entry = readonly [name: string | null, param: string, primary: string, lstm?: readonly [nout: number, noutLstm: number], flags?: 'karaoke' | 'bv'];
 
 /**
- * UVR's VR model data (TRvlvr/application_data vr_model_data/model_data_new.json), keyed by hash,
- * and python-audio-separator's additions (its model-data.json). FoxJoy's task models carry the
- * stem names UVR gives them now (No Echo, No Reverb, Noise: python-audio-separator's
- * models-scores.json lists their stems so), where older copies of the table said No Other and
- * Other. Names come from public lists that tie each hash to its file; null where none does.
+ * UVR's VR model data, all 30 entries of TRvlvr/application_data vr_model_data/model_data_new.json
+ * (commit 3826b05b), keyed by hash, and python-audio-separator's two additions (its
+ * model-data.json). FoxJoy's task models carry the stem names UVR gives them now (No Echo, No
+ * Reverb, Noise), where older copies of the table said No Other and Other. Names come from public
+ * lists that tie a hash to its file; null where none does.
  */
 const UVR_VR_MODELS: Readonly<Record<string, Entry>> = {
   '0d0e6d143046b0eecc41a22e60224582': [null, '3band_44100_mid', 'Instrumental'],
@@ -53,7 +53,7 @@ const UVR_VR_MODELS: Readonly<Record<string, Entry>> = {
   da2d37b8be2972e550a409bae08335aa: [null, '4band_44100', 'Vocals'],
   db57205d3133e39df8e050b435a78c80: [null, '4band_44100', 'Instrumental'],
   ea83b08e32ec2303456fe50659035f69: [null, '4band_v3', 'Instrumental'],
-  f6ea8473ff86017b5ebd586ccacf156b: ['5_HP-Karaoke-UVR', '4band_v2_sn', 'Instrumental'],
+  f6ea8473ff86017b5ebd586ccacf156b: ['5_HP-Karaoke-UVR', '4band_v2_sn', 'Instrumental', undefined, 'karaoke'],
   fd297a61eafc9d829033f8b987c39a3d: [null, '1band_sr32000_hl512', 'Instrumental'],
   '0ec76fd9e65f81d8b4fbd13af4826ed8': ['17_HP-Wind_Inst-UVR', '4band_v3', 'No Woodwinds'],
   '0fb9249ffe4ffc38d7b16243f394c0ff': ['UVR-DeEcho-DeReverb', '4band_v3', 'No Reverb'],
