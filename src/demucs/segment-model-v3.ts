@@ -66,6 +66,8 @@ abstract class V3Model<C extends V3Config> implements SegmentModel {
     if (session === undefined) {
       session = createOrtSession(this.graphBytes(length), {
         ...(this.options.intraOpThreads === undefined ? {} : { intraOpThreads: this.options.intraOpThreads }),
+        // Several sessions (window lengths, bag members) live at once: an arena each would keep every one's peak.
+        cpuMemArena: false,
         allowSpinning: false,
       });
       this.sessions.set(length, session);
