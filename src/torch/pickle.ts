@@ -84,7 +84,7 @@ const MAX_INT_DIGITS = 4300;
 /** A state dict nests three or four levels; Python's own recursion limit is 1000. */
 const MAX_NESTING = 1000;
 /** Items a walk of the value may meet, shared references counted each time: walked in well under a second. */
-const MAX_EXPANDED = 4_000_000;
+const MAX_EXPANDED = 1_000_000;
 /** Values a pickle may build: a state dict of 15,000 tensors (about 30 values each); at up to 200 bytes a value, about 100 MB. */
 const MAX_VALUES = 500_000;
 
@@ -126,23 +126,29 @@ class Unpickler {
    */
   private bounded(root: PickleValue): PickleValue {
     const onPath = new Set<object>();
-    const pending: { readonly value: PickleValue; readonly depth: number; readonly leave?: true }[] = [{ value: root, depth: 0 }];
+    // A depth-first walk with its own stacks: a value and its depth, or (depth −1) leaving a container.
+    const values: PickleValue[] = [root];
+    const depths: number[] = [0];
     let seen = 0;
-    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-      const { value, depth } = next;
-      const items = value instanceof PickleTuple ? value.items : Array.isArray(value) ? value : value instanceof Map ? [...value.values()] : undefined;
-      if (items === undefined) continue;
-      if (next.leave) {
+    while (values.length > 0) {
+      const value = values.pop() as PickleValue;
+      const depth = depths.pop() as number;
+      if (depth < 0) {
         onPath.delete(value as object);
         continue;
       }
-      if (onPath.has(value as object)) continue;
+      const items = value instanceof PickleTuple ? value.items : Array.isArray(value) ? value : value instanceof Map ? [...value.values()] : undefined;
+      if (items === undefined || onPath.has(value as object)) continue;
       if (depth >= MAX_NESTING) throw this.malformed(`its values nest more than ${MAX_NESTING} deep`);
       seen += items.length;
       if (seen > MAX_EXPANDED) throw this.malformed(`its values, shared references counted each time, hold more than ${MAX_EXPANDED} items`);
       onPath.add(value as object);
-      pending.push({ value, depth, leave: true });
-      for (const item of items) pending.push({ value: item, depth: depth + 1 });
+      values.push(value);
+      depths.push(-1);
+      for (const item of items) {
+        values.push(item);
+        depths.push(depth + 1);
+      }
     }
     return root;
   }
