@@ -9,6 +9,7 @@
  * - onnx/session.ts: sets `ORT_DISABLE_TELEMETRY` for the native runtime;
  * - cli/main.ts: `STEMSPLIT_DEBUG`, whether a crash prints its stack.
  */
+import { DEFAULT_ALIAS_MODELS, type StemModelAlias } from './models/aliases.js';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
@@ -91,7 +92,7 @@ export interface StemsplitConfig {
    */
   readonly maxUploadBytes: number;
   /** Model names the API's `4s` and `6s` resolve to, first installed wins; `A+B` is an ensemble of A and B. */
-  readonly modelAliases: Readonly<Record<'4s' | '6s', readonly string[]>>;
+  readonly modelAliases: Readonly<Record<StemModelAlias, readonly string[]>>;
   /** How the ensembles among `modelAliases` combine their stems (serve/worker --ensemble, --ensemble-weights); unset: avg_wave, equal weights. */
   readonly ensemble: EnsembleMethod | undefined;
   /** The models a job may name through the API (serve --models); undefined: every installed model. The aliases' models are always allowed. */
@@ -128,7 +129,7 @@ export interface ConfigInput {
   stemUrlTtlSeconds?: number | undefined;
   stemRetentionSeconds?: number | undefined;
   initialCredits?: number | undefined;
-  modelAliases?: Partial<Record<'4s' | '6s', readonly string[]>> | undefined;
+  modelAliases?: Partial<Record<StemModelAlias, readonly string[]>> | undefined;
   /** --ensemble and --ensemble-weights as given, checked against each ensemble of `modelAliases`. */
   ensemble?: string | undefined;
   ensembleWeights?: string | undefined;
@@ -273,8 +274,8 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
   );
   const cores = availableParallelism();
   const concurrency = input.concurrency ?? envNumber(env, ENV.concurrency) ?? DEFAULTS.concurrency;
-  const aliases4 = input.modelAliases?.['4s'] ?? envList(env, ENV.model4s) ?? ['htdemucs', 'stemsplit-small-4s', 'bundled-4s'];
-  const aliases6 = input.modelAliases?.['6s'] ?? envList(env, ENV.model6s) ?? ['htdemucs_6s', 'stemsplit-small-6s', 'bundled-6s'];
+  const aliases4 = input.modelAliases?.['4s'] ?? envList(env, ENV.model4s) ?? DEFAULT_ALIAS_MODELS['4s'];
+  const aliases6 = input.modelAliases?.['6s'] ?? envList(env, ENV.model6s) ?? DEFAULT_ALIAS_MODELS['6s'];
   for (const entry of [...aliases4, ...aliases6]) ensembleMembers(entry);
   return Object.freeze({
     dataDir,

@@ -13,6 +13,7 @@ import { DEFAULT_STEM_FORMAT, STEM_FORMATS } from '../audio/formats.js';
 import { ALLOWED_CONTENT_TYPES, MAX_UPLOAD_BYTES } from '../limits.js';
 import { parseHttpUrl } from '../net/fetch.js';
 import { ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
+import { API_DEFAULT_ALIAS, STEM_MODEL_ALIASES, type StemModelAlias } from '../models/aliases.js';
 import { TASKS } from '../models/tasks.js';
 
 /** An http(s) URL, checked the way the server will fetch or call it. */
@@ -32,7 +33,7 @@ const text = (maxLength: number) => z.string().min(1).max(maxLength);
 const isoTime = z.string().openapi({ format: 'date-time' });
 const count = z.int().min(0);
 
-export const StemModel = z.enum(['4s', '6s']);
+export const StemModel = z.enum(STEM_MODEL_ALIASES);
 /** A model as a job names it: a name from GET /v1/models or an alias (checked against the library when the job is made). */
 const ModelName = z.string().min(1).max(200).regex(/^[A-Za-z0-9][A-Za-z0-9._+-]*$/, 'must be a model name from GET /v1/models');
 const StemKey = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be a stem name the model writes (lower-case)');
@@ -116,7 +117,7 @@ export const SplitRequest = z
           ? 'input.type must be "direct_url" or "uploaded_file"'
           : 'input is required and must be an object',
     }),
-    stemModel: StemModel.default('6s'),
+    stemModel: StemModel.default(API_DEFAULT_ALIAS),
     model: ModelName.optional().openapi({ description: 'An addition: the model to run, a name from GET /v1/models (or 4s/6s). Overrides stemModel.' }),
     models: z
       .array(ModelName)
@@ -254,7 +255,7 @@ export const ModelList = z
     items: z.array(ModelInfo),
     ensembleAlgorithms: z.array(z.enum(ENSEMBLE_ALGORITHMS)).openapi({ description: 'The values `ensemble` takes; the first is the default.' }),
     defaults: z
-      .object({ '4s': z.string().nullable(), '6s': z.string().nullable() })
+      .object(Object.fromEntries(STEM_MODEL_ALIASES.map((alias) => [alias, z.string().nullable()])) as Record<StemModelAlias, z.ZodNullable<z.ZodString>>)
       .strict()
       .openapi({ description: 'The model (or A+B ensemble) each stemModel runs now; null: none installed.' }),
   })

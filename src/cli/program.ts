@@ -8,7 +8,9 @@ import { DEFAULTS, ENV, MAX_UPLOAD_MB_LIMIT, modelList, parseDatabaseUrl, parseP
 import { exitCodes, StemsplitError } from '../errors.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
 import { MODEL_CATALOG } from '../models/catalog.js';
+import { ALIAS_FLAGS, STEM_MODEL_ALIASES, type StemModelAlias } from '../models/aliases.js';
 import { familyFlags } from '../models/families.js';
+import { flagAttribute } from '../models/family.js';
 import { TASKS } from '../models/tasks.js';
 import { parsePrecision, PRECISIONS, type Precision } from '../onnx/quantize.js';
 import { VERSION } from '../version.js';
@@ -30,6 +32,41 @@ function integer(name: string, min: number, max: number) {
     const n = Number(value);
     if (!/^\d+$/.test(value) || n < min || n > max) throw new StemsplitError('USAGE', `${name} must be a whole number from ${min} to ${max}, got "${value}"`);
     return n;
+  };
+}
+
+/** What serve and worker both take: how jobs run (which models the aliases mean, how ensembles combine, the precision) and where webhooks may go. */
+interface JobFlags {
+  readonly allowPrivateUrls?: boolean;
+  readonly ensemble?: string;
+  readonly ensembleWeights?: string;
+  readonly precision?: Precision;
+  readonly [aliasFlag: string]: unknown;
+}
+
+/** The flags of JobFlags, declared once for serve and worker; `reaches` says what --allow-private-urls opens. */
+function withJobFlags(command: Command, reaches: string): Command {
+  for (const alias of STEM_MODEL_ALIASES) {
+    const example = alias === '4s' ? ' (e.g. htdemucs_ft,htdemucs,bundled-4s); A+B: an ensemble of A and B' : '';
+    command.option(`${ALIAS_FLAGS[alias]} <names>`, `models stemModel "${alias}" runs, first installed wins${example}`, nameList(ALIAS_FLAGS[alias]));
+  }
+  return command
+    .addOption(ensembleOption())
+    .addOption(ensembleWeightsOption(`member of each A+B in ${STEM_MODEL_ALIASES.map((alias) => ALIAS_FLAGS[alias]).join(' / ')}, in order`))
+    // Not `.env()`: commander would turn a boolean on for any value, =0 too; config reads the variable.
+    .option('--allow-private-urls', `let ${reaches} reach private and loopback addresses (trusted LAN only; or ${ENV.allowPrivateUrls}=1)`)
+    .addOption(precisionOption());
+}
+
+/** JobFlags as config takes them. */
+function jobConfig(opts: JobFlags): ConfigInput {
+  const aliasModels = (alias: StemModelAlias) => opts[flagAttribute(ALIAS_FLAGS[alias])] as string[] | undefined;
+  return {
+    allowPrivateUrls: opts.allowPrivateUrls === true ? true : undefined,
+    modelAliases: Object.fromEntries(STEM_MODEL_ALIASES.map((alias) => [alias, aliasModels(alias)])),
+    ensemble: opts.ensemble,
+    ensembleWeights: opts.ensembleWeights,
+    precision: opts.precision,
   };
 }
 
@@ -73,7 +110,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     return { dataDir: dir, databaseUrl };
   };
 
-  program
+  const serve = program
     .command('serve')
     .description('serve the v1 API on this machine')
     // Each flag has its variable, for service managers and containers; a flag given wins.
@@ -106,17 +143,11 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         .env(ENV.maxUploadMb)
         .argParser(integer('--max-upload-mb', 1, MAX_UPLOAD_MB_LIMIT)),
     )
-    // Not `.env()`: commander would turn a boolean on for any value, =0 too; config reads the variable.
-    .option('--allow-private-urls', `let direct_url and webhooks reach private and loopback addresses (trusted LAN only; or ${ENV.allowPrivateUrls}=1)`)
-    .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (e.g. htdemucs_ft,htdemucs,bundled-4s); A+B: an ensemble of A and B', nameList('--model-4s'))
-    .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
     .option('--models <names>', `the models a job may name through the API (its "model" or "models"), comma-separated; default: every installed model (or ${ENV.servedModels})`, nameList('--models'))
-    .addOption(ensembleOption())
-    .addOption(ensembleWeightsOption('member of each A+B in --model-4s / --model-6s, in order'))
     .option('--new-link', 'print a new link to the web page, ending every one printed before (its key lasts across restarts otherwise)')
-    .option('--print-link', 'print a link to the web page with one more key, the earlier links still working (as "stemsplit keys link")')
-    .addOption(precisionOption())
-    .action(async (opts: { host: string; port: number; publicUrl?: string; maxMinutes?: number; maxUploadMb?: number; workers?: number; concurrency: number; rateLimit: number; allowPrivateUrls?: boolean; model4s?: string[]; model6s?: string[]; models?: string[]; ensemble?: string; ensembleWeights?: string; newLink?: boolean; printLink?: boolean; precision?: Precision }) => {
+    .option('--print-link', 'print a link to the web page with one more key, the earlier links still working (as "stemsplit keys link")');
+  withJobFlags(serve, 'direct_url and webhooks')
+    .action(async (opts: JobFlags & { host: string; port: number; publicUrl?: string; maxMinutes?: number; maxUploadMb?: number; workers?: number; concurrency: number; rateLimit: number; models?: string[]; newLink?: boolean; printLink?: boolean }) => {
       const { serveCommand } = await import('./commands/serve.js');
       await run((ctx) => serveCommand(ctx, { newLink: opts.newLink === true, printLink: opts.printLink === true }), {
         ...dataDir(),
@@ -127,37 +158,19 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         maxUploadMb: opts.maxUploadMb,
         concurrency: opts.workers ?? opts.concurrency,
         rateLimitPerMinute: opts.rateLimit,
-        allowPrivateUrls: opts.allowPrivateUrls === true ? true : undefined,
-        modelAliases: { '4s': opts.model4s, '6s': opts.model6s },
         servedModels: opts.models,
-        ensemble: opts.ensemble,
-        ensembleWeights: opts.ensembleWeights,
-        precision: opts.precision,
+        ...jobConfig(opts),
       });
     });
 
-  program
+  const worker = program
     .command('worker')
     .description('run split jobs from a shared PostgreSQL (--database-url), beside serve --workers 0 on any box that mounts the data dir')
-    .addOption(new Option('--concurrency <n>', 'split jobs run at once').env(ENV.concurrency).argParser(integer('--concurrency', 1, 64)).default(DEFAULTS.concurrency))
-    .option('--model-4s <names>', 'models stemModel "4s" runs, first installed wins (as serve)', nameList('--model-4s'))
-    .option('--model-6s <names>', 'models stemModel "6s" runs, first installed wins', nameList('--model-6s'))
-    .addOption(ensembleOption())
-    .addOption(ensembleWeightsOption('member of each A+B in --model-4s / --model-6s (as serve)'))
-    .option('--allow-private-urls', 'let webhooks reach private and loopback addresses (trusted LAN only)')
-    .addOption(precisionOption())
-    .action(async (opts: { concurrency: number; model4s?: string[]; model6s?: string[]; ensemble?: string; ensembleWeights?: string; allowPrivateUrls?: boolean; precision?: Precision }) => {
-      const { workerCommand } = await import('./commands/worker.js');
-      await run(workerCommand, {
-        ...dataDir(),
-        concurrency: opts.concurrency,
-        allowPrivateUrls: opts.allowPrivateUrls === true ? true : undefined,
-        modelAliases: { '4s': opts.model4s, '6s': opts.model6s },
-        ensemble: opts.ensemble,
-        ensembleWeights: opts.ensembleWeights,
-        precision: opts.precision,
-      });
-    });
+    .addOption(new Option('--concurrency <n>', 'split jobs run at once').env(ENV.concurrency).argParser(integer('--concurrency', 1, 64)).default(DEFAULTS.concurrency));
+  withJobFlags(worker, 'webhooks').action(async (opts: JobFlags & { concurrency: number }) => {
+    const { workerCommand } = await import('./commands/worker.js');
+    await run(workerCommand, { ...dataDir(), concurrency: opts.concurrency, ...jobConfig(opts) });
+  });
 
   const split = program
     .command('split')

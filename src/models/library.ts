@@ -12,6 +12,7 @@
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { StemsplitError } from '../errors.js';
+import { isStemModelAlias } from './aliases.js';
 import { TASKS, type Task } from './tasks.js';
 
 /** What `library.json` records of one added model. */
@@ -50,7 +51,7 @@ export function libraryDir(dataDir: string): string {
 }
 
 export function checkLibraryName(name: string): string {
-  if (!LIBRARY_NAME.test(name) || name === '4s' || name === '6s') {
+  if (!LIBRARY_NAME.test(name) || isStemModelAlias(name)) {
     throw new StemsplitError('USAGE', `"${name}" cannot name a model: use 1-64 letters, digits, ".", "_" or "-" (not 4s or 6s), starting with a letter or digit`);
   }
   return name;

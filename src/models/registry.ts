@@ -11,13 +11,14 @@ import { ensembleMembers } from '../config.js';
 import { StemsplitError } from '../errors.js';
 import type { SeparationModel } from '../separation/model.js';
 import { refuseSpecialFile } from '../model-files/regular.js';
+import { isStemModelAlias, STEM_MODEL_ALIASES, type StemModelAlias } from './aliases.js';
 import { MODEL_CATALOG, type CatalogModel } from './catalog.js';
 import { familyById, MODEL_FAMILIES } from './families.js';
 import type { ClaimedFile, FamilyOptions, FamilyPull, ModelFamilyRecord } from './family.js';
 import { libraryDir, libraryModels, type LibraryModel } from './library.js';
 import { taskOf, type Task } from './tasks.js';
 
-export type StemModelAlias = '4s' | '6s';
+export type { StemModelAlias };
 /** The id of the family record that runs a model (families.ts). */
 export type ModelKind = string;
 export type { FamilyOptions };
@@ -203,7 +204,7 @@ export class ModelRegistry {
   resolve(spec: string, configPath?: string, options?: FamilyOptions): ModelChoice {
     const members = ensembleMembers(spec);
     if (members.length > 1) return this.resolveEnsemble(members, options);
-    if (spec === '4s' || spec === '6s') return this.resolveAlias(spec);
+    if (isStemModelAlias(spec)) return this.resolveAlias(spec);
     return this.resolveModel(spec, configPath, options);
   }
 
@@ -213,7 +214,7 @@ export class ModelRegistry {
    */
   resolveEnsemble(specs: readonly string[], options?: FamilyOptions): EnsembleRef {
     const members = specs.map((spec) => {
-      if (spec === '4s' || spec === '6s') throw new StemsplitError('USAGE', `an ensemble names its models, not the alias ${spec}`);
+      if (isStemModelAlias(spec)) throw new StemsplitError('USAGE', `an ensemble names its models, not the alias ${spec}`);
       return this.resolveModel(spec, undefined, options);
     });
     return ensembleOf(members);
@@ -227,7 +228,7 @@ export class ModelRegistry {
   }
 
   #resolveSpec(spec: string, configPath: string | undefined): ModelRef {
-    if (spec === '4s' || spec === '6s') {
+    if (isStemModelAlias(spec)) {
       const choice = this.resolveAlias(spec);
       if (isEnsembleRef(choice)) throw new StemsplitError('USAGE', `${spec} is the ensemble ${choice.name} here; name its models one by one`);
       return choice;
@@ -295,7 +296,7 @@ export class ModelRegistry {
   listing(): ModelListing[] {
     // A model an alias runs as a member of its ensemble counts as that alias's model too.
     const aliasesOf = (name: string): StemModelAlias[] =>
-      (['4s', '6s'] as const).filter((alias) => {
+      STEM_MODEL_ALIASES.filter((alias) => {
         try {
           const choice = this.resolveAlias(alias);
           return isEnsembleRef(choice) ? choice.members.some((member) => member.name === name) : choice.name === name;

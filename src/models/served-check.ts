@@ -7,19 +7,19 @@
 import { ensembleMembers } from '../config.js';
 import { describeError, isStemsplitError, StemsplitError } from '../errors.js';
 import { readMsstDocument } from '../msst/config.js';
-import { isEnsembleRef, isPathSpec, type ModelChoice, type ModelRegistry, type StemModelAlias } from './registry.js';
+import { ALIAS_FLAGS, STEM_MODEL_ALIASES, type StemModelAlias } from './aliases.js';
+import { isEnsembleRef, isPathSpec, type ModelChoice, type ModelRegistry } from './registry.js';
 
 export interface ServedModels {
   readonly modelAliases: Readonly<Record<StemModelAlias, readonly string[]>>;
   readonly servedModels: readonly string[] | undefined;
 }
 
-const ALIAS_FLAG: Readonly<Record<StemModelAlias, string>> = { '4s': '--model-4s', '6s': '--model-6s' };
 
 export function checkServedModels(registry: ModelRegistry, served: ServedModels): void {
   const known = new Map(registry.listing().map((row) => [row.name, row]));
-  for (const alias of ['4s', '6s'] as const) {
-    const flag = ALIAS_FLAG[alias];
+  for (const alias of STEM_MODEL_ALIASES) {
+    const flag = ALIAS_FLAGS[alias];
     for (const entry of served.modelAliases[alias]) {
       for (const member of ensembleMembers(entry)) {
         if (isPathSpec(member)) readable(registry, member, flag);

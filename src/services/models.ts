@@ -5,7 +5,8 @@
  */
 import { ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
 import { StemsplitError, describeError } from '../errors.js';
-import { isEnsembleRef, type ModelChoice, type ModelListing, type ModelRegistry, type StemModelAlias } from '../models/registry.js';
+import { isStemModelAlias, STEM_MODEL_ALIASES, type StemModelAlias } from '../models/aliases.js';
+import { isEnsembleRef, type ModelChoice, type ModelListing, type ModelRegistry } from '../models/registry.js';
 import { familyOptionNames, familyOptionsFrom } from '../models/families.js';
 import type { Task } from '../models/tasks.js';
 import type { ModelTimings } from '../store/model-timings.js';
@@ -65,7 +66,8 @@ export class ModelService {
       description: model.description,
       terms: model.terms,
     }));
-    return { items, ensembleAlgorithms: [...ENSEMBLE_ALGORITHMS], defaults: { '4s': this.#aliasModel('4s'), '6s': this.#aliasModel('6s') } };
+    const defaults = Object.fromEntries(STEM_MODEL_ALIASES.map((alias) => [alias, this.#aliasModel(alias)])) as Record<StemModelAlias, string | null>;
+    return { items, ensembleAlgorithms: [...ENSEMBLE_ALGORITHMS], defaults };
   }
 
   #aliasModel(alias: StemModelAlias): string | null {
@@ -88,7 +90,7 @@ export class ModelService {
   choose(request: { readonly stemModel: StemModelAlias; readonly model?: string | undefined; readonly models?: readonly string[] | undefined }): ModelChoice {
     if (request.models !== undefined) return this.#resolve(request.models.join('+'), request.models, 'models');
     if (request.model !== undefined) {
-      if (request.model === '4s' || request.model === '6s') return this.#alias(request.model);
+      if (isStemModelAlias(request.model)) return this.#alias(request.model);
       return this.#resolve(request.model, request.model.split('+'), 'model');
     }
     return this.#alias(request.stemModel);

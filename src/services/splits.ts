@@ -9,7 +9,8 @@ import type { StemFormat } from '../audio/formats.js';
 import { probeDurationSeconds } from '../audio/index.js';
 import { StemsplitError, describeError } from '../errors.js';
 import type { EnsembleMethod } from '../ensemble/algorithms.js';
-import { isEnsembleRef, type ModelChoice, type StemModelAlias } from '../models/registry.js';
+import { isStemModelAlias, type StemModelAlias } from '../models/aliases.js';
+import { isEnsembleRef, type ModelChoice } from '../models/registry.js';
 import { assertAllowedTarget, downloadToFile, FetchRefused, type GuardOptions } from '../net/fetch.js';
 import { ID_PATTERN, isoAt, newId, serializeJobOptions, type DataStore, type JobOptions, type Principal, type Split } from '../store/index.js';
 import type { ModelService } from './models.js';
@@ -257,7 +258,7 @@ export class SplitService {
  */
 function stemModelOf(request: CreateSplitRequest, model: ModelChoice): StemModelAlias {
   if (request.model === undefined && request.models === undefined) return request.stemModel;
-  if (request.model === '4s' || request.model === '6s') return request.model;
+  if (request.model !== undefined && isStemModelAlias(request.model)) return request.model;
   const sources = isEnsembleRef(model) ? model.members.flatMap((member) => member.sources) : model.sources;
   return sources.includes('guitar') || sources.includes('piano') ? '6s' : '4s';
 }

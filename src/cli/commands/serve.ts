@@ -1,6 +1,7 @@
 import { networkInterfaces } from 'node:os';
 import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod } from '../../ensemble/algorithms.js';
 import { MIB } from '../../limits.js';
+import { STEM_MODEL_ALIASES } from '../../models/aliases.js';
 import { startServer } from '../../server.js';
 import type { DataStore } from '../../store/index.js';
 import { addWebSession, createWebSession, hasWebSession, recordPageOrigins } from '../../services/web-session.js';
@@ -16,8 +17,8 @@ export interface ServeOptions {
 
 export async function serveCommand(ctx: CommandContext, options: ServeOptions = {}): Promise<void> {
   const server = await startServer(ctx.config);
-  const alias4 = safeName(() => server.registry.resolveAlias('4s').name);
-  const alias6 = safeName(() => server.registry.resolveAlias('6s').name);
+  // Every alias resolves: serve refused to start otherwise (models/served-check.ts).
+  const aliasModels = STEM_MODEL_ALIASES.map((alias) => ({ alias, model: server.registry.resolveAlias(alias).name }));
   print(ctx, `stemsplit listening on ${server.url}/v1 (data: ${ctx.config.dataDir})`);
   const publicUrl = ctx.config.publicUrl;
   if (publicUrl) print(ctx, `clients reach it at ${publicUrl}/v1 (--public-url)`);
@@ -26,8 +27,9 @@ export async function serveCommand(ctx: CommandContext, options: ServeOptions = 
   await printPageLinks(ctx, server.data, origins, options);
   const limits = `uploads up to ${ctx.config.maxUploadBytes / MIB} MB (--max-upload-mb)`;
   const length = ctx.config.maxMinutes === undefined ? 'sources of any length (streamed)' : `each of at most ${ctx.config.maxMinutes} minutes of audio`;
-  const ensembles = [alias4, alias6].some((name) => name.includes('+')) ? ` (ensembles combined by ${describeEnsembleMethod(ctx.config.ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM })})` : '';
-  ctx.stderr.write(`models: 4s → ${alias4}, 6s → ${alias6}${ensembles}; ${ctx.config.concurrency} job(s) at a time, ${length}, ${limits}\n`);
+  const ensembles = aliasModels.some(({ model }) => model.includes('+')) ? ` (ensembles combined by ${describeEnsembleMethod(ctx.config.ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM })})` : '';
+  const aliases = aliasModels.map(({ alias, model }) => `${alias} → ${model}`).join(', ');
+  ctx.stderr.write(`models: ${aliases}${ensembles}; ${ctx.config.concurrency} job(s) at a time, ${length}, ${limits}\n`);
   const elsewhere = ctx.config.databaseUrl ? 'another node' : 'the next start';
   await runUntilSignalled(ctx, () => server.close(), {
     graceful: `running jobs finish, queued jobs stay queued for ${elsewhere}`,
@@ -49,13 +51,5 @@ async function printPageLinks(ctx: CommandContext, data: DataStore, origins: rea
   }
   for (const origin of origins) {
     print(ctx, `The web page is at ${webSessionLink(origin, '')}: the link printed when its key was made still works ("stemsplit keys link" prints one again)`);
-  }
-}
-
-function safeName(fn: () => string): string {
-  try {
-    return fn();
-  } catch {
-    return '(none installed)';
   }
 }

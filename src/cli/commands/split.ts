@@ -7,6 +7,7 @@ import { MP3_RATES, removeLeftoverStaging, removeStaging, twoStemsIndex, type St
 import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod, ENSEMBLE_ALGORITHMS, isEnsembleAlgorithm, parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
 import { ensembleMembers } from '../../config.js';
+import { ALIAS_QUALITY_MODELS, CLI_DEFAULT_ALIAS, isStemModelAlias } from '../../models/aliases.js';
 import { familyById, familyFlags, familyOptionsFrom, MODEL_FAMILIES } from '../../models/families.js';
 import type { Precision } from '../../onnx/quantize.js';
 import { flagAttribute, flagName } from '../../models/family.js';
@@ -79,7 +80,7 @@ function chooseModel(registry: ModelRegistry, options: SplitOptions): { ref: Mod
   if (options.ensemble !== undefined && !isEnsembleAlgorithm(options.ensemble)) {
     throw new StemsplitError('USAGE', `--ensemble must be one of ${ENSEMBLE_ALGORITHMS.join(', ')}, got "${options.ensemble}"`);
   }
-  const specs = (options.model.length === 0 ? ['4s'] : options.model).flatMap(ensembleMembers);
+  const specs = (options.model.length === 0 ? [CLI_DEFAULT_ALIAS] : options.model).flatMap(ensembleMembers);
   if (specs.length > 1 && options.modelConfig !== undefined) {
     throw new StemsplitError('USAGE', "--model-config applies to a single MSST checkpoint; in an ensemble, put each checkpoint's .yaml beside it");
   }
@@ -104,7 +105,7 @@ function checkFamilyFlags(choice: ModelChoice, options: SplitOptions): void {
     if (!given || refs.some((ref) => families.some((family) => family.id === ref.kind))) continue;
     const takers = families.map((family) => family.takers).join(', ');
     const running = refs.map((ref) => `${ref.name} (${listedFamily(ref)})`).join(', ');
-    const which = options.model.length === 0 ? `no --model was given, so 4s runs ${running}` : `${running} ${refs.length === 1 ? 'is not one' : 'are not'}`;
+    const which = options.model.length === 0 ? `no --model was given, so ${CLI_DEFAULT_ALIAS} runs ${running}` : `${running} ${refs.length === 1 ? 'is not one' : 'are not'}`;
     throw new StemsplitError('USAGE', `${flag} applies to ${takers}; ${which}`);
   }
 }
@@ -219,9 +220,9 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
       const members = ref.members.map((member) => `${member.name} (terms of its weights: ${member.terms})`).join(', ');
       ctx.stderr.write(`Loading models ${members}; their stems are combined by ${describeEnsembleMethod(ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM })}…\n`);
     } else ctx.stderr.write(`Loading model ${ref.name} (terms of its weights: ${ref.terms})…\n`);
-    const alias = options.model.length <= 1 ? (options.model[0] ?? '4s') : undefined;
-    if ((alias === '4s' || alias === '6s') && !isEnsembleRef(ref) && ref.kind === 'onnx') {
-      const demucs = alias === '4s' ? 'htdemucs' : 'htdemucs_6s';
+    const alias = options.model.length <= 1 ? (options.model[0] ?? CLI_DEFAULT_ALIAS) : undefined;
+    if (alias !== undefined && isStemModelAlias(alias) && !isEnsembleRef(ref) && registry.bundled().some((bundled) => bundled.path === ref.path)) {
+      const demucs = ALIAS_QUALITY_MODELS[alias];
       ctx.stderr.write(`(the small bundled model; for Demucs v4 quality run "stemsplit models pull ${demucs}" once; its weights are for research use only)\n`);
     }
     const interrupts = stopOnInterrupt(() => splitter.cancel());
