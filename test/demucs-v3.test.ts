@@ -5,22 +5,24 @@
  *   child process), every stem ≥ 60 dB against `demucs.api.Separator`'s, every 16th sample;
  * - each HDemucs checkpoint's forward pass on the whole input (the engine's model, one window).
  * The mdx bag mixes both classes, a diffq-quantized member, per-source weights and a bag segment.
+ * - the mdx bag through the API (a server whose `4s` is the bag's yaml);
  * - `models pull` of a one-model bag with a segment (as hdemucs_mmi) from a loopback server, then
- *   split from the yaml it wrote; the catalog's v3 bags written as the released yamls are.
+ *   split from the yaml it wrote; `stemsplit models pull mdx_extra_q` checking the release-name
+ *   hash of a file that is not the release; the catalog's v3 bags written as the released yamls are.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { runCli } from '../harness/process.js';
+import { runCli, spawnCli } from '../harness/process.js';
 import { loadDemucs, parseBagFile } from '../src/demucs/index.js';
 import { catalogModel, type CatalogModel } from '../src/models/catalog.js';
 import { pullModel } from '../src/models/pull.js';
 import { bagYaml } from '../src/demucs/family.js';
-import { tempDir } from './support/server.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 import { fixtureDir, fixtureManifest } from './support/fixtures.js';
 import { decodePlanar, readF32, snrDb, stemOf, writeFloatWav } from './support/reference-audio.js';
 
@@ -52,32 +54,63 @@ function snrs(reference: Float32Array, ours: (source: number) => Float32Array, s
   });
 }
 
-describe('Demucs v3/v2 bags through `stemsplit split`', { skip: dir === undefined ? 'no fixtures' : false }, () => {
+/** A bag's yaml and members in their own folder, as a user keeps them, and the fixture's input as a float WAV. */
+function prepareBag(bag: string, caseDir: string): { yaml: string; song: string; sources: readonly string[] } {
+  const from = dir as string;
+  mkdirSync(caseDir, { recursive: true });
+  const yaml = join(caseDir, `${bag}.yaml`);
+  copyFileSync(join(from, `${bag}.yaml`), yaml);
+  const members = parseBagFile(readFileSync(yaml, 'utf8')).models;
+  for (const member of members) copyFileSync(join(from, `${member}.th`), join(caseDir, `${member}.th`));
+  const song = join(caseDir, 'song.wav');
+  writeFloatWav(song, readF32(join(from, 'mix.in.f32')), 2);
   const fixtures = new Map(fixtureManifest<V3Fixture>(dir));
+  return { yaml, song, sources: (fixtures.get(members[0] as string) as V3Fixture).sources };
+}
+
+/** Every stem ≥ MIN_SNR_DB against the bag's official separation. */
+function assertBagStems(bag: string, label: string, sources: readonly string[], stemFile: (stem: string) => string): void {
+  const reference = readF32(join(dir as string, `${bag}.separate.out.f32`));
+  const measured = snrs(reference, (s) => decodePlanar(stemFile(sources[s] as string), 2), sources.length);
+  console.log(`${bag} ${label}: ${sources.map((stem, s) => `${stem} ${(measured[s] as number).toFixed(1)}`).join(', ')} dB`);
+  measured.forEach((snr, s) => assert.ok(snr >= MIN_SNR_DB, `${bag} ${label} ${sources[s]}: ${snr.toFixed(1)} dB`));
+}
+
+describe('Demucs v3/v2 bags through `stemsplit split`', { skip: dir === undefined ? 'no fixtures' : false }, () => {
   for (const bag of BAGS) {
     it(`${bag}: every stem ≥ ${MIN_SNR_DB} dB against the official separation`, () => {
-      const from = dir as string;
       const caseDir = join(work, bag);
-      mkdirSync(caseDir, { recursive: true });
-      const yaml = join(caseDir, `${bag}.yaml`);
-      copyFileSync(join(from, `${bag}.yaml`), yaml);
-      const members = parseBagFile(readFileSync(yaml, 'utf8')).models;
-      for (const member of members) copyFileSync(join(from, `${member}.th`), join(caseDir, `${member}.th`));
-      const song = join(caseDir, 'song.wav');
-      writeFloatWav(song, readF32(join(from, 'mix.in.f32')), 2);
+      const { yaml, song, sources } = prepareBag(bag, caseDir);
       const out = join(caseDir, 'out');
       const result = runCli(['split', song, '--model', yaml, '--format', 'wav', '--float32', '-o', out], {
         STEMSPLIT_DATA_DIR: join(caseDir, 'data'),
         STEMSPLIT_CACHE_DIR: join(work, 'cache'),
       });
       assert.equal(result.status, 0, result.stderr);
-      const sources = (fixtures.get(members[0] as string) as V3Fixture).sources;
-      const reference = readF32(join(from, `${bag}.separate.out.f32`));
-      const measured = snrs(reference, (s) => decodePlanar(join(out, 'song', `${sources[s]}.wav`), 2), sources.length);
-      console.log(`${bag} split: ${sources.map((stem, s) => `${stem} ${(measured[s] as number).toFixed(1)}`).join(', ')} dB`);
-      measured.forEach((snr, s) => assert.ok(snr >= MIN_SNR_DB, `${bag} ${sources[s]}: ${snr.toFixed(1)} dB`));
+      assertBagStems(bag, 'split', sources, (stem) => join(out, 'song', `${stem}.wav`));
     });
   }
+
+  it('mdx_small through the API (outputFormat wav): every stem as through split', async () => {
+    const caseDir = join(work, 'api');
+    const { yaml, song, sources } = prepareBag('mdx_small', caseDir);
+    const t = await startTestServer({ cacheDir: join(work, 'cache'), modelAliases: { '4s': [yaml], '6s': [yaml] } });
+    try {
+      const input = await uploadFile(t, readFileSync(song));
+      const created = await t.request('POST', '/audio/splits', { body: { input, stemModel: '4s', outputFormat: 'wav' } });
+      assert.equal(created.status, 200, created.text);
+      const done = (await waitForSplit(t, created.json.data.id, 600_000)).json.data;
+      assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+      for (const stem of sources) {
+        const response = await fetch(done.stems[stem] as string);
+        assert.equal(response.status, 200);
+        writeFileSync(join(caseDir, `${stem}.api.wav`), Buffer.from(await response.arrayBuffer()));
+      }
+      assertBagStems('mdx_small', 'API', sources, (stem) => join(caseDir, `${stem}.api.wav`));
+    } finally {
+      await t.close();
+    }
+  });
 });
 
 describe('HDemucs forward passes', { skip: dir === undefined ? 'no fixtures' : false }, () => {
@@ -138,6 +171,26 @@ describe('Demucs v3 models pull', { skip: dir === undefined ? 'no fixtures' : fa
       const measured = snrs(readF32(join(from, 'hdemucs_mmi_small.separate.out.f32')), (s) => decodePlanar(join(out, 'song', `${sources[s]}.wav`), 2), sources.length);
       console.log(`pulled hdemucs_mmi_small split: ${sources.map((stem, s) => `${stem} ${(measured[s] as number).toFixed(1)}`).join(', ')} dB`);
       measured.forEach((snr, s) => assert.ok(snr >= MIN_SNR_DB, `${sources[s]}: ${snr.toFixed(1)} dB`));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('`stemsplit models pull mdx_extra_q` fetches the release names from the mirror and refuses a file whose SHA-256 is not the one its name carries', async () => {
+    const model = catalogModel('mdx_extra_q') as CatalogModel;
+    const impostor = readFileSync(join(dir as string, 'mdx_m1.th'));
+    const server = await serve(new Map(model.files.map((file) => [file, impostor])));
+    const caseDir = join(work, 'pull-cli');
+    try {
+      const child = spawnCli(['models', 'pull', 'mdx_extra_q', '--base-url', server.url], { STEMSPLIT_DATA_DIR: join(caseDir, 'data'), STEMSPLIT_CACHE_DIR: join(caseDir, 'cache') });
+      let stderr = '';
+      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      assert.equal(status, 14, stderr);
+      const first = model.files[0] as string;
+      assert.match(stderr, new RegExp(`${first.replace('.', '\\.')} .*has SHA-256 .*expected ${first.slice(9, 17)}`));
+      assert.equal(existsSync(join(caseDir, 'cache', 'demucs', first)), false, 'the refused file is not installed');
+      assert.equal(existsSync(join(caseDir, 'cache', 'demucs', 'mdx_extra_q.yaml')), false, 'no bag yaml without its members');
     } finally {
       await server.close();
     }
