@@ -8,13 +8,16 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { StemsplitError } from '../src/errors.js';
+import { MODEL_CATALOG } from '../src/models/catalog.js';
+import { taskOf } from '../src/models/tasks.js';
+import { runCli } from '../harness/process.js';
 import { separate } from '../src/separation/index.js';
 import { loadVr, nnArchSize, vrSources } from '../src/vr/engine.js';
-import { builtInVrModelData, readVrModelData } from '../src/vr/model-data.js';
+import { builtInVrModelData, readVrModelData, uvrVrModelName } from '../src/vr/model-data.js';
 import type { VrOptions } from '../src/vr/options.js';
 import { vrParams, VR_PARAM_NAMES } from '../src/vr/params.js';
 import { resamplePoly, sincFastest } from '../src/vr/resample.js';
@@ -209,5 +212,39 @@ describe('VR model params and data', () => {
     // Away from the edges the filter passes 440 Hz at unit gain: samples of the same sine at the new rate.
     for (let j = 1000; j < 13_700; j += 101) assert.ok(Math.abs((down[j] as number) - Math.sin((2 * Math.PI * 440 * j) / 14_700)) < 2e-3, `sample ${j}`);
     assert.equal(resamplePoly(new Float64Array(1001), 11_025, 44_100).length, 4004);
+  });
+
+  it("lists UVR's VR task models in the catalog with the stems, task and file UVR's table gives their key", () => {
+    const entries = MODEL_CATALOG.filter((entry) => entry.family === 'vr');
+    assert.ok(entries.length >= 7);
+    const tasks: Record<string, string> = {};
+    for (const entry of entries) {
+      const data = builtInVrModelData(entry.uvrHash as string);
+      assert.ok(data, `${entry.name}: its UVR key is in the engine's table`);
+      assert.deepEqual(entry.sources, vrSources(data.primaryStem), entry.name);
+      assert.equal(`${uvrVrModelName(entry.uvrHash as string)}.pth`, entry.files[0], entry.name);
+      tasks[entry.name] = taskOf(entry.name, entry.sources);
+    }
+    assert.deepEqual(tasks, {
+      '5-hp-karaoke-uvr': 'karaoke',
+      '6-hp-karaoke-uvr': 'karaoke',
+      'uvr-deecho-dereverb': 'dereverb',
+      'uvr-de-echo-normal': 'deecho',
+      'uvr-de-echo-aggressive': 'deecho',
+      'uvr-denoise': 'denoise',
+      'uvr-denoise-lite': 'denoise',
+    });
+  });
+
+  it('pulls a VR model only when the file is the one its UVR key names: another file is refused and deleted', () => {
+    const dir = path.join(work, 'pull');
+    mkdirSync(dir, { recursive: true });
+    const impostor = path.join(dir, 'UVR-De-Echo-Normal.pth');
+    writeFileSync(impostor, 'not the model UVR keys as f200a145');
+    const cache = path.join(dir, 'cache');
+    const result = runCli(['models', 'pull', 'uvr-de-echo-normal', '--file', impostor], { STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: cache });
+    assert.equal(result.status, new StemsplitError('DOWNLOAD_FAILED', '').exitCode, result.stderr);
+    assert.match(result.stderr, /UVR-De-Echo-Normal\.pth has UVR hash [0-9a-f]{32}, not f200a145434efc7dcf0cd093f517ed52 \(the file UVR's model data is for\); the file was deleted/);
+    assert.equal(existsSync(path.join(cache, 'vr', 'UVR-De-Echo-Normal.pth')), false);
   });
 });

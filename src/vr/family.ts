@@ -5,8 +5,10 @@
  * is VR's when its model data says so (json beside, or a hash UVR's table knows).
  */
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import type { ModelFamilyRecord } from '../models/family.js';
+import { installUvrModelData } from '../uvr/pull.js';
 import { isVrModelFile, vrModelDataBeside } from './model-data.js';
 import { VR_DEFAULTS, vrOptions, type VrOptions } from './options.js';
 
@@ -62,6 +64,16 @@ export const vrFamily: ModelFamilyRecord = {
     const { loadVr } = await import('./engine.js');
     const vr = model.options?.['vr'] as Partial<VrOptions> | undefined;
     return loadVr({ name: model.name, path: model.path, ...(vr ? { options: { vr } } : {}) }, { intraOpThreads: options.intraOpThreads });
+  },
+  pull: {
+    dir: (cacheDir) => path.join(cacheDir, 'vr'),
+    entry: (model, dir) => (model.files.every((file) => existsSync(path.join(dir, file))) ? path.join(dir, model.files[0] as string) : undefined),
+    // The model data is the engine's table's, under the UVR key the fresh file must have.
+    async install(model, dir, fresh) {
+      const pth = path.join(dir, model.files[0] as string);
+      await installUvrModelData(pth, { data: undefined, hash: model.uvrHash }, fresh);
+      return pth;
+    },
   },
 };
 

@@ -86,6 +86,11 @@ export function builtInVrModelData(hash: string): VrModelData | undefined {
   };
 }
 
+/** The file name public lists give the model of a UVR key, where they give one. */
+export function uvrVrModelName(hash: string): string | undefined {
+  return UVR_VR_MODELS[hash]?.[0] ?? undefined;
+}
+
 /** Whether a json file holds VR model data (the key that only VR model data has). */
 function isVrModelDataFile(file: string): boolean {
   try {
