@@ -69,9 +69,9 @@ const LAYOUTS = [
 describe('VR layouts and params beyond the fixtures', () => {
   const track = mix();
 
-  async function run(pth: string, param: string, nout?: readonly [number, number]): Promise<{ version: string; snr: number; equal: boolean }> {
+  async function run(pth: string, param: string, nout?: readonly [number, number], highEndProcess = false): Promise<{ version: string; snr: number; equal: boolean }> {
     const data = checkVrKeys({ vr_model_param: param, primary_stem: 'Vocals', ...(nout ? { nout: nout[0], nout_lstm: nout[1] } : {}) }, param);
-    const settings = vrSettings(data, { aggression: 0 });
+    const settings = vrSettings(data, { aggression: 0, highEndProcess });
     const network = await VrNetwork.open(pth, settings, { intraOpThreads: 2 });
     try {
       const [primary, secondary] = await separateVr(network, settings, track);
@@ -114,6 +114,11 @@ describe('VR layouts and params beyond the fixtures', () => {
       assert.ok(equal, `${param}: a mask of 0.5 makes the two stems equal`);
       assert.ok(snr >= 10, `${param}: ${snr.toFixed(1)} dB`);
     }
+    // high_end_process where pre_filter_start is −1: numpy's slice counts from the end.
+    const pth = join(work, 'v51_4band_v4_ms_fullband.pth');
+    const { snr, equal } = await run(pth, '4band_v4_ms_fullband', [8, 8], true);
+    console.log(`VR 5.1 4band_v4_ms_fullband with high_end_process: the stems sum to the mix at ${snr.toFixed(1)} dB`);
+    assert.ok(equal && snr >= 10, `${snr.toFixed(1)} dB`);
   });
 
   it("refuses, as the official code fails, a fifth encoder over bins that do not halve five times (4band_v2's 336 per half)", async () => {

@@ -214,12 +214,15 @@ function fftHighPass(spec: Spectrogram, start: number, stop: number): void {
 export function mirrorHighEnd(spec: Spectrogram, highEnd: HighEnd, params: VrParams): Spectrogram {
   const h = highEnd.bins;
   const frames = spec.frames;
-  const top = params.preFilterStart - 10;
-  if (top - h < 0) throw new StemsplitError('MODEL_INVALID', `VR params ${params.name}: high_end_process needs ${h} bins below bin ${top}`);
+  // numpy's slice [pre_filter_start − 10 − h : pre_filter_start − 10]: negative bounds count from the end (pre_filter_start −1).
+  const bound = (i: number) => Math.min(spec.bins, Math.max(0, i < 0 ? i + spec.bins : i));
+  const first = bound(params.preFilterStart - 10 - h);
+  const end = bound(params.preFilterStart - 10);
+  if (end - first !== h) throw new StemsplitError('MODEL_INVALID', `VR params ${params.name}: high_end_process mirrors ${h} bins from a slice of ${Math.max(0, end - first)} (the official code fails here too)`);
   const out = emptySpectrogram(h, frames, 'complex64');
   for (let c = 0; c < 2; c++) {
     for (let k = 0; k < h; k++) {
-      const from = (c * spec.bins + top - 1 - k) * frames;
+      const from = (c * spec.bins + end - 1 - k) * frames;
       const input = (c * h + k) * highEnd.spec.frames;
       const at = (c * h + k) * frames;
       for (let t = 0; t < frames; t++) {
