@@ -231,7 +231,8 @@ function readSources(value: PickleValue | undefined): string[] {
   if (items === undefined || items.length === 0 || !items.every((item) => typeof item === 'string')) {
     throw unsupported('sources', value);
   }
-  return items as string[];
+  // Stem names are lower-case in every family, whatever case a checkpoint uses.
+  return (items as string[]).map((name) => name.toLowerCase());
 }
 
 interface Segment {

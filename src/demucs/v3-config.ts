@@ -220,7 +220,8 @@ function readers(klass: string, value: (name: string) => PickleValue) {
       const v = value(name);
       const items = Array.isArray(v) ? v : v instanceof PickleTuple ? v.items : undefined;
       if (items === undefined || items.length === 0 || !items.every((item) => typeof item === 'string')) throw fail(name);
-      return items as string[];
+      // Stem names are lower-case in every family, whatever case a checkpoint uses.
+      return (items as string[]).map((item) => item.toLowerCase());
     },
     require(name: string, ok: boolean): void {
       if (!ok) throw fail(name);
