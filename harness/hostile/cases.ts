@@ -7,7 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { OnnxGraph, writeModel } from '../../src/onnx/graph.js';
 import {
   demucsPackageOps,
@@ -94,9 +94,9 @@ export function msstFiles(dir: string, yaml: string, body: Uint8Array = pickle(s
 export const SMALL_MDX_DATA = { compensate: 1.035, mdx_dim_f_set: 8, mdx_dim_t_set: 3, mdx_n_fft_scale_set: 16, primary_stem: 'Vocals' };
 
 /** A one-node `.onnx` (input → Identity → output) whose input and output are declared as `shape`. */
-export function identityOnnx(file: string, shape: readonly number[] = [1, 4, 8, 8], inputName = 'input'): void {
+export function identityOnnx(file: string, shape: readonly number[] = [1, 4, 8, 8], inputName = 'input', outputName = 'output'): void {
   const graph = new OnnxGraph('hostile');
-  graph.output(graph.input(inputName, shape), 'output');
+  graph.output(graph.input(inputName, shape), outputName);
   writeModel(graph.encode(), file);
 }
 
@@ -155,6 +155,22 @@ export function fileCase(name: string, kind: HostileKind, make: () => Uint8Array
       const model = join(dir, file);
       writeFileSync(model, make());
       return { model, names: model };
+    },
+  };
+}
+
+/** A model folder (`--model DIR`) whose model.json `fill` makes; a refusal names the manifest. */
+function folderCase(name: string, kind: HostileKind, fill: (manifest: string) => void): HostileCase {
+  return {
+    name,
+    kind,
+    family: 'demucs',
+    write: (dir) => {
+      const folder = join(dir, 'model');
+      mkdirSync(folder);
+      const manifest = join(folder, 'model.json');
+      fill(manifest);
+      return { model: folder, names: manifest };
     },
   };
 }
@@ -318,18 +334,12 @@ export const MORE_CASES: readonly HostileCase[] = [
       return { model, names: model };
     },
   },
-  {
-    name: 'path: a model folder whose model.json is a FIFO',
-    kind: 'path',
-    family: 'demucs',
-    write: (dir) => {
-      const folder = join(dir, 'model');
-      mkdirSync(folder);
-      const manifest = join(folder, 'model.json');
-      mkfifo(manifest);
-      return { model: folder, names: manifest };
-    },
-  },
+  folderCase('model.json: a stem named ../../escaped', 'config', (manifest) => {
+    identityOnnx(join(dirname(manifest), 'graph.onnx'), [1, 2, 8], 'mix', 'stems');
+    const fields = { format: 'stemsplit-model/1', name: 'escape', description: 'hostile', sampleRate: 44100, sources: ['../../escaped', 'other'], segmentSamples: 8, overlap: 0.25, normalize: false, input: 'waveform', onnx: 'graph.onnx' };
+    writeFileSync(manifest, JSON.stringify(fields));
+  }),
+  folderCase('path: a model folder whose model.json is a FIFO', 'path', mkfifo),
   {
     name: 'path: the yaml beside is a FIFO',
     kind: 'path',

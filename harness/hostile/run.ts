@@ -13,15 +13,21 @@ import { runInNewContext } from 'node:vm';
 import { describeError, isStemsplitError } from '../../src/errors.js';
 import { modelLoader } from '../../src/models/loaders.js';
 import { ModelRegistry } from '../../src/models/registry.js';
-import { loadRefusal } from '../../src/splitting/load-refusal.js';
+import { loadNamed } from '../../src/splitting/load-refusal.js';
 import { writeSong } from '../audio.js';
 import { tempDir } from '../temp-dir.js';
 import type { HostileCase, HostileFiles } from './cases.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The bounds issue 37 sets for every refusal. */
+/** The bounds issue 37 sets for every refusal (measured in-process: the refusal itself). */
 export const REFUSAL_LIMITS = { seconds: 5, megabytes: 500 } as const;
+/**
+ * Through the CLI the time also counts starting Node, tsx and the split worker (about 1.5 s on an
+ * idle 2-core box, five times that under a load average of 15): the issue's bound for a whole run
+ * of the CLI on a hostile file is 60 s; memory keeps the refusal's bound.
+ */
+export const CLI_LIMITS = { seconds: 60, megabytes: 500 } as const;
 
 export interface HostileOutcome {
   readonly name: string;
@@ -37,7 +43,7 @@ export interface HostileOutcome {
 }
 
 /** Judges a refusal: one line, naming the file, with the model-file code, in time and memory. */
-function problemsOf(outcome: Omit<HostileOutcome, 'problems'>, files: HostileFiles, expectedCode: string | number): string[] {
+function problemsOf(outcome: Omit<HostileOutcome, 'problems'>, files: HostileFiles, expectedCode: string | number, limits: { readonly seconds: number; readonly megabytes: number }): string[] {
   const problems: string[] = [];
   if (outcome.result === 'refused') {
     if (outcome.code !== expectedCode) problems.push(`code ${String(outcome.code)}, expected ${String(expectedCode)}`);
@@ -45,8 +51,8 @@ function problemsOf(outcome: Omit<HostileOutcome, 'problems'>, files: HostileFil
     if (outcome.message.trim().includes('\n')) problems.push('more than one line');
     if (/\(node:\d+\)|\bat .+:\d+:\d+|Maximum call stack|out of range|Received /.test(outcome.message)) problems.push('a raw JavaScript message');
   }
-  if (outcome.seconds > REFUSAL_LIMITS.seconds) problems.push(`took ${outcome.seconds.toFixed(1)} s`);
-  if (outcome.peakMb > REFUSAL_LIMITS.megabytes) problems.push(`peak ${outcome.peakMb} MB`);
+  if (outcome.seconds > limits.seconds) problems.push(`took ${outcome.seconds.toFixed(1)} s`);
+  if (outcome.peakMb > limits.megabytes) problems.push(`peak ${outcome.peakMb} MB`);
   return problems;
 }
 
@@ -83,10 +89,8 @@ export function libraryRunner(): (hostile: HostileCase) => Promise<HostileOutcom
     let outcome: Omit<HostileOutcome, 'problems'>;
     try {
       const ref = registry.resolveModel(files.model);
-      // Reported as the split worker reports a model that does not load.
-      const model = await loaders(ref).catch((error: unknown) => {
-        throw loadRefusal(ref, error);
-      });
+      // Loaded and refused as the split worker loads and refuses models.
+      const model = await loadNamed(ref, loaders);
       await model.dispose();
       outcome = { name: hostile.name, result: 'accepted', code: undefined, message: '', seconds: 0, peakMb: 0 };
     } catch (error) {
@@ -94,7 +98,7 @@ export function libraryRunner(): (hostile: HostileCase) => Promise<HostileOutcom
       outcome = { name: hostile.name, result: 'refused', code, message: describeError(error), seconds: 0, peakMb: 0 };
     }
     outcome = { ...outcome, seconds: (performance.now() - started) / 1000, peakMb: peakRssMb() };
-    return { ...outcome, problems: problemsOf(outcome, files, 'MODEL_INVALID') };
+    return { ...outcome, problems: problemsOf(outcome, files, 'MODEL_INVALID', REFUSAL_LIMITS) };
   };
 }
 
@@ -127,7 +131,7 @@ export function cliRunner(): (hostile: HostileCase, extraModels?: readonly strin
       seconds,
       peakMb: peak ? Math.round(Number(peak.slice('peak-kb '.length)) / 1024) : 0,
     };
-    const problems = problemsOf(outcome, files, 13);
+    const problems = problemsOf(outcome, files, 13, CLI_LIMITS);
     if (outcome.result === 'accepted') problems.push('the split succeeded');
     if (existsSync(out) && readdirSync(out).length > 0) problems.push(`wrote into ${out}`);
     return { ...outcome, problems };

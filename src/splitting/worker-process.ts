@@ -4,7 +4,7 @@ import { modelLoader } from '../models/loaders.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM } from '../ensemble/algorithms.js';
 import { isEnsembleRef, ModelCache, type ModelRef } from '../models/registry.js';
 import type { SeparationModel } from '../separation/model.js';
-import { loadRefusal, type EnsemblePlace } from './load-refusal.js';
+import { loadNamed, type EnsemblePlace } from './load-refusal.js';
 import { splitAudioFile } from './split-audio-file.js';
 import { WORKER_DATA_ENV, type SplitWorkerData, type WorkerReply, type WorkerRequest } from './worker-pool.js';
 
@@ -20,9 +20,7 @@ const running = new Map<number, AbortController>();
 
 /** Loads a model, a refusal naming it, its file and its place in an ensemble. */
 function load(ref: ModelRef, place?: EnsemblePlace): Promise<SeparationModel> {
-  return models.load(ref).catch((error: unknown) => {
-    throw loadRefusal(ref, error, place);
-  });
+  return loadNamed(ref, (model) => models.load(model), place);
 }
 
 /** Loads an ensemble's members one at a time, so two conversions never run side by side. */
