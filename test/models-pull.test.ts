@@ -352,7 +352,7 @@ if (isMainThread) {
         assert.ok(model.modelType, `${model.name} names its MSST model type`);
         assert.match(model.files[0] as string, /\.(ckpt|pth)$/);
         assert.match(model.files[1] as string, /\.yaml$/);
-      } else {
+      } else if (model.family === 'mdx') {
         assert.match(model.files[0] as string, /\.onnx$/);
         const data = model.mdxModelData;
         assert.ok(data, `${model.name} carries UVR's model data`);

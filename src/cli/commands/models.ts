@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
-import { catalogModel, MDX_MODEL_DATA_SOURCE, MODEL_CATALOG, type CatalogModel } from '../../models/catalog.js';
+import { catalogModel, MODEL_CATALOG, type CatalogModel } from '../../models/catalog.js';
 import { addModel } from '../../models/add.js';
 import { libraryDir, removeFromLibrary } from '../../models/library.js';
 import { modelLoader } from '../../models/loaders.js';

@@ -11,7 +11,7 @@ import { ALIAS_QUALITY_MODELS, CLI_DEFAULT_ALIAS, isStemModelAlias } from '../..
 import { familyById, familyFlags, familyOptionsFrom, MODEL_FAMILIES } from '../../models/families.js';
 import type { Precision } from '../../onnx/quantize.js';
 import { flagAttribute, flagName } from '../../models/family.js';
-import { isEnsembleRef, listedFamily, registryFor, type FamilyOptions, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
+import { isEnsembleRef, listedFamily, registryFor, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { createProgressBar } from '../progress.js';
 
