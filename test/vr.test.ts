@@ -16,7 +16,7 @@ import { MODEL_CATALOG } from '../src/models/catalog.js';
 import { taskOf } from '../src/models/tasks.js';
 import { runCli } from '../harness/process.js';
 import { separate } from '../src/separation/index.js';
-import { loadVr, nnArchSize, vrSources } from '../src/vr/engine.js';
+import { loadVr, nnArchSize, vrSources, vrWindows } from '../src/vr/engine.js';
 import { builtInVrModelData, readVrModelData, uvrVrModelName } from '../src/vr/model-data.js';
 import type { VrOptions } from '../src/vr/options.js';
 import { vrParams, VR_PARAM_NAMES } from '../src/vr/params.js';
@@ -48,8 +48,16 @@ interface Fixture {
   };
 }
 
+interface Derived {
+  readonly n_frames: number;
+  readonly offset: number;
+  readonly roi_size: number;
+  readonly patches: number;
+  readonly tta?: { readonly patches: number };
+}
+
 interface Manifest {
-  readonly fixtures: Record<string, Fixture>;
+  readonly fixtures: Record<string, Fixture & { readonly derived: Derived; readonly options: { readonly window_size: number } }>;
   readonly self_checks: { readonly libsamplerate_sines: Record<string, { readonly out_frames: number; readonly interior_snr_db: number; readonly first_50ms_snr_db: number; readonly last_50ms_snr_db: number }> };
 }
 
@@ -116,6 +124,14 @@ describe('VR fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : false }
       }
     });
   }
+
+  it("lays the network's windows out as make_padding does (fixtures.json's derived geometry, TTA's second pass too)", () => {
+    for (const [name, fixture] of Object.entries(manifest().fixtures)) {
+      const { n_frames: frames, offset, roi_size: roi, patches, tta } = fixture.derived;
+      assert.deepEqual(vrWindows(frames, fixture.options.window_size, offset, 0), { roi, patches }, name);
+      if (tta) assert.equal(vrWindows(frames, fixture.options.window_size, offset, Math.floor(roi / 2)).patches, tta.patches, name);
+    }
+  });
 
   it("reproduces libsamplerate's SINC_FASTEST on the reference's sine checks (interior and both 50 ms edges, to 0.01 dB)", () => {
     for (const [label, expected] of Object.entries(manifest().self_checks.libsamplerate_sines)) {

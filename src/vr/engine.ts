@@ -128,46 +128,65 @@ export async function separateVr(network: VrNetwork, settings: VrSettings, track
   return [toWave(false), toWave(true)];
 }
 
-/** inference_vr's windows (and TTA's shifted second pass) → the mask, `rows` = 2·(bins + 1) rows of `frames`. */
+/**
+ * make_padding's geometry for `frames` frames: |X| gets `offset` zero frames on the left (plus
+ * `shift` for TTA's second pass) and enough on the right for whole windows; window p starts at
+ * padded frame p·roi, and its cropped mask covers track frames [p·roi − shift, (p + 1)·roi − shift).
+ */
+export function vrWindows(frames: number, window: number, offset: number, shift: number): { readonly roi: number; readonly patches: number } {
+  const roi = window - 2 * offset;
+  const padRight = roi - (frames % roi) + offset;
+  return { roi, patches: Math.floor((offset + shift + frames + padRight + shift - 2 * offset) / roi) };
+}
+
+/** inference_vr's windows (and TTA's second pass, shifted by half a roi) → the mask, `rows` = 2·(bins + 1) rows of `frames`. */
 async function inferMask(network: VrNetwork, magnitude: Float32Array, rows: number, frames: number, options: VrOptions, run: VrRunOptions): Promise<Float32Array> {
   const { window, offset } = network;
-  const roi = window - 2 * offset;
-  const padLeft = offset;
-  const padRight = roi - (frames % roi) + offset;
-  const passes = options.enableTta ? 2 : 1;
-  const patchesOf = (extra: number) => Math.floor((padLeft + extra + frames + padRight + extra - 2 * offset) / roi);
-  const total = patchesOf(0) + (options.enableTta ? patchesOf(Math.floor(roi / 2)) : 0);
-  let done = 0;
+  const half = Math.floor((window - 2 * offset) / 2);
+  const shifts = options.enableTta ? [0, half] : [0];
+  const progress = { done: 0, total: shifts.reduce((sum, shift) => sum + vrWindows(frames, window, offset, shift).patches, 0) };
+  const max = maxOf(magnitude);
   const masks: Float32Array[] = [];
-  for (let pass = 0; pass < passes; pass++) {
-    const extra = pass === 0 ? 0 : Math.floor(roi / 2);
-    const padded = padLeft + extra + frames + padRight + extra;
-    const patches = patchesOf(extra);
-    const max = maxOf(magnitude);
-    const full = new Float32Array(rows * patches * roi);
-    const windowData = new Float32Array(rows * window);
-    for (let p = 0; p < patches; p++) {
-      run.signal?.throwIfAborted();
-      windowData.fill(0);
-      const start = p * roi - padLeft - extra;
-      for (let row = 0; row < rows; row++) {
-        for (let t = 0; t < window; t++) {
-          const frame = start + t;
-          if (frame >= 0 && frame < frames && start + t < padded) windowData[row * window + t] = Math.fround((magnitude[row * frames + frame] as number) / max);
-        }
-      }
-      const mask = await network.predict(windowData);
-      for (let row = 0; row < rows; row++) full.set(mask.subarray(row * roi, (row + 1) * roi), (row * patches + p) * roi);
-      run.onProgress?.({ done: ++done, total });
-    }
-    // The pass's mask over its own frames, shifted back by the TTA offset, cut to the track's frames.
-    const cut = new Float32Array(rows * frames);
-    for (let row = 0; row < rows; row++) cut.set(full.subarray(row * patches * roi + extra, row * patches * roi + extra + frames), row * frames);
-    masks.push(cut);
-  }
+  for (const shift of shifts) masks.push(await maskPass(network, magnitude, rows, frames, shift, max, progress, run));
   const [first, second] = masks as [Float32Array, Float32Array | undefined];
   if (second === undefined) return first;
   return first.map((v, i) => Math.fround(Math.fround(v + (second[i] as number)) * 0.5));
+}
+
+/** One pass of windows over |X| / max, each window's cropped mask written where it falls on the track's frames. */
+async function maskPass(
+  network: VrNetwork,
+  magnitude: Float32Array,
+  rows: number,
+  frames: number,
+  shift: number,
+  max: number,
+  progress: { done: number; readonly total: number },
+  run: VrRunOptions,
+): Promise<Float32Array> {
+  const { window, offset } = network;
+  const { roi, patches } = vrWindows(frames, window, offset, shift);
+  const out = new Float32Array(rows * frames);
+  const windowData = new Float32Array(rows * window);
+  for (let p = 0; p < patches; p++) {
+    run.signal?.throwIfAborted();
+    // Padded frame q is track frame q − offset − shift; padding is zeros.
+    const start = p * roi - offset - shift;
+    const from = Math.max(0, start);
+    const to = Math.min(frames, start + window);
+    windowData.fill(0);
+    for (let row = 0; row < rows; row++) {
+      for (let frame = from; frame < to; frame++) windowData[row * window + frame - start] = Math.fround((magnitude[row * frames + frame] as number) / max);
+    }
+    const mask = await network.predict(windowData);
+    const first = p * roi - shift;
+    const lo = Math.max(0, first);
+    const hi = Math.min(frames, first + roi);
+    for (let row = 0; row < rows && hi > lo; row++) out.set(mask.subarray(row * roi + lo - first, row * roi + hi - first), row * frames + lo);
+    progress.done++;
+    run.onProgress?.({ done: progress.done, total: progress.total });
+  }
+  return out;
 }
 
 function maxOf(values: Float32Array): number {
