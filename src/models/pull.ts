@@ -11,7 +11,7 @@ import { StemsplitError } from '../errors.js';
 import { checkedUrl, downloadVerified, fileUrl, sizeOf, writeAtomically, type DownloadOptions, type DownloadResult } from '../net/download.js';
 import { takeProcessLock } from '../process-lock.js';
 import type { CatalogModel } from './catalog.js';
-import { pullStepsOf } from './registry.js';
+import { pullStepsOf } from './pulled.js';
 
 export type { DownloadProgress, DownloadResult } from '../net/download.js';
 

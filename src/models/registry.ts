@@ -9,89 +9,21 @@ import { existsSync, readdirSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { ensembleMembers } from '../config.js';
 import { StemsplitError } from '../errors.js';
-import type { SeparationModel } from '../separation/model.js';
 import { refuseSpecialFile } from '../model-files/regular.js';
 import { isStemModelAlias, STEM_MODEL_ALIASES, type StemModelAlias } from './aliases.js';
 import { MODEL_CATALOG, type CatalogModel } from './catalog.js';
-import { familyById, MODEL_FAMILIES } from './families.js';
-import type { ClaimedFile, FamilyOptions, FamilyPull, ModelFamilyRecord } from './family.js';
+import { MODEL_FAMILIES } from './families.js';
+import type { ClaimedFile, FamilyOptions, ModelFamilyRecord } from './family.js';
+import { pullStepsOf } from './pulled.js';
+import { ensembleOf, isEnsembleRef, listedFamily, type EnsembleRef, type ModelChoice, type ModelListing, type ModelOrigin, type ModelRef } from './refs.js';
 import { libraryDir, libraryModels, type LibraryModel } from './library.js';
-import { taskOf, type Task } from './tasks.js';
+import { taskOf } from './tasks.js';
 
 export type { StemModelAlias };
-/** The id of the family record that runs a model (families.ts). */
-export type ModelKind = string;
 export type { FamilyOptions };
-
-export interface ModelRef {
-  readonly name: string;
-  readonly kind: ModelKind;
-  /** The file its family runs it from (a `model.json`, a `.th` or bag `.yaml`, a `.ckpt`, an `.onnx`, …). */
-  readonly path: string;
-  /** MSST: the yaml (default: beside the checkpoint). */
-  readonly configPath?: string;
-  readonly options?: FamilyOptions;
-  readonly sources: readonly string[];
-  readonly description: string;
-  /** The weights' licence or terms as published, or "not stated". */
-  readonly terms: string;
-  /** A bundled model's card (MODEL_CARD.md beside its model.json): architecture, training data and their licences, scores. */
-  readonly card?: string;
-  /** What the model is for, where its catalog entry or its library entry says (otherwise told from its stems: tasks.ts). */
-  readonly task?: Task;
-}
-
-/** A model's family as `models list` and GET /v1/models name it, as its record says (an MSST checkpoint by its model type). */
-export type ListedFamily = string;
-
-export function listedFamily(ref: Pick<ModelRef, 'kind' | 'options'>): ListedFamily {
-  return familyById(ref.kind).listedName(ref);
-}
-
-export type ModelOrigin = 'bundled' | 'pulled' | 'library' | 'available';
-
-export interface ModelListing extends Omit<ModelRef, 'path' | 'task'> {
-  readonly family: ListedFamily;
-  readonly task: Task;
-  readonly path: string | null;
-  readonly installed: boolean;
-  /** bundled: shipped inside stemsplit; pulled: `models pull`; library: `models add`; available: can be pulled. */
-  readonly origin: ModelOrigin;
-  /** API aliases that currently resolve to this model. */
-  readonly aliases: readonly StemModelAlias[];
-}
-
-/**
- * Several models whose stems are combined (`A+B` in a model spec, `split --model A --model B`):
- * the ensemble's name joins its members' names with `+`.
- */
-export interface EnsembleRef {
-  readonly name: string;
-  readonly members: readonly ModelRef[];
-  /** Every member's terms, each after its name. */
-  readonly terms: string;
-  readonly description: string;
-}
-
-/** What a model spec names: one model, or an ensemble of several. */
-export type ModelChoice = ModelRef | EnsembleRef;
-
-export function isEnsembleRef(choice: ModelChoice): choice is EnsembleRef {
-  return 'members' in choice;
-}
-
-/** The ensemble of `members` (already resolved), named and described by them. */
-export function ensembleOf(members: readonly ModelRef[]): EnsembleRef {
-  return {
-    name: members.map((member) => member.name).join('+'),
-    members,
-    terms: members.map((member) => `${member.name}: ${member.terms}`).join('; '),
-    description: `an ensemble of ${members.map((member) => member.name).join(', ')}`,
-  };
-}
-
-/** Loads a model the way its family does (models/loaders.ts). */
-export type ModelLoader = (ref: ModelRef) => Promise<SeparationModel>;
+export { ensembleOf, isEnsembleRef, listedFamily, type EnsembleRef, type ListedFamily, type ModelChoice, type ModelKind, type ModelListing, type ModelLoader, type ModelOrigin, type ModelRef } from './refs.js';
+export { modelDir, pullStepsOf } from './pulled.js';
+export { ModelCache } from './model-cache.js';
 
 export interface RegistryOptions {
   readonly bundledDir: string;
@@ -110,18 +42,6 @@ export function registryFor(config: {
   readonly modelAliases: RegistryOptions['aliases'];
 }): ModelRegistry {
   return new ModelRegistry({ bundledDir: config.bundledModelsDir, cacheDir: config.cacheDir, libraryDir: libraryDir(config.dataDir), aliases: config.modelAliases });
-}
-
-/** How `models pull` installs a family's catalog models (its record's steps). */
-export function pullStepsOf(family: string): FamilyPull {
-  const steps = familyById(family).pull;
-  if (steps === undefined) throw new StemsplitError('MODEL_INVALID', `the ${family} family has no catalog models to pull`);
-  return steps;
-}
-
-/** Where pulled models of a family live (converted graphs sit elsewhere in the cache). */
-export function modelDir(cacheDir: string, family: string): string {
-  return pullStepsOf(family).dir(cacheDir);
 }
 
 const UNKNOWN_TERMS = 'not stated';
@@ -367,31 +287,3 @@ function configOf(model: CatalogModel, cacheDir: string): { configPath?: string 
 export function isPathSpec(spec: string): boolean {
   return spec.includes('/') || spec.includes('\\') || /\.[a-z0-9]+$/i.test(spec);
 }
-
-/** Loads models once and keeps them: loading converts and allocates, splitting reuses. */
-export class ModelCache {
-  readonly #load: ModelLoader;
-  readonly #loaded = new Map<string, Promise<SeparationModel>>();
-
-  constructor(load: ModelLoader) {
-    this.#load = load;
-  }
-
-  load(ref: ModelRef): Promise<SeparationModel> {
-    const key = `${ref.kind}:${ref.path}:${ref.configPath ?? ''}:${JSON.stringify(ref.options ?? {})}`;
-    let model = this.#loaded.get(key);
-    if (!model) {
-      model = this.#load(ref);
-      model.catch(() => this.#loaded.delete(key));
-      this.#loaded.set(key, model);
-    }
-    return model;
-  }
-
-  async disposeAll(): Promise<void> {
-    const models = [...this.#loaded.values()];
-    this.#loaded.clear();
-    await Promise.all(models.map(async (m) => (await m.catch(() => undefined))?.dispose()));
-  }
-}
-

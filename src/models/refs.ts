@@ -1,0 +1,83 @@
+/**
+ * What the registry hands out: a model reference (a file its family runs, with its config,
+ * options, stems and terms), an ensemble of several, and a row of the listing.
+ */
+import type { SeparationModel } from '../separation/model.js';
+import type { StemModelAlias } from './aliases.js';
+import { familyById } from './families.js';
+import type { FamilyOptions } from './family.js';
+import type { Task } from './tasks.js';
+
+/** The id of the family record that runs a model (families.ts). */
+export type ModelKind = string;
+
+export interface ModelRef {
+  readonly name: string;
+  readonly kind: ModelKind;
+  /** The file its family runs it from (a `model.json`, a `.th` or bag `.yaml`, a `.ckpt`, an `.onnx`, …). */
+  readonly path: string;
+  /** MSST: the yaml (default: beside the checkpoint). */
+  readonly configPath?: string;
+  readonly options?: FamilyOptions;
+  readonly sources: readonly string[];
+  readonly description: string;
+  /** The weights' licence or terms as published, or "not stated". */
+  readonly terms: string;
+  /** A bundled model's card (MODEL_CARD.md beside its model.json): architecture, training data and their licences, scores. */
+  readonly card?: string;
+  /** What the model is for, where its catalog entry or its library entry says (otherwise told from its stems: tasks.ts). */
+  readonly task?: Task;
+}
+
+/** A model's family as `models list` and GET /v1/models name it, as its record says (an MSST checkpoint by its model type). */
+export type ListedFamily = string;
+
+export function listedFamily(ref: Pick<ModelRef, 'kind' | 'options'>): ListedFamily {
+  return familyById(ref.kind).listedName(ref);
+}
+
+export type ModelOrigin = 'bundled' | 'pulled' | 'library' | 'available';
+
+export interface ModelListing extends Omit<ModelRef, 'path' | 'task'> {
+  readonly family: ListedFamily;
+  readonly task: Task;
+  readonly path: string | null;
+  readonly installed: boolean;
+  /** bundled: shipped inside stemsplit; pulled: `models pull`; library: `models add`; available: can be pulled. */
+  readonly origin: ModelOrigin;
+  /** API aliases that currently resolve to this model. */
+  readonly aliases: readonly StemModelAlias[];
+}
+
+/**
+ * Several models whose stems are combined (`A+B` in a model spec, `split --model A --model B`):
+ * the ensemble's name joins its members' names with `+`.
+ */
+export interface EnsembleRef {
+  readonly name: string;
+  readonly members: readonly ModelRef[];
+  /** Every member's terms, each after its name. */
+  readonly terms: string;
+  readonly description: string;
+}
+
+/** What a model spec names: one model, or an ensemble of several. */
+export type ModelChoice = ModelRef | EnsembleRef;
+
+export function isEnsembleRef(choice: ModelChoice): choice is EnsembleRef {
+  return 'members' in choice;
+}
+
+/** The ensemble of `members` (already resolved), named and described by them. */
+export function ensembleOf(members: readonly ModelRef[]): EnsembleRef {
+  return {
+    name: members.map((member) => member.name).join('+'),
+    members,
+    terms: members.map((member) => `${member.name}: ${member.terms}`).join('; '),
+    description: `an ensemble of ${members.map((member) => member.name).join(', ')}`,
+  };
+}
+
+/** Loads a model the way its family does (models/loaders.ts). */
+export type ModelLoader = (ref: ModelRef) => Promise<SeparationModel>;
+
