@@ -197,11 +197,13 @@ function maxOf(values: Float32Array): number {
 
 /** spec_utils.adjust_aggr (no aggr_correction: no params file sets one). */
 function adjustAggression(mask: Float32Array, bins: number, frames: number, splitBin: number, aggression: number, nonAccompaniment: boolean): Float32Array {
-  let aggr = (2 * aggression) / 100;
+  // vr_separator.py keeps aggression / 100; adjust_aggr doubles it.
+  let aggr = (aggression / 100) * 2;
   if (aggr === 0) return mask;
   if (nonAccompaniment) aggr = 1 - aggr;
-  const low = 1 + aggr / 3;
-  const high = 1 + aggr;
+  // numpy raises a float32 mask to a Python float exponent in float32.
+  const low = Math.fround(1 + aggr / 3);
+  const high = Math.fround(1 + aggr);
   for (let c = 0; c < 2; c++) {
     for (let k = 0; k < bins; k++) {
       const exponent = k < splitBin ? low : high;
