@@ -18,7 +18,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli, spawnCli } from '../harness/process.js';
-import { loadDemucs, parseBagFile } from '../src/demucs/index.js';
+import { loadDemucs, parseBagFile, readCheckpoint } from '../src/demucs/index.js';
+import { openV3 } from '../src/demucs/segment-model-v3.js';
+import { parseV3Config } from '../src/demucs/v3-config.js';
 import { catalogModel, type CatalogModel } from '../src/models/catalog.js';
 import { pullModel } from '../src/models/pull.js';
 import { bagYaml } from '../src/demucs/family.js';
@@ -109,6 +111,22 @@ describe('Demucs v3/v2 bags through `stemsplit split`', { skip: dir === undefine
       assertBagStems('mdx_small', 'API', sources, (stem) => join(caseDir, `${stem}.api.wav`));
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('v3 checkpoints that do not fit their class', { skip: dir === undefined ? 'no fixtures' : false }, () => {
+  it('are refused as they load, naming the missing or extra tensor', () => {
+    for (const [name, klass] of [['hdemucs_mmi_m0', 'HDemucs'], ['mdx_m0', 'Demucs']] as const) {
+      const file = join(dir as string, `${name}.th`);
+      const checkpoint = readCheckpoint(file);
+      const config = parseV3Config(klass, checkpoint.kwargs);
+      const missing = new Map(checkpoint.state);
+      missing.delete('encoder.0.conv.bias');
+      missing.delete('encoder.0.0.bias');
+      assert.throws(() => openV3(config, missing, file, name, {}), (error: Error & { code?: string }) => error.code === 'MODEL_INVALID' && /lacks encoder\.0\.(conv|0)\.bias/.test(error.message));
+      const extra = new Map(checkpoint.state).set('decoder.9.bias', { shape: [1], data: new Float32Array(1) });
+      assert.throws(() => openV3(config, extra, file, name, {}), (error: Error & { code?: string }) => error.code === 'MODEL_INVALID' && error.message.includes('decoder.9.bias'));
     }
   });
 });

@@ -8,6 +8,7 @@
 import { StemsplitError } from '../errors.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import type { SegmentModel } from '../separation/model.js';
+import type { OnnxGraph } from '../onnx/graph.js';
 import type { Precision } from '../onnx/quantize.js';
 import { createOrtSession, runTensors, type OrtSessionHandle } from '../onnx/session.js';
 import { SegmentStft, meanStd } from './stft.js';
@@ -26,9 +27,12 @@ export interface OpenV3Options {
   readonly bagSegment?: number;
 }
 
+/** The model; its graph for a full segment is built (not yet encoded) here, so a checkpoint that does not fit its class is refused as it loads. */
 export function openV3(config: V3Config, state: ReadonlyMap<string, CheckpointTensor>, file: string, name: string, options: OpenV3Options): SegmentModel {
   const segment = options.bagSegment !== undefined && options.bagSegment > config.segment ? options.bagSegment : config.segment;
-  return config.klass === 'HDemucs' ? new HDemucsModel(config, state, file, name, segment, options) : new DemucsModel(config, state, file, name, segment, options);
+  const model = config.klass === 'HDemucs' ? new HDemucsModel(config, state, file, name, segment, options) : new DemucsModel(config, state, file, name, segment, options);
+  model.prepare(model.windowSamples(model.segmentSamples));
+  return model;
 }
 
 /** One ONNX session per window length, built when first needed; the least recently used is released beyond KEPT_GRAPHS. */
@@ -38,6 +42,8 @@ abstract class V3Model<C extends V3Config> implements SegmentModel {
   readonly segmentSamples: number;
   readonly normalize = true;
   private readonly sessions = new Map<number, Promise<OrtSessionHandle>>();
+  /** A graph built before its first run (by `prepare`), used for its length's session. */
+  private prepared: { readonly length: number; readonly graph: OnnxGraph } | undefined;
 
   constructor(
     protected readonly config: C,
@@ -55,7 +61,19 @@ abstract class V3Model<C extends V3Config> implements SegmentModel {
 
   abstract windowSamples(chunkLength: number): number;
   abstract run(segment: Float32Array): Promise<Float32Array>;
-  protected abstract graphBytes(length: number): Uint8Array;
+  /** The graph for windows of `length` samples. */
+  abstract graph(length: number): OnnxGraph;
+
+  /** Builds the graph for `length` now: the checkpoint is checked against its class as it loads, not at its first chunk. */
+  prepare(length: number): void {
+    this.prepared = { length, graph: this.graph(length) };
+  }
+
+  private takeGraph(length: number): OnnxGraph {
+    const prepared = this.prepared;
+    this.prepared = undefined;
+    return prepared?.length === length ? prepared.graph : this.graph(length);
+  }
 
   protected precisionOptions(): { precision?: Precision } {
     return this.options.precision === undefined ? {} : { precision: this.options.precision };
@@ -64,7 +82,7 @@ abstract class V3Model<C extends V3Config> implements SegmentModel {
   protected session(length: number): Promise<OrtSessionHandle> {
     let session = this.sessions.get(length);
     if (session === undefined) {
-      session = createOrtSession(this.graphBytes(length), {
+      session = createOrtSession(this.takeGraph(length).encode().toBytes(), {
         ...(this.options.intraOpThreads === undefined ? {} : { intraOpThreads: this.options.intraOpThreads }),
         // Several sessions (window lengths, bag members) live at once: an arena each would keep every one's peak.
         cpuMemArena: false,
@@ -92,7 +110,8 @@ abstract class V3Model<C extends V3Config> implements SegmentModel {
   async dispose(): Promise<void> {
     const sessions = [...this.sessions.values()];
     this.sessions.clear();
-    await Promise.all(sessions.map(async (session) => (await session).release()));
+    // A session that failed to open has nothing to release.
+    await Promise.all(sessions.map((session) => session.then((handle) => handle.release(), () => undefined)));
   }
 }
 
@@ -104,8 +123,8 @@ class HDemucsModel extends V3Model<HDemucsConfig> {
     return chunkLength;
   }
 
-  protected graphBytes(length: number): Uint8Array {
-    return buildHDemucsGraph(this.config, this.state, this.file, length, this.precisionOptions()).encode().toBytes();
+  graph(length: number): OnnxGraph {
+    return buildHDemucsGraph(this.config, this.state, this.file, length, this.precisionOptions());
   }
 
   private stft(length: number): SegmentStft {
@@ -187,8 +206,8 @@ class DemucsModel extends V3Model<DemucsConfig> {
     return demucsValidLength(this.config, chunkLength);
   }
 
-  protected graphBytes(length: number): Uint8Array {
-    return buildDemucsGraph(this.config, this.state, this.file, length, this.precisionOptions()).encode().toBytes();
+  graph(length: number): OnnxGraph {
+    return buildDemucsGraph(this.config, this.state, this.file, length, this.precisionOptions());
   }
 
   async run(segment: Float32Array): Promise<Float32Array> {

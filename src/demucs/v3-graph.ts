@@ -138,6 +138,31 @@ class V3Builder {
     return ops.add(y, x);
   }
 
+  private readonly timeConstants = new Map<number, { distance: Value; offDiagonal: Value; selfPenalty: Value }>();
+
+  /** |t − s|, 1 off the diagonal, and −100 on it, for `steps` steps: once per graph and length. */
+  private timeMatrices(steps: number): { distance: Value; offDiagonal: Value; selfPenalty: Value } {
+    let matrices = this.timeConstants.get(steps);
+    if (matrices === undefined) {
+      const distance = new Float32Array(steps * steps);
+      const offDiagonal = new Float32Array(steps * steps).fill(1);
+      const selfPenalty = new Float32Array(steps * steps);
+      for (let t = 0; t < steps; t++) {
+        for (let s = 0; s < steps; s++) distance[t * steps + s] = Math.abs(t - s);
+        offDiagonal[t * steps + t] = 0;
+        selfPenalty[t * steps + t] = -100;
+      }
+      const shape = [steps, steps];
+      matrices = {
+        distance: this.graph.constant(distance, shape, 'distance'),
+        offDiagonal: this.graph.constant(offDiagonal, shape, 'off_diagonal'),
+        selfPenalty: this.graph.constant(selfPenalty, shape, 'self_penalty'),
+      };
+      this.timeConstants.set(steps, matrices);
+    }
+    return matrices;
+  }
+
   /** LocalState (demucs/demucs.py): attention over time with a learned decay penalty, no self reference, plus the input. */
   private localState(prefix: string, x: Value): Value {
     const { ops, graph } = this;
@@ -155,16 +180,9 @@ class V3Builder {
     // The mean over f of ndecay·coefficient_f·decay_f is the sum over f of coefficient_f·decay_f.
     const coefficients = Float32Array.from({ length: ATTENTION_DECAYS }, (_, f) => (-(f + 1) / Math.sqrt(ATTENTION_DECAYS)) * ATTENTION_DECAYS);
     const g = ops.reduceMean(ops.mul(decays, graph.constant(coefficients, [1, ATTENTION_DECAYS, 1], 'decay_coefficients')), 1); // [rows, 1, T]
-    const distance = new Float32Array(steps * steps);
-    const offDiagonal = new Float32Array(steps * steps).fill(1);
-    const diagonal = new Float32Array(steps * steps);
-    for (let t = 0; t < steps; t++) {
-      for (let s = 0; s < steps; s++) distance[t * steps + s] = Math.abs(t - s);
-      offDiagonal[t * steps + t] = 0;
-      diagonal[t * steps + t] = -100;
-    }
-    dots = ops.add(dots, ops.mul(ops.cachedConstant(distance, [steps, steps], 'distance'), g));
-    dots = ops.add(ops.mul(dots, ops.cachedConstant(offDiagonal, [steps, steps], 'off_diagonal')), ops.cachedConstant(diagonal, [steps, steps], 'self_penalty'));
+    const { distance, offDiagonal, selfPenalty } = this.timeMatrices(steps);
+    dots = ops.add(dots, ops.mul(distance, g));
+    dots = ops.add(ops.mul(dots, offDiagonal), selfPenalty);
     const weights = ops.softmax(dots, 1);
     const content = split(this.conv(`${prefix}.content`, x), per);
     const result = ops.reshape(ops.matmul(content, weights, { fixed: true }), [batch, channels, steps]);
