@@ -151,13 +151,14 @@ const FP_ONE = 1 << SHIFT_BITS;
 /**
  * src_sinc.c's interpolation (sinc_stereo_vari_process + calc_output_stereo) of one channel at a
  * constant ratio: the input rounded to float32, zeros outside it, positions stepped by 1/ratio
- * in double with libsamplerate's fixed-point filter index (12 fractional bits), coefficients
- * interpolated linearly, both halves summed in double in libsamplerate's order.
+ * in double with libsamplerate's fixed-point filter index (12 fractional bits), each coefficient
+ * interpolated as C computes it (the float difference of two table entries, scaled in double),
+ * both halves summed in double in libsamplerate's order.
  */
 export function sincFastest(signal: Float64Array, ratio: number): Float64Array {
   const x = Float32Array.from(signal);
   const n = x.length;
-  const table = fastestTable();
+  const { base, step } = fastestSteps();
   const { halfLength, increment: indexInc } = FASTEST;
   const frames = Math.floor(n * ratio);
   const out = new Float64Array(frames);
@@ -166,13 +167,7 @@ export function sincFastest(signal: Float64Array, ratio: number): Float64Array {
   const scale = floatIncrement / indexInc;
   const maxFilterIndex = halfLength * FP_ONE;
   const terminate = 1 / ratio + 1e-20;
-  const sample = (i: number): number => (i >= 0 && i < n ? (x[i] as number) : 0);
-  const coefficient = (filterIndex: number): number => {
-    const fraction = (filterIndex & (FP_ONE - 1)) / FP_ONE;
-    const index = filterIndex >> SHIFT_BITS;
-    const c0 = table[index] as number;
-    return c0 + fraction * ((table[index + 1] as number) - c0);
-  };
+  const mask = FP_ONE - 1;
   let current = 0;
   let inputIndex = 0;
   let made = 0;
@@ -185,10 +180,10 @@ export function sincFastest(signal: Float64Array, ratio: number): Float64Array {
     filterIndex += count * increment;
     let dataIndex = current - count;
     let left = 0;
-    while (filterIndex >= 0) {
-      left += coefficient(filterIndex) * sample(dataIndex);
-      filterIndex -= increment;
-      dataIndex += 1;
+    for (; filterIndex >= 0; filterIndex -= increment, dataIndex++) {
+      if (dataIndex < 0 || dataIndex >= n) continue;
+      const index = filterIndex >> SHIFT_BITS;
+      left += ((base[index] as number) + ((filterIndex & mask) / FP_ONE) * (step[index] as number)) * (x[dataIndex] as number);
     }
     filterIndex = increment - start;
     count = Math.trunc((maxFilterIndex - filterIndex) / increment);
@@ -196,9 +191,12 @@ export function sincFastest(signal: Float64Array, ratio: number): Float64Array {
     dataIndex = current + 1 + count;
     let right = 0;
     do {
-      right += coefficient(filterIndex) * sample(dataIndex);
+      if (dataIndex >= 0 && dataIndex < n) {
+        const index = filterIndex >> SHIFT_BITS;
+        right += ((base[index] as number) + ((filterIndex & mask) / FP_ONE) * (step[index] as number)) * (x[dataIndex] as number);
+      }
       filterIndex -= increment;
-      dataIndex -= 1;
+      dataIndex--;
     } while (filterIndex > 0);
     out[made] = Math.fround(scale * (left + right));
     inputIndex += 1 / ratio;
@@ -207,4 +205,17 @@ export function sincFastest(signal: Float64Array, ratio: number): Float64Array {
     inputIndex = rem;
   }
   return made === frames ? out : out.subarray(0, made);
+}
+
+let fastestStepTables: { readonly base: Float64Array; readonly step: Float64Array } | undefined;
+
+/** The table's entries and, per entry, the float difference to the next (coeff_t is float: C subtracts in float). */
+function fastestSteps(): { readonly base: Float64Array; readonly step: Float64Array } {
+  if (fastestStepTables !== undefined) return fastestStepTables;
+  const table = fastestTable();
+  const base = Float64Array.from(table);
+  const step = new Float64Array(table.length);
+  for (let i = 0; i + 1 < table.length; i++) step[i] = Math.fround((table[i + 1] as number) - (table[i] as number));
+  fastestStepTables = { base, step };
+  return fastestStepTables;
 }
