@@ -17,6 +17,8 @@ import { V3_INPUTS, V3_OUTPUTS, buildDemucsGraph, buildHDemucsGraph, demucsValid
 
 /** HDemucs.forward and Demucs.forward: x = (x − mean) / (1e-5 + std). */
 const NORMALIZATION_EPS = 1e-5;
+/** The longest segment a bag may set: far above Demucs' released 44 s, short enough to fit a window in memory. */
+const MAX_SEGMENT_SECONDS = 600;
 /** Graphs kept per model: the segment's, the last chunk's, and one spare. */
 const KEPT_GRAPHS = 3;
 
@@ -29,6 +31,9 @@ export interface OpenV3Options {
 
 /** The model; its graph for a full segment is built (not yet encoded) here, so a checkpoint that does not fit its class is refused as it loads. */
 export function openV3(config: V3Config, state: ReadonlyMap<string, CheckpointTensor>, file: string, name: string, options: OpenV3Options): SegmentModel {
+  if (options.bagSegment !== undefined && !(options.bagSegment > 0 && options.bagSegment <= MAX_SEGMENT_SECONDS)) {
+    throw new StemsplitError('MODEL_INVALID', `the bag of ${name} sets segment ${options.bagSegment} s (Demucs' bags use up to 44; stemsplit takes 0 to ${MAX_SEGMENT_SECONDS})`);
+  }
   const segment = options.bagSegment !== undefined && options.bagSegment > config.segment ? options.bagSegment : config.segment;
   const model = config.klass === 'HDemucs' ? new HDemucsModel(config, state, file, name, segment, options) : new DemucsModel(config, state, file, name, segment, options);
   model.prepare(model.windowSamples(model.segmentSamples));

@@ -151,6 +151,20 @@ export function parseV3Config(klass: V3Config['klass'], kwargs: ReadonlyMap<stri
   };
   read.require('audio_channels', common.audioChannels === 2);
   read.require('dconv_mode', common.dconv.mode >= 0 && common.dconv.mode <= 3);
+  // Far above every released model, far below what would exhaust memory before a tensor is read.
+  const within = (name: string, value: number, min: number, max: number): void => read.require(name, value >= min && value <= max);
+  within('depth', common.depth, 1, 16);
+  within('channels', common.channels, 1, 4096);
+  within('growth', common.growth, 1, 4);
+  within('kernel_size', common.kernelSize, 1, 64);
+  within('stride', common.stride, 1, 64);
+  within('context', common.context, 0, 16);
+  within('norm_groups', common.normGroups, 1, 4096);
+  within('dconv_depth', Math.abs(common.dconv.depth), 0, 16);
+  within('dconv_comp', common.dconv.compress, 1, 4096);
+  within('samplerate', common.samplerate, 1, 384_000);
+  within('segment', common.segment, 0.01, 600);
+  within('sources', common.sources.length, 1, 64);
   if (klass === 'Demucs') {
     read.require('lstm_layers', read.int('lstm_layers') === 0);
     return { klass, ...common, glu: read.bool('glu'), gelu: read.bool('gelu'), normalize: read.bool('normalize'), resample: read.bool('resample') };
@@ -160,7 +174,7 @@ export function parseV3Config(klass: V3Config['klass'], kwargs: ReadonlyMap<stri
   read.require('wiener_iters', read.int('wiener_iters') === 0);
   read.require('wiener_residual', !read.bool('wiener_residual'));
   const nfft = read.int('nfft');
-  read.require('nfft', nfft >= 16 && (nfft & (nfft - 1)) === 0);
+  read.require('nfft', nfft >= 16 && nfft <= 65_536 && (nfft & (nfft - 1)) === 0);
   const multi = value('multi_freqs');
   const multiFreqs = multi === null ? [] : read.numbers('multi_freqs');
   return {
