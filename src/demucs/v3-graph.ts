@@ -24,6 +24,8 @@ const LSTM_MAX_STEPS = 200;
 /** LocalState's heads and decay controls (DConv's defaults). */
 const ATTENTION_HEADS = 4;
 const ATTENTION_DECAYS = 4;
+/** Queries per block of LocalState's scores, for inputs longer than two blocks. */
+const ATTENTION_QUERY_BLOCK = 1024;
 /** julius.resample_frac's defaults, as Demucs calls it. */
 const RESAMPLE_ZEROS = 24;
 const RESAMPLE_ROLLOFF = 0.945;
@@ -138,26 +140,12 @@ class V3Builder {
     return ops.add(y, x);
   }
 
-  private readonly timeMatrices = new Map<number, { distance: Value; self: Value }>();
-
   /**
-   * |t − s| for `steps` steps and where it is 0, computed in the graph from one [steps] ramp (as
-   * constants they would be steps² floats each: 370 MB at Demucs' layer 4 on a 112 s window).
+   * LocalState (demucs/demucs.py): attention over time with a learned decay penalty, no self
+   * reference, plus the input. The softmax runs over keys for each query on its own, so long
+   * inputs take their queries in blocks: the [keys, queries] scores never exist for all queries
+   * at once (at Demucs' layer 4 on a 112 s window they would be 4 × 9.6k² floats, 1.5 GB).
    */
-  private timeDistance(steps: number): { distance: Value; self: Value } {
-    let matrices = this.timeMatrices.get(steps);
-    if (matrices === undefined) {
-      const { graph, ops } = this;
-      const ramp = graph.constant(Float32Array.from({ length: steps }, (_, t) => t), [steps], 'ramp');
-      const distance = graph.op('Abs', [ops.sub(ops.reshape(ramp, [steps, 1]), ops.reshape(ramp, [1, steps]))], [steps, steps]);
-      const self = graph.op('Equal', [distance, graph.scalar(0, 'zero')], [steps, steps]);
-      matrices = { distance, self };
-      this.timeMatrices.set(steps, matrices);
-    }
-    return matrices;
-  }
-
-  /** LocalState (demucs/demucs.py): attention over time with a learned decay penalty, no self reference, plus the input. */
   private localState(prefix: string, x: Value): Value {
     const { ops, graph } = this;
     const [batch, channels, steps] = x.shape as [number, number, number];
@@ -166,23 +154,34 @@ class V3Builder {
     const rows = batch * heads;
     const split = (value: Value, size: number): Value => ops.reshape(value, [rows, size, steps]);
     const queries = split(this.conv(`${prefix}.query`, x), per);
-    const keys = split(this.conv(`${prefix}.key`, x), per);
-    // dots[t, s] = keys[:, t] · queries[:, s] / √per (t: keys, s: queries).
-    let dots = ops.mul(ops.matmul(ops.transpose(keys, [0, 2, 1]), queries, { fixed: true }), graph.scalar(1 / Math.sqrt(per), 'inv_sqrt'));
-    // Σ_f −(f+1)·|t − s|/√ndecay · sigmoid(q_f[s])/2 = |t − s| · g[s].
+    const keysT = ops.transpose(split(this.conv(`${prefix}.key`, x), per), [0, 2, 1]); // [rows, T, per]
+    const content = split(this.conv(`${prefix}.content`, x), per);
+    // Σ_f −(f+1)·|t − s|/√ndecay · sigmoid(q_f[s])/2 = |t − s| · g[s]; the mean over f of
+    // ndecay·coefficient_f·decay_f is the sum over f of coefficient_f·decay_f.
     const decays = ops.mul(ops.sigmoid(split(this.conv(`${prefix}.query_decay`, x), ATTENTION_DECAYS)), graph.scalar(0.5, 'half'));
-    // The mean over f of ndecay·coefficient_f·decay_f is the sum over f of coefficient_f·decay_f.
     const coefficients = Float32Array.from({ length: ATTENTION_DECAYS }, (_, f) => (-(f + 1) / Math.sqrt(ATTENTION_DECAYS)) * ATTENTION_DECAYS);
     const g = ops.reduceMean(ops.mul(decays, graph.constant(coefficients, [1, ATTENTION_DECAYS, 1], 'decay_coefficients')), 1); // [rows, 1, T]
-    const { distance, self } = this.timeDistance(steps);
-    dots = ops.add(dots, ops.mul(distance, g));
-    // masked_fill(eye, -100): no query attends to itself.
-    dots = graph.op('Where', [self, graph.scalar(-100, 'self_penalty'), dots], dots.shape);
-    const weights = ops.softmax(dots, 1);
-    const content = split(this.conv(`${prefix}.content`, x), per);
-    const result = ops.reshape(ops.matmul(content, weights, { fixed: true }), [batch, channels, steps]);
+    const ramp = graph.constant(Float32Array.from({ length: steps }, (_, t) => t), [steps], 'ramp');
+    const keyTimes = ops.reshape(ramp, [steps, 1]);
+    const block = steps > 2 * ATTENTION_QUERY_BLOCK ? ATTENTION_QUERY_BLOCK : steps;
+    const results: Value[] = [];
+    for (let from = 0; from < steps; from += block) {
+      const to = Math.min(steps, from + block);
+      const width = to - from;
+      // dots[t, s] = keys[:, t] · queries[:, s] / √per (t: keys, s: this block's queries).
+      let dots = ops.mul(ops.matmul(keysT, width === steps ? queries : ops.slice(queries, 2, from, to), { fixed: true }), graph.scalar(1 / Math.sqrt(per), 'inv_sqrt'));
+      const queryTimes = ops.reshape(width === steps ? ramp : ops.slice(ramp, 0, from, to), [1, width]);
+      const distance = graph.op('Abs', [ops.sub(keyTimes, queryTimes)], [steps, width]);
+      dots = ops.add(dots, ops.mul(distance, width === steps ? g : ops.slice(g, 2, from, to)));
+      // masked_fill(eye, -100): no query attends to itself.
+      const self = graph.op('Equal', [distance, graph.scalar(0, 'zero')], [steps, width]);
+      dots = graph.op('Where', [self, graph.scalar(-100, 'self_penalty'), dots], dots.shape);
+      results.push(ops.matmul(content, ops.softmax(dots, 1), { fixed: true })); // [rows, per, width]
+    }
+    const result = ops.reshape(results.length === 1 ? (results[0] as Value) : ops.concat(results, 2), [batch, channels, steps]);
     return ops.add(x, this.conv(`${prefix}.proj`, result));
   }
+
 }
 
 // ---- HDemucs ------------------------------------------------------------------------------
