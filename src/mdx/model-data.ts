@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { StemsplitError } from '../errors.js';
 import { readSmallModelFile } from '../model-files/regular.js';
-import { uvrModelHash } from '../uvr/model-data.js';
+import { MAX_MODEL_DATA_BYTES, UVR_STEM_NAME, uvrModelHash } from '../uvr/model-data.js';
 
 export { HASHED_BYTES, secondaryStem, stemFileName, uvrModelHash } from '../uvr/model-data.js';
 
@@ -116,8 +116,6 @@ export function readModelData(onnxPath: string): MdxModelData {
   return fromUvrKeys(entry, `the built-in UVR model data (${entry.name ?? 'hash ' + hash})`);
 }
 
-/** UVR's model data files are a few hundred bytes. */
-const MAX_MODEL_DATA_BYTES = 64 * 1024;
 
 function parseModelDataFile(file: string): UvrModelData {
   const text = readSmallModelFile(file, 'model data file', MAX_MODEL_DATA_BYTES);
@@ -141,8 +139,6 @@ const RANGES = {
   mdx_n_fft_scale_set: [4, 32_768],
 } as const;
 
-/** A stem name becomes a file name: letters, digits, spaces and a few signs, never a path. */
-const STEM_NAME = /^[A-Za-z0-9][A-Za-z0-9 _&+()'-]{0,63}$/;
 
 /** UVR's flags that only other separators read: checked for their type, otherwise ignored. */
 const BOOLEAN_KEYS = ['is_karaoke', 'is_bv_model'];
@@ -164,7 +160,7 @@ export function checkUvrKeys(value: unknown, where: string): UvrModelData {
     return v as number;
   };
   const primary = data['primary_stem'] ?? 'Vocals';
-  if (typeof primary !== 'string' || !STEM_NAME.test(primary)) {
+  if (typeof primary !== 'string' || !UVR_STEM_NAME.test(primary)) {
     fail(`primary_stem must be a stem name (up to 64 letters, digits, spaces and _&+()'-), got ${JSON.stringify(primary).slice(0, 80)}`);
   }
   for (const key of BOOLEAN_KEYS) if (key in data && typeof data[key] !== 'boolean') fail(`${key} must be true or false, got ${JSON.stringify(data[key])}`);

@@ -7,6 +7,12 @@ import { closeSync, readSync } from 'node:fs';
 import { StemsplitError } from '../errors.js';
 import { openModelFile } from '../model-files/regular.js';
 
+/** UVR's model data files (NAME.json beside a model) are a few hundred bytes. */
+export const MAX_MODEL_DATA_BYTES = 64 * 1024;
+
+/** A UVR stem name becomes a file name: letters, digits, spaces and a few signs, never a path. */
+export const UVR_STEM_NAME = /^[A-Za-z0-9][A-Za-z0-9 _&+()'-]{0,63}$/;
+
 /** python-audio-separator's get_model_hash: how many trailing bytes are hashed. */
 export const HASHED_BYTES = 10_000 * 1024;
 

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { StemsplitError } from '../errors.js';
 import { readSmallModelFile } from '../model-files/regular.js';
-import { uvrModelHash } from '../uvr/model-data.js';
+import { MAX_MODEL_DATA_BYTES, UVR_STEM_NAME, uvrModelHash } from '../uvr/model-data.js';
 import { VR_PARAM_NAMES } from './params.js';
 
 export interface VrModelData {
@@ -130,11 +130,7 @@ export function readVrModelData(pthPath: string): VrModelData {
   );
 }
 
-/** UVR's model data files are a few hundred bytes. */
-const MAX_MODEL_DATA_BYTES = 64 * 1024;
 
-/** A stem name becomes a file name: letters, digits, spaces and a few signs, never a path. */
-const STEM_NAME = /^[A-Za-z0-9][A-Za-z0-9 _&+()'-]{0,63}$/;
 
 /** nout and nout_lstm: UVR's models use 16 to 64 and 128; wide enough for any, bounded so no value allocates without limit. */
 const MAX_WIDTH = 1024;
@@ -160,7 +156,7 @@ export function checkVrKeys(value: unknown, where: string): VrModelData {
   const param = data['vr_model_param'];
   if (typeof param !== 'string' || !VR_PARAM_NAMES.includes(param.replace(/\.json$/i, ''))) fail(`vr_model_param must be one of ${VR_PARAM_NAMES.join(', ')}, got ${JSON.stringify(param).slice(0, 80)}`);
   const primary = data['primary_stem'] ?? 'Vocals';
-  if (typeof primary !== 'string' || !STEM_NAME.test(primary)) {
+  if (typeof primary !== 'string' || !UVR_STEM_NAME.test(primary)) {
     fail(`primary_stem must be a stem name (up to 64 letters, digits, spaces and _&+()'-), got ${JSON.stringify(primary).slice(0, 80)}`);
   }
   const width = (key: string): number | undefined => {
