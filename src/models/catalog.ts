@@ -1,9 +1,10 @@
 /**
- * The models `models pull` knows how to fetch: the official Demucs v4 releases (the part of
- * each file name after the dash is the first 8 hex digits of its SHA-256, which pull checks),
+ * The models `models pull` knows how to fetch: the official Demucs v4 and v3 releases (the part
+ * of each file name after the dash is the first 8 hex digits of its SHA-256, which pull checks),
  * the most used MSST checkpoints (BS/Mel-Band RoFormer, SCNet, MDX23C) with their yaml, and
- * UVR's most used MDX-Net `.onnx` models with their model data. docs/models.md lists them all,
- * with where each file and hash comes from.
+ * UVR's most used MDX-Net `.onnx` models with their model data. Stem names are lower-case; terms
+ * follow one rule (MSST_TERMS below). docs/models.md lists them all, with where each file and
+ * hash comes from; scripts/catalog-check.ts compares them with the publishers' own lists.
  */
 import type { UvrModelData } from '../mdx/model-data.js';
 import type { MsstModelType } from '../msst/config.js';
