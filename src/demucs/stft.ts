@@ -68,11 +68,36 @@ export class SegmentStft {
     return this.options.hybridOld === true ? frame * this.hop : this.frameStart(frame);
   }
 
-  /** The signal outside [0, length): reflected, or zero with `hybridOld`. */
-  private sampleAt(signal: Float32Array, channelOffset: number, index: number): number {
-    if (this.options.hybridOld === true && (index < 0 || index >= this.length)) return 0;
-    return signal[channelOffset + reflect(index, this.length)] as number;
+  /**
+   * One channel as `_spec` pads it (`pad1d`): 3/2 hop on the left, up to whole hops plus 3/2 hop
+   * on the right, reflected (zeros with `hybridOld`). A signal no longer than the padding is first
+   * zero-padded just enough for the reflection, as pad1d does for short inputs (a short last chunk).
+   */
+  private padded(signal: Float32Array, channelOffset: number): Float32Array {
+    const { length } = this;
+    const left = -this.frameStart(0);
+    const right = left + this.frames * this.hop - length;
+    const channel = signal.subarray(channelOffset, channelOffset + length);
+    const out = new Float32Array(length + left + right);
+    if (this.options.hybridOld === true) {
+      out.set(channel, left);
+      return out;
+    }
+    let core = channel;
+    let reflectLeft = left;
+    const longest = Math.max(left, right);
+    if (length <= longest) {
+      const extra = longest - length + 1;
+      const extraRight = Math.min(right, extra);
+      core = new Float32Array(length + extra);
+      core.set(channel, extra - extraRight);
+      reflectLeft = left - (extra - extraRight);
+    }
+    const n = core.length;
+    for (let i = 0; i < out.length; i++) out[i] = core[reflect(i - reflectLeft, n)] as number;
+    return out;
   }
+
 
   /**
    * Stereo planar signal [2, length] → spectrogram [4, freqs, frames] (CaC layout),
@@ -85,12 +110,15 @@ export class SegmentStft {
     const scale = 1 / Math.sqrt(nfft);
     const bin = this.bin;
     const plane = freqs * frames;
+    const left = this.padded(signal, 0);
+    const right = this.padded(signal, length);
     for (let t = 0; t < frames; t++) {
-      const start = this.frameStart(t);
+      // Frame t covers padded samples t·hop … t·hop + nfft.
+      const start = t * this.hop;
       for (let n = 0; n < nfft; n++) {
         const w = window[n] as number;
-        re[n] = w * this.sampleAt(signal, 0, start + n);
-        im[n] = w * this.sampleAt(signal, length, start + n);
+        re[n] = w * (left[start + n] as number);
+        im[n] = w * (right[start + n] as number);
       }
       this.fft.forward(re, im);
       const row = t * freqs;
