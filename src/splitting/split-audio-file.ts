@@ -24,9 +24,6 @@ import type { SeparationModel } from '../separation/model.js';
 import { ensembleSampleRate, isEnsemble, planOf, separateEnsemble, spoolBytes, type Ensemble } from './ensemble.js';
 import { moveIntoPlace, openStaging } from './staging.js';
 
-// The CLI still imports these two from here (src/cli is being reshaped); staging.ts is where they live.
-export { removeLeftoverStaging, removeStaging } from './staging.js';
-
 export type SplitPhase = 'decode' | 'separate' | 'encode';
 
 export interface SplitProgress {
