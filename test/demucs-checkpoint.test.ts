@@ -11,6 +11,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { deflateRawSync } from 'node:zlib';
 import { convertCheckpoint, parseBagFile, parseHTDemucsConfig, PyFraction, readCheckpoint } from '../src/demucs/index.js';
+import { buildHTDemucsGraph } from '../src/demucs/htdemucs-graph.js';
 import { PickleTuple, unpickle } from '../src/torch/pickle.js';
 import { rejectsWith } from './support/assertions.js';
 import { fixtureDir } from './support/fixtures.js';
@@ -293,5 +294,21 @@ describe('demucs bag files', () => {
 
   it('rejects a weight matrix that does not fit the models', () => {
     assert.throws(() => parseBagFile("models: ['a', 'b']\nweights: [[1, 0]]\n"), /one row per model/);
+  });
+});
+
+describe('HTDemucs weights whose shapes disagree', () => {
+  it('refuses a bias that does not fit its weight, naming both tensors (a graph would broadcast it silently)', { skip }, () => {
+    const checkpoint = readCheckpoint(path.join(FIXTURES, 'htdemucs_small.th'));
+    const config = parseHTDemucsConfig(checkpoint.kwargs);
+    const biases = [...checkpoint.state.keys()].filter((name) => name.endsWith('.bias') && checkpoint.state.has(name.replace(/bias$/, 'weight')));
+    assert.ok(biases.length > 10, 'the fixture has biases to damage');
+    for (const name of [biases[0], biases.find((bias) => bias.includes('conv_tr')), biases.at(-1)] as string[]) {
+      const state = new Map(checkpoint.state);
+      const bias = state.get(name);
+      assert.ok(bias);
+      state.set(name, { ...bias, shape: [bias.data.length - 1], data: bias.data.subarray(1) });
+      assert.throws(() => buildHTDemucsGraph(config, state), (error: Error) => error.message.startsWith(`checkpoint parameter ${name} is [${bias.data.length - 1}], but ${name.replace(/bias$/, 'weight')} [`));
+    }
   });
 });

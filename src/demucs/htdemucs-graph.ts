@@ -72,8 +72,24 @@ class Weights {
   tensor(name: string): CheckpointTensor {
     const tensor = this.state.get(name);
     if (tensor === undefined) throw new StemsplitError('MODEL_INVALID', `checkpoint lacks parameter ${name}`);
+    this.checkBias(name, tensor);
     this.used.add(name);
     return tensor;
+  }
+
+  /**
+   * A bias must have one value per output of its weight (a convolution's first dimension, a
+   * transposed one's second, a norm's own length): the graph would otherwise broadcast a wrong
+   * one silently, so a damaged checkpoint is refused here, naming the tensor.
+   */
+  private checkBias(name: string, bias: CheckpointTensor): void {
+    const weightName = name.replace(/bias$/, 'weight');
+    if (weightName === name || !this.state.has(weightName)) return;
+    const weight = this.state.get(weightName) as CheckpointTensor;
+    const outputs = weight.shape.length === 1 ? weight.shape[0] : /\.conv_tr\.bias$/.test(name) ? weight.shape[1] : weight.shape[0];
+    if (bias.shape.length !== 1 || bias.shape[0] !== outputs) {
+      throw new StemsplitError('MODEL_INVALID', `checkpoint parameter ${name} is [${bias.shape.join(', ')}], but ${weightName} [${weight.shape.join(', ')}] needs a bias of [${String(outputs)}]: the checkpoint is damaged or not HTDemucs`);
+    }
   }
 
   data(name: string): Float32Array {
