@@ -212,7 +212,7 @@ describe('demucs checkpoint reader', () => {
 
   it('reports a missing parameter by name', async () => {
     const file = checkpointFile('no-weights', { kwargs: sourcesKwarg() });
-    await rejectsWith(() => convertCheckpoint(file, scratch), 'MODEL_INVALID', /checkpoint lacks parameter tencoder\.0\.conv\.weight/);
+    await rejectsWith(() => convertCheckpoint(file, scratch), 'MODEL_INVALID', /the checkpoint lacks tencoder\.0\.conv\.weight/);
   });
 
   it('rejects a file that is not a zip', async () => {

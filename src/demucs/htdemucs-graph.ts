@@ -26,6 +26,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
+import { StateReader } from '../torch/state-reader.js';
 import type { HTDemucsConfig } from './config.js';
 import { OnnxGraph, MS_DOMAIN, attr, type Value } from '../onnx/graph.js';
 import { Ops, type OpsOptions } from '../onnx/ops.js';
@@ -56,40 +57,30 @@ export interface BuiltGraph {
   readonly frames: number;
 }
 
-/** Checkpoint parameters by name; remembers which were used so leftovers can be reported. */
+/**
+ * Checkpoint parameters by name, through the shared state reader (which remembers which were used,
+ * so leftovers are reported), as graph constants where the builder wants them.
+ */
 class Weights {
-  private readonly used = new Set<string>();
+  private readonly reader: StateReader;
+  /** Prefixes of parameters this structure deliberately leaves unused. */
+  private readonly skipped: string[] = [];
 
   constructor(
     private readonly state: ReadonlyMap<string, CheckpointTensor>,
     private readonly currentGraph: () => OnnxGraph,
-  ) {}
+  ) {
+    this.reader = new StateReader(state, 'checkpoint');
+  }
 
   has(name: string): boolean {
-    return this.state.has(name);
+    return this.reader.has(name);
   }
 
   tensor(name: string): CheckpointTensor {
-    const tensor = this.state.get(name);
-    if (tensor === undefined) throw new StemsplitError('MODEL_INVALID', `checkpoint lacks parameter ${name}`);
+    const tensor = this.reader.get(name);
     this.checkBias(name, tensor);
-    this.used.add(name);
     return tensor;
-  }
-
-  /**
-   * A bias must have one value per output of its weight (a convolution's first dimension, a
-   * transposed one's second, a norm's own length): the graph would otherwise broadcast a wrong
-   * one silently, so a damaged checkpoint is refused here, naming the tensor.
-   */
-  private checkBias(name: string, bias: CheckpointTensor): void {
-    const weightName = name.replace(/bias$/, 'weight');
-    if (weightName === name || !this.state.has(weightName)) return;
-    const weight = this.state.get(weightName) as CheckpointTensor;
-    const outputs = weight.shape.length === 1 ? weight.shape[0] : /\.conv_tr\.bias$/.test(name) ? weight.shape[1] : weight.shape[0];
-    if (bias.shape.length !== 1 || bias.shape[0] !== outputs) {
-      throw new StemsplitError('MODEL_INVALID', `checkpoint parameter ${name} is [${bias.shape.join(', ')}], but ${weightName} [${weight.shape.join(', ')}] needs a bias of [${String(outputs)}]: the checkpoint is damaged or not HTDemucs`);
-    }
   }
 
   data(name: string): Float32Array {
@@ -108,16 +99,25 @@ class Weights {
 
   /** Marks every parameter under `prefix` as deliberately unused. */
   skip(prefix: string): void {
-    for (const name of this.state.keys()) if (name.startsWith(prefix)) this.used.add(name);
+    this.skipped.push(prefix);
   }
 
   assertAllUsed(): void {
-    const unused = [...this.state.keys()].filter((name) => !this.used.has(name));
-    if (unused.length > 0) {
-      throw new StemsplitError(
-        'MODEL_INVALID',
-        `checkpoint has parameters this HTDemucs structure does not use: ${unused.slice(0, 5).join(', ')}${unused.length > 5 ? ', ...' : ''}`,
-      );
+    this.reader.refuseUnused('HTDemucs', (key) => this.skipped.some((prefix) => key.startsWith(prefix)));
+  }
+
+  /**
+   * A bias must have one value per output of its weight (a convolution's first dimension, a
+   * transposed one's second, a norm's own length): the graph would otherwise broadcast a wrong
+   * one silently, so a damaged checkpoint is refused here, naming the tensor.
+   */
+  private checkBias(name: string, bias: CheckpointTensor): void {
+    const weightName = name.replace(/bias$/, 'weight');
+    if (weightName === name || !this.state.has(weightName)) return;
+    const weight = this.state.get(weightName) as CheckpointTensor;
+    const outputs = weight.shape.length === 1 ? weight.shape[0] : /\.conv_tr\.bias$/.test(name) ? weight.shape[1] : weight.shape[0];
+    if (bias.shape.length !== 1 || bias.shape[0] !== outputs) {
+      throw new StemsplitError('MODEL_INVALID', `checkpoint parameter ${name} is [${bias.shape.join(', ')}], but ${weightName} [${weight.shape.join(', ')}] needs a bias of [${String(outputs)}]: the checkpoint is damaged or not HTDemucs`);
     }
   }
 }
