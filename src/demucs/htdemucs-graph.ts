@@ -24,19 +24,16 @@
  * Weights are folded where that is exact up to rounding: LayerScale into the projection or
  * normalization before it, biases into the convolutions that replace ConvTranspose.
  */
-import { StemsplitError } from '../errors.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
-import { StateReader } from '../torch/state-reader.js';
 import type { HTDemucsConfig } from './config.js';
-import { OnnxGraph, MS_DOMAIN, attr, type Value } from '../onnx/graph.js';
+import { OnnxGraph, type Value } from '../onnx/graph.js';
 import { Ops, type OpsOptions } from '../onnx/ops.js';
-import { sin2dEmbedding, sinEmbedding } from './positional.js';
+import { HTDemucsTransformer } from './htdemucs-transformer.js';
+import { GROUP_NORM_EPS, HTDemucsWeights, type StageInProgress } from './htdemucs-weights.js';
 
 export const GRAPH_INPUTS = { spec: 'spec', wave: 'wave' } as const;
 export const GRAPH_OUTPUTS = { spec: 'spec_out', wave: 'wave_out' } as const;
 
-const GROUP_NORM_EPS = 1e-5;
-const LAYER_NORM_EPS = 1e-5;
 
 /** One stage: its graph and the named tensors it reads and writes. */
 export interface GraphStage {
@@ -57,71 +54,6 @@ export interface BuiltGraph {
   readonly frames: number;
 }
 
-/**
- * Checkpoint parameters by name, through the shared state reader (which remembers which were used,
- * so leftovers are reported), as graph constants where the builder wants them.
- */
-class Weights {
-  private readonly reader: StateReader;
-  /** Prefixes of parameters this structure deliberately leaves unused. */
-  private readonly skipped: string[] = [];
-
-  constructor(
-    private readonly state: ReadonlyMap<string, CheckpointTensor>,
-    private readonly currentGraph: () => OnnxGraph,
-  ) {
-    this.reader = new StateReader(state, 'checkpoint');
-  }
-
-  has(name: string): boolean {
-    return this.reader.has(name);
-  }
-
-  tensor(name: string): CheckpointTensor {
-    const tensor = this.reader.get(name);
-    this.checkBias(name, tensor);
-    return tensor;
-  }
-
-  data(name: string): Float32Array {
-    return this.tensor(name).data;
-  }
-
-  /** The parameter as a graph constant, optionally with another (same-size) shape. */
-  value(name: string, shape?: readonly number[]): Value {
-    const tensor = this.tensor(name);
-    return this.currentGraph().constant(tensor.data, shape ?? tensor.shape, name);
-  }
-
-  constant(data: Float32Array, shape: readonly number[], hint: string): Value {
-    return this.currentGraph().constant(data, shape, hint);
-  }
-
-  /** Marks every parameter under `prefix` as deliberately unused. */
-  skip(prefix: string): void {
-    this.skipped.push(prefix);
-  }
-
-  assertAllUsed(): void {
-    this.reader.refuseUnused('HTDemucs', (key) => this.skipped.some((prefix) => key.startsWith(prefix)));
-  }
-
-  /**
-   * A bias must have one value per output of its weight (a convolution's first dimension, a
-   * transposed one's second, a norm's own length): the graph would otherwise broadcast a wrong
-   * one silently, so a damaged checkpoint is refused here, naming the tensor.
-   */
-  private checkBias(name: string, bias: CheckpointTensor): void {
-    const weightName = name.replace(/bias$/, 'weight');
-    if (weightName === name || !this.state.has(weightName)) return;
-    const weight = this.state.get(weightName) as CheckpointTensor;
-    const outputs = weight.shape.length === 1 ? weight.shape[0] : /\.conv_tr\.bias$/.test(name) ? weight.shape[1] : weight.shape[0];
-    if (bias.shape.length !== 1 || bias.shape[0] !== outputs) {
-      throw new StemsplitError('MODEL_INVALID', `checkpoint parameter ${name} is [${bias.shape.join(', ')}], but ${weightName} [${weight.shape.join(', ')}] needs a bias of [${String(outputs)}]: the checkpoint is damaged or not HTDemucs`);
-    }
-  }
-}
-
 /** One encoder or decoder layer's structure (HEncLayer / HDecLayer arguments). */
 interface LayerSpec {
   readonly prefix: string;
@@ -139,16 +71,23 @@ interface LayerSpec {
 }
 
 class HTDemucsBuilder {
-  private readonly weights: Weights;
+  private readonly weights: HTDemucsWeights;
+  private readonly transformer: HTDemucsTransformer;
   private readonly stages: GraphStage[] = [];
-  private current: { graph: OnnxGraph; ops: Ops } | undefined;
+  private current: StageInProgress | undefined;
 
   constructor(
     private readonly config: HTDemucsConfig,
     state: ReadonlyMap<string, CheckpointTensor>,
     private readonly opsOptions: OpsOptions,
   ) {
-    this.weights = new Weights(state, () => this.graph);
+    this.weights = new HTDemucsWeights(state, () => this.graph);
+    this.transformer = new HTDemucsTransformer(config, this.weights, () => this.stageInProgress);
+  }
+
+  private get stageInProgress(): StageInProgress {
+    if (this.current === undefined) throw new Error('no stage is being built');
+    return this.current;
   }
 
   private get graph(): OnnxGraph {
@@ -207,7 +146,7 @@ class HTDemucsBuilder {
     if (config.tLayers === 0) this.weights.skip('channel_');
     if (config.tLayers > 0) {
       [x, xt] = this.stage('transformer', [x, xt], (v) => {
-        const [y, yt] = this.graph.scope('crosstransformer', () => this.crossTransformer(v[x.name] as Value, v[xt.name] as Value));
+        const [y, yt] = this.graph.scope('crosstransformer', () => this.transformer.crossTransformer(v[x.name] as Value, v[xt.name] as Value));
         return { mid: y, mid_t: yt };
       }) as [TensorSpec, TensorSpec];
     }
@@ -455,172 +394,6 @@ class HTDemucsBuilder {
       }
     }
     return this.ops.add(x, weights.constant(emb, [1, channels, freqs, 1], 'freq_emb'));
-  }
-
-  // ---- Transformer ----------------------------------------------------------------------
-
-  private crossTransformer(x: Value, xt: Value): [Value, Value] {
-    const { config, ops, weights } = this;
-    const [, channels, freqs, frames] = x.shape as [number, number, number, number];
-    const timeSteps = xt.shape[2] as number;
-    // Tokens: [frames·freqs, C] with token = frame·freqs + freq (einops "b c fr t1 -> b (t1 fr) c").
-    let tokens = ops.reshape(ops.transpose(x, [0, 3, 2, 1]), [frames * freqs, channels]);
-    let tokensT = ops.reshape(ops.transpose(xt, [0, 2, 1]), [timeSteps, channels]);
-    if (config.bottomChannels > 0) {
-      tokens = this.pointwise('channel_upsampler', tokens);
-      tokensT = this.pointwise('channel_upsampler_t', tokensT);
-    }
-    const dim = tokens.shape[1] as number;
-
-    tokens = this.inputNorm('crosstransformer.norm_in', tokens);
-    tokens = ops.add(tokens, this.scaledPositions(sin2dEmbedding(dim, freqs, frames, config.tMaxPeriod), tokens.shape, 'pos_2d'));
-    tokensT = this.inputNorm('crosstransformer.norm_in_t', tokensT);
-    tokensT = ops.add(tokensT, this.scaledPositions(sinEmbedding(timeSteps, dim, config.tMaxPeriod), tokensT.shape, 'pos_1d'));
-
-    const classicParity = config.tCrossFirst ? 1 : 0;
-    for (let index = 0; index < config.tLayers; index++) {
-      const p = `crosstransformer.layers.${index}`;
-      const pt = `crosstransformer.layers_t.${index}`;
-      if (index % 2 === classicParity) {
-        tokens = this.graph.scope(`layer${index}`, () => this.transformerLayer(p, tokens, undefined));
-        tokensT = this.graph.scope(`layer_t${index}`, () => this.transformerLayer(pt, tokensT, undefined));
-      } else {
-        const before = tokens;
-        tokens = this.graph.scope(`layer${index}`, () => this.transformerLayer(p, tokens, tokensT));
-        tokensT = this.graph.scope(`layer_t${index}`, () => this.transformerLayer(pt, tokensT, before));
-      }
-    }
-
-    if (config.bottomChannels > 0) {
-      tokens = this.pointwise('channel_downsampler', tokens);
-      tokensT = this.pointwise('channel_downsampler_t', tokensT);
-    }
-    const outChannels = tokens.shape[1] as number;
-    const xOut = ops.transpose(ops.reshape(tokens, [1, frames, freqs, outChannels]), [0, 3, 2, 1]);
-    const xtOut = ops.reshape(ops.transpose(tokensT, [1, 0]), [1, outChannels, timeSteps]);
-    return [xOut, xtOut];
-  }
-
-  /** A 1×1 Conv1d applied to tokens [N, C] (weights [out, in, 1]). */
-  private pointwise(prefix: string, tokens: Value): Value {
-    const weight = this.weights.tensor(`${prefix}.weight`);
-    const w = this.weights.constant(weight.data, [weight.shape[0] as number, weight.shape[1] as number], `${prefix}.weight`);
-    return this.ops.linear(tokens, w, this.weights.value(`${prefix}.bias`));
-  }
-
-  private scaledPositions(embedding: Float32Array, shape: readonly number[], hint: string): Value {
-    const weight = this.config.tWeightPosEmbed;
-    if (weight !== 1) for (let i = 0; i < embedding.length; i++) embedding[i] = Math.fround(weight * (embedding[i] as number));
-    return this.weights.constant(embedding, shape, hint);
-  }
-
-  private inputNorm(prefix: string, tokens: Value): Value {
-    const { config } = this;
-    if (config.tNormIn) return this.layerNorm(prefix, tokens);
-    if (config.tNormInGroup) return this.tokenGroupNorm(prefix, tokens);
-    return tokens;
-  }
-
-  private layerNorm(prefix: string, tokens: Value): Value {
-    return this.ops.layerNorm(tokens, this.weights.value(`${prefix}.weight`), this.weights.value(`${prefix}.bias`), LAYER_NORM_EPS);
-  }
-
-  /** demucs' MyGroupNorm with one group on tokens [N, C]: statistics over all tokens and channels. */
-  private tokenGroupNorm(prefix: string, tokens: Value): Value {
-    const { weights } = this;
-    // LayerNormalization from axis 0 normalizes over every token and channel; the
-    // per-channel affine broadcasts over the tokens.
-    return this.graph.op(
-      'LayerNormalization',
-      [tokens, weights.value(`${prefix}.weight`), weights.value(`${prefix}.bias`)],
-      tokens.shape,
-      { axis: attr.int(0), epsilon: attr.float(GROUP_NORM_EPS) },
-    );
-  }
-
-  private transformerNorm(prefix: string, tokens: Value): Value {
-    return this.config.tGroupNorm ? this.tokenGroupNorm(prefix, tokens) : this.layerNorm(prefix, tokens);
-  }
-
-  /**
-   * MyTransformerEncoderLayer (keys = undefined: self-attention) or
-   * CrossTransformerEncoderLayer (keys = the other branch's tokens).
-   */
-  private transformerLayer(prefix: string, x: Value, keys: Value | undefined): Value {
-    const { config, ops } = this;
-    const cross = keys !== undefined;
-    const attention = cross ? `${prefix}.cross_attn` : `${prefix}.self_attn`;
-    const feedForwardNorm = cross ? `${prefix}.norm3` : `${prefix}.norm2`;
-    if (config.tNormFirst) {
-      const query = this.transformerNorm(`${prefix}.norm1`, x);
-      const key = cross ? this.transformerNorm(`${prefix}.norm2`, keys) : query;
-      let out = ops.add(x, this.attention(attention, query, key, `${prefix}.gamma_1`));
-      out = ops.add(out, this.feedForward(prefix, this.transformerNorm(feedForwardNorm, out), `${prefix}.gamma_2`));
-      return config.tNormOut ? this.tokenGroupNorm(`${prefix}.norm_out`, out) : out;
-    }
-    // Post-norm (t_norm_first=False): the cross layer's norm3 exists but PyTorch never applies it.
-    if (cross) this.weights.skip(`${prefix}.norm3.`);
-    const key = cross ? keys : x;
-    const out = this.transformerNorm(`${prefix}.norm1`, ops.add(x, this.attention(attention, x, key, `${prefix}.gamma_1`)));
-    return this.transformerNorm(`${prefix}.norm2`, ops.add(out, this.feedForward(prefix, out, `${prefix}.gamma_2`)));
-  }
-
-  /** Linear → GELU/ReLU → Linear, with the LayerScale folded into the second linear. */
-  private feedForward(prefix: string, x: Value, layerScale: string): Value {
-    const { config, ops, weights } = this;
-    const hidden = ops.linear(x, weights.value(`${prefix}.linear1.weight`), weights.value(`${prefix}.linear1.bias`));
-    const activated = config.tGelu ? ops.gelu(hidden) : ops.relu(hidden);
-    const [w, b] = this.scaledLinear(`${prefix}.linear2`, layerScale);
-    return ops.linear(activated, w, b);
-  }
-
-  /** A Linear's weight and bias with an optional LayerScale (per output channel) folded in. */
-  private scaledLinear(prefix: string, layerScale: string): [Value, Value] {
-    const { config, weights } = this;
-    const weight = weights.tensor(`${prefix}.weight`);
-    const bias = weights.data(`${prefix}.bias`);
-    if (!config.tLayerScale) return [weights.value(`${prefix}.weight`), weights.value(`${prefix}.bias`)];
-    const scale = weights.data(`${layerScale}.scale`);
-    const [rows, cols] = weight.shape as [number, number];
-    const w = new Float32Array(rows * cols);
-    const b = new Float32Array(rows);
-    for (let r = 0; r < rows; r++) {
-      const s = scale[r] as number;
-      b[r] = s * (bias[r] as number);
-      for (let c = 0; c < cols; c++) w[r * cols + c] = s * (weight.data[r * cols + c] as number);
-    }
-    return [weights.constant(w, [rows, cols], `${prefix}.weight`), weights.constant(b, [rows], `${prefix}.bias`)];
-  }
-
-  /** nn.MultiheadAttention (in_proj + attention + out_proj), LayerScale folded into out_proj. */
-  private attention(prefix: string, query: Value, key: Value, layerScale: string): Value {
-    const { config, ops, weights } = this;
-    const inWeight = weights.tensor(`${prefix}.in_proj_weight`);
-    const inBias = weights.data(`${prefix}.in_proj_bias`);
-    const dim = inWeight.shape[1] as number;
-    const part = (i: number): Value =>
-      weights.constant(inWeight.data.subarray(i * dim * dim, (i + 1) * dim * dim), [dim, dim], `${prefix}.in_proj_${'qkv'[i]}`);
-    const q = ops.linear(query, part(0));
-    const k = ops.linear(key, part(1));
-    const v = ops.linear(key, part(2));
-    const attended = this.fusedAttention(q, k, v, inBias, config.tHeads);
-    const [w, b] = this.scaledLinear(`${prefix}.out_proj`, layerScale);
-    return ops.linear(attended, w, b);
-  }
-
-  /** ORT's com.microsoft.MultiHeadAttention (flash attention on CPU), biases added inside. */
-  private fusedAttention(q: Value, k: Value, v: Value, bias: Float32Array, heads: number): Value {
-    const { ops, graph } = this;
-    const [queries, dim] = q.shape as [number, number];
-    const keys = k.shape[0] as number;
-    const out = graph.op(
-      'MultiHeadAttention',
-      [ops.reshape(q, [1, queries, dim]), ops.reshape(k, [1, keys, dim]), ops.reshape(v, [1, keys, dim]), graph.constant(bias, [3 * dim], 'qkv_bias')],
-      [1, queries, dim],
-      { num_heads: attr.int(heads) },
-      MS_DOMAIN,
-    );
-    return ops.reshape(out, [queries, dim]);
   }
 }
 
