@@ -173,7 +173,10 @@ export class JobRunner {
       stage = 'AUDIO_DECODE_FAILED';
       const job = { inputPath: source, model: ref, ...this.#outputOf(split, isEnsembleRef(ref)), outDir, format: split.outputFormat };
       const started = Date.now();
+      // The first progress comes once the worker has the model loaded (a first load may convert for minutes).
+      let loadedAt: number | undefined;
       const result = await this.#splitter.split(job, ({ phase, percent }) => {
+        loadedAt ??= Date.now();
         stage = phase === 'decode' ? 'AUDIO_DECODE_FAILED' : phase === 'separate' ? 'SEPARATION_FAILED' : 'ENCODE_FAILED';
         const whole = Math.floor(percent);
         if (whole !== lastPercent && whole < 100) {
@@ -182,9 +185,11 @@ export class JobRunner {
         }
       });
       // One line per finished job, so whoever runs the server sees the work it does.
-      const seconds = (Date.now() - started) / 1000;
-      this.#options.log?.(`split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} in ${seconds.toFixed(1)} s`);
-      await this.#data.modelTimings.record(ref.name, seconds, result.durationSeconds).catch((error: unknown) => this.#outage.failed(error));
+      const finished = Date.now();
+      this.#options.log?.(`split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} in ${((finished - started) / 1000).toFixed(1)} s`);
+      // What an estimate needs: the split itself, not a model's one-time load or conversion.
+      const splitSeconds = (finished - (loadedAt ?? started)) / 1000;
+      await this.#data.modelTimings.record(ref.name, splitSeconds, result.durationSeconds).catch((error: unknown) => this.#outage.failed(error));
       return { ok: true, stems: Object.keys(result.stems) };
     } catch (error) {
       const code: JobErrorCode = isDiskFull(error) ? 'STORAGE_FAILED' : (isStemsplitError(error) ? jobErrorCodeOf(error.code) : undefined) ?? stage;
