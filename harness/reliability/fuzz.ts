@@ -144,9 +144,13 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   log(`${sent} requests sent`);
 
   // Afterwards: alive, silent, nothing outside the data dir, no partial upload accepted, books balanced.
-  await sleep(500);
-  const health = await api(server.url, null, 'GET', '/health').catch(() => undefined);
-  if (health?.status !== 200) problems.push('the server does not answer /v1/health after the fuzzing');
+  // Alive: /health answers within 5 s (a poll, not a fixed pause: the server may still be finishing the last requests).
+  let health = await api(server.url, null, 'GET', '/health').catch(() => undefined);
+  for (const deadline = Date.now() + 5_000; health?.status !== 200 && Date.now() < deadline; ) {
+    await sleep(100);
+    health = await api(server.url, null, 'GET', '/health').catch(() => undefined);
+  }
+  if (health?.status !== 200) problems.push('the server does not answer /v1/health within 5 s of the fuzzing');
   if (server.errorLines().length > 0) problems.push(`the server logged errors:\n${server.errorLines().slice(0, 3).join('\n')}`);
   // Let jobs the fuzzing created finish first: a running job's stem staging folder is not a leftover.
   const jobIds = queryDb<{ id: string }>(dataDir, 'SELECT id FROM splits').map((r) => r.id);
