@@ -6,6 +6,7 @@
  * (hop·(frames − 1) samples: no `length`). The two channels share one complex FFT per frame.
  */
 import { Fft, unpackTwoReal } from '../dsp/fft.js';
+import { periodicHann } from '../dsp/window.js';
 
 /**
  * A stereo spectrogram [2][bins][frames], planar real and imaginary parts: float32 where numpy
@@ -32,13 +33,6 @@ function fftOf(size: number): Fft {
     transforms.set(size, fft);
   }
   return fft;
-}
-
-/** scipy.signal.get_window('hann', n, fftbins=True). */
-function periodicHann(n: number): Float64Array {
-  const out = new Float64Array(n);
-  for (let i = 0; i < n; i++) out[i] = 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / n);
-  return out;
 }
 
 /**
