@@ -5,6 +5,12 @@
  * family, so adding one is a folder and a line there.
  *
  * A record imports nothing heavy: its loader imports the family's engine when a model is loaded.
+ *
+ * The families share the machinery below them: checkpoints read through torch/ (StateReader checks
+ * each tensor by name and shape), converted graphs cached by onnx/cache.ts, tracks streamed by
+ * separation/. HTDemucs keeps its own stage list because each of its stages carries two branches
+ * (spectral and temporal) in and out where onnx/stages.ts's stages write one output; MDX-Net runs
+ * the user's `.onnx` as shipped, so it has no weights to read or graphs to cache.
  */
 import type { Precision } from '../onnx/quantize.js';
 import type { SeparationModel } from '../separation/model.js';
