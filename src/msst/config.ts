@@ -9,7 +9,7 @@ import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import { readModelYaml } from '../model-files/yaml.js';
 
-import { MSST_MODEL_TYPES, type MsstModelType } from './model-types.js';
+import { checkpointStem, MSST_MODEL_TYPES, type MsstModelType } from './model-types.js';
 
 export { isMsstModelType, MSST_MODEL_TYPES, type MsstModelType } from './model-types.js';
 
@@ -115,7 +115,7 @@ export function readMsstDocument(file: string): MsstDocument {
 
 /** `song.ckpt` → `song.yaml` (or `.yml`) beside it, as MSST users keep them. */
 export function configBeside(checkpoint: string): string {
-  const stem = checkpoint.replace(/\.(ckpt|pth|pt|th|chpt)$/i, '');
+  const stem = checkpointStem(checkpoint);
   for (const ext of ['.yaml', '.yml']) if (existsSync(stem + ext)) return stem + ext;
   throw new StemsplitError('MODEL_NOT_FOUND', `no config beside ${checkpoint} (expected ${path.basename(stem)}.yaml); name one with --model-config`);
 }

@@ -11,10 +11,8 @@ import type { FamilyModelFile, LoadOptions, ModelFamilyRecord } from '../models/
 import { conversionsOf } from '../onnx/cache.js';
 import type { SeparationModel } from '../separation/model.js';
 import { configBeside, msstModelType, readMsstDocument } from './config.js';
-import { isMsstModelType, MSST_MODEL_TYPES, type MsstModelType } from './model-types.js';
+import { isMsstModelType, MSST_CHECKPOINT_EXTENSIONS, MSST_MODEL_TYPES, type MsstModelType } from './model-types.js';
 
-/** Checkpoints as MSST's trainers save them. */
-export const MSST_CHECKPOINT_EXTENSIONS = ['.ckpt', '.pth', '.pt', '.chpt'] as const;
 /** An MSST yaml's top-level sections; a Demucs bag has `models:` instead. */
 const MSST_CONFIG_SECTION = /^(audio|model|training|inference)\s*:/m;
 /** More than any MSST yaml holds: a bigger file is not one, and is not read whole to find out. */

@@ -10,6 +10,7 @@ import type { TrackModel } from '../separation/model.js';
 import { checkStateDict, readStateDict, type CheckpointTensor } from '../torch/checkpoint.js';
 import type { MsstCommon } from './config.js';
 import { demixTrack, msstModel, type ChunkNetwork, type DemixRunOptions } from './network.js';
+import { checkpointStem } from './model-types.js';
 
 export interface MsstLoadOptions {
   readonly cacheDir: string;
@@ -141,6 +142,6 @@ export abstract class StagedChunkNetwork<Config extends MsstCommon> implements C
 
 /** A loaded checkpoint's network as a stemsplit model (MSST's demix; `no_<target>` for a single-target model), named after the file unless named. */
 export function stagedMsstModel(network: ChunkNetwork, checkpoint: string, options: MsstLoadOptions): TrackModel {
-  const name = options.name ?? path.basename(checkpoint).replace(/\.(ckpt|pth|pt|th|chpt|bin)$/i, '');
+  const name = options.name ?? checkpointStem(path.basename(checkpoint));
   return msstModel(network, name, options.batchSize === undefined ? {} : { batchSize: options.batchSize });
 }
