@@ -8,8 +8,7 @@
  */
 import { existsSync } from 'node:fs';
 import { StemsplitError } from '../errors.js';
-import { readSmallModelFile } from '../model-files/regular.js';
-import { MAX_MODEL_DATA_BYTES, UVR_STEM_NAME, uvrModelHash } from '../uvr/model-data.js';
+import { readUvrModelDataJson, UVR_STEM_NAME, uvrModelHash } from '../uvr/model-data.js';
 
 export { HASHED_BYTES, secondaryStem, stemFileName, uvrModelHash } from '../uvr/model-data.js';
 
@@ -118,14 +117,7 @@ export function readModelData(onnxPath: string): MdxModelData {
 
 
 function parseModelDataFile(file: string): UvrModelData {
-  const text = readSmallModelFile(file, 'model data file', MAX_MODEL_DATA_BYTES);
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new StemsplitError('MODEL_INVALID', `${file}: not readable JSON (${error instanceof Error ? error.message : String(error)})`);
-  }
-  return checkUvrKeys(value, file);
+  return checkUvrKeys(readUvrModelDataJson(file), file);
 }
 
 /**

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, readSync } from 'node:fs';
 import { StemsplitError } from '../errors.js';
-import { openModelFile } from '../model-files/regular.js';
+import { openModelFile, readSmallModelFile } from '../model-files/regular.js';
 
 /** UVR's model data files (NAME.json beside a model) are a few hundred bytes. */
 export const MAX_MODEL_DATA_BYTES = 64 * 1024;
@@ -54,4 +54,14 @@ export function secondaryStem(primary: string): string {
 /** A UVR stem name as a stemsplit stem: lower case, spaces as underscores ("No Drums" → `no_drums`). */
 export function stemFileName(uvrName: string): string {
   return uvrName.trim().toLowerCase().replace(/\s+/g, '_');
+}
+
+/** A `NAME.json` of UVR model data as JSON (bounded in size; a file that does not parse is refused naming it), its keys for the family to check. */
+export function readUvrModelDataJson(file: string): unknown {
+  const text = readSmallModelFile(file, 'model data file', MAX_MODEL_DATA_BYTES);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new StemsplitError('MODEL_INVALID', `${file}: not readable JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
 }

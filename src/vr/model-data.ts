@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { StemsplitError } from '../errors.js';
 import { readSmallModelFile } from '../model-files/regular.js';
-import { MAX_MODEL_DATA_BYTES, UVR_STEM_NAME, uvrModelHash } from '../uvr/model-data.js';
+import { MAX_MODEL_DATA_BYTES, readUvrModelDataJson, UVR_STEM_NAME, uvrModelHash } from '../uvr/model-data.js';
 import { VR_PARAM_NAMES } from './params.js';
 
 export interface VrModelData {
@@ -136,14 +136,7 @@ export function readVrModelData(pthPath: string): VrModelData {
 const MAX_WIDTH = 1024;
 
 function parseVrModelData(file: string): VrModelData {
-  const text = readSmallModelFile(file, 'model data file', MAX_MODEL_DATA_BYTES);
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new StemsplitError('MODEL_INVALID', `${file}: not readable JSON (${error instanceof Error ? error.message : String(error)})`);
-  }
-  return checkVrKeys(value, file);
+  return checkVrKeys(readUvrModelDataJson(file), file);
 }
 
 /** Checks UVR's VR keys in `value`. */
