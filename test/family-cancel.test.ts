@@ -11,25 +11,13 @@ import { test } from 'node:test';
 import { writeSong } from '../harness/audio.js';
 import { spawnCli } from '../harness/process.js';
 import { tempDir } from '../harness/temp-dir.js';
-import { fixtureDir } from './support/fixtures.js';
+import { FAMILY_FIXTURES, fixtureFile, type FamilyModels } from './support/fixtures.js';
 import { until } from './support/wait.js';
 
 /** How long a stop may take from SIGINT to exit: the 2 s. */
 const STOP_SECONDS = 2;
 
-const fixture = (folder: string, file: string): string | undefined => {
-  const dir = fixtureDir(folder);
-  return dir === undefined ? undefined : join(dir, file);
-};
-
-const FAMILIES: readonly (readonly [string, () => readonly (string | undefined)[]])[] = [
-  ['Demucs (HTDemucs)', () => [fixture('demucs', 'htdemucs_small.th')]],
-  ['BS-RoFormer', () => [fixture('roformer', 'bs_roformer_vocals.ckpt')]],
-  ['SCNet', () => [fixture('msst', 'scnet_2stem.ckpt')]],
-  ['MDX23C', () => [fixture('msst', 'mdx23c_2stem.ckpt')]],
-  ['MDX-Net', () => [fixture('mdx', 'mdx_a_nfft6144_vocals.onnx')]],
-  ['an ensemble (bundled + SCNet)', () => ['bundled-4s', fixture('msst', 'scnet_2stem.ckpt')]],
-];
+const FAMILIES: readonly FamilyModels[] = [...FAMILY_FIXTURES, ['an ensemble (bundled + SCNet)', () => ['bundled-4s', fixtureFile('msst', 'scnet_2stem.ckpt')]]];
 
 const work = tempDir('stemsplit-cancel-');
 const song = join(work, 'long.wav');

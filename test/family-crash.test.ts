@@ -13,24 +13,12 @@ import { writeSong } from '../harness/audio.js';
 import { ApiClient } from '../harness/client.js';
 import { killHard, runCli, startServeProcess } from '../harness/process.js';
 import { tempDir } from '../harness/temp-dir.js';
-import { fixtureDir } from './support/fixtures.js';
+import { FAMILY_FIXTURES, fixtureFile, type FamilyModels } from './support/fixtures.js';
 import { decodePlanar } from './support/reference-audio.js';
 
 const SECONDS = 30;
 
-const fixture = (folder: string, file: string): string | undefined => {
-  const dir = fixtureDir(folder);
-  return dir === undefined ? undefined : join(dir, file);
-};
-
-const FAMILIES: readonly (readonly [string, () => readonly (string | undefined)[]])[] = [
-  ['Demucs (HTDemucs)', () => [fixture('demucs', 'htdemucs_small.th')]],
-  ['BS-RoFormer', () => [fixture('roformer', 'bs_roformer_vocals.ckpt')]],
-  ['SCNet', () => [fixture('msst', 'scnet_2stem.ckpt')]],
-  ['MDX23C', () => [fixture('msst', 'mdx23c_2stem.ckpt')]],
-  ['MDX-Net', () => [fixture('mdx', 'mdx_a_nfft6144_vocals.onnx')]],
-  ['an ensemble (bundled + MDX23C)', () => ['bundled-4s', fixture('msst', 'mdx23c_2stem.ckpt')]],
-];
+const FAMILIES: readonly FamilyModels[] = [...FAMILY_FIXTURES, ['an ensemble (bundled + MDX23C)', () => ['bundled-4s', fixtureFile('msst', 'mdx23c_2stem.ckpt')]]];
 
 for (const [family, models] of FAMILIES) {
   const given = models();

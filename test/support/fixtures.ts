@@ -22,3 +22,21 @@ export function fixtureManifest<Fixture>(dir: string | undefined): [string, Fixt
   const manifest = JSON.parse(readFileSync(path.join(dir, 'fixtures.json'), 'utf8')) as { fixtures: Record<string, Fixture> };
   return Object.entries(manifest.fixtures);
 }
+
+/** One fixture file, or undefined when its folder is missing. */
+export function fixtureFile(folder: string, file: string): string | undefined {
+  const dir = fixtureDir(folder);
+  return dir === undefined ? undefined : path.join(dir, file);
+}
+
+/** A family's model as `--model` takes it (several: an ensemble), each read when the test runs. */
+export type FamilyModels = readonly [string, () => readonly (string | undefined)[]];
+
+/** One small fixture network per converting family, for the tests every family must pass (stop, crash, memory). */
+export const FAMILY_FIXTURES: readonly FamilyModels[] = [
+  ['Demucs (HTDemucs)', () => [fixtureFile('demucs', 'htdemucs_small.th')]],
+  ['BS-RoFormer', () => [fixtureFile('roformer', 'bs_roformer_vocals.ckpt')]],
+  ['SCNet', () => [fixtureFile('msst', 'scnet_2stem.ckpt')]],
+  ['MDX23C', () => [fixtureFile('msst', 'mdx23c_2stem.ckpt')]],
+  ['MDX-Net', () => [fixtureFile('mdx', 'mdx_a_nfft6144_vocals.onnx')]],
+];
