@@ -93,7 +93,7 @@ def main():
     args = parser.parse_args()
 
     stand_in('ml_collections', ConfigDict=AttrDict)
-    stand_in('omegaconf', OmegaConf=types.SimpleNamespace(load=None))
+    stand_in('omegaconf', OmegaConf=type('OmegaConf', (), {}))
     stand_in('soundfile')
     stand_in('tqdm', tqdm=lambda iterable=None, *a, **k: iterable)
     stand_in('tqdm.auto', tqdm=lambda iterable=None, *a, **k: iterable)
