@@ -10,7 +10,9 @@ import { parseHTDemucsConfig } from './config.js';
 import { buildHTDemucsGraph, type GraphStage } from './htdemucs-graph.js';
 import { writeModel } from '../onnx/graph.js';
 import { precisionKey, type Precision } from '../onnx/quantize.js';
-import { V3_CLASSES } from './v3-config.js';
+import { parseV3Config, V3_CLASSES } from './v3-config.js';
+import { v3Parameters } from './v3-parameters.js';
+import { StateReader } from '../torch/state-reader.js';
 
 /** One stage of a converted model: its ONNX file and the named tensors it reads and writes. */
 export interface ConvertedStage extends Omit<GraphStage, 'graph'> {
@@ -59,8 +61,15 @@ export async function convertCheckpoint(file: string, cacheDir: string, options:
  */
 export async function convertOrRead(file: string, cacheDir: string, options: ConvertOptions = {}): Promise<{ readonly converted: ConvertedModel } | { readonly checkpoint: Checkpoint }> {
   const precision = options.precision ?? 'fp32';
-  // A damaged or hostile checkpoint is refused from its structure before it is hashed (which reads every byte).
-  checkCheckpoint(file);
+  // A damaged or hostile checkpoint, or one whose weights do not fit its class and kwargs, is refused
+  // before it is hashed (which reads every byte): from its structure, then by its shapes (no weight read).
+  const shapes = checkCheckpoint(file);
+  // Demucs v3/v2 convert nothing to cache: read once, not hashed first.
+  if (shapes.klass in V3_CLASSES) {
+    checkV3Shapes(shapes, file);
+    return { checkpoint: readCheckpoint(file) };
+  }
+  checkHTDemucsShapes(shapes, file);
   let sha256: string;
   try {
     sha256 = await sha256File(file);
@@ -72,10 +81,6 @@ export async function convertOrRead(file: string, cacheDir: string, options: Con
   if (isConvertedModel(cached)) return { converted: { ...cached, directory } };
 
   const checkpoint = readCheckpoint(file);
-  if (checkpoint.klass in V3_CLASSES) return { checkpoint };
-  if (checkpoint.klass !== 'demucs.htdemucs.HTDemucs') {
-    throw new StemsplitError('MODEL_INVALID', `unsupported class ${checkpoint.klass} in checkpoint ${file} (Demucs runs HTDemucs, HDemucs and Demucs)`);
-  }
   const config = parseHTDemucsConfig(checkpoint.kwargs);
   const { stages } = buildHTDemucsGraph(config, checkpoint.state, { precision });
   const converted: ConvertedModel = {
@@ -100,6 +105,27 @@ export async function convertOrRead(file: string, cacheDir: string, options: Con
   };
   await storeEntry(directory, writeStages, converted);
   return { converted };
+}
+
+/** The graphs built against the checkpoint's stand-in weights (fp32: int8 changes no shape). */
+function checkHTDemucsShapes(shapes: Checkpoint, file: string): void {
+  if (shapes.klass !== 'demucs.htdemucs.HTDemucs') {
+    throw new StemsplitError('MODEL_INVALID', `unsupported class ${shapes.klass} in checkpoint ${file} (Demucs runs HTDemucs, HDemucs and Demucs)`);
+  }
+  buildHTDemucsGraph(parseHTDemucsConfig(shapes.kwargs), shapes.state);
+}
+
+/**
+ * A v3/v2 state against the parameters its class constructs (v3-parameters.ts), each by name and
+ * shape through the shared state reader. A diffq-quantized state has no names: its packed levels
+ * are checked against the same list as they are unpacked.
+ */
+function checkV3Shapes(shapes: Checkpoint, file: string): void {
+  if (shapes.quantized !== undefined) return;
+  const reader = new StateReader(shapes.state, file);
+  const config = parseV3Config(V3_CLASSES[shapes.klass] as 'HDemucs' | 'Demucs', shapes.kwargs);
+  for (const [name, shape] of v3Parameters(config)) reader.get(name, shape);
+  reader.refuseUnused(config.klass);
 }
 
 function isConvertedModel(value: unknown): value is ConvertedModel {

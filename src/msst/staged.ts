@@ -78,8 +78,10 @@ export class StagedFamily<Config extends MsstCommon, Spectrum, Network, BuildOpt
   ): Promise<Network> {
     const { recipe } = this;
     const spectrum = recipe.spectrum(config, configPath);
-    // A damaged or hostile checkpoint is refused from its structure before it is hashed (which reads every byte).
-    checkStateDict(checkpoint);
+    // A damaged or hostile checkpoint, or one whose weights do not fit the config, is refused before
+    // it is hashed (which reads every byte): from its structure, then by building the graphs
+    // against its shapes with stand-in weights (no weight read).
+    recipe.build(config, checkStateDict(checkpoint), spectrum, checkpoint, build.options);
     const { directory, stages } = await convertCached({
       checkpoint,
       configPath,

@@ -104,14 +104,16 @@ export function readCheckpoint(path: string): Checkpoint {
  * Refuses what readCheckpoint would refuse for the file's structure (zip, pickle, classes,
  * tensor views against their storages) without reading any weights: run before a checkpoint
  * is hashed or converted, so a damaged or hostile file is refused in moments whatever its size.
+ * Returns the checkpoint with stand-in weights (standInTensor): a family's graph builder run
+ * against them checks every shape against the config, still without reading a weight.
  */
-export function checkCheckpoint(path: string): void {
-  readTorchFile(path, resolveGlobal, (root, load) => interpretPackage(path, root, load), shapeOnly);
+export function checkCheckpoint(path: string): Checkpoint {
+  return readTorchFile(path, resolveGlobal, (root, load) => interpretPackage(path, root, load), standInTensor);
 }
 
-/** readStateDict's checks without reading any weights (see checkCheckpoint). */
-export function checkStateDict(path: string): void {
-  readStateDictWith(path, shapeOnly);
+/** readStateDict's checks without reading any weights, its tensors stand-ins (see checkCheckpoint). */
+export function checkStateDict(path: string): ReadonlyMap<string, CheckpointTensor> {
+  return readStateDictWith(path, standInTensor);
 }
 
 /**
@@ -150,7 +152,7 @@ const MAX_PICKLE_BYTES = 64 * 2 ** 20;
 /** Most dimensions a torch tensor can have. */
 const MAX_DIMS = 64;
 
-/** Reads one tensor whose view and storage entry were checked; `shapeOnly` reads nothing. */
+/** Reads one tensor whose view and storage entry were checked; `standInTensor` reads nothing. */
 type TensorReader = (archive: ZipArchive, entry: string, tensor: TensorRef) => CheckpointTensor;
 
 /** Loads named tensors: every view and storage is checked first, so nothing is read from a file that will be refused. */
@@ -402,9 +404,21 @@ function isContiguous(tensor: TensorRef): boolean {
   return shape.includes(0) || shape.every((size, axis) => size === 1 || stride[axis] === shape.slice(axis + 1).reduce((a, b) => a * b, 1));
 }
 
-/** A tensor's shape alone, for the checks that read no weights. */
-function shapeOnly(_archive: ZipArchive, _entry: string, tensor: TensorRef): CheckpointTensor {
-  return { shape: tensor.shape, data: new Float32Array(0) };
+/**
+ * A tensor's shape with zeros for its values, for the checks that read no weights: the zeros
+ * are allocated only when a graph builder asks for them (the pages stay untouched, and so
+ * unmapped, unless the builder writes a copy), and checkView already bounded their count by
+ * the storage's size in the file.
+ */
+function standInTensor(_archive: ZipArchive, _entry: string, tensor: TensorRef): CheckpointTensor {
+  const count = tensor.shape.reduce((a, b) => a * b, 1);
+  let zeros: Float32Array | undefined;
+  return {
+    shape: tensor.shape,
+    get data() {
+      return (zeros ??= new Float32Array(count));
+    },
+  };
 }
 
 function decodeStorage(bytes: Buffer, dtype: StorageDtype, numel: number): Float32Array {

@@ -1,0 +1,124 @@
+/**
+ * A checkpoint whose structure is sound but whose weights do not fit its config (issue 37: "a
+ * model's weights are not read twice to find out it is bad"): for every family that converts
+ * checkpoints, a real fixture with one weight made one row short is refused in one line naming
+ * that tensor and the file, with the model-file code, and the refusal reads less than half
+ * of the file's bytes (the process's own read count, /proc/self/io `rchar`): the shapes are
+ * checked from the pickle before the file is hashed or a weight is read. Loaded as the split
+ * worker loads models; one family also through the real CLI (exit 13). Skipped (saying why)
+ * where a fixture is missing.
+ */
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { describe, test } from 'node:test';
+import { writeSong } from '../harness/audio.js';
+import { writeMisshaped } from '../harness/hostile/misshaped.js';
+import { runCli } from '../harness/process.js';
+import { describeError, isStemsplitError } from '../src/errors.js';
+import { modelLoader } from '../src/models/loaders.js';
+import { ModelRegistry } from '../src/models/registry.js';
+import { loadNamed } from '../src/splitting/load-refusal.js';
+import { checkCheckpoint, checkStateDict, type CheckpointTensor } from '../src/torch/checkpoint.js';
+import { fixtureFile } from './support/fixtures.js';
+import { tempDir } from './support/server.js';
+
+/** A family's fixture checkpoint and the files that travel beside it (its yaml, its model data). */
+interface Case {
+  readonly family: string;
+  readonly checkpoint: string | undefined;
+  readonly beside: readonly string[];
+  /**
+   * Which matrix-like weight to damage (writeMisshaped): the first, but for VR, which infers its
+   * layers' widths from their first convolutions, its output's (the last, `aux_out`, is a training
+   * head inference never reads).
+   */
+  readonly which?: number;
+}
+
+const CASES: readonly Case[] = [
+  { family: 'Demucs (HTDemucs)', checkpoint: fixtureFile('demucs', 'htdemucs_small.th'), beside: [] },
+  { family: 'Demucs v3 (HDemucs)', checkpoint: fixtureFile('demucs-v3', 'hdemucs_mmi_m0.th'), beside: [] },
+  { family: 'Demucs v2 (Demucs)', checkpoint: fixtureFile('demucs-v3', 'mdx_m0.th'), beside: [] },
+  { family: 'BS-RoFormer', checkpoint: fixtureFile('roformer', 'bs_roformer_vocals.ckpt'), beside: ['.yaml'] },
+  { family: 'SCNet', checkpoint: fixtureFile('msst', 'scnet_2stem.ckpt'), beside: ['.yaml'] },
+  { family: 'MDX23C', checkpoint: fixtureFile('msst', 'mdx23c_2stem.ckpt'), beside: ['.yaml'] },
+  { family: 'VR', checkpoint: fixtureFile('vr', 'vr_c_v51_4band_v3_noecho_tta.pth'), beside: ['.json'], which: -2 },
+];
+
+/** Bytes this process has read through read(2) and its kin so far (Linux). */
+function bytesRead(): number {
+  return Number(/^rchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))?.[1]);
+}
+
+/** The state's tensors, by name, as the checkpoint's pickle describes them (a Demucs package's `state`, or a state_dict). */
+function shapesOf(file: string): ReadonlyMap<string, CheckpointTensor> {
+  try {
+    return checkCheckpoint(file).state;
+  } catch {
+    return checkStateDict(file);
+  }
+}
+
+/** A copy of `source` (and what lies beside it) in a fresh folder, one weight a row short; returns it and that weight's name. */
+function misshapedCopy(source: string, beside: readonly string[], which = 0): { model: string; tensor: string } {
+  const dir = tempDir('stemsplit-misshaped-');
+  const model = join(dir, basename(source));
+  const stem = (file: string) => file.replace(/\.[^.]+$/, '');
+  for (const extension of beside) copyFileSync(`${stem(source)}${extension}`, `${stem(model)}${extension}`);
+  writeMisshaped(source, model, which);
+  const before = shapesOf(source);
+  const changed = [...shapesOf(model)].filter(([name, tensor]) => before.get(name)?.shape.join() !== tensor.shape.join()).map(([name]) => name);
+  assert.equal(changed.length, 1, `one tensor changed: ${changed.join(', ')}`);
+  return { model, tensor: changed[0] as string };
+}
+
+describe('a weight that does not fit the config is refused from the checkpoint\'s shapes, before any weight is read', () => {
+  const cacheDir = tempDir('stemsplit-misshaped-cache-');
+  const loaders = modelLoader({ cacheDir, intraOpThreads: 1 });
+  const registry = new ModelRegistry({ bundledDir: join(cacheDir, 'no-bundled'), cacheDir, aliases: { '4s': [], '6s': [] } });
+
+  for (const { family, checkpoint, beside, which } of CASES) {
+    const skip = checkpoint === undefined || !existsSync(checkpoint) ? 'its fixture is missing' : false;
+    test(family, { skip }, async (t) => {
+      const { model, tensor } = misshapedCopy(checkpoint as string, beside, which);
+      const load = async (): Promise<unknown> => {
+        try {
+          await (await loadNamed(registry.resolveModel(model), loaders)).dispose();
+          return undefined;
+        } catch (error) {
+          return error;
+        }
+      };
+      await load(); // the family's modules are imported once (their source files are read too)
+      const before = bytesRead();
+      const started = performance.now();
+      const error = await load();
+      const read = bytesRead() - before;
+      const size = statSync(model).size;
+      t.diagnostic(`refused in ${(performance.now() - started).toFixed(0)} ms having read ${read} bytes of a ${size}-byte checkpoint: ${describeError(error)}`);
+      assert.ok(isStemsplitError(error), `refused: ${String(error)}`);
+      assert.equal(error.code, 'MODEL_INVALID');
+      const message = describeError(error);
+      assert.ok(message.includes(tensor), `names ${tensor}: ${message}`);
+      assert.ok(message.includes(basename(model)), `names the file: ${message}`);
+      assert.ok(!error.message.includes('\n'), 'one line');
+      // Hashing the file alone reads all of it, and converting reads the weights again; the structure
+      // check reads the pickle, the zip's directory and the 64 KiB its end record may lie in.
+      assert.ok(read < size / 2, `read ${read} of ${size} bytes`);
+    });
+  }
+});
+
+test('through the CLI: exit 13, one line naming the tensor and the file, no stems', { skip: CASES[3]?.checkpoint === undefined ? 'the RoFormer fixture is missing' : false }, () => {
+  const { model, tensor } = misshapedCopy(CASES[3]?.checkpoint as string, CASES[3]?.beside ?? []);
+  const dir = dirname(model);
+  const song = join(dir, 'song.wav');
+  writeSong(song, 1);
+  const result = runCli(['split', song, '--model', model, '-o', join(dir, 'out')], { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: join(dir, 'cache') });
+  assert.equal(result.status, 13, result.stderr);
+  const lines = result.stderr.split('\n').filter((line) => line.startsWith('stemsplit:') || /Error|^\s+at /.test(line));
+  assert.equal(lines.length, 1, result.stderr);
+  assert.ok(lines[0]?.includes(tensor) && lines[0].includes(basename(model)), result.stderr);
+  assert.equal(existsSync(join(dir, 'out', 'song')), false, 'no stems');
+});
