@@ -5,31 +5,89 @@
  *
  * - `polyphase`: scipy.signal.resample_poly (a Kaiser-windowed sinc, β 5, half length
  *   10·max(up, down), firwin's unit-DC scaling, zero padding), in float64;
- * - `sinc_fastest`: libsamplerate's SRC_SINC_FASTEST as python-samplerate's `resample` calls it
- *   (float32 in and out, `src_simple` with end of input, int(n·ratio) output frames).
+ * - `sinc_fastest`, `sinc_medium`, `sinc_best`: libsamplerate's sinc converters as
+ *   python-samplerate calls them (resample-libsamplerate.ts);
+ * - `kaiser_fast`: resampy's kaiser_fast filter (resample-resampy.ts);
+ * - `soxr_hq`, librosa's default: libsoxr's HQ resampler as python-soxr runs it
+ *   (resample-soxr.ts), for the ratios VR params need.
  *
  * librosa returns the signal unchanged when the rates are equal, and fixes the length to
  * ⌈n·ratio⌉ (zero-padding or cutting) in the input's precision.
  */
 import { StemsplitError } from '../errors.js';
-import type { ResType } from './params.js';
+import type { ResType, VrParams } from './params.js';
+import { kaiserWindow, sinc } from './resample-math.js';
+import { libsamplerateSinc } from './resample-libsamplerate.js';
+import { resampyKaiserFast } from './resample-resampy.js';
+import { soxrHq, soxrHqPlan } from './resample-soxr.js';
+
+export { sincFastest } from './resample-libsamplerate.js';
+
+/** librosa's res_type names stemsplit reproduces: the params' own and librosa's default. */
+export type LibrosaResType = ResType | 'soxr_hq';
 
 /** Whether stemsplit reproduces `resType` exactly. */
-export function supportedResampler(resType: ResType): boolean {
-  return resType === 'polyphase' || resType === 'sinc_fastest';
+export function supportedResampler(resType: LibrosaResType): boolean {
+  return resType !== 'kaiser_best';
 }
 
 /** librosa.resample of one channel; `float32` says the input array is float32 (the result is rounded to it). */
-export function librosaResample(signal: Float64Array, from: number, to: number, resType: ResType, float32: boolean): Float64Array {
+export function librosaResample(signal: Float64Array, from: number, to: number, resType: LibrosaResType, float32: boolean): Float64Array {
   if (from === to) return signal;
   const length = Math.ceil((signal.length * to) / from);
-  let out: Float64Array;
-  if (resType === 'polyphase') out = resamplePoly(signal, from, to);
-  else if (resType === 'sinc_fastest') out = sincFastest(signal, to / from);
-  else throw new StemsplitError('MODEL_INVALID', `resampling with ${resType} (${from} → ${to} Hz) is not supported by stemsplit; polyphase and sinc_fastest are`);
+  const out = resampled(signal, from, to, resType);
   const fixed = new Float64Array(length);
   fixed.set(out.length > length ? out.subarray(0, length) : out);
   return float32 ? fixed.map(Math.fround) : fixed;
+}
+
+/**
+ * Why stemsplit cannot resample `params` as vr_separator.py does for a track at `trackRate`, or
+ * undefined: each lower band's res_type; for params at another rate also the top band's (the
+ * track is loaded at the params' rate with it) and soxr's plan back to the track's rate.
+ */
+export function vrResamplingProblem(params: VrParams, trackRate: number): string | undefined {
+  const top = params.bands[params.bands.length - 1];
+  const loaded = params.sr === trackRate || top === undefined ? params.bands.slice(0, -1) : params.bands;
+  const unsupported = loaded.find((band) => !supportedResampler(band.resType));
+  if (unsupported !== undefined) return `resample a band with ${unsupported.resType}, which stemsplit does not reproduce`;
+  if (params.sr === trackRate) return undefined;
+  try {
+    soxrHqPlan(params.sr, trackRate);
+    return undefined;
+  } catch (error) {
+    return `run at ${params.sr} Hz and come back to ${trackRate} Hz through soxr: ${(error as Error).message}`;
+  }
+}
+
+/** loading_mix's librosa.load(…, sr=params.sr, res_type=the top band's): the float32 track at the params' rate. */
+export function trackAtModelRate(track: readonly Float64Array[], params: VrParams, trackRate: number): Float64Array[] {
+  const top = params.bands[params.bands.length - 1];
+  if (params.sr === trackRate || top === undefined) return [...track];
+  return track.map((channel) => librosaResample(channel, trackRate, params.sr, top.resType, true));
+}
+
+/** vr_separator.py's last step for params at another rate: librosa.resample(stem, orig_sr=params.sr, target_sr=44100), librosa's default soxr_hq, float64. */
+export function stemAtTrackRate(stem: readonly Float64Array[], params: VrParams, trackRate: number): Float64Array[] {
+  if (params.sr === trackRate) return [...stem];
+  return stem.map((channel) => librosaResample(channel, params.sr, trackRate, 'soxr_hq', false));
+}
+
+function resampled(signal: Float64Array, from: number, to: number, resType: LibrosaResType): Float64Array {
+  switch (resType) {
+    case 'polyphase':
+      return resamplePoly(signal, from, to);
+    case 'sinc_fastest':
+    case 'sinc_medium':
+    case 'sinc_best':
+      return libsamplerateSinc(signal, to / from, resType);
+    case 'kaiser_fast':
+      return resampyKaiserFast(signal, from, to);
+    case 'soxr_hq':
+      return soxrHq(signal, from, to);
+    default:
+      throw new StemsplitError('MODEL_INVALID', `resampling with ${resType} (${from} → ${to} Hz) is not supported by stemsplit`);
+  }
 }
 
 function gcd(a: number, b: number): number {
@@ -73,149 +131,3 @@ export function firwinLowpass(taps: number, cutoff: number, beta: number): Float
   return h.map((v) => v / sum);
 }
 
-/** Symmetric Kaiser window (scipy.signal.windows.kaiser with sym=True; Octave's kaiser). */
-export function kaiserWindow(length: number, beta: number): Float64Array {
-  const alpha = (length - 1) / 2;
-  const out = new Float64Array(length);
-  const norm = besselI0(beta);
-  for (let n = 0; n < length; n++) {
-    const r = (n - alpha) / alpha;
-    out[n] = besselI0(beta * Math.sqrt(Math.max(0, 1 - r * r))) / norm;
-  }
-  return out;
-}
-
-/** sin(πx)/(πx), 1 at 0 (numpy's and Octave's sinc). */
-function sinc(x: number): number {
-  if (x === 0) return 1;
-  const y = Math.PI * x;
-  return Math.sin(y) / y;
-}
-
-/** Modified Bessel function I₀ by its power series Σ ((x/2)^k / k!)², to double precision for the βs used here (≤ 15). */
-export function besselI0(x: number): number {
-  const q = (x * x) / 4;
-  let term = 1;
-  let sum = 1;
-  for (let k = 1; k < 500; k++) {
-    term *= q / (k * k);
-    sum += term;
-    if (term < sum * 1e-17) break;
-  }
-  return sum;
-}
-
-/**
- * libsamplerate's SRC_SINC_FASTEST filter: make_filter (8, 128, 100.3) from its Octave scripts
- * (Octave/generate_filter.m): a sinc of period 128·F samples under a Kaiser window of β
- * (100.3 + 0.5)/10 and 2·2462 + 1 taps, normalised to sum 128, of which the right half (from
- * the centre) is stored as float, with a trailing zero. F is the fudge factor make_filter's
- * bisection settled on; 1.2026882171630866 is the value that reproduces the published table
- * (fitted to it: largest difference 4.4e-15).
- */
-const FASTEST = { halfLength: 2462, increment: 128, fudge: 1.2026882171630866, beta: (100.3 + 0.5) / 10 } as const;
-
-let fastestCoefficients: Float32Array | undefined;
-
-function fastestTable(): Float32Array {
-  if (fastestCoefficients !== undefined) return fastestCoefficients;
-  const { halfLength, increment, fudge, beta } = FASTEST;
-  const raw = new Float64Array(halfLength + 1);
-  const norm = besselI0(beta);
-  for (let k = 0; k <= halfLength; k++) {
-    const r = k / halfLength;
-    raw[k] = (sinc(k / (fudge * increment)) * besselI0(beta * Math.sqrt(Math.max(0, 1 - r * r)))) / norm;
-  }
-  let sum = raw[0] as number;
-  for (let k = 1; k <= halfLength; k++) sum += 2 * (raw[k] as number);
-  const table = new Float32Array(halfLength + 2);
-  for (let k = 0; k <= halfLength; k++) table[k] = ((raw[k] as number) * increment) / sum;
-  fastestCoefficients = table;
-  return table;
-}
-
-/** C's lrint in the default rounding mode: to nearest, ties to even. */
-function lrint(x: number): number {
-  const r = Math.round(x);
-  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
-}
-
-function fmodOne(x: number): number {
-  const res = x - lrint(x);
-  return res < 0 ? res + 1 : res;
-}
-
-const SHIFT_BITS = 12;
-const FP_ONE = 1 << SHIFT_BITS;
-
-/**
- * src_sinc.c's interpolation (sinc_stereo_vari_process + calc_output_stereo) of one channel at a
- * constant ratio: the input rounded to float32, zeros outside it, positions stepped by 1/ratio
- * in double with libsamplerate's fixed-point filter index (12 fractional bits), each coefficient
- * interpolated as C computes it (the float difference of two table entries, scaled in double),
- * both halves summed in double in libsamplerate's order.
- */
-export function sincFastest(signal: Float64Array, ratio: number): Float64Array {
-  const x = Float32Array.from(signal);
-  const n = x.length;
-  const { base, step } = fastestSteps();
-  const { halfLength, increment: indexInc } = FASTEST;
-  const frames = Math.floor(n * ratio);
-  const out = new Float64Array(frames);
-  const floatIncrement = indexInc * Math.min(ratio, 1);
-  const increment = lrint(floatIncrement * FP_ONE);
-  const scale = floatIncrement / indexInc;
-  const maxFilterIndex = halfLength * FP_ONE;
-  const terminate = 1 / ratio + 1e-20;
-  const mask = FP_ONE - 1;
-  let current = 0;
-  let inputIndex = 0;
-  let made = 0;
-  for (; made < frames; made++) {
-    // libsamplerate compares a sample count (2 per stereo frame) with a fraction of a frame here.
-    if (2 * (n - current) <= inputIndex + terminate) break;
-    const start = lrint(inputIndex * floatIncrement * FP_ONE);
-    let filterIndex = start;
-    let count = Math.trunc((maxFilterIndex - filterIndex) / increment);
-    filterIndex += count * increment;
-    let dataIndex = current - count;
-    let left = 0;
-    for (; filterIndex >= 0; filterIndex -= increment, dataIndex++) {
-      if (dataIndex < 0 || dataIndex >= n) continue;
-      const index = filterIndex >> SHIFT_BITS;
-      left += ((base[index] as number) + ((filterIndex & mask) / FP_ONE) * (step[index] as number)) * (x[dataIndex] as number);
-    }
-    filterIndex = increment - start;
-    count = Math.trunc((maxFilterIndex - filterIndex) / increment);
-    filterIndex += count * increment;
-    dataIndex = current + 1 + count;
-    let right = 0;
-    do {
-      if (dataIndex >= 0 && dataIndex < n) {
-        const index = filterIndex >> SHIFT_BITS;
-        right += ((base[index] as number) + ((filterIndex & mask) / FP_ONE) * (step[index] as number)) * (x[dataIndex] as number);
-      }
-      filterIndex -= increment;
-      dataIndex--;
-    } while (filterIndex > 0);
-    out[made] = Math.fround(scale * (left + right));
-    inputIndex += 1 / ratio;
-    const rem = fmodOne(inputIndex);
-    current += lrint(inputIndex - rem);
-    inputIndex = rem;
-  }
-  return made === frames ? out : out.subarray(0, made);
-}
-
-let fastestStepTables: { readonly base: Float64Array; readonly step: Float64Array } | undefined;
-
-/** The table's entries and, per entry, the float difference to the next (coeff_t is float: C subtracts in float). */
-function fastestSteps(): { readonly base: Float64Array; readonly step: Float64Array } {
-  if (fastestStepTables !== undefined) return fastestStepTables;
-  const table = fastestTable();
-  const base = Float64Array.from(table);
-  const step = new Float64Array(table.length);
-  for (let i = 0; i + 1 < table.length; i++) step[i] = Math.fround((table[i + 1] as number) - (table[i] as number));
-  fastestStepTables = { base, step };
-  return fastestStepTables;
-}
