@@ -12,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -102,7 +102,7 @@ describe('Demucs v3/v2 bags through `stemsplit split`', { skip: dir === undefine
 });
 
 describe('v3 checkpoints that do not fit their class', { skip: dir === undefined ? 'no fixtures' : false }, () => {
-  it('are refused as they load, naming the missing or extra tensor', () => {
+  it('are refused as they load, naming the missing or extra tensor', async () => {
     for (const [name, klass] of [['hdemucs_mmi_m0', 'HDemucs'], ['mdx_m0', 'Demucs']] as const) {
       const file = join(dir as string, `${name}.th`);
       const checkpoint = readCheckpoint(file);
@@ -110,9 +110,54 @@ describe('v3 checkpoints that do not fit their class', { skip: dir === undefined
       const missing = new Map(checkpoint.state);
       missing.delete('encoder.0.conv.bias');
       missing.delete('encoder.0.0.bias');
-      assert.throws(() => openV3(config, missing, file, name, {}), (error: Error & { code?: string }) => error.code === 'MODEL_INVALID' && /lacks encoder\.0\.(conv|0)\.bias/.test(error.message));
+      await assert.rejects(openV3(config, { file, read: () => missing }, name, {}), (error: Error & { code?: string }) => error.code === 'MODEL_INVALID' && /lacks encoder\.0\.(conv|0)\.bias/.test(error.message));
       const extra = new Map(checkpoint.state).set('decoder.9.bias', { shape: [1], data: new Float32Array(1) });
-      assert.throws(() => openV3(config, extra, file, name, {}), (error: Error & { code?: string }) => error.code === 'MODEL_INVALID' && error.message.includes('decoder.9.bias'));
+      await assert.rejects(openV3(config, { file, read: () => extra }, name, {}), (error: Error & { code?: string }) => error.code === 'MODEL_INVALID' && error.message.includes('decoder.9.bias'));
+    }
+  });
+});
+
+describe('the converted stages cache', { skip: dir === undefined ? 'no fixtures' : false }, () => {
+  it("converts a checkpoint's segment once: a second load reads no weight and converts nothing, and runs the same; another window length reads the weights again", async () => {
+    for (const [name, klass] of [['hdemucs_mmi_m0', 'HDemucs'], ['mdx_m0', 'Demucs']] as const) {
+      const file = join(dir as string, `${name}.th`);
+      const checkpoint = readCheckpoint(file);
+      const config = parseV3Config(klass, checkpoint.kwargs);
+      const cacheDir = join(work, `stage-cache-${name}`);
+      let reads = 0;
+      const weights = { file, read: () => (reads++, checkpoint.state), cache: { checkpoint: file, cacheDir } };
+      const first = await openV3(config, weights, name, { intraOpThreads: 2 });
+      assert.equal(reads, 1, 'the first load converts the segment');
+      const entries = readdirSync(join(cacheDir, 'demucs'));
+      assert.equal(entries.length, 1, `one cache entry: ${entries.join(', ')}`);
+      const entry = join(cacheDir, 'demucs', entries[0] as string);
+      const stages = JSON.parse(readFileSync(join(entry, 'model.json'), 'utf8')).stages as { file: string }[];
+      assert.ok(stages.length > 2 * config.depth - 1, `a stage per layer (${stages.length})`);
+      const written = stages.map(({ file: stage }) => statSync(join(entry, stage)).mtimeMs);
+      const window = first.windowSamples?.(first.segmentSamples) ?? first.segmentSamples;
+      const mix = readF32(join(dir as string, 'mix.in.f32'));
+      const chunk = new Float32Array(2 * window);
+      chunk.set(mix.subarray(0, window), 0);
+      chunk.set(mix.subarray(mix.length / 2, mix.length / 2 + window), window);
+      const expected = await first.run(chunk);
+      await first.dispose();
+
+      const second = await openV3(config, weights, name, { intraOpThreads: 2 });
+      try {
+        assert.equal(reads, 1, 'the second load converted nothing');
+        assert.deepEqual(readdirSync(join(cacheDir, 'demucs')), entries);
+        assert.deepEqual(stages.map(({ file: stage }) => statSync(join(entry, stage)).mtimeMs), written, 'no stage file rewritten');
+        const again = await second.run(chunk);
+        const drift = again.reduce((worst, value, i) => Math.max(worst, Math.abs(value - (expected[i] as number))), 0);
+        assert.ok(drift <= 1e-5, `the cached stages run as the converted ones (largest difference ${drift})`);
+        const short = second.windowSamples?.(1000) ?? 1000;
+        const out = await second.run(chunk.subarray(0, 2 * short));
+        assert.equal(out.length, 8 * short);
+        assert.equal(reads, 2, 'a window of another length is converted from the weights read again');
+        assert.deepEqual(readdirSync(join(cacheDir, 'demucs')), entries, 'and not cached');
+      } finally {
+        await second.dispose();
+      }
     }
   });
 });

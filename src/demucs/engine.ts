@@ -14,6 +14,7 @@ import { openHTDemucs, type TimingSink } from './segment-model.js';
 import { openV3 } from './segment-model-v3.js';
 import { V3_CLASSES, parseV3Config } from './v3-config.js';
 import { v3Parameters } from './v3-parameters.js';
+import { readCheckpoint, type Checkpoint, type CheckpointTensor } from '../torch/checkpoint.js';
 import { dequantizeState, readDiffqState } from './diffq.js';
 
 export interface LoadDemucsOptions {
@@ -37,11 +38,17 @@ export async function loadDemucs(file: string, options: LoadDemucsOptions): Prom
   if (/\.ya?ml$/.test(file)) return loadBag(file, name, options);
   const result = await convertOrRead(file, options.cacheDir, options.precision === undefined ? {} : { precision: options.precision });
   if ('converted' in result) return openHTDemucs(result.converted, name, options);
-  const { checkpoint } = result;
-  const config = parseV3Config(V3_CLASSES[checkpoint.klass] as 'HDemucs' | 'Demucs', checkpoint.kwargs);
-  // mdx_q, mdx_extra_q: diffq's packed levels stand in for the state_dict.
-  const state = checkpoint.quantized === undefined ? checkpoint.state : dequantizeState(readDiffqState(checkpoint.quantized), v3Parameters(config));
-  return openV3(config, state, file, name, {
+  let held: Checkpoint | undefined = result.checkpoint;
+  const config = parseV3Config(V3_CLASSES[held.klass] as 'HDemucs' | 'Demucs', held.kwargs);
+  // The checkpoint read for the load serves the first conversion; later ones (other window lengths) read it again.
+  const read = (): ReadonlyMap<string, CheckpointTensor> => {
+    const checkpoint = held ?? readCheckpoint(file);
+    held = undefined;
+    // mdx_q, mdx_extra_q: diffq's packed levels stand in for the state_dict.
+    return checkpoint.quantized === undefined ? checkpoint.state : dequantizeState(readDiffqState(checkpoint.quantized), v3Parameters(config));
+  };
+  const weights = { file, read, cache: { checkpoint: file, cacheDir: options.cacheDir }, loaded: () => void (held = undefined) };
+  return openV3(config, weights, name, {
     ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
     ...(options.precision === undefined ? {} : { precision: options.precision }),
     ...(options.bagSegment === undefined ? {} : { bagSegment: options.bagSegment }),

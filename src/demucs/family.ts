@@ -9,10 +9,13 @@ import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import type { CatalogModel } from '../models/catalog.js';
 import type { ModelFamilyRecord } from '../models/family.js';
+import { conversionsOf } from '../onnx/cache.js';
 import { parseBagFile, resolveMember } from './bag-file.js';
 
 /** The release folder of the v4 checkpoints, where a catalog entry gives no address of its own. */
 export const DEMUCS_RELEASE_URL = 'https://dl.fbaipublicfiles.com/demucs/hybrid_transformer/';
+/** The cache folder of converted graphs, inside the cache directory (the pulled checkpoints' folder too). */
+const CONVERTED_FOLDER = 'demucs';
 const CHECKPOINT_NAME = /^[0-9a-z_]+-([0-9a-f]{8})\.th$/;
 
 export const demucsFamily: ModelFamilyRecord = {
@@ -38,7 +41,7 @@ export const demucsFamily: ModelFamilyRecord = {
     return loadDemucs(model.path, { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads, ...(options.precision ? { precision: options.precision } : {}) });
   },
   pull: {
-    dir: (cacheDir) => path.join(cacheDir, 'demucs'),
+    dir: (cacheDir) => path.join(cacheDir, CONVERTED_FOLDER),
     entry(model, dir) {
       if (!model.files.every((file) => existsSync(path.join(dir, file)))) return undefined;
       if (!runsFromYaml(model)) return path.join(dir, model.files[0] as string);
@@ -56,10 +59,13 @@ export const demucsFamily: ModelFamilyRecord = {
       return bag;
     },
     extraFiles: (model) => [`${model.name}.yaml`],
-    async conversions(model, dir) {
+    async conversions(model, dir, cacheDir) {
       const hashes = model.files.map(expectedHashPrefix);
       const entries = existsSync(dir) ? readdirSync(dir) : [];
-      return entries.filter((entry) => /^[0-9a-f]{64}\.v\d+$/.test(entry) && hashes.some((sha8) => entry.startsWith(sha8))).map((entry) => path.join(dir, entry));
+      const htdemucs = entries.filter((entry) => /^[0-9a-f]{64}\.v\d+$/.test(entry) && hashes.some((sha8) => entry.startsWith(sha8))).map((entry) => path.join(dir, entry));
+      // v3/v2 stages are keyed by checkpoint and window length; their manifests name the checkpoint.
+      const staged = await Promise.all(model.files.map((file) => conversionsOf(cacheDir, path.join(dir, file), [CONVERTED_FOLDER])));
+      return [...new Set([...htdemucs, ...staged.flat()])];
     },
   },
 };

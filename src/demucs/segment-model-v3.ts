@@ -2,25 +2,36 @@
  * Demucs v3 (HDemucs) and Demucs v2 (time-domain Demucs) as segment models. Unlike HTDemucs,
  * neither runs on a fixed training length: `apply_model` hands an HDemucs each chunk as it is
  * (the last one shorter) and a Demucs its chunk extended to `valid_length` with the track's
- * neighbouring samples. So a graph is built (in memory, from the weights read once) for each
- * window length met, and kept for the next chunk of that length.
+ * neighbouring samples. So a chain of stages (v3-graph.ts) is converted for each window length
+ * met: the segment's, which every full chunk runs, once per checkpoint into the cache
+ * (onnx/stages.ts `convertCached`); any other (a pass's last chunk, one per track) into a
+ * temporary folder, from the weights read again, deleted once its sessions have read it (caching
+ * those would keep the network's size on disk for every track length). The weights are not kept
+ * in memory between conversions, and one length's sessions are open at a time: another length's
+ * replace them, so the network's weights are held once.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import type { SegmentModel } from '../separation/model.js';
-import type { OnnxGraph } from '../onnx/graph.js';
-import type { Precision } from '../onnx/quantize.js';
-import { createOrtSession, runTensors, type OrtSessionHandle } from '../onnx/session.js';
+import { precisionKey, type Precision } from '../onnx/quantize.js';
+import { collectGarbage, convertCached, STAGE_SESSION_OPTIONS, StagedSessions, writeStageFiles, type GraphStage, type StageFile } from '../onnx/stages.js';
 import { SegmentStft, meanStd } from './stft.js';
 import type { DemucsConfig, HDemucsConfig, V3Config } from './v3-config.js';
-import { V3_INPUTS, V3_OUTPUTS, buildDemucsGraph, buildHDemucsGraph, demucsValidLength } from './v3-graph.js';
+import { V3_INPUTS, V3_OUTPUTS, buildDemucsStages, buildHDemucsStages, demucsValidLength } from './v3-graph.js';
 
 /** HDemucs.forward and Demucs.forward: x = (x − mean) / (1e-5 + std). */
 const NORMALIZATION_EPS = 1e-5;
 /** The longest segment a bag may set: far above Demucs' released 44 s, short enough to fit a window in memory. */
 const MAX_SEGMENT_SECONDS = 600;
-/** Graphs kept per model: the segment's, the last chunk's, and one spare. */
-const KEPT_GRAPHS = 3;
+/** STFT tables kept per model: the segment's, the last chunk's, and one spare. */
+const KEPT_STFTS = 3;
+/** Bump when the stages' layout changes, so caches convert again. */
+const V3_CONVERTER_VERSION = 1;
+/** The cache folder, shared with HTDemucs' conversions and the pulled checkpoints (so `models remove` finds them). */
+const CACHE_FOLDER = 'demucs';
 
 export interface OpenV3Options {
   readonly intraOpThreads?: number;
@@ -29,34 +40,55 @@ export interface OpenV3Options {
   readonly bagSegment?: number;
 }
 
-/** The model; its graph for a full segment is built (not yet encoded) here, so a checkpoint that does not fit its class is refused as it loads. */
-export function openV3(config: V3Config, state: ReadonlyMap<string, CheckpointTensor>, file: string, name: string, options: OpenV3Options): SegmentModel {
+/** Where a model's weights come from. */
+export interface V3Weights {
+  /** What errors name: the checkpoint's path. */
+  readonly file: string;
+  /** The checkpoint's tensors, read for each chain of stages converted and not kept. */
+  readonly read: () => ReadonlyMap<string, CheckpointTensor>;
+  /** The checkpoint file whose SHA-256 keys the segment's cached stages, and the cache; absent: built in a temporary folder too (benchmarks' random weights). */
+  readonly cache?: { readonly checkpoint: string; readonly cacheDir: string };
+  /** Drops tensors held from the load (`read` reads them again later), once the segment's stages are converted. */
+  readonly loaded?: () => void;
+}
+
+/** The model, its segment's stages converted (or found in the cache) and opened: a checkpoint that does not fit its class is refused as it loads. */
+export async function openV3(config: V3Config, weights: V3Weights, name: string, options: OpenV3Options): Promise<SegmentModel> {
   if (options.bagSegment !== undefined && !(options.bagSegment > 0 && options.bagSegment <= MAX_SEGMENT_SECONDS)) {
     throw new StemsplitError('MODEL_INVALID', `the bag of ${name} sets segment ${options.bagSegment} s (Demucs' bags use up to 44; stemsplit takes 0 to ${MAX_SEGMENT_SECONDS})`);
   }
   const segment = options.bagSegment !== undefined && options.bagSegment > config.segment ? options.bagSegment : config.segment;
-  const model = config.klass === 'HDemucs' ? new HDemucsModel(config, state, file, name, segment, options) : new DemucsModel(config, state, file, name, segment, options);
-  model.prepare(model.windowSamples(model.segmentSamples));
+  const model = config.klass === 'HDemucs' ? new HDemucsModel(config, weights, name, segment, options) : new DemucsModel(config, weights, name, segment, options);
+  try {
+    await model.openSegment();
+  } catch (error) {
+    await model.dispose();
+    throw error;
+  }
   return model;
 }
 
-/** One ONNX session per window length, built when first needed; the least recently used is released beyond KEPT_GRAPHS. */
+/** The stages of one window length, opened. */
+interface OpenLength {
+  readonly length: number;
+  readonly sessions: Promise<StagedSessions>;
+}
+
 abstract class V3Model<C extends V3Config> implements SegmentModel {
   readonly sampleRate: number;
   readonly sources: readonly string[];
   readonly segmentSamples: number;
   readonly normalize = true;
-  private readonly sessions = new Map<number, Promise<OrtSessionHandle>>();
-  /** A graph built before its first run (by `prepare`), used for its length's session. */
-  private prepared: { readonly length: number; readonly graph: OnnxGraph } | undefined;
+  /** The segment's stages in the cache, once converted. */
+  private cached: { readonly directory: string; readonly stages: readonly StageFile[] } | undefined;
+  private open: OpenLength | undefined;
 
   constructor(
     protected readonly config: C,
-    protected readonly state: ReadonlyMap<string, CheckpointTensor>,
-    protected readonly file: string,
+    private readonly weights: V3Weights,
     readonly name: string,
     segment: number,
-    protected readonly options: OpenV3Options,
+    private readonly options: OpenV3Options,
   ) {
     this.sampleRate = config.samplerate;
     this.sources = config.sources;
@@ -64,47 +96,70 @@ abstract class V3Model<C extends V3Config> implements SegmentModel {
     this.segmentSamples = Math.trunc(config.samplerate * segment);
   }
 
+  /** What errors name. */
+  protected get file(): string {
+    return this.weights.file;
+  }
+
   abstract windowSamples(chunkLength: number): number;
   abstract run(segment: Float32Array): Promise<Float32Array>;
-  /** The graph for windows of `length` samples. */
-  abstract graph(length: number): OnnxGraph;
+  /** The chain of stages for windows of `length` samples. */
+  protected abstract build(state: ReadonlyMap<string, CheckpointTensor>, length: number, precision: { precision?: Precision }): GraphStage[];
 
-  /** Builds the graph for `length` now: the checkpoint is checked against its class as it loads, not at its first chunk. */
-  prepare(length: number): void {
-    this.prepared = { length, graph: this.graph(length) };
-  }
-
-  private takeGraph(length: number): OnnxGraph {
-    const prepared = this.prepared;
-    this.prepared = undefined;
-    return prepared?.length === length ? prepared.graph : this.graph(length);
-  }
-
-  protected precisionOptions(): { precision?: Precision } {
-    return this.options.precision === undefined ? {} : { precision: this.options.precision };
-  }
-
-  protected session(length: number): Promise<OrtSessionHandle> {
-    let session = this.sessions.get(length);
-    if (session === undefined) {
-      session = createOrtSession(this.takeGraph(length).encode().toBytes(), {
-        ...(this.options.intraOpThreads === undefined ? {} : { intraOpThreads: this.options.intraOpThreads }),
-        // Several sessions (window lengths, bag members) live at once: an arena each would keep every one's peak.
-        cpuMemArena: false,
-        allowSpinning: false,
+  /** Converts the segment's stages (or finds them in the cache) and opens them. */
+  async openSegment(): Promise<void> {
+    const length = this.windowSamples(this.segmentSamples);
+    const { cache } = this.weights;
+    if (cache !== undefined) {
+      this.cached = await convertCached({
+        checkpoint: cache.checkpoint,
+        family: CACHE_FOLDER,
+        converterVersion: V3_CONVERTER_VERSION,
+        variant: `${this.config.klass}${precisionKey(this.options.precision)}:${length}`,
+        cacheDir: cache.cacheDir,
+        build: () => this.stagesFor(length),
       });
-      this.sessions.set(length, session);
-      if (this.sessions.size > KEPT_GRAPHS) {
-        const [oldest, released] = this.sessions.entries().next().value as [number, Promise<OrtSessionHandle>];
-        this.sessions.delete(oldest);
-        void released.then((handle) => handle.release()).catch(() => undefined);
-      }
-    } else {
-      // Most recently used last.
-      this.sessions.delete(length);
-      this.sessions.set(length, session);
     }
-    return session;
+    this.weights.loaded?.();
+    collectGarbage();
+    await this.sessions(length);
+  }
+
+  /** Converts into `directory`; nothing of the weights or graphs outlives the call. */
+  private writeStages(length: number, directory: string): StageFile[] {
+    return writeStageFiles(this.stagesFor(length), directory);
+  }
+
+  private stagesFor(length: number): GraphStage[] {
+    return this.build(this.weights.read(), length, this.options.precision === undefined ? {} : { precision: this.options.precision });
+  }
+
+  /** The sessions for windows of `length` samples; another length's are released first. */
+  protected sessions(length: number): Promise<StagedSessions> {
+    if (this.open?.length === length) return this.open.sessions;
+    const previous = this.open;
+    const sessions = (async () => {
+      await previous?.sessions.then((opened) => opened.release(), () => undefined);
+      return this.openLength(length);
+    })();
+    this.open = { length, sessions };
+    return sessions;
+  }
+
+  private async openLength(length: number): Promise<StagedSessions> {
+    const options = { ...(this.options.intraOpThreads === undefined ? {} : { intraOpThreads: this.options.intraOpThreads }), ...STAGE_SESSION_OPTIONS };
+    const { cached } = this;
+    if (cached !== undefined && length === this.windowSamples(this.segmentSamples)) return StagedSessions.open(cached.directory, cached.stages, options);
+    const directory = await mkdtemp(path.join(tmpdir(), 'stemsplit-demucs-v3-'));
+    try {
+      const files = this.writeStages(length, directory);
+      // The weights just read and the graphs made of them, unreachable now, go before the sessions load their own copy.
+      collectGarbage();
+      return await StagedSessions.open(directory, files, options);
+    } finally {
+      // The sessions hold what they read.
+      await rm(directory, { recursive: true, force: true });
+    }
   }
 
   protected lengthOf(segment: Float32Array): number {
@@ -113,10 +168,10 @@ abstract class V3Model<C extends V3Config> implements SegmentModel {
   }
 
   async dispose(): Promise<void> {
-    const sessions = [...this.sessions.values()];
-    this.sessions.clear();
-    // A session that failed to open has nothing to release.
-    await Promise.all(sessions.map((session) => session.then((handle) => handle.release(), () => undefined)));
+    const open = this.open;
+    this.open = undefined;
+    // Sessions that failed to open have nothing to release.
+    await open?.sessions.then((opened) => opened.release(), () => undefined);
   }
 }
 
@@ -128,14 +183,14 @@ class HDemucsModel extends V3Model<HDemucsConfig> {
     return chunkLength;
   }
 
-  graph(length: number): OnnxGraph {
-    return buildHDemucsGraph(this.config, this.state, this.file, length, this.precisionOptions());
+  protected build(state: ReadonlyMap<string, CheckpointTensor>, length: number, precision: { precision?: Precision }): GraphStage[] {
+    return buildHDemucsStages(this.config, state, this.file, length, precision);
   }
 
   private stft(length: number): SegmentStft {
     let stft = this.stfts.get(length);
     if (stft === undefined) {
-      if (this.stfts.size >= KEPT_GRAPHS) this.stfts.delete(this.stfts.keys().next().value as number);
+      if (this.stfts.size >= KEPT_STFTS) this.stfts.delete(this.stfts.keys().next().value as number);
       stft = new SegmentStft(this.config.nfft, length, { hybridOld: this.config.hybridOld });
       this.stfts.set(length, stft);
     }
@@ -155,11 +210,12 @@ class HDemucsModel extends V3Model<HDemucsConfig> {
     const scale = 1 / (NORMALIZATION_EPS + waveStats.std);
     const wave = segment.map((value) => (value - waveStats.mean) * scale);
 
-    const session = await this.session(length);
-    const results = await runTensors(session, {
+    const sessions = await this.sessions(length);
+    const feeds = {
       [V3_INPUTS.spec]: { data: spec, dims: [1, specChannels, stft.freqs, stft.frames] },
       [V3_INPUTS.wave]: { data: wave, dims: [1, 2, length] },
-    });
+    };
+    const results = await sessions.runNamed(feeds, [V3_OUTPUTS.spec, V3_OUTPUTS.wave]);
     const specOut = results[V3_OUTPUTS.spec];
     const waveOut = results[V3_OUTPUTS.wave];
     const sources = this.sources.length;
@@ -211,8 +267,8 @@ class DemucsModel extends V3Model<DemucsConfig> {
     return demucsValidLength(this.config, chunkLength);
   }
 
-  graph(length: number): OnnxGraph {
-    return buildDemucsGraph(this.config, this.state, this.file, length, this.precisionOptions());
+  protected build(state: ReadonlyMap<string, CheckpointTensor>, length: number, precision: { precision?: Precision }): GraphStage[] {
+    return buildDemucsStages(this.config, state, this.file, length, precision);
   }
 
   async run(segment: Float32Array): Promise<Float32Array> {
@@ -227,8 +283,8 @@ class DemucsModel extends V3Model<DemucsConfig> {
       const scale = 1 / (NORMALIZATION_EPS + std);
       input = segment.map((value) => (value - mean) * scale);
     }
-    const session = await this.session(length);
-    const results = await runTensors(session, { [V3_INPUTS.wave]: { data: input, dims: [1, 2, length] } });
+    const sessions = await this.sessions(length);
+    const results = await sessions.runNamed({ [V3_INPUTS.wave]: { data: input, dims: [1, 2, length] } }, [V3_OUTPUTS.wave]);
     const out = results[V3_OUTPUTS.wave];
     if (out === undefined || out.data.length !== this.sources.length * 2 * length) {
       throw new StemsplitError('SEPARATION_FAILED', `${this.name}: the graph's output has an unexpected shape`);

@@ -1,7 +1,14 @@
 /**
  * Demucs v3 (HDemucs, demucs/hdemucs.py) and Demucs v2's time-domain Demucs (demucs/demucs.py)
- * as ONNX graphs, one per input length: neither pads a chunk to a fixed training length, so the
- * engine builds a graph for each window length it meets (segment-model-v3.ts).
+ * as chains of ONNX graphs (onnx/stages.ts), one chain per input length: neither pads a chunk to a
+ * fixed training length, so the engine builds a chain for each window length it meets
+ * (segment-model-v3.ts).
+ *
+ * Each encoder and decoder layer (of each branch) is a stage of its own, as HTDemucs' are: in one
+ * graph ONNX Runtime's planner gives a later tensor the dead buffer of an earlier one of the same
+ * size, which in a U-Net keeps the encoder's intermediates allocated until the mirrored decoder
+ * layer; separate sessions free a layer's working memory when it returns. Skip connections travel
+ * between stages as named tensors.
  *
  * HDemucs: inputs `spec` [1, Cz, F, T] (the normalized CaC spectrogram, or magnitudes without
  * CaC) and `wave` [1, 2, L] (the normalized waveform); outputs `spec_out` [1, S·Cz, F, T] and
@@ -13,6 +20,7 @@ import type { CheckpointTensor } from '../torch/checkpoint.js';
 import { StateReader } from '../torch/state-reader.js';
 import { OnnxGraph, attr, type Value } from '../onnx/graph.js';
 import { Ops, onnxLstmWeights, type OpsOptions } from '../onnx/ops.js';
+import type { GraphStage } from '../onnx/stages.js';
 import type { DConvConfig, DemucsConfig, HDemucsConfig } from './v3-config.js';
 
 export const V3_INPUTS = { spec: 'spec', wave: 'wave' } as const;
@@ -26,20 +34,55 @@ const ATTENTION_HEADS = 4;
 const ATTENTION_DECAYS = 4;
 /** Queries per block of LocalState's scores, for inputs longer than two blocks. */
 const ATTENTION_QUERY_BLOCK = 1024;
+/** Steps per band of a long DConv layer's widest tensors (see V3Builder.bandedTail). */
+const DCONV_STEPS = 32768;
+/** Frequency rows per run of an HDemucs frequency layer's DConv branch (see HDemucsBuilder.dconv). */
+const DCONV_ROWS = 64;
 /** julius.resample_frac's defaults, as Demucs calls it. */
 const RESAMPLE_ZEROS = 24;
 const RESAMPLE_ROLLOFF = 0.945;
 
-/** Layers, DConv branches, norms: what both classes are made of. */
+/** Layers, DConv branches, norms: what both classes are made of, built as a chain of stages. */
 class V3Builder {
-  readonly graph: OnnxGraph;
-  readonly ops: Ops;
   readonly state: StateReader;
+  readonly stages: GraphStage[] = [];
+  private current: { readonly graph: OnnxGraph; readonly ops: Ops } | undefined;
 
-  constructor(name: string, state: ReadonlyMap<string, CheckpointTensor>, file: string, options: OpsOptions) {
-    this.graph = new OnnxGraph(name);
-    this.ops = new Ops(this.graph, options);
+  constructor(
+    private readonly name: string,
+    state: ReadonlyMap<string, CheckpointTensor>,
+    file: string,
+    private readonly options: OpsOptions,
+  ) {
     this.state = new StateReader(state, file);
+  }
+
+  /** The graph of the stage being built. */
+  get graph(): OnnxGraph {
+    if (this.current === undefined) throw new Error('no stage is being built');
+    return this.current.graph;
+  }
+
+  get ops(): Ops {
+    if (this.current === undefined) throw new Error('no stage is being built');
+    return this.current.ops;
+  }
+
+  /**
+   * Builds one stage: `body` maps its inputs (the feeds or earlier stages' outputs, by name; one
+   * named twice is read once) to its outputs, named `names` or after the stage.
+   */
+  stage(name: string, inputs: readonly Value[], body: (...values: Value[]) => Value[], names?: readonly string[]): Value[] {
+    const graph = new OnnxGraph(`${this.name}_${name}`);
+    this.current = { graph, ops: new Ops(graph, this.options) };
+    const locals = new Map<string, Value>();
+    for (const input of inputs) if (!locals.has(input.name)) locals.set(input.name, graph.input(input.name, input.shape));
+    const results = graph.scope(name, () => body(...inputs.map((input) => locals.get(input.name) as Value)));
+    const outputs = results.map((value, k) => graph.output(value, names?.[k] ?? (k === 0 ? name : `${name}.${k}`)));
+    this.current = undefined;
+    const [output, ...extra] = outputs.map((value) => value.name);
+    this.stages.push({ name, graph, inputs: [...locals.keys()], output: output as string, ...(extra.length > 0 ? { extraOutputs: extra } : {}) });
+    return outputs;
   }
 
   value(name: string): Value {
@@ -85,14 +128,72 @@ class V3Builder {
       let next = 3;
       if (lstm) h = this.blstm(`${p}.${next++}`, h);
       if (attn) h = this.localState(`${p}.${next++}`, h);
-      h = this.conv(`${p}.${next++}`, h);
-      h = this.ops.glu(this.groupNorm(`${p}.${next++}`, h, 1), 1);
-      next++; // the GLU
-      const scale = this.state.get(`${p}.${next}.scale`);
-      h = this.ops.mul(h, this.graph.constant(scale.data, [scale.data.length, 1], `${p}.scale`));
-      out = this.ops.add(out, h);
+      const [convPrefix, normPrefix, scalePrefix] = [`${p}.${next}`, `${p}.${next + 1}`, `${p}.${next + 3}`];
+      const scale = this.state.get(`${scalePrefix}.scale`);
+      const layerScale = this.graph.constant(scale.data, [scale.data.length, 1], `${p}.scale`);
+      const steps = h.shape[2] as number;
+      if (h.shape[0] === 1 && steps > DCONV_STEPS && this.state.get(`${convPrefix}.weight`).shape[2] === 1) {
+        out = this.bandedTail(convPrefix, normPrefix, layerScale, out, h);
+        continue;
+      }
+      h = this.ops.glu(this.groupNorm(normPrefix, this.conv(convPrefix, h), 1), 1);
+      out = this.ops.add(out, this.ops.mul(h, layerScale));
     }
     return out;
+  }
+
+  /**
+   * x + scale·GLU(GroupNorm(1)(conv1×1(h))), the end of a DConv layer, over bands of at most
+   * DCONV_STEPS steps: the convolution's output (twice the layer's channels) never exists whole.
+   * A first pass over the bands takes each channel's mean and variance per band (LayerNormalization's
+   * statistics, as Ops' GroupNorm takes them per channel), combined exactly into the whole tensor's;
+   * a second convolves each band again and normalizes it. Each band waits for the one before
+   * (`Ops.after`), so ONNX Runtime cannot run them side by side.
+   */
+  private bandedTail(convPrefix: string, normPrefix: string, layerScale: Value, x: Value, h: Value): Value {
+    const { ops, graph } = this;
+    const [, , steps] = h.shape as [number, number, number];
+    const weight = this.value(`${convPrefix}.weight`);
+    const bias = this.value(`${convPrefix}.bias`);
+    const channels = weight.shape[0] as number;
+    const count = Math.ceil(steps / DCONV_STEPS);
+    const size = Math.ceil(steps / count);
+    const bands = Array.from({ length: count }, (_, k) => [k * size, Math.min(steps, (k + 1) * size)] as const);
+    const eps = graph.scalar(GROUP_NORM_EPS, 'eps');
+    const means: Value[] = [];
+    const variances: Value[] = [];
+    let previous: Value | undefined;
+    for (const [from, to] of bands) {
+      const band = ops.slice(h, 2, from, to);
+      const y = ops.conv(previous === undefined ? band : ops.after(band, previous), weight, bias);
+      const ones = ops.cachedConstant(new Float32Array(to - from).fill(1), [to - from], 'ones');
+      const stats: number[] = [1, channels, 1];
+      const [, mean, invStd] = graph.node('LayerNormalization', [y, ones], { axis: attr.int(2), epsilon: attr.float(GROUP_NORM_EPS) }, { outputs: [y.shape, stats, stats] }) as [Value, Value, Value];
+      means.push(mean);
+      // v = 1 / invStd² − ε (the pass added ε inside its square root).
+      variances.push(ops.sub(graph.op('Reciprocal', [ops.mul(invStd, invStd)], stats), eps));
+      previous = invStd;
+    }
+    // Weighted by each band's share of the steps: E over bands and channels of the band means, then of v + (m − μ)².
+    const shares = graph.constant(Float32Array.from(bands, ([from, to]) => ((to - from) * count) / steps), [1, 1, count], 'band_shares');
+    const bandMeans = ops.concat(means, 2);
+    const mean = ops.reduceMean(ops.reduceMean(ops.mul(bandMeans, shares), 2), 1);
+    const deviation = ops.sub(bandMeans, mean);
+    const variance = ops.reduceMean(ops.reduceMean(ops.mul(ops.add(ops.concat(variances, 2), ops.mul(deviation, deviation)), shares), 2), 1);
+    const invStd = graph.op('Reciprocal', [graph.op('Sqrt', [ops.add(variance, eps)], variance.shape)], variance.shape);
+    const gamma = this.state.get(`${normPrefix}.weight`).data;
+    const beta = this.state.get(`${normPrefix}.bias`).data;
+    const scale = ops.mul(graph.constant(gamma, [1, channels, 1], 'gn_gamma'), invStd);
+    const shift = ops.sub(graph.constant(beta, [1, channels, 1], 'gn_beta'), ops.mul(mean, scale));
+    const outs: Value[] = [];
+    previous = scale;
+    for (const [from, to] of bands) {
+      const y = ops.conv(ops.after(ops.slice(h, 2, from, to), previous), weight, bias);
+      const normalized = ops.glu(ops.add(ops.mul(y, scale), shift), 1);
+      previous = ops.add(ops.slice(x, 2, from, to), ops.mul(normalized, layerScale));
+      outs.push(previous);
+    }
+    return ops.concat(outs, 2);
   }
 
   /**
@@ -240,13 +341,12 @@ class HDemucsBuilder {
     this.b = new V3Builder('hdemucs', state, file, options);
   }
 
-  build(frames: number, length: number): OnnxGraph {
+  build(frames: number, length: number): GraphStage[] {
     const { config, b } = this;
-    const { graph, ops } = b;
     const freqs = config.nfft / 2;
     const channels = config.cac ? 2 * config.audioChannels : config.audioChannels;
-    let x = graph.input(V3_INPUTS.spec, [1, channels, freqs, frames]);
-    let xt = graph.input(V3_INPUTS.wave, [1, config.audioChannels, length]);
+    let x: Value = { name: V3_INPUTS.spec, shape: [1, channels, freqs, frames] };
+    let xt: Value = { name: V3_INPUTS.wave, shape: [1, config.audioChannels, length] };
     const { encoder, tencoder } = hdemucsLayers(config);
     const saved: Value[] = [];
     const savedT: Value[] = [];
@@ -258,15 +358,16 @@ class HDemucsBuilder {
       const tlayer = tencoder[index];
       if (tlayer !== undefined) {
         lengthsT.push(xt.shape[2] as number);
-        xt = graph.scope(`tencoder.${index}`, () => this.encode(`tencoder.${index}`, tlayer, xt, undefined));
+        const p = `tencoder.${index}`;
+        [xt] = b.stage(p, [xt], (input) => [this.encode(p, tlayer, input as Value, undefined)]) as [Value];
         if (!tlayer.empty) savedT.push(xt);
         else inject = xt;
       }
-      const input = x;
-      x = graph.scope(`encoder.${index}`, () =>
-        layer.bands.length > 0 ? this.encodeBands(`encoder.${index}`, layer, input) : this.encode(`encoder.${index}`, layer, input, inject),
-      );
-      if (index === 0 && config.freqEmb > 0) x = this.addFrequencyEmbedding(x);
+      const p = `encoder.${index}`;
+      [x] = b.stage(p, inject === undefined ? [x] : [x, inject], (input, injected) => {
+        const y = layer.bands.length > 0 ? this.encodeBands(p, layer, input as Value) : this.encode(p, layer, input as Value, injected);
+        return [index === 0 && config.freqEmb > 0 ? this.addFrequencyEmbedding(y) : y];
+      }) as [Value];
       saved.push(x);
     }
 
@@ -279,31 +380,38 @@ class HDemucsBuilder {
       const skip = saved.pop() as Value;
       const frameCount = lengths.pop() as number;
       const last = index === 0;
-      const input = y ?? ops.mul(skip, graph.scalar(0, 'zero'));
-      let pre: Value;
-      if (layer.bands.length > 0) {
-        y = graph.scope(`decoder.${step}`, () => this.decodeBands(`decoder.${step}`, layer, input, skip, last));
-        pre = y;
-      } else {
-        [y, pre] = graph.scope(`decoder.${step}`, () => this.decode(`decoder.${step}`, layer, input, skip, frameCount, last));
-      }
-      if (step >= offset) {
-        const tlayer = tencoder[index] as HLayer;
+      const tlayer = step >= offset ? (tencoder[index] as HLayer) : undefined;
+      // The merged time layer's decoder reads the input of this layer's transposed convolution.
+      const givesPre = tlayer?.empty === true;
+      const p = `decoder.${step}`;
+      const below = y;
+      const outs = b.stage(p, below === undefined ? [skip] : [below, skip], (...values) => {
+        const skipValue = values[values.length - 1] as Value;
+        const input = below === undefined ? b.ops.mul(skipValue, b.graph.scalar(0, 'zero')) : (values[0] as Value);
+        if (layer.bands.length > 0) {
+          const out = this.decodeBands(p, layer, input, skipValue, last);
+          return givesPre ? [out, out] : [out];
+        }
+        const [out, pre] = this.decode(p, layer, input, skipValue, frameCount, last);
+        return givesPre ? [out, pre] : [out];
+      }, last ? [V3_OUTPUTS.spec] : undefined);
+      y = outs[0] as Value;
+      if (tlayer !== undefined) {
         const lengthT = lengthsT.pop() as number;
-        const p = `tdecoder.${step - offset}`;
+        const tp = `tdecoder.${step - offset}`;
+        const names = last ? [V3_OUTPUTS.wave] : undefined;
         if (tlayer.empty) {
-          const flat = ops.reshape(pre, [1, pre.shape[1] as number, pre.shape[3] as number]);
-          yt = graph.scope(p, () => this.decode(p, tlayer, flat, undefined, lengthT, last)[0]);
+          [yt] = b.stage(tp, [outs[1] as Value], (pre) => {
+            const flat = b.ops.reshape(pre as Value, [1, (pre as Value).shape[1] as number, (pre as Value).shape[3] as number]);
+            return [this.decode(tp, tlayer, flat, undefined, lengthT, last)[0]];
+          }, names) as [Value];
         } else {
-          const input2 = yt as Value;
-          yt = graph.scope(p, () => this.decode(p, tlayer, input2, savedT.pop() as Value, lengthT, last)[0]);
+          [yt] = b.stage(tp, [yt as Value, savedT.pop() as Value], (input, skipT) => [this.decode(tp, tlayer, input as Value, skipT, lengthT, last)[0]], names) as [Value];
         }
       }
     }
-    graph.output(y as Value, V3_OUTPUTS.spec);
-    graph.output(yt as Value, V3_OUTPUTS.wave);
     b.state.refuseUnused('HDemucs');
-    return graph;
+    return b.stages;
   }
 
   /** HEncLayer.forward. */
@@ -425,15 +533,30 @@ class HDemucsBuilder {
     return layer.norm ? this.b.groupNorm(prefix, x, this.config.normGroups) : x;
   }
 
-  /** The DConv branch; on the frequency branch it runs along time for every frequency row: [1, C, F, T] → [F, C, T] and back. */
+  /**
+   * The DConv branch; on the frequency branch it runs along time for every frequency row: [1, C, F, T] → [F, C, T]
+   * and back. The rows are independent samples, so they run a band of at most DCONV_ROWS at a time: the branch's
+   * working tensors (its GLU input has twice the layer's channels) stay a fraction of the layer's output.
+   */
   private dconv(prefix: string, x: Value, layer: HLayer): Value {
     const { b, config } = this;
     const { ops } = b;
     if (x.shape.length === 3) return b.dconv(prefix, x, config.dconv, layer.index);
     const [, channels, rows, frames] = x.shape as [number, number, number, number];
-    const flat = ops.reshape(ops.transpose(x, [0, 2, 1, 3]), [rows, channels, frames]);
-    const out = b.dconv(prefix, flat, config.dconv, layer.index);
-    return ops.transpose(ops.reshape(out, [1, rows, channels, frames]), [0, 2, 1, 3]);
+    // Bands of equal size (the planner reuses one band's buffers for the next), none of a single row,
+    // each waiting for the one before (`Ops.after`), so ONNX Runtime cannot run them side by side.
+    const size = Math.ceil(rows / Math.ceil(rows / DCONV_ROWS));
+    const bands: Value[] = [];
+    for (let from = 0; from < rows; from += size) {
+      const count = Math.min(size, rows - from);
+      const previous = bands[bands.length - 1];
+      const slice = count === rows ? x : ops.slice(x, 2, from, from + count);
+      const band = previous === undefined ? slice : ops.after(slice, previous);
+      const flat = ops.reshape(ops.transpose(band, [0, 2, 1, 3]), [count, channels, frames]);
+      const out = b.dconv(prefix, flat, config.dconv, layer.index);
+      bands.push(ops.transpose(ops.reshape(out, [1, count, channels, frames]), [0, 2, 1, 3]));
+    }
+    return bands.length === 1 ? (bands[0] as Value) : ops.concat(bands, 2);
   }
 
   private addFrequencyEmbedding(x: Value): Value {
@@ -459,7 +582,7 @@ function pyRound(value: number): number {
   return floor % 2 === 0 ? floor : floor + 1;
 }
 
-export function buildHDemucsGraph(config: HDemucsConfig, state: ReadonlyMap<string, CheckpointTensor>, file: string, length: number, options: OpsOptions = {}): OnnxGraph {
+export function buildHDemucsStages(config: HDemucsConfig, state: ReadonlyMap<string, CheckpointTensor>, file: string, length: number, options: OpsOptions = {}): GraphStage[] {
   const frames = Math.ceil(length / (config.nfft / 4));
   return new HDemucsBuilder(config, state, file, options).build(frames, length);
 }
@@ -474,36 +597,33 @@ export function demucsValidLength(config: DemucsConfig, chunk: number): number {
   return config.resample ? Math.ceil(length / 2) : length;
 }
 
-export function buildDemucsGraph(config: DemucsConfig, state: ReadonlyMap<string, CheckpointTensor>, file: string, length: number, options: OpsOptions = {}): OnnxGraph {
+export function buildDemucsStages(config: DemucsConfig, state: ReadonlyMap<string, CheckpointTensor>, file: string, length: number, options: OpsOptions = {}): GraphStage[] {
   if (demucsValidLength(config, length) !== length) throw new Error(`Demucs graph for ${length} samples, not a valid length`);
   const b = new V3Builder('demucs', state, file, options);
-  const { graph, ops } = b;
-  const input = graph.input(V3_INPUTS.wave, [1, config.audioChannels, length]);
-  let x = config.resample ? resample(b, input, 1, 2) : input;
-  const activation = (value: Value): Value => (config.glu ? ops.glu(value, 1) : ops.relu(value));
-  const act2 = (value: Value): Value => (config.gelu ? ops.gelu(value) : ops.relu(value));
+  const activation = (value: Value): Value => (config.glu ? b.ops.glu(value, 1) : b.ops.relu(value));
+  const act2 = (value: Value): Value => (config.gelu ? b.ops.gelu(value) : b.ops.relu(value));
   const norm = (prefix: string, index: number, value: Value): Value => (index >= config.normStarts ? b.groupNorm(prefix, value, config.normGroups) : value);
+  let x: Value = { name: V3_INPUTS.wave, shape: [1, config.audioChannels, length] };
   const saved: Value[] = [];
   for (let index = 0; index < config.depth; index++) {
     const p = `encoder.${index}`;
-    const layerInput = x;
-    x = graph.scope(p, () => {
-      let y = act2(norm(`${p}.1`, index, b.conv(`${p}.0`, layerInput, { strides: [config.stride] })));
+    [x] = b.stage(p, [x], (input) => {
+      const resampled = index === 0 && config.resample ? resample(b, input as Value, 1, 2) : (input as Value);
+      let y = act2(norm(`${p}.1`, index, b.conv(`${p}.0`, resampled, { strides: [config.stride] })));
       let next = 3;
       if (config.dconv.mode & 1) y = b.dconv(`${p}.${next++}`, y, config.dconv, index);
       if (config.rewrite) y = activation(norm(`${p}.${next + 1}`, index, b.conv(`${p}.${next}`, y)));
-      return y;
-    });
+      return [y];
+    }) as [Value];
     saved.push(x);
   }
   for (let step = 0; step < config.depth; step++) {
     const index = config.depth - 1 - step;
     const p = `decoder.${step}`;
-    const skip = saved.pop() as Value;
-    const trim = ((skip.shape[2] as number) - (x.shape[2] as number)) >> 1;
-    const layerInput = ops.add(x, ops.slice(skip, 2, trim, trim + (x.shape[2] as number)));
-    x = graph.scope(p, () => {
-      let y = layerInput;
+    [x] = b.stage(p, [x, saved.pop() as Value], (input, skip) => {
+      const width = (input as Value).shape[2] as number;
+      const trim = (((skip as Value).shape[2] as number) - width) >> 1;
+      let y = b.ops.add(input as Value, b.ops.slice(skip as Value, 2, trim, trim + width));
       let next = 0;
       if (config.rewrite) {
         y = activation(norm(`${p}.1`, index, b.sameConv(`${p}.0`, y)));
@@ -511,14 +631,14 @@ export function buildDemucsGraph(config: DemucsConfig, state: ReadonlyMap<string
       }
       if (config.dconv.mode & 2) y = b.dconv(`${p}.${next++}`, y, config.dconv, index);
       y = b.convTranspose(`${p}.${next}`, y, [config.stride]);
-      return index > 0 ? act2(norm(`${p}.${next + 1}`, index, y)) : y;
-    });
+      if (index > 0) return [act2(norm(`${p}.${next + 1}`, index, y))];
+      if (config.resample) y = resample(b, y, 2, 1);
+      const outer = ((y.shape[2] as number) - length) >> 1;
+      return [b.ops.slice(y, 2, outer, outer + length)];
+    }, step === config.depth - 1 ? [V3_OUTPUTS.wave] : undefined) as [Value];
   }
-  if (config.resample) x = resample(b, x, 2, 1);
-  const trim = ((x.shape[2] as number) - length) >> 1;
-  graph.output(ops.slice(x, 2, trim, trim + length), V3_OUTPUTS.wave);
   b.state.refuseUnused('Demucs');
-  return graph;
+  return b.stages;
 }
 
 /**

@@ -21,6 +21,8 @@ export interface GraphStage {
   readonly graph: OnnxGraph;
   readonly inputs: readonly string[];
   readonly output: string;
+  /** Outputs besides `output`, which later stages or the caller read by name (`runNamed`). */
+  readonly extraOutputs?: readonly string[];
 }
 
 /** A converted stage on disk: its file and the tensors it reads and writes. */
@@ -28,11 +30,20 @@ export interface StageFile {
   readonly file: string;
   readonly inputs: readonly string[];
   readonly output: string;
+  readonly extraOutputs?: readonly string[];
 }
+
+/**
+ * Session options for stages that run one after another: no arena keeping each stage's peak, no
+ * memory pattern (its one block per run held more than the tensors live at once: docs/benchmarks.md),
+ * no spinning threads taking the next stage's cores.
+ */
+export const STAGE_SESSION_OPTIONS = { cpuMemArena: false, memPattern: false, allowSpinning: false } as const satisfies OrtSessionOptions;
 
 export interface ConvertRequest {
   readonly checkpoint: string;
-  readonly configPath: string;
+  /** The config file beside the checkpoint; absent where the checkpoint holds its own (Demucs). */
+  readonly configPath?: string;
   /** Folder of the cache (`<cacheDir>/<family>`) and the manifest's format name. */
   readonly family: string;
   /** Bump when the graph layout changes, so caches convert again. */
@@ -52,7 +63,8 @@ export async function convertCached(request: ConvertRequest): Promise<{ director
   } catch (error) {
     throw new StemsplitError('MODEL_NOT_FOUND', `cannot read checkpoint ${request.checkpoint}`, { cause: error });
   }
-  const configSha = createHash('sha256').update(readFileSync(request.configPath)).update(request.variant ?? '').digest('hex');
+  const config = request.configPath === undefined ? '' : readFileSync(request.configPath);
+  const configSha = createHash('sha256').update(config).update(request.variant ?? '').digest('hex');
   const key = createHash('sha256').update(`${checkpointSha}:${configSha}`).digest('hex');
   const directory = cacheEntryDir(request.cacheDir, key, request.converterVersion, request.family);
   const format = `stemsplit-${request.family}/1`;
@@ -67,7 +79,8 @@ export async function convertCached(request: ConvertRequest): Promise<{ director
 }
 
 function stageFile(stage: GraphStage, index: number): StageFile {
-  return { file: `${String(index).padStart(2, '0')}-${stage.name}.onnx`, inputs: stage.inputs, output: stage.output };
+  const file = `${String(index).padStart(2, '0')}-${stage.name}.onnx`;
+  return { file, inputs: stage.inputs, output: stage.output, ...(stage.extraOutputs === undefined ? {} : { extraOutputs: stage.extraOutputs }) };
 }
 
 /** Writes built stages into `directory` (benchmarks write random full-size ones outside the cache). */
@@ -122,6 +135,38 @@ export class StagedSessions {
     return current;
   }
 
+  /**
+   * Runs the stages on tensors by name: each stage reads every input by name from `feeds` or an
+   * earlier stage's outputs, each kept only until its last reader unless `results` names it.
+   * Returns the tensors `results` names.
+   */
+  async runNamed(feeds: Readonly<Record<string, Float32Tensor>>, results: readonly string[]): Promise<Record<string, Float32Tensor>> {
+    const wanted = new Set(results);
+    const lastReader = new Map<string, number>();
+    this.stages.forEach(({ stage }, index) => stage.inputs.forEach((name) => lastReader.set(name, index)));
+    const tensors = new Map(Object.entries(feeds));
+    for (const [index, { stage, session }] of this.stages.entries()) {
+      const stageFeeds: Record<string, Float32Tensor> = {};
+      for (const name of stage.inputs) {
+        const tensor = tensors.get(name);
+        if (!tensor) throw new StemsplitError('SEPARATION_FAILED', `stage ${stage.file} reads ${name}, which neither the feeds nor an earlier stage hold`);
+        stageFeeds[name] = tensor;
+        if (lastReader.get(name) === index && !wanted.has(name)) tensors.delete(name);
+      }
+      collectGarbage();
+      const outputs = [stage.output, ...(stage.extraOutputs ?? [])];
+      const written = await runTensors(session, stageFeeds, outputs);
+      for (const name of outputs) if (wanted.has(name) || (lastReader.get(name) ?? -1) > index) tensors.set(name, written[name] as Float32Tensor);
+    }
+    const out: Record<string, Float32Tensor> = {};
+    for (const name of results) {
+      const tensor = tensors.get(name);
+      if (!tensor) throw new StemsplitError('SEPARATION_FAILED', `no stage writes ${name}`);
+      out[name] = tensor;
+    }
+    return out;
+  }
+
   async release(): Promise<void> {
     await Promise.all(this.stages.map(({ session }) => session.release()));
   }
@@ -135,7 +180,7 @@ let fullCollection: (() => void) | undefined;
  * collects seldom: MDX23C's peak held 120 MiB of earlier stages' outputs (docs/mdx23c.md). With
  * a small heap a full collection takes milliseconds; a stage takes seconds.
  */
-function collectGarbage(): void {
+export function collectGarbage(): void {
   if (fullCollection === undefined) {
     setFlagsFromString('--expose-gc');
     fullCollection = runInNewContext('gc') as () => void;
