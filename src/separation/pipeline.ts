@@ -50,7 +50,7 @@ export async function separate(
     }
     written += frames;
   };
-  await separateStream(model, { length, statistics: statisticsOf(track), frames: interleavedBlocks(track) }, collect, options);
+  await separateStream(model, { length, statistics: statisticsOf(track), frames: interleavedBlocks(track), reread: () => interleavedBlocks(track) }, collect, options);
   return outputs;
 }
 

@@ -17,6 +17,11 @@ export interface TrackStream {
    * normalises. Demucs divides by the unbiased std, MSST by the population std.
    */
   readonly statistics?: TrackStatistics;
+  /**
+   * The same frames read again from the start (a fresh decode), for a model that needs a
+   * whole-track value of its own from a first pass over `frames` (VR: its spectrogram's peak).
+   */
+  readonly reread?: () => AsyncIterable<Float32Array>;
 }
 
 /**

@@ -79,7 +79,7 @@ export async function separateEnsemble(
   await mkdir(spoolDir, { recursive: true });
   const spool = (stem: number, member: number) => join(spoolDir, `member${member}-stem${stem}.f32`);
   const run = (member: number, onBlock: StemWriter) =>
-    separateStream(ensemble.members[member] as SeparationModel, { length: track.length, statistics: track.statistics, frames: track.frames() }, onBlock, {
+    separateStream(ensemble.members[member] as SeparationModel, { length: track.length, statistics: track.statistics, frames: track.frames(), reread: track.frames }, onBlock, {
       ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
       ...(options.overlap !== undefined ? { overlap: options.overlap } : {}),
       ...(options.signal ? { signal: options.signal } : {}),

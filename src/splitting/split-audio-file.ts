@@ -81,7 +81,8 @@ function overall(phase: SplitPhase, fraction: number): number {
 
 /**
  * Splits `inputPath` into `<outDir>/<stem>.<ext>`, streaming: the file is decoded once to
- * measure it (length, and the statistics Demucs normalises by), then again into the model,
+ * measure it (length, and the statistics Demucs normalises by), then again into the model (a
+ * VR model reads it once more before, for its spectrogram's peak),
  * and each stem block goes to its encoder as soon as the model has settled it. Memory does
  * not grow with the track's length, for Demucs, the bundled models and RoFormers alike; disk
  * needs room for the stems only (checked first). An ensemble decodes the track once more per
@@ -141,7 +142,8 @@ export async function splitAudioFile(
     } else {
       // The second decode goes straight into the model.
       const frames = decodeInterleaved(inputPath, source.decode);
-      await separateStream(model as SeparationModel, { length: source.length, statistics: source.statistics, frames }, write, {
+      const reread = () => decodeInterleaved(inputPath, source.decode);
+      await separateStream(model as SeparationModel, { length: source.length, statistics: source.statistics, frames, reread }, write, {
         ...passes,
         onProgress: ({ done, total }) => report('separate', done / total),
       });

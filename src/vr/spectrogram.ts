@@ -17,8 +17,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import type { VrBand, VrParams } from './params.js';
-import { librosaResample } from './resample.js';
-import { emptySpectrogram, istft, stft, type Spectrogram } from './stft.js';
+import { emptySpectrogram, istft, stft, type Spectrogram, type WaveSlice } from './stft.js';
 
 export type StereoWave = [Float64Array, Float64Array];
 
@@ -28,51 +27,45 @@ export interface HighEnd {
   readonly spec: Spectrogram;
 }
 
-export interface MixSpectrogram {
-  /** [2, bins + 1, frames] complex64 values. */
-  readonly spec: Spectrogram;
-  readonly highEnd?: HighEnd;
-}
-
 /** spec_utils.wav_resolution: the output side's resampler. */
-const OUTPUT_RESAMPLER = 'sinc_fastest';
+export const OUTPUT_RESAMPLER = 'sinc_fastest';
 
 const f32 = Math.fround;
 
-/** loading_mix + combine_spectrograms for a stereo float32 track at the top band's rate. */
-export function mixSpectrogram(track: StereoWave, params: VrParams, isV51: boolean, highEndProcess: boolean): MixSpectrogram {
-  const { bands } = params;
-  const specs: Spectrogram[] = new Array<Spectrogram>(bands.length);
-  let wave = track;
-  let highEnd: HighEnd | undefined;
-  for (let d = bands.length - 1; d >= 0; d--) {
-    const band = bands[d] as VrBand;
-    if (d < bands.length - 1) {
-      const above = bands[d + 1] as VrBand;
-      wave = wave.map((channel) => librosaResample(channel, above.sr, band.sr, band.resType, true)) as StereoWave;
-    }
-    specs[d] = bandSpectrogram(wave, band, params, isV51);
-    if (d === bands.length - 1 && highEndProcess) {
-      const h = band.nFft / 2 - band.cropStop + (params.preFilterStop - params.preFilterStart);
-      if (h > 0) highEnd = { bins: h, spec: binRange(specs[d] as Spectrogram, band.nFft / 2 - h, band.nFft / 2) };
-    }
-  }
-  const spec = combine(specs, params, isV51);
-  return highEnd === undefined ? { spec } : { spec, highEnd };
-}
-
-/** spec_utils.wave_to_spectrogram. */
-function bandSpectrogram(wave: StereoWave, band: VrBand, params: VrParams, isV51: boolean): Spectrogram {
+/**
+ * spec_utils.wave_to_spectrogram of band `band` over frames [from, to), from a slice of the band's
+ * wave (`slice` says where it lies; it must hold every sample those frames reach). The `reverse`
+ * params flip the whole band first, so their slice must hold the whole band.
+ */
+export function bandSpectrogram(wave: StereoWave, slice: WaveSlice, band: VrBand, params: VrParams, isV51: boolean, frames: readonly [number, number]): Spectrogram {
   const [l, r] = wave;
   let channels: StereoWave = wave;
+  let at = slice;
   if (!isV51) {
-    if (params.channels === 'reverse') channels = [l.slice().reverse(), r.slice().reverse()];
-    else if (params.channels === 'mid_side') channels = [l.map((v, i) => f32(f32(v + (r[i] as number)) / 2)), l.map((v, i) => f32(v - (r[i] as number)))];
+    if (params.channels === 'reverse') {
+      channels = [reversed(l, slice), reversed(r, slice)];
+      at = { start: 0, length: slice.length };
+    } else if (params.channels === 'mid_side') channels = [l.map((v, i) => f32(f32(v + (r[i] as number)) / 2)), l.map((v, i) => f32(v - (r[i] as number)))];
     else if (params.channels === 'mid_side_b2') channels = [l.map((v, i) => f32((r[i] as number) + f32(v * 0.5))), l.map((v, i) => f32(v - f32((r[i] as number) * 0.5)))];
   }
-  const spec = stft(channels, band.nFft, band.hl);
+  const spec = stft(channels, band.nFft, band.hl, at, frames);
   if (isV51 && band.convertChannels !== undefined) convertChannels(spec, band.convertChannels);
   return spec;
+}
+
+/** The band's `length` samples flipped, from a slice that holds them all. */
+function reversed(channel: Float64Array, slice: WaveSlice): Float64Array {
+  const { start, length } = slice;
+  if (start > 0 || start + channel.length < length) throw new Error('unreachable: a reversed band is transformed whole');
+  const out = new Float64Array(length);
+  for (let n = 0; n < length; n++) out[n] = channel[length - 1 - n - start] as number;
+  return out;
+}
+
+/** high_end_process' input: the top band's highest bins (loading_mix's input_high_end), or undefined where there are none. */
+export function highEndOf(top: Spectrogram, band: VrBand, params: VrParams): HighEnd | undefined {
+  const h = band.nFft / 2 - band.cropStop + (params.preFilterStop - params.preFilterStart);
+  return h > 0 ? { bins: h, spec: binRange(top, band.nFft / 2 - h, band.nFft / 2) } : undefined;
 }
 
 /** spec_utils.convert_channels on complex64 spectra. */
@@ -108,8 +101,8 @@ function binRange(spec: Spectrogram, from: number, to: number): Spectrogram {
   return out;
 }
 
-/** spec_utils.combine_spectrograms with its pre-filter. */
-function combine(specs: readonly Spectrogram[], params: VrParams, isV51: boolean): Spectrogram {
+/** spec_utils.combine_spectrograms with its pre-filter: the bands' spectrograms of the same frames, cropped and stacked. */
+export function combine(specs: readonly Spectrogram[], params: VrParams, isV51: boolean): Spectrogram {
   const frames = Math.min(...specs.map((s) => s.frames));
   const out = emptySpectrogram(params.bins + 1, frames, 'complex64');
   let offset = 0;
@@ -242,43 +235,34 @@ export function mirrorHighEnd(spec: Spectrogram, highEnd: HighEnd, params: VrPar
   return out;
 }
 
-/** spec_utils.cmb_spectrogram_to_wave: the stacked spectrogram back to a stereo wave at the top band's rate. */
-export function spectrogramToWave(spec: Spectrogram, params: VrParams, isV51: boolean, mirrored?: Spectrogram): StereoWave {
+/**
+ * One band's part of spec_utils.cmb_spectrogram_to_wave: band `d`'s bins of a stem's stacked
+ * spectrogram (with, for the top band, the mirrored high end), filtered as that band is, back to
+ * a wave of hop·(frames − 1) samples at the band's rate (sample i is the stem's sample
+ * first frame · hop + i). What the lower bands add, resampled, is the caller's.
+ */
+export function bandStemWave(spec: Spectrogram, d: number, params: VrParams, isV51: boolean, mirrored?: Spectrogram): StereoWave {
   const { bands } = params;
-  let offset = 0;
-  let wave: StereoWave | undefined;
-  for (let d = 0; d < bands.length; d++) {
-    const band = bands[d] as VrBand;
-    const bandSpec = emptySpectrogram(band.nFft / 2 + 1, spec.frames, 'complex128');
-    const h = band.cropStop - band.cropStart;
-    for (let c = 0; c < 2; c++) {
-      for (let k = 0; k < h; k++) {
-        const src = (c * spec.bins + offset + k) * spec.frames;
-        const dst = (c * bandSpec.bins + band.cropStart + k) * spec.frames;
-        bandSpec.re.set(spec.re.subarray(src, src + spec.frames), dst);
-        bandSpec.im.set(spec.im.subarray(src, src + spec.frames), dst);
-      }
-    }
-    offset += h;
-    if (d === bands.length - 1) {
-      if (mirrored !== undefined) placeHighEnd(bandSpec, mirrored, band.nFft / 2);
-      if (band.hpfStart > 0) highPass(bandSpec, band, isV51);
-      const top = bandWave(bandSpec, band, params, isV51);
-      wave = wave === undefined ? top : sum(wave, top, params);
-    } else {
-      const next = (bands[d + 1] as VrBand).sr;
-      if (d === 0) {
-        lowPass(bandSpec, band, isV51);
-        wave = bandWave(bandSpec, band, params, isV51);
-      } else {
-        highPass(bandSpec, band, isV51);
-        lowPass(bandSpec, band, isV51);
-        wave = sum(wave as StereoWave, bandWave(bandSpec, band, params, isV51), params);
-      }
-      wave = wave.map((channel) => librosaResample(channel, band.sr, next, OUTPUT_RESAMPLER, false)) as StereoWave;
+  const band = bands[d] as VrBand;
+  const offset = bands.slice(0, d).reduce((sum, below) => sum + below.cropStop - below.cropStart, 0);
+  const bandSpec = emptySpectrogram(band.nFft / 2 + 1, spec.frames, 'complex128');
+  const h = band.cropStop - band.cropStart;
+  for (let c = 0; c < 2; c++) {
+    for (let k = 0; k < h; k++) {
+      const src = (c * spec.bins + offset + k) * spec.frames;
+      const dst = (c * bandSpec.bins + band.cropStart + k) * spec.frames;
+      bandSpec.re.set(spec.re.subarray(src, src + spec.frames), dst);
+      bandSpec.im.set(spec.im.subarray(src, src + spec.frames), dst);
     }
   }
-  return wave as StereoWave;
+  if (d === bands.length - 1) {
+    if (mirrored !== undefined) placeHighEnd(bandSpec, mirrored, band.nFft / 2);
+    if (band.hpfStart > 0) highPass(bandSpec, band, isV51);
+  } else {
+    if (d > 0) highPass(bandSpec, band, isV51);
+    lowPass(bandSpec, band, isV51);
+  }
+  return bandWave(bandSpec, band, params, isV51);
 }
 
 function placeHighEnd(bandSpec: Spectrogram, mirrored: Spectrogram, maxBin: number): void {
@@ -302,13 +286,6 @@ function highPass(spec: Spectrogram, band: VrBand, isV51: boolean): void {
 function lowPass(spec: Spectrogram, band: VrBand, isV51: boolean): void {
   if (isV51) scaleBins(spec, lowPassMask(spec.bins, band.lpfStart, band.lpfStop), false);
   else fftLowPass(spec, band.lpfStart, band.lpfStop, false);
-}
-
-function sum(a: StereoWave, b: StereoWave, params: VrParams): StereoWave {
-  if (a[0].length !== b[0].length) {
-    throw new StemsplitError('SEPARATION_FAILED', `VR params ${params.name}: band waves of ${a[0].length} and ${b[0].length} samples do not line up (the official code fails here too)`);
-  }
-  return [a[0].map((v, i) => v + (b[0][i] as number)), a[1].map((v, i) => v + (b[1][i] as number))];
 }
 
 /** spec_utils.spectrogram_to_wave: iSTFT and the inverse of the band's channel handling. */

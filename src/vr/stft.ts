@@ -35,15 +35,24 @@ function fftOf(size: number): Fft {
   return fft;
 }
 
+/** Where a wave slice lies in its signal: `start` is the signal's sample at index 0, `length` the signal's length (zeros outside [0, length)). */
+export interface WaveSlice {
+  readonly start: number;
+  readonly length: number;
+}
+
 /**
  * librosa.stft of each channel (float32 input, complex64 output: the transform runs in float64
  * and each value is rounded to float32, as numpy's rfft and librosa's complex64 result do).
+ * With `slice` and `frames`, the channels hold part of a longer signal and only its frames
+ * [from, to) are computed, each exactly as the whole signal's transform computes it.
  */
-export function stft(channels: readonly [Float64Array, Float64Array], nFft: number, hop: number): Spectrogram {
+export function stft(channels: readonly [Float64Array, Float64Array], nFft: number, hop: number, slice?: WaveSlice, range?: readonly [from: number, to: number]): Spectrogram {
   const [left, right] = channels;
-  const length = left.length;
+  const { start, length } = slice ?? { start: 0, length: left.length };
+  const [from, to] = range ?? [0, 1 + Math.floor(length / hop)];
   const bins = nFft / 2 + 1;
-  const frames = 1 + Math.floor(length / hop);
+  const frames = to - from;
   const spec = emptySpectrogram(bins, frames, 'complex64');
   const window = periodicHann(nFft);
   const fft = fftOf(nFft);
@@ -53,11 +62,11 @@ export function stft(channels: readonly [Float64Array, Float64Array], nFft: numb
   const half = nFft / 2;
   for (let t = 0; t < frames; t++) {
     for (let n = 0; n < nFft; n++) {
-      const at = t * hop + n - half;
+      const at = (from + t) * hop + n - half;
       const inside = at >= 0 && at < length;
       const w = window[n] as number;
-      re[n] = inside ? w * (left[at] as number) : 0;
-      im[n] = inside ? w * (right[at] as number) : 0;
+      re[n] = inside ? w * (left[at - start] as number) : 0;
+      im[n] = inside ? w * (right[at - start] as number) : 0;
     }
     fft.forward(re, im);
     for (let k = 0; k < bins; k++) {

@@ -1,0 +1,567 @@
+/**
+ * A VR separation over a streamed track, in memory that does not grow with the track's length,
+ * giving the stems UVR's whole-track computation gives (engine.ts lists its steps).
+ *
+ * Every step is local in time except one: |X| is divided by its maximum over the whole track.
+ * So the track is read twice: a first pass computes the spectrogram block by block for that
+ * maximum alone; the second computes it again, block by block, and runs the network on it.
+ * merge_artifacts (the post-process) looks for runs of clean frames, which is local too, within
+ * mask.ts' ARTIFACT_REACH frames.
+ *
+ * Within a pass, each step is computed for a range of its output from a slice of its input that
+ * reaches past every sample the range depends on, so each value is computed from the same
+ * numbers in the same order as the whole track's computation makes it:
+ *
+ * - a band's wave (input side) is the band above resampled: the slice starts on a sample where
+ *   the resampler's phase is that of the track's start (a multiple of `down` input samples for
+ *   up/down) and reaches past its filter on both sides (zeros before the track as the resampler
+ *   pads them; a slice that reaches the band's end ends there, where libsamplerate stops early);
+ * - a band's STFT frames come from the band's samples around them (zeros outside the band);
+ * - the network's windows are UVR's windows (every roi frames, offset and TTA shift as
+ *   make_padding lays them), run once each, their masks kept in blocks of frames;
+ * - a stem's samples at a band's rate are that band's iSTFT over the frames that reach them, plus
+ *   the lower bands' sum resampled upwards (sinc_fastest) from a slice aligned and reaching as
+ *   on the input side.
+ *
+ * The `reverse` params flip each band's whole wave, in and out, and a resampler other than
+ * resample_poly and sinc_fastest is not known to be local in this way: such params are computed
+ * whole (one block), as UVR does, and their memory grows with the track's length (no 44.1 kHz
+ * params file but `4band_44100_reverse`).
+ */
+import { StemsplitError } from '../errors.js';
+import type { SeparationProgress } from '../separation/model.js';
+import { IDENTITY } from '../separation/normalization.js';
+import { TrackWindow, type StemWriter, type TrackStream } from '../separation/track-stream.js';
+import { adjustAggression, applyArtifactWeights, ARTIFACT_REACH, artifactWeights, cleanFrames, masked } from './mask.js';
+import { isNonAccompanimentStem } from './model-data.js';
+import type { VrOptions } from './options.js';
+import type { ResType, VrBand, VrParams } from './params.js';
+import { librosaResample } from './resample.js';
+import { bandSpectrogram, bandStemWave, combine, highEndOf, mirrorHighEnd, OUTPUT_RESAMPLER, type HighEnd, type StereoWave } from './spectrogram.js';
+import { emptySpectrogram, type Spectrogram } from './stft.js';
+
+/** What the stream needs of the network (engine.ts' VrNetwork). */
+export interface MaskNetwork {
+  readonly version: '5.0' | '5.1';
+  readonly window: number;
+  /** predict_mask's crop at each end of a window. */
+  readonly offset: number;
+  /** One window [2, bins + 1, window] of |X| / max → its mask cropped to [2, bins + 1, window − 2·offset]. */
+  predict(windowData: Float32Array): Promise<Float32Array>;
+}
+
+export interface VrStreamSettings {
+  readonly params: VrParams;
+  readonly options: VrOptions;
+  readonly data: { readonly primaryStem: string };
+}
+
+export interface VrStreamOptions {
+  readonly onProgress?: (progress: SeparationProgress) => void;
+  readonly signal?: AbortSignal;
+  /** Frames per block (default: one roi of the network's windows); a block of the whole track or more computes it at once. */
+  readonly blockFrames?: number;
+}
+
+/**
+ * make_padding's geometry for `frames` frames: |X| gets `offset` zero frames on the left (plus
+ * `shift` for TTA's second pass) and enough on the right for whole windows; window p starts at
+ * padded frame p·roi, and its cropped mask covers track frames [p·roi − shift, (p + 1)·roi − shift).
+ */
+export function vrWindows(frames: number, window: number, offset: number, shift: number): { readonly roi: number; readonly patches: number } {
+  const roi = window - 2 * offset;
+  const padRight = roi - (frames % roi) + offset;
+  return { roi, patches: Math.floor((offset + shift + frames + padRight + shift - 2 * offset) / roi) };
+}
+
+/** Band lengths and frame counts of a track of `length` samples, as the whole-track computation has them. */
+export interface VrGeometry {
+  /** Samples of each band's input wave (band 0 lowest). */
+  readonly inputLengths: readonly number[];
+  /** Frames of the stacked spectrogram: the shortest band's. */
+  readonly frames: number;
+  /** Samples of each band's stem wave, hop·(frames − 1); the top band's is the stems' length. */
+  readonly outputLengths: readonly number[];
+}
+
+export function vrGeometry(params: VrParams, length: number): VrGeometry {
+  const { bands } = params;
+  const top = bands.length - 1;
+  const inputLengths = new Array<number>(bands.length);
+  inputLengths[top] = length;
+  for (let d = top - 1; d >= 0; d--) inputLengths[d] = resampledLength(inputLengths[d + 1] as number, (bands[d + 1] as VrBand).sr, (bands[d] as VrBand).sr);
+  const frames = Math.min(...bands.map((band, d) => 1 + Math.floor((inputLengths[d] as number) / band.hl)));
+  const outputLengths = bands.map((band) => band.hl * (frames - 1));
+  for (let d = 1; d <= top; d++) {
+    const below = resampledLength(outputLengths[d - 1] as number, (bands[d - 1] as VrBand).sr, (bands[d] as VrBand).sr);
+    if (below !== outputLengths[d]) {
+      throw new StemsplitError('SEPARATION_FAILED', `VR params ${params.name}: band waves of ${below} and ${outputLengths[d]} samples do not line up (the official code fails here too)`);
+    }
+  }
+  return { inputLengths, frames, outputLengths };
+}
+
+/** librosa.resample's output length. */
+function resampledLength(length: number, from: number, to: number): number {
+  return from === to ? length : Math.ceil((length * to) / from);
+}
+
+/** Separates the streamed track, writing both stems (primary first) block by block, the track's length each (silence after hop·(frames − 1)). */
+export async function streamVr(network: MaskNetwork, settings: VrStreamSettings, input: TrackStream, write: StemWriter, run: VrStreamOptions = {}): Promise<void> {
+  const { params } = settings;
+  if (input.reread === undefined) throw new Error('unreachable: a VR model reads its track twice, and this stream cannot be read again');
+  const geometry = vrGeometry(params, input.length);
+  const roi = network.window - 2 * network.offset;
+  const requested = Math.max(1, run.blockFrames ?? roi);
+  const whole = (params.channels === 'reverse' && network.version === '5.0') || !slicedExactly(params) || requested >= geometry.frames;
+  const blockFrames = whole ? geometry.frames : requested;
+  const isV51 = network.version === '5.1';
+  const max = await spectrogramPeak(input.frames, input.length, settings, isV51, geometry, whole, run.signal);
+  const window = new TrackWindow({ length: input.length, frames: input.reread() }, trackSpan(params, blockFrames));
+  try {
+    const source = new InputSpectrogram(params, isV51, settings.options.highEndProcess, geometry, window, whole);
+    const masks = new MaskStore(network, settings, source, geometry, blockFrames, max, run);
+    const stems = new StemWaves(params, isV51, geometry, masks, whole);
+    const top = params.bands.length - 1;
+    const length = input.length;
+    const segment = whole ? length : blockFrames * (params.bands[top] as VrBand).hl;
+    for (let start = 0; start < length; start += segment) {
+      run.signal?.throwIfAborted();
+      const end = Math.min(length, start + segment);
+      const planes: Float32Array[] = [];
+      for (const inverse of [false, true]) {
+        const wave = await stems.level(top, start, end, inverse);
+        const plane = new Float32Array(2 * (end - start));
+        plane.set(wave[0]);
+        plane.set(wave[1], end - start);
+        planes.push(plane);
+      }
+      masks.release();
+      await write(planes, end - start);
+    }
+    await window.finish();
+  } catch (error) {
+    await window.close();
+    throw error;
+  }
+}
+
+/** Track samples one block of frames reaches, with room for the resamplers' reach. */
+function trackSpan(params: VrParams, blockFrames: number): number {
+  const top = params.bands[params.bands.length - 1] as VrBand;
+  return (blockFrames + 4) * top.hl + 4 * top.nFft;
+}
+
+/** Frames per block of the first pass (which keeps nothing but the maximum). */
+const PEAK_BLOCK_FRAMES = 256;
+
+/** First pass: the largest |X| of the stacked spectrogram (inference_vr's X_mag_pad.max()), block by block. */
+async function spectrogramPeak(
+  frames: AsyncIterable<Float32Array>,
+  length: number,
+  settings: VrStreamSettings,
+  isV51: boolean,
+  geometry: VrGeometry,
+  whole: boolean,
+  signal: AbortSignal | undefined,
+): Promise<number> {
+  const blockFrames = whole ? geometry.frames : PEAK_BLOCK_FRAMES;
+  const window = new TrackWindow({ length, frames }, trackSpan(settings.params, blockFrames));
+  try {
+    const source = new InputSpectrogram(settings.params, isV51, false, geometry, window, whole);
+    let max = 0;
+    for (let from = 0; from < geometry.frames; from += blockFrames) {
+      signal?.throwIfAborted();
+      const { magnitude } = await source.block(from, Math.min(geometry.frames, from + blockFrames));
+      for (const value of magnitude) if (value > max) max = value;
+    }
+    await window.finish();
+    return max;
+  } catch (error) {
+    await window.close();
+    throw error;
+  }
+}
+
+/** A stereo slice of a signal: samples [start, end), zeros outside the signal. */
+type RangeReader = (start: number, end: number) => Promise<StereoWave>;
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
+}
+
+/** from → to as up/down in lowest terms. */
+function reduced(from: number, to: number): { readonly up: number; readonly down: number } {
+  const divisor = gcd(from, to);
+  return { up: to / divisor, down: from / divisor };
+}
+
+/**
+ * Input samples past its centre that one output sample of the resampler reads, with room to spare:
+ * resample_poly's filter has 10·max(up, down) taps a side at the upsampled rate; libsamplerate's
+ * SINC_FASTEST about 19.3 input samples a side when upsampling, 19.3/ratio when downsampling, and
+ * it stops within 1/ratio samples of its input's end.
+ */
+function resamplerReach(resType: ResType, up: number, down: number): number {
+  const taps = resType === 'polyphase' ? 10 : 32;
+  return Math.ceil((taps * Math.max(up, down)) / up) + 8;
+}
+
+/**
+ * libsamplerate steps its input position by from/to in double and keeps its fraction: a slice
+ * that starts at input sample j·down (output j·up) is in the same phase as the whole signal only
+ * where that fraction comes back to exactly 0 after every `up` outputs (true for every ratio the
+ * 44.1 kHz params use).
+ */
+function sincPhaseRepeats(from: number, to: number): boolean {
+  const { up, down } = reduced(from, to);
+  const step = 1 / (to / from);
+  let position = 0;
+  let consumed = 0;
+  for (let k = 0; k < up; k++) {
+    position += step;
+    let fraction = position - Math.round(position);
+    if (fraction < 0) fraction += 1;
+    consumed += Math.round(position - fraction);
+    position = fraction;
+  }
+  return position === 0 && consumed === down;
+}
+
+/**
+ * Whether every resampling step of the params can be computed in slices exactly: resample_poly
+ * always, sinc_fastest where its phase repeats; any other resampler is computed over whole bands.
+ */
+function slicedExactly(params: VrParams): boolean {
+  return params.bands.every((band, d) => {
+    const above = params.bands[d + 1];
+    if (above === undefined || above.sr === band.sr) return true;
+    const steps: [number, number, ResType][] = [
+      [above.sr, band.sr, band.resType],
+      [band.sr, above.sr, OUTPUT_RESAMPLER],
+    ];
+    return steps.every(([from, to, resType]) => resType === 'polyphase' || (resType === 'sinc_fastest' && sincPhaseRepeats(from, to)));
+  });
+}
+
+/**
+ * Samples [start, end) of librosa.resample(signal) for a signal of `fromLength` samples read by
+ * `read`, computed from an aligned slice that reaches past every sample they depend on (or, with
+ * `whole`, from the whole signal).
+ */
+async function resampledRange(read: RangeReader, fromLength: number, from: number, to: number, resType: ResType, float32: boolean, whole: boolean, start: number, end: number): Promise<StereoWave> {
+  if (from === to) return read(start, end);
+  const out: StereoWave = [new Float64Array(end - start), new Float64Array(end - start)];
+  const lo = Math.max(0, start);
+  const hi = Math.min(end, resampledLength(fromLength, from, to));
+  if (hi <= lo) return out;
+  const { up, down } = reduced(from, to);
+  const reach = resamplerReach(resType, up, down);
+  // Whole: the signal itself, as librosa resamples it.
+  const phase = whole ? 0 : Math.floor(lo / up) - Math.ceil(reach / down) - 1;
+  const first = phase * up;
+  const sliceStart = phase * down;
+  const sliceEnd = whole ? fromLength : Math.min(fromLength, Math.ceil((hi * down) / up) + reach + 1);
+  const slice = await read(sliceStart, sliceEnd);
+  for (let c = 0; c < 2; c++) {
+    const resampled = librosaResample(slice[c] as Float64Array, from, to, resType, float32);
+    const target = out[c] as Float64Array;
+    for (let i = lo; i < hi; i++) target[i - start] = resampled[i - first] ?? 0;
+  }
+  return out;
+}
+
+/** One block of the stacked spectrogram: frames [from, to). */
+interface SpectrogramBlock {
+  readonly spec: Spectrogram;
+  readonly highEnd?: HighEnd;
+  /** |X| as float32, [2·(bins + 1)][frames]. */
+  readonly magnitude: Float32Array;
+}
+
+/** loading_mix + combine_spectrograms for any block of frames, from the track's samples in `window`. */
+class InputSpectrogram {
+  /** The earliest track sample the last block read: no later block reads before it. */
+  #lowest = Infinity;
+
+  constructor(
+    private readonly params: VrParams,
+    private readonly isV51: boolean,
+    private readonly highEndProcess: boolean,
+    private readonly geometry: VrGeometry,
+    private readonly window: TrackWindow,
+    private readonly whole: boolean,
+  ) {}
+
+  async block(from: number, to: number): Promise<SpectrogramBlock> {
+    const { bands } = this.params;
+    const top = bands.length - 1;
+    this.#lowest = Infinity;
+    const specs: Spectrogram[] = [];
+    let highEnd: HighEnd | undefined;
+    for (let d = top; d >= 0; d--) {
+      const band = bands[d] as VrBand;
+      const length = this.geometry.inputLengths[d] as number;
+      const half = band.nFft / 2;
+      let start = from * band.hl - half;
+      let end = (to - 1) * band.hl + half;
+      if (this.whole) [start, end] = [Math.min(start, 0), Math.max(end, length)];
+      const wave = await this.wave(d, start, end);
+      specs[d] = bandSpectrogram(wave, { start, length }, band, this.params, this.isV51, [from, to]);
+      if (d === top && this.highEndProcess) highEnd = highEndOf(specs[d] as Spectrogram, band, this.params);
+    }
+    this.window.discardBefore(this.#lowest);
+    const spec = combine(specs, this.params, this.isV51);
+    const magnitude = new Float32Array(spec.re.length);
+    for (let i = 0; i < magnitude.length; i++) magnitude[i] = Math.hypot(spec.re[i] as number, spec.im[i] as number);
+    return highEnd === undefined ? { spec, magnitude } : { spec, highEnd, magnitude };
+  }
+
+  /** Band d's input wave, samples [start, end) (zeros outside the band). */
+  private async wave(d: number, start: number, end: number): Promise<StereoWave> {
+    const { bands } = this.params;
+    if (d === bands.length - 1) return this.track(start, end);
+    const above = bands[d + 1] as VrBand;
+    const band = bands[d] as VrBand;
+    return resampledRange((a, b) => this.wave(d + 1, a, b), this.geometry.inputLengths[d + 1] as number, above.sr, band.sr, band.resType, true, this.whole, start, end);
+  }
+
+  private async track(start: number, end: number): Promise<StereoWave> {
+    this.#lowest = Math.min(this.#lowest, Math.max(0, start));
+    const count = end - start;
+    await this.window.ensure(end);
+    const planar = new Float32Array(2 * count);
+    this.window.read(start, count, IDENTITY, planar);
+    return [Float64Array.from(planar.subarray(0, count)), Float64Array.from(planar.subarray(count))];
+  }
+}
+
+/** A block of frames: its spectrogram and, as the network's windows cover it, its mask. */
+interface MaskBlock extends SpectrogramBlock {
+  readonly from: number;
+  readonly to: number;
+  /** Each pass's mask as its windows write it. */
+  readonly passes: Float32Array[];
+  /** The passes averaged, with aggression; merge_artifacts' weights applied once `final`. */
+  mask?: Float32Array;
+  final?: boolean;
+  /** The primary's and the secondary's stacked spectrograms, once asked for. */
+  readonly stems: [Spectrogram?, Spectrogram?];
+}
+
+/** One pass of windows (TTA's second is shifted by half a roi). */
+interface Pass {
+  readonly index: number;
+  readonly shift: number;
+  readonly patches: number;
+  next: number;
+  /** Frames [0, covered) have this pass's mask. */
+  covered: number;
+}
+
+/** inference_vr and postprocess' mask, block by block, each network window run once. */
+class MaskStore {
+  readonly #blocks = new Map<number, MaskBlock>();
+  readonly #passes: Pass[];
+  readonly #rows: number;
+  readonly #bins: number;
+  readonly #roi: number;
+  readonly #clean: Uint8Array | undefined;
+  readonly #progress: { done: number; readonly total: number };
+  #computed = 0;
+  /** The earliest frame the stems asked for since the last release. */
+  #lowestAsked = Infinity;
+
+  constructor(
+    private readonly network: MaskNetwork,
+    private readonly settings: VrStreamSettings,
+    private readonly source: InputSpectrogram,
+    private readonly geometry: VrGeometry,
+    private readonly blockFrames: number,
+    private readonly max: number,
+    private readonly run: VrStreamOptions,
+  ) {
+    const { window, offset } = network;
+    this.#roi = window - 2 * offset;
+    this.#bins = settings.params.bins + 1;
+    this.#rows = 2 * this.#bins;
+    const shifts = settings.options.enableTta ? [0, Math.floor(this.#roi / 2)] : [0];
+    // UVR's last window can lie wholly past the track (its mask is cut off): it is not run.
+    const needed = (shift: number) => Math.min(vrWindows(geometry.frames, window, offset, shift).patches, Math.ceil((geometry.frames + shift) / this.#roi));
+    this.#passes = shifts.map((shift, index) => ({ index, shift, patches: needed(shift), next: 0, covered: 0 }));
+    this.#progress = { done: 0, total: this.#passes.reduce((sum, pass) => sum + pass.patches, 0) };
+    this.#clean = settings.options.enablePostProcess ? new Uint8Array(geometry.frames) : undefined;
+  }
+
+  /** A stem's stacked spectrogram over frames [from, to): the mask (or 1 − mask) times X, and the input's high end. */
+  async stemFrames(from: number, to: number, inverse: boolean): Promise<{ readonly spec: Spectrogram; readonly highEnd?: Spectrogram }> {
+    this.#lowestAsked = Math.min(this.#lowestAsked, from);
+    const count = to - from;
+    const spec = emptySpectrogram(this.#bins, count, 'complex64');
+    const highEndBins = (await this.#final(from)).highEnd?.bins;
+    const highEnd = highEndBins === undefined ? undefined : emptySpectrogram(highEndBins, count, 'complex64');
+    for (let b = Math.floor(from / this.blockFrames); b * this.blockFrames < to; b++) {
+      const block = await this.#final(b * this.blockFrames);
+      const stem = (block.stems[inverse ? 1 : 0] ??= masked(block.spec, block.mask as Float32Array, inverse));
+      const copy = (source: Spectrogram, target: Spectrogram) => {
+        const lo = Math.max(from, block.from);
+        const hi = Math.min(to, block.to);
+        for (const part of ['re', 'im'] as const) copyFrames(source[part], target[part], 2 * source.bins, block.to - block.from, lo - block.from, count, lo - from, hi - lo);
+      };
+      copy(stem, spec);
+      if (highEnd !== undefined && block.highEnd !== undefined) copy(block.highEnd.spec, highEnd);
+    }
+    return highEnd === undefined ? { spec } : { spec, highEnd };
+  }
+
+  /** Drops the blocks neither the stems nor the network's windows will read again. */
+  release(): void {
+    const windowsFrom = Math.min(...this.#passes.map((pass) => pass.next * this.#roi - this.network.offset - pass.shift));
+    const keepFrom = Math.min(this.#lowestAsked, windowsFrom);
+    for (const [index, block] of this.#blocks) if (block.to <= keepFrom) this.#blocks.delete(index);
+    this.#lowestAsked = Infinity;
+  }
+
+  /** The block holding `frame`, its mask final. */
+  async #final(frame: number): Promise<MaskBlock> {
+    const index = Math.floor(frame / this.blockFrames);
+    const block = this.#blocks.get(index);
+    if (block?.final === true) return block;
+    const { frames } = this.geometry;
+    const end = Math.min(frames, (index + 1) * this.blockFrames);
+    // merge_artifacts' flags come from settled blocks: those of the frames up to ARTIFACT_REACH beyond this one.
+    const flagged = Math.ceil((end + ARTIFACT_REACH) / this.blockFrames) * this.blockFrames;
+    await this.#cover(this.#clean === undefined ? end : Math.min(frames, flagged));
+    const settled = this.#blocks.get(index);
+    if (settled?.mask === undefined) throw new Error(`unreachable: frame ${frame}'s block was released`);
+    if (this.#clean !== undefined) {
+      const from = Math.max(0, settled.from - ARTIFACT_REACH);
+      const weights = artifactWeights(this.#clean.subarray(from, Math.min(frames, settled.to + ARTIFACT_REACH)));
+      if (weights !== undefined) applyArtifactWeights(settled.mask, this.#rows, settled.to - settled.from, weights.subarray(settled.from - from));
+    }
+    settled.final = true;
+    return settled;
+  }
+
+  /** Runs every pass's windows until frames [0, end) have their mask, settling each block they complete. */
+  async #cover(end: number): Promise<void> {
+    for (const pass of this.#passes) {
+      while (pass.covered < end) await this.#runWindow(pass);
+    }
+    for (const block of this.#blocks.values()) {
+      if (block.mask === undefined && this.#passes.every((pass) => pass.covered >= block.to)) this.#settle(block);
+    }
+  }
+
+  async #runWindow(pass: Pass): Promise<void> {
+    if (pass.next >= pass.patches) throw new Error('unreachable: the windows end before the frames do');
+    this.run.signal?.throwIfAborted();
+    const { window, offset } = this.network;
+    const { frames } = this.geometry;
+    const roi = this.#roi;
+    const rows = this.#rows;
+    // Padded frame q is track frame q − offset − shift; padding is zeros.
+    const start = pass.next * roi - offset - pass.shift;
+    const windowData = new Float32Array(rows * window);
+    for (const block of await this.#blocksOver(start, start + window)) {
+      const n = block.to - block.from;
+      const lo = Math.max(start, block.from);
+      const hi = Math.min(start + window, block.to);
+      for (let row = 0; row < rows; row++) {
+        for (let frame = lo; frame < hi; frame++) windowData[row * window + frame - start] = Math.fround((block.magnitude[row * n + frame - block.from] as number) / this.max);
+      }
+    }
+    const mask = await this.network.predict(windowData);
+    const first = pass.next * roi - pass.shift;
+    for (const block of await this.#blocksOver(first, first + roi)) {
+      const n = block.to - block.from;
+      const lo = Math.max(first, block.from);
+      const hi = Math.min(first + roi, block.to);
+      const target = (block.passes[pass.index] ??= new Float32Array(rows * n));
+      for (let row = 0; row < rows; row++) target.set(mask.subarray(row * roi + lo - first, row * roi + hi - first), row * n + lo - block.from);
+    }
+    pass.next++;
+    pass.covered = Math.min(frames, first + roi);
+    this.#progress.done++;
+    this.run.onProgress?.({ done: this.#progress.done, total: this.#progress.total });
+  }
+
+  /** The blocks over frames [from, to) ∩ the track, computed as needed. */
+  async #blocksOver(from: number, to: number): Promise<MaskBlock[]> {
+    const { frames } = this.geometry;
+    const blocks: MaskBlock[] = [];
+    for (let index = Math.floor(Math.max(0, from) / this.blockFrames); index * this.blockFrames < Math.min(to, frames); index++) {
+      while (this.#computed <= index) await this.#compute(this.#computed++);
+      const block = this.#blocks.get(index);
+      if (block === undefined) throw new Error(`unreachable: block ${index} was released`);
+      blocks.push(block);
+    }
+    return blocks;
+  }
+
+  async #compute(index: number): Promise<void> {
+    const from = index * this.blockFrames;
+    const to = Math.min(this.geometry.frames, from + this.blockFrames);
+    this.#blocks.set(index, { ...(await this.source.block(from, to)), from, to, passes: [], stems: [] });
+  }
+
+  /** The passes averaged (TTA), aggression applied, merge_artifacts' flags noted. */
+  #settle(block: MaskBlock): void {
+    const n = block.to - block.from;
+    const [first, second] = block.passes as [Float32Array, Float32Array | undefined];
+    const mask = second === undefined ? first : first.map((v, i) => Math.fround(Math.fround(v + (second[i] as number)) * 0.5));
+    const { params, options, data } = this.settings;
+    adjustAggression(mask, this.#bins, n, params.bands[0]?.cropStop ?? 0, options.aggression, isNonAccompanimentStem(data.primaryStem));
+    this.#clean?.set(cleanFrames(mask, this.#rows, n, options.postProcessThreshold), block.from);
+    block.mask = mask;
+    block.passes.length = 0;
+  }
+}
+
+/** Copies frames [from, from + count) of each of `rows` rows of `n` frames into rows of `m` frames at `at`. */
+function copyFrames(source: Float32Array | Float64Array, target: Float32Array | Float64Array, rows: number, n: number, from: number, m: number, at: number, count: number): void {
+  for (let row = 0; row < rows; row++) target.set(source.subarray(row * n + from, row * n + from + count), row * m + at);
+}
+
+/** spec_to_wav for any range of a stem's samples, band by band. */
+class StemWaves {
+  constructor(
+    private readonly params: VrParams,
+    private readonly isV51: boolean,
+    private readonly geometry: VrGeometry,
+    private readonly masks: MaskStore,
+    private readonly whole: boolean,
+  ) {}
+
+  /** The stem at band d's rate, samples [start, end): band d's own part plus the lower bands' sum resampled up to it. */
+  async level(d: number, start: number, end: number, inverse: boolean): Promise<StereoWave> {
+    const own = await this.bandPart(d, start, end, inverse);
+    if (d === 0) return own;
+    const { bands } = this.params;
+    const below = bands[d - 1] as VrBand;
+    const lower = await resampledRange((a, b) => this.level(d - 1, a, b, inverse), this.geometry.outputLengths[d - 1] as number, below.sr, (bands[d] as VrBand).sr, OUTPUT_RESAMPLER, false, this.whole, start, end);
+    return [lower[0].map((v, i) => v + (own[0][i] as number)), lower[1].map((v, i) => v + (own[1][i] as number))];
+  }
+
+  /** Band d's iSTFT of the stem over the frames that reach samples [start, end) (zeros outside the band's wave). */
+  private async bandPart(d: number, start: number, end: number, inverse: boolean): Promise<StereoWave> {
+    const out: StereoWave = [new Float64Array(end - start), new Float64Array(end - start)];
+    const length = this.geometry.outputLengths[d] as number;
+    const lo = Math.max(0, start);
+    const hi = Math.min(end, length);
+    if (hi <= lo) return out;
+    const { bands } = this.params;
+    const band = bands[d] as VrBand;
+    const half = band.nFft / 2;
+    const { frames } = this.geometry;
+    const first = this.whole ? 0 : Math.max(0, Math.floor((lo + half - band.nFft) / band.hl));
+    const last = this.whole ? frames : Math.min(frames, Math.floor((hi + half) / band.hl) + 2);
+    const { spec, highEnd } = await this.masks.stemFrames(first, last, inverse);
+    const top = d === bands.length - 1;
+    const mirrored = top && highEnd !== undefined ? mirrorHighEnd(spec, { bins: highEnd.bins, spec: highEnd }, this.params) : undefined;
+    const wave = bandStemWave(spec, d, this.params, this.isV51, mirrored);
+    const offset = first * band.hl;
+    for (let c = 0; c < 2; c++) out[c]?.set((wave[c] as Float64Array).subarray(lo - offset, hi - offset), lo - start);
+    return out;
+  }
+}

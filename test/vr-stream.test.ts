@@ -1,0 +1,117 @@
+/**
+ * VR's streamed separation (src/vr/stream.ts) against its whole-track computation: a song of six
+ * copies of the VR fixtures' input (18 s, so `stemsplit split` cuts it into six or seven blocks of
+ * frames) split through the real CLI with each fixture's model data and settings (one band, four
+ * bands with high_end_process, VR 5.1 with TTA, post-processing) gives, stem by stem, what the
+ * library gives when it computes the whole track in one block (≥ 100 dB: the same numbers), and so
+ * does the library with small blocks of an odd size. Progress runs from the first window to the last.
+ */
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { runCli } from '../harness/process.js';
+import { readVrModelData } from '../src/vr/model-data.js';
+import { separateVr, VrNetwork, vrSettings, vrSources } from '../src/vr/engine.js';
+import { VR_DEFAULTS, type VrOptions } from '../src/vr/options.js';
+import type { StereoWave } from '../src/vr/spectrogram.js';
+import { fixtureDir, fixtureManifest } from './support/fixtures.js';
+import { decodePlanar, readF32, snrDb, writeFloatWav } from './support/reference-audio.js';
+import { tempDir } from './support/server.js';
+
+const FIXTURES = fixtureDir('vr');
+const MIN_DB = 100;
+const COPIES = 6;
+const work = tempDir('stemsplit-vr-stream-');
+after(() => rmSync(work, { recursive: true, force: true }));
+
+interface Fixture {
+  readonly files: { readonly model: { readonly path: string }; readonly input: { readonly path: string; readonly shape: readonly [number, number] } };
+  readonly model_data: Record<string, unknown>;
+  readonly options: Record<string, number | boolean>;
+}
+
+/** python-audio-separator's vr_params keys → stemsplit's options and flags. */
+const KEYS: readonly (readonly [key: string, option: keyof VrOptions, flag: string])[] = [
+  ['window_size', 'windowSize', '--vr-window-size'],
+  ['aggression', 'aggression', '--vr-aggression'],
+  ['enable_tta', 'enableTta', '--vr-enable-tta'],
+  ['enable_post_process', 'enablePostProcess', '--vr-enable-post-process'],
+  ['post_process_threshold', 'postProcessThreshold', '--vr-post-process-threshold'],
+  ['high_end_process', 'highEndProcess', '--vr-high-end-process'],
+];
+
+function changed(fixture: Fixture): (readonly [option: keyof VrOptions, flag: string, value: number | boolean])[] {
+  return KEYS.flatMap(([key, option, flag]) => {
+    const value = fixture.options[key];
+    return value === undefined || value === VR_DEFAULTS[option] ? [] : [[option, flag, value] as const];
+  });
+}
+
+/** The fixture input ten times over, planar. */
+function song(fixture: Fixture): StereoWave {
+  const [channels, length] = fixture.files.input.shape;
+  const input = readF32(join(FIXTURES as string, fixture.files.input.path));
+  const wave = Array.from({ length: channels }, () => new Float64Array(COPIES * length));
+  for (let copy = 0; copy < COPIES; copy++) for (let c = 0; c < channels; c++) (wave[c] as Float64Array).set(input.subarray(c * length, (c + 1) * length), copy * length);
+  return wave as StereoWave;
+}
+
+function planar(stem: StereoWave, length: number): Float32Array {
+  const out = new Float32Array(2 * length);
+  out.set(stem[0].subarray(0, length));
+  out.set(stem[1].subarray(0, length), length);
+  return out;
+}
+
+describe('VR streamed in blocks = VR over the whole track', { skip: FIXTURES === undefined ? 'no fixtures' : false }, () => {
+  for (const [name, fixture] of fixtureManifest<Fixture>(FIXTURES)) {
+    it(`${name}: stemsplit split and small blocks give the whole-track stems (≥ ${MIN_DB} dB)`, async (t) => {
+      const dir = join(work, name);
+      mkdirSync(dir, { recursive: true });
+      const model = join(dir, `${name}.pth`);
+      copyFileSync(join(FIXTURES as string, fixture.files.model.path), model);
+      writeFileSync(join(dir, `${name}.json`), JSON.stringify(fixture.model_data));
+      const track = song(fixture);
+      const length = track[0].length;
+      const wav = join(dir, 'song.wav');
+      writeFloatWav(wav, planar(track, length), 2);
+
+      const options = Object.fromEntries(changed(fixture).map(([option, , value]) => [option, value])) as Partial<VrOptions>;
+      const settings = vrSettings(readVrModelData(model), options);
+      const network = await VrNetwork.open(model, settings, { intraOpThreads: 2 });
+      let whole: [StereoWave, StereoWave];
+      let small: [StereoWave, StereoWave];
+      const progress: number[] = [];
+      try {
+        whole = await separateVr(network, settings, track, { blockFrames: Infinity });
+        small = await separateVr(network, settings, track, { blockFrames: 37, onProgress: ({ done, total }) => progress.push(done / total) });
+      } finally {
+        await network.release();
+      }
+      const kept = whole[0][0].length;
+      assert.ok(kept > 0.99 * length, `${kept} of ${length} samples`);
+      assert.ok(progress.length > 2 && progress.every((p, i) => i === 0 || p > (progress[i - 1] as number)) && progress.at(-1) === 1, `progress ${progress.join(' ')}`);
+
+      const flags = changed(fixture).flatMap(([, flag, value]) => (typeof value === 'boolean' ? [flag] : [flag, String(value)]));
+      const out = join(dir, 'out');
+      const split = runCli(['split', wav, '--model', model, ...flags, '--format', 'wav', '--float32', '-o', out], { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: join(dir, 'cache') });
+      assert.equal(split.status, 0, split.stderr);
+      const files = vrSources(settings.data.primaryStem).map((stem) => join(out, 'song', `${stem}.wav`));
+      for (const [s, file] of files.entries()) {
+        const reference = planar(whole[s] as StereoWave, kept);
+        const decoded = decodePlanar(file, 2);
+        const cli = new Float32Array(2 * kept);
+        for (let c = 0; c < 2; c++) {
+          cli.set(decoded.subarray(c * length, c * length + kept), c * kept);
+          assert.ok(decoded.subarray(c * length + kept, (c + 1) * length).every((v) => v === 0), `${file}: silent after ${kept} samples`);
+        }
+        const viaCli = snrDb(reference, cli);
+        const viaSmall = snrDb(reference, planar(small[s] as StereoWave, kept));
+        t.diagnostic(`${name} stem ${s}: split ${viaCli.toFixed(1)} dB, blocks of 37 frames ${viaSmall.toFixed(1)} dB against the whole track`);
+        assert.ok(viaCli >= MIN_DB, `${file}: ${viaCli} dB`);
+        assert.ok(viaSmall >= MIN_DB, `stem ${s} in blocks of 37 frames: ${viaSmall} dB`);
+      }
+    });
+  }
+});
