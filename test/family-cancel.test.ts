@@ -1,8 +1,9 @@
 /**
  * The service discipline for every family (issue 37, item 5, in part): a split stopped while the
- * model runs ends promptly, exit 130, with no stems and no staging folder left, for Demucs,
- * BS-RoFormer, SCNet, MDX23C, MDX-Net and an ensemble, each from its shared fixture through the
- * real CLI. Skipped (saying why) where the fixtures are missing.
+ * model runs ends promptly, exit 130, with no stems and no staging folder left, for every family in
+ * FAMILY_FIXTURES (HTDemucs, BS-RoFormer, SCNet, MDX23C, MDX-Net, VR, HDemucs, time-domain Demucs)
+ * and an ensemble, each from its shared fixture through the real CLI. Skipped (saying why) where
+ * the fixtures are missing.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';

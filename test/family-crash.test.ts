@@ -1,7 +1,7 @@
 /**
  * The service discipline for every family (issue 37, item 5, in part), as test/crash.test.ts
- * holds it for the bundled model: `stemsplit serve` SIGKILLed while a job runs a Demucs,
- * BS-RoFormer, SCNet, MDX23C or MDX-Net fixture (or an ensemble) is started again, the job is
+ * holds it for the bundled model: `stemsplit serve` SIGKILLed while a job runs a fixture of a
+ * family in FAMILY_FIXTURES (or an ensemble) is started again, the job is
  * taken over and succeeds, charged once, and its stems are exactly those of an uninterrupted
  * `stemsplit split` with the same model. Skipped (saying why) where the fixtures are missing.
  */

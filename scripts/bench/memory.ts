@@ -8,6 +8,7 @@
  *
  *   node --import tsx scripts/bench/memory.ts [--minutes 5,60,180] [--model 4s]
  *   node --import tsx scripts/bench/memory.ts --minutes 10,60 --model ../shared/fixtures/demucs/htdemucs_full_random.th
+ *   node --import tsx scripts/bench/memory.ts --minutes 3,30 --model A.ckpt --model B.onnx   (an ensemble)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -20,7 +21,7 @@ import { resolveFfmpegPath } from '../../src/audio/index.js';
 const { values } = parseArgs({
   options: {
     minutes: { type: 'string', default: '5,60,180' },
-    model: { type: 'string', default: '4s' },
+    model: { type: 'string', multiple: true, default: ['4s'] },
   },
 });
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -77,7 +78,7 @@ async function measure(minutes: number): Promise<Row> {
     const song = join(dir, `long-${minutes}.flac`);
     makeSource(song, minutes * 60);
     const started = Date.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'split', song, '-o', join(dir, 'out'), '--model', values.model as string], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'split', song, '-o', join(dir, 'out'), ...(values.model as string[]).flatMap((model) => ['--model', model])], {
       cwd: root,
       env: { ...process.env, STEMSPLIT_DATA_DIR: join(dir, 'data') },
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -106,7 +107,7 @@ async function measure(minutes: number): Promise<Row> {
   }
 }
 
-console.log(`stemsplit split --model ${values.model} (ONNX threads: one per core, ${availableParallelism()} here), FLAC source, MP3 320 kb/s stems`);
+console.log(`stemsplit split ${(values.model as string[]).map((model) => `--model ${model}`).join(' ')} (ONNX threads: one per core, ${availableParallelism()} here), FLAC source, MP3 320 kb/s stems`);
 console.log('| source | peak RSS (split worker) | peak RSS (CLI) | ffmpeg processes (peak sum) | wall | s per minute of audio | load avg at end |');
 console.log('|---|---|---|---|---|---|---|');
 const rows: Row[] = [];

@@ -39,4 +39,7 @@ export const FAMILY_FIXTURES: readonly FamilyModels[] = [
   ['SCNet', () => [fixtureFile('msst', 'scnet_2stem.ckpt')]],
   ['MDX23C', () => [fixtureFile('msst', 'mdx23c_2stem.ckpt')]],
   ['MDX-Net', () => [fixtureFile('mdx', 'mdx_a_nfft6144_vocals.onnx')]],
+  ['VR', () => [fixtureFile('vr', 'vr_a_v50_1band_inst.pth')]],
+  ['Demucs v3 (HDemucs bag)', () => [fixtureFile('demucs-v3', 'hdemucs_mmi_small.yaml')]],
+  ['Demucs v2 (time domain)', () => [fixtureFile('demucs-v3', 'mdx_m0.th')]],
 ];
