@@ -96,7 +96,7 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
   if (lock) await recoverSoleServer(data);
   const guard: GuardOptions = { allowPrivate: config.allowPrivateUrls, ...options.guard };
   const registry = registryFor(config);
-  const models = new ModelService(registry, data.modelTimings, config.servedModels);
+  const models = new ModelService(registry, data.modelTimings, config.servedModels, config.precision);
   const signer = createStemUrlSigner(await urlSigningKey(data.store), config.stemUrlTtlSeconds);
   const jobs = startJobProcessing(data, registry, config, {
     guard,

@@ -326,7 +326,7 @@ test('--precision int8 with a model whose family computes in fp32 only is refuse
   writeSong(song, 1);
   const refused = runCli(['--data-dir', dataDir, 'split', song, '--model', MDX, '--precision', 'int8']);
   assert.equal(refused.status, 2, refused.stderr);
-  assert.equal(refused.stderr, 'stemsplit: --precision int8: mdx_a_nfft6144_vocals (mdx) runs in fp32 only, as int8 is not implemented for its family; run it without --precision int8\n');
+  assert.equal(refused.stderr, 'stemsplit: --precision int8: mdx_a_nfft6144_vocals (mdx) runs in fp32 only: int8 is not implemented for its family; run it without --precision int8\n');
 });
 
 test('models add takes a folder as UVR keeps one: each model with its companions, other files skipped, a bad one named', () => {

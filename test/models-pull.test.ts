@@ -310,6 +310,7 @@ if (isMainThread) {
       installed: false,
       origin: 'available',
       aliases: [],
+      int8Refused: null,
       sources: ['vocals', 'no_vocals'],
       description: 'a model',
       terms,

@@ -1,13 +1,15 @@
 /**
- * `--precision int8`: a converted checkpoint's constant-weight matrix products run as ORT's
- * DynamicQuantizeMatMul (SCNet's LSTMs as DynamicQuantizeLSTM), cached apart from fp32, through
- * the library and `stemsplit split`; the bundled model's learned convolutions as ConvInteger,
- * through the library, `stemsplit split` and a server started with it.
+ * `--precision int8` (issue 40: offered only where int8 keeps ≥ 40 dB against fp32 on every fixture
+ * and full-size network and runs faster than fp32). Demucs takes it: its constant-weight matrix
+ * products run as ORT's DynamicQuantizeMatMul, cached apart from fp32, through the library and
+ * `stemsplit split`. The others are refused in one line saying why, through `stemsplit split`,
+ * `models list` and a server started with int8 (the bundled model, whose ConvInteger rewrite the
+ * library keeps and is checked here; the MSST checkpoints).
  * The narrow Demucs fixture keeps ≥ 80 dB against the official reference in int8 (85.9–97.4 dB
  * measured; fp32 is at 125–136), so a wrong quantization (scales, layout) shows at once.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { spawnSync } from 'node:child_process';
@@ -17,9 +19,9 @@ import { quantizeConvolutions } from '../src/onnx/quantize-graph.js';
 import { loadManifestModel } from '../src/separation/index.js';
 import { synthesiseSong } from '../harness/audio.js';
 import { runCli } from '../harness/process.js';
-import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
+import { startTestServer, tempDir, uploadFile } from './support/server.js';
 import { fixtureDir } from './support/fixtures.js';
-import { msstFixtures, splitThroughCli } from './support/msst-fixtures.js';
+import { msstFixtures } from './support/msst-fixtures.js';
 import { assertStems, decodePlanar, readF32, writeFloatWav } from './support/reference-audio.js';
 
 const FIXTURES = fixtureDir('demucs');
@@ -69,27 +71,34 @@ describe('int8 precision', { skip: FIXTURES === undefined ? 'no fixtures' : fals
   });
 });
 
-/** SCNet in int8 measured 34.5–36.7 dB against the official output on these fixtures (fp32: 118–121). */
-const MIN_SCNET_INT8_DB = 30;
+/** What a refusal says: the model, its family, why (with a measured figure), what to do, on one line. */
+const REFUSED = (name: string, family: string) => new RegExp(`^stemsplit: --precision int8: ${name} \\(${family}\\) runs in fp32 only: [^\\n]*\\d[^\\n]*; run it without --precision int8\\n$`);
 
-describe('SCNet --precision int8 through stemsplit split', () => {
-  const dir = fixtureDir('msst');
+/**
+ * RoFormer, SCNet and MDX23C run in fp32 only: RoFormer's and SCNet's int8 stayed under 40 dB against
+ * fp32 on these fixtures (docs/benchmarks.md#int8-fidelity-and-speed-issue-40), MDX23C has no int8.
+ * `stemsplit split --precision int8` refuses each fixture's checkpoint before loading it.
+ */
+describe('MSST checkpoints refuse --precision int8 through stemsplit split', () => {
+  const fixtures = [...msstFixtures(fixtureDir('roformer')).map((entry) => ['roformer', ...entry] as const), ...msstFixtures(fixtureDir('msst')).map((entry) => ['msst', ...entry] as const)];
   // A missing fixture folder lists no fixtures (and fails under CI).
-  for (const [name, fixture] of msstFixtures(dir, 'scnet')) {
-    it(`${name}: int8 LSTMs, within ${MIN_SCNET_INT8_DB} dB of the official stems`, () => {
-      const caseDir = path.join(work, `scnet-${name}`);
-      const { actual, expected } = splitThroughCli(caseDir, dir as string, fixture, ['--precision', 'int8']);
-      assertStems(`${name} int8 through split`, expected, actual, fixture.instruments_out.length, { minDb: MIN_SCNET_INT8_DB });
-      const graphs = readdirSync(path.join(caseDir, 'cache', 'scnet'), { recursive: true, withFileTypes: true }).filter((entry) => entry.name.endsWith('.onnx'));
-      assert.ok(graphs.some((entry) => readFileSync(path.join(entry.parentPath, entry.name)).includes('DynamicQuantizeLSTM')), 'the cached graphs hold int8 LSTMs');
+  for (const [folder, name, fixture] of fixtures) {
+    it(`${name} (${fixture.model_type}): exit 2, one line saying why`, () => {
+      const song = path.join(work, `${name}.wav`);
+      writeFloatWav(song, readF32(path.join(fixtureDir(folder) as string, (fixture.files['demix_in'] as { file: string }).file)), fixture.channels);
+      const env = { STEMSPLIT_DATA_DIR: path.join(work, `msst-${name}`), STEMSPLIT_CACHE_DIR: path.join(work, `msst-${name}`, 'cache') };
+      const refused = runCli(['split', song, '--model', path.join(fixtureDir(folder) as string, fixture.checkpoint.file), '--precision', 'int8', '-o', path.join(work, `msst-${name}`, 'out')], env);
+      assert.equal(refused.status, 2, refused.stderr);
+      assert.match(refused.stderr, REFUSED(name, fixture.model_type));
     });
   }
 });
 
 /**
- * The bundled model in int8 against itself in fp32, per stem, on the 12-s synthetic song: 43.9–52.3
- * dB measured on one segment through the library, 44.6–54.4 on the whole song through split and
- * serve (AMD Zen 4, VNNI; a CPU without VNNI sums u8×s8 pairs in 16 bits and may round worse).
+ * The bundled model keeps its int8 graph rewrite (ConvInteger; scripts/eval/quality.ts measures it),
+ * but `--precision int8` refuses it: its int8 stems fell to 33.4 dB against fp32 on real clips, under
+ * issue 40's 40 dB, and ran slower than fp32 (docs/quality.md#int8). The rewrite is checked at library
+ * level; the refusal through `stemsplit split`, `models list` and a server started with int8.
  */
 const MIN_BUNDLED_INT8_DB = 35;
 const BUNDLED = 'stemsplit-small-4s';
@@ -102,13 +111,6 @@ describe(`the bundled model (${BUNDLED}) with --precision int8`, () => {
   const env = { STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: path.join(dir, 'cache') };
   mkdirSync(dir, { recursive: true });
   writeFloatWav(song, synthesiseSong(12), 2);
-  const splitStems = (args: readonly string[], out: string): Float32Array[] => {
-    const result = runCli(['split', song, '--model', BUNDLED, ...args, '--format', 'wav', '--float32', '-o', out], env);
-    assert.equal(result.status, 0, result.stderr);
-    return STEMS.map((stem) => decodePlanar(path.join(out, 'song', `${stem}.wav`), 2));
-  };
-  let fp32Stems: Float32Array[] | undefined;
-  const fp32 = (): Float32Array[] => (fp32Stems ??= splitStems([], path.join(dir, 'fp32')));
 
   it('quantizes the learned convolutions but the first and last, and stays close to fp32 (library)', async () => {
     const graph = readFileSync(path.join(path.dirname(manifest), 'model.onnx'));
@@ -130,28 +132,34 @@ describe(`the bundled model (${BUNDLED}) with --precision int8`, () => {
     assertStems('bundled int8 vs fp32, one segment', outputs[0] as Float32Array, outputs[1] as Float32Array, STEMS.length, { minDb: MIN_BUNDLED_INT8_DB, names: STEMS });
   });
 
-  it('stemsplit split --precision int8', () => {
-    const int8 = splitStems(['--precision', 'int8'], path.join(dir, 'int8'));
-    assertStems('bundled int8 vs fp32 through split', fp32(), int8, STEMS.length, { minDb: MIN_BUNDLED_INT8_DB, names: STEMS });
+  it('stemsplit split --precision int8 is refused in one line saying why (exit 2), and models list says so', () => {
+    const refused = runCli(['split', song, '--model', BUNDLED, '--precision', 'int8'], env);
+    assert.equal(refused.status, 2, refused.stderr);
+    assert.match(refused.stderr, REFUSED(BUNDLED, 'bundled'));
+    assert.match(refused.stderr, /\d dB against fp32/);
+    const defaultModel = runCli(['split', song, '--precision', 'int8'], env);
+    assert.equal(defaultModel.status, 2, 'the default model is the bundled one');
+
+    const listed = runCli(['models', 'list', '--json'], env);
+    assert.equal(listed.status, 0, listed.stderr);
+    const rows = JSON.parse(listed.stdout) as Array<{ name: string; family: string; int8Refused: string | null }>;
+    const why = rows.find((row) => row.name === BUNDLED)?.int8Refused;
+    assert.ok(why && refused.stderr.includes(why), 'models list --json gives the reason split gives');
+    assert.equal(rows.find((row) => row.family === 'demucs')?.int8Refused, null, 'Demucs computes in int8');
+    assert.ok(runCli(['models', 'list'], env).stdout.includes(`fp32 only (--precision int8 refused: ${why.split(' ')[0]}`));
   });
 
-  it('a server started with precision int8 splits through the API', async () => {
+  it('a server started with precision int8 refuses its jobs (422, saying why) and GET /v1/models says which', async () => {
     const t = await startTestServer({ cacheDir: env.STEMSPLIT_CACHE_DIR, precision: 'int8', modelAliases: { '4s': [BUNDLED] } });
     try {
+      const models = (await t.request('GET', '/models')).json.data.items as Array<{ name: string; family: string; int8Refused: string | null }>;
+      const why = models.find((model) => model.name === BUNDLED)?.int8Refused;
+      assert.match(why ?? '', /\d dB/);
+      assert.equal(models.find((model) => model.family === 'demucs')?.int8Refused, null);
       const created = await t.request('POST', '/audio/splits', { body: { input: await uploadFile(t, readFileSync(song)), stemModel: '4s', outputFormat: 'wav' } });
-      assert.equal(created.status, 200, created.text);
-      const done = (await waitForSplit(t, created.json.data.id, 300_000)).json.data;
-      assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
-      const downloads = path.join(dir, 'api');
-      mkdirSync(downloads, { recursive: true });
-      const int8: Float32Array[] = [];
-      for (const stem of STEMS) {
-        const response = await fetch(done.stems[stem] as string);
-        assert.equal(response.status, 200);
-        writeFileSync(path.join(downloads, `${stem}.wav`), Buffer.from(await response.arrayBuffer()));
-        int8.push(decodePlanar(path.join(downloads, `${stem}.wav`), 2));
-      }
-      assertStems('bundled int8 (API, 16-bit WAV) vs fp32 (split)', fp32(), int8, STEMS.length, { minDb: MIN_BUNDLED_INT8_DB, names: STEMS });
+      assert.equal(created.status, 422, created.text);
+      assert.equal(created.json.error.code, 'VALIDATION_ERROR');
+      assert.ok(String(created.json.error.message).includes(`${BUNDLED} runs in fp32 only`) && String(created.json.error.message).includes(why as string), created.text);
     } finally {
       await t.close();
     }

@@ -243,6 +243,7 @@ export const ModelInfo = z
     aliases: z.array(StemModel).openapi({ description: 'The stemModel values that run this model now.' }),
     secondsPerMinute: z.number().nullable().openapi({ description: 'Seconds this server took per minute of audio, over the jobs that ran it; null until one has.' }),
     options: z.array(z.string()).openapi({ description: 'The modelOptions names its family takes (e.g. mdxSegmentSize).' }),
+    int8Refused: z.string().nullable().openapi({ description: 'Why it runs in fp32 only, so a server started with --precision int8 refuses its jobs (422); null where it computes in int8.' }),
     sources: z.array(z.string()).openapi({ description: 'The stems it writes, lower-case.' }),
     description: z.string(),
     terms: z.string().openapi({ description: 'The licence or terms of the weights as their publisher states them, or "not stated".' }),

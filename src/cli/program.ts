@@ -72,7 +72,7 @@ function jobConfig(opts: JobFlags): ConfigInput {
 
 /** `--precision`, the same for split, serve and worker (its variable when not given). */
 function precisionOption(): Option {
-  return new Option('--precision <precision>', `what models compute in: ${PRECISIONS.join(' or ')} (int8: Demucs, RoFormer and SCNet faster, the bundled stemsplit-small models slower; slightly less exact; docs/benchmarks.md)`)
+  return new Option('--precision <precision>', `what models compute in: ${PRECISIONS.join(' or ')} (int8: Demucs, faster at ≥ 40 dB SNR against fp32; models that fall short are refused saying why, as models list shows; docs/benchmarks.md)`)
     .env(ENV.precision)
     .argParser((value) => parsePrecision(value));
 }

@@ -105,8 +105,12 @@ export interface ModelFamilyRecord {
    */
   options(values: Readonly<Record<string, unknown>>): FamilyOptions | undefined;
   load(model: FamilyModelFile, options: LoadOptions): Promise<SeparationModel>;
-  /** Whether this model can compute in int8 (`--precision int8`); absent: the family runs in fp32 only. */
-  readonly int8?: (model: FamilyModelFile) => boolean;
+  /**
+   * Whether this model computes in int8 (`--precision int8`): true, or one line saying why it runs
+   * in fp32 only (the measured figure that fell short: docs/benchmarks.md#int8-fidelity-and-speed-issue-40). Absent:
+   * int8 is not implemented for the family. The CLI, the API and `models list` all ask `int8Refusal`.
+   */
+  readonly int8?: (model: FamilyModelFile) => true | string;
   readonly pull?: FamilyPull;
 }
 

@@ -36,6 +36,12 @@ export function listedFamily(ref: Pick<ModelRef, 'kind' | 'options'>): ListedFam
   return familyById(ref.kind).listedName(ref);
 }
 
+/** Why `--precision int8` is refused for this model, in one line; undefined where it computes in int8. */
+export function int8Refusal(ref: Pick<ModelRef, 'kind' | 'name' | 'path' | 'configPath' | 'options'>): string | undefined {
+  const answer = familyById(ref.kind).int8?.(ref) ?? 'int8 is not implemented for its family';
+  return answer === true ? undefined : answer;
+}
+
 export type ModelOrigin = 'bundled' | 'pulled' | 'library' | 'available';
 
 export interface ModelListing extends Omit<ModelRef, 'path' | 'task'> {
@@ -47,6 +53,8 @@ export interface ModelListing extends Omit<ModelRef, 'path' | 'task'> {
   readonly origin: ModelOrigin;
   /** API aliases that currently resolve to this model. */
   readonly aliases: readonly StemModelAlias[];
+  /** Why `--precision int8` is refused for it (one line, with the measured figure); null where it computes in int8. */
+  readonly int8Refused: string | null;
 }
 
 /**

@@ -15,13 +15,13 @@ import { MODEL_CATALOG, type CatalogModel } from './catalog.js';
 import { MODEL_FAMILIES } from './families.js';
 import type { ClaimedFile, FamilyOptions, ModelFamilyRecord } from './family.js';
 import { pullStepsOf } from './pulled.js';
-import { ensembleOf, isEnsembleRef, listedFamily, type EnsembleRef, type ModelChoice, type ModelListing, type ModelOrigin, type ModelRef } from './refs.js';
+import { ensembleOf, int8Refusal, isEnsembleRef, listedFamily, type EnsembleRef, type ModelChoice, type ModelListing, type ModelOrigin, type ModelRef } from './refs.js';
 import { libraryDir, libraryModels, type LibraryModel } from './library.js';
 import { taskOf } from './tasks.js';
 
 export type { StemModelAlias };
 export type { FamilyOptions };
-export { ensembleOf, isEnsembleRef, listedFamily, type EnsembleRef, type ListedFamily, type ModelChoice, type ModelKind, type ModelListing, type ModelLoader, type ModelOrigin, type ModelRef } from './refs.js';
+export { ensembleOf, int8Refusal, isEnsembleRef, listedFamily, type EnsembleRef, type ListedFamily, type ModelChoice, type ModelKind, type ModelListing, type ModelLoader, type ModelOrigin, type ModelRef } from './refs.js';
 export { modelDir, pullStepsOf } from './pulled.js';
 export { ModelCache } from './model-cache.js';
 
@@ -232,6 +232,7 @@ export class ModelRegistry {
       installed: path !== null,
       origin,
       aliases: aliasesOf(ref.name),
+      int8Refused: int8Refusal(ref) ?? null,
     });
     const rows: ModelListing[] = [];
     for (const model of MODEL_CATALOG) {

@@ -14,7 +14,7 @@ export interface Value {
   readonly shape: Shape;
 }
 
-export type TensorData = Float32Array | BigInt64Array | Int32Array | Int8Array;
+export type TensorData = Float32Array | BigInt64Array | Int32Array | Int8Array | Uint8Array;
 
 export type Attribute =
   | { readonly type: 'int'; readonly value: number }
@@ -40,7 +40,7 @@ const OPSETS: ReadonlyMap<string, number> = new Map([
 ]);
 
 /** ONNX's TensorProto data types (onnx.proto), for tensors and Cast's `to`. */
-export const DATA_TYPE = { float: 1, int8: 3, int32: 6, int64: 7 } as const;
+export const DATA_TYPE = { float: 1, uint8: 2, int8: 3, int32: 6, int64: 7 } as const;
 const ATTRIBUTE_TYPE = { float: 1, int: 2, string: 3, floats: 6, ints: 7 } as const;
 
 export interface NodeOptions {
@@ -242,6 +242,7 @@ function dataType(data: TensorData): number {
   if (data instanceof Float32Array) return DATA_TYPE.float;
   if (data instanceof BigInt64Array) return DATA_TYPE.int64;
   if (data instanceof Int8Array) return DATA_TYPE.int8;
+  if (data instanceof Uint8Array) return DATA_TYPE.uint8;
   return DATA_TYPE.int32;
 }
 

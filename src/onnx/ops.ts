@@ -5,7 +5,7 @@
  */
 import { TORCH_LSTM_GATES, type LstmGate, type TorchLstmDirection } from '../torch/lstm.js';
 import { attr, DATA_TYPE, MS_DOMAIN, type OnnxGraph, type Shape, type Value } from './graph.js';
-import { quantizeWeight, type Precision } from './quantize.js';
+import { quantizeBlocks, quantizeWeight, type Precision } from './quantize.js';
 
 export interface ConvOptions {
   readonly strides?: readonly number[];
@@ -19,6 +19,13 @@ export interface ConvOptions {
 export interface OpsOptions {
   /** `int8`: products with a constant weight (linear, matmul, LSTM) run in int8 (onnx/quantize.ts). Default fp32. */
   readonly precision?: Precision;
+  /**
+   * At int8, matrix products as ORT's MatMulNBits (8-bit weights per block of this many inputs,
+   * accuracy level 4: each row of activations quantized per block at run time) instead of
+   * DynamicQuantizeMatMul (one activation scale for the whole tensor, which an outlier row
+   * coarsens for every other). A power of two ≥ 16; absent: DynamicQuantizeMatMul.
+   */
+  readonly int8BlockSize?: number;
 }
 
 /** GroupNorm affines up to this many values (per channel × positions) are written out in full. */
@@ -102,11 +109,23 @@ export class Ops {
     if (data === undefined || (bias !== undefined && biasData === undefined)) return undefined;
     const [rows, columns] = weight.shape as [number, number];
     const [inputs, outputs] = layout === 'out-in' ? [columns, rows] : [rows, columns];
+    if (this.options.int8BlockSize !== undefined) return this.blockQuantizedMatMul(x, weight.name, data, inputs, outputs, layout, bias);
     const { values, scales } = quantizeWeight(data, inputs, outputs, layout);
     const b = this.graph.constant(values, [inputs, outputs], `${weight.name}_int8`);
     const scale = this.graph.constant(scales, [outputs], `${weight.name}_scale`);
     const shape = [...x.shape.slice(0, -1), outputs];
     return this.graph.op('DynamicQuantizeMatMul', bias ? [x, b, scale, '', bias] : [x, b, scale], shape, {}, MS_DOMAIN);
+  }
+
+  /** x·W (+ b) as MatMulNBits with 8-bit block-quantized weights and int8 activations per block (accuracy level 4). */
+  private blockQuantizedMatMul(x: Value, name: string, data: Float32Array, inputs: number, outputs: number, layout: 'out-in' | 'in-out', bias?: Value): Value {
+    const blockSize = this.options.int8BlockSize as number;
+    const { values, scales, blocks } = quantizeBlocks(data, inputs, outputs, layout, blockSize);
+    const b = this.graph.constant(values, [outputs, blocks, blockSize], `${name}_q8`);
+    const scale = this.graph.constant(scales, [outputs, blocks], `${name}_scale`);
+    const shape = [...x.shape.slice(0, -1), outputs];
+    const attributes = { K: attr.int(inputs), N: attr.int(outputs), bits: attr.int(8), block_size: attr.int(blockSize), accuracy_level: attr.int(4) };
+    return this.graph.op('MatMulNBits', bias ? [x, b, scale, '', '', bias] : [x, b, scale], shape, attributes, MS_DOMAIN);
   }
 
   add(a: Value, b: Value): Value {

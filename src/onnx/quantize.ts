@@ -72,6 +72,37 @@ export function quantizeChannels(weight: Float32Array, channels: number): Quanti
   return { values, scales };
 }
 
+export interface BlockQuantizedWeight {
+  /** [N, blocks, blockSize]: each weight's int8 value + 128 (MatMulNBits' default zero point), 128 (zero) past K. */
+  readonly values: Uint8Array;
+  /** One scale per output column and block of K, [N, blocks]. */
+  readonly scales: Float32Array;
+  readonly blocks: number;
+}
+
+/**
+ * Quantizes a weight to int8 per output column and block of `blockSize` inputs, as ORT's
+ * com.microsoft MatMulNBits (bits 8) takes it. Each block has its own symmetric scale, so a few
+ * large weights cost only their block's resolution.
+ */
+export function quantizeBlocks(weight: Float32Array, inputs: number, outputs: number, layout: 'out-in' | 'in-out', blockSize: number): BlockQuantizedWeight {
+  const at = layout === 'out-in' ? (k: number, n: number) => weight[n * inputs + k] as number : (k: number, n: number) => weight[k * outputs + n] as number;
+  const blocks = Math.ceil(inputs / blockSize);
+  const values = new Uint8Array(outputs * blocks * blockSize).fill(128);
+  const scales = new Float32Array(outputs * blocks);
+  for (let n = 0; n < outputs; n++) {
+    for (let b = 0; b < blocks; b++) {
+      const end = Math.min(inputs, (b + 1) * blockSize);
+      let peak = 0;
+      for (let k = b * blockSize; k < end; k++) peak = Math.max(peak, Math.abs(at(k, n)));
+      const scale = scaleFor(peak);
+      scales[n * blocks + b] = scale;
+      for (let k = b * blockSize; k < end; k++) values[n * blocks * blockSize + k] = 128 + Math.round(at(k, n) / scale);
+    }
+  }
+  return { values, scales, blocks };
+}
+
 /** Symmetric: the largest magnitude maps to ±127 (an all-zero column keeps scale 1). */
 function scaleFor(peak: number): number {
   return peak > 0 ? peak / 127 : 1;

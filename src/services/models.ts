@@ -6,7 +6,8 @@
 import { ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
 import { StemsplitError, describeError } from '../errors.js';
 import { isStemModelAlias, STEM_MODEL_ALIASES, type StemModelAlias } from '../models/aliases.js';
-import { isEnsembleRef, type ModelChoice, type ModelListing, type ModelRegistry } from '../models/registry.js';
+import { int8Refusal, isEnsembleRef, type ModelChoice, type ModelListing, type ModelRegistry } from '../models/registry.js';
+import type { Precision } from '../onnx/quantize.js';
 import { familyOptionNames, familyOptionsFrom } from '../models/families.js';
 import type { Task } from '../models/tasks.js';
 import type { ModelTimings } from '../store/model-timings.js';
@@ -26,6 +27,8 @@ export interface ModelInfo {
   readonly secondsPerMinute: number | null;
   /** The `modelOptions` names its family takes. */
   readonly options: string[];
+  /** Why a server started with `--precision int8` refuses it (one line, with the measured figure); null where it runs in int8. */
+  readonly int8Refused: string | null;
   readonly sources: string[];
   readonly description: string;
   /** The weights' licence or terms as published, or "not stated". */
@@ -43,11 +46,14 @@ export class ModelService {
   readonly #timings: ModelTimings;
   /** Model names API keys may run (`serve --models`); undefined: every installed model. */
   readonly #allowed: ReadonlySet<string> | undefined;
+  /** What this server's models compute in (`serve --precision`). */
+  readonly #precision: Precision;
 
-  constructor(registry: ModelRegistry, timings: ModelTimings, allowed?: readonly string[]) {
+  constructor(registry: ModelRegistry, timings: ModelTimings, allowed?: readonly string[], precision: Precision = 'fp32') {
     this.#registry = registry;
     this.#timings = timings;
     this.#allowed = allowed === undefined ? undefined : new Set(allowed);
+    this.#precision = precision;
   }
 
   async list(): Promise<ModelCatalogView> {
@@ -62,6 +68,7 @@ export class ModelService {
       aliases: [...model.aliases],
       secondsPerMinute: timings.get(model.name) ?? null,
       options: optionNamesOf(model.kind),
+      int8Refused: model.int8Refused,
       sources: [...model.sources],
       description: model.description,
       terms: model.terms,
@@ -113,6 +120,19 @@ export class ModelService {
     } catch (error) {
       const message = describeError(error).replace(/--([a-z0-9-]+)/g, (_flag, long: string) => `modelOptions.${long.replace(/-([a-z0-9])/g, (_dash, letter: string) => letter.toUpperCase())}`);
       throw invalid(message);
+    }
+  }
+
+  /**
+   * On a server started with `--precision int8`, a job whose model (with its `modelOptions`: an
+   * MSST model type) runs in fp32 only is refused saying why, as `split --precision int8` is.
+   */
+  checkPrecision(model: ModelChoice, values: Readonly<Record<string, unknown>> | undefined): void {
+    if (this.#precision !== 'int8') return;
+    const options = values === undefined ? {} : familyOptionsFrom(values);
+    for (const ref of isEnsembleRef(model) ? model.members : [model]) {
+      const why = int8Refusal({ ...ref, options: { ...ref.options, ...options } });
+      if (why !== undefined) throw invalid(`${ref.name} runs in fp32 only and this server computes in int8 (serve --precision int8): ${why}`);
     }
   }
 

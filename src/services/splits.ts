@@ -147,6 +147,7 @@ export class SplitService {
       }
     }
     if (request.modelOptions !== undefined) this.#models.checkModelOptions(model, request.modelOptions);
+    this.#models.checkPrecision(model, request.modelOptions);
     return {
       ...ensemble,
       ...(request.twoStems !== undefined ? { twoStems: request.twoStems } : {}),

@@ -12,6 +12,7 @@ import { StemsplitError } from '../../errors.js';
 import { registryFor } from '../../models/registry.js';
 import { workerSplitter } from '../../splitting/worker-pool.js';
 import { print, printJson, withStore, type CommandContext } from '../context.js';
+import { checkPrecision } from './split.js';
 import { createProgressBar } from '../progress.js';
 
 export interface BenchOptions {
@@ -25,6 +26,7 @@ const WARM_UP_SECONDS = 2;
 export async function modelsBench(ctx: CommandContext, names: readonly string[], options: BenchOptions): Promise<void> {
   const registry = registryFor(ctx.config);
   const models = names.map((name) => registry.resolve(name));
+  for (const model of models) checkPrecision(model, ctx.config.precision);
   const work = mkdtempSync(join(tmpdir(), 'stemsplit-bench-'));
   const results = [];
   try {

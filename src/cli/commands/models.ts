@@ -77,7 +77,8 @@ export function listingTable(rows: readonly TimedListing[], width: number): stri
     }
     for (const text of wrap(listing.description, width - 2)) lines.push(`  ${text}`);
     const speed = listing.secondsPerMinute === null ? '' : `; ${listing.secondsPerMinute} s per minute of audio here`;
-    for (const text of wrap(`task: ${listing.task}; stems: ${listing.sources.join(', ') || 'told when it loads'}${speed}`, width - 2)) lines.push(`  ${text}`);
+    const int8 = listing.int8Refused === null ? '' : `; fp32 only (--precision int8 refused: ${listing.int8Refused})`;
+    for (const text of wrap(`task: ${listing.task}; stems: ${listing.sources.join(', ') || 'told when it loads'}${speed}${int8}`, width - 2)) lines.push(`  ${text}`);
     if (listing.card) lines.push(`  card: ${listing.card}`);
   }
   return lines;

@@ -9,10 +9,10 @@ import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod, ENSEMBLE_ALGORITHMS, isEnsembleAlgorithm, parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
 import { ensembleMembers } from '../../config.js';
 import { ALIAS_QUALITY_MODELS, CLI_DEFAULT_ALIAS, isStemModelAlias } from '../../models/aliases.js';
-import { familyById, familyFlags, familyOptionsFrom, MODEL_FAMILIES } from '../../models/families.js';
+import { familyFlags, familyOptionsFrom, MODEL_FAMILIES } from '../../models/families.js';
 import type { Precision } from '../../onnx/quantize.js';
 import { flagAttribute, flagName } from '../../models/family.js';
-import { isEnsembleRef, listedFamily, registryFor, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
+import { int8Refusal, isEnsembleRef, listedFamily, registryFor, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { createProgressBar } from '../progress.js';
 
@@ -111,12 +111,13 @@ function checkFamilyFlags(choice: ModelChoice, options: SplitOptions): void {
   }
 }
 
-/** `--precision int8` where a model's family computes in fp32 only is refused, not silently run in fp32. */
-function checkPrecision(choice: ModelChoice, precision: Precision): void {
+/** `--precision int8` where a model runs in fp32 only is refused (split, models bench), saying why (its family's record), not silently run in fp32. */
+export function checkPrecision(choice: ModelChoice, precision: Precision): void {
   if (precision !== 'int8') return;
-  const refs = isEnsembleRef(choice) ? choice.members : [choice];
-  const fp32Only = refs.find((ref) => !(familyById(ref.kind).int8?.(ref) ?? false));
-  if (fp32Only) throw new StemsplitError('USAGE', `--precision int8: ${fp32Only.name} (${listedFamily(fp32Only)}) runs in fp32 only, as int8 is not implemented for its family; run it without --precision int8`);
+  for (const ref of isEnsembleRef(choice) ? choice.members : [choice]) {
+    const why = int8Refusal(ref);
+    if (why !== undefined) throw new StemsplitError('USAGE', `--precision int8: ${ref.name} (${listedFamily(ref)}) runs in fp32 only: ${why}; run it without --precision int8`);
+  }
 }
 
 /** A flag commander parsed: a value, or true for a switch. */
