@@ -52,22 +52,22 @@ export interface ConvertOptions {
 export async function convertCheckpoint(file: string, cacheDir: string, options: ConvertOptions = {}): Promise<ConvertedModel> {
   const result = await convertOrRead(file, cacheDir, options);
   if ('converted' in result) return result.converted;
-  throw new StemsplitError('MODEL_INVALID', `${file} holds a ${result.checkpoint.klass}, which runs without conversion (loadDemucs)`);
+  throw new StemsplitError('MODEL_INVALID', `${file} holds a ${result.v3.klass}, which runs without conversion (loadDemucs)`);
 }
 
 /**
- * An HTDemucs converted (or found in the cache), or a Demucs v3/v2 checkpoint as read: those
- * build a graph per window length when they run (segment-model-v3.ts), so nothing is cached.
+ * An HTDemucs converted (or found in the cache), or a Demucs v3/v2 checkpoint's class and kwargs
+ * (`v3`, its tensors stand-ins: checked, not read): those convert per window length as they open
+ * (segment-model-v3.ts), reading the weights only when a conversion is not in the cache.
  */
-export async function convertOrRead(file: string, cacheDir: string, options: ConvertOptions = {}): Promise<{ readonly converted: ConvertedModel } | { readonly checkpoint: Checkpoint }> {
+export async function convertOrRead(file: string, cacheDir: string, options: ConvertOptions = {}): Promise<{ readonly converted: ConvertedModel } | { readonly v3: Checkpoint }> {
   const precision = options.precision ?? 'fp32';
   // A damaged or hostile checkpoint, or one whose weights do not fit its class and kwargs, is refused
   // before it is hashed (which reads every byte): from its structure, then by its shapes (no weight read).
   const shapes = checkCheckpoint(file);
-  // Demucs v3/v2 convert nothing to cache: read once, not hashed first.
   if (shapes.klass in V3_CLASSES) {
     checkV3Shapes(shapes, file);
-    return { checkpoint: readCheckpoint(file) };
+    return { v3: shapes };
   }
   checkHTDemucsShapes(shapes, file);
   let sha256: string;

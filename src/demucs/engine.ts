@@ -14,7 +14,7 @@ import { openHTDemucs, type TimingSink } from './segment-model.js';
 import { openV3 } from './segment-model-v3.js';
 import { V3_CLASSES, parseV3Config } from './v3-config.js';
 import { v3Parameters } from './v3-parameters.js';
-import { readCheckpoint, type Checkpoint, type CheckpointTensor } from '../torch/checkpoint.js';
+import { readCheckpoint, type CheckpointTensor } from '../torch/checkpoint.js';
 import { dequantizeState, readDiffqState } from './diffq.js';
 
 export interface LoadDemucsOptions {
@@ -38,16 +38,14 @@ export async function loadDemucs(file: string, options: LoadDemucsOptions): Prom
   if (/\.ya?ml$/.test(file)) return loadBag(file, name, options);
   const result = await convertOrRead(file, options.cacheDir, options.precision === undefined ? {} : { precision: options.precision });
   if ('converted' in result) return openHTDemucs(result.converted, name, options);
-  let held: Checkpoint | undefined = result.checkpoint;
-  const config = parseV3Config(V3_CLASSES[held.klass] as 'HDemucs' | 'Demucs', held.kwargs);
-  // The checkpoint read for the load serves the first conversion; later ones (other window lengths) read it again.
+  const config = parseV3Config(V3_CLASSES[result.v3.klass] as 'HDemucs' | 'Demucs', result.v3.kwargs);
+  // The weights are read only for a conversion the cache lacks (each window length's its own read).
   const read = (): ReadonlyMap<string, CheckpointTensor> => {
-    const checkpoint = held ?? readCheckpoint(file);
-    held = undefined;
+    const checkpoint = readCheckpoint(file);
     // mdx_q, mdx_extra_q: diffq's packed levels stand in for the state_dict.
     return checkpoint.quantized === undefined ? checkpoint.state : dequantizeState(readDiffqState(checkpoint.quantized), v3Parameters(config));
   };
-  const weights = { file, read, cache: { checkpoint: file, cacheDir: options.cacheDir }, loaded: () => void (held = undefined) };
+  const weights = { file, read, cache: { checkpoint: file, cacheDir: options.cacheDir } };
   return openV3(config, weights, name, {
     ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
     ...(options.precision === undefined ? {} : { precision: options.precision }),
