@@ -9,7 +9,7 @@ export const API_ERROR_CODES = ['UNAUTHORIZED', 'INSUFFICIENT_CREDITS', 'VALIDAT
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
 /** Codes a failed job reports in its `error` object (documented in docs/api.md). */
-export const JOB_ERROR_CODES = ['SOURCE_FETCH_FAILED', 'AUDIO_DECODE_FAILED', 'SEPARATION_FAILED', 'ENCODE_FAILED', 'STORAGE_FAILED', 'INTERNAL_ERROR'] as const;
+export const JOB_ERROR_CODES = ['SOURCE_FETCH_FAILED', 'AUDIO_DECODE_FAILED', 'SEPARATION_FAILED', 'ENCODE_FAILED', 'STORAGE_FAILED', 'INTERNAL_ERROR', 'CANCELLED'] as const;
 export type JobErrorCode = (typeof JOB_ERROR_CODES)[number];
 
 /** Codes only the CLI and library callers see. */
@@ -38,6 +38,8 @@ const CODES: Readonly<Record<ErrorCode, CodeInfo>> = Object.freeze({
   ENCODE_FAILED: { httpStatus: 500, exitCode: 10, meaning: 'writing the stems failed' },
   STORAGE_FAILED: { httpStatus: 507, exitCode: 11, meaning: 'the disk is full or not writable' },
   INTERNAL_ERROR: { httpStatus: 500, exitCode: 1, meaning: 'an unexpected failure (a bug: run with STEMSPLIT_DEBUG=1 for its stack)' },
+  // A job its owner cancelled through the API; the CLI's own stop is INTERRUPTED, whose exit code it shares.
+  CANCELLED: { httpStatus: 409, exitCode: 130, meaning: 'stopped by SIGINT (Ctrl-C)' },
   USAGE: { httpStatus: 422, exitCode: 2, meaning: 'a wrong command, option or value' },
   MODEL_NOT_FOUND: { httpStatus: 422, exitCode: 12, meaning: 'no such model, or not installed' },
   MODEL_INVALID: { httpStatus: 500, exitCode: 13, meaning: 'a model file is damaged or not a model stemsplit can run' },

@@ -113,6 +113,11 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
     signer,
     // A job made here starts here at once when this node runs jobs; otherwise a worker's next poll takes it.
     enqueue: () => jobs.runner?.kick(),
+    // A cancel stops its split now when this node runs it (other nodes' runners poll), and sends its webhook.
+    cancelled: () => {
+      void jobs.runner?.stopCancelled();
+      jobs.webhooks.kick();
+    },
     rateLimitPerMinute: config.rateLimitPerMinute,
     maxJsonBodyBytes: config.maxJsonBodyBytes,
     limits: serverLimits(config),

@@ -646,3 +646,37 @@ describe('the model library on the page', { skip: existsSync(CHROMIUM) ? false :
     }
   });
 });
+
+describe('cancelling on the page', { skip: existsSync(CHROMIUM) ? false : `needs ${CHROMIUM} (apt-get install chromium)` }, () => {
+  test('a waiting split has a Cancel button: its row then says it was cancelled, no error is shown, and the credits come back', { timeout: 120_000 }, async () => {
+    const server = await startTestServer();
+    // The job waits in the queue: nothing runs it.
+    await server.server.runner?.stop();
+    const session = await createWebSession(server.server.data);
+    const before = (await server.request('GET', '/credits', { key: session.key })).json.data.balance as number;
+    const context = await browser.newContext();
+    try {
+      const { page, errors } = await openPage(context, webSessionLink(server.server.url, session.key));
+      await page.locator('#file-input').setInputFiles(songPath);
+      await page.locator('#pending-files').getByText('Night Drive.wav').waitFor();
+      await page.getByRole('button', { name: 'Split', exact: true }).click();
+      const row = () => page.locator('#history li').filter({ hasText: 'Night Drive.wav' });
+      await row().getByText('Queued').waitFor();
+      await row().getByRole('button', { name: 'Cancel the split of Night Drive.wav' }).click();
+      await row().getByText('Cancelled', { exact: true }).waitFor();
+      assert.equal(await row().locator('.history-why').textContent(), 'Cancelled: no stems were kept and its credits were refunded.');
+      assert.equal(await row().getByRole('button', { name: /Cancel the split/ }).count(), 0, 'no Cancel button on a cancelled split');
+      // The page stops following it without calling it a failure.
+      await until(async () => !(await page.locator('#job').isVisible()), 10_000, () => 'the job line is still shown');
+      assert.equal(((await page.locator('#upload-error').textContent()) ?? '').trim(), '');
+      const split = (await server.request('GET', '/audio/splits', { key: session.key })).json.data.items[0];
+      assert.deepEqual([split.status, split.error.code], ['failed', 'CANCELLED']);
+      assert.equal((await server.request('GET', '/credits', { key: session.key })).json.data.balance, before, 'refunded');
+      await page.screenshot({ path: join(ARTIFACTS, 'web-cancelled.png'), fullPage: true });
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+      await server.close();
+    }
+  });
+});

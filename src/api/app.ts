@@ -33,6 +33,8 @@ export interface AppDeps {
   readonly splits: SplitService;
   readonly signer: StemUrlSigner;
   readonly enqueue: (splitId: string) => void;
+  /** A job was cancelled through the API (its runner and the webhook dispatcher of this process are told). */
+  readonly cancelled?: (splitId: string) => void;
   readonly rateLimitPerMinute: number;
   readonly maxJsonBodyBytes: number;
   /** What this server accepts and keeps (`GET /v1/limits`); the upload routes and the OpenAPI document follow it. */

@@ -22,7 +22,9 @@ import { OutageLog, parseJobOptions, type DataStore, type JobOptions, type Split
 import type { SplitJob, Splitter } from '../splitting/worker-pool.js';
 import PQueue from 'p-queue';
 import { SerialPass } from './serial-pass.js';
-import { SPLIT_EVENT } from './webhooks.js';
+import { queueWebhook, refundAndAnnounce, type PresentSplit } from './cancel.js';
+
+export type { PresentSplit } from './cancel.js';
 
 /** A job whose runner died this many times is failed and refunded instead of run again. */
 const MAX_ATTEMPTS = 3;
@@ -30,9 +32,11 @@ const MAX_ATTEMPTS = 3;
 const RECORD_RETRY_MS = 10_000;
 /** How often an idle runner looks for jobs made by other processes. */
 const POLL_MS = 1_000;
-
-/** The public resource of a job, as its webhook carries it (the API layer knows its shape and URLs). */
-export type PresentSplit = (split: Split, nowMs: number) => unknown;
+/**
+ * How often a busy runner asks whether its jobs were cancelled (by the API of another process;
+ * this process's API tells it at once): a cancel must stop the worker within 2 s.
+ */
+const CANCEL_POLL_MS = 250;
 
 export interface RunnerOptions {
   readonly concurrency: number;
@@ -60,8 +64,8 @@ export class JobRunner {
   readonly #leaseMs: number;
   /** Runs the claimed jobs, `concurrency` at a time; a job is claimed only when a slot is free. */
   readonly #queue: PQueue;
-  /** Ids of the jobs this runner holds, whose leases it renews. */
-  readonly #active = new Set<string>();
+  /** The jobs this runner holds, whose leases it renews, each with what stops its split. */
+  readonly #active = new Map<string, AbortController>();
   readonly #stopping = new AbortController();
   #started = false;
   readonly #claims = new SerialPass(
@@ -70,6 +74,7 @@ export class JobRunner {
   );
   #pollTimer: NodeJS.Timeout | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
+  #cancelWatch: NodeJS.Timeout | undefined;
   /** A database outage is logged once, not at every claim, renewal or progress write it fails. */
   readonly #outage: OutageLog;
 
@@ -94,7 +99,25 @@ export class JobRunner {
     this.#started = true;
     this.#heartbeat = setInterval(() => void this.#renewLeases(), Math.max(100, this.#leaseMs / 3));
     this.#heartbeat.unref();
+    this.#cancelWatch = setInterval(() => void this.stopCancelled(), CANCEL_POLL_MS);
+    this.#cancelWatch.unref();
     this.kick();
+  }
+
+  /**
+   * Stops the splits of the jobs this runner holds that their owners cancelled meanwhile (through
+   * the API): each worker is told to stop at its next chunk, and the job's files are removed.
+   */
+  async stopCancelled(): Promise<void> {
+    if (this.#active.size === 0) return;
+    let cancelled: string[];
+    try {
+      cancelled = await this.#data.splits.cancelled([...this.#active.keys()]);
+    } catch (error) {
+      this.#outage.failed(error);
+      return;
+    }
+    for (const id of cancelled) this.#active.get(id)?.abort();
   }
 
   /** Looks for claimable jobs now (a job was just created here, or one just finished). */
@@ -110,6 +133,7 @@ export class JobRunner {
     await this.#claims.idle();
     await this.#queue.onIdle();
     clearInterval(this.#heartbeat);
+    clearInterval(this.#cancelWatch);
   }
 
   #schedulePoll(): void {
@@ -131,10 +155,11 @@ export class JobRunner {
       }
       if (!split) return;
       const claimed = split;
-      this.#active.add(claimed.id);
+      const stop = new AbortController();
+      this.#active.set(claimed.id, stop);
       void this.#queue.add(async () => {
         try {
-          await this.#run(claimed);
+          await this.#run(claimed, stop.signal);
         } finally {
           this.#active.delete(claimed.id);
           this.kick();
@@ -143,24 +168,34 @@ export class JobRunner {
     }
   }
 
-  async #run(split: Split): Promise<void> {
+  async #run(split: Split, stop: AbortSignal): Promise<void> {
     if (split.attempts > MAX_ATTEMPTS) {
       const message = `the job was interrupted ${split.attempts - 1} times; it was stopped and refunded`;
       await this.#record(split.id, () => this.#fail(split, 'INTERNAL_ERROR', message));
       return;
     }
-    const outcome = await this.#process(split);
+    const outcome = await this.#process(split, stop);
     if (outcome === 'lost') return;
     if (outcome.ok) {
       await this.#record(split.id, () => this.#succeed(split.id, outcome.stems));
+      // Cancelled as its last stem was written: the job failed, so its stems go.
+      if ((await this.#data.splits.get(split.id).catch(() => undefined))?.errorCode === 'CANCELLED') await this.#removeStems(split.id);
       return;
     }
-    await rm(this.#data.layout.absolute(this.#data.layout.stemDir(split.id)), { recursive: true, force: true }).catch(() => undefined);
+    await this.#removeStems(split.id);
+    if (stop.aborted) {
+      this.#options.log?.(`split ${split.id} was cancelled: its worker stopped and its files were removed`);
+      return;
+    }
     await this.#record(split.id, () => this.#fail(split, outcome.code, outcome.message));
   }
 
+  #removeStems(splitId: string): Promise<void> {
+    return rm(this.#data.layout.absolute(this.#data.layout.stemDir(splitId)), { recursive: true, force: true }).catch(() => undefined);
+  }
+
   /** Runs the separation; decides the outcome but records nothing terminal. */
-  async #process(split: Split): Promise<'lost' | { ok: true; stems: string[] } | { ok: false; code: JobErrorCode; message: string }> {
+  async #process(split: Split, stop: AbortSignal): Promise<'lost' | { ok: true; stems: string[] } | { ok: false; code: JobErrorCode; message: string }> {
     let stage: JobErrorCode = 'SEPARATION_FAILED';
     try {
       const ref = this.#modelOf(split);
@@ -183,7 +218,7 @@ export class JobRunner {
           lastPercent = whole;
           void this.#recordProgress(split.id, whole);
         }
-      });
+      }, stop);
       // One line per finished job, so whoever runs the server sees the work it does.
       const finished = Date.now();
       this.#options.log?.(`split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} in ${((finished - started) / 1000).toFixed(1)} s`);
@@ -192,6 +227,7 @@ export class JobRunner {
       await this.#data.modelTimings.record(ref.name, splitSeconds, result.durationSeconds).catch((error: unknown) => this.#outage.failed(error));
       return { ok: true, stems: Object.keys(result.stems) };
     } catch (error) {
+      if (stop.aborted) return { ok: false, code: 'CANCELLED', message: describeError(error) };
       const code: JobErrorCode = isDiskFull(error) ? 'STORAGE_FAILED' : (isStemsplitError(error) ? jobErrorCodeOf(error.code) : undefined) ?? stage;
       this.#options.log?.(`split ${split.id} failed: ${describeError(error)}`);
       return { ok: false, code, message: describeError(error) };
@@ -258,7 +294,7 @@ export class JobRunner {
   }
 
   async #renewLeases(): Promise<void> {
-    for (const id of this.#active) {
+    for (const id of this.#active.keys()) {
       try {
         if (!(await this.#data.splits.renewLease(id, this.name, this.#leaseMs))) {
           this.#options.log?.(`split ${id}: this worker's lease lapsed and another took the job; this run's outcome will not count`);
@@ -273,7 +309,7 @@ export class JobRunner {
     const finished = await this.#data.store.transaction(async () => {
       if (!(await this.#data.splits.markSucceeded(splitId, this.name, stems))) return undefined;
       const split = (await this.#data.splits.get(splitId)) as Split;
-      await this.#queueWebhook(split);
+      await queueWebhook(this.#data, split, this.#present);
       return split;
     });
     if (finished) this.#options.onTerminal?.(finished);
@@ -282,18 +318,9 @@ export class JobRunner {
   async #fail(split: Split, code: JobErrorCode, message: string): Promise<void> {
     const finished = await this.#data.store.transaction(async () => {
       if (!(await this.#data.splits.markFailed(split.id, this.name, code, message))) return undefined;
-      await this.#data.accounts.addLedgerEntry(split.accountId, 'refund', split.creditsUsed, split.id, `refund of failed ${split.id}`);
-      const failed = (await this.#data.splits.get(split.id)) as Split;
-      await this.#queueWebhook(failed);
-      return failed;
+      return refundAndAnnounce(this.#data, split, this.#present);
     });
     if (finished) this.#options.onTerminal?.(finished);
-  }
-
-  async #queueWebhook(split: Split): Promise<void> {
-    if (!split.webhookUrl) return;
-    const data = this.#present(split, this.#data.clock.now());
-    await this.#data.deliveries.enqueue(split.id, split.accountId, split.webhookUrl, JSON.stringify({ event: SPLIT_EVENT, data }));
   }
 }
 

@@ -28,7 +28,8 @@ export interface SplitJob extends StemOutputOptions {
 }
 
 export interface Splitter {
-  split(job: SplitJob, onProgress: (progress: SplitProgress) => void): Promise<SplitFileResult>;
+  /** `stop` (the API's cancel) asks the job's worker to stop at its next chunk or stem, as `cancel` does for all. */
+  split(job: SplitJob, onProgress: (progress: SplitProgress) => void, stop?: AbortSignal): Promise<SplitFileResult>;
   /**
    * Asks every running job to stop at its next chunk or stem: the job then fails (its staged
    * stems removed by the worker) and its worker stays usable. Safer than `close` mid-job:
@@ -100,12 +101,14 @@ class SplitWorker {
     return this.#dead;
   }
 
-  run(job: SplitJob, onProgress: (progress: SplitProgress) => void): Promise<SplitFileResult> {
+  run(job: SplitJob, onProgress: (progress: SplitProgress) => void, stop?: AbortSignal): Promise<SplitFileResult> {
     const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
+    const cancel = () => this.#pending.has(id) && this.#worker.send({ id, cancel: true } satisfies WorkerRequest);
+    stop?.addEventListener('abort', cancel, { once: true });
+    return new Promise<SplitFileResult>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, onProgress });
       this.#worker.send({ id, job } satisfies WorkerRequest);
-    });
+    }).finally(() => stop?.removeEventListener('abort', cancel));
   }
 
   cancel(): void {
@@ -169,10 +172,11 @@ export function workerSplitter(data: SplitWorkerData, size: number): Splitter {
   };
 
   return {
-    async split(job, onProgress) {
+    async split(job, onProgress, stop) {
       const worker = await acquire();
       try {
-        return await worker.run(job, onProgress);
+        stop?.throwIfAborted();
+        return await worker.run(job, onProgress, stop);
       } finally {
         release(worker);
       }

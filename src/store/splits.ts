@@ -152,6 +152,30 @@ export class Splits {
     return result.changes === 1;
   }
 
+  /**
+   * queued|processing → failed with CANCELLED, whoever holds the lease: its owner asked (the
+   * API's cancel). Runs inside the caller's transaction (with the refund); the runner holding
+   * the job sees it is no longer running and stops its worker.
+   */
+  async markCancelled(id: string, message: string): Promise<boolean> {
+    const now = this.#clock.now();
+    const result = await this.#store.run(
+      this.#store.db
+        .updateTable('splits')
+        .set({ status: 'failed', errorCode: 'CANCELLED', errorMessage: message, updatedAt: isoAt(now), finishedAtMs: now, leaseOwner: null, leaseExpiresAtMs: null })
+        .where('id', '=', id)
+        .where('status', 'in', ['queued', 'processing']),
+    );
+    return result.changes === 1;
+  }
+
+  /** Of `ids`, those their owner cancelled. */
+  async cancelled(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.#store.all(this.#store.db.selectFrom('splits').select('id').where('id', 'in', [...ids]).where('status', '=', 'failed').where('errorCode', '=', 'CANCELLED'));
+    return rows.map((row) => row.id);
+  }
+
   /** Finished jobs whose stems are past retention and still on disk. */
   expiredStems(olderThanMs: number, limit: number): Promise<Split[]> {
     return this.#store.all(

@@ -1,5 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { StemsplitError } from '../../errors.js';
+import { cancelSplit } from '../../jobs/cancel.js';
 import { presentSplit } from '../present.js';
 import type { CreateSplitRequest, SplitService } from '../../services/splits.js';
 import type { StemUrlSigner } from '../stem-urls.js';
@@ -61,11 +62,30 @@ const getSplitRoute = createRoute({
   },
 });
 
+const cancelSplitRoute = createRoute({
+  method: 'post',
+  path: '/audio/splits/{splitId}/cancel',
+  operationId: 'cancelSplit',
+  description:
+    'Cancels a queued or processing job (an addition to the v1 spec, whose statuses are closed): it becomes `failed` with the job error `CANCELLED`, ' +
+    'its worker stops within 2 s, no stems are kept, every credit it was charged is refunded and its webhook (if any) is sent. ' +
+    'Cancelling a cancelled job again answers it as it is.',
+  request: { params: z.object({ splitId: z.string() }) },
+  responses: {
+    200: ok('The cancelled job.', AudioSplit),
+    401: failure('Missing or invalid API key.'),
+    404: failure('No such job for this account.'),
+    422: failure('The job already ended (it succeeded, or failed for another reason).'),
+  },
+});
+
 export interface SplitRoutesDeps {
   readonly data: DataStore;
   readonly splits: SplitService;
   readonly signer: StemUrlSigner;
   readonly enqueue: (splitId: string) => void;
+  /** A job was cancelled here: its runner stops it now if it is in this process, and its webhook goes out. */
+  readonly cancelled?: (splitId: string) => void;
   readonly rateLimitPerMinute: number;
   readonly maxJsonBodyBytes: number;
 }
@@ -133,6 +153,13 @@ export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
     const origin = c.get('publicBase');
     const page: z.output<typeof SplitPage> = { nextCursor, items: splits.map((s) => presentSplit(s, deps.signer, origin, now)) };
     return c.json(successBody(page));
+  });
+
+  app.openapi(cancelSplitRoute, async (c) => {
+    const split = await deps.splits.get(c.get('principal'), c.req.valid('param').splitId);
+    const cancelled = await cancelSplit(deps.data, split, (s, nowMs) => presentSplit(s, deps.signer, s.baseUrl, nowMs));
+    deps.cancelled?.(split.id);
+    return c.json(successBody(presentSplit(cancelled, deps.signer, c.get('publicBase'), deps.data.clock.now())), 200);
   });
 
   app.openapi(getSplitRoute, async (c) => {

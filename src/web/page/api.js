@@ -167,6 +167,7 @@ export function createApi(getKey) {
       return request('POST', '/audio/splits', Object.assign({ input: input }, choice), { 'idempotency-key': idempotencyKey });
     },
     split: function (id) { return request('GET', '/audio/splits/' + encodeURIComponent(id)); },
+    cancelSplit: function (id) { return request('POST', '/audio/splits/' + encodeURIComponent(id) + '/cancel'); },
     listSplits: function (cursor) {
       return request('GET', '/audio/splits?limit=10' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
     },
@@ -313,6 +314,7 @@ const JOB_FAILURES = {
   ENCODE_FAILED: 'writing the stem files failed',
   STORAGE_FAILED: 'the server\'s disk is full or not writable',
   INTERNAL_ERROR: 'the job was interrupted',
+  CANCELLED: 'it was cancelled',
 };
 
 /** The longest server message shown under a failed job. */

@@ -329,7 +329,8 @@ async function follow(id, name) {
     if (split.status === 'processing') setJob(name, 'Splitting ' + split.progress + '%', split.progress);
     if (split.status === 'failed') {
       show($('job'), false);
-      setError($('upload-error'), explainJobFailure(split.error));
+      // A split cancelled on this page (or by the API) needs no error: its row says it.
+      if (!isCancelled(split)) setError($('upload-error'), explainJobFailure(split.error));
       refreshCredits();
       loadHistory(false);
       loadModels(); // a model removed meanwhile is no longer offered
@@ -432,9 +433,10 @@ function historyItem(split) {
   const expired = split.status === 'succeeded' && !split.stems;
   const when = new Date(split.createdAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
   const meta = [kindWords(split), ranWords(split), formatWords(split.outputFormat, split.bitDepth), formatTime(split.durationSeconds), when].join(' \u00b7 ');
-  const badgeText = expired ? 'Expired' : split.status === 'processing' ? 'Splitting ' + split.progress + '%' : STATUS_WORDS[split.status];
+  const badgeText = expired ? 'Expired' : isCancelled(split) ? 'Cancelled' : split.status === 'processing' ? 'Splitting ' + split.progress + '%' : STATUS_WORDS[split.status];
   const details = [h('span', { class: 'history-name' }, [split.filename]), h('span', { class: 'history-meta', title: 'Terms of ' + library.termsWords(split.models) }, [meta])];
-  if (split.status === 'failed') details.push(h('span', { class: 'history-why' }, [explainJobFailure(split.error)]));
+  if (isCancelled(split)) details.push(h('span', { class: 'history-why' }, ['Cancelled: no stems were kept and its credits were refunded.']));
+  else if (split.status === 'failed') details.push(h('span', { class: 'history-why' }, [explainJobFailure(split.error)]));
   if (expired) details.push(h('span', { class: 'history-why' }, ['The stems were removed after ' + retentionWords() + '.']));
   const children = [h('div', { class: 'history-main' }, details), h('span', { class: 'badge badge-' + (expired ? 'expired' : split.status) }, [badgeText])];
   if (split.status === 'succeeded' && split.stems) {
@@ -442,8 +444,25 @@ function historyItem(split) {
     children.push(h('button', { type: 'button', 'aria-label': 'Open ' + split.filename + ' in the mixer', onclick: function () { openListed(split, listedAt); } }, ['Open']));
   } else if (split.status === 'queued' || split.status === 'processing') {
     children.push(h('button', { type: 'button', 'aria-label': 'Follow the progress of ' + split.filename, onclick: function () { follow(split.id, split.filename); } }, ['Follow']));
+    children.push(h('button', { type: 'button', 'aria-label': 'Cancel the split of ' + split.filename, onclick: function () { cancelListed(split); } }, ['Cancel']));
   }
   return h('li', { class: 'history-item', 'data-split': split.id }, children);
+}
+
+function isCancelled(split) {
+  return split.status === 'failed' && Boolean(split.error) && split.error.code === 'CANCELLED';
+}
+
+/** Cancels a queued or running split: the server stops it, keeps no stems and refunds its credits. */
+async function cancelListed(split) {
+  try {
+    const cancelled = await api.cancelSplit(split.id);
+    updateHistoryRow(cancelled);
+    announce(split.filename + ': cancelled');
+    refreshCredits();
+  } catch (error) {
+    report($('history-error'), error);
+  }
 }
 
 /** Redraws the row of a split the page is following, so the list shows the same progress as the job line. */
