@@ -169,8 +169,6 @@ describe('VR fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : false }
     assert.throws(() => readVrModelData(lonely), /mystery\.pth: VR model with hash [0-9a-f]{32} is not in stemsplit's table of UVR models; put its model data \(vr_model_param, primary_stem, and nout, nout_lstm for VR 5\.1\) in .*mystery\.json/);
     writeFileSync(path.join(dir, 'mystery.json'), JSON.stringify({ vr_model_param: '5band_nowhere', primary_stem: 'Vocals' }));
     assert.throws(() => readVrModelData(lonely), /mystery\.json: vr_model_param must be one of 1band_sr16000_hl512, .*, got "5band_nowhere"/);
-    writeFileSync(path.join(dir, 'mystery.json'), JSON.stringify({ vr_model_param: '2band_32000', primary_stem: 'Vocals' }));
-    await assert.rejects(loadVr({ path: lonely }), /VR params 2band_32000 run at 32000 Hz; stemsplit runs the 44100 Hz params only/);
     writeFileSync(path.join(dir, 'mystery.json'), JSON.stringify({ vr_model_param: '1band_sr44100_hl512', primary_stem: 'Vocals' }));
     await assert.rejects(loadVr({ path: lonely, options: { vr: { windowSize: 256 } } }), (error: unknown) => {
       assert.ok(error instanceof StemsplitError && error.code === 'USAGE');
