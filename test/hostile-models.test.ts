@@ -48,7 +48,11 @@ describe('hostile model files, loaded as the split worker loads them', () => {
   });
 });
 
-describe('hostile model files through the real CLI: exit 13, one line naming the file, nothing written', () => {
+/**
+ * Each case's CLI run is two Node processes (the CLI and its split worker), about 2 s of CPU, most of
+ * it starting up: four at a time, so on a busy box they take a larger share of it.
+ */
+describe('hostile model files through the real CLI: exit 13, one line naming the file, nothing written', { concurrency: 4 }, () => {
   const run = cliRunner();
   const subset = [
     'pickle: LONG4 with a negative length',
@@ -60,16 +64,16 @@ describe('hostile model files through the real CLI: exit 13, one line naming the
     'model data: n_fft 2^30',
   ];
   for (const name of subset) {
-    it(name, () => {
-      const outcome = run(byName(name));
+    it(name, async () => {
+      const outcome = await run(byName(name));
       assert.equal(outcome.code, 13, outcome.message);
       assert.deepEqual(outcome.problems, [], outcome.message);
       assert.doesNotMatch(outcome.message, /YAMLWarning|\(node:/);
     });
   }
 
-  it('an ensemble names its damaged member', () => {
-    const outcome = run(byName('pickle: LONG4 of 1 MiB'), ['bundled-4s']);
+  it('an ensemble names its damaged member', async () => {
+    const outcome = await run(byName('pickle: LONG4 of 1 MiB'), ['bundled-4s']);
     assert.equal(outcome.code, 13, outcome.message);
     assert.deepEqual(outcome.problems, [], outcome.message);
     assert.match(outcome.message, /^stemsplit: ensemble member 2 of 2, model model .*\/model\.th/);

@@ -69,7 +69,7 @@ export async function runHostileFuzz(options: HostileFuzzOptions): Promise<Hosti
   const cliOutcomes: HostileOutcome[] = [];
   const cliStarted = performance.now();
   for (const hostile of ALL_CASES) {
-    const outcome = split(hostile);
+    const outcome = await split(hostile);
     cliOutcomes.push(outcome);
     log(`cli: ${hostile.name}: exit ${String(outcome.code)}, ${outcome.seconds.toFixed(1)} s, ${outcome.peakMb} MB`);
   }

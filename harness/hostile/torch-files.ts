@@ -189,8 +189,20 @@ export function floats(count: number, value = 0.5): Buffer {
  * repeated: full flushes end each chunk on a byte boundary with no back-references across it.
  */
 export function zeroBomb(bytes: number, chunk = 64 << 20): Buffer {
-  const block = deflateRawSync(Buffer.alloc(Math.min(chunk, bytes)), { finishFlush: zlibConstants.Z_FULL_FLUSH });
+  const block = deflatedZeros(Math.min(chunk, bytes));
   const repeats = Math.ceil(bytes / Math.min(chunk, bytes));
   // An empty final stored block ends the stream.
   return Buffer.concat([...Array.from({ length: repeats }, () => block), Buffer.from([0x03, 0x00])]);
+}
+
+const zeroBlocks = new Map<number, Buffer>();
+
+/** `size` zero bytes deflated, each size once per process (64 MiB take 0.2-0.7 s to deflate here, and the fuzz test writes its bombs several times). */
+function deflatedZeros(size: number): Buffer {
+  let block = zeroBlocks.get(size);
+  if (block === undefined) {
+    block = deflateRawSync(Buffer.alloc(size), { finishFlush: zlibConstants.Z_FULL_FLUSH });
+    zeroBlocks.set(size, block);
+  }
+  return block;
 }
