@@ -7,14 +7,23 @@
  * edges are where a resampler's padding, alignment and flush show; the interior where its
  * filter does. Also libsamplerate's medium and best converters against the VR fixtures' own sine
  * checks, as test/vr.test.ts checks the fastest one, and the coefficient tables' published values.
+ * Through `stemsplit split`: params at 32 and 48 kHz on a network whose mask is 0.5 (its output
+ * layer zero), whose two stems are then equal and give back what the params keep of the mix.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
+import { v50Tensors, writeVrPth } from '../harness/vr-state-dict.js';
+import { runCli } from '../harness/process.js';
 import { librosaResample, type LibrosaResType } from '../src/vr/resample.js';
 import { libsamplerateSinc, sincCoefficients, type SincConverter } from '../src/vr/resample-libsamplerate.js';
 import { fixtureDir } from './support/fixtures.js';
+import { decodePlanar, writeFloatWav } from './support/reference-audio.js';
+import { tempDir } from './support/server.js';
+
+const work = tempDir('stemsplit-vr-resamplers-');
+after(() => rmSync(work, { recursive: true, force: true }));
 
 interface SineFigures {
   readonly seconds: number;
@@ -135,4 +144,56 @@ describe('VR resamplers against their libraries', () => {
       for (const [index, value] of entries) assert.equal(table[index], Math.fround(value), `${converter}[${index}]`);
     }
   });
+});
+
+describe('VR params not at 44.1 kHz through `stemsplit split`', () => {
+  /** Two seconds of a stereo mix below 7 kHz (what every params file keeps), float32. */
+  function mix(): Float32Array {
+    const length = 2 * 44_100;
+    const planar = new Float32Array(2 * length);
+    for (let c = 0; c < 2; c++) {
+      for (let i = 0; i < length; i++) {
+        const t = i / 44_100;
+        planar[c * length + i] = 0.3 * Math.sin(2 * Math.PI * 220 * t + c) + 0.15 * Math.sin(2 * Math.PI * 1375 * t) + 0.05 * Math.sin(2 * Math.PI * (3000 + 1000 * t) * t);
+      }
+    }
+    return planar;
+  }
+
+  // Loading with kaiser_fast (32000) and sinc_medium then sinc_fastest (48000), back with soxr.
+  for (const param of ['1band_sr32000_hl512', '2band_48000']) {
+    it(`${param}: equal stems of the track's length that sum back to the mix`, () => {
+      const dir = path.join(work, param);
+      mkdirSync(dir, { recursive: true });
+      const model = path.join(dir, 'half.pth');
+      writeVrPth(model, v50Tensors(4, false, 5), { output: false });
+      writeFileSync(path.join(dir, 'half.json'), JSON.stringify({ vr_model_param: param, primary_stem: 'Vocals' }));
+      const song = path.join(dir, 'song.wav');
+      const input = mix();
+      writeFloatWav(song, input, 2);
+      const out = path.join(dir, 'out');
+      const result = runCli(['split', song, '--model', model, '--vr-aggression', '0', '--format', 'wav', '--float32', '-o', out], {
+        STEMSPLIT_DATA_DIR: path.join(dir, 'data'),
+        STEMSPLIT_CACHE_DIR: path.join(dir, 'cache'),
+      });
+      assert.equal(result.status, 0, result.stderr);
+      const [vocals, instrumental] = ['vocals', 'instrumental'].map((stem) => decodePlanar(path.join(out, 'song', `${stem}.wav`), 2)) as [Float32Array, Float32Array];
+      assert.equal(vocals.length, input.length, `${param}: the track's length`);
+      assert.ok(vocals.every((v, i) => v === instrumental[i]), `${param}: a mask of 0.5 makes the two stems equal`);
+      // The official stems end up to a hop before the track: compare the first 1.9 s of each channel.
+      const length = input.length / 2;
+      let signal = 0;
+      let noise = 0;
+      for (let c = 0; c < 2; c++) {
+        for (let i = 0; i < 1.9 * 44_100; i++) {
+          const reference = input[c * length + i] as number;
+          signal += reference ** 2;
+          noise += (reference - 2 * (vocals[c * length + i] as number)) ** 2;
+        }
+      }
+      const snr = 10 * Math.log10(signal / noise);
+      console.log(`${param} through split: the stems sum to the mix at ${snr.toFixed(1)} dB`);
+      assert.ok(snr >= 20, `${param}: ${snr.toFixed(1)} dB`);
+    });
+  }
 });
