@@ -392,6 +392,7 @@ class HDemucsBuilder {
           const out = this.decodeBands(p, layer, input, skipValue, last);
           return givesPre ? [out, out] : [out];
         }
+        if (!givesPre && this.rowBanded(p, layer, input)) return [this.decodeRows(p, layer, input, skipValue, last)];
         const [out, pre] = this.decode(p, layer, input, skipValue, frameCount, last);
         return givesPre ? [out, pre] : [out];
       }, last ? [V3_OUTPUTS.spec] : undefined);
@@ -431,9 +432,14 @@ class HDemucsBuilder {
     if (layer.empty) return y;
     if (inject !== undefined) y = ops.add(y, y.shape.length === 4 ? ops.reshape(inject, [1, inject.shape[1] as number, 1, inject.shape[2] as number]) : inject);
     y = ops.gelu(this.norm(`${p}.norm1`, layer, y));
-    if (config.dconv.mode & 1) y = this.dconv(`${p}.dconv`, y, layer);
-    if (!config.rewrite) return y;
-    return ops.glu(this.norm(`${p}.norm2`, layer, b.sameConv(`${p}.rewrite`, y)), 1);
+    const rewrite = (value: Value): Value => ops.glu(this.norm(`${p}.norm2`, layer, b.sameConv(`${p}.rewrite`, value)), 1);
+    // Without a norm the rewrite (a 1×1 convolution to twice the channels, then GLU) treats every row apart: it runs in the DConv's row bands.
+    const rowwise = config.rewrite && y.shape.length === 4 && !layer.norm && b.state.get(`${p}.rewrite.weight`).shape.slice(2).every((k) => k === 1);
+    if (config.dconv.mode & 1) {
+      y = this.dconv(`${p}.dconv`, y, layer, rowwise ? rewrite : undefined);
+      if (rowwise) return y;
+    }
+    return config.rewrite ? rewrite(y) : y;
   }
 
   /** HDecLayer.forward: returns the output and the input of its transposed convolution. */
@@ -456,6 +462,55 @@ class HDemucsBuilder {
       z = ops.slice(z, 2, layer.pad, layer.pad + length);
     }
     return [last ? z : ops.gelu(z), y];
+  }
+
+  /** Whether a decoder layer can run a band of rows at a time (decodeRows): a wide frequency layer without norms or DConv. */
+  private rowBanded(p: string, layer: HLayer, x: Value): boolean {
+    const { config, b } = this;
+    if (!layer.freq || x.shape.length !== 4 || (x.shape[2] as number) <= DCONV_ROWS || layer.norm || !config.rewrite || config.dconv.mode & 2) return false;
+    const kernel = b.state.get(`${p}.rewrite.weight`).shape.slice(2);
+    return layer.kernel >= layer.stride && layer.kernel - layer.stride <= layer.stride && kernel.length === 2 && kernel.every((k) => k % 2 === 1);
+  }
+
+  /**
+   * HDecLayer.forward on a wide frequency layer, a band of at most DCONV_ROWS rows at a time: the
+   * rewrite's convolution reads its rows of context above and below (zeros at the edges, as its
+   * padding), GLU treats rows apart, and the transposed convolution's outputs overlap by
+   * kernel − stride rows, added across bands with its bias once, as decodeBands does for MultiWrap.
+   * Each band waits for the one before (`Ops.after`). The layer's widest tensors (the rewrite's
+   * twice-the-channels output, the transposed convolution's) then never exist whole.
+   */
+  private decodeRows(p: string, layer: HLayer, x: Value, skip: Value, last: boolean): Value {
+    const { ops, graph } = this.b;
+    const rows = x.shape[2] as number;
+    const size = Math.ceil(rows / Math.ceil(rows / DCONV_ROWS));
+    const [kernelRows, kernelFrames] = this.b.state.get(`${p}.rewrite.weight`).shape.slice(2) as [number, number];
+    const halo = (kernelRows - 1) / 2;
+    const framePad = (kernelFrames - 1) / 2;
+    const rewriteWeight = this.b.value(`${p}.rewrite.weight`);
+    const rewriteBias = this.b.value(`${p}.rewrite.bias`);
+    const weight = this.b.value(`${p}.conv_tr.weight`);
+    const bias = this.b.state.get(`${p}.conv_tr.bias`).data;
+    const overlap = layer.kernel - layer.stride;
+    const pieces: Value[] = [];
+    let carry: Value | undefined;
+    for (let from = 0; from < rows; from += size) {
+      const to = Math.min(rows, from + size);
+      const [low, high] = [Math.max(0, from - halo), Math.min(rows, to + halo)];
+      const sum = ops.add(ops.slice(x, 2, low, high), ops.slice(skip, 2, low, high));
+      const previous = pieces[pieces.length - 1];
+      const pads = [halo - (from - low), framePad, halo - (high - to), framePad];
+      const y = ops.glu(ops.conv(previous === undefined ? sum : ops.after(sum, previous), rewriteWeight, rewriteBias, { pads }), 1);
+      const z = ops.convTranspose(y, weight, undefined, [layer.stride, 1]);
+      const own = layer.stride * (to - from);
+      const head = ops.slice(z, 2, 0, own);
+      pieces.push(carry === undefined ? head : ops.concat([ops.add(ops.slice(head, 2, 0, overlap), carry), ops.slice(head, 2, overlap, own)], 2));
+      carry = overlap > 0 ? ops.slice(z, 2, own, own + overlap) : undefined;
+    }
+    if (carry !== undefined) pieces.push(carry);
+    let z = ops.add(ops.concat(pieces, 2), graph.constant(bias, [1, bias.length, 1, 1], 'conv_tr_bias'));
+    if (layer.pad > 0) z = ops.slice(z, 2, layer.pad, (z.shape[2] as number) - layer.pad);
+    return last ? z : ops.gelu(z);
   }
 
   /** MultiWrap around an HEncLayer: each band of frequencies through its own copy of the layer, with edges padded as the whole layer would. */
@@ -537,8 +592,9 @@ class HDemucsBuilder {
    * The DConv branch; on the frequency branch it runs along time for every frequency row: [1, C, F, T] → [F, C, T]
    * and back. The rows are independent samples, so they run a band of at most DCONV_ROWS at a time: the branch's
    * working tensors (its GLU input has twice the layer's channels) stay a fraction of the layer's output.
+   * `rowwise`, what follows and treats rows apart too, runs on each band before the bands are joined.
    */
-  private dconv(prefix: string, x: Value, layer: HLayer): Value {
+  private dconv(prefix: string, x: Value, layer: HLayer, rowwise?: (band: Value) => Value): Value {
     const { b, config } = this;
     const { ops } = b;
     if (x.shape.length === 3) return b.dconv(prefix, x, config.dconv, layer.index);
@@ -553,8 +609,8 @@ class HDemucsBuilder {
       const slice = count === rows ? x : ops.slice(x, 2, from, from + count);
       const band = previous === undefined ? slice : ops.after(slice, previous);
       const flat = ops.reshape(ops.transpose(band, [0, 2, 1, 3]), [count, channels, frames]);
-      const out = b.dconv(prefix, flat, config.dconv, layer.index);
-      bands.push(ops.transpose(ops.reshape(out, [1, count, channels, frames]), [0, 2, 1, 3]));
+      const out = ops.transpose(ops.reshape(b.dconv(prefix, flat, config.dconv, layer.index), [1, count, channels, frames]), [0, 2, 1, 3]);
+      bands.push(rowwise === undefined ? out : rowwise(out));
     }
     return bands.length === 1 ? (bands[0] as Value) : ops.concat(bands, 2);
   }
