@@ -4,11 +4,13 @@
  * of int8 against fp32 (and of both against the official reference, where the fixture has one);
  * the bundled models on a synthetic song; with `--full`, the full-size random networks the
  * benchmarks build (viperx's BS-RoFormer and Kim's Mel-Band RoFormer on one 8-s chunk, SCNet-large
- * on one 11-s chunk; htdemucs' size is a Demucs fixture). Whole tracks and full-size networks are
+ * on one 11-s chunk, Demucs v3 and v2 at their released size on one 10-s window; htdemucs' size
+ * is a Demucs fixture). Whole tracks and full-size networks are
  * timed fp32, int8, fp32, int8, … in the same process (`--runs`), so the speed ratio is measured
  * under the same load (on the narrow fixtures it says little about a released model's).
  *
- *   nice -n 19 node --import tsx scripts/eval/int8-fidelity.ts [--full] [--runs 2]
+ *   nice -n 19 node --import tsx scripts/eval/int8-fidelity.ts [--full | --full-only] [--runs 2]
+ *        [--networks hdemucs,demucs,viperx-bs,kim-mel,scnet-large]   (which full-size networks)
  *        [--families demucs,demucs-v3,roformer,scnet,bundled] [--threads 2]
  *        [--int8 engine|tensor|block:N]   (the MSST networks' int8 matrix products: as the engine builds
  *                                          them; DynamicQuantizeMatMul, one activation scale per tensor;
@@ -27,6 +29,9 @@ import { parseArgs } from 'node:util';
 import { synthesiseSong } from '../../harness/audio.js';
 import { resolveConfig } from '../../src/config.js';
 import { loadDemucs } from '../../src/demucs/index.js';
+import { openV3 } from '../../src/demucs/segment-model-v3.js';
+import { parseV3Config } from '../../src/demucs/v3-config.js';
+import { v3Parameters } from '../../src/demucs/v3-parameters.js';
 import { configBeside } from '../../src/msst/config.js';
 import type { OpsOptions } from '../../src/onnx/ops.js';
 import type { Precision } from '../../src/onnx/quantize.js';
@@ -34,15 +39,18 @@ import { parseRoformerConfig, readRoformerConfig } from '../../src/roformer/conf
 import { RoformerNetwork } from '../../src/roformer/engine.js';
 import { parseScnetConfig, readScnetConfig } from '../../src/scnet/config.js';
 import { ScnetNetwork } from '../../src/scnet/engine.js';
+import { readCheckpoint, type CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { loadManifestModel, separate, type SegmentModel } from '../../src/separation/index.js';
 import { PRESETS, randomState } from '../bench/roformer-random.js';
 import { randomScnetState, SCNET_LARGE } from '../bench/scnet-random.js';
-import { benchTrack } from '../bench/synthetic.js';
+import { benchTrack, randomTensor } from '../bench/synthetic.js';
 
 const { values } = parseArgs({
   options: {
     families: { type: 'string', default: 'demucs,demucs-v3,roformer,scnet,bundled' },
     full: { type: 'boolean', default: false },
+    'full-only': { type: 'boolean', default: false },
+    networks: { type: 'string', default: 'hdemucs,demucs,viperx-bs,kim-mel,scnet-large' },
     runs: { type: 'string', default: '1' },
     threads: { type: 'string', default: '2' },
     shared: { type: 'string', default: '../shared' },
@@ -292,6 +300,31 @@ async function fullScnet(): Promise<void> {
   });
 }
 
+/**
+ * Demucs v3 (HDemucs, `hdemucs_mmi`'s channels 48) and v2 (Demucs, `mdx`'s time-domain members'
+ * channels 64) at their released size with random weights: the shared fixtures' kwargs widened
+ * back (as scripts/bench/demucs-v3-size.ts does), one 10-s window, timed interleaved.
+ */
+async function fullV3(kind: 'HDemucs' | 'Demucs'): Promise<void> {
+  const fixture = path.join(values.shared, 'fixtures/demucs-v3', kind === 'HDemucs' ? 'hdemucs_mmi_m0.th' : 'mdx_m0.th');
+  const kwargs = new Map(readCheckpoint(fixture).kwargs);
+  kwargs.set('channels', kind === 'HDemucs' ? 48 : 64);
+  kwargs.set('dconv_comp', 4);
+  const config = parseV3Config(kind, kwargs);
+  const read = (): Map<string, CheckpointTensor> => {
+    const seed = { seed: 1 };
+    return new Map(v3Parameters(config).map(([name, shape]) => [name, randomTensor(shape, 0.015, seed)]));
+  };
+  const models = new Map<Precision, SegmentModel>();
+  for (const precision of PRECISIONS) models.set(precision, await openV3(config, { file: `${kind} (random, released size)`, read }, kind, { intraOpThreads: threads, precision, bagSegment: 10 }));
+  const fp32 = models.get('fp32')!;
+  const window = fp32.windowSamples?.(fp32.segmentSamples) ?? fp32.segmentSamples;
+  const input = benchTrack(window / 44_100, 44_100, 2);
+  const out = await interleaved((precision) => models.get(precision)!.run(input), runs);
+  record({ family: kind === 'HDemucs' ? 'demucs v3' : 'demucs v2', network: `${kind === 'HDemucs' ? 'hdemucs_mmi' : 'mdx member'} size (random)`, test: 'one 10-s window', int8VsFp32: snrs(out.fp32, out.int8, fp32.sources.length), seconds: out.seconds });
+  for (const model of models.values()) await model.dispose();
+}
+
 /** The bundled models on 12 s of the synthetic song the tests use: int8 (ConvInteger) against fp32, timed. */
 async function bundled(): Promise<void> {
   const song = synthesiseSong(12);
@@ -323,16 +356,18 @@ const load = (): string => loadavg().map((v) => v.toFixed(2)).join(' ');
 try {
   const started = new Date().toISOString();
   console.log(`int8 vs fp32, SNR per stem (dB); ${threads} threads; MSST int8: ${values.int8}; ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores; ${started}; load ${load()}`);
-  if (families.includes('demucs')) await demucsFixtures();
-  if (families.includes('demucs-v3')) await demucsV3Fixtures();
-  if (families.includes('roformer')) await msstFixtures('roformer', 'fixtures/roformer', ['bs_roformer', 'mel_band_roformer'], openRoformer);
-  if (families.includes('scnet')) await msstFixtures('scnet', 'fixtures/msst', ['scnet'], openScnet);
-  if (families.includes('bundled')) await bundled();
-  if (values.full && families.includes('roformer')) {
-    await fullRoformer('viperx-bs');
-    await fullRoformer('kim-mel');
-  }
-  if (values.full && families.includes('scnet')) await fullScnet();
+  const fixtures = (family: string) => families.includes(family) && !values['full-only'];
+  const full = (family: string, network: string) => families.includes(family) && (values.full || values['full-only']) && values.networks.split(',').includes(network);
+  if (fixtures('demucs')) await demucsFixtures();
+  if (fixtures('demucs-v3')) await demucsV3Fixtures();
+  if (fixtures('roformer')) await msstFixtures('roformer', 'fixtures/roformer', ['bs_roformer', 'mel_band_roformer'], openRoformer);
+  if (fixtures('scnet')) await msstFixtures('scnet', 'fixtures/msst', ['scnet'], openScnet);
+  if (fixtures('bundled')) await bundled();
+  if (full('demucs-v3', 'hdemucs')) await fullV3('HDemucs');
+  if (full('demucs-v3', 'demucs')) await fullV3('Demucs');
+  if (full('roformer', 'viperx-bs')) await fullRoformer('viperx-bs');
+  if (full('roformer', 'kim-mel')) await fullRoformer('kim-mel');
+  if (full('scnet', 'scnet-large')) await fullScnet();
   console.log(`\nload before ${started}: see the first line; after (${new Date().toISOString()}): ${load()}; times: the fastest of ${runs} interleaved run(s)\n`);
   for (const line of table()) console.log(line);
 } finally {
