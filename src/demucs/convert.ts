@@ -4,8 +4,8 @@
  */
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
-import { cacheEntryDir, readCachedManifest, sha256File, storeEntry } from '../onnx/cache.js';
-import { checkCheckpoint, readCheckpoint, type Checkpoint } from '../torch/checkpoint.js';
+import { cacheEntryDir, checkOnce, readCachedManifest, sha256File, storeEntry } from '../onnx/cache.js';
+import { checkCheckpoint, pickleSha256, readCheckpoint, type Checkpoint } from '../torch/checkpoint.js';
 import { parseHTDemucsConfig } from './config.js';
 import { buildHTDemucsGraph, type GraphStage } from './htdemucs-graph.js';
 import { writeModel } from '../onnx/graph.js';
@@ -69,7 +69,7 @@ export async function convertOrRead(file: string, cacheDir: string, options: Con
     checkV3Shapes(shapes, file);
     return { v3: shapes };
   }
-  checkHTDemucsShapes(shapes, file);
+  await checkOnce(cacheDir, 'demucs', `${pickleSha256(file)}:${CONVERTER_VERSION}`, () => checkHTDemucsShapes(shapes, file));
   let sha256: string;
   try {
     sha256 = await sha256File(file);

@@ -4,10 +4,13 @@
  * and the loaded network as a stemsplit model. A family adds its config, its spectrum side, its
  * graph builder (a `StagedFamily`) and `forward`.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { checkOnce } from '../onnx/cache.js';
 import { convertCached, StagedSessions, writeStageFiles, type GraphStage, type StageFile } from '../onnx/stages.js';
 import type { TrackModel } from '../separation/model.js';
-import { checkStateDict, readStateDict, type CheckpointTensor } from '../torch/checkpoint.js';
+import { checkStateDict, pickleSha256, readStateDict, type CheckpointTensor } from '../torch/checkpoint.js';
 import type { MsstCommon } from './config.js';
 import { demixTrack, msstModel, type ChunkNetwork, type DemixRunOptions } from './network.js';
 import { checkpointStem } from './model-types.js';
@@ -80,8 +83,10 @@ export class StagedFamily<Config extends MsstCommon, Spectrum, Network, BuildOpt
     const spectrum = recipe.spectrum(config, configPath);
     // A damaged or hostile checkpoint, or one whose weights do not fit the config, is refused before
     // it is hashed (which reads every byte): from its structure, then by building the graphs
-    // against its shapes with stand-in weights (no weight read).
-    recipe.build(config, checkStateDict(checkpoint), spectrum, checkpoint, build.options);
+    // against its shapes with stand-in weights (no weight read; once per pickle, config and options).
+    const shapes = checkStateDict(checkpoint);
+    const key = `${pickleSha256(checkpoint)}:${createHash('sha256').update(readFileSync(configPath)).digest('hex')}:${build.variant ?? ''}:${JSON.stringify(build.options)}:${recipe.converterVersion}`;
+    await checkOnce(build.cacheDir, recipe.name, key, () => void recipe.build(config, shapes, spectrum, checkpoint, build.options));
     const { directory, stages } = await convertCached({
       checkpoint,
       configPath,

@@ -5,6 +5,7 @@
  * (`readStateDict`). Tensors come back as float32 whatever their stored type, as the official
  * loader casts them.
  */
+import { createHash } from 'node:crypto';
 import { describeError, isStemsplitError, StemsplitError } from '../errors.js';
 import {
   PickleCallable,
@@ -109,6 +110,22 @@ export function readCheckpoint(path: string): Checkpoint {
  */
 export function checkCheckpoint(path: string): Checkpoint {
   return readTorchFile(path, resolveGlobal, (root, load) => interpretPackage(path, root, load), standInTensor);
+}
+
+/**
+ * The SHA-256 of a torch file's `data.pkl`: everything its tensors' names, shapes and storages
+ * are (and a Demucs package's class and kwargs), so a check of those that passed once holds for
+ * any file with the same pickle. Reads the zip's directory and the pickle, no weight.
+ */
+export function pickleSha256(path: string): string {
+  const archive = ZipArchive.open(path);
+  try {
+    const pickleName = [...archive.entries.keys()].find((name) => name.endsWith('/data.pkl') || name === 'data.pkl');
+    if (pickleName === undefined) throw new StemsplitError('MODEL_INVALID', `${path} is not a PyTorch checkpoint (no data.pkl)`);
+    return createHash('sha256').update(archive.read(pickleName, MAX_PICKLE_BYTES)).digest('hex');
+  } finally {
+    archive.close();
+  }
 }
 
 /** readStateDict's checks without reading any weights, its tensors stand-ins (see checkCheckpoint). */
