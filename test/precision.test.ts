@@ -94,6 +94,33 @@ describe('MSST checkpoints refuse --precision int8 through stemsplit split', () 
   }
 });
 
+describe('a server started with precision int8 and an MSST checkpoint in its library', () => {
+  const dir = fixtureDir('msst');
+  it('refuses its jobs with 422 saying why, the job\'s modelOptions applied (the model type)', { skip: dir === undefined ? 'no fixtures' : false }, async () => {
+    const dataDir = path.join(work, 'msst-api');
+    const added = runCli(['--data-dir', dataDir, 'models', 'add', path.join(dir as string, 'scnet_4stem.ckpt'), '--terms', 'MIT (a test fixture)']);
+    assert.equal(added.status, 0, added.stderr);
+    const song = path.join(work, 'msst-api.wav');
+    writeFloatWav(song, readF32(path.join(dir as string, 'scnet_4stem.demix.in.f32')), 2);
+    const t = await startTestServer({ dataDir, precision: 'int8' });
+    try {
+      const listed = (await t.request('GET', '/models')).json.data.items as Array<{ name: string; int8Refused: string | null }>;
+      const why = listed.find((model) => model.name === 'scnet_4stem')?.int8Refused;
+      assert.match(why ?? '', /SCNet fixtures/);
+      const refused = async (body: Record<string, unknown>): Promise<string> => {
+        const reply = await t.request('POST', '/audio/splits', { body: { input: await uploadFile(t, readFileSync(song)), outputFormat: 'wav', ...body } });
+        assert.equal(reply.status, 422, reply.text);
+        assert.equal(reply.json.error.code, 'VALIDATION_ERROR');
+        return String(reply.json.error.message);
+      };
+      assert.equal(await refused({ model: 'scnet_4stem' }), `scnet_4stem runs in fp32 only and this server computes in int8 (serve --precision int8): ${why}`);
+      assert.match(await refused({ model: 'scnet_4stem', modelOptions: { modelType: 'mdx23c' } }), /^scnet_4stem runs in fp32 only and this server computes in int8 \(serve --precision int8\): int8 is not implemented for MDX23C: .*\d/);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 /**
  * The bundled model keeps its int8 graph rewrite (ConvInteger; scripts/eval/quality.ts measures it),
  * but `--precision int8` refuses it: its int8 stems fell to 33.4 dB against fp32 on real clips, under
