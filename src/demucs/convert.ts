@@ -69,7 +69,7 @@ export async function convertOrRead(file: string, cacheDir: string, options: Con
     checkV3Shapes(shapes, file);
     return { v3: shapes };
   }
-  await checkOnce(cacheDir, 'demucs', `${pickleSha256(file)}:${CONVERTER_VERSION}`, () => checkHTDemucsShapes(shapes, file));
+  await checkOnce(cacheDir, 'demucs', `${pickleSha256(shapes)}:${CONVERTER_VERSION}`, () => checkHTDemucsShapes(shapes, file));
   let sha256: string;
   try {
     sha256 = await sha256File(file);

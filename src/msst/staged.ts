@@ -85,7 +85,7 @@ export class StagedFamily<Config extends MsstCommon, Spectrum, Network, BuildOpt
     // it is hashed (which reads every byte): from its structure, then by building the graphs
     // against its shapes with stand-in weights (no weight read; once per pickle, config and options).
     const shapes = checkStateDict(checkpoint);
-    const key = `${pickleSha256(checkpoint)}:${createHash('sha256').update(readFileSync(configPath)).digest('hex')}:${build.variant ?? ''}:${JSON.stringify(build.options)}:${recipe.converterVersion}`;
+    const key = `${pickleSha256(shapes)}:${createHash('sha256').update(readFileSync(configPath)).digest('hex')}:${build.variant ?? ''}:${JSON.stringify(build.options)}:${recipe.converterVersion}`;
     await checkOnce(build.cacheDir, recipe.name, key, () => void recipe.build(config, shapes, spectrum, checkpoint, build.options));
     const { directory, stages } = await convertCached({
       checkpoint,

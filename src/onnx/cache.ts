@@ -64,7 +64,7 @@ function isAlreadyThere(error: unknown): boolean {
  * that do not fit the config before the file is hashed) unless it passed before for `key` (the
  * pickle's SHA-256 with the config, options and converter version: what the check depends on).
  * A pass is remembered as an empty file under `<cacheDir>/shape-checks/<family>/`: the check costs
- * what building the graphs does (2.8 s for a full-size HTDemucs here, against 0.16 s to hash it),
+ * what building the graphs does (2.3-3.9 s for a full-size HTDemucs here, against 0.16-0.52 s to hash it),
  * too much to repeat at every load of a model whose conversion is cached.
  */
 export async function checkOnce(cacheDir: string, family: string, key: string, check: () => void): Promise<void> {

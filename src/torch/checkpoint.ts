@@ -112,20 +112,17 @@ export function checkCheckpoint(path: string): Checkpoint {
   return readTorchFile(path, resolveGlobal, (root, load) => interpretPackage(path, root, load), standInTensor);
 }
 
+const pickleHashes = new WeakMap<object, string>();
+
 /**
- * The SHA-256 of a torch file's `data.pkl`: everything its tensors' names, shapes and storages
- * are (and a Demucs package's class and kwargs), so a check of those that passed once holds for
- * any file with the same pickle. Reads the zip's directory and the pickle, no weight.
+ * The SHA-256 of the `data.pkl` that checkCheckpoint or checkStateDict read `shapes` from:
+ * everything the tensors' names, shapes and storages are (and a Demucs package's class and
+ * kwargs), so a check of those that passed once holds for any file with the same pickle.
  */
-export function pickleSha256(path: string): string {
-  const archive = ZipArchive.open(path);
-  try {
-    const pickleName = [...archive.entries.keys()].find((name) => name.endsWith('/data.pkl') || name === 'data.pkl');
-    if (pickleName === undefined) throw new StemsplitError('MODEL_INVALID', `${path} is not a PyTorch checkpoint (no data.pkl)`);
-    return createHash('sha256').update(archive.read(pickleName, MAX_PICKLE_BYTES)).digest('hex');
-  } finally {
-    archive.close();
-  }
+export function pickleSha256(shapes: Checkpoint | ReadonlyMap<string, CheckpointTensor>): string {
+  const hash = pickleHashes.get(shapes);
+  if (hash === undefined) throw new Error('pickleSha256 takes what checkCheckpoint or checkStateDict returned');
+  return hash;
 }
 
 /** readStateDict's checks without reading any weights, its tensors stand-ins (see checkCheckpoint). */
@@ -192,11 +189,14 @@ function readTorchFile<T>(
       throw new StemsplitError('MODEL_INVALID', `${path} is not a PyTorch checkpoint (no data.pkl)`);
     }
     const prefix = pickleName.slice(0, pickleName.length - 'data.pkl'.length);
-    const root = unpickle(archive.read(pickleName, MAX_PICKLE_BYTES), { resolveGlobal: resolve, persistentLoad }, path);
-    return interpret(root, (tensors) => {
+    const pickled = archive.read(pickleName, MAX_PICKLE_BYTES);
+    const root = unpickle(pickled, { resolveGlobal: resolve, persistentLoad }, path);
+    const result = interpret(root, (tensors) => {
       const entries = tensors.map(([name, tensor]) => checkView(path, archive, `${prefix}data/${tensor.storage.key}`, name, tensor));
       return new Map(tensors.map(([name, tensor], i) => [name, read(archive, entries[i] as string, tensor)]));
     });
+    if (read === standInTensor && typeof result === 'object' && result !== null) pickleHashes.set(result, createHash('sha256').update(pickled).digest('hex'));
+    return result;
   } catch (error) {
     throw namingFile(path, error);
   } finally {
