@@ -15,6 +15,7 @@
  *        [--int8 engine|tensor|block:N]   (the MSST networks' int8 matrix products: as the engine builds
  *                                          them; DynamicQuantizeMatMul, one activation scale per tensor;
  *                                          or MatMulNBits, weights and activations per block of N inputs)
+ *        [--keep-float REGEX]             (with --int8: the MSST stages whose graph name matches stay fp32, e.g. 'band-split|masks')
  *
  * Prints one line per case as it goes, then the whole table (markdown) with the box's load before
  * and after. The bar is 40 dB int8 against fp32 on every stem of every case (issue 40).
@@ -55,6 +56,7 @@ const { values } = parseArgs({
     threads: { type: 'string', default: '2' },
     shared: { type: 'string', default: '../shared' },
     int8: { type: 'string', default: 'engine' },
+    'keep-float': { type: 'string' },
   },
 });
 const threads = Number(values.threads);
@@ -66,11 +68,12 @@ const BAR_DB = 40;
 
 /** The MSST networks' build options at a precision, as `--int8` asks; undefined: as the engine builds them. */
 function msstBuild(precision: Precision): OpsOptions | undefined {
-  if (values.int8 === 'engine' || precision === 'fp32') return undefined;
-  if (values.int8 === 'tensor') return { precision };
+  if ((values.int8 === 'engine' && values['keep-float'] === undefined) || precision === 'fp32') return undefined;
+  const keep = values['keep-float'] === undefined ? {} : { floatGraphs: new RegExp(values['keep-float']) };
+  if (values.int8 === 'tensor' || values.int8 === 'engine') return { precision, ...keep };
   const block = /^block:(\d+)$/.exec(values.int8);
   if (!block) throw new Error(`--int8 takes engine, tensor or block:N; got ${values.int8}`);
-  return { precision, int8BlockSize: Number(block[1]) };
+  return { precision, int8BlockSize: Number(block[1]), ...keep };
 }
 
 interface Row {
@@ -254,14 +257,14 @@ function openRoformer(checkpoint: string, precision: Precision): Promise<Roforme
   const options = msstBuild(precision);
   if (options === undefined) return RoformerNetwork.open(checkpoint, { cacheDir, intraOpThreads: threads, precision });
   const configPath = configBeside(checkpoint);
-  return RoformerNetwork.family.open(checkpoint, readRoformerConfig(configPath), configPath, { options, variant: values.int8.replace(':', ''), cacheDir }, { intraOpThreads: threads });
+  return RoformerNetwork.family.open(checkpoint, readRoformerConfig(configPath), configPath, { options, variant: `${values.int8.replace(':', '')}${values['keep-float'] ? '-keep' : ''}`, cacheDir }, { intraOpThreads: threads });
 }
 
 function openScnet(checkpoint: string, precision: Precision): Promise<ScnetNetwork> {
   const options = msstBuild(precision);
   if (options === undefined) return ScnetNetwork.open(checkpoint, { cacheDir, intraOpThreads: threads, precision });
   const configPath = configBeside(checkpoint);
-  return ScnetNetwork.family.open(checkpoint, readScnetConfig(configPath), configPath, { options, variant: values.int8.replace(':', ''), cacheDir }, { intraOpThreads: threads });
+  return ScnetNetwork.family.open(checkpoint, readScnetConfig(configPath), configPath, { options, variant: `${values.int8.replace(':', '')}${values['keep-float'] ? '-keep' : ''}`, cacheDir }, { intraOpThreads: threads });
 }
 
 /** A full-size random network's stages at both precisions, one chunk of the bench's synthetic music through each, timed interleaved. */

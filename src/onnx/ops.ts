@@ -26,6 +26,8 @@ export interface OpsOptions {
    * coarsens for every other). A power of two ≥ 16; absent: DynamicQuantizeMatMul.
    */
   readonly int8BlockSize?: number;
+  /** At int8, graphs whose name matches keep their products in float32 (e.g. a network's first and last stages). */
+  readonly floatGraphs?: RegExp;
 }
 
 /** GroupNorm affines up to this many values (per channel × positions) are written out in full. */
@@ -103,7 +105,7 @@ export class Ops {
    * (2-D, `out-in` as PyTorch's Linear stores it or `in-out`); undefined otherwise.
    */
   private quantizedMatMul(x: Value, weight: Value, layout: 'out-in' | 'in-out', bias?: Value): Value | undefined {
-    if (this.options.precision !== 'int8') return undefined;
+    if (this.options.precision !== 'int8' || this.options.floatGraphs?.test(this.graph.name)) return undefined;
     const data = this.graph.constantData(weight);
     const biasData = bias === undefined ? undefined : this.graph.constantData(bias);
     if (data === undefined || (bias !== undefined && biasData === undefined)) return undefined;
