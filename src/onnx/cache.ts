@@ -71,8 +71,10 @@ export async function checkOnce(cacheDir: string, family: string, key: string, c
   const marker = path.join(cacheDir, 'shape-checks', family, createHash('sha256').update(key).digest('hex'));
   if (existsSync(marker)) return;
   check();
-  await mkdir(path.dirname(marker), { recursive: true });
-  await writeFile(marker, '');
+  // Best effort: a cache that cannot be written (read-only, full) only means the check runs again next time.
+  await mkdir(path.dirname(marker), { recursive: true })
+    .then(() => writeFile(marker, ''))
+    .catch(() => undefined);
 }
 
 /**
