@@ -22,7 +22,7 @@ import { loadDemucs, parseBagFile, readCheckpoint } from '../src/demucs/index.js
 import { openV3 } from '../src/demucs/segment-model-v3.js';
 import { parseV3Config } from '../src/demucs/v3-config.js';
 import { catalogModel, type CatalogModel } from '../src/models/catalog.js';
-import { pullModel } from '../src/models/pull.js';
+import { pullModel, removeModel } from '../src/models/pull.js';
 import { bagYaml } from '../src/demucs/family.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 import { fixtureDir, fixtureManifest } from './support/fixtures.js';
@@ -78,6 +78,33 @@ describe('Demucs v3/v2 bags through `stemsplit split`', { skip: dir === undefine
       assertBagStems(bag, 'split', sources, (stem) => join(out, 'song', `${stem}.wav`));
     });
   }
+
+  it('a second split of the same bag loads every member from the cache: no stage converted again, the same stems', () => {
+    const caseDir = join(work, 'again');
+    const { yaml, song, sources } = prepareBag('hdemucs_mmi_small', caseDir);
+    const env = { STEMSPLIT_DATA_DIR: join(caseDir, 'data'), STEMSPLIT_CACHE_DIR: join(caseDir, 'cache') };
+    const converted = join(caseDir, 'cache', 'demucs');
+    const stageFiles = (): Map<string, number> => {
+      const files = new Map<string, number>();
+      for (const entry of existsSync(converted) ? readdirSync(converted) : []) {
+        if (!existsSync(join(converted, entry, 'model.json'))) continue;
+        for (const file of readdirSync(join(converted, entry))) files.set(join(entry, file), statSync(join(converted, entry, file)).mtimeMs);
+      }
+      return files;
+    };
+    for (const run of ['first', 'second']) {
+      const result = runCli(['split', song, '--model', yaml, '--format', 'wav', '--float32', '-o', join(caseDir, run)], env);
+      assert.equal(result.status, 0, result.stderr);
+      assertBagStems('hdemucs_mmi_small', `${run} split`, sources, (stem) => join(caseDir, run, 'song', `${stem}.wav`));
+      if (run === 'first') {
+        const first = stageFiles();
+        assert.ok(first.size > 10, `the first split cached its stages (${first.size} files)`);
+        writeFileSync(join(caseDir, 'first.json'), JSON.stringify([...first]));
+      } else {
+        assert.deepEqual([...stageFiles()], JSON.parse(readFileSync(join(caseDir, 'first.json'), 'utf8')), 'no stage file written again, none added');
+      }
+    }
+  });
 
   it('mdx_small through the API (outputFormat wav): every stem as through split', async () => {
     const caseDir = join(work, 'api');
@@ -217,7 +244,7 @@ async function serve(files: ReadonlyMap<string, Buffer>): Promise<{ url: string;
 }
 
 describe('Demucs v3 models pull', { skip: dir === undefined ? 'no fixtures' : false }, () => {
-  it('pulls a one-model bag with a segment (as hdemucs_mmi), writes its yaml, and split runs it as the official bag', async () => {
+  it('pulls a one-model bag with a segment (as hdemucs_mmi), writes its yaml, split runs it as the official bag, and models remove deletes its converted stages', async () => {
     const from = dir as string;
     const bytes = readFileSync(join(from, 'hdemucs_mmi_m0.th'));
     const file = `hdemucs_mmi_m0-${createHash('sha256').update(bytes).digest('hex').slice(0, 8)}.th`;
@@ -239,6 +266,12 @@ describe('Demucs v3 models pull', { skip: dir === undefined ? 'no fixtures' : fa
       const sources = model.sources;
       const stems = sources.map((stem) => decodePlanar(join(out, 'song', `${stem}.wav`), 2));
       assertStems('pulled hdemucs_mmi_small split', readF32(join(from, 'hdemucs_mmi_small.separate.out.f32')), stems, sources.length, { minDb: MIN_SNR_DB, names: sources, stride });
+      // The split cached the segment's stages beside the checkpoint; removing the model removes them.
+      const converted = readdirSync(join(cacheDir, 'demucs')).filter((entry) => existsSync(join(cacheDir, 'demucs', entry, 'model.json')));
+      assert.equal(converted.length, 1, `one conversion cached: ${converted.join(', ')}`);
+      const removed = await removeModel(model, cacheDir);
+      assert.ok(removed.includes(join(cacheDir, 'demucs', converted[0] as string)), `models remove deletes the conversion: ${removed.join(', ')}`);
+      assert.deepEqual(readdirSync(join(cacheDir, 'demucs')).filter((entry) => !entry.startsWith('.')), [], 'nothing of the model is left');
     } finally {
       await server.close();
     }
