@@ -7,7 +7,9 @@
  *
  * Terminal transitions are one transaction each, and only the lease holder's counts: a success
  * with its webhook outbox row, a failure with its refund and its outbox row. The charge was made
- * when the job was created, so a job run twice is never charged twice.
+ * when the job was created, so a job run twice is never charged twice. The one exception is the
+ * owner's cancel (jobs/cancel.ts), which ends the job whoever holds it; the holder then stops its
+ * split (stopCancelled) and records nothing.
  */
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
