@@ -38,6 +38,8 @@ interface Case {
 
 const CASES: readonly Case[] = [
   { family: 'Demucs (HTDemucs)', checkpoint: fixtureFile('demucs', 'htdemucs_small.th'), beside: [] },
+  // A transposed convolution's first dimension is its inputs: no bias betrays it, the convolution's own check names it.
+  { family: 'Demucs (HTDemucs), a decoder\'s transposed convolution', checkpoint: fixtureFile('demucs', 'htdemucs_small.th'), beside: [], which: 40 },
   { family: 'Demucs v3 (HDemucs)', checkpoint: fixtureFile('demucs-v3', 'hdemucs_mmi_m0.th'), beside: [] },
   { family: 'Demucs v2 (Demucs)', checkpoint: fixtureFile('demucs-v3', 'mdx_m0.th'), beside: [] },
   { family: 'BS-RoFormer', checkpoint: fixtureFile('roformer', 'bs_roformer_vocals.ckpt'), beside: ['.yaml'] },

@@ -54,7 +54,7 @@ export class Ops {
       return Math.floor((size - (dilations[i] as number) * (k - 1) - 1) / (strides[i] as number)) + 1;
     });
     const group = options.group ?? 1;
-    this.expectChannels(x, (weight.shape[1] as number) * group, 'Conv');
+    this.expectChannels(x, (weight.shape[1] as number) * group, 'Conv', weight);
     return this.graph.op('Conv', bias ? [x, weight, bias] : [x, weight], [x.shape[0] as number, weight.shape[0] as number, ...outSpatial], {
       kernel_shape: attr.ints(kernel),
       strides: attr.ints(strides),
@@ -71,7 +71,7 @@ export class Ops {
     const outSpatial = kernel.map(
       (k, i) => ((x.shape[2 + i] as number) - 1) * (strides[i] as number) + k - (crop[i] as number) - (crop[kernel.length + i] as number),
     );
-    this.expectChannels(x, weight.shape[0] as number, 'ConvTranspose');
+    this.expectChannels(x, weight.shape[0] as number, 'ConvTranspose', weight);
     return this.graph.op(
       'ConvTranspose',
       bias ? [x, weight, bias] : [x, weight],
@@ -82,7 +82,7 @@ export class Ops {
 
   /** y = x·Wᵀ + b for x [N, in], W [out, in] (PyTorch's Linear layout). */
   linear(x: Value, weight: Value, bias?: Value): Value {
-    this.expectChannels({ name: x.name, shape: [0, x.shape[1] as number] }, weight.shape[1] as number, 'Gemm');
+    this.expectChannels({ name: x.name, shape: [0, x.shape[1] as number] }, weight.shape[1] as number, 'Gemm', weight);
     const quantized = this.quantizedMatMul(x, weight, 'out-in', bias);
     if (quantized !== undefined) return quantized;
     return this.graph.op('Gemm', bias ? [x, weight, bias] : [x, weight], [x.shape[0] as number, weight.shape[0] as number], {
@@ -414,9 +414,11 @@ export class Ops {
     return value;
   }
 
-  private expectChannels(x: Value, expected: number, op: string): void {
+  /** Refuses an input the weight does not fit, naming the weight as its builder named it (a checkpoint's tensor, mostly). */
+  private expectChannels(x: Value, expected: number, op: string, weight: Value): void {
     if (x.shape[1] !== expected) {
-      throw new Error(`${op} expects ${expected} input channels, got [${x.shape.join(', ')}]`);
+      const tensor = (weight.name.split('/').at(-1) ?? weight.name).replace(/_\d+$/, '');
+      throw new Error(`${op} with the weight ${tensor} expects ${expected} input channels, got [${x.shape.join(', ')}]`);
     }
   }
 }
