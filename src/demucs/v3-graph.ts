@@ -263,7 +263,10 @@ class V3Builder {
     const coefficients = Float32Array.from({ length: ATTENTION_DECAYS }, (_, f) => (-(f + 1) / Math.sqrt(ATTENTION_DECAYS)) * ATTENTION_DECAYS);
     const g = ops.reduceMean(ops.mul(decays, graph.constant(coefficients, [1, ATTENTION_DECAYS, 1], 'decay_coefficients')), 1); // [rows, 1, T]
     const ramp = graph.constant(Float32Array.from({ length: steps }, (_, t) => t), [steps], 'ramp');
-    const keyTimes = ops.reshape(ramp, [steps, 1]);
+    // After g, a value of the run: otherwise ONNX Runtime folds the |t − s| and self masks below, which
+    // depend on constants only, into initializers of [keys, queries] per block (about 260 MB at a
+    // v2 Demucs' layer 4 on a 60 s window), kept with the session.
+    const keyTimes = ops.after(ops.reshape(ramp, [steps, 1]), g);
     const block = steps > 2 * ATTENTION_QUERY_BLOCK ? ATTENTION_QUERY_BLOCK : steps;
     const results: Value[] = [];
     for (let from = 0; from < steps; from += block) {
