@@ -4,7 +4,7 @@
  * model_2_stem_full_band_8k.yaml, MSST's configs/config_vocals_mdx23c.yaml), built here (no
  * download), converted to ONNX and run through MSST's demix on `--seconds` of synthetic music.
  * With `--msst DIR` the same weights and track also go through MSST's own PyTorch inference
- * (scripts/bench/mdx23c_msst.py, which imports MSST from that checkout), side by side, with the
+ * (scripts/bench/msst_reference.py, which imports MSST from that checkout), side by side, with the
  * SNR between the two outputs (both must compute the same function).
  *
  *   node --import tsx scripts/bench/mdx23c.ts [--preset instvoc-hq] [--seconds 20] [--threads 2]
@@ -20,8 +20,7 @@
  * time goes (STFT, graph, iSTFT) and the peak RSS while separating; with --msst the same for
  * PyTorch and the ratios.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -30,7 +29,7 @@ import { parseMdx23cConfig, type Mdx23cConfig } from '../../src/mdx23c/config.js
 import { Mdx23cNetwork } from '../../src/mdx23c/engine.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { rssSampler } from './rss.js';
-import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, randomTensor, referenceEnv, rerunAsSplitWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
+import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, msstSideBySide, printDemixRun, randomTensor, rerunAsSplitWorker, writeWeightBlob } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -141,7 +140,7 @@ if (values['build-only']) {
   const state = randomState(config);
   const winograd = values['winograd-min-channels'];
   const stages = Mdx23cNetwork.writeStages(config, state, values['build-only'], winograd === undefined ? {} : { winogradMinChannels: Number(winograd) });
-  if (values.msst) writeWeightBlob(state, values['build-only'], 'weights.f32');
+  if (values.msst) writeWeightBlob(state, values['build-only'], 'weights.bin');
   answerBuilt(state, stages);
 }
 
@@ -181,24 +180,9 @@ const perMinute = printDemixRun(run, {
 });
 
 if (values.msst) {
-  writeFileSync(path.join(work, 'track.f32'), track);
-  const report = JSON.parse(
-    execFileSync(
-      values.python,
-      [
-        path.resolve(import.meta.dirname, 'mdx23c_msst.py'), '--msst', values.msst, '--config', configFile, '--weights', work,
-        '--track', path.join(work, 'track.f32'), '--channels', String(config.channels), '--out', path.join(work, 'msst.f32'), '--threads', String(threads),
-      ],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24, env: referenceEnv(values['reference-env']) },
-    ),
-  ) as { load_seconds: number; seconds: number; peak_rss_bytes: number; max_rss_bytes: number; torch: string };
-  const theirs = readFileSync(path.join(work, 'msst.f32'));
-  const reference = new Float32Array(theirs.buffer, theirs.byteOffset, theirs.byteLength / 4);
-  const snrs = stemSnrs(reference, out, config.instruments.length);
-  const theirsPerMinute = report.seconds * (60 / seconds);
-  console.log(`MSST PyTorch    torch ${report.torch}, ${threads} threads: load ${report.load_seconds.toFixed(1)} s, separation ${report.seconds.toFixed(1)} s wall`);
-  console.log(`                ${theirsPerMinute.toFixed(1)} s per minute of audio; peak RSS ${mb(report.peak_rss_bytes)} MiB while separating, process max ${mb(report.max_rss_bytes)} MiB`);
-  console.log(`side by side    stemsplit ${(theirsPerMinute / perMinute).toFixed(2)}× faster, peak RSS ${mb(peak)} vs ${mb(report.peak_rss_bytes)} MiB (${((100 * (peak - report.peak_rss_bytes)) / report.peak_rss_bytes).toFixed(0)} %)`);
-  console.log(`same function   SNR of stemsplit's stems against PyTorch's: ${snrs.map((s) => s.toFixed(1)).join(' / ')} dB`);
+  msstSideBySide(
+    { python: values.python, msst: values.msst, modelType: 'mdx23c', config: configFile, work, channels: config.channels, threads, referenceEnv: values['reference-env'] },
+    { track, out, seconds, perMinute, peak },
+  );
 }
 rmSync(work, { recursive: true, force: true });

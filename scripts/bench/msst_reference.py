@@ -1,7 +1,7 @@
 """MSST's own PyTorch inference of a network a bench built, for side-by-side figures (any MSST model type).
 
     python3 scripts/bench/msst_reference.py --msst DIR --model-type bs_roformer --config model.yaml \
-        --weights DIR --track track.f32 --channels 2 --out msst.f32 [--threads 2] [--set model.flash_attn=false]
+        --weights DIR --track track.f32 --channels 2 --out msst.f32 [--threads 2] [--set model.flash_attn=false] [--published CONFIG]
 
 Builds the model as MSST's inference.py does (utils/settings.py get_model_from_config from the
 checkout named by --msst: nothing of MSST is in this repository), loads the bench's random weights
@@ -28,7 +28,13 @@ import types
 
 
 class AttrDict(dict):
-    """ml_collections.ConfigDict as far as MSST's inference uses it: attribute access, `in`, get."""
+    """ml_collections.ConfigDict as far as MSST's inference uses it: nested attribute access, `in`, get."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for key, value in self.items():
+            if isinstance(value, dict) and not isinstance(value, AttrDict):
+                self[key] = AttrDict(value)
 
     def __getattr__(self, key):
         try:
@@ -38,12 +44,6 @@ class AttrDict(dict):
 
     def __setattr__(self, key, value):
         self[key] = value
-
-    @staticmethod
-    def wrap(value):
-        if isinstance(value, dict):
-            return AttrDict({k: AttrDict.wrap(v) for k, v in value.items()})
-        return value
 
 
 def stand_in(name, **attributes):
@@ -90,6 +90,7 @@ def main():
     parser.add_argument('--out', required=True)
     parser.add_argument('--threads', type=int, default=2)
     parser.add_argument('--set', action='append', default=[])
+    parser.add_argument('--published', help="an MSST config whose model section the bench's must equal")
     args = parser.parse_args()
 
     stand_in('ml_collections', ConfigDict=AttrDict)
@@ -118,6 +119,13 @@ def main():
     from utils.settings import get_model_from_config
     from utils.model_utils import demix, prefer_target_instrument
 
+    if args.published:
+        with open(args.config) as f:
+            ours = yaml.load(f, Loader=yaml.FullLoader)['model']
+        with open(args.published) as f:
+            published = yaml.load(f, Loader=yaml.FullLoader)['model']
+        if ours != published:
+            raise SystemExit(f'the bench network is not {args.published}: {ours} != {published}')
     model, config = get_model_from_config(args.model_type, config_path)
     with open(os.path.join(args.weights, 'weights.json')) as f:
         index = json.load(f)

@@ -19,7 +19,7 @@
  * time goes (spectrum, graph, masks + inverse) and the peak RSS while separating.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,7 +28,7 @@ import { parseRoformerConfig, type RoformerConfig } from '../../src/roformer/con
 import { RoformerNetwork } from '../../src/roformer/engine.js';
 import { PRESETS, randomState } from './roformer-random.js';
 import { rssSampler } from './rss.js';
-import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, referenceEnv, rerunAsSplitWorker, runningAsSplitWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
+import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, msstSideBySide, printDemixRun, rerunAsSplitWorker, runningAsSplitWorker, writeWeightBlob } from './synthetic.js';
 
 /** Each preset's published config in an MSST checkout, and the model type MSST builds it as. */
 const PUBLISHED: Readonly<Record<string, { readonly modelType: string; readonly config: string }>> = {
@@ -118,33 +118,15 @@ printDemixRun(run, {
   timings,
 });
 
-if (values.msst) compareWithMsst(values.msst, run.track, run.out, (run.wallMs / 1000) * (60 / seconds), run.peak);
-rmSync(work, { recursive: true, force: true });
-
-/** MSST's PyTorch inference of the same random weights on the same track, from the preset's published config. */
-function compareWithMsst(msst: string, track: Float32Array, out: Float32Array, perMinute: number, peak: number): void {
+if (values.msst) {
   const published = PUBLISHED[values.preset];
   if (published === undefined || values.checkpoint || values.depth || values.set) throw new Error('--msst compares a preset as published: no --checkpoint, --depth or --set');
-  writeFileSync(path.join(work, 'track.f32'), track);
-  const report = JSON.parse(
-    execFileSync(
-      values.python,
-      [
-        path.resolve(import.meta.dirname, 'msst_reference.py'), '--msst', msst, '--model-type', published.modelType, '--config', path.join(msst, published.config),
-        '--weights', work, '--track', path.join(work, 'track.f32'), '--channels', String(network.settings.channels), '--out', path.join(work, 'msst.f32'),
-        '--threads', String(threads), '--set', 'model.flash_attn=false',
-      ],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24, env: referenceEnv(values['reference-env']) },
-    ).trim().split('\n').pop() as string,
-  ) as { torch: string; threads: number; batch_size: number; load_seconds: number; seconds: number; cpu_seconds: number; peak_rss_bytes: number; max_rss_bytes: number };
-  const theirs = readFileSync(path.join(work, 'msst.f32'));
-  const reference = new Float32Array(theirs.buffer, theirs.byteOffset, theirs.byteLength / 4);
-  // MSST writes the target instrument alone where the config names one; compare the stems it wrote.
-  const stems = reference.length / track.length;
-  const snrs = stemSnrs(reference, out.subarray(0, reference.length), stems);
-  const theirsPerMinute = report.seconds * (60 / seconds);
-  console.log(`MSST PyTorch    torch ${report.torch}, ${report.threads} threads, batch_size ${report.batch_size}: load ${report.load_seconds.toFixed(1)} s, separation ${report.seconds.toFixed(1)} s wall, ${report.cpu_seconds.toFixed(1)} s CPU`);
-  console.log(`                ${theirsPerMinute.toFixed(1)} s per minute of audio; peak RSS ${mb(report.peak_rss_bytes)} MiB while separating, process max ${mb(report.max_rss_bytes)} MiB`);
-  console.log(`side by side    stemsplit ${(theirsPerMinute / perMinute).toFixed(2)}× faster, peak RSS ${mb(peak)} vs ${mb(report.peak_rss_bytes)} MiB`);
-  console.log(`stems vs MSST   ${snrs.map((s) => s.toFixed(1)).join(' / ')} dB`);
+  msstSideBySide(
+    {
+      python: values.python, msst: values.msst, modelType: published.modelType, config: path.join(values.msst, published.config), work,
+      channels: network.settings.channels, threads, referenceEnv: values['reference-env'], set: ['model.flash_attn=false'],
+    },
+    { track: run.track, out: run.out, seconds, perMinute: (run.wallMs / 1000) * (60 / seconds), peak: run.peak },
+  );
 }
+rmSync(work, { recursive: true, force: true });

@@ -2,7 +2,7 @@
  * SCNet engine speed and memory on a full-size network with random weights: SCNet-large's published
  * hyper-parameters (MSST configs/config_musdb18_scnet_large.yaml), built here (no download), converted
  * to ONNX and run through MSST's demix on `--seconds` of synthetic music; beside it, with `--msst`,
- * MSST's own PyTorch inference of the same weights on the same input (scripts/bench/scnet_msst.py,
+ * MSST's own PyTorch inference of the same weights on the same input (scripts/bench/msst_reference.py,
  * which imports MSST from the given checkout), and how far apart their stems are.
  *
  *   node --import tsx scripts/bench/scnet.ts [--seconds 60] [--threads 2]
@@ -16,8 +16,7 @@
  * iSTFT), the peak RSS while separating and of the whole process; with --msst the same for PyTorch
  * (whole-process peak RSS, ru_maxrss) and the SNR of each stem of one against the other.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,7 +27,7 @@ import { parsePrecision } from '../../src/onnx/quantize.js';
 import { ScnetNetwork } from '../../src/scnet/engine.js';
 import { rssSampler } from './rss.js';
 import { randomScnetState, SCNET_LARGE } from './scnet-random.js';
-import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, printDemixRun, referenceEnv, rerunAsSplitWorker, stemSnrs, writeWeightBlob } from './synthetic.js';
+import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, msstSideBySide, printDemixRun, rerunAsSplitWorker, writeWeightBlob } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -119,22 +118,15 @@ try {
   });
 
   if (values.msst) {
-    writeFileSync(path.join(work, 'track.f32'), track);
-    const script = path.resolve(import.meta.dirname, 'scnet_msst.py');
     // The published model section is checked unless the run changed it.
-    const published = config.numDualPathLayers === SCNET_LARGE.model.num_dplayer ? [] : ['--published', ''];
-    const result = execFileSync(values.python, [script, '--msst', values.msst, '--dir', work, '--threads', String(threads), ...published], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: referenceEnv(values['reference-env']),
-    });
-    const torch = JSON.parse(result.trim().split('\n').pop() as string) as { wallSeconds: number; cpuSeconds: number; peakRssBytes: number; torch: string };
-    const reference = new Float32Array(readFileSync(path.join(work, 'msst.f32')).buffer.slice(0));
-    const stems = config.sources.length;
-    const snrs = stemSnrs(reference, out, stems);
-    console.log(`MSST PyTorch    ${torch.wallSeconds.toFixed(1)} s wall (${((torch.wallSeconds * 60) / seconds).toFixed(1)} s per minute of audio), ${torch.cpuSeconds.toFixed(1)} s CPU, process max ${mb(torch.peakRssBytes)} MiB (torch ${torch.torch}, batch_size ${config.batchSize})`);
-    console.log(`side by side    ${(torch.wallSeconds / (wallMs / 1000)).toFixed(2)}× faster, peak RSS ${mb(processPeak)} vs ${mb(torch.peakRssBytes)} MiB`);
-    console.log(`stems vs MSST   ${snrs.map((s) => s.toFixed(1)).join(' / ')} dB (${config.sources.join(', ')})`);
+    const unchanged = config.numDualPathLayers === SCNET_LARGE.model.num_dplayer;
+    msstSideBySide(
+      {
+        python: values.python, msst: values.msst, modelType: 'scnet', config: path.join(work, 'config.yaml'), work, channels: config.channels, threads,
+        referenceEnv: values['reference-env'], ...(unchanged ? { published: path.join(values.msst, 'configs/config_musdb18_scnet_large.yaml') } : {}),
+      },
+      { track, out, seconds, perMinute: (wallMs / 1000) * (60 / seconds), peak: processPeak },
+    );
   }
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -4,7 +4,7 @@
  * measured demix with its report (time per chunk and per minute, where the time goes, RSS).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DemixRunOptions } from '../../src/msst/network.js';
@@ -119,6 +119,61 @@ export function referenceEnv(kind: string): NodeJS.ProcessEnv {
 }
 
 export const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
+
+/** How MSST's own run of a bench's network is made: the checkout, model type and config, and where the bench wrote weights.json + weights.bin. */
+export interface MsstSide {
+  readonly python: string;
+  readonly msst: string;
+  readonly modelType: string;
+  readonly config: string;
+  readonly work: string;
+  readonly channels: number;
+  readonly threads: number;
+  readonly referenceEnv: string;
+  /** Config overrides, section.key=value (torch 1.13 has no flash attention). */
+  readonly set?: readonly string[];
+  /** A config in the checkout whose model section the bench's must equal. */
+  readonly published?: string;
+}
+
+/** stemsplit's side of the comparison: the track it split, its stems, seconds of audio, seconds per minute and peak RSS. */
+export interface OurSide {
+  readonly track: Float32Array;
+  readonly out: Float32Array;
+  readonly seconds: number;
+  readonly perMinute: number;
+  readonly peak: number;
+}
+
+/**
+ * MSST's own PyTorch inference of the same weights on the same track (scripts/bench/msst_reference.py),
+ * printed beside stemsplit's run: speed, peak RSS and the SNR of each stem MSST wrote against stemsplit's.
+ */
+export function msstSideBySide(side: MsstSide, ours: OurSide): void {
+  const trackFile = path.join(side.work, 'track.f32');
+  const outFile = path.join(side.work, 'msst.f32');
+  writeFileSync(trackFile, ours.track);
+  const args = [
+    path.resolve(import.meta.dirname, 'msst_reference.py'), '--msst', side.msst, '--model-type', side.modelType, '--config', side.config,
+    '--weights', side.work, '--track', trackFile, '--channels', String(side.channels), '--out', outFile, '--threads', String(side.threads),
+    ...(side.set ?? []).flatMap((pair) => ['--set', pair]),
+    ...(side.published ? ['--published', side.published] : []),
+  ];
+  const output = execFileSync(side.python, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24, env: referenceEnv(side.referenceEnv) });
+  const report = JSON.parse(output.trim().split('\n').pop() as string) as {
+    torch: string; threads: number; batch_size: number; load_seconds: number; seconds: number; cpu_seconds: number; peak_rss_bytes: number; max_rss_bytes: number;
+  };
+  const theirs = readFileSync(outFile);
+  const reference = new Float32Array(theirs.buffer, theirs.byteOffset, theirs.byteLength / 4);
+  // MSST writes the target instrument alone where the config names one: compare the stems it wrote.
+  const snrs = stemSnrs(reference, ours.out.subarray(0, reference.length), reference.length / ours.track.length);
+  const theirsPerMinute = report.seconds * (60 / ours.seconds);
+  const peakChange = (100 * (ours.peak - report.peak_rss_bytes)) / report.peak_rss_bytes;
+  console.log(`MSST PyTorch    torch ${report.torch}, ${report.threads} threads, batch_size ${report.batch_size}: load ${report.load_seconds.toFixed(1)} s, separation ${report.seconds.toFixed(1)} s wall, ${report.cpu_seconds.toFixed(1)} s CPU`);
+  console.log(`                ${theirsPerMinute.toFixed(1)} s per minute of audio; peak RSS ${mb(report.peak_rss_bytes)} MiB while separating, process max ${mb(report.max_rss_bytes)} MiB`);
+  console.log(`side by side    stemsplit ${(theirsPerMinute / ours.perMinute).toFixed(2)}× faster, peak RSS ${mb(ours.peak)} vs ${mb(report.peak_rss_bytes)} MiB (${peakChange >= 0 ? '+' : ''}${peakChange.toFixed(0)} %)`);
+  console.log(`stems vs MSST   ${snrs.map((snr) => snr.toFixed(1)).join(' / ')} dB`);
+}
 
 /** Where a chunk's time goes, summed over a run (a network's `onTiming` adds to it). */
 export function chunkTimings(): { timings: { stft: number; graph: number; istft: number }; onTiming: (part: 'stft' | 'graph' | 'istft', ms: number) => void } {
