@@ -127,6 +127,8 @@ def main():
         if ours != published:
             raise SystemExit(f'the bench network is not {args.published}: {ours} != {published}')
     model, config = get_model_from_config(args.model_type, config_path)
+    if config_path != args.config:
+        os.remove(config_path)  # the overridden copy: read once, by get_model_from_config
     with open(os.path.join(args.weights, 'weights.json')) as f:
         index = json.load(f)
     blob = np.fromfile(os.path.join(args.weights, 'weights.bin'), dtype='<f4')
