@@ -34,12 +34,30 @@ interface Case {
    * head inference never reads).
    */
   readonly which?: number;
+  /** Or which weight to damage by its name: one the graph builder once read without an expected shape. */
+  readonly tensor?: string;
 }
 
+const HTDEMUCS = fixtureFile('demucs', 'htdemucs_small.th');
+
 const CASES: readonly Case[] = [
-  { family: 'Demucs (HTDemucs)', checkpoint: fixtureFile('demucs', 'htdemucs_small.th'), beside: [] },
-  // A transposed convolution's first dimension is its inputs: no bias betrays it, the convolution's own check names it.
-  { family: 'Demucs (HTDemucs), a decoder\'s transposed convolution', checkpoint: fixtureFile('demucs', 'htdemucs_small.th'), beside: [], which: 40 },
+  { family: 'Demucs (HTDemucs)', checkpoint: HTDEMUCS, beside: [] },
+  // A transposed convolution's first dimension is its inputs: no bias betrays it.
+  { family: 'Demucs (HTDemucs), a decoder\'s transposed convolution', checkpoint: HTDEMUCS, beside: [], which: 40 },
+  // Weights the builder once read without an expected shape (issue 37), now each against the config's parameter list:
+  // a misshaped LayerScale, packed attention projection or frequency embedding was converted and run (or failed unnamed);
+  // a weight with a bias or a norm was named only through its bias.
+  ...[
+    'crosstransformer.layers.0.self_attn.in_proj_weight',
+    'crosstransformer.layers.0.linear1.weight',
+    'crosstransformer.layers_t.1.norm2.weight',
+    'crosstransformer.layers.0.gamma_1.scale',
+    'encoder.0.dconv.layers.0.6.scale',
+    'channel_upsampler.weight',
+    'freq_emb.embedding.weight',
+  ].map(
+    (tensor) => ({ family: `Demucs (HTDemucs), ${tensor}`, checkpoint: HTDEMUCS, beside: [], tensor }),
+  ),
   { family: 'Demucs v3 (HDemucs)', checkpoint: fixtureFile('demucs-v3', 'hdemucs_mmi_m0.th'), beside: [] },
   { family: 'Demucs v2 (Demucs)', checkpoint: fixtureFile('demucs-v3', 'mdx_m0.th'), beside: [] },
   { family: 'BS-RoFormer', checkpoint: fixtureFile('roformer', 'bs_roformer_vocals.ckpt'), beside: ['.yaml'] },
@@ -63,7 +81,7 @@ function shapesOf(file: string): ReadonlyMap<string, CheckpointTensor> {
 }
 
 /** A copy of `source` (and what lies beside it) in a fresh folder, one weight a row short; returns it and that weight's name. */
-function misshapedCopy(source: string, beside: readonly string[], which = 0): { model: string; tensor: string } {
+function misshapedCopy(source: string, beside: readonly string[], which: number | string = 0): { model: string; tensor: string } {
   const dir = tempDir('stemsplit-misshaped-');
   const model = join(dir, basename(source));
   const stem = (file: string) => file.replace(/\.[^.]+$/, '');
@@ -80,10 +98,10 @@ describe('a weight that does not fit the config is refused from the checkpoint\'
   const loaders = modelLoader({ cacheDir, intraOpThreads: 1 });
   const registry = new ModelRegistry({ bundledDir: join(cacheDir, 'no-bundled'), cacheDir, aliases: { '4s': [], '6s': [] } });
 
-  for (const { family, checkpoint, beside, which } of CASES) {
+  for (const { family, checkpoint, beside, which, tensor: named } of CASES) {
     const skip = checkpoint === undefined || !existsSync(checkpoint) ? 'its fixture is missing' : false;
     test(family, { skip }, async (t) => {
-      const { model, tensor } = misshapedCopy(checkpoint as string, beside, which);
+      const { model, tensor } = misshapedCopy(checkpoint as string, beside, named ?? which);
       const load = async (): Promise<unknown> => {
         try {
           await (await loadNamed(registry.resolveModel(model), loaders)).dispose();
@@ -112,15 +130,21 @@ describe('a weight that does not fit the config is refused from the checkpoint\'
   }
 });
 
-test('through the CLI: exit 13, one line naming the tensor and the file, no stems', { skip: CASES[3]?.checkpoint === undefined ? 'the RoFormer fixture is missing' : false }, () => {
-  const { model, tensor } = misshapedCopy(CASES[3]?.checkpoint as string, CASES[3]?.beside ?? []);
-  const dir = dirname(model);
-  const song = join(dir, 'song.wav');
-  writeSong(song, 1);
-  const result = runCli(['split', song, '--model', model, '-o', join(dir, 'out')], { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: join(dir, 'cache') });
-  assert.equal(result.status, 13, result.stderr);
-  const lines = result.stderr.split('\n').filter((line) => line.startsWith('stemsplit:') || /Error|^\s+at /.test(line));
-  assert.equal(lines.length, 1, result.stderr);
-  assert.ok(lines[0]?.includes(tensor) && lines[0].includes(basename(model)), result.stderr);
-  assert.equal(existsSync(join(dir, 'out', 'song')), false, 'no stems');
-});
+/** Through the real CLI: the RoFormer case, and each HTDemucs weight the builder once read without an expected shape. */
+const CLI_CASES = CASES.filter(({ family, tensor }) => family === 'BS-RoFormer' || tensor !== undefined);
+
+for (const { family, checkpoint, beside, tensor: named } of CLI_CASES) {
+  const skip = checkpoint === undefined || !existsSync(checkpoint) ? 'its fixture is missing' : false;
+  test(`through the CLI, ${family}: exit 13, one line naming the tensor and the file, no stems`, { skip }, () => {
+    const { model, tensor } = misshapedCopy(checkpoint as string, beside, named ?? 0);
+    const dir = dirname(model);
+    const song = join(dir, 'song.wav');
+    writeSong(song, 1);
+    const result = runCli(['split', song, '--model', model, '-o', join(dir, 'out')], { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: join(dir, 'cache') });
+    assert.equal(result.status, 13, result.stderr);
+    const lines = result.stderr.split('\n').filter((line) => line.startsWith('stemsplit:') || /Error|^\s+at /.test(line));
+    assert.equal(lines.length, 1, result.stderr);
+    assert.ok(lines[0]?.includes(tensor) && lines[0].includes(basename(model)), result.stderr);
+    assert.equal(existsSync(join(dir, 'out', 'song')), false, 'no stems');
+  });
+}

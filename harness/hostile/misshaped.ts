@@ -1,9 +1,9 @@
 /**
  * A copy of a real checkpoint with one weight of the wrong shape and everything else intact: its
  * zip, its pickle and every storage sound, so only a check of the shapes against the config can
- * refuse it. The first dimension of one matrix-like tensor (two or more dimensions, the first
- * at least 2) is made one smaller in `data.pkl`, in place: the view then still lies inside its
- * storage. torch stores `data.pkl` uncompressed, and stemsplit's zip reader does not check
+ * refuse it. The first dimension of one tensor (a matrix-like one by its place, or any by its
+ * name; the dimension at least 2) is made one smaller in `data.pkl`, in place: the view then still
+ * lies inside its storage. torch stores `data.pkl` uncompressed, and stemsplit's zip reader does not check
  * CRC-32s, so the patched byte is all that changes.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -48,7 +48,7 @@ function opcodes(bytes: Buffer, start: number, end: number): Op[] {
   return ops;
 }
 
-const isInt = (op: Op | undefined) => op !== undefined && (op.code === 0x4b || op.code === 0x4d || op.code === 0x4a);
+const isInt = (op: Op | undefined): boolean => op !== undefined && (op.code === 0x4b || op.code === 0x4d || op.code === 0x4a);
 
 /** Where `data.pkl`'s bytes lie in a torch zip: its central directory entry gives the size and the local header (whose sizes torch leaves to a data descriptor). */
 function pickleRange(file: Buffer): { start: number; end: number } {
@@ -64,31 +64,58 @@ function pickleRange(file: Buffer): { start: number; end: number } {
   throw new Error('no data.pkl');
 }
 
+/** A size the pickle writes in one or two bytes (BININT1, BININT2), at least 2: one smaller still fits in place. */
+interface Dimension {
+  readonly op: Op;
+  readonly value: number;
+}
+
+function dimensionOf(file: Buffer, op: Op | undefined): Dimension | undefined {
+  if (op?.code === 0x4b && (file[op.at + 1] as number) >= 2) return { op, value: file[op.at + 1] as number };
+  if (op?.code === 0x4d && file.readUInt16LE(op.at + 1) >= 2) return { op, value: file.readUInt16LE(op.at + 1) };
+  return undefined;
+}
+
+/** A pickled string's text (SHORT_BINUNICODE or BINUNICODE), or undefined for any other opcode. */
+function textOf(file: Buffer, op: Op): string | undefined {
+  if (op.code === 0x8c) return file.subarray(op.at + 2, op.next).toString('utf8');
+  if (op.code === 0x58) return file.subarray(op.at + 5, op.next).toString('utf8');
+  return undefined;
+}
+
 /**
- * Writes `source` to `target` with the first dimension of one matrix-like tensor one smaller: the
- * `which`-th in the pickle's order (0 the first; −1 the last, −2 the one before). Returns that
- * dimension's old value (the caller finds the tensor by comparing shapes).
+ * Writes `source` to `target` with the first dimension of one tensor one smaller: the tensor named
+ * `which` in the state, or the `which`-th matrix-like one in the pickle's order (0 the first; −1
+ * the last, −2 the one before). Returns that dimension's old value (the caller finds the tensor by
+ * comparing shapes).
  */
-export function writeMisshaped(source: string, target: string, which = 0): number {
+export function writeMisshaped(source: string, target: string, which: number | string = 0): number {
   const file = readFileSync(source);
   const { start, end } = pickleRange(file);
   const ops = opcodes(file, start, end);
-  const heads: Op[] = [];
+  const heads: Dimension[] = [];
+  // A state's key comes just before its tensor: the first BINPERSID after the name is that tensor's storage.
+  let named = typeof which === 'number';
   for (const [index, op] of ops.entries()) {
+    if (!named && textOf(file, op) === which) named = true;
     // _rebuild_tensor_v2(storage, offset, size, stride, …): BINPERSID, the offset, then the size tuple.
-    if (op.code !== 0x51 || !isInt(ops[index + 1])) continue;
+    if (!named || op.code !== 0x51 || !isInt(ops[index + 1])) continue;
     let first = index + 2;
     if (ops[first]?.code === 0x28) first++; // MARK … TUPLE for four or more dimensions
     let last = first;
     while (isInt(ops[last])) last++;
-    const dims = last - first;
-    const head = ops[first];
-    if (dims >= 2 && head !== undefined && head.code === 0x4b && (file[head.at + 1] as number) >= 2) heads.push(head);
+    const head = dimensionOf(file, ops[first]);
+    if (typeof which === 'string') {
+      if (head === undefined) throw new Error(`${source}: ${which}'s first dimension cannot be made smaller in place`);
+      heads.push(head);
+      break;
+    }
+    if (last - first >= 2 && head !== undefined) heads.push(head);
   }
-  const head = heads.at(which);
-  if (head === undefined) throw new Error(`${source} has no matrix-like tensor number ${which} to damage`);
-  const old = file[head.at + 1] as number;
-  file[head.at + 1] = old - 1;
+  const head = typeof which === 'string' ? heads[0] : heads.at(which);
+  if (head === undefined) throw new Error(`${source} has no tensor ${typeof which === 'string' ? which : `number ${which}`} to damage`);
+  if (head.op.code === 0x4b) file[head.op.at + 1] = head.value - 1;
+  else file.writeUInt16LE(head.value - 1, head.op.at + 1);
   writeFileSync(target, file);
-  return old;
+  return head.value;
 }

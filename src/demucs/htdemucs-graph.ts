@@ -28,6 +28,7 @@ import type { CheckpointTensor } from '../torch/checkpoint.js';
 import type { HTDemucsConfig } from './config.js';
 import { OnnxGraph, type Value } from '../onnx/graph.js';
 import { Ops, type OpsOptions } from '../onnx/ops.js';
+import { htdemucsParameters } from './htdemucs-parameters.js';
 import { HTDemucsTransformer } from './htdemucs-transformer.js';
 import { GROUP_NORM_EPS, HTDemucsWeights, type StageInProgress } from './htdemucs-weights.js';
 
@@ -81,7 +82,7 @@ class HTDemucsBuilder {
     state: ReadonlyMap<string, CheckpointTensor>,
     private readonly opsOptions: OpsOptions,
   ) {
-    this.weights = new HTDemucsWeights(state, () => this.graph);
+    this.weights = new HTDemucsWeights(state, htdemucsParameters(config), () => this.graph);
     this.transformer = new HTDemucsTransformer(config, this.weights, () => this.stageInProgress);
   }
 

@@ -1,12 +1,13 @@
 /**
- * HTDemucs' checkpoint parameters as its graph builder reads them: by name through the shared
- * state reader, as constants of the stage being built, with each bias checked against its weight.
+ * HTDemucs' checkpoint parameters as its graph builder reads them: by name and the shape its config
+ * implies (htdemucs-parameters.ts), through the shared state reader, as constants of the stage
+ * being built.
  */
-import { StemsplitError } from '../errors.js';
 import type { OnnxGraph, Value } from '../onnx/graph.js';
 import type { Ops } from '../onnx/ops.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import { StateReader } from '../torch/state-reader.js';
+import type { ParameterShapes } from './v3-parameters.js';
 
 /** PyTorch's GroupNorm and LayerNorm epsilons, as HTDemucs builds them. */
 export const GROUP_NORM_EPS = 1e-5;
@@ -19,19 +20,24 @@ export interface StageInProgress {
 }
 
 /**
- * Checkpoint parameters by name, through the shared state reader (which remembers which were used,
- * so leftovers are reported), as graph constants where the builder wants them.
+ * Checkpoint parameters by name, each of the shape the config implies, through the shared state
+ * reader (which remembers which were used, so leftovers are reported), as graph constants where
+ * the builder wants them.
  */
 export class HTDemucsWeights {
   private readonly reader: StateReader;
+  private readonly shapes: ReadonlyMap<string, readonly number[]>;
   /** Prefixes of parameters this structure deliberately leaves unused. */
   private readonly skipped: string[] = [];
 
+  /** `expected`: every parameter the config constructs, by name. */
   constructor(
-    private readonly state: ReadonlyMap<string, CheckpointTensor>,
+    state: ReadonlyMap<string, CheckpointTensor>,
+    expected: ParameterShapes,
     private readonly currentGraph: () => OnnxGraph,
   ) {
     this.reader = new StateReader(state, 'checkpoint');
+    this.shapes = new Map(expected);
   }
 
   has(name: string): boolean {
@@ -39,9 +45,10 @@ export class HTDemucsWeights {
   }
 
   tensor(name: string): CheckpointTensor {
-    const tensor = this.reader.get(name);
-    this.checkBias(name, tensor);
-    return tensor;
+    const shape = this.shapes.get(name);
+    // A builder reading what the parameter list lacks is a bug here, not a damaged file.
+    if (shape === undefined) throw new Error(`the HTDemucs builder reads ${name}, which its parameter list lacks`);
+    return this.reader.get(name, shape);
   }
 
   data(name: string): Float32Array {
@@ -63,22 +70,11 @@ export class HTDemucsWeights {
     this.skipped.push(prefix);
   }
 
+  /** Refuses leftovers, and a deliberately unused parameter of the wrong shape (PyTorch would refuse to load it). */
   assertAllUsed(): void {
-    this.reader.refuseUnused('HTDemucs', (key) => this.skipped.some((prefix) => key.startsWith(prefix)));
-  }
-
-  /**
-   * A bias must have one value per output of its weight (a convolution's first dimension, a
-   * transposed one's second, a norm's own length): the graph would otherwise broadcast a wrong
-   * one silently, so a damaged checkpoint is refused here, naming the tensor.
-   */
-  private checkBias(name: string, bias: CheckpointTensor): void {
-    const weightName = name.replace(/bias$/, 'weight');
-    if (weightName === name || !this.state.has(weightName)) return;
-    const weight = this.state.get(weightName) as CheckpointTensor;
-    const outputs = weight.shape.length === 1 ? weight.shape[0] : /\.conv_tr\.bias$/.test(name) ? weight.shape[1] : weight.shape[0];
-    if (bias.shape.length !== 1 || bias.shape[0] !== outputs) {
-      throw new StemsplitError('MODEL_INVALID', `checkpoint parameter ${name} is [${bias.shape.join(', ')}], but ${weightName} [${weight.shape.join(', ')}] needs a bias of [${String(outputs)}]: the checkpoint is damaged or not HTDemucs`);
+    for (const [name, shape] of this.shapes) {
+      if (this.skipped.some((prefix) => name.startsWith(prefix)) && this.reader.has(name)) this.reader.get(name, shape);
     }
+    this.reader.refuseUnused('HTDemucs', (key) => this.skipped.some((prefix) => key.startsWith(prefix)));
   }
 }

@@ -12,10 +12,10 @@ const ATTENTION_HEADS = 4;
 const ATTENTION_DECAYS = 4;
 
 export function v3Parameters(config: V3Config): ParameterShapes {
-  return config.klass === 'HDemucs' ? hdemucsParameters(config) : demucsParameters(config);
+  return config.klass === 'HDemucs' ? hybridUNetParameters(config) : demucsParameters(config);
 }
 
-class Parameters {
+export class Parameters {
   readonly list: ParameterShapes = [];
 
   add(name: string, shape: number[]): void {
@@ -81,7 +81,18 @@ interface HEncArgs {
   readonly index: number;
 }
 
-function hdemucsParameters(config: HDemucsConfig): ParameterShapes {
+/**
+ * What HDemucs' U-Net and HTDemucs' (its copy around a transformer) are built from: HTDemucs has
+ * `channels_time` (HDemucs refuses it), and neither its MultiWrap nor a time-only tail.
+ */
+export type HybridUNetConfig = Pick<
+  HDemucsConfig,
+  | 'audioChannels' | 'cac' | 'channels' | 'context' | 'contextEnc' | 'dconv' | 'depth' | 'freqEmb' | 'growth'
+  | 'kernelSize' | 'multiFreqs' | 'multiFreqsDepth' | 'nfft' | 'normStarts' | 'rewrite' | 'sources' | 'stride' | 'timeStride'
+> & { readonly channelsTime?: number | null };
+
+/** The encoders', decoders' and frequency embedding's parameters of HDemucs or HTDemucs (`HDemucs.__init__`'s loop). */
+export function hybridUNetParameters(config: HybridUNetConfig): ParameterShapes {
   const encoder: ((p: Parameters, prefix: string) => void)[] = [];
   const decoder: ((p: Parameters, prefix: string) => void)[] = [];
   const tencoder: ((p: Parameters, prefix: string) => void)[] = [];
@@ -120,7 +131,8 @@ function hdemucsParameters(config: HDemucsConfig): ParameterShapes {
 
   let chin = config.audioChannels;
   let chinZ = config.cac ? 2 * chin : chin;
-  let chout = config.channels;
+  // Python's `channels_time or channels`.
+  let chout = config.channelsTime || config.channels;
   let choutZ = config.channels;
   let freqs = config.nfft / 2;
   for (let index = 0; index < config.depth; index++) {
