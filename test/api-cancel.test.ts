@@ -2,7 +2,9 @@
  * Cancelling a job through the API (POST /v1/audio/splits/{id}/cancel, an addition to the v1
  * spec: docs/api.md): for every family's fixture network and an ensemble, a job cancelled while
  * its model runs ends at once as `failed` with CANCELLED, its worker stops within 2 s leaving no
- * stems (nor their staging folder), every credit comes back, and its webhook arrives. Through a
+ * stems (nor their staging folder), every credit comes back, and its webhook arrives; a job cancelled
+ * while its model is still being converted on first use ends as promptly (its worker ended, a fresh
+ * one taking the next job). Through a
  * real server on loopback over SQLite; api-cancel-postgres.test.ts runs it over PostgreSQL.
  * Skipped (saying why) where the fixtures are missing.
  */
@@ -14,6 +16,7 @@ import { writeSong } from '../harness/audio.js';
 import { receiver } from '../harness/webhook-receiver.js';
 import { cancelSplit } from '../src/jobs/cancel.js';
 import type { Split } from '../src/store/index.js';
+import { demucsConversions, demucsLoadUnderWay, processesMentioning } from './support/first-load.js';
 import { FAMILY_FIXTURES, fixtureFile, type FamilyModels } from './support/fixtures.js';
 import { servedOpenApi } from './support/openapi.js';
 import { startTestServer, tempDir, uploadFile, type TestServer } from './support/server.js';
@@ -102,6 +105,53 @@ test('a job cancelled by another node (only the database is told) is stopped by 
     assert.equal((await t.request('GET', `/audio/splits/${id}`)).json.data.error.code, 'CANCELLED');
   } finally {
     await t.close();
+  }
+});
+
+const FULL_SIZE = fixtureFile('demucs', 'htdemucs_full_random.th');
+const SMALL = fixtureFile('demucs', 'htdemucs_small.th');
+
+test(`a job cancelled while its model is converted on first use stops within ${STOP_SECONDS} s, credits back, one webhook; the next job gets a fresh worker`, { skip: FULL_SIZE === undefined || SMALL === undefined ? 'the HTDemucs fixtures are missing' : false, timeout: 300_000 }, async (c) => {
+  const dir = tempDir('stemsplit-api-cancel-load-');
+  const cacheDir = join(dir, 'cache');
+  const hooks = await receiver();
+  const logs: string[] = [];
+  const t = await startTestServer({ cacheDir, allowPrivateUrls: true, modelAliases: { '4s': [FULL_SIZE as string], '6s': [SMALL as string] } }, { log: (line) => logs.push(line) });
+  try {
+    const before = await balance(t);
+    const created = await t.request('POST', '/audio/splits', { body: { input: await uploadFile(t, song, 'long.wav'), stemModel: '4s', webhookUrl: hooks.url } });
+    assert.equal(created.status, 200, created.text);
+    const id = created.json.data.id as string;
+    // The worker is loading: past the checkpoint's structure check, hashing and converting it (seconds for this 80 MB network).
+    await until(async () => demucsLoadUnderWay(cacheDir) || (await t.request('GET', `/audio/splits/${id}`)).json.data.status === 'failed', 240_000, () => 'the load never began');
+    assert.ok(demucsLoadUnderWay(cacheDir), 'the load began');
+
+    const cancelledAt = performance.now();
+    const cancelled = await t.request('POST', `/audio/splits/${id}/cancel`);
+    assert.deepEqual([cancelled.status, cancelled.json.data.status, cancelled.json.data.error?.code], [200, 'failed', 'CANCELLED'], cancelled.text);
+    // The runner says so once the worker is gone and the job's files are removed.
+    await until(() => logs.some((line) => line.startsWith(`split ${id} was cancelled`)), 30_000, () => `the runner never let go: ${logs.join('\n')}`);
+    const seconds = (performance.now() - cancelledAt) / 1000;
+    c.diagnostic(`stopped in ${seconds.toFixed(2)} s`);
+    assert.ok(seconds <= STOP_SECONDS, `stopping took ${seconds.toFixed(2)} s`);
+    assert.deepEqual(processesMentioning(cacheDir), [], 'the converting worker is gone');
+    assert.deepEqual(demucsConversions(cacheDir), [], 'the conversion left nothing half-written');
+    assert.deepEqual(jobFiles(t, id), [], 'no stems, no staging folder');
+    assert.equal(await balance(t), before, 'every credit came back');
+    await until(() => hooks.received.length > 0, 30_000, () => 'no webhook arrived');
+
+    // The pool starts a fresh worker for the next job.
+    const short = join(dir, 'short.wav');
+    writeSong(short, 2);
+    const next = await t.request('POST', '/audio/splits', { body: { input: await uploadFile(t, readFileSync(short), 'short.wav'), stemModel: '6s' } });
+    assert.equal(next.status, 200, next.text);
+    assert.equal((await t.client.waitForSplit(next.json.data.id)).json.data.status, 'succeeded', logs.join('\n'));
+    assert.equal(hooks.received.length, 1, 'one webhook for the cancelled job');
+    const hook = JSON.parse(hooks.received[0]?.body ?? '{}') as { data: { id: string; error: { code: string } } };
+    assert.deepEqual([hook.data.id, hook.data.error.code], [id, 'CANCELLED']);
+  } finally {
+    await t.close();
+    hooks.server.close();
   }
 });
 

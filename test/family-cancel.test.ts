@@ -2,16 +2,18 @@
  * The service discipline for every family (issue 37, item 5, in part): a split stopped while the
  * model runs ends promptly, exit 130, with no stems and no staging folder left, for every family in
  * FAMILY_FIXTURES (HTDemucs, BS-RoFormer, SCNet, MDX23C, MDX-Net, VR, HDemucs, time-domain Demucs)
- * and an ensemble, each from its shared fixture through the real CLI. Skipped (saying why) where
- * the fixtures are missing.
+ * and an ensemble, each from its shared fixture through the real CLI; and a split stopped while its
+ * model is still being converted on first use (its worker ended, nothing left in the cache). Skipped
+ * (saying why) where the fixtures are missing.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { writeSong } from '../harness/audio.js';
 import { spawnCli } from '../harness/process.js';
 import { tempDir } from '../harness/temp-dir.js';
+import { demucsConversions, demucsLoadUnderWay, processesMentioning } from './support/first-load.js';
 import { FAMILY_FIXTURES, fixtureFile, type FamilyModels } from './support/fixtures.js';
 import { until } from './support/wait.js';
 
@@ -24,28 +26,54 @@ const work = tempDir('stemsplit-cancel-');
 const song = join(work, 'long.wav');
 writeSong(song, 120);
 
+/** One run's folders: its output and its model cache. */
+interface Run {
+  readonly out: string;
+  readonly cache: string;
+}
+
+/**
+ * Runs `stemsplit split` of the long song with `models` in fresh folders, sends SIGINT once `ready`
+ * holds (waiting for `what`), and asserts it then ended within STOP_SECONDS with exit 130.
+ */
+async function interruptedSplit(t: TestContext, models: readonly string[], ready: (run: Run) => boolean, what: string): Promise<Run> {
+  const dir = tempDir('stemsplit-cancel-run-');
+  const run = { out: join(dir, 'out'), cache: join(dir, 'cache') };
+  const args = ['split', song, '-o', run.out, ...models.flatMap((model) => ['--model', model])];
+  const child = spawnCli(args, { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: run.cache });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  await until(() => ready(run) || child.exitCode !== null, 240_000, () => `${what} never began: ${stderr}`);
+  assert.ok(ready(run), `${what} began: ${stderr}`);
+  const stopped = performance.now();
+  child.kill('SIGINT');
+  const code = await exited;
+  const seconds = (performance.now() - stopped) / 1000;
+  t.diagnostic(`stopped in ${seconds.toFixed(2)} s`);
+  assert.equal(code, 130, stderr);
+  assert.ok(seconds <= STOP_SECONDS, `stopping took ${seconds.toFixed(2)} s`);
+  return run;
+}
+
+/** The staging folder appears once the model is loaded and the first stems are being written. */
+const staging = ({ out }: Run): string[] => (existsSync(out) ? readdirSync(out).filter((name) => name.startsWith('long.partial-')) : []);
+
 for (const [family, models] of FAMILIES) {
   const given = models();
   const skip = given.some((model) => model === undefined) ? 'its fixture is missing' : false;
   test(`${family}: SIGINT while the model runs ends the split within ${STOP_SECONDS} s, exit 130, no stems left`, { skip }, async (t) => {
-    const dir = tempDir('stemsplit-cancel-run-');
-    const out = join(dir, 'out');
-    const args = ['split', song, '-o', out, ...given.flatMap((model) => ['--model', model as string])];
-    const child = spawnCli(args, { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: join(dir, 'cache') });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
-    // The staging folder appears once the model is loaded and the first stems are being written.
-    const staging = () => (existsSync(out) ? readdirSync(out).filter((name) => name.startsWith('long.partial-')) : []);
-    await until(() => staging().length > 0 || child.exitCode !== null, 240_000, () => `the split never began: ${stderr}`);
-    assert.equal(staging().length, 1, `the split began: ${stderr}`);
-    const stopped = performance.now();
-    child.kill('SIGINT');
-    const code = await exited;
-    const seconds = (performance.now() - stopped) / 1000;
-    t.diagnostic(`stopped in ${seconds.toFixed(2)} s`);
-    assert.equal(code, 130, stderr);
-    assert.ok(seconds <= STOP_SECONDS, `stopping took ${seconds.toFixed(2)} s`);
+    const { out } = await interruptedSplit(t, given as string[], (run) => staging(run).length === 1, 'the split');
     assert.deepEqual(readdirSync(out), [], 'neither stems nor their staging folder remain');
   });
 }
+
+const FULL_SIZE = fixtureFile('demucs', 'htdemucs_full_random.th');
+
+test(`SIGINT while a model is converted on first use ends the split within ${STOP_SECONDS} s, exit 130, its worker gone, nothing left`, { skip: FULL_SIZE === undefined ? 'the full-size HTDemucs fixture is missing' : false }, async (t) => {
+  // The worker is loading: past the checkpoint's structure check, hashing and converting it (seconds for this 80 MB network).
+  const { out, cache } = await interruptedSplit(t, [FULL_SIZE as string], ({ cache }) => demucsLoadUnderWay(cache), 'the load');
+  assert.deepEqual(processesMentioning(cache), [], 'no process of the run is left (the worker was converting)');
+  assert.deepEqual(demucsConversions(cache), [], 'the conversion was stopped and left nothing half-written');
+  assert.deepEqual(existsSync(out) ? readdirSync(out) : [], [], 'neither stems nor their staging folder');
+});

@@ -54,6 +54,20 @@ export async function storeEntry(entryDir: string, writeFiles: (dir: string) => 
   }
 }
 
+/**
+ * Removes the entries a process stopped outright (SIGKILL) left half-written under their temporary
+ * names (`storeEntry`): `pid` is that process's. Best effort: what cannot be removed stays.
+ */
+export async function removeAbandonedEntries(cacheDir: string, pid: number): Promise<void> {
+  const marker = `.tmp-${pid}-`;
+  for (const family of await readdir(cacheDir).catch(() => [] as string[])) {
+    const folder = path.join(cacheDir, family);
+    for (const entry of await readdir(folder).catch(() => [] as string[])) {
+      if (entry.includes(marker)) await rm(path.join(folder, entry), { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+}
+
 function isAlreadyThere(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   return code === 'ENOTEMPTY' || code === 'EEXIST';

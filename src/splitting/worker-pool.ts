@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { StemsplitError, type ErrorCode } from '../errors.js';
 import type { EnsembleMethod } from '../ensemble/algorithms.js';
 import type { ModelChoice } from '../models/registry.js';
+import { removeAbandonedEntries } from '../onnx/cache.js';
 import { ortProcessEnv } from '../onnx/process-env.js';
 import type { Precision } from '../onnx/quantize.js';
 import { disableOrtTelemetry } from '../onnx/session.js';
@@ -28,12 +29,14 @@ export interface SplitJob extends StemOutputOptions {
 }
 
 export interface Splitter {
-  /** `stop` (the API's cancel) asks the job's worker to stop at its next chunk or stem, as `cancel` does for all. */
+  /** `stop` (the API's cancel) stops the job as `cancel` does for all. */
   split(job: SplitJob, onProgress: (progress: SplitProgress) => void, stop?: AbortSignal): Promise<SplitFileResult>;
   /**
-   * Asks every running job to stop at its next chunk or stem: the job then fails (its staged
-   * stems removed by the worker) and its worker stays usable. Safer than `close` mid-job:
-   * it lets the worker remove what the job staged.
+   * Stops every running job: one whose models are loaded at its next chunk or stem (the job then
+   * fails, its staged stems removed by the worker, and its worker stays usable; safer than `close`
+   * mid-job); one still loading or converting its models at once, its worker ended (a load is
+   * mostly native or synchronous work that cannot hear a message) and a fresh one started for the
+   * next job.
    */
   cancel(): void;
   close(): Promise<void>;
@@ -48,6 +51,7 @@ export interface SplitWorkerData {
 
 export type WorkerRequest = { readonly id: number; readonly job: SplitJob } | { readonly id: number; readonly cancel: true };
 export type WorkerReply =
+  | { readonly id: number; readonly type: 'loaded' }
   | { readonly id: number; readonly type: 'progress'; readonly progress: SplitProgress }
   | { readonly id: number; readonly type: 'done'; readonly result: SplitFileResult }
   | { readonly id: number; readonly type: 'error'; readonly code: ErrorCode | undefined; readonly message: string };
@@ -62,7 +66,7 @@ export const WORKER_SCRIPT_ENV = 'STEMSPLIT_SPLIT_WORKER';
 /**
  * Starts the worker script: beside this file when built (.js), through tsx from the sources
  * (tests, development); the executable names its own. It runs in a session of its own, so a
- * Ctrl-C reaches only this process, which asks the worker to stop at its next chunk.
+ * Ctrl-C reaches only this process, which then stops the worker's job (Splitter.cancel).
  */
 function startWorker(data: SplitWorkerData): ChildProcess {
   disableOrtTelemetry();
@@ -87,14 +91,22 @@ interface Pending {
 class SplitWorker {
   readonly #worker: ChildProcess;
   readonly #pending = new Map<number, Pending>();
+  /** Jobs sent whose models the worker has not reported loaded: a cancel ends the worker. */
+  readonly #loading = new Set<number>();
+  readonly #cacheDir: string;
   #nextId = 1;
   #dead = false;
+  /** Set once #endLoad runs: it fails the jobs itself, after its clean-up. */
+  #endingLoad = false;
 
   constructor(data: SplitWorkerData) {
+    this.#cacheDir = data.cacheDir;
     this.#worker = startWorker(data);
     this.#worker.on('message', (reply: WorkerReply) => this.#onReply(reply));
     this.#worker.on('error', (error) => this.#failAll(error));
-    this.#worker.on('exit', (code, signal) => this.#failAll(new Error(`the split worker stopped (${signal ? `killed by ${signal}` : `exit code ${code}`})`)));
+    this.#worker.on('exit', (code, signal) => {
+      if (!this.#endingLoad) this.#failAll(new Error(`the split worker stopped (${signal ? `killed by ${signal}` : `exit code ${code}`})`));
+    });
   }
 
   get dead(): boolean {
@@ -103,16 +115,46 @@ class SplitWorker {
 
   run(job: SplitJob, onProgress: (progress: SplitProgress) => void, stop?: AbortSignal): Promise<SplitFileResult> {
     const id = this.#nextId++;
-    const cancel = () => this.#pending.has(id) && this.#worker.send({ id, cancel: true } satisfies WorkerRequest);
+    const cancel = () => this.#cancel(id);
     stop?.addEventListener('abort', cancel, { once: true });
     return new Promise<SplitFileResult>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, onProgress });
+      this.#loading.add(id);
       this.#worker.send({ id, job } satisfies WorkerRequest);
     }).finally(() => stop?.removeEventListener('abort', cancel));
   }
 
   cancel(): void {
-    for (const id of this.#pending.keys()) this.#worker.send({ id, cancel: true } satisfies WorkerRequest);
+    for (const id of this.#pending.keys()) this.#cancel(id);
+  }
+
+  #cancel(id: number): void {
+    if (!this.#pending.has(id)) return;
+    if (this.#loading.has(id)) void this.#endLoad();
+    else this.#worker.send({ id, cancel: true } satisfies WorkerRequest);
+  }
+
+  /**
+   * Ends a worker whose job is still loading its models (a conversion, a session opening: seconds
+   * to minutes of work that reads no message): its whole process group at once, then the cache
+   * entries its conversion left half-written; the job fails as cancelled. No stems exist yet.
+   */
+  async #endLoad(): Promise<void> {
+    if (this.#endingLoad) return;
+    this.#endingLoad = true;
+    this.#dead = true;
+    const worker = this.#worker;
+    if (worker.exitCode === null && worker.signalCode === null) {
+      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      try {
+        process.kill(-(worker.pid as number), 'SIGKILL');
+      } catch {
+        worker.kill('SIGKILL');
+      }
+      await exited;
+    }
+    if (worker.pid !== undefined) await removeAbandonedEntries(this.#cacheDir, worker.pid);
+    this.#failAll(new Error('stopped while its model was loading'));
   }
 
   async terminate(): Promise<void> {
@@ -127,11 +169,16 @@ class SplitWorker {
   #onReply(reply: WorkerReply): void {
     const pending = this.#pending.get(reply.id);
     if (!pending) return;
+    if (reply.type === 'loaded') {
+      this.#loading.delete(reply.id);
+      return;
+    }
     if (reply.type === 'progress') {
       pending.onProgress(reply.progress);
       return;
     }
     this.#pending.delete(reply.id);
+    this.#loading.delete(reply.id);
     if (reply.type === 'done') pending.resolve(reply.result);
     else pending.reject(reply.code ? new StemsplitError(reply.code, reply.message) : new Error(reply.message));
   }

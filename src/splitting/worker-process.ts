@@ -42,6 +42,8 @@ process.on('message', async (request: WorkerRequest) => {
   try {
     // An ensemble's members stay loaded together, as a single model stays loaded between jobs.
     const model = isEnsembleRef(choice) ? { name: choice.name, members: await loadEach(choice.members), method: ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM } } : await load(choice);
+    // Until now a cancel ends this process (a load hears no message); from here it stops the split at its next chunk.
+    reply({ id, type: 'loaded' });
     const result = await splitAudioFile(inputPath, model, outDir, {
       ...output,
       onProgress: (progress) => reply({ id, type: 'progress', progress }),
