@@ -11,6 +11,7 @@ import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli } from '../harness/process.js';
+import { v50Tensors, writeVrPth } from '../harness/vr-state-dict.js';
 import { readVrModelData } from '../src/vr/model-data.js';
 import { separateVr, VrNetwork, vrSettings, vrSources } from '../src/vr/engine.js';
 import { VR_DEFAULTS, type VrOptions } from '../src/vr/options.js';
@@ -113,6 +114,84 @@ describe('VR streamed in blocks = VR over the whole track', { skip: FIXTURES ===
         t.diagnostic(`${name} stem ${s}: split ${viaCli.toFixed(1)} dB (${differing(cli)} samples differ), blocks of 37 frames ${viaSmall.toFixed(1)} dB (${differing(inBlocks)} differ) against the whole track`);
         assert.ok(viaCli >= MIN_DB, `${file}: ${viaCli} dB`);
         assert.ok(viaSmall >= MIN_DB, `stem ${s} in blocks of 37 frames: ${viaSmall} dB`);
+      }
+    });
+  }
+});
+
+/**
+ * The params the fixtures do not cover, on a small seeded VR 5.0 network: those not at 44.1 kHz
+ * (the track resampled in as it is read, each stem back as it is written, rate.ts) and
+ * `4band_44100_reverse`. A generated song through `stemsplit split` and through the library in
+ * blocks of 11 frames gives the library's stems computed in one block, sample for sample.
+ */
+describe('VR params at other rates and reversed: streamed = one block', () => {
+  const SECONDS = 3;
+  const WINDOW = 320;
+  const PARAMS = ['1band_sr16000_hl512', '1band_sr32000_hl512', '1band_sr33075_hl384', '2band_32000', '2band_48000', '4band_44100_reverse'];
+
+  /** Tones, a glide and seeded noise bursts, different in each channel. */
+  function generated(): StereoWave {
+    const length = SECONDS * 44_100;
+    let seed = 7;
+    const noise = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31 - 0.5;
+    };
+    return [0, 1].map((c) =>
+      Float64Array.from({ length }, (_, i) => {
+        const t = i / 44_100;
+        const burst = t % 0.5 < 0.05 ? 0.3 * noise() : 0.02 * noise();
+        return Math.fround(0.3 * Math.sin(2 * Math.PI * 220 * t + c) + 0.15 * Math.sin(2 * Math.PI * (500 + 400 * t) * t) + burst);
+      }),
+    ) as StereoWave;
+  }
+
+  for (const param of PARAMS) {
+    it(`${param}: stemsplit split and blocks of 11 frames give the one-block stems, no sample differing`, async (t) => {
+      const dir = join(work, param);
+      mkdirSync(dir, { recursive: true });
+      const model = join(dir, 'seeded.pth');
+      writeVrPth(model, v50Tensors(4, false, 5), { output: true });
+      writeFileSync(join(dir, 'seeded.json'), JSON.stringify({ vr_model_param: param, primary_stem: 'Instrumental' }));
+      const track = generated();
+      const length = track[0].length;
+      const wav = join(dir, 'song.wav');
+      writeFloatWav(wav, planar(track, length), 2);
+
+      const settings = vrSettings(readVrModelData(model), { windowSize: WINDOW });
+      const network = await VrNetwork.open(model, settings, { intraOpThreads: 2 });
+      let whole: [StereoWave, StereoWave];
+      let small: [StereoWave, StereoWave];
+      try {
+        whole = await separateVr(network, settings, track, { blockFrames: Infinity });
+        small = await separateVr(network, settings, track, { blockFrames: 11 });
+      } finally {
+        await network.release();
+      }
+      const kept = whole[0][0].length;
+      assert.ok(kept > 0.95 * length, `${kept} of ${length} samples`);
+
+      const out = join(dir, 'out');
+      const split = runCli(['split', wav, '--model', model, '--vr-window-size', String(WINDOW), '--format', 'wav', '--float32', '-o', out], {
+        STEMSPLIT_DATA_DIR: join(dir, 'data'),
+        STEMSPLIT_CACHE_DIR: join(dir, 'cache'),
+      });
+      assert.equal(split.status, 0, split.stderr);
+      for (const [s, stem] of vrSources(settings.data.primaryStem).entries()) {
+        const reference = planar(whole[s] as StereoWave, kept);
+        assert.ok(snrDb(reference, planar(track, kept)) < 60, `stem ${s} is not the mix`);
+        const decoded = decodePlanar(join(out, 'song', `${stem}.wav`), 2);
+        const cli = new Float32Array(2 * kept);
+        for (let c = 0; c < 2; c++) {
+          cli.set(decoded.subarray(c * length, c * length + kept), c * kept);
+          assert.ok(decoded.subarray(c * length + kept, (c + 1) * length).every((v) => v === 0), `${stem}: silent after ${kept} samples`);
+        }
+        const differing = (other: Float32Array) => other.reduce((count, v, i) => count + (v === reference[i] ? 0 : 1), 0);
+        const inBlocks = planar(small[s] as StereoWave, kept);
+        t.diagnostic(`${param} ${stem}: split ${differing(cli)} samples differ, blocks of 11 frames ${differing(inBlocks)} differ, of ${2 * kept}`);
+        assert.equal(differing(cli), 0, `${param} ${stem} through split`);
+        assert.equal(differing(inBlocks), 0, `${param} ${stem} in blocks of 11 frames`);
       }
     });
   }

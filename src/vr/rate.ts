@@ -4,14 +4,17 @@
  * track with librosa.load at the params' rate, resampling with the top band's res_type, and
  * `separate` brings each stem back with librosa.resample's default, soxr_hq.
  *
- * Here a stream at the track's rate becomes one at the params' rate (read whole: these
- * resamplers are computed over whole signals, as the official code does), the stems the
- * separation writes at the params' rate are collected, and each stem's official M samples come
- * back as ⌈M·r⌉ samples at the track's rate, then silence to the track's length.
+ * Here both run as streams, in memory that does not grow with the track's length: the track is
+ * resampled as it is read (once for each of the separation's two passes), and each stem's
+ * official M samples are resampled as the separation writes them, to ⌈M·r⌉ samples at the track's
+ * rate, then silence to the track's length. Each resampler is fed its signal in order and gives,
+ * bit for bit, what it gives over the whole signal (resample-stream.ts).
  */
+import { StemsplitError } from '../errors.js';
 import type { StemWriter, TrackStream } from '../separation/track-stream.js';
 import type { VrParams } from './params.js';
-import { stemAtTrackRate, trackAtModelRate } from './resample.js';
+import { stemResampler, trackResampler } from './resample.js';
+import type { ChannelResampler } from './resample-stream.js';
 
 /** A separation writing both stems (primary first), the stream's length each. */
 export type StemSeparation<Run> = (input: TrackStream, write: StemWriter, run: Run) => Promise<void>;
@@ -32,60 +35,83 @@ export function stemLengthAtTrackRate(params: VrParams, trackRate: number, track
 export function atModelRate<Run>(params: VrParams, trackRate: number, officialLength: OfficialLength, separate: StemSeparation<Run>): StemSeparation<Run> {
   if (params.sr === trackRate) return separate;
   return async (input, write, run) => {
-    const [left, right] = trackAtModelRate(await readWhole(input), params, trackRate) as [Float64Array, Float64Array];
-    const length = left.length;
-    const stems = [0, 1].map(() => [new Float64Array(length), new Float64Array(length)]);
-    let at = 0;
-    const collect: StemWriter = (planes, frames) => {
-      for (const [s, stem] of stems.entries()) {
-        const plane = planes[s] as Float32Array;
-        (stem[0] as Float64Array).set(plane.subarray(0, frames), at);
-        (stem[1] as Float64Array).set(plane.subarray(frames, 2 * frames), at);
-      }
-      at += frames;
-    };
-    const frames = () => interleaved(left, right);
-    // The separation may read the track twice (VR's first pass finds the spectrogram's peak).
-    const modelRateTrack = { length, frames: frames(), reread: frames };
-    await separate(modelRateTrack, collect, run);
-    const kept = officialLength(length);
-    const back = stems.map((stem) => stemAtTrackRate(stem.map((channel) => channel.subarray(0, kept)), params, trackRate));
-    for (let start = 0; start < input.length; start += BLOCK_FRAMES) {
-      const count = Math.min(BLOCK_FRAMES, input.length - start);
-      const planes = back.map((stem) => {
-        const plane = new Float32Array(2 * count);
-        for (let c = 0; c < 2; c++) {
-          const channel = stem[c] as Float64Array;
-          for (let i = 0; i < count && start + i < channel.length; i++) plane[c * count + i] = channel[start + i] as number;
-        }
-        return plane;
-      });
-      await write(planes, count);
-    }
+    const { reread } = input;
+    if (reread === undefined) throw new Error('unreachable: a VR model reads its track twice, and this stream cannot be read again');
+    const length = Math.ceil((input.length * params.sr) / trackRate);
+    const atModel = (frames: AsyncIterable<Float32Array>) => resampledFrames(frames, () => trackResampler(params, trackRate, input.length));
+    const stems = new StemsAtTrackRate(params, trackRate, officialLength(length), input.length, write);
+    await separate({ length, frames: atModel(input.frames), reread: () => atModel(reread()) }, (planes, frames) => stems.add(planes, frames), run);
+    await stems.finish();
   };
 }
 
-/** The whole stream as two channels. */
-async function readWhole(input: TrackStream): Promise<Float64Array[]> {
-  const track = [new Float64Array(input.length), new Float64Array(input.length)] as const;
-  let at = 0;
-  for await (const block of input.frames) {
-    const frames = Math.min(block.length / 2, input.length - at);
-    for (let i = 0; i < frames; i++) {
-      track[0][at + i] = block[2 * i] as number;
-      track[1][at + i] = block[2 * i + 1] as number;
-    }
-    at += frames;
+/** Interleaved stereo blocks, each channel through its own resampler, as interleaved float32 blocks. */
+async function* resampledFrames(frames: AsyncIterable<Float32Array>, channel: () => ChannelResampler): AsyncGenerator<Float32Array> {
+  const resamplers = [channel(), channel()] as const;
+  for await (const block of frames) {
+    const count = block.length / 2;
+    const planes = resamplers.map((resampler, c) => resampler.push(Float64Array.from({ length: count }, (_, i) => block[2 * i + c] as number)));
+    const out = interleaved(planes[0] as Float64Array, planes[1] as Float64Array);
+    if (out.length > 0) yield out;
   }
-  return [track[0], track[1]];
+}
+
+/**
+ * The stems written at the params' rate, resampled to the track's as they come: the first `kept`
+ * samples of each (the official stem), then silence to the track's length.
+ */
+class StemsAtTrackRate {
+  readonly #resamplers: (readonly [ChannelResampler, ChannelResampler])[] = [];
+  #received = 0;
+  #written = 0;
+
+  constructor(
+    params: VrParams,
+    trackRate: number,
+    private readonly kept: number,
+    private readonly length: number,
+    private readonly out: StemWriter,
+  ) {
+    for (let s = 0; s < 2; s++) this.#resamplers.push([stemResampler(params, trackRate, kept), stemResampler(params, trackRate, kept)]);
+  }
+
+  async add(planes: readonly Float32Array[], frames: number): Promise<void> {
+    const from = Math.min(frames, Math.max(0, this.kept - this.#received));
+    this.#received += frames;
+    if (from === 0) return;
+    const back = this.#resamplers.map((channels, s) => channels.map((resampler, c) => resampler.push(Float64Array.from((planes[s] as Float32Array).subarray(c * frames, c * frames + from))))) as Float64Array[][];
+    await this.#emit(back);
+  }
+
+  /** The silence after the stems, to the track's length. */
+  async finish(): Promise<void> {
+    if (this.#received < this.kept) throw new StemsplitError('SEPARATION_FAILED', `the separation wrote ${this.#received} of ${this.kept} samples`);
+    for (let rest = this.length - this.#written; rest > 0; rest = this.length - this.#written) {
+      const count = Math.min(BLOCK_FRAMES, rest);
+      await this.#emit([0, 1].map(() => [new Float64Array(count), new Float64Array(count)]));
+    }
+  }
+
+  /** Writes the resampled samples (the same count in each stem and channel), cut at the track's length. */
+  async #emit(back: readonly (readonly Float64Array[])[]): Promise<void> {
+    const count = Math.min((back[0]?.[0] as Float64Array).length, this.length - this.#written);
+    if (count <= 0) return;
+    const planes = back.map((channels) => {
+      const plane = new Float32Array(2 * count);
+      for (let c = 0; c < 2; c++) plane.set((channels[c] as Float64Array).subarray(0, count), c * count);
+      return plane;
+    });
+    this.#written += count;
+    await this.out(planes, count);
+  }
 }
 
 /** Two channels as one interleaved float32 block. */
-async function* interleaved(left: Float64Array, right: Float64Array): AsyncGenerator<Float32Array> {
+function interleaved(left: Float64Array, right: Float64Array): Float32Array {
   const block = new Float32Array(2 * left.length);
   for (let i = 0; i < left.length; i++) {
     block[2 * i] = left[i] as number;
     block[2 * i + 1] = right[i] as number;
   }
-  yield block;
+  return block;
 }

@@ -18,6 +18,7 @@
  * (docs/vr.md says how far off each table is).
  */
 import { besselI0, lrint, sinc } from './resample-math.js';
+import { OutputBuffer, SampleWindow, type ChannelResampler } from './resample-stream.js';
 
 export type SincConverter = 'sinc_fastest' | 'sinc_medium' | 'sinc_best';
 
@@ -103,6 +104,10 @@ class SincBuffer {
     readonly halfFilter: number,
   ) {}
 
+  copy(): SincBuffer {
+    return Object.assign(new SincBuffer(this.length, this.input, this.halfFilter), this);
+  }
+
   inHand(): number {
     return (this.end - this.current + this.length) % this.length;
   }
@@ -151,32 +156,68 @@ class SincBuffer {
  * end-of-input test made on the buffer's own positions (which can drop the last frame).
  */
 export function libsamplerateSinc(signal: Float64Array, ratio: number, converter: SincConverter): Float64Array {
-  const x = Float32Array.from(signal);
-  const n = x.length;
-  const { base, step } = sincTable(converter);
-  const { halfLength, increment: indexInc } = RECIPES[converter];
-  const frames = Math.floor(n * ratio);
-  const out = new Float64Array(frames);
-  const floatIncrement = indexInc * Math.min(ratio, 1);
-  const increment = lrint(floatIncrement * FP_ONE);
-  const scale = floatIncrement / indexInc;
-  const maxFilterIndex = halfLength * FP_ONE;
-  const terminate = 1 / ratio + 1e-20;
-  const mask = FP_ONE - 1;
-  let reach = (halfLength + 2) / indexInc;
-  if (ratio < 1) reach /= ratio;
-  const bufferLength = Math.max(3 * lrint(((halfLength + 2) / indexInc) * MAX_RATIO + 1), 4096) + 1;
-  const buffer = new SincBuffer(bufferLength, n, lrint(reach) + 1);
-  let current = 0;
-  let inputIndex = 0;
-  let made = 0;
-  for (; made < frames; made++) {
-    if (buffer.inHand() <= buffer.halfFilter) {
-      buffer.prepare();
-      if (buffer.inHand() <= buffer.halfFilter) break;
-    }
-    if (buffer.realEnd >= 0 && buffer.current + inputIndex + terminate > buffer.realEnd) break;
-    const start = lrint(inputIndex * floatIncrement * FP_ONE);
+  return new SincStream(signal.length, ratio, converter).push(signal);
+}
+
+/** The converter's walk over a signal of `n` samples: positions and buffer counts, which depend on n alone, not on the data. */
+class SincWalk {
+  readonly table: SincTable;
+  readonly halfLength: number;
+  readonly frames: number;
+  readonly floatIncrement: number;
+  readonly increment: number;
+  readonly scale: number;
+  readonly terminate: number;
+  /** Input samples either side of `current` that one output's filter reaches, and one to spare. */
+  readonly reach: number;
+  buffer: SincBuffer;
+  current = 0;
+  inputIndex = 0;
+  made = 0;
+  stopped = false;
+
+  constructor(
+    readonly n: number,
+    readonly ratio: number,
+    converter: SincConverter,
+  ) {
+    this.table = sincTable(converter);
+    const { halfLength, increment: indexInc } = RECIPES[converter];
+    this.halfLength = halfLength;
+    this.frames = Math.floor(n * ratio);
+    this.floatIncrement = indexInc * Math.min(ratio, 1);
+    this.increment = lrint(this.floatIncrement * FP_ONE);
+    this.scale = this.floatIncrement / indexInc;
+    this.terminate = 1 / ratio + 1e-20;
+    let reach = (halfLength + 2) / indexInc;
+    if (ratio < 1) reach /= ratio;
+    const bufferLength = Math.max(3 * lrint(((halfLength + 2) / indexInc) * MAX_RATIO + 1), 4096) + 1;
+    this.buffer = new SincBuffer(bufferLength, n, lrint(reach) + 1);
+    this.reach = Math.ceil((halfLength * FP_ONE) / this.increment) + 2;
+  }
+
+  copy(): SincWalk {
+    return Object.assign(Object.create(SincWalk.prototype) as SincWalk, this, { buffer: this.buffer.copy() });
+  }
+
+  /** Whether output `made` exists: src_sinc.c's buffer refill and end-of-input test (which stop it for good). */
+  next(): boolean {
+    if (this.stopped || this.made >= this.frames) return false;
+    const buffer = this.buffer;
+    if (buffer.inHand() <= buffer.halfFilter) buffer.prepare();
+    this.stopped = buffer.inHand() <= buffer.halfFilter || (buffer.realEnd >= 0 && buffer.current + this.inputIndex + this.terminate > buffer.realEnd);
+    return !this.stopped;
+  }
+
+  /** Output `made` from input samples x[i − offset] (float32 values; zeros outside the signal). */
+  output(x: Float64Array, offset: number): number {
+    const { base, step } = this.table;
+    const n = this.n;
+    const increment = this.increment;
+    const maxFilterIndex = this.halfLength * FP_ONE;
+    const mask = FP_ONE - 1;
+    const current = this.current;
+    const start = lrint(this.inputIndex * this.floatIncrement * FP_ONE);
     let filterIndex = start;
     let count = Math.trunc((maxFilterIndex - filterIndex) / increment);
     filterIndex += count * increment;
@@ -185,7 +226,7 @@ export function libsamplerateSinc(signal: Float64Array, ratio: number, converter
     for (; filterIndex >= 0; filterIndex -= increment, dataIndex++) {
       if (dataIndex < 0 || dataIndex >= n) continue;
       const index = filterIndex >> SHIFT_BITS;
-      left += ((base[index] as number) + ((filterIndex & mask) / FP_ONE) * (step[index] as number)) * (x[dataIndex] as number);
+      left += ((base[index] as number) + ((filterIndex & mask) / FP_ONE) * (step[index] as number)) * (x[dataIndex - offset] as number);
     }
     filterIndex = increment - start;
     count = Math.trunc((maxFilterIndex - filterIndex) / increment);
@@ -195,20 +236,90 @@ export function libsamplerateSinc(signal: Float64Array, ratio: number, converter
     do {
       if (dataIndex >= 0 && dataIndex < n) {
         const index = filterIndex >> SHIFT_BITS;
-        right += ((base[index] as number) + ((filterIndex & mask) / FP_ONE) * (step[index] as number)) * (x[dataIndex] as number);
+        right += ((base[index] as number) + ((filterIndex & mask) / FP_ONE) * (step[index] as number)) * (x[dataIndex - offset] as number);
       }
       filterIndex -= increment;
       dataIndex--;
     } while (filterIndex > 0);
-    out[made] = Math.fround(scale * (left + right));
-    inputIndex += 1 / ratio;
-    const rem = fmodOne(inputIndex);
-    const advance = lrint(inputIndex - rem);
-    current += advance;
-    buffer.advance(advance);
-    inputIndex = rem;
+    return Math.fround(this.scale * (left + right));
   }
-  return made === frames ? out : out.subarray(0, made);
+
+  /** On to the next output. */
+  advance(): void {
+    this.made++;
+    this.inputIndex += 1 / this.ratio;
+    const rem = fmodOne(this.inputIndex);
+    const advance = lrint(this.inputIndex - rem);
+    this.current += advance;
+    this.buffer.advance(advance);
+    this.inputIndex = rem;
+  }
+}
+
+/**
+ * libsamplerateSinc fed in order: libsamplerate is a streaming converter, and its walk depends on
+ * the input's length only, so each output is computed as soon as the samples its filter reaches
+ * have arrived.
+ */
+export class SincStream implements ChannelResampler {
+  readonly #x = new SampleWindow(Math.fround);
+  readonly #out = new OutputBuffer();
+  readonly #walk: SincWalk;
+
+  constructor(n: number, ratio: number, converter: SincConverter) {
+    this.#walk = new SincWalk(n, ratio, converter);
+  }
+
+  push(samples: Float64Array): Float64Array {
+    const walk = this.#walk;
+    this.#x.append(samples);
+    const all = this.#x.received >= walk.n;
+    while ((all || walk.current + walk.reach < this.#x.received) && walk.next()) {
+      this.#out.add(walk.output(this.#x.data, this.#x.base));
+      walk.advance();
+    }
+    this.#x.discardBefore(walk.current - walk.reach);
+    return this.#out.take();
+  }
+}
+
+/**
+ * Any range of libsamplerateSinc's outputs over a signal of `n` samples, computed from a slice of
+ * the signal alone: the walk is carried to the range's first output (without computing the
+ * outputs before it), then the range is computed as the whole signal's computation computes it.
+ * Ranges are cheapest asked in order of their start (the walk is kept at the last one's).
+ */
+export class SincRanges {
+  #walk: SincWalk;
+
+  constructor(
+    private readonly n: number,
+    private readonly ratio: number,
+    private readonly converter: SincConverter,
+  ) {
+    this.#walk = new SincWalk(n, ratio, converter);
+  }
+
+  /** The input samples outputs [lo, hi) read: [first, last). */
+  inputs(lo: number, hi: number): { readonly first: number; readonly last: number } {
+    const { reach } = this.#walk;
+    return { first: Math.floor(lo / this.ratio) - reach - 2, last: Math.ceil(hi / this.ratio) + reach + 2 };
+  }
+
+  /** Outputs [lo, hi) (zeros where libsamplerate stops before them) from `slice`, input samples [first, first + slice.length) as inputs() gives them. */
+  range(lo: number, hi: number, slice: Float64Array, first: number): Float64Array {
+    if (this.#walk.made > lo) this.#walk = new SincWalk(this.n, this.ratio, this.converter);
+    const walk = this.#walk;
+    while (walk.made < lo && walk.next()) walk.advance();
+    const x = Float64Array.from(slice, Math.fround);
+    const out = new Float64Array(hi - lo);
+    const computing = walk.copy();
+    for (let i = 0; i < out.length && computing.next(); i++) {
+      out[i] = computing.output(x, first);
+      computing.advance();
+    }
+    return out;
+  }
 }
 
 /** SRC_SINC_FASTEST (the output side of every VR params file). */

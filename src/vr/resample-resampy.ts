@@ -13,6 +13,7 @@
  * sample), the output accumulated in the input's float32 as numba stores it.
  */
 import { besselI0, sinc } from './resample-math.js';
+import { OutputBuffer, SampleWindow, type ChannelResampler } from './resample-stream.js';
 
 /** β and the roll-off that reproduce data/kaiser_fast.npz (largest difference 3.3e-16; docs/vr.md). */
 const KAISER_FAST = { zeros: 24, precision: 512, beta: 9.903224416455277, rolloff: 0.8682120388377784 } as const;
@@ -37,22 +38,61 @@ export function kaiserFastWindow(): Float64Array {
 
 /** resampy.resample(x, from, to, filter='kaiser_fast') of one float32 channel: int(n·to/from) samples. */
 export function resampyKaiserFast(signal: Float64Array, from: number, to: number): Float64Array {
-  const x = Float32Array.from(signal);
-  const ratio = to / from;
-  const outputs = Math.trunc((x.length * to) / from);
-  const table = kaiserFastWindow();
-  const win = ratio < 1 ? table.map((v) => ratio * v) : table;
-  const delta = new Float64Array(win.length);
-  for (let i = 0; i + 1 < win.length; i++) delta[i] = (win[i + 1] as number) - (win[i] as number);
-  const scale = Math.min(1, ratio);
-  const numTable = KAISER_FAST.precision;
-  const indexStep = Math.trunc(scale * numTable);
-  const timeIncrement = 1 / ratio;
-  const nwin = win.length;
-  const n = x.length;
-  const y = new Float64Array(outputs);
-  for (let t = 0; t < outputs; t++) {
-    const time = t * timeIncrement;
+  return new KaiserFastStream(signal.length, from, to).push(signal);
+}
+
+/** resampyKaiserFast fed in order: output t reads the input around t/ratio only. */
+export class KaiserFastStream implements ChannelResampler {
+  readonly #x = new SampleWindow(Math.fround);
+  readonly #out = new OutputBuffer();
+  readonly #n: number;
+  readonly #outputs: number;
+  readonly #win: Float64Array;
+  readonly #delta: Float64Array;
+  readonly #scale: number;
+  readonly #indexStep: number;
+  readonly #timeIncrement: number;
+  /** Input samples either side of an output's own that its filter reaches. */
+  readonly #reach: number;
+  #t = 0;
+
+  constructor(n: number, from: number, to: number) {
+    const ratio = to / from;
+    const table = kaiserFastWindow();
+    this.#n = n;
+    this.#outputs = Math.trunc((n * to) / from);
+    this.#win = ratio < 1 ? table.map((v) => ratio * v) : table;
+    this.#delta = new Float64Array(this.#win.length);
+    for (let i = 0; i + 1 < this.#win.length; i++) this.#delta[i] = (this.#win[i + 1] as number) - (this.#win[i] as number);
+    this.#scale = Math.min(1, ratio);
+    this.#indexStep = Math.trunc(this.#scale * KAISER_FAST.precision);
+    this.#timeIncrement = 1 / ratio;
+    this.#reach = Math.floor(this.#win.length / this.#indexStep) + 1;
+  }
+
+  push(samples: Float64Array): Float64Array {
+    this.#x.append(samples);
+    const all = this.#x.received >= this.#n;
+    for (; this.#t < this.#outputs; this.#t++) {
+      const sample = Math.trunc(this.#t * this.#timeIncrement);
+      if (!all && sample + this.#reach >= this.#x.received) break;
+      this.#out.add(this.#output(this.#t));
+    }
+    this.#x.discardBefore(Math.trunc(this.#t * this.#timeIncrement) - this.#reach);
+    return this.#out.take();
+  }
+
+  /** resampy/interpn.py's `_resample_loop` for output t. */
+  #output(t: number): number {
+    const win = this.#win;
+    const delta = this.#delta;
+    const x = this.#x.data;
+    const base = this.#x.base;
+    const scale = this.#scale;
+    const indexStep = this.#indexStep;
+    const numTable = KAISER_FAST.precision;
+    const nwin = win.length;
+    const time = t * this.#timeIncrement;
     const sample = Math.trunc(time);
     let frac = scale * (time - sample);
     let indexFrac = frac * numTable;
@@ -62,18 +102,17 @@ export function resampyKaiserFast(signal: Float64Array, from: number, to: number
     const iMax = Math.min(sample + 1, Math.floor((nwin - offset) / indexStep));
     for (let i = 0; i < iMax; i++) {
       const at = offset + i * indexStep;
-      acc = Math.fround(acc + ((win[at] as number) + eta * (delta[at] as number)) * (x[sample - i] as number));
+      acc = Math.fround(acc + ((win[at] as number) + eta * (delta[at] as number)) * (x[sample - i - base] as number));
     }
     frac = scale - frac;
     indexFrac = frac * numTable;
     offset = Math.trunc(indexFrac);
     eta = indexFrac - offset;
-    const kMax = Math.min(n - sample - 1, Math.floor((nwin - offset) / indexStep));
+    const kMax = Math.min(this.#n - sample - 1, Math.floor((nwin - offset) / indexStep));
     for (let k = 0; k < kMax; k++) {
       const at = offset + k * indexStep;
-      acc = Math.fround(acc + ((win[at] as number) + eta * (delta[at] as number)) * (x[sample + k + 1] as number));
+      acc = Math.fround(acc + ((win[at] as number) + eta * (delta[at] as number)) * (x[sample + k + 1 - base] as number));
     }
-    y[t] = acc;
+    return acc;
   }
-  return y;
 }

@@ -18,6 +18,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import { besselI0 } from './resample-math.js';
+import { chained, fixedLength, OutputBuffer, SampleWindow, type ChannelResampler } from './resample-stream.js';
 
 const f32 = Math.fround;
 
@@ -254,30 +255,63 @@ export function soxrHqPlan(inRate: number, outRate: number): SoxrPlan {
   return plan;
 }
 
-/** One stage over the zero-extended input, every output its filter reaches, rounded to float32. */
-function runStage(x: Float64Array, { up, down, h }: Stage): Float64Array {
-  const centre = (h.length - 1) / 2;
-  const outputs = Math.floor(((x.length - 1) * up + centre) / down) + 1;
-  const y = new Float64Array(outputs);
-  for (let k = 0; k < outputs; k++) {
-    const t = centre + k * down;
-    // Taps t − n·up inside [0, h.length): n from ⌈(t − (len − 1)) / up⌉ to ⌊t / up⌋.
-    const first = Math.max(0, Math.ceil((t - (h.length - 1)) / up));
-    const last = Math.min(x.length - 1, Math.floor(t / up));
-    let sum = 0;
-    for (let n = first; n <= last; n++) sum += (h[t - n * up] as number) * (x[n] as number);
-    y[k] = f32(sum);
+/** One stage over the zero-extended input fed in order, every output its filter reaches, rounded to float32. */
+class StageStream implements ChannelResampler {
+  readonly #x = new SampleWindow();
+  readonly #out = new OutputBuffer();
+  readonly #centre: number;
+  readonly #outputs: number;
+  #k = 0;
+
+  constructor(
+    private readonly n: number,
+    private readonly stage: Stage,
+  ) {
+    const { up, down, h } = stage;
+    this.#centre = (h.length - 1) / 2;
+    this.#outputs = n === 0 ? 0 : Math.floor(((n - 1) * up + this.#centre) / down) + 1;
   }
-  return y;
+
+  /** The outputs in stage's output count for an input of n samples. */
+  get outputs(): number {
+    return this.#outputs;
+  }
+
+  push(samples: Float64Array): Float64Array {
+    const { up, down, h } = this.stage;
+    const n = this.n;
+    this.#x.append(samples);
+    const x = this.#x.data;
+    const base = this.#x.base;
+    const received = this.#x.received;
+    for (; this.#k < this.#outputs; this.#k++) {
+      const t = this.#centre + this.#k * down;
+      // Taps t − i·up inside [0, h.length): i from ⌈(t − (len − 1)) / up⌉ to ⌊t / up⌋.
+      const first = Math.max(0, Math.ceil((t - (h.length - 1)) / up));
+      const last = Math.min(n - 1, Math.floor(t / up));
+      if (last >= received) break;
+      let sum = 0;
+      for (let i = first; i <= last; i++) sum += (h[t - i * up] as number) * (x[i - base] as number);
+      this.#out.add(f32(sum));
+    }
+    this.#x.discardBefore(Math.max(0, Math.ceil((this.#centre + this.#k * down - (h.length - 1)) / up)));
+    return this.#out.take();
+  }
 }
 
 /** python-soxr's `resample(x, inRate, outRate, 'HQ')` of one channel: round(n·out/in) samples. */
 export function soxrHq(signal: Float64Array, inRate: number, outRate: number): Float64Array {
-  const plan = soxrHqPlan(inRate, outRate);
-  let x: Float64Array = Float64Array.from(signal, f32);
-  for (const stage of plan.stages) x = runStage(x, stage);
-  const length = Math.floor(signal.length / (inRate / outRate) + 0.5);
-  const out = new Float64Array(length);
-  out.set(x.length > length ? x.subarray(0, length) : x);
-  return out;
+  return soxrHqStream(signal.length, inRate, outRate).push(signal);
+}
+
+/** soxrHq fed in order (soxr is a streaming library: each stage's output reads the input near its own time). */
+export function soxrHqStream(n: number, inRate: number, outRate: number): ChannelResampler {
+  const stages: StageStream[] = [];
+  let length = n;
+  for (const stage of soxrHqPlan(inRate, outRate).stages) {
+    const stream = new StageStream(length, stage);
+    stages.push(stream);
+    length = stream.outputs;
+  }
+  return fixedLength(chained([{ push: (x) => Float64Array.from(x, f32) }, ...stages]), n, Math.floor(n / (inRate / outRate) + 0.5));
 }

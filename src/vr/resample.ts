@@ -17,9 +17,10 @@
 import { StemsplitError } from '../errors.js';
 import type { ResType, VrParams } from './params.js';
 import { kaiserWindow, sinc } from './resample-math.js';
-import { libsamplerateSinc } from './resample-libsamplerate.js';
-import { resampyKaiserFast } from './resample-resampy.js';
-import { soxrHq, soxrHqPlan } from './resample-soxr.js';
+import { SincStream } from './resample-libsamplerate.js';
+import { KaiserFastStream } from './resample-resampy.js';
+import { soxrHqPlan, soxrHqStream } from './resample-soxr.js';
+import { fixedLength, type ChannelResampler } from './resample-stream.js';
 
 export { sincFastest } from './resample-libsamplerate.js';
 
@@ -34,11 +35,16 @@ export function supportedResampler(resType: LibrosaResType): boolean {
 /** librosa.resample of one channel; `float32` says the input array is float32 (the result is rounded to it). */
 export function librosaResample(signal: Float64Array, from: number, to: number, resType: LibrosaResType, float32: boolean): Float64Array {
   if (from === to) return signal;
-  const length = Math.ceil((signal.length * to) / from);
-  const out = resampled(signal, from, to, resType);
-  const fixed = new Float64Array(length);
-  fixed.set(out.length > length ? out.subarray(0, length) : out);
-  return float32 ? fixed.map(Math.fround) : fixed;
+  return librosaResampler(signal.length, from, to, resType, float32).push(signal);
+}
+
+/**
+ * librosa.resample of one channel of `n` samples fed in order, in blocks of any size, giving what
+ * librosaResample gives (resample_poly, not needed in order, is computed once its input is whole).
+ */
+export function librosaResampler(n: number, from: number, to: number, resType: LibrosaResType, float32: boolean): ChannelResampler {
+  if (from === to) return { push: (samples) => samples };
+  return fixedLength(resampler(n, from, to, resType), n, Math.ceil((n * to) / from), float32 ? Math.fround : (value) => value);
 }
 
 /**
@@ -60,34 +66,46 @@ export function vrResamplingProblem(params: VrParams, trackRate: number): string
   }
 }
 
-/** loading_mix's librosa.load(…, sr=params.sr, res_type=the top band's): the float32 track at the params' rate. */
-export function trackAtModelRate(track: readonly Float64Array[], params: VrParams, trackRate: number): Float64Array[] {
+/** loading_mix's librosa.load(…, sr=params.sr, res_type=the top band's): one channel of a track of `n` samples at the params' rate, float32. */
+export function trackResampler(params: VrParams, trackRate: number, n: number): ChannelResampler {
   const top = params.bands[params.bands.length - 1];
-  if (params.sr === trackRate || top === undefined) return [...track];
-  return track.map((channel) => librosaResample(channel, trackRate, params.sr, top.resType, true));
+  if (params.sr === trackRate || top === undefined) return { push: (samples) => samples };
+  return librosaResampler(n, trackRate, params.sr, top.resType, true);
 }
 
-/** vr_separator.py's last step for params at another rate: librosa.resample(stem, orig_sr=params.sr, target_sr=44100), librosa's default soxr_hq, float64. */
-export function stemAtTrackRate(stem: readonly Float64Array[], params: VrParams, trackRate: number): Float64Array[] {
-  if (params.sr === trackRate) return [...stem];
-  return stem.map((channel) => librosaResample(channel, params.sr, trackRate, 'soxr_hq', false));
+/** vr_separator.py's last step for params at another rate: librosa.resample(stem, orig_sr=params.sr, target_sr=44100), librosa's default soxr_hq, float64; one channel of `n` samples. */
+export function stemResampler(params: VrParams, trackRate: number, n: number): ChannelResampler {
+  return librosaResampler(n, params.sr, trackRate, 'soxr_hq', false);
 }
 
-function resampled(signal: Float64Array, from: number, to: number, resType: LibrosaResType): Float64Array {
+function resampler(n: number, from: number, to: number, resType: LibrosaResType): ChannelResampler {
   switch (resType) {
     case 'polyphase':
-      return resamplePoly(signal, from, to);
+      return wholeSignal(n, (signal) => resamplePoly(signal, from, to));
     case 'sinc_fastest':
     case 'sinc_medium':
     case 'sinc_best':
-      return libsamplerateSinc(signal, to / from, resType);
+      return new SincStream(n, to / from, resType);
     case 'kaiser_fast':
-      return resampyKaiserFast(signal, from, to);
+      return new KaiserFastStream(n, from, to);
     case 'soxr_hq':
-      return soxrHq(signal, from, to);
+      return soxrHqStream(n, from, to);
     default:
       throw new StemsplitError('MODEL_INVALID', `resampling with ${resType} (${from} → ${to} Hz) is not supported by stemsplit`);
   }
+}
+
+/** `resample` over the whole signal of `n` samples, once it has all arrived. */
+function wholeSignal(n: number, resample: (signal: Float64Array) => Float64Array): ChannelResampler {
+  const signal = new Float64Array(n);
+  let received = 0;
+  return {
+    push(samples) {
+      signal.set(samples, received);
+      received += samples.length;
+      return received >= n ? resample(signal) : new Float64Array(0);
+    },
+  };
 }
 
 function gcd(a: number, b: number): number {

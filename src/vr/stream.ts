@@ -12,21 +12,21 @@
  * reaches past every sample the range depends on, so each value is computed from the same
  * numbers in the same order as the whole track's computation makes it:
  *
- * - a band's wave (input side) is the band above resampled: the slice starts on a sample where
- *   the resampler's phase is that of the track's start (a multiple of `down` input samples for
- *   up/down) and reaches past its filter on both sides (zeros before the track as the resampler
- *   pads them; a slice that reaches the band's end ends there, where libsamplerate stops early);
+ * - a band's wave (input side) is the band above resampled from a slice that reaches past the
+ *   filter on both sides: for resample_poly the slice starts on a sample where its phase is that
+ *   of the track's start (a multiple of `down` input samples for up/down; zeros before the track
+ *   as it pads them); for libsamplerate its walk (position and buffer counts, which depend on the
+ *   band's length alone) is carried to the range's first output, so any ratio slices exactly and
+ *   the range stops where libsamplerate stops;
  * - a band's STFT frames come from the band's samples around them (zeros outside the band);
  * - the network's windows are UVR's windows (every roi frames, offset and TTA shift as
  *   make_padding lays them), run once each, their masks kept in blocks of frames;
  * - a stem's samples at a band's rate are that band's iSTFT over the frames that reach them, plus
- *   the lower bands' sum resampled upwards (sinc_fastest) from a slice aligned and reaching as
- *   on the input side.
+ *   the lower bands' sum resampled upwards (sinc_fastest) from a slice as on the input side.
  *
- * The `reverse` params flip each band's whole wave, in and out, and a resampler other than
- * resample_poly and sinc_fastest is not known to be local in this way: such params are computed
- * whole (one block), as UVR does, and their memory grows with the track's length (no 44.1 kHz
- * params file but `4band_44100_reverse`).
+ * Params at another rate than the track's are streamed in and out of it by rate.ts. The `reverse`
+ * params flip each band's whole wave, in and out: they are computed whole (one block), as UVR
+ * does, and their memory grows with the track's length.
  */
 import { StemsplitError } from '../errors.js';
 import type { SeparationProgress } from '../separation/model.js';
@@ -36,6 +36,7 @@ import { adjustAggression, applyArtifactWeights, ARTIFACT_REACH, artifactWeights
 import { isNonAccompanimentStem } from './model-data.js';
 import type { VrOptions } from './options.js';
 import type { ResType, VrBand, VrParams } from './params.js';
+import { SincRanges, type SincConverter } from './resample-libsamplerate.js';
 import { librosaResample } from './resample.js';
 import { bandSpectrogram, bandStemWave, combine, highEndOf, mirrorHighEnd, OUTPUT_RESAMPLER, type HighEnd, type StereoWave } from './spectrogram.js';
 import { emptySpectrogram, type Spectrogram } from './stft.js';
@@ -196,79 +197,67 @@ function reduced(from: number, to: number): { readonly up: number; readonly down
   return { up: to / divisor, down: from / divisor };
 }
 
-/**
- * Input samples past its centre that one output sample of the resampler reads, with room to spare:
- * resample_poly's filter has 10·max(up, down) taps a side at the upsampled rate; libsamplerate's
- * SINC_FASTEST about 19.3 input samples a side when upsampling, 19.3/ratio when downsampling, and
- * it stops within 1/ratio samples of its input's end.
- */
-function resamplerReach(resType: ResType, up: number, down: number): number {
-  const taps = resType === 'polyphase' ? 10 : 32;
-  return Math.ceil((taps * Math.max(up, down)) / up) + 8;
-}
-
-/**
- * libsamplerate steps its input position by from/to in double and keeps its fraction: a slice
- * that starts at input sample j·down (output j·up) is in the same phase as the whole signal only
- * where that fraction comes back to exactly 0 after every `up` outputs (true for every ratio the
- * 44.1 kHz params use).
- */
-function sincPhaseRepeats(from: number, to: number): boolean {
-  const { up, down } = reduced(from, to);
-  const step = 1 / (to / from);
-  let position = 0;
-  let consumed = 0;
-  for (let k = 0; k < up; k++) {
-    position += step;
-    let fraction = position - Math.round(position);
-    if (fraction < 0) fraction += 1;
-    consumed += Math.round(position - fraction);
-    position = fraction;
-  }
-  return position === 0 && consumed === down;
-}
-
-/**
- * Whether every resampling step of the params can be computed in slices exactly: resample_poly
- * always, sinc_fastest where its phase repeats; any other resampler is computed over whole bands.
- */
+/** Whether every resampling step of the params can be computed in slices exactly: resample_poly and libsamplerate's converters (the others are computed over whole bands). */
 function slicedExactly(params: VrParams): boolean {
   return params.bands.every((band, d) => {
     const above = params.bands[d + 1];
-    if (above === undefined || above.sr === band.sr) return true;
-    const steps: [number, number, ResType][] = [
-      [above.sr, band.sr, band.resType],
-      [band.sr, above.sr, OUTPUT_RESAMPLER],
-    ];
-    return steps.every(([from, to, resType]) => resType === 'polyphase' || (resType === 'sinc_fastest' && sincPhaseRepeats(from, to)));
+    return above === undefined || above.sr === band.sr || ([band.resType, OUTPUT_RESAMPLER] as ResType[]).every((resType) => resType === 'polyphase' || isSinc(resType));
   });
+}
+
+function isSinc(resType: ResType): resType is SincConverter {
+  return resType === 'sinc_fastest' || resType === 'sinc_medium' || resType === 'sinc_best';
 }
 
 /**
  * Samples [start, end) of librosa.resample(signal) for a signal of `fromLength` samples read by
- * `read`, computed from an aligned slice that reaches past every sample they depend on (or, with
- * `whole`, from the whole signal).
+ * `read`, computed from a slice that reaches past every sample they depend on (or, with `whole`,
+ * from the whole signal): resample_poly from a slice starting where its phase is the signal's
+ * start; libsamplerate by carrying its walk to `start` (resample-libsamplerate.ts SincRanges).
  */
-async function resampledRange(read: RangeReader, fromLength: number, from: number, to: number, resType: ResType, float32: boolean, whole: boolean, start: number, end: number): Promise<StereoWave> {
-  if (from === to) return read(start, end);
-  const out: StereoWave = [new Float64Array(end - start), new Float64Array(end - start)];
-  const lo = Math.max(0, start);
-  const hi = Math.min(end, resampledLength(fromLength, from, to));
-  if (hi <= lo) return out;
-  const { up, down } = reduced(from, to);
-  const reach = resamplerReach(resType, up, down);
-  // Whole: the signal itself, as librosa resamples it.
-  const phase = whole ? 0 : Math.floor(lo / up) - Math.ceil(reach / down) - 1;
-  const first = phase * up;
-  const sliceStart = phase * down;
-  const sliceEnd = whole ? fromLength : Math.min(fromLength, Math.ceil((hi * down) / up) + reach + 1);
-  const slice = await read(sliceStart, sliceEnd);
-  for (let c = 0; c < 2; c++) {
-    const resampled = librosaResample(slice[c] as Float64Array, from, to, resType, float32);
-    const target = out[c] as Float64Array;
-    for (let i = lo; i < hi; i++) target[i - start] = resampled[i - first] ?? 0;
+class RangeResampler {
+  readonly #sinc: SincRanges | undefined;
+
+  constructor(
+    private readonly fromLength: number,
+    private readonly from: number,
+    private readonly to: number,
+    private readonly resType: ResType,
+    private readonly float32: boolean,
+    private readonly whole: boolean,
+  ) {
+    this.#sinc = whole || from === to || !isSinc(resType) ? undefined : new SincRanges(fromLength, to / from, resType);
   }
-  return out;
+
+  async range(read: RangeReader, start: number, end: number): Promise<StereoWave> {
+    const { fromLength, from, to, resType, float32, whole } = this;
+    if (from === to) return read(start, end);
+    const out: StereoWave = [new Float64Array(end - start), new Float64Array(end - start)];
+    const lo = Math.max(0, start);
+    const hi = Math.min(end, resampledLength(fromLength, from, to));
+    if (hi <= lo) return out;
+    if (this.#sinc !== undefined) {
+      const { first, last } = this.#sinc.inputs(lo, hi);
+      const slice = await read(first, Math.min(fromLength, last));
+      for (let c = 0; c < 2; c++) (out[c] as Float64Array).set(this.#sinc.range(lo, hi, slice[c] as Float64Array, first), lo - start);
+      return out;
+    }
+    const { up, down } = reduced(from, to);
+    // resample_poly's filter has 10·max(up, down) taps a side at the upsampled rate.
+    const reach = Math.ceil((10 * Math.max(up, down)) / up) + 8;
+    // Whole: the signal itself, as librosa resamples it.
+    const phase = whole ? 0 : Math.floor(lo / up) - Math.ceil(reach / down) - 1;
+    const firstOut = phase * up;
+    const sliceStart = phase * down;
+    const sliceEnd = whole ? fromLength : Math.min(fromLength, Math.ceil((hi * down) / up) + reach + 1);
+    const slice = await read(sliceStart, sliceEnd);
+    for (let c = 0; c < 2; c++) {
+      const resampled = librosaResample(slice[c] as Float64Array, from, to, resType, float32);
+      const target = out[c] as Float64Array;
+      for (let i = lo; i < hi; i++) target[i - start] = resampled[i - firstOut] ?? 0;
+    }
+    return out;
+  }
 }
 
 /** One block of the stacked spectrogram: frames [from, to). */
@@ -283,6 +272,8 @@ interface SpectrogramBlock {
 class InputSpectrogram {
   /** The earliest track sample the last block read: no later block reads before it. */
   #lowest = Infinity;
+  /** Band d's wave from band d + 1's. */
+  readonly #resamplers: RangeResampler[];
 
   constructor(
     private readonly params: VrParams,
@@ -291,7 +282,10 @@ class InputSpectrogram {
     private readonly geometry: VrGeometry,
     private readonly window: TrackWindow,
     private readonly whole: boolean,
-  ) {}
+  ) {
+    const { bands } = params;
+    this.#resamplers = bands.slice(0, -1).map((band, d) => new RangeResampler(geometry.inputLengths[d + 1] as number, (bands[d + 1] as VrBand).sr, band.sr, band.resType, true, whole));
+  }
 
   async block(from: number, to: number): Promise<SpectrogramBlock> {
     const { bands } = this.params;
@@ -321,9 +315,7 @@ class InputSpectrogram {
   private async wave(d: number, start: number, end: number): Promise<StereoWave> {
     const { bands } = this.params;
     if (d === bands.length - 1) return this.track(start, end);
-    const above = bands[d + 1] as VrBand;
-    const band = bands[d] as VrBand;
-    return resampledRange((a, b) => this.wave(d + 1, a, b), this.geometry.inputLengths[d + 1] as number, above.sr, band.sr, band.resType, true, this.whole, start, end);
+    return (this.#resamplers[d] as RangeResampler).range((a, b) => this.wave(d + 1, a, b), start, end);
   }
 
   private async track(start: number, end: number): Promise<StereoWave> {
@@ -525,21 +517,27 @@ function copyFrames(source: Float32Array | Float64Array, target: Float32Array | 
 
 /** spec_to_wav for any range of a stem's samples, band by band. */
 class StemWaves {
+  /** Per stem (primary, secondary), the lower bands' sum below band d resampled up to band d's rate. */
+  readonly #resamplers: (readonly RangeResampler[])[];
+
   constructor(
     private readonly params: VrParams,
     private readonly isV51: boolean,
     private readonly geometry: VrGeometry,
     private readonly masks: MaskStore,
     private readonly whole: boolean,
-  ) {}
+  ) {
+    const { bands } = params;
+    const upwards = () => bands.slice(1).map((band, i) => new RangeResampler(geometry.outputLengths[i] as number, (bands[i] as VrBand).sr, band.sr, OUTPUT_RESAMPLER, false, whole));
+    this.#resamplers = [upwards(), upwards()];
+  }
 
   /** The stem at band d's rate, samples [start, end): band d's own part plus the lower bands' sum resampled up to it. */
   async level(d: number, start: number, end: number, inverse: boolean): Promise<StereoWave> {
     const own = await this.bandPart(d, start, end, inverse);
     if (d === 0) return own;
     const { bands } = this.params;
-    const below = bands[d - 1] as VrBand;
-    const lower = await resampledRange((a, b) => this.level(d - 1, a, b, inverse), this.geometry.outputLengths[d - 1] as number, below.sr, (bands[d] as VrBand).sr, OUTPUT_RESAMPLER, false, this.whole, start, end);
+    const lower = await (this.#resamplers[inverse ? 1 : 0]?.[d - 1] as RangeResampler).range((a, b) => this.level(d - 1, a, b, inverse), start, end);
     return [lower[0].map((v, i) => v + (own[0][i] as number)), lower[1].map((v, i) => v + (own[1][i] as number))];
   }
 
