@@ -7,13 +7,14 @@
  * error and is refunded. The longer run: scripts/fuzz/hostile-models.ts.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { writeSong } from '../harness/audio.js';
-import { ALL_CASES, ISSUE_CASES, type HostileCase } from '../harness/hostile/cases.js';
+import { ALL_CASES, ISSUE_CASES, linkOut, RUN_TIME_CASES, type HostileCase } from '../harness/hostile/cases.js';
 import { randomCases } from '../harness/hostile/random.js';
 import { cliRunner, libraryRunner } from '../harness/hostile/run.js';
+import { fixtureFile } from './support/fixtures.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 
 /** The seed CI runs; STEMSPLIT_FUZZ_SEED picks another (a failure names its seed in the case's name). */
@@ -35,6 +36,11 @@ describe('hostile model files, loaded as the split worker loads them', () => {
       assert.deepEqual(outcome.problems, [], `${hostile.name}: ${outcome.message}`);
     });
   }
+
+  it("onnx: external data is looked for in the model's folder, never the working directory", async () => {
+    const outcome = await run(byName('onnx: external data named after a file of the working directory'));
+    assert.match(outcome.message, /External data path does not exist: "\/tmp\/[^"]*\/package\.json"/);
+  });
 
   it(`${RANDOM_CASES} random mutations of valid files (seed ${SEED}) are refused in one line or load`, async (t) => {
     const outcomes = [];
@@ -62,6 +68,8 @@ describe('hostile model files through the real CLI: exit 13, one line naming the
     'yaml: !!python/object/apply:os.system',
     'onnx: an input with absurd static dimensions',
     'model data: n_fft 2^30',
+    // ONNX Runtime printed its own coloured line on stderr before stemsplit's.
+    "onnx: external data a FIFO in the model's folder",
   ];
   for (const name of subset) {
     it(name, async () => {
@@ -77,6 +85,77 @@ describe('hostile model files through the real CLI: exit 13, one line naming the
     assert.equal(outcome.code, 13, outcome.message);
     assert.deepEqual(outcome.problems, [], outcome.message);
     assert.match(outcome.message, /^stemsplit: ensemble member 2 of 2, model model .*\/model\.th/);
+  });
+
+  for (const hostile of RUN_TIME_CASES) {
+    it(hostile.name, async () => {
+      const outcome = await run(hostile);
+      assert.equal(outcome.code, 13, outcome.message);
+      assert.deepEqual(outcome.problems, [], outcome.message);
+    });
+  }
+
+  // Valid models (the shared fixtures) reached through a link out of their folder, or too many times over: refused before they load.
+  const scnet = fixtureFile('msst', 'scnet_2stem.ckpt');
+  const member = fixtureFile('demucs', 'bag_member_0.th');
+  const fromFixtures = (name: string, write: HostileCase['write']): HostileCase => ({ name, kind: 'path', family: 'demucs', write });
+  it("yaml: the config beside a checkpoint is a link out of the model's folder", { skip: scnet === undefined }, async () => {
+    const outcome = await run(
+      fromFixtures('yaml link', (dir) => {
+        const folder = join(dir, 'model');
+        mkdirSync(folder);
+        const model = join(folder, 'model.ckpt');
+        copyFileSync(scnet as string, model);
+        copyFileSync((scnet as string).replace(/\.ckpt$/, '.yaml'), join(folder, 'model.yaml'));
+        linkOut(join(folder, 'model.yaml'), join(dir, 'outside.yaml'));
+        return { model, names: join(folder, 'model.yaml') };
+      }),
+    );
+    assert.equal(outcome.code, 13, outcome.message);
+    assert.deepEqual(outcome.problems, [], outcome.message);
+    assert.match(outcome.message, /model\.yaml: the config beside the checkpoint is a link out of the model's folder/);
+  });
+
+  it('yaml: a real config with bytes that are not UTF-8', { skip: scnet === undefined }, async () => {
+    const outcome = await run(
+      fromFixtures('yaml not UTF-8', (dir) => {
+        const model = join(dir, 'model.ckpt');
+        copyFileSync(scnet as string, model);
+        const yaml = readFileSync((scnet as string).replace(/\.ckpt$/, '.yaml'));
+        writeFileSync(join(dir, 'model.yaml'), Buffer.concat([yaml, Buffer.from('\n# caf'), Buffer.from([0xe9]), Buffer.from('\n')]));
+        return { model, names: join(dir, 'model.yaml') };
+      }),
+    );
+    assert.equal(outcome.code, 13, outcome.message);
+    assert.deepEqual(outcome.problems, [], outcome.message);
+  });
+
+  it("bag: a member that is a link out of the bag's folder", { skip: member === undefined }, async () => {
+    const outcome = await run(
+      fromFixtures('bag link', (dir) => {
+        const folder = join(dir, 'bag');
+        mkdirSync(folder);
+        copyFileSync(member as string, join(dir, 'outside.th'));
+        symlinkSync(join(dir, 'outside.th'), join(folder, 'inner.th'));
+        writeFileSync(join(folder, 'bag.yaml'), 'models:\n- inner\n');
+        return { model: join(folder, 'bag.yaml'), names: join(folder, 'inner.th') };
+      }),
+    );
+    assert.equal(outcome.code, 13, outcome.message);
+    assert.deepEqual(outcome.problems, [], outcome.message);
+  });
+
+  it('bag: 100,000 members (the same valid file)', { skip: member === undefined }, async () => {
+    const outcome = await run(
+      fromFixtures('bag of 100,000', (dir) => {
+        copyFileSync(member as string, join(dir, 'member.th'));
+        writeFileSync(join(dir, 'bag.yaml'), `models: [${Array(100_000).fill('member').join(', ')}]\n`);
+        return { model: join(dir, 'bag.yaml'), names: join(dir, 'bag.yaml') };
+      }),
+    );
+    assert.equal(outcome.code, 13, outcome.message);
+    assert.deepEqual(outcome.problems, [], outcome.message);
+    assert.match(outcome.message, /lists 100000 members/);
   });
 
   it('every case of the issue has a named test above', () => {

@@ -82,6 +82,9 @@ test('models add refuses, in one line and with the documented code, what it cann
   const refused = add(damaged, '--config', SCNET.replace(/\.ckpt$/, '.yaml'));
   assert.equal(refused.status, 13, refused.stderr);
   assert.equal(refused.stderr.trim().split('\n').at(-1)?.startsWith('stemsplit: '), true, refused.stderr);
+  // The line names the user's file, not its staged copy in the library (gone once the add is refused).
+  assert.ok(refused.stderr.includes(damaged), refused.stderr);
+  assert.doesNotMatch(refused.stderr, /\.adding-/);
   assert.equal(listed(dataDir).some((row) => row.origin === 'library'), false);
 
   assert.equal(add(SCNET).status, 0);

@@ -6,9 +6,10 @@
  * valid files made here.
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { OnnxGraph, writeModel } from '../../src/onnx/graph.js';
+import { attr, DATA_TYPE, nodeProto, OnnxGraph, writeModel } from '../../src/onnx/graph.js';
+import { ProtoMessage } from '../../src/onnx/protobuf.js';
 import {
   demucsPackageOps,
   floats,
@@ -36,7 +37,7 @@ export interface HostileCase {
   readonly name: string;
   readonly kind: HostileKind;
   /** The family whose loader reads it (`models/loaders.ts`' kinds). */
-  readonly family: 'demucs' | 'msst' | 'mdx';
+  readonly family: 'demucs' | 'msst' | 'mdx' | 'vr';
   readonly write: (dir: string) => HostileFiles;
 }
 
@@ -184,6 +185,32 @@ function zipCase(name: string, damage: (file: Buffer) => Buffer): HostileCase {
 }
 
 const EOCD = Buffer.from([0x50, 0x4b, 0x05, 0x06]);
+
+/** `file`'s contents moved to `outside` and `file` made a link to it: a model's folder whose file leads out of it. */
+export function linkOut(file: string, outside: string): void {
+  renameSync(file, outside);
+  symlinkSync(outside, file);
+}
+
+function tensorShapeOf(shape: readonly number[]): ProtoMessage {
+  const dims = new ProtoMessage();
+  for (const size of shape) dims.message(1, new ProtoMessage().int(1, size));
+  return dims;
+}
+
+/**
+ * An MDX-Net `.onnx` (input + w → output, `shape`) whose weight `w` is external data at
+ * `location`, which ONNX Runtime opens as the session opens.
+ */
+export function externalDataOnnx(file: string, location: string, shape: readonly number[] = [1, 4, 8, 8]): void {
+  const valueInfo = (name: string) => new ProtoMessage().string(1, name).message(2, new ProtoMessage().message(1, new ProtoMessage().int(1, DATA_TYPE.float).message(2, tensorShapeOf(shape))));
+  const weight = new ProtoMessage();
+  for (const size of shape) weight.int(1, size);
+  // TensorProto: data_type, name, external_data {location}, data_location EXTERNAL.
+  weight.int(2, DATA_TYPE.float).string(8, 'w').message(13, new ProtoMessage().string(1, 'location').string(2, location)).int(14, 1);
+  const graph = new ProtoMessage().message(1, nodeProto('Add', ['input', 'w'], ['output'])).string(2, 'hostile').message(5, weight).message(11, valueInfo('input')).message(12, valueInfo('output'));
+  writeModel(new ProtoMessage().int(1, 8).message(7, graph).message(8, new ProtoMessage().int(2, 17)), file);
+}
 
 /** The issue's list, one case each (the names the regression tests carry). */
 export const ISSUE_CASES: readonly HostileCase[] = [
@@ -374,6 +401,86 @@ export const MORE_CASES: readonly HostileCase[] = [
       const model = join(inner, 'bag.yaml');
       writeFileSync(model, 'models:\n- ../outside\n');
       return { model, names: model };
+    },
+  },
+  {
+    name: "model data: a link out of the model's folder",
+    kind: 'path',
+    family: 'mdx',
+    write: (dir) => {
+      const folder = join(dir, 'model');
+      mkdirSync(folder);
+      const files = mdxFiles(folder);
+      const json = join(folder, 'model.json');
+      linkOut(json, join(dir, 'outside.json'));
+      return { model: files.model, names: json };
+    },
+  },
+  {
+    name: 'model data: a VR NAME.json that is not JSON',
+    kind: 'model-data',
+    family: 'vr',
+    write: (dir) => {
+      const model = join(dir, 'model.pth');
+      writeFileSync(model, torchFile(pickle(stateDictOps([['weight', GOOD_TENSOR]])), GOOD_STORAGE));
+      const json = join(dir, 'model.json');
+      writeFileSync(json, '{"vr_model_param": NaN, "primary_stem": "Instrumental"}');
+      return { model, names: json };
+    },
+  },
+  {
+    name: "onnx: external data a FIFO in the model's folder",
+    kind: 'onnx',
+    family: 'mdx',
+    write: (dir) => {
+      // dim_t 256, the default segment: ONNX Runtime opens the file itself, as the folder's.
+      const files = mdxFiles(dir, { ...SMALL_MDX_DATA, mdx_dim_t_set: 8 });
+      externalDataOnnx(files.model, 'weights.bin', [1, 4, 8, 256]);
+      mkfifo(join(dir, 'weights.bin'));
+      return files;
+    },
+  },
+  {
+    // Loaded from bytes (its time axis freed for --mdx-segment-size): ONNX Runtime looked in the working directory.
+    name: 'onnx: external data named after a file of the working directory',
+    kind: 'onnx',
+    family: 'mdx',
+    write: (dir) => {
+      const files = mdxFiles(dir);
+      externalDataOnnx(files.model, 'package.json');
+      return files;
+    },
+  },
+  {
+    name: 'yaml: bytes that are not UTF-8',
+    kind: 'yaml',
+    family: 'msst',
+    write: (dir) => {
+      const files = msstFiles(dir, SMALL_ROFORMER_YAML);
+      writeFileSync(files.names, concat(Buffer.from(`${SMALL_ROFORMER_YAML}extra: "`), [0xff, 0xfe], Buffer.from('"\n')));
+      return files;
+    },
+  },
+];
+
+/**
+ * Files that load (their shapes are as declared) and fail only as they run: only a split finds
+ * them, so they run through the CLI alone. The refusal must still name the file, exit 13.
+ */
+export const RUN_TIME_CASES: readonly HostileCase[] = [
+  {
+    name: 'onnx: a graph that fails as it runs (ConstantOfShape of [2^32, 2^32])',
+    kind: 'onnx',
+    family: 'mdx',
+    write: (dir) => {
+      const files = mdxFiles(dir);
+      const graph = new OnnxGraph('hostile');
+      const input = graph.input('input', [1, 4, 8, 8]);
+      const huge = graph.op('ConstantOfShape', [graph.ints([2 ** 32, 2 ** 32])], [2 ** 32, 2 ** 32]);
+      const total = graph.op('ReduceSum', [huge], [], { keepdims: attr.int(0) });
+      graph.output(graph.op('Add', [input, total], [1, 4, 8, 8]), 'output');
+      writeModel(graph.encode(), files.model);
+      return files;
     },
   },
 ];

@@ -139,15 +139,15 @@ export function cliRunner(): (hostile: HostileCase, extraModels?: readonly strin
     const run = await finished(
       spawn(
         '/usr/bin/time',
-        ['-f', 'peak-kb %M', 'timeout', '-s', 'KILL', '60', process.execPath, '--import', 'tsx', 'src/cli/run.ts', '--data-dir', join(dir, 'data'), 'split', song, ...models, '-o', out],
+        ['-q', '-f', 'peak-kb %M', 'timeout', '-s', 'KILL', '60', process.execPath, '--import', 'tsx', 'src/cli/run.ts', '--data-dir', join(dir, 'data'), 'split', song, ...models, '-o', out],
         { cwd: ROOT, env: { ...process.env, STEMSPLIT_CACHE_DIR: join(dir, 'cache') }, stdio: ['ignore', 'ignore', 'pipe'], timeout: 120_000 },
       ),
     );
     const seconds = (performance.now() - started) / 1000;
     const lines = run.stderr.split('\n').filter((line) => line !== '');
     const peak = lines.find((line) => line.startsWith('peak-kb '));
-    // stemsplit's own lines (progress lines like "Loading model …" aside) and anything Node printed.
-    const said = lines.filter((line) => line.startsWith('stemsplit:') || /^\(node:\d+\)|Error|^\s+at /.test(line));
+    // Every line but the peak and stemsplit's progress ("Loading model …", "  0% decode"): its refusal, and anything Node or ONNX Runtime printed.
+    const said = lines.filter((line) => line !== peak && !PROGRESS_LINE.test(line));
     const outcome: Omit<HostileOutcome, 'problems'> = {
       name: hostile.name,
       result: run.status === 0 ? 'accepted' : 'refused',
@@ -162,6 +162,9 @@ export function cliRunner(): (hostile: HostileCase, extraModels?: readonly strin
     return { ...outcome, problems };
   };
 }
+
+/** The lines a split prints on stderr as it goes, before any refusal. */
+const PROGRESS_LINE = /^(Loading models? .*…$|\(the small bundled model;|\s*\d+% \w)/;
 
 /** A child's exit status and stderr, once it has exited. */
 function finished(child: ChildProcess): Promise<{ status: number | null; signal: NodeJS.Signals | null; stderr: string }> {

@@ -7,6 +7,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
+import { refuseLinkOutOfFolder } from '../model-files/regular.js';
 
 export interface BagFile {
   readonly models: readonly string[];
@@ -17,12 +18,19 @@ export interface BagFile {
 
 type YamlValue = string | number | boolean | null | YamlValue[];
 
+/**
+ * The most members a bag may list: Demucs' own bags have 1 to 4, and each member is a model
+ * loaded (and converted) in turn, so a bag listing 100,000 would run for hours.
+ */
+export const MAX_BAG_MEMBERS = 16;
+
 export function parseBagFile(text: string, where = 'bag'): BagFile {
   const entries = topLevelEntries(text, where);
   const models = entries.get('models');
   if (!Array.isArray(models) || models.length === 0 || !models.every((m) => typeof m === 'string' || typeof m === 'number')) {
     throw invalid(where, '`models` must be a non-empty list of names');
   }
+  if (models.length > MAX_BAG_MEMBERS) throw invalid(where, `\`models\` lists ${models.length} members; Demucs' bags have 1 to 4, and stemsplit takes at most ${MAX_BAG_MEMBERS}`);
   const names = models.map(String);
   for (const name of names) checkMemberName(name, where);
   const weights = entries.get('weights');
@@ -45,8 +53,14 @@ export function parseBagFile(text: string, where = 'bag'): BagFile {
   };
 }
 
-/** The checkpoint of bag member `name` in `directory`: `name.th`, or the released `name-<sha8>.th`. */
+/** The checkpoint of bag member `name` in `directory`: `name.th`, or the released `name-<sha8>.th` (never a link out of the folder). */
 export function resolveMember(directory: string, name: string): string {
+  const member = findMember(directory, name);
+  refuseLinkOutOfFolder(member, directory, `bag member ${name}`);
+  return member;
+}
+
+function findMember(directory: string, name: string): string {
   const exact = path.join(directory, `${name}.th`);
   if (existsSync(exact)) return exact;
   const pattern = new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-[0-9a-f]{8}\\.th$`);

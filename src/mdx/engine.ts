@@ -89,6 +89,7 @@ export class MdxNetwork {
     readonly settings: MdxSettings,
     readonly spectrum: MdxSpectrum,
     private readonly session: OrtSessionHandle,
+    private readonly onnxPath: string,
   ) {}
 
   /**
@@ -99,6 +100,7 @@ export class MdxNetwork {
   static async open(onnxPath: string, settings: MdxSettings, options: { readonly intraOpThreads?: number } = {}): Promise<MdxNetwork> {
     const model = settings.segmentSize === settings.dimT ? onnxPath : withFreeTime(onnxPath);
     const session = await createOrtSession(model, {
+      externalDataFolder: path.dirname(onnxPath),
       ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
     });
     const broken = contractBreach(session, settings);
@@ -106,7 +108,7 @@ export class MdxNetwork {
       await session.release();
       throw new StemsplitError('MODEL_INVALID', `${onnxPath}: ${broken}`);
     }
-    return new MdxNetwork(settings, new MdxSpectrum(settings.nFft, MDX_HOP, settings.dimF, settings.segmentSize), session);
+    return new MdxNetwork(settings, new MdxSpectrum(settings.nFft, MDX_HOP, settings.dimF, settings.segmentSize), session, onnxPath);
   }
 
   /** One chunk [2, chunk] (planar) → the network's estimate [2, chunk], before any window. */
@@ -127,10 +129,17 @@ export class MdxNetwork {
   private async predict(spec: Float32Array): Promise<Float32Array> {
     const { dimF, segmentSize } = this.settings;
     const output = this.session.outputNames[0] as string;
-    const result = await runTensors(this.session, { input: { data: spec, dims: [1, 4, dimF, segmentSize] } }, [output]);
+    const dims = [1, 4, dimF, segmentSize];
+    let result: Record<string, { data: Float32Array }>;
+    try {
+      result = await runTensors(this.session, { input: { data: spec, dims } }, [output]);
+    } catch (error) {
+      // The input has the shape the file declares (checked as it opened): a graph that still fails is the file's fault, so name it.
+      throw new StemsplitError('MODEL_INVALID', `${this.onnxPath}: its graph fails on a [${dims.join(', ')}] spectrogram (${describeError(error)})`, { cause: error });
+    }
     const tensor = result[output] as { data: Float32Array };
     if (tensor.data.length !== spec.length) {
-      throw new StemsplitError('SEPARATION_FAILED', `the MDX-Net model returned ${tensor.data.length} values for a [1, 4, ${dimF}, ${segmentSize}] spectrogram`);
+      throw new StemsplitError('MODEL_INVALID', `${this.onnxPath}: the MDX-Net model returned ${tensor.data.length} values for a [${dims.join(', ')}] spectrogram`);
     }
     return tensor.data;
   }

@@ -7,7 +7,9 @@
  * beside wins, so a user can correct an entry.
  */
 import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { StemsplitError } from '../errors.js';
+import { refuseLinkOutOfFolder } from '../model-files/regular.js';
 import { readUvrModelDataJson, UVR_STEM_NAME, uvrModelHash } from '../uvr/model-data.js';
 
 export { HASHED_BYTES, secondaryStem, stemFileName, uvrModelHash } from '../uvr/model-data.js';
@@ -103,6 +105,7 @@ export function modelDataBeside(onnxPath: string): string {
 /** The model data of an MDX-Net file: `NAME.json` beside it, else the built-in table by hash, else a one-line refusal. */
 export function readModelData(onnxPath: string): MdxModelData {
   const beside = modelDataBeside(onnxPath);
+  refuseLinkOutOfFolder(beside, dirname(onnxPath), 'model data beside the .onnx');
   if (existsSync(beside)) return fromUvrKeys(parseModelDataFile(beside), beside);
   const hash = uvrModelHash(onnxPath);
   const entry = builtInModelData(hash);

@@ -4,7 +4,8 @@
  * through here: without blocking, then refused unless it is a regular file, and small files
  * (configs, model data) are read only up to a size no real one reaches.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { dirname, sep } from 'node:path';
 import { StemsplitError } from '../errors.js';
 
 /** What a path is, in words, when it is not a regular file. */
@@ -72,8 +73,37 @@ export function readSmallModelFile(path: string, what: string, maxBytes: number)
       if (n === 0) break;
       done += n;
     }
-    return bytes.toString('utf8', 0, done);
+    return utf8Text(bytes.subarray(0, done), path, what);
   } finally {
     closeSync(fd);
   }
+}
+
+/** PyYAML and Python's json.load (UTF-8 on the boxes UVR and MSST run on) refuse bytes that are not UTF-8: so does stemsplit, rather than read them as U+FFFD. */
+function utf8Text(bytes: Uint8Array, path: string, what: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw new StemsplitError('MODEL_INVALID', `${path} is not UTF-8 text, so it is not a ${what}`);
+  }
+}
+
+/**
+ * Refuses a file found in a model's folder (a yaml beside the checkpoint, NAME.json, a bag's
+ * member) that is a link leading out of that folder: the user named the model, not the file
+ * the link reaches, and a folder from a stranger (unpacked from an archive, say) could make
+ * stemsplit read any file the user can. A path that does not resolve is left to the caller's
+ * own error; hard links and links inside the folder are fine.
+ */
+export function refuseLinkOutOfFolder(companion: string, modelFolder: string, what: string): void {
+  let target: string;
+  let folder: string;
+  try {
+    target = realpathSync(companion);
+    folder = realpathSync(modelFolder);
+  } catch {
+    return;
+  }
+  if (dirname(target) === folder || target.startsWith(folder + sep)) return;
+  throw new StemsplitError('MODEL_INVALID', `${companion}: the ${what} is a link out of the model's folder (to ${target}); stemsplit reads only the files in a model's folder, so copy it in`);
 }

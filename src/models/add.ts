@@ -4,7 +4,7 @@
  * is loaded once with the real loader (the graph converted and cached, its weights' shapes
  * checked) before it is put in place, so a model that cannot run is refused at once, in one line.
  */
-import { basename } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { isStemsplitError, StemsplitError } from '../errors.js';
 import { familyById } from './families.js';
 import { addToLibrary, checkPlainFile, defaultModelName, type AddedFiles, type LibraryModel, type VerifiedModel } from './library.js';
@@ -28,7 +28,7 @@ export async function addModel(registry: ModelRegistry, libraryDir: string, file
     libraryDir,
     added,
     { name: options.name ?? defaultModelName(file), terms: options.terms ?? 'not stated', ...(options.task ? { task: options.task } : {}), link: options.link === true, now: new Date() },
-    (staged) => verify(registry, staged, load),
+    (staged) => verify(registry, staged, load, added.files),
   );
 }
 
@@ -53,17 +53,21 @@ function companionsOf(ref: ModelRef): AddedFiles {
   return { files, ...(ref.configPath !== undefined ? { config: ref.configPath } : {}) };
 }
 
-/** Loads the staged copy with the real loader: the stems it writes. */
-async function verify(registry: ModelRegistry, staged: LibraryModel, load: ModelLoader): Promise<VerifiedModel> {
-  const ref = registry.resolveModel(staged.path, staged.configPath);
+/** Loads the staged copy with the real loader: the stems it writes. A refusal names the user's files (`originals`), not their staged copies. */
+async function verify(registry: ModelRegistry, staged: LibraryModel, load: ModelLoader, originals: readonly string[]): Promise<VerifiedModel> {
   let model;
   try {
-    model = await load(ref);
+    model = await load(registry.resolveModel(staged.path, staged.configPath));
   } catch (error) {
-    if (isStemsplitError(error)) throw error;
-    throw new StemsplitError('MODEL_INVALID', `${basename(staged.path)} cannot be run: ${(error as Error).message}`, { cause: error });
+    const told = isStemsplitError(error) ? error : new StemsplitError('MODEL_INVALID', `${basename(staged.path)} cannot be run: ${(error as Error).message}`, { cause: error });
+    throw new StemsplitError(told.code, namingOriginals(told.message, dirname(staged.path), originals), { cause: error });
   }
   const stems = model.sources.map((stem) => stem.toLowerCase());
   await model.dispose();
   return { stems };
+}
+
+/** `message` with each staged copy's path (in `staging`, under the original's name) replaced by the original's: the staging folder is gone once the add is refused. */
+function namingOriginals(message: string, staging: string, originals: readonly string[]): string {
+  return originals.reduce((told, original) => told.split(join(staging, basename(original))).join(original), message);
 }

@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
+import { refuseLinkOutOfFolder } from '../model-files/regular.js';
 import { readModelYaml } from '../model-files/yaml.js';
 
 import { checkpointStem, MSST_MODEL_TYPES, type MsstModelType } from './model-types.js';
@@ -116,7 +117,11 @@ export function readMsstDocument(file: string): MsstDocument {
 /** `song.ckpt` → `song.yaml` (or `.yml`) beside it, as MSST users keep them. */
 export function configBeside(checkpoint: string): string {
   const stem = checkpointStem(checkpoint);
-  for (const ext of ['.yaml', '.yml']) if (existsSync(stem + ext)) return stem + ext;
+  for (const ext of ['.yaml', '.yml']) {
+    if (!existsSync(stem + ext)) continue;
+    refuseLinkOutOfFolder(stem + ext, path.dirname(checkpoint), 'config beside the checkpoint');
+    return stem + ext;
+  }
   throw new StemsplitError('MODEL_NOT_FOUND', `no config beside ${checkpoint} (expected ${path.basename(stem)}.yaml); name one with --model-config`);
 }
 

@@ -18,8 +18,13 @@ export interface OrtSessionOptions {
    * next session's threads need.
    */
   readonly allowSpinning?: boolean;
-  /** ORT log level: 0 verbose … 4 fatal. Default 3 (errors only). */
+  /** ORT log level: 0 verbose … 4 fatal. Default 4 (fatal only: errors are thrown, and told by the caller). */
   readonly logSeverity?: 0 | 1 | 2 | 3 | 4;
+  /**
+   * The folder a graph given as bytes keeps its external data in (its file's folder): without it
+   * ONNX Runtime looks for a model's external data in the working directory.
+   */
+  readonly externalDataFolder?: string;
   /** Writes the graph as ORT optimised it to this path (a diagnosis aid: scripts/bench/ort-liveness.ts). */
   readonly optimizedModelPath?: string;
 }
@@ -69,14 +74,20 @@ export async function createOrtSession(
 ): Promise<OrtSessionHandle> {
   const ort = await loadOrt();
   const profilePrefix = process.env[ORT_PROFILE_ENV];
+  const extraSession = {
+    ...(options.allowSpinning === false ? { intra_op: { allow_spinning: '0' } } : {}),
+    ...(options.externalDataFolder === undefined ? {} : { model_external_initializers_file_folder_path: options.externalDataFolder }),
+  };
   const sessionOptions: InferenceSession.SessionOptions = {
     executionProviders: ['cpu'],
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
     enableCpuMemArena: options.cpuMemArena ?? true,
     enableMemPattern: options.memPattern ?? true,
-    logSeverityLevel: options.logSeverity ?? 3,
-    ...(options.allowSpinning === false ? { extra: { session: { intra_op: { allow_spinning: '0' } } } } : {}),
+    // Fatal only: ORT logs each error it also throws as a native line on stderr (colour codes and all);
+    // the thrown error reaches the caller and is told in one line naming the model.
+    logSeverityLevel: options.logSeverity ?? 4,
+    ...(Object.keys(extraSession).length > 0 ? { extra: { session: extraSession } } : {}),
     ...(options.intraOpThreads === undefined ? {} : { intraOpNumThreads: options.intraOpThreads, interOpNumThreads: 1 }),
     ...(profilePrefix ? { enableProfiling: true, profileFilePrefix: profilePrefix } : {}),
     ...(options.optimizedModelPath === undefined ? {} : { optimizedModelFilePath: options.optimizedModelPath }),

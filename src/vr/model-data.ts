@@ -5,8 +5,9 @@
  * file's hash (MD5 of its last 10,240,000 bytes, the whole file when smaller).
  */
 import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { StemsplitError } from '../errors.js';
-import { readSmallModelFile } from '../model-files/regular.js';
+import { readSmallModelFile, refuseLinkOutOfFolder } from '../model-files/regular.js';
 import { MAX_MODEL_DATA_BYTES, readUvrModelDataJson, UVR_STEM_NAME, uvrModelHash } from '../uvr/model-data.js';
 import { VR_PARAM_NAMES } from './params.js';
 
@@ -103,13 +104,17 @@ function isVrModelDataFile(file: string): boolean {
 
 /**
  * Whether a `.pth` is a UVR VR model rather than an MSST checkpoint: a NAME.json with
- * `vr_model_param` beside it, or, with no yaml of its own beside it, a hash UVR's table knows.
+ * `vr_model_param` beside it, or, with no yaml of its own beside it, a NAME.json (refused when it does
+ * not read) or a hash UVR's table knows.
  */
 export function isVrModelFile(pthPath: string): boolean {
   if (!/\.pth$/i.test(pthPath)) return false;
+  refuseLinkOutOfFolder(vrModelDataBeside(pthPath), dirname(pthPath), 'model data beside the .pth');
   if (isVrModelDataFile(vrModelDataBeside(pthPath))) return true;
   const stem = pthPath.slice(0, -'.pth'.length);
   if (existsSync(`${stem}.yaml`) || existsSync(`${stem}.yml`)) return false;
+  // A NAME.json and no yaml: VR model data that does not read (too big, not JSON), refused naming it, not an MSST checkpoint missing its yaml.
+  if (existsSync(vrModelDataBeside(pthPath))) return true;
   try {
     return builtInVrModelData(uvrModelHash(pthPath)) !== undefined;
   } catch {
@@ -120,6 +125,7 @@ export function isVrModelFile(pthPath: string): boolean {
 /** The model data of a VR `.pth`: NAME.json beside it, else the built-in table by hash, else a one-line refusal. */
 export function readVrModelData(pthPath: string): VrModelData {
   const beside = vrModelDataBeside(pthPath);
+  refuseLinkOutOfFolder(beside, dirname(pthPath), 'model data beside the .pth');
   if (existsSync(beside)) return parseVrModelData(beside);
   const hash = uvrModelHash(pthPath);
   const entry = builtInVrModelData(hash);
