@@ -366,6 +366,13 @@ export const MORE_CASES: readonly HostileCase[] = [
     writeFileSync(manifest, JSON.stringify(fields));
   }),
   folderCase('path: a model folder whose model.json is a FIFO', 'path', mkfifo),
+  folderCase("model.json: its graph a link out of the model's folder", 'path', (manifest) => {
+    const graph = join(dirname(manifest), 'graph.onnx');
+    identityOnnx(graph, [1, 2, 8], 'mix', 'stems');
+    linkOut(graph, join(dirname(manifest), '..', 'outside.onnx'));
+    const fields = { format: 'stemsplit-model/1', name: 'linked', description: 'hostile', sampleRate: 44100, sources: ['vocals', 'other'], segmentSamples: 8, overlap: 0.25, normalize: false, input: 'waveform', onnx: 'graph.onnx' };
+    writeFileSync(manifest, JSON.stringify(fields));
+  }),
   {
     name: 'path: the yaml beside is a FIFO',
     kind: 'path',

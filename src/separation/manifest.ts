@@ -4,6 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
+import { refuseLinkOutOfFolder } from '../model-files/regular.js';
 import type { ModelManifest, SegmentModel } from './model.js';
 import { createOrtSession, runTensors, type OrtSessionOptions } from '../onnx/session.js';
 import { quantizeConvolutions } from '../onnx/quantize-graph.js';
@@ -86,8 +87,10 @@ export function parseModelManifest(value: unknown, where = 'model.json'): ModelM
 /** Loads a manifest's graph into an ONNX Runtime session and wraps it as a segment model. */
 export async function loadManifestModel(manifestPath: string, options: LoadModelOptions = {}): Promise<SegmentModel> {
   const manifest = await readModelManifest(manifestPath);
-  const graphPath = path.join(path.dirname(manifestPath), manifest.onnx);
-  const handle = await createOrtSession(options.precision === 'int8' ? await int8Graph(graphPath) : graphPath, options);
+  const folder = path.dirname(manifestPath);
+  const graphPath = path.join(folder, manifest.onnx);
+  refuseLinkOutOfFolder(graphPath, folder, 'graph its model.json names');
+  const handle = await createOrtSession(options.precision === 'int8' ? await int8Graph(graphPath) : graphPath, { ...options, externalDataFolder: folder });
   if (!handle.inputNames.includes('mix') || !handle.outputNames.includes('stems')) {
     await handle.release();
     throw new StemsplitError(
