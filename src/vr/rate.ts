@@ -32,23 +32,24 @@ export function stemLengthAtTrackRate(params: VrParams, trackRate: number, track
 }
 
 /** `separate` (at the params' rate) as a separation of a track at `trackRate`; itself where the rates agree. */
-export function atModelRate<Run>(params: VrParams, trackRate: number, officialLength: OfficialLength, separate: StemSeparation<Run>): StemSeparation<Run> {
+export function atModelRate<Run extends { readonly signal?: AbortSignal }>(params: VrParams, trackRate: number, officialLength: OfficialLength, separate: StemSeparation<Run>): StemSeparation<Run> {
   if (params.sr === trackRate) return separate;
   return async (input, write, run) => {
     const { reread } = input;
     if (reread === undefined) throw new Error('unreachable: a VR model reads its track twice, and this stream cannot be read again');
     const length = Math.ceil((input.length * params.sr) / trackRate);
-    const atModel = (frames: AsyncIterable<Float32Array>) => resampledFrames(frames, () => trackResampler(params, trackRate, input.length));
+    const atModel = (frames: AsyncIterable<Float32Array>) => resampledFrames(frames, () => trackResampler(params, trackRate, input.length), run.signal);
     const stems = new StemsAtTrackRate(params, trackRate, officialLength(length), input.length, write);
     await separate({ length, frames: atModel(input.frames), reread: () => atModel(reread()) }, (planes, frames) => stems.add(planes, frames), run);
     await stems.finish();
   };
 }
 
-/** Interleaved stereo blocks, each channel through its own resampler, as interleaved float32 blocks. */
-async function* resampledFrames(frames: AsyncIterable<Float32Array>, channel: () => ChannelResampler): AsyncGenerator<Float32Array> {
+/** Interleaved stereo blocks, each channel through its own resampler, as interleaved float32 blocks (a cancel is seen between input blocks: sinc_best takes seconds over a block of frames). */
+async function* resampledFrames(frames: AsyncIterable<Float32Array>, channel: () => ChannelResampler, signal: AbortSignal | undefined): AsyncGenerator<Float32Array> {
   const resamplers = [channel(), channel()] as const;
   for await (const block of frames) {
+    signal?.throwIfAborted();
     const count = block.length / 2;
     const planes = resamplers.map((resampler, c) => resampler.push(Float64Array.from({ length: count }, (_, i) => block[2 * i + c] as number)));
     const out = interleaved(planes[0] as Float64Array, planes[1] as Float64Array);

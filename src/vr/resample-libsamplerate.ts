@@ -283,34 +283,40 @@ export class SincStream implements ChannelResampler {
   }
 }
 
+const CHECKPOINT_OUTPUTS = 1 << 16;
+
 /**
  * Any range of libsamplerateSinc's outputs over a signal of `n` samples, computed from a slice of
  * the signal alone: the walk is carried to the range's first output (without computing the
  * outputs before it), then the range is computed as the whole signal's computation computes it.
- * Ranges are cheapest asked in order of their start (the walk is kept at the last one's).
+ * Ranges are cheapest asked in order of their start (the walk is kept at the last one's); one
+ * asked before the last starts from the walk's checkpoint below it (kept every
+ * CHECKPOINT_OUTPUTS outputs: a few kB per hour of audio).
  */
 export class SincRanges {
   #walk: SincWalk;
+  /** The walk at every CHECKPOINT_OUTPUTS-th output it has passed, for ranges asked out of order. */
+  readonly #checkpoints: SincWalk[] = [];
 
-  constructor(
-    private readonly n: number,
-    private readonly ratio: number,
-    private readonly converter: SincConverter,
-  ) {
+  constructor(n: number, ratio: number, converter: SincConverter) {
     this.#walk = new SincWalk(n, ratio, converter);
+    this.#checkpoints.push(this.#walk.copy());
   }
 
   /** The input samples outputs [lo, hi) read: [first, last). */
   inputs(lo: number, hi: number): { readonly first: number; readonly last: number } {
-    const { reach } = this.#walk;
-    return { first: Math.floor(lo / this.ratio) - reach - 2, last: Math.ceil(hi / this.ratio) + reach + 2 };
+    const { reach, ratio } = this.#walk;
+    return { first: Math.floor(lo / ratio) - reach - 2, last: Math.ceil(hi / ratio) + reach + 2 };
   }
 
   /** Outputs [lo, hi) (zeros where libsamplerate stops before them) from `slice`, input samples [first, first + slice.length) as inputs() gives them. */
   range(lo: number, hi: number, slice: Float64Array, first: number): Float64Array {
-    if (this.#walk.made > lo) this.#walk = new SincWalk(this.n, this.ratio, this.converter);
+    if (this.#walk.made > lo) this.#walk = (this.#checkpoints[Math.min(Math.floor(lo / CHECKPOINT_OUTPUTS), this.#checkpoints.length - 1)] as SincWalk).copy();
     const walk = this.#walk;
-    while (walk.made < lo && walk.next()) walk.advance();
+    while (walk.made < lo && walk.next()) {
+      walk.advance();
+      if (walk.made % CHECKPOINT_OUTPUTS === 0 && this.#checkpoints.length === walk.made / CHECKPOINT_OUTPUTS) this.#checkpoints.push(walk.copy());
+    }
     const x = Float64Array.from(slice, Math.fround);
     const out = new Float64Array(hi - lo);
     const computing = walk.copy();

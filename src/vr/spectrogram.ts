@@ -35,31 +35,18 @@ const f32 = Math.fround;
 /**
  * spec_utils.wave_to_spectrogram of band `band` over frames [from, to), from a slice of the band's
  * wave (`slice` says where it lies; it must hold every sample those frames reach). The `reverse`
- * params flip the whole band first, so their slice must hold the whole band.
+ * params transform the band flipped: for them the caller gives a slice of the flipped band.
  */
 export function bandSpectrogram(wave: StereoWave, slice: WaveSlice, band: VrBand, params: VrParams, isV51: boolean, frames: readonly [number, number]): Spectrogram {
   const [l, r] = wave;
   let channels: StereoWave = wave;
-  let at = slice;
   if (!isV51) {
-    if (params.channels === 'reverse') {
-      channels = [reversed(l, slice), reversed(r, slice)];
-      at = { start: 0, length: slice.length };
-    } else if (params.channels === 'mid_side') channels = [l.map((v, i) => f32(f32(v + (r[i] as number)) / 2)), l.map((v, i) => f32(v - (r[i] as number)))];
+    if (params.channels === 'mid_side') channels = [l.map((v, i) => f32(f32(v + (r[i] as number)) / 2)), l.map((v, i) => f32(v - (r[i] as number)))];
     else if (params.channels === 'mid_side_b2') channels = [l.map((v, i) => f32((r[i] as number) + f32(v * 0.5))), l.map((v, i) => f32(v - f32((r[i] as number) * 0.5)))];
   }
-  const spec = stft(channels, band.nFft, band.hl, at, frames);
+  const spec = stft(channels, band.nFft, band.hl, slice, frames);
   if (isV51 && band.convertChannels !== undefined) convertChannels(spec, band.convertChannels);
   return spec;
-}
-
-/** The band's `length` samples flipped, from a slice that holds them all. */
-function reversed(channel: Float64Array, slice: WaveSlice): Float64Array {
-  const { start, length } = slice;
-  if (start > 0 || start + channel.length < length) throw new Error('unreachable: a reversed band is transformed whole');
-  const out = new Float64Array(length);
-  for (let n = 0; n < length; n++) out[n] = channel[length - 1 - n - start] as number;
-  return out;
 }
 
 /** high_end_process' input: the top band's highest bins (loading_mix's input_high_end), or undefined where there are none. */
@@ -239,7 +226,8 @@ export function mirrorHighEnd(spec: Spectrogram, highEnd: HighEnd, params: VrPar
  * One band's part of spec_utils.cmb_spectrogram_to_wave: band `d`'s bins of a stem's stacked
  * spectrogram (with, for the top band, the mirrored high end), filtered as that band is, back to
  * a wave of hop·(frames − 1) samples at the band's rate (sample i is the stem's sample
- * first frame · hop + i). What the lower bands add, resampled, is the caller's.
+ * first frame · hop + i; for the `reverse` params, of the band flipped, which the caller flips
+ * back). What the lower bands add, resampled, is the caller's.
  */
 export function bandStemWave(spec: Spectrogram, d: number, params: VrParams, isV51: boolean, mirrored?: Spectrogram): StereoWave {
   const { bands } = params;
@@ -288,7 +276,7 @@ function lowPass(spec: Spectrogram, band: VrBand, isV51: boolean): void {
   else fftLowPass(spec, band.lpfStart, band.lpfStop, false);
 }
 
-/** spec_utils.spectrogram_to_wave: iSTFT and the inverse of the band's channel handling. */
+/** spec_utils.spectrogram_to_wave: iSTFT and the inverse of the band's channel handling (`reverse`'s flip is the caller's: it gives the flipped band). */
 function bandWave(spec: Spectrogram, band: VrBand, params: VrParams, isV51: boolean): StereoWave {
   const [l, r] = istft(spec, band.hl);
   if (isV51) {
@@ -298,7 +286,6 @@ function bandWave(spec: Spectrogram, band: VrBand, params: VrParams, isV51: bool
     if (cc === 'stereo_n') return [l.map((v, i) => v - (r[i] as number) * 0.25), r.map((v, i) => v - (l[i] as number) * 0.25)];
     return [l, r];
   }
-  if (params.channels === 'reverse') return [l.reverse(), r.reverse()];
   if (params.channels === 'mid_side') return [l.map((v, i) => v + (r[i] as number) / 2), l.map((v, i) => v - (r[i] as number) / 2)];
   if (params.channels === 'mid_side_b2') return [r.map((v, i) => v / 1.25 + 0.4 * (l[i] as number)), l.map((v, i) => v / 1.25 - 0.4 * (r[i] as number))];
   return [l, r];

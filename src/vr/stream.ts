@@ -25,8 +25,9 @@
  *   the lower bands' sum resampled upwards (sinc_fastest) from a slice as on the input side.
  *
  * Params at another rate than the track's are streamed in and out of it by rate.ts. The `reverse`
- * params flip each band's whole wave, in and out: they are computed whole (one block), as UVR
- * does, and their memory grows with the track's length.
+ * params transform each band flipped and flip each band's stem back: their frames run from the
+ * track's end, so the same blocks are computed from a copy of the track read backwards, the stems
+ * made from the end and written out forwards once whole (spool.ts; disk, not memory).
  */
 import { StemsplitError } from '../errors.js';
 import type { SeparationProgress } from '../separation/model.js';
@@ -39,6 +40,7 @@ import type { ResType, VrBand, VrParams } from './params.js';
 import { SincRanges, type SincConverter } from './resample-libsamplerate.js';
 import { librosaResample } from './resample.js';
 import { bandSpectrogram, bandStemWave, combine, highEndOf, mirrorHighEnd, OUTPUT_RESAMPLER, type HighEnd, type StereoWave } from './spectrogram.js';
+import { Spool } from './spool.js';
 import { emptySpectrogram, type Spectrogram } from './stft.js';
 
 /** What the stream needs of the network (engine.ts' VrNetwork). */
@@ -110,40 +112,116 @@ function resampledLength(length: number, from: number, to: number): number {
 /** Separates the streamed track, writing both stems (primary first) block by block, the track's length each (silence after hop·(frames − 1)). */
 export async function streamVr(network: MaskNetwork, settings: VrStreamSettings, input: TrackStream, write: StemWriter, run: VrStreamOptions = {}): Promise<void> {
   const { params } = settings;
-  if (input.reread === undefined) throw new Error('unreachable: a VR model reads its track twice, and this stream cannot be read again');
   const geometry = vrGeometry(params, input.length);
   const roi = network.window - 2 * network.offset;
   const requested = Math.max(1, run.blockFrames ?? roi);
-  const whole = (params.channels === 'reverse' && network.version === '5.0') || !slicedExactly(params) || requested >= geometry.frames;
-  const blockFrames = whole ? geometry.frames : requested;
+  const whole = !slicedExactly(params) || requested >= geometry.frames;
   const isV51 = network.version === '5.1';
-  const max = await spectrogramPeak(input.frames, input.length, settings, isV51, geometry, whole, run.signal);
-  const window = new TrackWindow({ length: input.length, frames: input.reread() }, trackSpan(params, blockFrames));
+  const plan: VrPlan = { network, settings, geometry, isV51, whole, reversed: params.channels === 'reverse' && !isV51, blockFrames: whole ? geometry.frames : requested };
+  if (plan.reversed) return streamReversed(plan, input, write, run);
+  const { reread } = input;
+  if (reread === undefined) throw new Error('unreachable: a VR model reads its track twice, and this stream cannot be read again');
+  const peakWindow = new TrackWindow(input, trackSpan(params, whole ? geometry.frames : PEAK_BLOCK_FRAMES));
+  const max = await spectrogramPeak(plan, windowSource(peakWindow), run.signal).then(
+    async (peak) => (await peakWindow.finish(), peak),
+    async (error: unknown) => {
+      await peakWindow.close();
+      throw error;
+    },
+  );
+  const window = new TrackWindow({ length: input.length, frames: reread() }, trackSpan(params, plan.blockFrames));
   try {
-    const source = new InputSpectrogram(params, isV51, settings.options.highEndProcess, geometry, window, whole);
-    const masks = new MaskStore(network, settings, source, geometry, blockFrames, max, run);
-    const stems = new StemWaves(params, isV51, geometry, masks, whole);
-    const top = params.bands.length - 1;
-    const length = input.length;
-    const segment = whole ? length : blockFrames * (params.bands[top] as VrBand).hl;
-    for (let start = 0; start < length; start += segment) {
-      run.signal?.throwIfAborted();
-      const end = Math.min(length, start + segment);
-      const planes: Float32Array[] = [];
-      for (const inverse of [false, true]) {
-        const wave = await stems.level(top, start, end, inverse);
-        const plane = new Float32Array(2 * (end - start));
-        plane.set(wave[0]);
-        plane.set(wave[1], end - start);
-        planes.push(plane);
-      }
-      masks.release();
-      await write(planes, end - start);
-    }
+    await separateBlocks(plan, windowSource(window), max, run, write);
     await window.finish();
   } catch (error) {
     await window.close();
     throw error;
+  }
+}
+
+/** What one separation computes, and how. */
+interface VrPlan {
+  readonly network: MaskNetwork;
+  readonly settings: VrStreamSettings;
+  readonly geometry: VrGeometry;
+  readonly isV51: boolean;
+  readonly whole: boolean;
+  /** `reverse` params (VR 5.0): each band is transformed flipped, so the computation runs from the track's end. */
+  readonly reversed: boolean;
+  readonly blockFrames: number;
+}
+
+/**
+ * The `reverse` params: the track is copied to a raw file (the first pass: the peak is any
+ * block's), read backwards from it by the second, whose stems, made from the end, go to raw files
+ * that are written out forwards at the end (spool.ts; the disk is 24 bytes a sample).
+ */
+async function streamReversed(plan: VrPlan, input: TrackStream, write: StemWriter, run: VrStreamOptions): Promise<void> {
+  const spool = await Spool.create();
+  try {
+    const track = await spool.track(input.frames, input.length, run.signal);
+    try {
+      const source: TrackSource = { read: (start, end) => track.read(start, end), discardBefore: () => undefined };
+      const max = await spectrogramPeak(plan, source, run.signal);
+      const stems = await spool.stems(2, input.length);
+      try {
+        await separateBlocks(plan, source, max, run, (planes, frames, start) => stems.put(planes, start, frames));
+        await stems.replay(write, run.signal);
+      } finally {
+        await stems.close();
+      }
+    } finally {
+      await track.close();
+    }
+  } finally {
+    await spool.remove();
+  }
+}
+
+/** Where the input side reads the track: samples [start, end) of each channel (zeros outside the track), and what it will not read again. */
+interface TrackSource {
+  read(start: number, end: number): Promise<StereoWave>;
+  discardBefore(position: number): void;
+}
+
+function windowSource(window: TrackWindow): TrackSource {
+  return {
+    async read(start, end) {
+      const count = end - start;
+      await window.ensure(end);
+      const planar = new Float32Array(2 * count);
+      window.read(start, count, IDENTITY, planar);
+      return [Float64Array.from(planar.subarray(0, count)), Float64Array.from(planar.subarray(count))];
+    },
+    discardBefore: (position) => window.discardBefore(position),
+  };
+}
+
+/** The second pass: the stems, block by block, written in the order they are made (from the end for `reverse`), with each block's first sample. */
+async function separateBlocks(plan: VrPlan, track: TrackSource, max: number, run: VrStreamOptions, emit: (planes: Float32Array[], frames: number, start: number) => Promise<void> | void): Promise<void> {
+  const { settings, geometry, whole, reversed, blockFrames } = plan;
+  const { params } = settings;
+  const source = new InputSpectrogram(params, plan.isV51, settings.options.highEndProcess, geometry, track, whole, reversed);
+  const masks = new MaskStore(plan.network, settings, source, geometry, blockFrames, max, run);
+  const stems = new StemWaves(params, plan.isV51, geometry, masks, whole, reversed);
+  const top = params.bands.length - 1;
+  const length = geometry.inputLengths[top] as number;
+  const segment = whole ? length : blockFrames * (params.bands[top] as VrBand).hl;
+  const starts = Array.from({ length: Math.ceil(length / segment) }, (_, i) => i * segment);
+  if (reversed) starts.reverse();
+  for (const start of starts) {
+    run.signal?.throwIfAborted();
+    const end = Math.min(length, start + segment);
+    const planes: Float32Array[] = [];
+    for (const inverse of [false, true]) {
+      const wave = await stems.level(top, start, end, inverse);
+      const plane = new Float32Array(2 * (end - start));
+      plane.set(wave[0]);
+      plane.set(wave[1], end - start);
+      planes.push(plane);
+    }
+    masks.release();
+    await emit(planes, end - start, start);
   }
 }
 
@@ -157,31 +235,17 @@ function trackSpan(params: VrParams, blockFrames: number): number {
 const PEAK_BLOCK_FRAMES = 256;
 
 /** First pass: the largest |X| of the stacked spectrogram (inference_vr's X_mag_pad.max()), block by block. */
-async function spectrogramPeak(
-  frames: AsyncIterable<Float32Array>,
-  length: number,
-  settings: VrStreamSettings,
-  isV51: boolean,
-  geometry: VrGeometry,
-  whole: boolean,
-  signal: AbortSignal | undefined,
-): Promise<number> {
+async function spectrogramPeak(plan: VrPlan, track: TrackSource, signal: AbortSignal | undefined): Promise<number> {
+  const { geometry, whole } = plan;
   const blockFrames = whole ? geometry.frames : PEAK_BLOCK_FRAMES;
-  const window = new TrackWindow({ length, frames }, trackSpan(settings.params, blockFrames));
-  try {
-    const source = new InputSpectrogram(settings.params, isV51, false, geometry, window, whole);
-    let max = 0;
-    for (let from = 0; from < geometry.frames; from += blockFrames) {
-      signal?.throwIfAborted();
-      const { magnitude } = await source.block(from, Math.min(geometry.frames, from + blockFrames));
-      for (const value of magnitude) if (value > max) max = value;
-    }
-    await window.finish();
-    return max;
-  } catch (error) {
-    await window.close();
-    throw error;
+  const source = new InputSpectrogram(plan.settings.params, plan.isV51, false, geometry, track, whole, plan.reversed);
+  let max = 0;
+  for (let from = 0; from < geometry.frames; from += blockFrames) {
+    signal?.throwIfAborted();
+    const { magnitude } = await source.block(from, Math.min(geometry.frames, from + blockFrames));
+    for (const value of magnitude) if (value > max) max = value;
   }
+  return max;
 }
 
 /** A stereo slice of a signal: samples [start, end), zeros outside the signal. */
@@ -280,8 +344,9 @@ class InputSpectrogram {
     private readonly isV51: boolean,
     private readonly highEndProcess: boolean,
     private readonly geometry: VrGeometry,
-    private readonly window: TrackWindow,
+    private readonly source: TrackSource,
     private readonly whole: boolean,
+    private readonly reversed: boolean,
   ) {
     const { bands } = params;
     this.#resamplers = bands.slice(0, -1).map((band, d) => new RangeResampler(geometry.inputLengths[d + 1] as number, (bands[d + 1] as VrBand).sr, band.sr, band.resType, true, whole));
@@ -300,11 +365,12 @@ class InputSpectrogram {
       let start = from * band.hl - half;
       let end = (to - 1) * band.hl + half;
       if (this.whole) [start, end] = [Math.min(start, 0), Math.max(end, length)];
-      const wave = await this.wave(d, start, end);
+      // `reverse`: samples [start, end) of the band flipped are its samples [length − end, length − start) backwards.
+      const wave = this.reversed ? flipped(await this.wave(d, length - end, length - start)) : await this.wave(d, start, end);
       specs[d] = bandSpectrogram(wave, { start, length }, band, this.params, this.isV51, [from, to]);
       if (d === top && this.highEndProcess) highEnd = highEndOf(specs[d] as Spectrogram, band, this.params);
     }
-    this.window.discardBefore(this.#lowest);
+    this.source.discardBefore(this.#lowest);
     const spec = combine(specs, this.params, this.isV51);
     const magnitude = new Float32Array(spec.re.length);
     for (let i = 0; i < magnitude.length; i++) magnitude[i] = Math.hypot(spec.re[i] as number, spec.im[i] as number);
@@ -320,12 +386,12 @@ class InputSpectrogram {
 
   private async track(start: number, end: number): Promise<StereoWave> {
     this.#lowest = Math.min(this.#lowest, Math.max(0, start));
-    const count = end - start;
-    await this.window.ensure(end);
-    const planar = new Float32Array(2 * count);
-    this.window.read(start, count, IDENTITY, planar);
-    return [Float64Array.from(planar.subarray(0, count)), Float64Array.from(planar.subarray(count))];
+    return this.source.read(start, end);
   }
+}
+
+function flipped(wave: StereoWave): StereoWave {
+  return [wave[0].slice().reverse(), wave[1].slice().reverse()];
 }
 
 /** A block of frames: its spectrogram and, as the network's windows cover it, its mask. */
@@ -526,6 +592,7 @@ class StemWaves {
     private readonly geometry: VrGeometry,
     private readonly masks: MaskStore,
     private readonly whole: boolean,
+    private readonly reversed: boolean,
   ) {
     const { bands } = params;
     const upwards = () => bands.slice(1).map((band, i) => new RangeResampler(geometry.outputLengths[i] as number, (bands[i] as VrBand).sr, band.sr, OUTPUT_RESAMPLER, false, whole));
@@ -552,14 +619,19 @@ class StemWaves {
     const band = bands[d] as VrBand;
     const half = band.nFft / 2;
     const { frames } = this.geometry;
-    const first = this.whole ? 0 : Math.max(0, Math.floor((lo + half - band.nFft) / band.hl));
-    const last = this.whole ? frames : Math.min(frames, Math.floor((hi + half) / band.hl) + 2);
+    // `reverse`: the band's iSTFT is the stem flipped, its samples [length − hi, length − lo) are [lo, hi) backwards.
+    const [from, to] = this.reversed ? [length - hi, length - lo] : [lo, hi];
+    const first = this.whole ? 0 : Math.max(0, Math.floor((from + half - band.nFft) / band.hl));
+    const last = this.whole ? frames : Math.min(frames, Math.floor((to + half) / band.hl) + 2);
     const { spec, highEnd } = await this.masks.stemFrames(first, last, inverse);
     const top = d === bands.length - 1;
     const mirrored = top && highEnd !== undefined ? mirrorHighEnd(spec, { bins: highEnd.bins, spec: highEnd }, this.params) : undefined;
     const wave = bandStemWave(spec, d, this.params, this.isV51, mirrored);
     const offset = first * band.hl;
-    for (let c = 0; c < 2; c++) out[c]?.set((wave[c] as Float64Array).subarray(lo - offset, hi - offset), lo - start);
+    for (let c = 0; c < 2; c++) {
+      const part = (wave[c] as Float64Array).subarray(from - offset, to - offset);
+      (out[c] as Float64Array).set(this.reversed ? part.slice().reverse() : part, lo - start);
+    }
     return out;
   }
 }
