@@ -14,6 +14,8 @@ import { writeSong } from '../harness/audio.js';
 import { ALL_CASES, ISSUE_CASES, linkOut, RUN_TIME_CASES, type HostileCase } from '../harness/hostile/cases.js';
 import { randomCases } from '../harness/hostile/random.js';
 import { cliRunner, libraryRunner } from '../harness/hostile/run.js';
+import { zip } from '../harness/hostile/torch-files.js';
+import { ZipArchive } from '../src/torch/zip.js';
 import { fixtureFile } from './support/fixtures.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 
@@ -116,20 +118,6 @@ describe('hostile model files through the real CLI: exit 13, one line naming the
     assert.match(outcome.message, /model\.yaml: the config beside the checkpoint is a link out of the model's folder/);
   });
 
-  it('yaml: a real config with bytes that are not UTF-8', { skip: scnet === undefined }, async () => {
-    const outcome = await run(
-      fromFixtures('yaml not UTF-8', (dir) => {
-        const model = join(dir, 'model.ckpt');
-        copyFileSync(scnet as string, model);
-        const yaml = readFileSync((scnet as string).replace(/\.ckpt$/, '.yaml'));
-        writeFileSync(join(dir, 'model.yaml'), Buffer.concat([yaml, Buffer.from('\n# caf'), Buffer.from([0xe9]), Buffer.from('\n')]));
-        return { model, names: join(dir, 'model.yaml') };
-      }),
-    );
-    assert.equal(outcome.code, 13, outcome.message);
-    assert.deepEqual(outcome.problems, [], outcome.message);
-  });
-
   it("bag: a member that is a link out of the bag's folder", { skip: member === undefined }, async () => {
     const outcome = await run(
       fromFixtures('bag link', (dir) => {
@@ -145,6 +133,24 @@ describe('hostile model files through the real CLI: exit 13, one line naming the
     assert.deepEqual(outcome.problems, [], outcome.message);
   });
 
+  it('zip: a real checkpoint whose byteorder is big (its weights would read as other numbers)', { skip: member === undefined }, async () => {
+    const outcome = await run(
+      fromFixtures('byteorder big', (dir) => {
+        const archive = ZipArchive.open(member as string);
+        const names = [...archive.entries.keys()];
+        const items = names.map((name) => ({ name, data: archive.read(name) }));
+        archive.close();
+        const prefix = (names[0] as string).split('/')[0] as string;
+        const model = join(dir, 'model.th');
+        writeFileSync(model, zip([...items, { name: `${prefix}/byteorder`, data: Buffer.from('big') }]));
+        return { model, names: model };
+      }),
+    );
+    assert.equal(outcome.code, 13, outcome.message);
+    assert.deepEqual(outcome.problems, [], outcome.message);
+    assert.match(outcome.message, /its weights are stored big-endian/);
+  });
+
   it('bag: 100,000 members (the same valid file)', { skip: member === undefined }, async () => {
     const outcome = await run(
       fromFixtures('bag of 100,000', (dir) => {
@@ -156,6 +162,13 @@ describe('hostile model files through the real CLI: exit 13, one line naming the
     assert.equal(outcome.code, 13, outcome.message);
     assert.deepEqual(outcome.problems, [], outcome.message);
     assert.match(outcome.message, /lists 100000 members/);
+  });
+
+  it('an ensemble names its member whose graph fails as it runs', async () => {
+    const outcome = await run(RUN_TIME_CASES[0] as HostileCase, ['bundled-4s']);
+    assert.equal(outcome.code, 13, outcome.message);
+    assert.deepEqual(outcome.problems, [], outcome.message);
+    assert.match(outcome.message, /^stemsplit: ensemble member 2 of 2, model model failed as it ran: .*\/model\.onnx: its graph fails/);
   });
 
   it('every case of the issue has a named test above', () => {

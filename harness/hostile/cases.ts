@@ -468,6 +468,18 @@ export const MORE_CASES: readonly HostileCase[] = [
       return files;
     },
   },
+  {
+    // Valid model data but for one byte in a key no one reads: it loaded, the byte read as U+FFFD.
+    name: 'model data: bytes that are not UTF-8',
+    kind: 'model-data',
+    family: 'mdx',
+    write: (dir) => {
+      const files = mdxFiles(dir);
+      const json = join(dir, 'model.json');
+      writeFileSync(json, concat(Buffer.from(JSON.stringify(SMALL_MDX_DATA).replace(/}$/, ', "note": "caf')), [0xe9], Buffer.from('"}')));
+      return { model: files.model, names: json };
+    },
+  },
 ];
 
 /**

@@ -10,7 +10,7 @@
  */
 import { open, mkdir, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StemsplitError } from '../errors.js';
+import { isStemsplitError, StemsplitError } from '../errors.js';
 import type { EnsembleMethod } from '../ensemble/algorithms.js';
 import { stemCombiner } from '../ensemble/combine.js';
 import type { StemCombiner } from '../ensemble/stem-combiner.js';
@@ -78,13 +78,21 @@ export async function separateEnsemble(
   const weights = ensemble.method.weights ?? ensemble.members.map(() => 1);
   await mkdir(spoolDir, { recursive: true });
   const spool = (stem: number, member: number) => join(spoolDir, `member${member}-stem${stem}.f32`);
-  const run = (member: number, onBlock: StemWriter) =>
-    separateStream(ensemble.members[member] as SeparationModel, { length: track.length, statistics: track.statistics, frames: track.frames(), reread: track.frames }, onBlock, {
-      ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
-      ...(options.overlap !== undefined ? { overlap: options.overlap } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-      onProgress: ({ done, total }) => options.onProgress?.((member + done / total) / count),
-    });
+  const run = async (member: number, onBlock: StemWriter): Promise<void> => {
+    const model = ensemble.members[member] as SeparationModel;
+    try {
+      await separateStream(model, { length: track.length, statistics: track.statistics, frames: track.frames(), reread: track.frames }, onBlock, {
+        ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
+        ...(options.overlap !== undefined ? { overlap: options.overlap } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        onProgress: ({ done, total }) => options.onProgress?.((member + done / total) / count),
+      });
+    } catch (error) {
+      // A member's file failing as it runs (an .onnx graph) says which member, as a member failing to load does.
+      if (isStemsplitError(error) && error.code === 'MODEL_INVALID') throw new StemsplitError('MODEL_INVALID', `ensemble member ${member + 1} of ${count}, model ${model.name} failed as it ran: ${error.message}`, { cause: error });
+      throw error;
+    }
+  };
 
   for (let member = 0; member < count - 1; member++) {
     options.signal?.throwIfAborted();

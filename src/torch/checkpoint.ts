@@ -189,6 +189,7 @@ function readTorchFile<T>(
       throw new StemsplitError('MODEL_INVALID', `${path} is not a PyTorch checkpoint (no data.pkl)`);
     }
     const prefix = pickleName.slice(0, pickleName.length - 'data.pkl'.length);
+    checkByteOrder(path, archive, `${prefix}byteorder`);
     const pickled = archive.read(pickleName, MAX_PICKLE_BYTES);
     const root = unpickle(pickled, { resolveGlobal: resolve, persistentLoad }, path);
     const result = interpret(root, (tensors) => {
@@ -202,6 +203,19 @@ function readTorchFile<T>(
   } finally {
     archive.close();
   }
+}
+
+/**
+ * torch 2.1 and later write `byteorder`, the saving machine's: a `big` checkpoint's storages hold
+ * big-endian values (torch.load swaps them), which read as little-endian would be other weights
+ * entirely, and stems from them noise. Older files have no such entry and are little-endian.
+ */
+function checkByteOrder(path: string, archive: ZipArchive, entry: string): void {
+  if (!archive.entries.has(entry)) return;
+  const order = archive.read(entry, 16).toString('latin1').trim();
+  if (order === 'little') return;
+  const stored = order === 'big' ? 'its weights are stored big-endian' : `its byteorder entry says ${JSON.stringify(order)}`;
+  throw new StemsplitError('MODEL_INVALID', `${path}: ${stored}; stemsplit reads little-endian checkpoints only (load and save it again with torch on an x86 or ARM machine)`);
 }
 
 /**
