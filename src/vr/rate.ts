@@ -45,15 +45,26 @@ export function atModelRate<Run extends { readonly signal?: AbortSignal }>(param
   };
 }
 
-/** Interleaved stereo blocks, each channel through its own resampler, as interleaved float32 blocks (a cancel is seen between input blocks: sinc_best takes seconds over a block of frames). */
+/** Input frames resampled between two looks at the event loop (sinc_best takes about 0.1 s over 4096 frames of both channels). */
+const RESAMPLE_FRAMES = 4096;
+
+/**
+ * Interleaved stereo blocks, each channel through its own resampler, as interleaved float32
+ * blocks. The resampling is the separation's longest synchronous work for these params, so
+ * between every RESAMPLE_FRAMES input frames it lets other events in (a cancel reaches the worker
+ * as one) and checks the signal.
+ */
 async function* resampledFrames(frames: AsyncIterable<Float32Array>, channel: () => ChannelResampler, signal: AbortSignal | undefined): AsyncGenerator<Float32Array> {
   const resamplers = [channel(), channel()] as const;
   for await (const block of frames) {
-    signal?.throwIfAborted();
-    const count = block.length / 2;
-    const planes = resamplers.map((resampler, c) => resampler.push(Float64Array.from({ length: count }, (_, i) => block[2 * i + c] as number)));
-    const out = interleaved(planes[0] as Float64Array, planes[1] as Float64Array);
-    if (out.length > 0) yield out;
+    for (let from = 0; from < block.length / 2; from += RESAMPLE_FRAMES) {
+      await new Promise((resolve) => setImmediate(resolve));
+      signal?.throwIfAborted();
+      const count = Math.min(RESAMPLE_FRAMES, block.length / 2 - from);
+      const planes = resamplers.map((resampler, c) => resampler.push(Float64Array.from({ length: count }, (_, i) => block[2 * (from + i) + c] as number)));
+      const out = interleaved(planes[0] as Float64Array, planes[1] as Float64Array);
+      if (out.length > 0) yield out;
+    }
   }
 }
 
