@@ -81,7 +81,8 @@ test('models add refuses, in one line and with the documented code, what it cann
   writeFileSync(damaged, 'not a checkpoint at all');
   const refused = add(damaged, '--config', SCNET.replace(/\.ckpt$/, '.yaml'));
   assert.equal(refused.status, 13, refused.stderr);
-  assert.equal(refused.stderr.trim().split('\n').at(-1)?.startsWith('stemsplit: '), true, refused.stderr);
+  assert.equal(refused.stderr.trim().split('\n').length, 1, `the refusal is the one line on stderr: ${refused.stderr}`);
+  assert.ok(refused.stderr.startsWith('stemsplit: '), refused.stderr);
   // The line names the user's file, not its staged copy in the library (gone once the add is refused).
   assert.ok(refused.stderr.includes(damaged), refused.stderr);
   assert.doesNotMatch(refused.stderr, /\.adding-/);
@@ -107,7 +108,7 @@ test('split runs a library model by its name', () => {
   const out = join(dataDir, 'out');
   const result = runCli(['--data-dir', dataDir, 'split', song, '--model', 'mdx-vocals', '-o', out, '--format', 'wav']);
   assert.equal(result.status, 0, result.stderr);
-  assert.match(result.stderr, /Loading model mdx-vocals \(terms of its weights: not stated\)/);
+  assert.match(result.stderr, /^Loaded model mdx-vocals \(terms of its weights: not stated\)$/m);
   for (const stem of ['vocals', 'instrumental']) assert.ok(existsSync(join(out, 'song', `${stem}.wav`)), stem);
 });
 
@@ -118,12 +119,14 @@ test('models pull --file installs a file from disk under its catalog name, held 
   const mismatch = runCli(['--data-dir', dataDir, 'models', 'pull', pinned.name, '--file', SCNET]);
   assert.equal(mismatch.status, 13, mismatch.stderr);
   assert.match(mismatch.stderr, new RegExp(`scnet_4stem\\.ckpt has SHA-256 [0-9a-f]{8}…, not [0-9a-f]{8}… \\(the catalog's ${pinned.files[0]?.replace(/\./g, '\\.')}\\); nothing was installed`));
+  assert.equal(mismatch.stderr.trim().split('\n').length, 1, `a refused file is the one line on stderr: ${mismatch.stderr}`);
 
   // Where the publisher gives no hash, the file's own is recorded, as a download's would be.
   const unpinned = MODEL_CATALOG.find((model) => model.family === 'msst' && model.downloads?.every((download) => download.sha256 === undefined));
   if (unpinned === undefined) return;
   const pulled = runCli(['--data-dir', dataDir, 'models', 'pull', unpinned.name, '--file', SCNET, '--file', SCNET.replace(/\.ckpt$/, '.yaml')]);
   assert.equal(pulled.status, 0, pulled.stderr);
+  assert.ok(pulled.stderr.includes(`terms of the weights: ${unpinned.terms}`), `an installed model's terms are said: ${pulled.stderr}`);
   const row = listed(dataDir).find((model) => model.name === unpinned.name);
   assert.equal(row?.installed, true);
   assert.equal(row?.origin, 'pulled');

@@ -45,7 +45,7 @@ describe('split batches', () => {
     assert.match(listed[1]?.error?.message ?? '', /notes\.txt is not audio stemsplit can read/);
     const lines = result.stderr.split('\n');
     const refusal = lines.findIndex((line) => /notes\.txt is not audio stemsplit can read/.test(line));
-    const loading = lines.findIndex((line) => line.startsWith('Loading model'));
+    const loading = lines.findIndex((line) => line.startsWith('Loaded model'));
     assert.ok(refusal >= 0 && refusal < loading, 'the unreadable file is named before any model loads');
     assert.match(result.stderr, /stemsplit: 1 of 3 files failed: notes\.txt$/m);
   });
@@ -55,7 +55,7 @@ describe('split batches', () => {
     writeFileSync(file, 'not an mp3');
     const result = runCli(['split', file, '-o', join(work, 'out-lonely')], env);
     assert.equal(result.status, 8, result.stderr);
-    assert.doesNotMatch(result.stderr, /Loading model/);
+    assert.doesNotMatch(result.stderr, /Loaded model/);
     assert.match(result.stderr, /lonely\.mp3 is not audio stemsplit can read/);
   });
 

@@ -146,8 +146,10 @@ export function cliRunner(): (hostile: HostileCase, extraModels?: readonly strin
     const seconds = (performance.now() - started) / 1000;
     const lines = run.stderr.split('\n').filter((line) => line !== '');
     const peak = lines.find((line) => line.startsWith('peak-kb '));
-    // Every line but the peak and stemsplit's progress ("Loading model …", "  0% decode"): its refusal, and anything Node or ONNX Runtime printed.
-    const said = lines.filter((line) => line !== peak && !PROGRESS_LINE.test(line));
+    // Every line but the peak: a refusal as the model loads is alone on stderr. A model refused as it
+    // runs has loaded first, and said so ("Loaded model …", "  0% decode"): those lines are not counted.
+    const loaded = lines.some((line) => LOADED_LINE.test(line));
+    const said = lines.filter((line) => line !== peak && !(loaded && AFTER_LOAD_LINE.test(line)));
     const outcome: Omit<HostileOutcome, 'problems'> = {
       name: hostile.name,
       result: run.status === 0 ? 'accepted' : 'refused',
@@ -163,8 +165,9 @@ export function cliRunner(): (hostile: HostileCase, extraModels?: readonly strin
   };
 }
 
-/** The lines a split prints on stderr as it goes, before any refusal. */
-const PROGRESS_LINE = /^(Loading models? .*…$|\(the small bundled model;|\s*\d+% \w)/;
+/** The line a split prints on stderr once its models have loaded, and the lines that follow it as it goes. */
+const LOADED_LINE = /^Loaded models? /;
+const AFTER_LOAD_LINE = /^(Loaded models? |\(the small bundled model;|\s*\d+% \w)/;
 
 /** A child's exit status and stderr, once it has exited. */
 function finished(child: ChildProcess): Promise<{ status: number | null; signal: NodeJS.Signals | null; stderr: string }> {

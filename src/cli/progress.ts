@@ -44,6 +44,31 @@ export function createProgressBar(stream: NodeJS.WriteStream = process.stderr, t
   };
 }
 
+/**
+ * A line saying what is under way before there is anything to report, on a terminal only: it is
+ * drawn in place and cleared, so a refusal that follows stays the one line on stderr (scripts and
+ * logs read only what happened: a loaded model, its progress, or the refusal).
+ */
+export interface StatusLine {
+  show(text: string): void;
+  clear(): void;
+}
+
+export function createStatusLine(stream: NodeJS.WriteStream = process.stderr): StatusLine {
+  let shown = false;
+  return {
+    show(text: string) {
+      if (!stream.isTTY) return;
+      stream.write(`\r${text}\x1b[K`);
+      shown = true;
+    },
+    clear() {
+      if (shown) stream.write('\r\x1b[K');
+      shown = false;
+    },
+  };
+}
+
 /** 75_000 → `1:15`; 3_723_000 → `1:02:03`. */
 function clock(ms: number): string {
   const total = Math.round(ms / 1000);

@@ -29,8 +29,8 @@ export interface SplitJob extends StemOutputOptions {
 }
 
 export interface Splitter {
-  /** `stop` (the API's cancel) stops the job as `cancel` does for all. */
-  split(job: SplitJob, onProgress: (progress: SplitProgress) => void, stop?: AbortSignal): Promise<SplitFileResult>;
+  /** `stop` (the API's cancel) stops the job as `cancel` does for all; `onLoaded` is called once its models are loaded. */
+  split(job: SplitJob, onProgress: (progress: SplitProgress) => void, stop?: AbortSignal, onLoaded?: () => void): Promise<SplitFileResult>;
   /**
    * Stops every running job: one whose models are loaded at its next chunk or stem (the job then
    * fails, its staged stems removed by the worker, and its worker stays usable; safer than `close`
@@ -85,6 +85,7 @@ interface Pending {
   readonly resolve: (result: SplitFileResult) => void;
   readonly reject: (error: Error) => void;
   readonly onProgress: (progress: SplitProgress) => void;
+  readonly onLoaded?: () => void;
 }
 
 /** One worker process and the job it is running. */
@@ -113,12 +114,12 @@ class SplitWorker {
     return this.#dead;
   }
 
-  run(job: SplitJob, onProgress: (progress: SplitProgress) => void, stop?: AbortSignal): Promise<SplitFileResult> {
+  run(job: SplitJob, onProgress: (progress: SplitProgress) => void, stop?: AbortSignal, onLoaded?: () => void): Promise<SplitFileResult> {
     const id = this.#nextId++;
     const cancel = () => this.#cancel(id);
     stop?.addEventListener('abort', cancel, { once: true });
     return new Promise<SplitFileResult>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, onProgress });
+      this.#pending.set(id, { resolve, reject, onProgress, ...(onLoaded ? { onLoaded } : {}) });
       this.#loading.add(id);
       this.#worker.send({ id, job } satisfies WorkerRequest);
     }).finally(() => stop?.removeEventListener('abort', cancel));
@@ -171,6 +172,7 @@ class SplitWorker {
     if (!pending) return;
     if (reply.type === 'loaded') {
       this.#loading.delete(reply.id);
+      pending.onLoaded?.();
       return;
     }
     if (reply.type === 'progress') {
@@ -219,11 +221,11 @@ export function workerSplitter(data: SplitWorkerData, size: number): Splitter {
   };
 
   return {
-    async split(job, onProgress, stop) {
+    async split(job, onProgress, stop, onLoaded) {
       const worker = await acquire();
       try {
         stop?.throwIfAborted();
-        return await worker.run(job, onProgress, stop);
+        return await worker.run(job, onProgress, stop, onLoaded);
       } finally {
         release(worker);
       }

@@ -9,7 +9,7 @@ import { matchLocalFiles, pullModel, removeModel } from '../../models/pull.js';
 import { pullStepsOf, registryFor, type ModelListing, type ModelRegistry } from '../../models/registry.js';
 import type { Task } from '../../models/tasks.js';
 import { print, printJson, withStore, type CommandContext } from '../context.js';
-import { createProgressBar, type ProgressBar } from '../progress.js';
+import { createProgressBar, createStatusLine, type ProgressBar } from '../progress.js';
 
 function registryOf(ctx: CommandContext): ModelRegistry {
   const { config } = ctx;
@@ -129,7 +129,6 @@ export async function modelsPull(ctx: CommandContext, names: readonly string[], 
   if (files.length > 0 && models.length !== 1) throw new StemsplitError('USAGE', '--file installs files of one model: name one model with it');
   const results = [];
   for (const model of models) {
-    ctx.stderr.write(`${model.name}: ${model.description}\n  terms of the weights: ${model.terms}\n`);
     let bar: ProgressBar | undefined;
     const result = await pullModel(model, {
       cacheDir: ctx.config.cacheDir,
@@ -146,6 +145,8 @@ export async function modelsPull(ctx: CommandContext, names: readonly string[], 
       },
     });
     bar?.done();
+    // Once installed, so a refused file or a failed download leaves its one line alone on stderr.
+    ctx.stderr.write(`${model.name}: ${model.description}\n  terms of the weights: ${model.terms}\n`);
     for (const file of result.downloaded) {
       const source = model.downloads?.find((d) => file.path.endsWith(d.file));
       if (source && source.sha256 === undefined) ctx.stderr.write(`  ${source.file}: ${source.hashSource}: ${file.sha256}\n`);
@@ -192,11 +193,14 @@ export async function modelsAdd(ctx: CommandContext, paths: readonly string[], o
   const added = [];
   const failed: { file: string; error: unknown }[] = [];
   for (const file of files) {
-    ctx.stderr.write(`${file}: checking it (loads it once; a large checkpoint takes a minute or more to convert)\n`);
+    // On a terminal only and cleared after: a refused file's line is then the one line on stderr.
+    const checking = createStatusLine(ctx.stderr);
+    checking.show(`${file}: checking it (loads it once; a large checkpoint takes a minute or more to convert)…`);
     let model;
     try {
       model = await addModel(registry, library, file, options, loaders);
     } catch (error) {
+      checking.clear();
       // One file of a folder failing does not stop the others: it is named, and the command fails at the end.
       if (files.length === 1) throw error;
       failed.push({ file, error });
@@ -204,6 +208,7 @@ export async function modelsAdd(ctx: CommandContext, paths: readonly string[], o
       ctx.stderr.write(`stemsplit: ${message.includes(file) ? '' : `${file}: `}${message}\n`);
       continue;
     }
+    checking.clear();
     const how = model.installedBy === 'link' ? 'hard-linked (moving or deleting the original is safe; editing it in place changes this copy)' : 'copied (the original may move or be deleted)';
     if (!options.json) {
       print(ctx, `${model.name} added: ${model.stems.length} stems (${model.stems.join(', ')}), ${model.files.length} file(s) ${how} into ${model.dir}`);

@@ -14,7 +14,7 @@ import type { Precision } from '../../onnx/quantize.js';
 import { flagAttribute, flagName } from '../../models/family.js';
 import { int8Refusal, isEnsembleRef, listedFamily, registryFor, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
-import { createProgressBar } from '../progress.js';
+import { createProgressBar, createStatusLine } from '../progress.js';
 
 export interface SplitOptions {
   int24?: boolean;
@@ -218,20 +218,20 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   if (readable.length > 0) {
     // One worker process runs the jobs (as `serve` does): this one keeps drawing the progress.
     const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, 1);
-    if (isEnsembleRef(ref)) {
-      const members = ref.members.map((member) => `${member.name} (terms of its weights: ${member.terms})`).join(', ');
-      ctx.stderr.write(`Loading models ${members}; their stems are combined by ${describeEnsembleMethod(ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM })}…\n`);
-    } else ctx.stderr.write(`Loading model ${ref.name} (terms of its weights: ${ref.terms})…\n`);
-    const alias = options.model.length <= 1 ? (options.model[0] ?? CLI_DEFAULT_ALIAS) : undefined;
-    if (alias !== undefined && isStemModelAlias(alias) && !isEnsembleRef(ref) && registry.bundled().some((bundled) => bundled.path === ref.path)) {
-      const demucs = ALIAS_QUALITY_MODELS[alias];
-      ctx.stderr.write(`(the small bundled model; for Demucs v4 quality run "stemsplit models pull ${demucs}" once; its weights are for research use only)\n`);
-    }
+    // Said once the model has loaded: a model file refused as it loads leaves its one line alone on stderr.
+    const loading = createStatusLine(ctx.stderr);
+    loading.show(`Loading ${isEnsembleRef(ref) ? `models ${ref.members.map((member) => member.name).join(', ')}` : `model ${ref.name}`}…`);
+    let announce: string[] | undefined = loadedLines(registry, ref, ensemble, options.model);
+    const onLoaded = () => {
+      loading.clear();
+      for (const line of announce ?? []) ctx.stderr.write(`${line}\n`);
+      announce = undefined;
+    };
     const interrupts = stopOnInterrupt(() => splitter.cancel());
     try {
       for (const { file, outDir } of readable) {
         try {
-          results.push(await splitOne(ctx, splitter, { file, outDir, ref, ensemble, output, many }, interrupts.received));
+          results.push(await splitOne(ctx, splitter, { file, outDir, ref, ensemble, output, many, onLoaded }, interrupts.received));
         } catch (error) {
           if (isStemsplitError(error) && (error.code === 'INTERRUPTED' || error.code === 'TERMINATED')) throw error;
           // One file failing does not stop the batch: say so in one line and go on.
@@ -241,6 +241,7 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
         }
       }
     } finally {
+      loading.clear();
       interrupts.dispose();
       await splitter.close();
     }
@@ -263,6 +264,20 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   }
 }
 
+/** What the run says once its models are loaded: which, the terms of their weights, and for the bundled model what a pull would give. */
+function loadedLines(registry: ModelRegistry, ref: ModelChoice, ensemble: EnsembleMethod | undefined, models: readonly string[]): string[] {
+  if (isEnsembleRef(ref)) {
+    const members = ref.members.map((member) => `${member.name} (terms of its weights: ${member.terms})`).join(', ');
+    return [`Loaded models ${members}; their stems are combined by ${describeEnsembleMethod(ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM })}`];
+  }
+  const lines = [`Loaded model ${ref.name} (terms of its weights: ${ref.terms})`];
+  const alias = models.length <= 1 ? (models[0] ?? CLI_DEFAULT_ALIAS) : undefined;
+  if (alias !== undefined && isStemModelAlias(alias) && registry.bundled().some((bundled) => bundled.path === ref.path)) {
+    lines.push(`(the small bundled model; for Demucs v4 quality run "stemsplit models pull ${ALIAS_QUALITY_MODELS[alias]}" once; its weights are for research use only)`);
+  }
+  return lines;
+}
+
 /** A batch's exit: the code its failures share (8 when every one was unreadable audio), else SEPARATION_FAILED. */
 function batchCode(failures: readonly Failure[]): ErrorCode {
   const codes = new Set(failures.map((f) => f.code));
@@ -276,6 +291,7 @@ interface OneSplit {
   readonly ensemble: EnsembleMethod | undefined;
   readonly output: StemOutputOptions;
   readonly many: boolean;
+  readonly onLoaded: () => void;
 }
 
 async function splitOne(ctx: CommandContext, splitter: Splitter, one: OneSplit, signalled: () => NodeJS.Signals | undefined): Promise<SplitOutcome> {
@@ -289,7 +305,7 @@ async function splitOne(ctx: CommandContext, splitter: Splitter, one: OneSplit, 
     outDir: one.outDir,
     ...one.output,
   };
-  const result = await splitter.split(job, ({ phase, percent }) => bar.update(percent, phase)).catch(async (error: unknown) => {
+  const result = await splitter.split(job, ({ phase, percent }) => bar.update(percent, phase), undefined, one.onLoaded).catch(async (error: unknown) => {
     bar.done();
     const signal = signalled();
     if (!signal) throw error;
