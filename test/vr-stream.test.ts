@@ -7,7 +7,8 @@
  * does the library with small blocks of an odd size. Progress runs from the first window to the last.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli } from '../harness/process.js';
@@ -172,12 +173,19 @@ describe('VR params at other rates and reversed: streamed = one block', () => {
       const kept = whole[0][0].length;
       assert.ok(kept > 0.95 * length, `${kept} of ${length} samples`);
 
+      // The spool a SIGKILLed worker left (its pid is above any pid_max, so no process has it): the next reverse split removes it.
+      const abandoned = join(tmpdir(), 'stemsplit-vr-reverse-4194305-abandoned');
+      if (param.endsWith('_reverse')) {
+        mkdirSync(abandoned, { recursive: true });
+        writeFileSync(join(abandoned, 'track.f32'), new Uint8Array(8));
+      }
       const out = join(dir, 'out');
       const split = runCli(['split', wav, '--model', model, '--vr-window-size', String(WINDOW), '--format', 'wav', '--float32', '-o', out], {
         STEMSPLIT_DATA_DIR: join(dir, 'data'),
         STEMSPLIT_CACHE_DIR: join(dir, 'cache'),
       });
       assert.equal(split.status, 0, split.stderr);
+      assert.equal(existsSync(abandoned), false, 'a killed worker\'s spool is removed by the next reverse split');
       for (const [s, stem] of vrSources(settings.data.primaryStem).entries()) {
         const reference = planar(whole[s] as StereoWave, kept);
         assert.ok(snrDb(reference, planar(track, kept)) < 60, `stem ${s} is not the mix`);

@@ -4,9 +4,10 @@
  * from the end backwards, are written into raw files and read forwards once they are whole.
  * Each file is interleaved stereo float32, 8 bytes a sample: the track's and two stems', 24 bytes
  * a sample in all (about 1.9 GB for 30 minutes at 44.1 kHz), in a folder of the system's
- * temporary directory removed when the separation ends, however it ends.
+ * temporary directory removed when the separation ends, however it ends (after a SIGKILL, by the
+ * next reverse split on the machine).
  */
-import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { mkdtemp, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StemsplitError } from '../errors.js';
@@ -16,12 +17,32 @@ import type { StereoWave } from './spectrogram.js';
 const BYTES_PER_FRAME = 8;
 const REPLAY_FRAMES = 1 << 16;
 
+const SPOOL_PREFIX = 'stemsplit-vr-reverse-';
+
+/** A worker killed outright (SIGKILL, power loss) cannot remove its spool: the next one does, by the pid in its name. */
+async function removeSpoolsOfEndedProcesses(): Promise<void> {
+  for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
+    const pid = Number(/^stemsplit-vr-reverse-(\d+)-/.exec(name)?.[1]);
+    if (pid > 0 && !isRunning(pid)) await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** A folder of raw files, removed by `remove`. */
 export class Spool {
   private constructor(readonly dir: string) {}
 
   static async create(): Promise<Spool> {
-    return new Spool(await mkdtemp(join(tmpdir(), 'stemsplit-vr-reverse-')));
+    await removeSpoolsOfEndedProcesses();
+    return new Spool(await mkdtemp(join(tmpdir(), `${SPOOL_PREFIX}${process.pid}-`)));
   }
 
   /** The whole stream copied into a file, to be read in any order. */
