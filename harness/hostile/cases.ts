@@ -360,6 +360,16 @@ export const MORE_CASES: readonly HostileCase[] = [
       return { model, names: model };
     },
   },
+  {
+    name: 'path: a link that leads back to itself',
+    kind: 'path',
+    family: 'demucs',
+    write: (dir) => {
+      const model = join(dir, 'model.th');
+      symlinkSync(model, model);
+      return { model, names: model };
+    },
+  },
   folderCase('model.json: a stem named ../../escaped', 'config', (manifest) => {
     identityOnnx(join(dirname(manifest), 'graph.onnx'), [1, 2, 8], 'mix', 'stems');
     const fields = { format: 'stemsplit-model/1', name: 'escape', description: 'hostile', sampleRate: 44100, sources: ['../../escaped', 'other'], segmentSamples: 8, overlap: 0.25, normalize: false, input: 'waveform', onnx: 'graph.onnx' };

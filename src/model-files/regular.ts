@@ -30,6 +30,15 @@ export function refuseSpecialFile(path: string, what = 'model file'): void {
   if (!stats.isFile() && !stats.isDirectory()) throw notRegular(path, stats, what);
 }
 
+/** A path that is a link leading back to itself (ELOOP) is a hostile path, not a missing file: refused as damaged. */
+export function refuseLinkLoop(path: string, what = 'model file'): void {
+  try {
+    statSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new StemsplitError('MODEL_INVALID', `${path}: the ${what} is a link that leads back to itself (a loop of links), not a file`);
+  }
+}
+
 /** An open regular file: its descriptor and size. Close it with `closeSync(fd)`. */
 export interface OpenModelFile {
   readonly fd: number;

@@ -9,7 +9,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { ensembleMembers } from '../config.js';
 import { StemsplitError } from '../errors.js';
-import { refuseSpecialFile } from '../model-files/regular.js';
+import { refuseLinkLoop, refuseSpecialFile } from '../model-files/regular.js';
 import { isStemModelAlias, STEM_MODEL_ALIASES, type StemModelAlias } from './aliases.js';
 import { MODEL_CATALOG, type CatalogModel } from './catalog.js';
 import { MODEL_FAMILIES } from './families.js';
@@ -198,6 +198,7 @@ export class ModelRegistry {
   #resolvePath(spec: string, configPath?: string): ModelRef {
     const path = resolve(spec);
     if (!existsSync(path)) {
+      refuseLinkLoop(path);
       throw new StemsplitError('MODEL_NOT_FOUND', isPathSpec(spec) ? `${spec}: no such file` : `unknown model "${spec}" (see: stemsplit models list)`);
     }
     refuseSpecialFile(path, 'model file');
