@@ -109,6 +109,8 @@ describe('MDX-Net fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fa
       const result = runCli(args, { STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: path.join(dir, 'cache') });
       assert.equal(result.status, 0, result.stderr);
       assert.match(result.stderr, /terms of its weights: not stated/);
+      // The graph's trial run on silence (its refusal, if it fails, comes as it loads) is remembered: the next load skips it.
+      assert.equal(readdirSync(path.join(dir, 'cache', 'shape-checks', 'mdx')).length, 1);
       const folder = path.join(dir, 'out', 'song');
       assert.deepEqual(readdirSync(folder).sort(), sources.map((s) => `${s}.wav`).sort());
       // A mono source gets stereo stems, as audio-separator writes them.

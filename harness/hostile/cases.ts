@@ -493,8 +493,9 @@ export const MORE_CASES: readonly HostileCase[] = [
 ];
 
 /**
- * Files that load (their shapes are as declared) and fail only as they run: only a split finds
- * them, so they run through the CLI alone. The refusal must still name the file, exit 13.
+ * Files whose shapes are as declared and whose graph fails only as it runs: MDX-Net's trial run on
+ * silence refuses them as they load (mdx/engine.ts), and a split of real audio names them too
+ * (through the CLI alone here). The refusal must name the file, exit 13, alone on stderr.
  */
 export const RUN_TIME_CASES: readonly HostileCase[] = [
   {

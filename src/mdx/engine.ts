@@ -25,6 +25,7 @@ import { describeError, StemsplitError } from '../errors.js';
 import { openModelFile } from '../model-files/regular.js';
 import { Fft } from '../dsp/fft.js';
 import { freeInputOutputAxes } from '../onnx/free-dims.js';
+import { checkOnce, sha256File } from '../onnx/cache.js';
 import { createOrtSession, runTensors, type OrtSessionHandle } from '../onnx/session.js';
 import type { SeparationProgress, TrackModel } from '../separation/model.js';
 import { TrackWindow, type StemWriter, type TrackStream } from '../separation/track-stream.js';
@@ -84,6 +85,12 @@ export function mdxSettings(data: MdxModelData, options: Partial<MdxOptions> = {
 }
 
 /** The network on one chunk's spectrogram, through ONNX Runtime (input `input`, the first output). */
+export interface MdxOpenOptions {
+  readonly intraOpThreads?: number;
+  /** Where a graph's trial run, once passed, is remembered (onnx/cache.ts checkOnce); without it the trial runs at every open. */
+  readonly cacheDir?: string;
+}
+
 export class MdxNetwork {
   private constructor(
     readonly settings: MdxSettings,
@@ -97,7 +104,7 @@ export class MdxNetwork {
    * segment size is the model's dim_t, and converts it to PyTorch (onnx2torch) otherwise; the
    * same graph with its time axis declared free does here what the conversion does there.
    */
-  static async open(onnxPath: string, settings: MdxSettings, options: { readonly intraOpThreads?: number } = {}): Promise<MdxNetwork> {
+  static async open(onnxPath: string, settings: MdxSettings, options: MdxOpenOptions = {}): Promise<MdxNetwork> {
     const model = settings.segmentSize === settings.dimT ? onnxPath : withFreeTime(onnxPath);
     const session = await createOrtSession(model, {
       externalDataFolder: path.dirname(onnxPath),
@@ -108,7 +115,19 @@ export class MdxNetwork {
       await session.release();
       throw new StemsplitError('MODEL_INVALID', `${onnxPath}: ${broken}`);
     }
-    return new MdxNetwork(settings, new MdxSpectrum(settings.nFft, MDX_HOP, settings.dimF, settings.segmentSize), session, onnxPath);
+    const network = new MdxNetwork(settings, new MdxSpectrum(settings.nFft, MDX_HOP, settings.dimF, settings.segmentSize), session, onnxPath);
+    // Shapes that fit do not prove a graph runs (an op may ask for 10^10 elements): one pass on
+    // silence refuses such a file as it loads, naming it, before any audio is decoded. It costs a
+    // chunk (seconds at UVR's sizes), so a pass is remembered per file and settings where a cache is given.
+    const trial = async () => void (await network.predict(new Float32Array(4 * settings.dimF * settings.segmentSize)));
+    try {
+      if (options.cacheDir === undefined) await trial();
+      else await checkOnce(options.cacheDir, 'mdx', `${await sha256File(onnxPath)}:${JSON.stringify(settings)}:runs`, trial);
+    } catch (error) {
+      await network.release();
+      throw error;
+    }
+    return network;
   }
 
   /** One chunk [2, chunk] (planar) → the network's estimate [2, chunk], before any window. */
@@ -309,7 +328,7 @@ export function mdxSources(primaryStem: string): [string, string] {
 }
 
 /** An MDX-Net `.onnx` file as a stemsplit model: model data from NAME.json or the built-in table, the reference's `--mdx-*` options. */
-export async function loadMdx(ref: MdxModelRef, options: { readonly intraOpThreads?: number } = {}): Promise<TrackModel> {
+export async function loadMdx(ref: MdxModelRef, options: MdxOpenOptions = {}): Promise<TrackModel> {
   const settings = mdxSettings(readModelData(ref.path), ref.options?.mdx);
   const network = await MdxNetwork.open(ref.path, settings, options);
   const name = ref.name ?? path.basename(ref.path).replace(/\.onnx$/i, '');

@@ -48,7 +48,7 @@ export const mdxFamily: ModelFamilyRecord = {
   async load(model, options) {
     const { loadMdx } = await import('./engine.js');
     const mdx = model.options?.['mdx'] as Partial<MdxOptions> | undefined;
-    return loadMdx({ name: model.name, path: model.path, ...(mdx ? { options: { mdx } } : {}) }, { intraOpThreads: options.intraOpThreads });
+    return loadMdx({ name: model.name, path: model.path, ...(mdx ? { options: { mdx } } : {}) }, { intraOpThreads: options.intraOpThreads, cacheDir: options.cacheDir });
   },
   pull: {
     dir: (cacheDir) => path.join(cacheDir, 'mdx'),

@@ -75,16 +75,17 @@ function isAlreadyThere(error: unknown): boolean {
 
 /**
  * Runs `check` (a family's graphs built against a checkpoint's stand-in weights, to refuse weights
- * that do not fit the config before the file is hashed) unless it passed before for `key` (the
+ * that do not fit the config before the file is hashed; MDX-Net's trial run of a graph on silence)
+ * unless it passed before for `key` (the
  * pickle's SHA-256 with the config, options and converter version: what the check depends on).
  * A pass is remembered as an empty file under `<cacheDir>/shape-checks/<family>/`: the check costs
  * what building the graphs does (2.3-3.9 s for a full-size HTDemucs here, against 0.16-0.52 s to hash it),
  * too much to repeat at every load of a model whose conversion is cached.
  */
-export async function checkOnce(cacheDir: string, family: string, key: string, check: () => void): Promise<void> {
+export async function checkOnce(cacheDir: string, family: string, key: string, check: () => void | Promise<void>): Promise<void> {
   const marker = path.join(cacheDir, 'shape-checks', family, createHash('sha256').update(key).digest('hex'));
   if (existsSync(marker)) return;
-  check();
+  await check();
   // Best effort: a cache that cannot be written (read-only, full) only means the check runs again next time.
   await mkdir(path.dirname(marker), { recursive: true })
     .then(() => writeFile(marker, ''))
