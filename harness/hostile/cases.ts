@@ -513,6 +513,19 @@ export const RUN_TIME_CASES: readonly HostileCase[] = [
       return files;
     },
   },
+  {
+    name: 'onnx: a graph that gives NaN (the input divided by itself)',
+    kind: 'onnx',
+    family: 'mdx',
+    write: (dir) => {
+      const files = mdxFiles(dir);
+      const graph = new OnnxGraph('hostile');
+      const input = graph.input('input', [1, 4, 8, 8]);
+      graph.output(graph.op('Div', [input, input], [1, 4, 8, 8]), 'output');
+      writeModel(graph.encode(), files.model);
+      return files;
+    },
+  },
 ];
 
 function corruptOnnx(dir: string, damage: (bytes: Buffer) => Buffer): HostileFiles {

@@ -119,7 +119,11 @@ export class MdxNetwork {
     // Shapes that fit do not prove a graph runs (an op may ask for 10^10 elements): one pass on
     // silence refuses such a file as it loads, naming it, before any audio is decoded. It costs a
     // chunk (seconds at UVR's sizes), so a pass is remembered per file and settings where a cache is given.
-    const trial = async () => void (await network.predict(new Float32Array(4 * settings.dimF * settings.segmentSize)));
+    const trial = async () => {
+      const estimate = await network.predict(new Float32Array(4 * settings.dimF * settings.segmentSize));
+      // A separator's estimate of silence is finite; NaN or ∞ there would fill every stem with it.
+      if (!estimate.every(Number.isFinite)) throw new StemsplitError('MODEL_INVALID', `${onnxPath}: its graph gives NaN or infinite values for a silent chunk, so its stems would be noise`);
+    };
     try {
       if (options.cacheDir === undefined) await trial();
       else await checkOnce(options.cacheDir, 'mdx', `${await sha256File(onnxPath)}:${JSON.stringify(settings)}:runs`, trial);
