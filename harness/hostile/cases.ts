@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { attr, DATA_TYPE, nodeProto, OnnxGraph, writeModel } from '../../src/onnx/graph.js';
+import { attr, DATA_TYPE, nodeProto, OnnxGraph, writeModel, type Value } from '../../src/onnx/graph.js';
 import { ProtoMessage } from '../../src/onnx/protobuf.js';
 import {
   demucsPackageOps,
@@ -498,35 +498,29 @@ export const MORE_CASES: readonly HostileCase[] = [
  * (through the CLI alone here). The refusal must name the file, exit 13, alone on stderr.
  */
 export const RUN_TIME_CASES: readonly HostileCase[] = [
-  {
-    name: 'onnx: a graph that fails as it runs (ConstantOfShape of [2^32, 2^32])',
-    kind: 'onnx',
-    family: 'mdx',
-    write: (dir) => {
-      const files = mdxFiles(dir);
-      const graph = new OnnxGraph('hostile');
-      const input = graph.input('input', [1, 4, 8, 8]);
-      const huge = graph.op('ConstantOfShape', [graph.ints([2 ** 32, 2 ** 32])], [2 ** 32, 2 ** 32]);
-      const total = graph.op('ReduceSum', [huge], [], { keepdims: attr.int(0) });
-      graph.output(graph.op('Add', [input, total], [1, 4, 8, 8]), 'output');
-      writeModel(graph.encode(), files.model);
-      return files;
-    },
-  },
-  {
-    name: 'onnx: a graph that gives NaN (the input divided by itself)',
-    kind: 'onnx',
-    family: 'mdx',
-    write: (dir) => {
-      const files = mdxFiles(dir);
-      const graph = new OnnxGraph('hostile');
-      const input = graph.input('input', [1, 4, 8, 8]);
-      graph.output(graph.op('Div', [input, input], [1, 4, 8, 8]), 'output');
-      writeModel(graph.encode(), files.model);
-      return files;
-    },
-  },
+  mdxGraphCase('onnx: a graph that fails as it runs (ConstantOfShape of [2^32, 2^32])', (graph, input) => {
+    const huge = graph.op('ConstantOfShape', [graph.ints([2 ** 32, 2 ** 32])], [2 ** 32, 2 ** 32]);
+    const total = graph.op('ReduceSum', [huge], [], { keepdims: attr.int(0) });
+    return graph.op('Add', [input, total], [1, 4, 8, 8]);
+  }),
+  mdxGraphCase('onnx: a graph that gives NaN (the input divided by itself)', (graph, input) => graph.op('Div', [input, input], [1, 4, 8, 8])),
 ];
+
+/** An MDX-Net model whose graph of the contract's shapes ([1, 4, 8, 8] in and out) is `output` of its input. */
+function mdxGraphCase(name: string, output: (graph: OnnxGraph, input: Value) => Value): HostileCase {
+  return {
+    name,
+    kind: 'onnx',
+    family: 'mdx',
+    write: (dir) => {
+      const files = mdxFiles(dir);
+      const graph = new OnnxGraph('hostile');
+      graph.output(output(graph, graph.input('input', [1, 4, 8, 8])), 'output');
+      writeModel(graph.encode(), files.model);
+      return files;
+    },
+  };
+}
 
 function corruptOnnx(dir: string, damage: (bytes: Buffer) => Buffer): HostileFiles {
   const files = mdxFiles(dir);
