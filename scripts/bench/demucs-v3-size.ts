@@ -13,13 +13,16 @@
  * length other than the segment's is converted). With it, this process converts them into a
  * temporary cache (keyed by the fixture file, whose SHA-256 stands in for the random weights'), and
  * a second process loads them from the cache and runs, as every split after a model's first does:
- * its figures are printed.
+ * its figures are printed, that process started with the Demucs family's allocator settings as a
+ * split worker is (a user's MALLOC_* replace them).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { demucsFamily } from '../../src/demucs/family.js';
+import { ortProcessEnv } from '../../src/onnx/process-env.js';
 import { readCheckpoint } from '../../src/torch/checkpoint.js';
 import { openV3, type V3Weights } from '../../src/demucs/segment-model-v3.js';
 import { parseV3Config } from '../../src/demucs/v3-config.js';
@@ -69,7 +72,11 @@ if (cached) {
     console.log(`converted into the cache in ${((performance.now() - started) / 1000).toFixed(1)} s (this process's peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB)`);
     started = performance.now();
     const script = fileURLToPath(import.meta.url);
-    const child = spawnSync(process.execPath, [...process.execArgv, script, kind, secondsArg, threadsArg, '--from-cache', cacheDir], { stdio: 'inherit' });
+    const child = spawnSync(process.execPath, [...process.execArgv, script, kind, secondsArg, threadsArg, '--from-cache', cacheDir], {
+      stdio: 'inherit',
+      // As a split worker starts (src/splitting/worker-pool.ts); a user's MALLOC_* replace these.
+      env: ortProcessEnv(process.env, demucsFamily.allocator?.({ path: fixture })),
+    });
     if (child.status !== 0) throw new Error(`the loading process failed (${child.status ?? child.signal})`);
   } finally {
     rmSync(cacheDir, { recursive: true, force: true });

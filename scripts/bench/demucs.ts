@@ -36,6 +36,7 @@ import { convertCheckpoint, loadDemucs } from '../../src/demucs/index.js';
 import { parsePrecision } from '../../src/onnx/quantize.js';
 import { separate } from '../../src/separation/index.js';
 import { rssSampler } from './rss.js';
+import { demucsFamily } from '../../src/demucs/family.js';
 import { rerunAsSplitWorker, runningAsSplitWorker } from './synthetic.js';
 
 const { values } = parseArgs({
@@ -62,7 +63,7 @@ if (!runningAsSplitWorker() && variants.length > 1) {
 }
 const precision = parsePrecision(values.precision);
 
-rerunAsSplitWorker(import.meta.url, values['in-process'] || Boolean(values['convert-only']));
+rerunAsSplitWorker(import.meta.url, values['in-process'] || Boolean(values['convert-only']), demucsFamily.allocator?.({ path: values.checkpoint }));
 const checkpoint = values.checkpoint;
 const cacheDir = values.cold ? mkdtempSync(path.join(tmpdir(), 'stemsplit-bench-demucs-')) : values['cache-dir'];
 

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DemixRunOptions } from '../../src/msst/network.js';
-import { ortProcessEnv } from '../../src/onnx/process-env.js';
+import { ortProcessEnv, type AllocatorProfile } from '../../src/onnx/process-env.js';
 import type { StageFile } from '../../src/onnx/stages.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import type { RssSampler } from './rss.js';
@@ -91,11 +91,12 @@ const ADDED_ENV = 'STEMSPLIT_BENCH_ADDED_ENV';
 /**
  * Unless `stay` (a build-only child, or --in-process), runs the script at `scriptUrl` again, with
  * the same argv, as serve and split run models (src/splitting/worker-pool.ts): in a process of its
- * own started with ONNX Runtime's allocator settings, on its main thread; then exits with its code.
+ * own started with the allocator settings of the family (its record's `allocator`), on its main
+ * thread; then exits with its code.
  */
-export function rerunAsSplitWorker(scriptUrl: string, stay: boolean): void {
+export function rerunAsSplitWorker(scriptUrl: string, stay: boolean, allocator?: AllocatorProfile): void {
   if (runningAsSplitWorker() || stay) return;
-  const env = ortProcessEnv({ ...process.env, [SPLIT_WORKER_RERUN]: '1' });
+  const env = ortProcessEnv({ ...process.env, [SPLIT_WORKER_RERUN]: '1' }, allocator);
   const added = Object.keys(env).filter((name) => !(name in process.env));
   const run = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(scriptUrl), ...process.argv.slice(2)], {
     stdio: 'inherit',

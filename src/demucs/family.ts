@@ -11,6 +11,7 @@ import type { CatalogModel } from '../models/catalog.js';
 import type { ModelFamilyRecord } from '../models/family.js';
 import { conversionsOf } from '../onnx/cache.js';
 import { parseBagFile, resolveMember } from './bag-file.js';
+import { demucsClassesOf } from './class-hint.js';
 
 /** The release folder of the v4 checkpoints, where a catalog entry gives no address of its own. */
 export const DEMUCS_RELEASE_URL = 'https://dl.fbaipublicfiles.com/demucs/hybrid_transformer/';
@@ -36,6 +37,9 @@ export const demucsFamily: ModelFamilyRecord = {
   flags: [],
   options: () => undefined,
   int8: () => true,
+  // The time-domain Demucs (v2, alone or in a bag) fragments the default heap over a long track (onnx/process-env.ts);
+  // HDemucs and HTDemucs stay level with it (docs/reliability.md) and run faster.
+  allocator: (model) => (demucsClassesOf(model.path)?.includes('Demucs') ? 'map-large-blocks' : undefined),
   async load(model, options) {
     const { loadDemucs } = await import('./engine.js');
     return loadDemucs(model.path, { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads, ...(options.precision ? { precision: options.precision } : {}) });

@@ -12,6 +12,7 @@
  * (spectral and temporal) in and out where onnx/stages.ts's stages write one output; MDX-Net runs
  * the user's `.onnx` as shipped, so it has no weights to read or graphs to cache.
  */
+import type { AllocatorProfile } from '../onnx/process-env.js';
 import type { Precision } from '../onnx/quantize.js';
 import type { SeparationModel } from '../separation/model.js';
 import type { CatalogModel } from './catalog.js';
@@ -112,6 +113,13 @@ export interface ModelFamilyRecord {
    */
   readonly int8?: (model: FamilyModelFile) => true | string;
   readonly pull?: FamilyPull;
+  /**
+   * The allocator settings of the split worker that runs this model (onnx/process-env.ts); absent
+   * or undefined: the default. Asked before the job reaches a worker, so it reads at most a few
+   * bytes of the file and never throws: the worker judges the file. An ensemble whose members'
+   * settings differ runs with the default.
+   */
+  allocator?(model: { readonly path: string }): AllocatorProfile | undefined;
 }
 
 /** commander's attribute name of a flag: `--mdx-segment-size <frames>` → `mdxSegmentSize`. */

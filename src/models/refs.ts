@@ -2,6 +2,7 @@
  * What the registry hands out: a model reference (a file its family runs, with its config,
  * options, stems and terms), an ensemble of several, and a row of the listing.
  */
+import { DEFAULT_ALLOCATOR, type AllocatorProfile } from '../onnx/process-env.js';
 import type { SeparationModel } from '../separation/model.js';
 import type { StemModelAlias } from './aliases.js';
 import { familyById } from './families.js';
@@ -74,6 +75,12 @@ export type ModelChoice = ModelRef | EnsembleRef;
 
 export function isEnsembleRef(choice: ModelChoice): choice is EnsembleRef {
   return 'members' in choice;
+}
+
+/** The allocator settings of the worker that runs `choice`: its families', where they agree. */
+export function allocatorOf(choice: ModelChoice): AllocatorProfile {
+  const profiles = new Set((isEnsembleRef(choice) ? choice.members : [choice]).map((ref) => familyById(ref.kind).allocator?.(ref) ?? DEFAULT_ALLOCATOR));
+  return profiles.size === 1 ? ([...profiles][0] as AllocatorProfile) : DEFAULT_ALLOCATOR;
 }
 
 /** The ensemble of `members` (already resolved), named and described by them. */

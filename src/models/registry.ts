@@ -21,7 +21,7 @@ import { taskOf } from './tasks.js';
 
 export type { StemModelAlias };
 export type { FamilyOptions };
-export { ensembleOf, int8Refusal, isEnsembleRef, listedFamily, type EnsembleRef, type ListedFamily, type ModelChoice, type ModelKind, type ModelListing, type ModelLoader, type ModelOrigin, type ModelRef } from './refs.js';
+export { allocatorOf, ensembleOf, int8Refusal, isEnsembleRef, listedFamily, type EnsembleRef, type ListedFamily, type ModelChoice, type ModelKind, type ModelListing, type ModelLoader, type ModelOrigin, type ModelRef } from './refs.js';
 export { modelDir, pullStepsOf } from './pulled.js';
 export { ModelCache } from './model-cache.js';
 

@@ -3,7 +3,7 @@
  * its models loaded between jobs. onnxruntime-node runs a graph synchronously on the calling
  * thread, so a separation in this process's main thread would stall every HTTP request (or the
  * CLI's progress bar) for seconds at a time. A process of its own also starts with the allocator
- * settings ONNX Runtime's large tensors need (onnx/process-env.ts: SCNet-large 1.2x faster), and
+ * settings its models need (onnx/process-env.ts: SCNet-large 1.2x faster; Demucs v2's heap level), and
  * whatever happens in native code there (an abort, running out of memory) fails the job, not
  * the server.
  */
@@ -11,9 +11,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { StemsplitError, type ErrorCode } from '../errors.js';
 import type { EnsembleMethod } from '../ensemble/algorithms.js';
-import type { ModelChoice } from '../models/registry.js';
+import { allocatorOf, type ModelChoice } from '../models/registry.js';
 import { removeAbandonedEntries } from '../onnx/cache.js';
-import { ortProcessEnv } from '../onnx/process-env.js';
+import { ortProcessEnv, type AllocatorProfile } from '../onnx/process-env.js';
 import type { Precision } from '../onnx/quantize.js';
 import { disableOrtTelemetry } from '../onnx/session.js';
 import type { SplitFileResult, SplitProgress, StemOutputOptions } from './split-audio-file.js';
@@ -68,13 +68,13 @@ export const WORKER_SCRIPT_ENV = 'STEMSPLIT_SPLIT_WORKER';
  * (tests, development); the executable names its own. It runs in a session of its own, so a
  * Ctrl-C reaches only this process, which then stops the worker's job (Splitter.cancel).
  */
-function startWorker(data: SplitWorkerData): ChildProcess {
+function startWorker(data: SplitWorkerData, allocator: AllocatorProfile): ChildProcess {
   disableOrtTelemetry();
   const fromSources = import.meta.url.endsWith('.ts');
   const script = process.env[WORKER_SCRIPT_ENV] ?? fileURLToPath(new URL(fromSources ? './worker-process.ts' : './worker-process.js', import.meta.url));
   const loader = fromSources ? ['--import', import.meta.resolve('tsx')] : [];
   return spawn(process.execPath, [...loader, script], {
-    env: ortProcessEnv({ ...process.env, [WORKER_DATA_ENV]: JSON.stringify(data), [WORKER_PROCESS_ENV]: '1' }),
+    env: ortProcessEnv({ ...process.env, [WORKER_DATA_ENV]: JSON.stringify(data), [WORKER_PROCESS_ENV]: '1' }, allocator),
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     serialization: 'advanced',
     detached: true,
@@ -100,9 +100,13 @@ class SplitWorker {
   /** Set once #endLoad runs: it fails the jobs itself, after its clean-up. */
   #endingLoad = false;
 
-  constructor(data: SplitWorkerData) {
+  constructor(
+    data: SplitWorkerData,
+    /** The allocator settings it started with: it runs only jobs whose models want them. */
+    readonly allocator: AllocatorProfile,
+  ) {
     this.#cacheDir = data.cacheDir;
-    this.#worker = startWorker(data);
+    this.#worker = startWorker(data, allocator);
     this.#worker.on('message', (reply: WorkerReply) => this.#onReply(reply));
     this.#worker.on('error', (error) => this.#failAll(error));
     this.#worker.on('exit', (code, signal) => {
@@ -192,37 +196,56 @@ class SplitWorker {
   }
 }
 
-/** A pool of `size` workers, started on first use; a worker that dies is replaced. */
+/**
+ * A pool of `size` workers, started on first use; a worker that dies is replaced. A job runs in a
+ * worker started with its models' allocator settings (glibc reads them only as a process starts):
+ * an idle worker with other settings is ended to make room for one with these.
+ */
 export function workerSplitter(data: SplitWorkerData, size: number): Splitter {
   const idle: SplitWorker[] = [];
   const all = new Set<SplitWorker>();
-  const waiting: Array<(worker: SplitWorker) => void> = [];
+  /** Workers ended to make room, until they have exited (close waits for them). */
+  const ending = new Set<Promise<void>>();
+  const waiting: Array<{ readonly allocator: AllocatorProfile; readonly take: (worker: SplitWorker) => void }> = [];
 
-  const acquire = (): Promise<SplitWorker> => {
-    const ready = idle.pop();
-    if (ready) return Promise.resolve(ready);
-    if (all.size < size) {
-      const worker = new SplitWorker(data);
-      all.add(worker);
-      return Promise.resolve(worker);
+  const start = (allocator: AllocatorProfile): SplitWorker => {
+    const worker = new SplitWorker(data, allocator);
+    all.add(worker);
+    return worker;
+  };
+  const end = (worker: SplitWorker): void => {
+    all.delete(worker);
+    const exited = worker.terminate().finally(() => ending.delete(exited));
+    ending.add(exited);
+  };
+  /** A worker for `allocator` now, or undefined when every worker is busy. */
+  const available = (allocator: AllocatorProfile): SplitWorker | undefined => {
+    const same = idle.findIndex((worker) => worker.allocator === allocator);
+    if (same >= 0) return idle.splice(same, 1)[0];
+    if (all.size >= size) {
+      const other = idle.shift();
+      if (other === undefined) return undefined;
+      end(other);
     }
-    return new Promise((resolve) => waiting.push(resolve));
+    return start(allocator);
+  };
+  const acquire = (allocator: AllocatorProfile): Promise<SplitWorker> => {
+    const worker = available(allocator);
+    return worker ? Promise.resolve(worker) : new Promise((take) => waiting.push({ allocator, take }));
   };
   const release = (worker: SplitWorker) => {
-    if (worker.dead) {
-      all.delete(worker);
-      const next = waiting.shift();
-      if (next) void acquire().then(next);
-      return;
-    }
-    const next = waiting.shift();
-    if (next) next(worker);
+    if (worker.dead) all.delete(worker);
     else idle.push(worker);
+    const next = waiting.shift();
+    if (next === undefined) return;
+    const ready = available(next.allocator);
+    if (ready) next.take(ready);
+    else waiting.unshift(next);
   };
 
   return {
     async split(job, onProgress, stop, onLoaded) {
-      const worker = await acquire();
+      const worker = await acquire(allocatorOf(job.model));
       try {
         stop?.throwIfAborted();
         return await worker.run(job, onProgress, stop, onLoaded);
@@ -234,7 +257,7 @@ export function workerSplitter(data: SplitWorkerData, size: number): Splitter {
       for (const worker of all) worker.cancel();
     },
     async close() {
-      await Promise.all([...all].map((worker) => worker.terminate()));
+      await Promise.all([...[...all].map((worker) => worker.terminate()), ...ending]);
       all.clear();
       idle.length = 0;
     },
