@@ -17,15 +17,22 @@ const ORT_MALLOC_ENV = ALLOCATOR_PROFILES[DEFAULT_ALLOCATOR];
 /** A time-domain Demucs (v2) fixture: its family asks for map-large-blocks. */
 const DEMUCS_V2 = join('..', 'shared', 'fixtures', 'demucs-v3', 'mdx_m0.th');
 
-test('the worker gets the allocator settings; a user’s own MALLOC_* replace them and GLIBC_TUNABLES passes through', () => {
+test('the worker gets its allocator settings; a user’s own MALLOC_* replace them and a user’s GLIBC_TUNABLES passes through', () => {
   const plain = ortProcessEnv({ PATH: '/bin' });
   for (const [name, value] of Object.entries(ORT_MALLOC_ENV)) assert.equal(plain[name], value);
-  assert.equal(plain['GLIBC_TUNABLES'], undefined, 'huge pages are not a default: they slow Demucs and the bundled models');
+  assert.equal(plain['GLIBC_TUNABLES'], undefined, 'huge pages are not the default settings’: they slow HTDemucs and the bundled models');
 
   const own = ortProcessEnv({ MALLOC_ARENA_MAX: '4', GLIBC_TUNABLES: HUGE_PAGES });
   assert.equal(own['MALLOC_ARENA_MAX'], '4');
   assert.equal(own['MALLOC_TOP_PAD_'], undefined);
   assert.equal(own['GLIBC_TUNABLES'], HUGE_PAGES);
+
+  const mapped = ortProcessEnv({ PATH: '/bin' }, 'map-large-blocks');
+  for (const [name, value] of Object.entries(ALLOCATOR_PROFILES['map-large-blocks'])) assert.equal(mapped[name], value);
+  assert.equal(mapped['MALLOC_TOP_PAD_'], undefined);
+  const theirs = ortProcessEnv({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' }, 'map-large-blocks');
+  assert.equal(theirs['GLIBC_TUNABLES'], 'glibc.malloc.arena_max=2', 'the user’s tunables replace the profile’s');
+  assert.equal(theirs['MALLOC_MMAP_THRESHOLD_'], ALLOCATOR_PROFILES['map-large-blocks'].MALLOC_MMAP_THRESHOLD_);
 });
 
 test('a split worker starts with the allocator settings, ORT_DISABLE_TELEMETRY and the user’s GLIBC_TUNABLES', { skip: !existsSync('/proc/self/environ') && 'no /proc to read a process environment from' }, async () => {
@@ -62,6 +69,7 @@ test('a pool of one worker runs each job with its family’s allocator settings,
     const demucsWorker = splitWorker();
     assert.equal(demucsWorker.env.get('MALLOC_MMAP_THRESHOLD_'), ALLOCATOR_PROFILES['map-large-blocks'].MALLOC_MMAP_THRESHOLD_);
     assert.equal(demucsWorker.env.get('MALLOC_TOP_PAD_'), undefined);
+    assert.equal(demucsWorker.env.get('GLIBC_TUNABLES'), ALLOCATOR_PROFILES['map-large-blocks'].GLIBC_TUNABLES);
     await split('bundled-4s', 'bundled');
     const bundledWorker = splitWorker();
     for (const [name, value] of Object.entries(ORT_MALLOC_ENV)) assert.equal(bundledWorker.env.get(name), value, name);
