@@ -49,12 +49,14 @@ function childrenOf(pid: number | string): string[] {
   return readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean));
 }
 
-/** Resident kB of the process's `[heap]` mapping (glibc's main arena). */
+/** Resident kB of the process's `[heap]` mappings (glibc's main arena; huge pages split it into several). */
 function heapRss(pid: number | string): number {
   const smaps = readFileSync(`/proc/${pid}/smaps`, 'utf8');
-  const at = smaps.indexOf(' [heap]\n');
-  if (at < 0) return 0;
-  return Number(/\nRss:\s+(\d+)/.exec(smaps.slice(at))?.[1] ?? 0);
+  let total = 0;
+  for (let at = smaps.indexOf(' [heap]\n'); at >= 0; at = smaps.indexOf(' [heap]\n', at + 1)) {
+    total += Number(/\nRss:\s+(\d+)/.exec(smaps.slice(at))?.[1] ?? 0);
+  }
+  return total;
 }
 
 /** Peak RSS (VmHWM) of `pid` and of its split worker, the worker's current glibc heap, and the summed current RSS of the other processes under it, in kB. */
