@@ -220,7 +220,8 @@ export function workerSplitter(data: SplitWorkerData, size: number): Splitter {
   };
   /** A worker for `allocator` now, or undefined when every worker is busy. */
   const available = (allocator: AllocatorProfile): SplitWorker | undefined => {
-    const same = idle.findIndex((worker) => worker.allocator === allocator);
+    // An idle worker with these settings, the most recently used (as the pool always took).
+    const same = idle.findLastIndex((worker) => worker.allocator === allocator);
     if (same >= 0) return idle.splice(same, 1)[0];
     if (all.size >= size) {
       const other = idle.shift();
