@@ -46,9 +46,8 @@ export const DEFAULT_ALLOCATOR: AllocatorProfile = 'keep-large-blocks';
 /**
  * `env` with the allocator settings of `profile` added; a user's own MALLOC_* settings replace
  * them all, and a user's GLIBC_TUNABLES replaces the profile's: `glibc.malloc.hugetlb=1`
- * puts the workers' large tensors on transparent huge pages, which speeds MDX23C and SCNet but
- * slows Demucs and the bundled models, so it is the user's choice, not a default
- * (docs/benchmarks.md).
+ * with keep-large-blocks speeds MDX23C and SCNet but slows HTDemucs and the bundled models, so
+ * there it is the user's choice (docs/benchmarks.md); map-large-blocks sets it itself.
  */
 export function ortProcessEnv(env: NodeJS.ProcessEnv, profile: AllocatorProfile = DEFAULT_ALLOCATOR): NodeJS.ProcessEnv {
   const ownSettings = Object.keys(env).some((name) => name.startsWith('MALLOC_'));
