@@ -17,6 +17,7 @@ import { parseEnsembleMethod, type EnsembleMethod } from './ensemble/algorithms.
 import { StemsplitError } from './errors.js';
 import { MAX_JSON_BODY_BYTES, MAX_UPLOAD_BYTES, MIB } from './limits.js';
 import { DEFAULT_PRECISION, parsePrecision, type Precision } from './onnx/quantize.js';
+import { DEFAULT_DEVICE, parseDeviceChoice, type DeviceChoice } from './devices/index.js';
 
 /**
  * The environment variable of each setting, read here and named by the CLI's flags (a flag
@@ -46,6 +47,8 @@ export const ENV = Object.freeze({
   servedModels: 'STEMSPLIT_MODELS',
   modelsDir: 'STEMSPLIT_MODELS_DIR',
   precision: 'STEMSPLIT_PRECISION',
+  device: 'STEMSPLIT_DEVICE',
+  gpuWorkers: 'STEMSPLIT_GPU_WORKERS',
   jobLeaseSeconds: 'STEMSPLIT_JOB_LEASE_SECONDS',
   modelsBaseUrl: 'STEMSPLIT_MODELS_BASE_URL',
 });
@@ -103,6 +106,10 @@ export interface StemsplitConfig {
   readonly intraOpThreads: number;
   /** What models compute in: `fp32`, or `int8` matrix products and convolutions (opt-in, docs/benchmarks.md). */
   readonly precision: Precision;
+  /** Where splits run: `auto` (a hardware GPU when there is one, else the CPU), `cpu` or `gpu` (devices/index.ts). */
+  readonly device: DeviceChoice;
+  /** Split jobs a GPU runs at once, beside the CPU's `concurrency` (GPU memory is the limit). */
+  readonly gpuWorkers: number;
   /**
    * The longest audio a split job accepts, when the operator sets one. Unset by default: a split
    * streams its audio (memory does not grow with length) and checks for disk room itself.
@@ -140,6 +147,8 @@ export interface ConfigInput {
   maxUploadMb?: number | undefined;
   jobLeaseSeconds?: number | undefined;
   precision?: Precision | undefined;
+  device?: DeviceChoice | undefined;
+  gpuWorkers?: number | undefined;
 }
 
 const HOUR = 3600;
@@ -253,6 +262,12 @@ function servedModels(names: readonly string[] | undefined): readonly string[] |
   return Object.freeze([...names]);
 }
 
+function gpuWorkers(count: number | undefined): number {
+  if (count === undefined) return 1;
+  if (!Number.isInteger(count) || count < 0 || count > 64) throw new StemsplitError('USAGE', `--gpu-workers (${ENV.gpuWorkers}) must be a whole number from 0 to 64, got ${count}`);
+  return count;
+}
+
 /** The largest upload --max-upload-mb may set: 1 TiB, far beyond any song, still a safe integer of bytes. */
 export const MAX_UPLOAD_MB_LIMIT = 1024 * 1024;
 
@@ -300,6 +315,8 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     bundledModelsDir: resolve(input.bundledModelsDir ?? env[ENV.modelsDir] ?? packageModelsDir()),
     intraOpThreads: Math.max(1, Math.floor(cores / Math.max(1, concurrency))),
     precision: input.precision ?? envPrecision(env),
+    device: input.device ?? (env[ENV.device] ? parseDeviceChoice(env[ENV.device] as string, ENV.device) : DEFAULT_DEVICE),
+    gpuWorkers: gpuWorkers(input.gpuWorkers ?? envNumber(env, ENV.gpuWorkers)),
     maxMinutes: input.maxMinutes ?? envNumber(env, ENV.maxMinutes),
     jobLeaseSeconds: Math.max(1, input.jobLeaseSeconds ?? envNumber(env, ENV.jobLeaseSeconds) ?? 30),
   });

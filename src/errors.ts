@@ -13,7 +13,7 @@ export const JOB_ERROR_CODES = ['SOURCE_FETCH_FAILED', 'AUDIO_DECODE_FAILED', 'S
 export type JobErrorCode = (typeof JOB_ERROR_CODES)[number];
 
 /** Codes only the CLI and library callers see. */
-export const LOCAL_ERROR_CODES = ['USAGE', 'MODEL_NOT_FOUND', 'MODEL_INVALID', 'DOWNLOAD_FAILED', 'IO_ERROR', 'DATABASE_UNAVAILABLE', 'INTERRUPTED', 'TERMINATED'] as const;
+export const LOCAL_ERROR_CODES = ['USAGE', 'MODEL_NOT_FOUND', 'MODEL_INVALID', 'DOWNLOAD_FAILED', 'IO_ERROR', 'DATABASE_UNAVAILABLE', 'GPU_UNAVAILABLE', 'INTERRUPTED', 'TERMINATED'] as const;
 export type LocalErrorCode = (typeof LOCAL_ERROR_CODES)[number];
 
 export type ErrorCode = ApiErrorCode | JobErrorCode | LocalErrorCode;
@@ -47,6 +47,8 @@ const CODES: Readonly<Record<ErrorCode, CodeInfo>> = Object.freeze({
   IO_ERROR: { httpStatus: 500, exitCode: 15, meaning: 'a file, folder or port could not be used' },
   // PostgreSQL is down or unreachable: a client should retry (Retry-After), nothing was changed.
   DATABASE_UNAVAILABLE: { httpStatus: 503, exitCode: 16, meaning: 'PostgreSQL is unreachable' },
+  // --device gpu where no adapter is found, or the GPU failed (lost, out of memory) with no CPU to go on with.
+  GPU_UNAVAILABLE: { httpStatus: 503, exitCode: 17, meaning: 'no GPU to run on with --device gpu, or the GPU failed' },
   // 128 + SIGINT, as shells report a command stopped by Ctrl-C.
   INTERRUPTED: { httpStatus: 500, exitCode: 130, meaning: 'stopped by SIGINT (Ctrl-C)' },
   // 128 + SIGTERM, as shells report a command another process terminated.
@@ -109,7 +111,7 @@ export function isJobErrorCode(code: string): code is JobErrorCode {
  */
 export function jobErrorCodeOf(code: ErrorCode): JobErrorCode | undefined {
   if (isJobErrorCode(code)) return code;
-  return code === 'MODEL_INVALID' || code === 'MODEL_NOT_FOUND' ? 'SEPARATION_FAILED' : undefined;
+  return code === 'MODEL_INVALID' || code === 'MODEL_NOT_FOUND' || code === 'GPU_UNAVAILABLE' ? 'SEPARATION_FAILED' : undefined;
 }
 
 export function isStemsplitError(error: unknown): error is StemsplitError {

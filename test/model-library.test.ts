@@ -108,7 +108,7 @@ test('split runs a library model by its name', () => {
   const out = join(dataDir, 'out');
   const result = runCli(['--data-dir', dataDir, 'split', song, '--model', 'mdx-vocals', '-o', out, '--format', 'wav']);
   assert.equal(result.status, 0, result.stderr);
-  assert.match(result.stderr, /^Loaded model mdx-vocals \(terms of its weights: not stated\)$/m);
+  assert.match(result.stderr, /^Loaded model mdx-vocals \(terms of its weights: not stated\), on CPU$/m);
   for (const stem of ['vocals', 'instrumental']) assert.ok(existsSync(join(out, 'song', `${stem}.wav`)), stem);
 });
 

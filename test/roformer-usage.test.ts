@@ -39,7 +39,7 @@ describe('RoFormer checkpoints in use', { skip: FIXTURES === undefined ? 'no fix
     const env = { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: join(dir, 'cache') };
     const result = runCli(['split', song, '--model', join(dir, 'voc.ckpt'), '-o', join(dir, 'out'), '--format', 'wav', '--float32'], env);
     assert.equal(result.status, 0, result.stderr);
-    assert.match(result.stderr, /^Loaded model voc \(terms of its weights: not stated\)$/m);
+    assert.match(result.stderr, /^Loaded model voc \(terms of its weights: not stated\), on CPU$/m);
     assert.deepEqual(readdirSync(join(dir, 'out', 'song')).sort(), ['no_vocals.wav', 'vocals.wav']);
     const mix = decodeStereo(song);
     const vocals = decodeStereo(join(dir, 'out', 'song', 'vocals.wav'));

@@ -29,6 +29,7 @@ export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: strin
     durationSeconds: split.durationSeconds,
     creditsUsed: split.creditsUsed,
     progress: split.progress,
+    device: split.device ?? null,
     createdAt: split.createdAt,
     updatedAt: split.updatedAt,
     models: ensembleMembers(split.modelName),

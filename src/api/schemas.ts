@@ -196,6 +196,10 @@ export const AudioSplit = z
     durationSeconds: count,
     creditsUsed: count,
     progress: z.int().min(0).max(100),
+    device: z
+      .string()
+      .nullable()
+      .openapi({ description: 'An addition: what ran the job, "CPU" or "GPU: <adapter> (<API>)", e.g. "GPU: NVIDIA H200 (Vulkan)"; null until its model has loaded.' }),
     createdAt: isoTime,
     updatedAt: isoTime,
     sourceUrl: z

@@ -13,6 +13,7 @@ import { familyFlags } from '../models/families.js';
 import { flagAttribute } from '../models/family.js';
 import { TASKS } from '../models/tasks.js';
 import { parsePrecision, PRECISIONS, type Precision } from '../onnx/quantize.js';
+import { DEFAULT_DEVICE, DEVICE_CHOICES, parseDeviceChoice, type DeviceChoice } from '../devices/index.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 import { separatorSpellingsHelp } from './separator-flags.js';
@@ -41,6 +42,8 @@ interface JobFlags {
   readonly ensemble?: string;
   readonly ensembleWeights?: string;
   readonly precision?: Precision;
+  readonly device?: DeviceChoice;
+  readonly gpuWorkers?: number;
   readonly [aliasFlag: string]: unknown;
 }
 
@@ -55,7 +58,13 @@ function withJobFlags(command: Command, reaches: string): Command {
     .addOption(ensembleWeightsOption(`member of each A+B in ${STEM_MODEL_ALIASES.map((alias) => ALIAS_FLAGS[alias]).join(' / ')}, in order`))
     // Not `.env()`: commander would turn a boolean on for any value, =0 too; config reads the variable.
     .option('--allow-private-urls', `let ${reaches} reach private and loopback addresses (trusted LAN only; or ${ENV.allowPrivateUrls}=1)`)
-    .addOption(precisionOption());
+    .addOption(precisionOption())
+    .addOption(deviceOption())
+    .addOption(
+      new Option('--gpu-workers <n>', 'split jobs the GPU runs at once, beside the CPU workers (GPU memory is the limit; default 1)')
+        .env(ENV.gpuWorkers)
+        .argParser(integer('--gpu-workers', 0, 64)),
+    );
 }
 
 /** JobFlags as config takes them. */
@@ -67,7 +76,19 @@ function jobConfig(opts: JobFlags): ConfigInput {
     ensemble: opts.ensemble,
     ensembleWeights: opts.ensembleWeights,
     precision: opts.precision,
+    device: opts.device,
+    gpuWorkers: opts.gpuWorkers,
   };
+}
+
+/** `--device`, the same for split, serve, worker and models bench (its variable when not given). */
+function deviceOption(): Option {
+  return new Option(
+    '--device <device>',
+    `where models run: ${DEVICE_CHOICES.join(', ')} (auto: a hardware GPU when there is one, else the CPU; gpu: the GPU, a software one too; stemsplit devices lists them; default ${DEFAULT_DEVICE})`,
+  )
+    .env(ENV.device)
+    .argParser((value) => parseDeviceChoice(value));
 }
 
 /** `--precision`, the same for split, serve and worker (its variable when not given). */
@@ -92,7 +113,7 @@ function ensembleWeightsOption(weightsFor: string): Option {
 
 export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, input?: ConfigInput) => Promise<void>): Command {
   const program = new Command('stemsplit')
-    .description('Self-hosted music stem splitter: the v1 HTTP API, a CLI and Demucs v4 on the CPU.')
+    .description('Self-hosted music stem splitter: the v1 HTTP API and a CLI, running separation models on the CPU or the GPU.')
     .version(VERSION, '-V, --version')
     .addOption(new Option('--data-dir <dir>', 'data folder (database, uploads, stems)').env(ENV.dataDir))
     .addOption(
@@ -199,10 +220,22 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--shifts <n>', 'random-shift averaging passes (Demucs --shifts; slower, slightly better)', '0')
     .option('--json', 'print the result as JSON on stdout')
     .addOption(precisionOption())
+    .addOption(deviceOption())
     .addHelpText('after', separatorSpellingsHelp())
     .action(async (files: string[], opts) => {
       const { splitCommand } = await import('./commands/split.js');
-      await run((ctx) => splitCommand(ctx, files, opts), { ...dataDir(), precision: (opts as { precision?: Precision }).precision });
+      const { precision, device } = opts as { precision?: Precision; device?: DeviceChoice };
+      await run((ctx) => splitCommand(ctx, files, opts), { ...dataDir(), precision, device });
+    });
+
+  program
+    .command('devices')
+    .description('list the GPU adapters found and where --device auto and gpu would run')
+    .option('--check', 'also open a small graph on the GPU, to show it works (loads ONNX Runtime)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { check?: boolean; json?: boolean }) => {
+      const { devicesCommand } = await import('./commands/devices.js');
+      await run((ctx) => devicesCommand(ctx, opts), dataDir());
     });
 
   const keys = program.command('keys').description('manage API keys');
@@ -327,10 +360,11 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .argument('<names...>', 'installed models (names, library names, paths, or 4s/6s)')
     .addOption(new Option('--seconds <n>', 'length of the test song').argParser(integer('--seconds', 5, 3600)).default(60))
     .addOption(precisionOption())
+    .addOption(deviceOption())
     .option('--json', 'print JSON')
-    .action(async (names: string[], opts: { seconds: number; json?: boolean; precision?: Precision }) => {
+    .action(async (names: string[], opts: { seconds: number; json?: boolean; precision?: Precision; device?: DeviceChoice }) => {
       const { modelsBench } = await import('./commands/bench.js');
-      await run((ctx) => modelsBench(ctx, names, opts), { ...dataDir(), precision: opts.precision });
+      await run((ctx) => modelsBench(ctx, names, opts), { ...dataDir(), precision: opts.precision, device: opts.device });
     });
   models
     .command('remove')

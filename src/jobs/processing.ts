@@ -5,7 +5,7 @@
 import type { StemsplitConfig } from '../config.js';
 import type { ModelRegistry } from '../models/registry.js';
 import type { GuardOptions } from '../net/fetch.js';
-import { workerSplitter } from '../splitting/worker-pool.js';
+import { deviceSplitter } from '../splitting/worker-pool.js';
 import type { DataStore } from '../store/index.js';
 import { JobRunner, type PresentSplit } from './runner.js';
 import { WebhookDispatcher } from './webhooks.js';
@@ -32,10 +32,13 @@ export function startJobProcessing(data: DataStore, registry: ModelRegistry, con
     log: options.log,
     ...(options.webhookBackoff ? { backoff: options.webhookBackoff } : {}),
   });
-  const splitter = config.concurrency > 0 ? workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, config.concurrency) : undefined;
+  const splitter =
+    config.concurrency > 0
+      ? deviceSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, config.concurrency, { choice: config.device, gpuWorkers: config.gpuWorkers })
+      : undefined;
   const runner = splitter
     ? new JobRunner(data, registry, splitter, options.present, {
-        concurrency: config.concurrency,
+        concurrency: splitter.capacity,
         log: options.log,
         onTerminal: () => webhooks.kick(),
         leaseMs: config.jobLeaseSeconds * 1000,

@@ -220,10 +220,13 @@ export class JobRunner {
           lastPercent = whole;
           void this.#recordProgress(split.id, whole);
         }
-      }, stop);
+      }, stop, (device, fellBackBecause) => {
+        if (fellBackBecause !== undefined) this.#options.log?.(`split ${split.id}: the GPU failed (${fellBackBecause}); it starts over on the ${device}`);
+        void this.#data.splits.setDevice(split.id, this.name, device).catch((error: unknown) => this.#outage.failed(error));
+      });
       // One line per finished job, so whoever runs the server sees the work it does.
       const finished = Date.now();
-      this.#options.log?.(`split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} in ${((finished - started) / 1000).toFixed(1)} s`);
+      this.#options.log?.(`split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} on ${result.device} in ${((finished - started) / 1000).toFixed(1)} s`);
       // What an estimate needs: the split itself, not a model's one-time load or conversion.
       const splitSeconds = (finished - (loadedAt ?? started)) / 1000;
       await this.#data.modelTimings.record(ref.name, splitSeconds, result.durationSeconds).catch((error: unknown) => this.#outage.failed(error));

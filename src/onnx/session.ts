@@ -25,6 +25,8 @@ export interface OrtSessionOptions {
    * ONNX Runtime looks for a model's external data in the working directory.
    */
   readonly externalDataFolder?: string;
+  /** The provider to open on, whatever ORT_PROVIDER_ENV says (`stemsplit devices --check` compares the two). */
+  readonly provider?: 'cpu' | GpuProviderName;
   /** Writes the graph as ORT optimised it to this path (a diagnosis aid: scripts/bench/ort-liveness.ts). */
   readonly optimizedModelPath?: string;
 }
@@ -39,6 +41,8 @@ export interface OrtSessionHandle {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
   readonly session: InferenceSession;
+  /** Opened on a GPU provider: a failure as it runs is the GPU's (GPU_UNAVAILABLE), and the pool may go on on the CPU. */
+  readonly onGpu: boolean;
   release(): Promise<void>;
 }
 
@@ -49,6 +53,29 @@ type OrtModule = typeof import('onnxruntime-node');
  * is released; `scripts/bench/ort-profile.ts` sums them per operator. A diagnosis aid: it slows runs.
  */
 export const ORT_PROFILE_ENV = 'STEMSPLIT_ORT_PROFILE';
+
+/**
+ * Set to a GPU provider's name (devices/adapters.ts GpuProvider: webgpu, dml, coreml), every
+ * session of this process opens on it, with the CPU taking the operators it lacks. The worker
+ * pool sets it for its GPU workers: a process runs on one device.
+ */
+export const ORT_PROVIDER_ENV = 'STEMSPLIT_ORT_PROVIDER';
+
+const GPU_PROVIDERS = ['webgpu', 'dml', 'coreml'] as const;
+export type GpuProviderName = (typeof GPU_PROVIDERS)[number];
+
+/** The GPU provider this process's sessions use, or undefined for the CPU. */
+export function sessionGpuProvider(env: NodeJS.ProcessEnv = process.env): GpuProviderName | undefined {
+  const name = env[ORT_PROVIDER_ENV];
+  if (name === undefined || name === '' || name === 'cpu') return undefined;
+  if (!(GPU_PROVIDERS as readonly string[]).includes(name)) throw new StemsplitError('USAGE', `${ORT_PROVIDER_ENV} must be cpu or one of ${GPU_PROVIDERS.join(', ')}, got "${name}"`);
+  return name as GpuProviderName;
+}
+
+/** What ONNX Runtime is given for `provider`: the GPU's provider first, the CPU for what it lacks. */
+function executionProviders(provider: GpuProviderName | undefined): InferenceSession.SessionOptions['executionProviders'] {
+  return provider === undefined ? ['cpu'] : [provider, 'cpu'];
+}
 
 let ortModule: Promise<OrtModule> | undefined;
 
@@ -74,16 +101,18 @@ export async function createOrtSession(
 ): Promise<OrtSessionHandle> {
   const ort = await loadOrt();
   const profilePrefix = process.env[ORT_PROFILE_ENV];
+  const gpu = options.provider === undefined ? sessionGpuProvider() : options.provider === 'cpu' ? undefined : options.provider;
   const extraSession = {
     ...(options.allowSpinning === false ? { intra_op: { allow_spinning: '0' } } : {}),
     ...(options.externalDataFolder === undefined ? {} : { model_external_initializers_file_folder_path: options.externalDataFolder }),
   };
   const sessionOptions: InferenceSession.SessionOptions = {
-    executionProviders: ['cpu'],
+    executionProviders: executionProviders(gpu),
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
     enableCpuMemArena: options.cpuMemArena ?? true,
-    enableMemPattern: options.memPattern ?? true,
+    // DirectML requires it off; WebGPU turns it off itself.
+    enableMemPattern: gpu === undefined ? (options.memPattern ?? true) : false,
     // Fatal only: ORT logs each error it also throws as a native line on stderr (colour codes and all);
     // the thrown error reaches the caller and is told in one line naming the model.
     logSeverityLevel: options.logSeverity ?? 4,
@@ -92,14 +121,17 @@ export async function createOrtSession(
     ...(profilePrefix ? { enableProfiling: true, profileFilePrefix: profilePrefix } : {}),
     ...(options.optimizedModelPath === undefined ? {} : { optimizedModelFilePath: options.optimizedModelPath }),
   };
+  const open = (options: InferenceSession.SessionOptions) =>
+    typeof model === 'string' ? ort.InferenceSession.create(model, options) : ort.InferenceSession.create(model, options);
   let session: InferenceSession;
   try {
-    session =
-      typeof model === 'string'
-        ? await ort.InferenceSession.create(model, sessionOptions)
-        : await ort.InferenceSession.create(model, sessionOptions);
+    session = await open(sessionOptions);
   } catch (error) {
     const what = typeof model === 'string' ? model : `${model.byteLength}-byte graph`;
+    // On a GPU, the model is to blame only if the CPU refuses it too; else the GPU is (no adapter, no memory).
+    if (gpu !== undefined && (await opensOnCpu(open, sessionOptions))) {
+      throw new StemsplitError('GPU_UNAVAILABLE', `the GPU (ONNX Runtime's ${gpu} provider) cannot run ${what}: ${firstLine(error)}`, { cause: error });
+    }
     throw new StemsplitError('MODEL_INVALID', `ONNX Runtime cannot load ${what}: ${firstLine(error)}`, { cause: error });
   }
   // Releasing twice (a model disposed by its owner and again on the way out) is a no-op, not ORT's "already disposed".
@@ -108,6 +140,7 @@ export async function createOrtSession(
     inputNames: session.inputNames,
     outputNames: session.outputNames,
     session,
+    onGpu: gpu !== undefined,
     release: () => {
       if (released === undefined) {
         if (profilePrefix) session.endProfiling();
@@ -131,6 +164,7 @@ export async function runTensors(
   try {
     results = await handle.session.run(feeds, [...outputs]);
   } catch (error) {
+    if (handle.onGpu) throw new StemsplitError('GPU_UNAVAILABLE', `the GPU failed as it ran: ${firstLine(error)}`, { cause: error });
     throw new StemsplitError('SEPARATION_FAILED', `ONNX Runtime failed: ${firstLine(error)}`, { cause: error });
   }
   const plain: Record<string, Float32Tensor> = {};
@@ -142,6 +176,18 @@ export async function runTensors(
     plain[name] = { data: result.data as Float32Array, dims: result.dims };
   }
   return plain;
+}
+
+async function opensOnCpu(
+  open: (options: InferenceSession.SessionOptions) => Promise<InferenceSession>,
+  options: InferenceSession.SessionOptions,
+): Promise<boolean> {
+  try {
+    await (await open({ ...options, executionProviders: ['cpu'] })).release();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function firstLine(error: unknown): string {

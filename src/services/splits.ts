@@ -194,6 +194,7 @@ export class SplitService {
       purgedAt: null,
       leaseOwner: null,
       leaseExpiresAtMs: null,
+      device: null,
     };
     await this.#data.splits.insert(split);
     await this.#data.accounts.addLedgerEntry(principal.accountId, 'charge', -credits, id, `split ${id}`);

@@ -9,13 +9,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { StemsplitError, type ErrorCode } from '../errors.js';
+import { describeDevice, CPU, resolveDevice, type AdapterSurvey, type Device, type DeviceChoice } from '../devices/index.js';
+import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../errors.js';
 import type { EnsembleMethod } from '../ensemble/algorithms.js';
 import { allocatorOf, type ModelChoice } from '../models/registry.js';
 import { removeAbandonedEntries } from '../onnx/cache.js';
 import { ortProcessEnv, type AllocatorProfile } from '../onnx/process-env.js';
 import type { Precision } from '../onnx/quantize.js';
-import { disableOrtTelemetry } from '../onnx/session.js';
+import { disableOrtTelemetry, ORT_PROVIDER_ENV } from '../onnx/session.js';
 import type { SplitFileResult, SplitProgress, StemOutputOptions } from './split-audio-file.js';
 
 /** One split for a worker: which file, which model, where to, and what to write (as splitAudioFile takes it). */
@@ -28,9 +29,25 @@ export interface SplitJob extends StemOutputOptions {
   readonly outDir: string;
 }
 
+/** A split's result, and the device that ran it ("GPU: NVIDIA H200 (Vulkan)", "CPU"). */
+export interface SplitRun extends SplitFileResult {
+  readonly device: string;
+}
+
+/**
+ * Called once a job's models are loaded, with the device they run on; called again, with a
+ * reason, when the GPU failed (lost, out of memory, an operator it cannot run) and the job starts
+ * over on the CPU.
+ */
+export type OnLoaded = (device: string, fellBackBecause?: string) => void;
+
 export interface Splitter {
+  /** What its workers run on, in the order a job is offered them ("GPU: … (Vulkan)", "CPU"). */
+  readonly devices: readonly string[];
+  /** Jobs it runs at once: its GPU and CPU workers together. */
+  readonly capacity: number;
   /** `stop` (the API's cancel) stops the job as `cancel` does for all; `onLoaded` is called once its models are loaded. */
-  split(job: SplitJob, onProgress: (progress: SplitProgress) => void, stop?: AbortSignal, onLoaded?: () => void): Promise<SplitFileResult>;
+  split(job: SplitJob, onProgress: (progress: SplitProgress) => void, stop?: AbortSignal, onLoaded?: OnLoaded): Promise<SplitRun>;
   /**
    * Stops every running job: one whose models are loaded at its next chunk or stem (the job then
    * fails, its staged stems removed by the worker, and its worker stays usable; safer than `close`
@@ -68,13 +85,21 @@ export const WORKER_SCRIPT_ENV = 'STEMSPLIT_SPLIT_WORKER';
  * (tests, development); the executable names its own. It runs in a session of its own, so a
  * Ctrl-C reaches only this process, which then stops the worker's job (Splitter.cancel).
  */
-function startWorker(data: SplitWorkerData, allocator: AllocatorProfile): ChildProcess {
+function startWorker(data: SplitWorkerData, allocator: AllocatorProfile, device: Device): ChildProcess {
   disableOrtTelemetry();
   const fromSources = import.meta.url.endsWith('.ts');
   const script = process.env[WORKER_SCRIPT_ENV] ?? fileURLToPath(new URL(fromSources ? './worker-process.ts' : './worker-process.js', import.meta.url));
   const loader = fromSources ? ['--import', import.meta.resolve('tsx')] : [];
   return spawn(process.execPath, [...loader, script], {
-    env: ortProcessEnv({ ...process.env, [WORKER_DATA_ENV]: JSON.stringify(data), [WORKER_PROCESS_ENV]: '1' }, allocator),
+    env: ortProcessEnv(
+      {
+        ...process.env,
+        [WORKER_DATA_ENV]: JSON.stringify(data),
+        [WORKER_PROCESS_ENV]: '1',
+        [ORT_PROVIDER_ENV]: device.kind === 'gpu' ? device.adapter.provider : 'cpu',
+      },
+      allocator,
+    ),
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     serialization: 'advanced',
     detached: true,
@@ -86,6 +111,18 @@ interface Pending {
   readonly reject: (error: Error) => void;
   readonly onProgress: (progress: SplitProgress) => void;
   readonly onLoaded?: () => void;
+}
+
+/** How many GPU workers the pool keeps beside its CPU workers, and whether the CPU may take jobs. */
+export interface GpuLane {
+  readonly device: Device & { readonly kind: 'gpu' };
+  /** GPU workers at once (GPU memory is the limit: one by default). */
+  readonly workers: number;
+  /**
+   * `--device gpu`: every job on the GPU, a GPU failure fails it. Otherwise (`auto`) a job goes to
+   * an idle GPU worker first, else an idle CPU worker, and a GPU failure starts it over on the CPU.
+   */
+  readonly only: boolean;
 }
 
 /** One worker process and the job it is running. */
@@ -104,9 +141,11 @@ class SplitWorker {
     data: SplitWorkerData,
     /** The allocator settings it started with: it runs only jobs whose models want them. */
     readonly allocator: AllocatorProfile,
+    /** What its sessions run on. */
+    readonly device: Device = CPU,
   ) {
     this.#cacheDir = data.cacheDir;
-    this.#worker = startWorker(data, allocator);
+    this.#worker = startWorker(data, allocator, device);
     this.#worker.on('message', (reply: WorkerReply) => this.#onReply(reply));
     this.#worker.on('error', (error) => this.#failAll(error));
     this.#worker.on('exit', (code, signal) => {
@@ -197,70 +236,122 @@ class SplitWorker {
 }
 
 /**
- * A pool of `size` workers, started on first use; a worker that dies is replaced. A job runs in a
- * worker started with its models' allocator settings (glibc reads them only as a process starts):
- * an idle worker with other settings is ended to make room for one with these.
+ * The GPU workers `--device` asks for: none for `cpu`, or for `auto` on a machine without a
+ * hardware adapter; `gpu` with no adapter at all is GPU_UNAVAILABLE (devices/index.ts).
  */
-export function workerSplitter(data: SplitWorkerData, size: number): Splitter {
-  const idle: SplitWorker[] = [];
-  const all = new Set<SplitWorker>();
+export function gpuLane(choice: DeviceChoice, workers: number, survey?: AdapterSurvey): GpuLane | undefined {
+  if (workers < 1) return undefined;
+  const device = resolveDevice(choice, survey);
+  return device.kind === 'gpu' ? { device, workers, only: choice === 'gpu' } : undefined;
+}
+
+/** The pool `--device` and `--gpu-workers` ask for, beside `cpuWorkers` CPU workers (none with `--device gpu`). */
+export function deviceSplitter(data: SplitWorkerData, cpuWorkers: number, device: { readonly choice: DeviceChoice; readonly gpuWorkers: number }): Splitter {
+  return workerSplitter(data, cpuWorkers, gpuLane(device.choice, device.gpuWorkers));
+}
+
+/** The workers of one device: `size` at most, started on first use, a dead one replaced. */
+interface Lane {
+  readonly device: Device;
+  readonly size: number;
+  readonly idle: SplitWorker[];
+  readonly all: Set<SplitWorker>;
+}
+
+/**
+ * A pool of `size` CPU workers (and, with `gpu`, GPU workers beside them), started on first use;
+ * a worker that dies is replaced. A job runs in a worker started with its models' allocator
+ * settings (glibc reads them only as a process starts): an idle worker with other settings is
+ * ended to make room for one with these.
+ */
+export function workerSplitter(data: SplitWorkerData, size: number, gpu?: GpuLane): Splitter {
+  const lanes: Lane[] = [
+    ...(gpu ? [{ device: gpu.device, size: gpu.workers, idle: [], all: new Set<SplitWorker>() }] : []),
+    ...(gpu?.only ? [] : [{ device: CPU, size, idle: [], all: new Set<SplitWorker>() }]),
+  ];
+  const cpuLane = lanes.find((lane) => lane.device.kind === 'cpu');
   /** Workers ended to make room, until they have exited (close waits for them). */
   const ending = new Set<Promise<void>>();
-  const waiting: Array<{ readonly allocator: AllocatorProfile; readonly take: (worker: SplitWorker) => void }> = [];
+  const waiting: Array<{ readonly allocator: AllocatorProfile; readonly lanes: readonly Lane[]; readonly take: (worker: SplitWorker) => void }> = [];
 
-  const start = (allocator: AllocatorProfile): SplitWorker => {
-    const worker = new SplitWorker(data, allocator);
-    all.add(worker);
-    return worker;
-  };
+  const laneOf = (worker: SplitWorker): Lane => lanes.find((lane) => lane.device === worker.device) as Lane;
   const end = (worker: SplitWorker): void => {
-    all.delete(worker);
+    laneOf(worker).all.delete(worker);
     const exited = worker.terminate().finally(() => ending.delete(exited));
     ending.add(exited);
   };
-  /** A worker for `allocator` now, or undefined when every worker is busy. */
-  const available = (allocator: AllocatorProfile): SplitWorker | undefined => {
+  /** A worker of `lane` for `allocator` now, or undefined when every one is busy. */
+  const availableIn = (lane: Lane, allocator: AllocatorProfile): SplitWorker | undefined => {
     // An idle worker with these settings, the most recently used (as the pool always took).
-    const same = idle.findLastIndex((worker) => worker.allocator === allocator);
-    if (same >= 0) return idle.splice(same, 1)[0];
-    if (all.size >= size) {
-      const other = idle.shift();
+    const same = lane.idle.findLastIndex((worker) => worker.allocator === allocator);
+    if (same >= 0) return lane.idle.splice(same, 1)[0];
+    if (lane.all.size >= lane.size) {
+      const other = lane.idle.shift();
       if (other === undefined) return undefined;
       end(other);
     }
-    return start(allocator);
+    const worker = new SplitWorker(data, allocator, lane.device);
+    lane.all.add(worker);
+    return worker;
   };
-  const acquire = (allocator: AllocatorProfile): Promise<SplitWorker> => {
-    const worker = available(allocator);
-    return worker ? Promise.resolve(worker) : new Promise((take) => waiting.push({ allocator, take }));
+  const available = (allocator: AllocatorProfile, among: readonly Lane[]): SplitWorker | undefined => {
+    for (const lane of among) {
+      const worker = availableIn(lane, allocator);
+      if (worker) return worker;
+    }
+    return undefined;
+  };
+  const acquire = (allocator: AllocatorProfile, among: readonly Lane[]): Promise<SplitWorker> => {
+    const worker = available(allocator, among);
+    return worker ? Promise.resolve(worker) : new Promise((take) => waiting.push({ allocator, lanes: among, take }));
   };
   const release = (worker: SplitWorker) => {
-    if (worker.dead) all.delete(worker);
-    else idle.push(worker);
-    const next = waiting.shift();
-    if (next === undefined) return;
-    const ready = available(next.allocator);
-    if (ready) next.take(ready);
-    else waiting.unshift(next);
+    const lane = laneOf(worker);
+    if (worker.dead) lane.all.delete(worker);
+    else lane.idle.push(worker);
+    for (const [index, next] of waiting.entries()) {
+      const ready = available(next.allocator, next.lanes);
+      if (!ready) continue;
+      waiting.splice(index, 1);
+      next.take(ready);
+      return;
+    }
+  };
+  const runOn = async (among: readonly Lane[], job: SplitJob, onProgress: (progress: SplitProgress) => void, stop?: AbortSignal, onLoaded?: OnLoaded): Promise<SplitRun> => {
+    const worker = await acquire(allocatorOf(job.model), among);
+    const device = describeDevice(worker.device);
+    try {
+      stop?.throwIfAborted();
+      const result = await worker.run(job, onProgress, stop, () => onLoaded?.(device));
+      return { ...result, device };
+    } finally {
+      release(worker);
+    }
   };
 
   return {
+    devices: lanes.map((lane) => describeDevice(lane.device)),
+    capacity: lanes.reduce((sum, lane) => sum + lane.size, 0),
     async split(job, onProgress, stop, onLoaded) {
-      const worker = await acquire(allocatorOf(job.model));
       try {
-        stop?.throwIfAborted();
-        return await worker.run(job, onProgress, stop, onLoaded);
-      } finally {
-        release(worker);
+        return await runOn(lanes, job, onProgress, stop, onLoaded);
+      } catch (error) {
+        // The GPU failed (lost, out of memory, an operator it cannot run): the CPU starts the job over, saying why.
+        if (!isStemsplitError(error) || error.code !== 'GPU_UNAVAILABLE' || cpuLane === undefined || stop?.aborted) throw error;
+        onLoaded?.(describeDevice(CPU), describeError(error));
+        return runOn([cpuLane], job, onProgress, stop, onLoaded);
       }
     },
     cancel() {
-      for (const worker of all) worker.cancel();
+      for (const lane of lanes) for (const worker of lane.all) worker.cancel();
     },
     async close() {
-      await Promise.all([...[...all].map((worker) => worker.terminate()), ...ending]);
-      all.clear();
-      idle.length = 0;
+      const workers = lanes.flatMap((lane) => [...lane.all]);
+      await Promise.all([...workers.map((worker) => worker.terminate()), ...ending]);
+      for (const lane of lanes) {
+        lane.all.clear();
+        lane.idle.length = 0;
+      }
     },
   };
 }

@@ -30,6 +30,7 @@ export function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0002_job_leases': { up: (db) => jobLeases(db, t) },
     '0003_output_format': { up: outputFormat },
     '0004_model_library': { up: modelLibrary },
+    '0005_split_device': { up: splitDevice },
   };
 }
 
@@ -157,6 +158,11 @@ async function jobLeases(db: Kysely<unknown>, t: ColumnTypes): Promise<void> {
 /** The file format of a job's stems (`outputFormat`): MP3 as the spec has it, or WAV/FLAC (an addition). */
 async function outputFormat(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('splits').addColumn('outputFormat', 'text', (c) => c.notNull().defaultTo('mp3')).execute();
+}
+
+/** The device that ran a job ("GPU: NVIDIA H200 (Vulkan)", "CPU"), set once its worker has loaded the model. */
+async function splitDevice(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('splits').addColumn('device', 'text').execute();
 }
 
 /**

@@ -89,6 +89,8 @@ export interface SplitTable {
    * algorithm and weights, two stems, the bit depth. Null: none (every job made before they existed).
    */
   jobOptions: string | null;
+  /** What ran it: "GPU: <adapter> (<API>)" or "CPU"; null until its worker has loaded the model. */
+  device: string | null;
 }
 
 export interface IdempotencyTable {

@@ -105,6 +105,18 @@ export class Splits {
     return result.changes === 1;
   }
 
+  /** The device the job runs on, once its worker has loaded the model (again if the GPU failed and the CPU took over). */
+  async setDevice(id: string, owner: string, device: string): Promise<void> {
+    await this.#store.run(
+      this.#store.db
+        .updateTable('splits')
+        .set({ device, updatedAt: isoAt(this.#clock.now()) })
+        .where('id', '=', id)
+        .where('leaseOwner', '=', owner)
+        .where('status', '=', 'processing'),
+    );
+  }
+
   async setProgress(id: string, owner: string, progress: number): Promise<void> {
     await this.#store.run(
       this.#store.db

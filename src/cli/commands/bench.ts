@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { resolveFfmpegPath } from '../../audio/index.js';
 import { StemsplitError } from '../../errors.js';
 import { registryFor } from '../../models/registry.js';
-import { workerSplitter } from '../../splitting/worker-pool.js';
+import { deviceSplitter } from '../../splitting/worker-pool.js';
 import { print, printJson, withStore, type CommandContext } from '../context.js';
 import { checkPrecision } from './split.js';
 import { createProgressBar } from '../progress.js';
@@ -33,7 +33,8 @@ export async function modelsBench(ctx: CommandContext, names: readonly string[],
     const warmUp = writeTestSong(join(work, 'warm-up.wav'), WARM_UP_SECONDS);
     const song = writeTestSong(join(work, 'song.wav'), options.seconds);
     for (const model of models) {
-      const splitter = workerSplitter({ cacheDir: ctx.config.cacheDir, intraOpThreads: ctx.config.intraOpThreads, precision: ctx.config.precision }, 1);
+      const { config } = ctx;
+      const splitter = deviceSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, 1, { choice: config.device, gpuWorkers: 1 });
       try {
         ctx.stderr.write(`${model.name}: loading, then splitting ${options.seconds} s of audio…\n`);
         await splitter.split({ inputPath: warmUp, model, outDir: join(work, 'warm-up'), format: 'wav' }, () => undefined);
@@ -44,8 +45,8 @@ export async function modelsBench(ctx: CommandContext, names: readonly string[],
         bar.done();
         await withStore(ctx, (data) => data.modelTimings.record(model.name, seconds, result.durationSeconds));
         const perMinute = Math.round((600 * seconds) / result.durationSeconds) / 10;
-        results.push({ model: model.name, secondsPerMinute: perMinute, seconds, audioSeconds: result.durationSeconds, threads: ctx.config.intraOpThreads, precision: ctx.config.precision });
-        if (!options.json) print(ctx, `${model.name}: ${perMinute} s per minute of audio on this box (${seconds.toFixed(1)} s for ${result.durationSeconds.toFixed(1)} s, ${ctx.config.intraOpThreads} threads, ${ctx.config.precision}); recorded for models list and GET /v1/models`);
+        results.push({ model: model.name, secondsPerMinute: perMinute, seconds, audioSeconds: result.durationSeconds, threads: config.intraOpThreads, precision: config.precision, device: result.device });
+        if (!options.json) print(ctx, `${model.name}: ${perMinute} s per minute of audio on this box (${seconds.toFixed(1)} s for ${result.durationSeconds.toFixed(1)} s, on ${result.device}, ${config.intraOpThreads} threads, ${config.precision}); recorded for models list and GET /v1/models`);
       } finally {
         await splitter.close();
       }

@@ -5,7 +5,7 @@ import { isStemFormat, readAudioHeader, STEM_FORMATS } from '../../audio/index.j
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
 import { MP3_RATES, twoStemsIndex, type StemOutputOptions } from '../../splitting/split-audio-file.js';
 import { removeLeftoverStaging, removeStaging } from '../../splitting/staging.js';
-import { workerSplitter, type Splitter } from '../../splitting/worker-pool.js';
+import { deviceSplitter, type OnLoaded, type Splitter } from '../../splitting/worker-pool.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod, ENSEMBLE_ALGORITHMS, isEnsembleAlgorithm, parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
 import { ensembleMembers } from '../../config.js';
 import { ALIAS_QUALITY_MODELS, CLI_DEFAULT_ALIAS, isStemModelAlias } from '../../models/aliases.js';
@@ -191,6 +191,8 @@ async function unreadableInputs(files: readonly string[]): Promise<Map<string, F
 interface SplitOutcome {
   readonly input: string;
   readonly model: string;
+  /** "CPU" or "GPU: <adapter> (<API>)". */
+  readonly device: string;
   readonly durationSeconds: number;
   readonly stems: Record<string, string>;
 }
@@ -217,14 +219,18 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   const results: SplitOutcome[] = [];
   if (readable.length > 0) {
     // One worker process runs the jobs (as `serve` does): this one keeps drawing the progress.
-    const splitter = workerSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, 1);
+    // --device gpu with no adapter is refused here, in one line, before any model loads.
+    const splitter = deviceSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, 1, { choice: config.device, gpuWorkers: 1 });
     // Said once the model has loaded: a model file refused as it loads leaves its one line alone on stderr.
     const loading = createStatusLine(ctx.stderr);
     loading.show(`Loading ${isEnsembleRef(ref) ? `models ${ref.members.map((member) => member.name).join(', ')}` : `model ${ref.name}`}…`);
     let announce: string[] | undefined = loadedLines(registry, ref, ensemble, options.model);
-    const onLoaded = () => {
+    // Said once, with the device; again only when the GPU failed and the CPU starts the file over.
+    const onLoaded: OnLoaded = (device, fellBackBecause) => {
       loading.clear();
-      for (const line of announce ?? []) ctx.stderr.write(`${line}\n`);
+      if (fellBackBecause !== undefined) ctx.stderr.write(`stemsplit: the GPU failed (${fellBackBecause}); starting over on the ${device}\n`);
+      const [first, ...rest] = announce ?? [];
+      if (first !== undefined) for (const line of [`${first}, on ${device}`, ...rest]) ctx.stderr.write(`${line}\n`);
       announce = undefined;
     };
     const interrupts = stopOnInterrupt(() => splitter.cancel());
@@ -291,7 +297,7 @@ interface OneSplit {
   readonly ensemble: EnsembleMethod | undefined;
   readonly output: StemOutputOptions;
   readonly many: boolean;
-  readonly onLoaded: () => void;
+  readonly onLoaded: OnLoaded;
 }
 
 async function splitOne(ctx: CommandContext, splitter: Splitter, one: OneSplit, signalled: () => NodeJS.Signals | undefined): Promise<SplitOutcome> {
@@ -315,5 +321,5 @@ async function splitOne(ctx: CommandContext, splitter: Splitter, one: OneSplit, 
   const seconds = (Date.now() - started) / 1000;
   const count = Object.keys(result.stems).length;
   bar.done(`${track}: ${count} stem${count === 1 ? '' : 's'} in ${one.outDir} (${seconds.toFixed(1)} s for ${result.durationSeconds.toFixed(1)} s of audio)`);
-  return { input: one.file, model: one.ref.name, durationSeconds: result.durationSeconds, stems: { ...result.stems } };
+  return { input: one.file, model: one.ref.name, device: result.device, durationSeconds: result.durationSeconds, stems: { ...result.stems } };
 }
