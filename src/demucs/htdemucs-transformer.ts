@@ -93,14 +93,7 @@ export class HTDemucsTransformer {
   /** demucs' MyGroupNorm with one group on tokens [N, C]: statistics over all tokens and channels. */
   private tokenGroupNorm(prefix: string, tokens: Value): Value {
     const { weights } = this;
-    // LayerNormalization from axis 0 normalizes over every token and channel; the
-    // per-channel affine broadcasts over the tokens.
-    return this.graph.op(
-      'LayerNormalization',
-      [tokens, weights.value(`${prefix}.weight`), weights.value(`${prefix}.bias`)],
-      tokens.shape,
-      { axis: attr.int(0), epsilon: attr.float(GROUP_NORM_EPS) },
-    );
+    return this.ops.channelsLastGroupNorm(tokens, weights.data(`${prefix}.weight`), weights.data(`${prefix}.bias`), GROUP_NORM_EPS);
   }
 
   private transformerNorm(prefix: string, tokens: Value): Value {

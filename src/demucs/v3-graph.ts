@@ -19,6 +19,7 @@ import { StemsplitError } from '../errors.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import { StateReader } from '../torch/state-reader.js';
 import { OnnxGraph, attr, type Value } from '../onnx/graph.js';
+import { inverseStd, preciseMoments } from '../onnx/moments.js';
 import { Ops, onnxLstmWeights, type OpsOptions } from '../onnx/ops.js';
 import type { GraphStage } from '../onnx/stages.js';
 import type { DConvConfig, DemucsConfig, HDemucsConfig } from './v3-config.js';
@@ -145,8 +146,8 @@ class V3Builder {
   /**
    * x + scale·GLU(GroupNorm(1)(conv1×1(h))), the end of a DConv layer, over bands of at most
    * DCONV_STEPS steps: the convolution's output (twice the layer's channels) never exists whole.
-   * A first pass over the bands takes each channel's mean and variance per band (LayerNormalization's
-   * statistics, as Ops' GroupNorm takes them per channel), combined exactly into the whole tensor's;
+   * A first pass over the bands takes each band's mean and variance (precisely: onnx/moments.ts),
+   * combined exactly into the whole tensor's (Chan et al.'s pairwise update);
    * a second convolves each band again and normalizes it. Each band waits for the one before
    * (`Ops.after`), so ONNX Runtime cannot run them side by side.
    */
@@ -159,32 +160,27 @@ class V3Builder {
     const count = Math.ceil(steps / DCONV_STEPS);
     const size = Math.ceil(steps / count);
     const bands = Array.from({ length: count }, (_, k) => [k * size, Math.min(steps, (k + 1) * size)] as const);
-    const eps = graph.scalar(GROUP_NORM_EPS, 'eps');
     const means: Value[] = [];
     const variances: Value[] = [];
     let previous: Value | undefined;
     for (const [from, to] of bands) {
       const band = ops.slice(h, 2, from, to);
-      const y = ops.conv(previous === undefined ? band : ops.after(band, previous), weight, bias);
-      const ones = ops.cachedConstant(new Float32Array(to - from).fill(1), [to - from], 'ones');
-      const stats: number[] = [1, channels, 1];
-      const [, mean, invStd] = graph.node('LayerNormalization', [y, ones], { axis: attr.int(2), epsilon: attr.float(GROUP_NORM_EPS) }, { outputs: [y.shape, stats, stats] }) as [Value, Value, Value];
-      means.push(mean);
-      // v = 1 / invStd² − ε (the pass added ε inside its square root).
-      variances.push(ops.sub(graph.op('Reciprocal', [ops.mul(invStd, invStd)], stats), eps));
-      previous = invStd;
+      const moments = preciseMoments(ops, ops.conv(previous === undefined ? band : ops.after(band, previous), weight, bias), 0);
+      means.push(ops.add(moments.mean, moments.residual));
+      variances.push(moments.variance);
+      previous = moments.variance;
     }
-    // Weighted by each band's share of the steps: E over bands and channels of the band means, then of v + (m − μ)².
-    const shares = graph.constant(Float32Array.from(bands, ([from, to]) => ((to - from) * count) / steps), [1, 1, count], 'band_shares');
-    const bandMeans = ops.concat(means, 2);
-    const mean = ops.reduceMean(ops.reduceMean(ops.mul(bandMeans, shares), 2), 1);
-    const deviation = ops.sub(bandMeans, mean);
-    const variance = ops.reduceMean(ops.reduceMean(ops.mul(ops.add(ops.concat(variances, 2), ops.mul(deviation, deviation)), shares), 2), 1);
-    const invStd = graph.op('Reciprocal', [graph.op('Sqrt', [ops.add(variance, eps)], variance.shape)], variance.shape);
+    // Weighted by each band's share of the steps: E over bands of the band means, then of v + (m − μ)².
+    const shares = graph.constant(Float32Array.from(bands, ([from, to]) => ((to - from) * count) / steps), [1, count], 'band_shares');
+    const bandMeans = ops.concat(means, 1);
+    const bandMean = ops.reduceMean(ops.mul(bandMeans, shares), 1);
+    const deviation = ops.sub(bandMeans, bandMean);
+    const variance = ops.reduceMean(ops.mul(ops.add(ops.concat(variances, 1), ops.mul(deviation, deviation)), shares), 1);
+    const invStd = ops.reshape(inverseStd(ops, variance, GROUP_NORM_EPS), [1, 1, 1]);
     const gamma = this.state.get(`${normPrefix}.weight`).data;
     const beta = this.state.get(`${normPrefix}.bias`).data;
     const scale = ops.mul(graph.constant(gamma, [1, channels, 1], 'gn_gamma'), invStd);
-    const shift = ops.sub(graph.constant(beta, [1, channels, 1], 'gn_beta'), ops.mul(mean, scale));
+    const shift = ops.sub(graph.constant(beta, [1, channels, 1], 'gn_beta'), ops.mul(ops.reshape(bandMean, [1, 1, 1]), scale));
     const outs: Value[] = [];
     previous = scale;
     for (const [from, to] of bands) {

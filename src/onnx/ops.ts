@@ -5,6 +5,7 @@
  */
 import { TORCH_LSTM_GATES, type LstmGate, type TorchLstmDirection } from '../torch/lstm.js';
 import { attr, DATA_TYPE, MS_DOMAIN, type OnnxGraph, type Shape, type Value } from './graph.js';
+import { inverseStd, preciseMoments } from './moments.js';
 import { quantizeBlocks, quantizeWeight, type Precision } from './quantize.js';
 
 export interface ConvOptions {
@@ -29,9 +30,6 @@ export interface OpsOptions {
   /** At int8, graphs whose name matches keep their products in float32 (e.g. a network's first and last stages). */
   readonly floatGraphs?: RegExp;
 }
-
-/** GroupNorm affines up to this many values (per channel × positions) are written out in full. */
-const EXPANDED_AFFINE_LIMIT = 1 << 20;
 
 export class Ops {
   private readonly shapeConstants = new Map<string, Value>();
@@ -217,9 +215,12 @@ export class Ops {
     return this.graph.op('LayerNormalization', [x, scale, bias], x.shape, { axis: attr.int(-1), epsilon: attr.float(epsilon) });
   }
 
-  /** InstanceNorm over x [N, C, ...]: per (sample, channel) statistics over the positions, then `scale`/`bias` [C]. */
+  /**
+   * InstanceNorm over x [N, C, ...]: per (sample, channel) statistics over the positions, then `scale`/`bias` [C].
+   * Not ORT's InstanceNormalization, which sums each row in one float32 pass (see onnx/moments.ts).
+   */
   instanceNorm(x: Value, scale: Value, bias: Value, epsilon = 1e-5): Value {
-    return this.graph.op('InstanceNormalization', [x, scale, bias], x.shape, { epsilon: attr.float(epsilon) });
+    return this.normalizeGroups(x, x.shape[1] as number, scale, bias, epsilon);
   }
 
   /** Inference-mode BatchNorm over x [N, C, ...] with running statistics; every operand [C]. */
@@ -228,104 +229,42 @@ export class Ops {
   }
 
   /**
-   * Normalizes x [N, G, M] over M for each (n, g) without an affine part
-   * (InstanceNormalization with unit scale), the core of GroupNorm.
-   */
-  normalizeLastAxis(x: Value, epsilon: number): Value {
-    const groups = x.shape[1] as number;
-    const ones = this.graph.constant(new Float32Array(groups).fill(1), [groups], 'ones');
-    const zeros = this.graph.constant(new Float32Array(groups), [groups], 'zeros');
-    return this.graph.op('InstanceNormalization', [x, ones, zeros], x.shape, { epsilon: attr.float(epsilon) });
-  }
-
-  /**
    * GroupNorm over x [N, C, ...]: statistics per (sample, group of C/G channels) over those
    * channels and every position; then a per-channel affine. `gamma`/`beta` are [C].
    */
   groupNorm(x: Value, groups: number, gamma: Float32Array, beta: Float32Array, epsilon = 1e-5): Value {
-    const [batch, channels] = x.shape as [number, number];
-    const affineShape = [channels, ...x.shape.slice(2).map(() => 1)];
-    if (groups === 1) {
-      return batch === 1 ? this.wholeGroupNorm(x, gamma, beta, epsilon) : this.rowGroupNorm(x, gamma, beta, epsilon);
-    }
-    const grouped = this.reshape(x, [batch, groups, x.shape.slice(1).reduce((a, b) => a * b, 1) / groups]);
-    const normalized = this.reshape(this.normalizeLastAxis(grouped, epsilon), x.shape);
-    const scaled = this.mul(normalized, this.graph.constant(gamma, affineShape, 'gn_gamma'));
-    return this.add(scaled, this.graph.constant(beta, affineShape, 'gn_beta'));
-  }
-
-  /**
-   * GroupNorm(1, C) on many samples (the frequency branch's rows): one LayerNormalization over
-   * everything but the batch axis. Its affine is written out over the positions where that is
-   * small: ORT's kernel takes a slow per-element path for a broadcast [C, 1] affine (10.2 ms
-   * instead of 2.7 ms on [128, 96, 336]).
-   */
-  private rowGroupNorm(x: Value, gamma: Float32Array, beta: Float32Array, epsilon: number): Value {
-    const [, channels, ...positions] = x.shape as [number, number, ...number[]];
-    const perChannel = positions.reduce((a, b) => a * b, 1);
-    const full = channels * perChannel <= EXPANDED_AFFINE_LIMIT;
-    const shape = full ? [channels, ...positions] : [channels, ...positions.map(() => 1)];
-    const affine = (values: Float32Array, hint: string) =>
-      this.cachedConstant(full ? repeatEach(values, perChannel) : values, shape, hint);
-    return this.graph.op('LayerNormalization', [x, affine(gamma, 'gn_gamma'), affine(beta, 'gn_beta')], x.shape, {
-      axis: attr.int(1),
-      epsilon: attr.float(epsilon),
-    });
-  }
-
-  /**
-   * GroupNorm(1, C) on one sample [1, C, ...], which one LayerNormalization would compute on
-   * a single thread (a single row): the statistics from the channels as rows (`wholeStatistics`),
-   * then one per-channel multiply and add.
-   */
-  private wholeGroupNorm(x: Value, gamma: Float32Array, beta: Float32Array, epsilon: number): Value {
     const channels = x.shape[1] as number;
-    const flat = this.reshape(x, [1, channels, x.shape.slice(2).reduce((a, b) => a * b, 1)]);
-    const affine = this.wholeAffine(this.wholeStatistics(flat, epsilon), gamma, beta, [1, channels, 1]);
-    return this.reshape(this.add(this.mul(flat, affine.scale), affine.shift), x.shape);
+    return this.normalizeGroups(x, groups, this.graph.constant(gamma, [channels], 'gn_gamma'), this.graph.constant(beta, [channels], 'gn_beta'), epsilon);
   }
 
   /**
    * GroupNorm(1, C) on one sample stored channels-last, x [..., C] (the statistics are the same
-   * in any layout; the first axis gives the rows they are gathered over).
+   * in any layout).
    */
   channelsLastGroupNorm(x: Value, gamma: Float32Array, beta: Float32Array, epsilon = 1e-5): Value {
-    const rows = x.shape[0] as number;
-    const flat = this.reshape(x, [1, rows, x.shape.slice(1).reduce((a, b) => a * b, 1)]);
-    const affine = this.wholeAffine(this.wholeStatistics(flat, epsilon), gamma, beta, [gamma.length]);
-    return this.add(this.mul(x, affine.scale), affine.shift);
+    const channels = gamma.length;
+    const { deviation, residual, variance } = preciseMoments(this, x, 0);
+    const scale = this.mul(this.graph.constant(gamma, [channels], 'gn_gamma'), this.reshape(inverseStd(this, variance, epsilon), [1]));
+    const shift = this.sub(this.graph.constant(beta, [channels], 'gn_beta'), this.mul(this.reshape(residual, [1]), scale));
+    return this.add(this.mul(this.reshape(deviation, x.shape), scale), shift);
   }
 
   /**
-   * Mean and 1/std over all of flat [1, R, P]: per-row statistics from a LayerNormalization over
-   * each row (R rows, in parallel), combined as mean = avg(m_r) and var = avg(v_r + (m_r − mean)²).
+   * The normalisations' common core: precise statistics per (sample, group) (onnx/moments.ts; ORT's
+   * LayerNormalization and InstanceNormalization take them in one float32 pass, 1e-5 off on long
+   * rows), then y = (x − mean)·γ/σ + β as the deviation times a per-(sample, channel) scale plus a
+   * shift, each [N, C, 1, …].
    */
-  private wholeStatistics(flat: Value, epsilon: number): { readonly mean: Value; readonly invStd: Value } {
-    const [, rows, positions] = flat.shape as [number, number, number];
-    const stats: Shape = [1, rows, 1];
-    const ones = this.cachedConstant(new Float32Array(positions).fill(1), [positions], 'ones');
-    const [, rowMean, rowInvStd] = this.graph.node(
-      'LayerNormalization',
-      [flat, ones],
-      { axis: attr.int(2), epsilon: attr.float(epsilon) },
-      { outputs: [flat.shape, stats, stats] },
-    ) as [Value, Value, Value];
-    const eps = this.graph.scalar(epsilon, 'eps');
-    // v_r = 1 / invStd_r² − ε (the row pass added ε inside its square root).
-    const rowVar = this.sub(this.unary('Reciprocal', this.mul(rowInvStd, rowInvStd)), eps);
-    const mean = this.reduceMean(rowMean, 1);
-    const deviation = this.sub(rowMean, mean);
-    const variance = this.reduceMean(this.add(rowVar, this.mul(deviation, deviation)), 1);
-    return { mean, invStd: this.unary('Reciprocal', this.unary('Sqrt', this.add(variance, eps))) };
-  }
-
-  /** y = x·scale + shift with scale = γ/std and shift = β − mean·scale, per channel, in `shape`. */
-  private wholeAffine(stats: { readonly mean: Value; readonly invStd: Value }, gamma: Float32Array, beta: Float32Array, shape: Shape): { scale: Value; shift: Value } {
-    // Broadcasting against the [1, 1, 1] statistics adds leading axes a channels-last [C] must lose again.
-    const fit = (value: Value) => (value.shape.length === shape.length ? value : this.reshape(value, shape));
-    const scale = fit(this.mul(this.graph.constant(gamma, shape, 'gn_gamma'), stats.invStd));
-    const shift = fit(this.sub(this.graph.constant(beta, shape, 'gn_beta'), this.mul(stats.mean, scale)));
-    return { scale, shift };
+  private normalizeGroups(x: Value, groups: number, gamma: Value, beta: Value, epsilon: number): Value {
+    const [batch, channels, ...positions] = x.shape as [number, number, ...number[]];
+    const perGroup = channels / groups;
+    const grouped = this.reshape(x, [batch, groups, perGroup * positions.reduce((a, b) => a * b, 1)]);
+    const { deviation, residual, variance } = preciseMoments(this, grouped, 2);
+    const stats = [batch, groups, 1];
+    const scale = this.mul(this.reshape(inverseStd(this, variance, epsilon), stats), this.reshape(gamma, [1, groups, perGroup]));
+    const shift = this.sub(this.reshape(beta, [1, groups, perGroup]), this.mul(this.reshape(residual, stats), scale));
+    const affine = [batch, channels, ...positions.map(() => 1)];
+    return this.add(this.mul(this.reshape(deviation, x.shape), this.reshape(scale, affine)), this.reshape(shift, affine));
   }
 
   /**
@@ -372,10 +311,6 @@ export class Ops {
   reduceMean(x: Value, axis: number): Value {
     const shape = x.shape.map((d, i) => (i === axis ? 1 : d));
     return this.graph.op('ReduceMean', [x], shape, { axes: attr.ints([axis]), keepdims: attr.int(1) });
-  }
-
-  private unary(opType: 'Reciprocal' | 'Sqrt', x: Value): Value {
-    return this.graph.op(opType, [x], x.shape);
   }
 
   /**
@@ -432,13 +367,6 @@ export function broadcast(a: Shape, b: Shape): number[] {
     if (da !== db && da !== 1 && db !== 1) throw new Error(`cannot broadcast [${a.join(', ')}] with [${b.join(', ')}]`);
     out.push(Math.max(da, db));
   }
-  return out;
-}
-
-/** Each value repeated `times` times in a row: a per-channel vector over the channel's positions. */
-function repeatEach(values: Float32Array, times: number): Float32Array {
-  const out = new Float32Array(values.length * times);
-  for (let i = 0; i < values.length; i++) out.fill(values[i] as number, i * times, (i + 1) * times);
   return out;
 }
 
