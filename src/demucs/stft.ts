@@ -11,7 +11,7 @@
  * Spectrograms use HTDemucs' "complex as channels" layout: for each audio channel c,
  * channel 2c holds the real part and 2c+1 the imaginary part, as [channels, freqs, frames].
  */
-import { Fft, unpackTwoReal } from '../dsp/fft.js';
+import { Fft, silentParts, unpackTwoReal } from '../dsp/fft.js';
 import { periodicHann } from '../dsp/window.js';
 
 export class SegmentStft {
@@ -120,10 +120,11 @@ export class SegmentStft {
         re[n] = w * (left[start + n] as number);
         im[n] = w * (right[start + n] as number);
       }
+      const silent = silentParts(re, im);
       this.fft.forward(re, im);
       const row = t * freqs;
       for (let k = 0; k < freqs; k++) {
-        unpackTwoReal(re, im, k, bin);
+        unpackTwoReal(re, im, k, bin, silent);
         frameMajor[row + k] = scale * (bin[0] as number);
         frameMajor[plane + row + k] = scale * (bin[1] as number);
         frameMajor[2 * plane + row + k] = scale * (bin[2] as number);

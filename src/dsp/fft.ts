@@ -1,18 +1,38 @@
 /**
  * Bin `k` of two real signals a and b that one complex `forward` transformed together as z = a + i·b
  * (two spectra for the price of one FFT): A[k] = (Z[k] + conj Z[N−k]) / 2 and B[k] = (Z[k] − conj Z[N−k]) / 2i,
- * written to `out` as [A.re, A.im, B.re, B.im].
+ * written to `out` as [A.re, A.im, B.re, B.im]; `silent` (`silentParts`) writes zeros for a signal of zeros.
  */
-export function unpackTwoReal(re: Float64Array, im: Float64Array, k: number, out: Float64Array): void {
+export function unpackTwoReal(re: Float64Array, im: Float64Array, k: number, out: Float64Array, silent = 0): void {
   const mirror = k === 0 ? 0 : re.length - k;
   const zr = re[k] as number;
   const zi = im[k] as number;
   const mr = re[mirror] as number;
   const mi = im[mirror] as number;
-  out[0] = (zr + mr) / 2;
-  out[1] = (zi - mi) / 2;
-  out[2] = (zi + mi) / 2;
-  out[3] = (mr - zr) / 2;
+  out[0] = silent & SILENT_FIRST ? 0 : (zr + mr) / 2;
+  out[1] = silent & SILENT_FIRST ? 0 : (zi - mi) / 2;
+  out[2] = silent & SILENT_SECOND ? 0 : (zi + mi) / 2;
+  out[3] = silent & SILENT_SECOND ? 0 : (mr - zr) / 2;
+}
+
+/** `silentParts` bits: the first signal (packed as the real part) is all zeros; the second (the imaginary part) is. */
+export const SILENT_FIRST = 1;
+export const SILENT_SECOND = 2;
+
+/**
+ * Which of the two real signals packed into one complex transform (the first as `re`, the second
+ * as `im`, read before the FFT) are all zeros, as `unpackTwoReal`'s `silent` bits. Splitting the
+ * transform leaves ~1e-16 of one signal's spectrum in the other's; a silent one (padding, a frame
+ * of digital silence, a muted channel) then comes out as exact zeros, as a transform of its own
+ * gives: RMSNorm in a RoFormer scales such a residue up to 1e-2.
+ */
+export function silentParts(re: Float64Array, im: Float64Array): number {
+  let silent = SILENT_FIRST | SILENT_SECOND;
+  for (let n = 0; n < re.length && silent !== 0; n++) {
+    if (re[n] !== 0) silent &= ~SILENT_FIRST;
+    if (im[n] !== 0) silent &= ~SILENT_SECOND;
+  }
+  return silent;
 }
 
 /**

@@ -13,7 +13,7 @@
  * Two real frames share one complex FFT each way. Families that lay spectra out otherwise
  * (frame-major, cropped to dim_f, split into sub-bands) copy to and from these planes.
  */
-import { Fft, unpackTwoReal } from './fft.js';
+import { Fft, silentParts, unpackTwoReal } from './fft.js';
 import { periodicHann } from './window.js';
 
 export type StftWindow = 'ones' | 'hann';
@@ -87,9 +87,10 @@ export class TorchStft {
         re[n] = w === 0 ? 0 : w * (signal[reflect(t * hop + n - half, length)] as number);
         im[n] = second && w !== 0 ? w * (signal[reflect((t + 1) * hop + n - half, length)] as number) : 0;
       }
+      const silent = silentParts(re, im);
       this.fft.forward(re, im);
       for (let k = 0; k < bins; k++) {
-        unpackTwoReal(re, im, k, bin);
+        unpackTwoReal(re, im, k, bin, silent);
         const at = k * frames + t;
         real[at] = (bin[0] as number) * scale;
         imag[at] = (bin[1] as number) * scale;

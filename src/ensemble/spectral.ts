@@ -12,7 +12,7 @@
  * too: the track's tail up to L (`*_fft`, istft with length = L), or silence for `uvr_*_spec`,
  * whose istft without a length stops at 1024 (K − 1).
  */
-import { Fft, unpackTwoReal } from '../dsp/fft.js';
+import { Fft, silentParts, unpackTwoReal } from '../dsp/fft.js';
 import { periodicHann } from '../dsp/window.js';
 import { extremeIndex, median, uvrFoldIndex, type EnsembleAlgorithm } from './algorithms.js';
 import type { StemCombiner } from './stem-combiner.js';
@@ -183,10 +183,11 @@ export class SpectralCombiner implements StemCombiner {
       re[n] = w * input.sample(0, start + n);
       im[n] = w * input.sample(1, start + n);
     }
+    const silent = silentParts(re, im);
     this.#fft.forward(re, im);
     const bin = this.#bin;
     for (let k = 0; k < BINS; k++) {
-      unpackTwoReal(re, im, k, bin);
+      unpackTwoReal(re, im, k, bin, silent);
       spectrum.leftRe[k] = bin[0] as number;
       spectrum.leftIm[k] = bin[1] as number;
       spectrum.rightRe[k] = bin[2] as number;

@@ -5,7 +5,7 @@
  * squared window where it is above float64's tiny, and cuts n_fft/2 from both ends
  * (hop·(frames − 1) samples: no `length`). The two channels share one complex FFT per frame.
  */
-import { Fft, unpackTwoReal } from '../dsp/fft.js';
+import { Fft, silentParts, unpackTwoReal } from '../dsp/fft.js';
 import { periodicHann } from '../dsp/window.js';
 
 /**
@@ -68,9 +68,10 @@ export function stft(channels: readonly [Float64Array, Float64Array], nFft: numb
       re[n] = inside ? w * (left[at - start] as number) : 0;
       im[n] = inside ? w * (right[at - start] as number) : 0;
     }
+    const silent = silentParts(re, im);
     fft.forward(re, im);
     for (let k = 0; k < bins; k++) {
-      unpackTwoReal(re, im, k, bin);
+      unpackTwoReal(re, im, k, bin, silent);
       const l = k * frames + t;
       const r = (bins + k) * frames + t;
       spec.re[l] = Math.fround(bin[0] as number);
