@@ -96,7 +96,6 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
   if (lock) await recoverSoleServer(data);
   const guard: GuardOptions = { allowPrivate: config.allowPrivateUrls, ...options.guard };
   const registry = registryFor(config);
-  const models = new ModelService(registry, data.modelTimings, config.servedModels, config.precision);
   const signer = createStemUrlSigner(await urlSigningKey(data.store), config.stemUrlTtlSeconds);
   const jobs = startJobProcessing(data, registry, config, {
     guard,
@@ -104,6 +103,7 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
     present: (split, nowMs) => presentSplit(split, signer, split.baseUrl, nowMs),
     ...(options.webhookBackoff ? { webhookBackoff: options.webhookBackoff } : {}),
   });
+  const models = new ModelService(registry, data.modelTimings, config.servedModels, config.precision, jobs.devices);
   const app = createApp({
     data,
     accounts: new AccountService(data),

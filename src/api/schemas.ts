@@ -263,6 +263,9 @@ export const ModelList = z
       .object(Object.fromEntries(STEM_MODEL_ALIASES.map((alias) => [alias, z.string().nullable()])) as Record<StemModelAlias, z.ZodNullable<z.ZodString>>)
       .strict()
       .openapi({ description: 'The model (or A+B ensemble) each stemModel runs now; null: none installed.' }),
+    devices: z.array(z.string()).openapi({
+      description: 'What this server runs jobs on, in the order a job is offered them, e.g. ["GPU: NVIDIA H200 (Vulkan)", "CPU"] (serve --device); empty where this node runs no jobs (serve --workers 0). A job\'s own `device` says what ran it.',
+    }),
   })
   .strict()
   .openapi('ModelList');

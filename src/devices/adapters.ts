@@ -62,8 +62,25 @@ export function systemSurveyEnvironment(env: NodeJS.ProcessEnv = process.env): S
   };
 }
 
+/**
+ * Names the provider to drive the adapters with instead of the platform's default (Windows:
+ * `webgpu` on D3D12 instead of `dml`; macOS: `coreml` instead of `webgpu` on Metal).
+ */
+export const GPU_PROVIDER_ENV = 'STEMSPLIT_GPU_PROVIDER';
+const PROVIDERS: readonly GpuProvider[] = ['webgpu', 'dml', 'coreml'];
+
 /** The adapters of this machine. */
 export function surveyAdapters(system: SurveyEnvironment = systemSurveyEnvironment()): AdapterSurvey {
+  const survey = surveyPlatform(system);
+  const chosen = system.env[GPU_PROVIDER_ENV];
+  if (chosen === undefined || chosen === '') return survey;
+  if (!(PROVIDERS as readonly string[]).includes(chosen)) {
+    return { adapters: [], missing: [`${GPU_PROVIDER_ENV} must be one of ${PROVIDERS.join(', ')}, got "${chosen}"`] };
+  }
+  return { ...survey, adapters: survey.adapters.map((adapter) => ({ ...adapter, provider: chosen as GpuProvider })) };
+}
+
+function surveyPlatform(system: SurveyEnvironment): AdapterSurvey {
   if (system.platform === 'linux') return surveyVulkan(system);
   if (system.platform === 'win32') return surveyWindows(system);
   if (system.platform === 'darwin') return surveyMac(system);

@@ -21,6 +21,8 @@ export interface JobProcessing {
   /** Absent on a node that runs no jobs (`serve --workers 0`). */
   readonly runner: JobRunner | undefined;
   readonly webhooks: WebhookDispatcher;
+  /** What this node's jobs run on, in the order a job is offered them ("GPU: … (Vulkan)", "CPU"); none on an API-only node. */
+  readonly devices: readonly string[];
   start(): void;
   /** Stops claiming, lets running jobs finish, stops the threads and the dispatcher. */
   stop(): Promise<void>;
@@ -48,6 +50,7 @@ export function startJobProcessing(data: DataStore, registry: ModelRegistry, con
   return {
     runner,
     webhooks,
+    devices: splitter?.devices ?? [],
     start() {
       webhooks.start();
       runner?.start();

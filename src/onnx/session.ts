@@ -61,6 +61,12 @@ export const ORT_PROFILE_ENV = 'STEMSPLIT_ORT_PROFILE';
  */
 export const ORT_PROVIDER_ENV = 'STEMSPLIT_ORT_PROVIDER';
 
+/**
+ * Fault injection for tests of what follows a GPU failure (no real GPU can be made to fail on
+ * demand): set to `lost`, every run of a session on a GPU fails as a lost device does.
+ */
+export const GPU_FAULT_ENV = 'STEMSPLIT_TEST_GPU_FAULT';
+
 const GPU_PROVIDERS = ['webgpu', 'dml', 'coreml'] as const;
 export type GpuProviderName = (typeof GPU_PROVIDERS)[number];
 
@@ -162,6 +168,7 @@ export async function runTensors(
   for (const [name, tensor] of Object.entries(inputs)) feeds[name] = new ort.Tensor('float32', tensor.data, [...tensor.dims]);
   let results: InferenceSession.ReturnType;
   try {
+    if (handle.onGpu && process.env[GPU_FAULT_ENV] === 'lost') throw new Error(`the device was lost (injected by ${GPU_FAULT_ENV})`);
     results = await handle.session.run(feeds, [...outputs]);
   } catch (error) {
     if (handle.onGpu) throw new StemsplitError('GPU_UNAVAILABLE', `the GPU failed as it ran: ${firstLine(error)}`, { cause: error });

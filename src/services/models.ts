@@ -39,6 +39,7 @@ export interface ModelCatalogView {
   readonly items: ModelInfo[];
   readonly ensembleAlgorithms: (typeof ENSEMBLE_ALGORITHMS)[number][];
   readonly defaults: Record<StemModelAlias, string | null>;
+  readonly devices: string[];
 }
 
 export class ModelService {
@@ -49,7 +50,11 @@ export class ModelService {
   /** What this server's models compute in (`serve --precision`). */
   readonly #precision: Precision;
 
-  constructor(registry: ModelRegistry, timings: ModelTimings, allowed?: readonly string[], precision: Precision = 'fp32') {
+  /** What this server's jobs run on, in the order a job is offered them (`serve --device`). */
+  readonly #devices: readonly string[];
+
+  constructor(registry: ModelRegistry, timings: ModelTimings, allowed?: readonly string[], precision: Precision = 'fp32', devices: readonly string[] = []) {
+    this.#devices = devices;
     this.#registry = registry;
     this.#timings = timings;
     this.#allowed = allowed === undefined ? undefined : new Set(allowed);
@@ -74,7 +79,7 @@ export class ModelService {
       terms: model.terms,
     }));
     const defaults = Object.fromEntries(STEM_MODEL_ALIASES.map((alias) => [alias, this.#aliasModel(alias)])) as Record<StemModelAlias, string | null>;
-    return { items, ensembleAlgorithms: [...ENSEMBLE_ALGORITHMS], defaults };
+    return { items, ensembleAlgorithms: [...ENSEMBLE_ALGORITHMS], defaults, devices: [...this.#devices] };
   }
 
   #aliasModel(alias: StemModelAlias): string | null {

@@ -137,11 +137,13 @@ function ensembleWords(split) {
 /** "Made with <model>" (or the members of an ensemble and how they were combined), the terms of their weights, and for the bundled model what a pull gives. */
 function modelLines(split) {
   const members = split.models;
+  // What ran it, once its model has loaded: "CPU" or "GPU: <adapter> (<API>)".
+  const device = split.device ? (split.status === 'succeeded' ? ' Ran on ' : ' Runs on ') + split.device + '.' : '';
   if (members.length > 1) {
-    return ['Made with an ensemble of ' + members.join(', ') + ' (their stems combined with ' + ensembleWords(split) + '). Terms: ' + library.termsWords(members) + '.'];
+    return ['Made with an ensemble of ' + members.join(', ') + ' (their stems combined with ' + ensembleWords(split) + '). Terms: ' + library.termsWords(members) + '.' + device];
   }
   const model = library.model(split.model);
-  const lines = ['Made with ' + split.model + (model ? '. Terms: ' + model.terms : '') + '.'];
+  const lines = ['Made with ' + split.model + (model ? '. Terms: ' + model.terms : '') + '.' + device];
   if (model && model.origin === 'bundled') {
     lines.push('This is the small model bundled with stemsplit, weak on vocals: for Demucs v4 quality run "stemsplit models pull htdemucs" on the server (its weights are for research use only).');
   }
@@ -326,7 +328,7 @@ async function follow(id, name) {
     if (split.status !== lastStatus) announce(name + ': ' + STATUS_WORDS[split.status]);
     lastStatus = split.status;
     if (split.status === 'queued') setJob(name, 'Waiting for its turn\u2026', 0);
-    if (split.status === 'processing') setJob(name, 'Splitting ' + split.progress + '%', split.progress);
+    if (split.status === 'processing') setJob(name, 'Splitting ' + split.progress + '%' + (split.device ? ' on ' + split.device : ''), split.progress);
     if (split.status === 'failed') {
       show($('job'), false);
       // A split cancelled on this page (or by the API) needs no error: its row says it.
