@@ -90,17 +90,19 @@ describe('the adapters a box has', () => {
   });
 });
 
+/** A 2 s song in `dir`: the GPU path on lavapipe is slow, so the songs are short. */
+function twoSecondSong(dir: string): string {
+  const song = join(dir, 'song.wav');
+  writeSong(song, 2);
+  return song;
+}
+
 /** A box with no Vulkan driver at all, for the CLI: the loader finds none, and so does stemsplit. */
 const NO_DRIVER = { VK_DRIVER_FILES: '/nonexistent/stemsplit-test-icd.json', STEMSPLIT_DEVICE: '' };
 
 describe('the CLI where there is no adapter', () => {
-  let dir: string;
-  let song: string;
-  before(() => {
-    dir = tempDir();
-    song = join(dir, 'song.wav');
-    writeSong(song, 2);
-  });
+  const dir = tempDir();
+  const song = twoSecondSong(dir);
 
   it('devices says there is none, auto runs on the CPU, gpu fails', () => {
     const result = runCli(['devices', '--json'], NO_DRIVER);
@@ -142,13 +144,8 @@ const software = surveyAdapters().adapters.find((adapter) => adapter.software);
 const noSoftwareGpu = software === undefined ? 'no software Vulkan adapter here (Debian: mesa-vulkan-drivers from bookworm-backports; .ci/run installs it)' : false;
 
 describe('a GPU that fails as it runs (lavapipe, the failure injected)', { skip: noSoftwareGpu }, () => {
-  let dir: string;
-  let song: string;
-  before(() => {
-    dir = tempDir();
-    song = join(dir, 'song.wav');
-    writeSong(song, 2);
-  });
+  const dir = tempDir();
+  const song = twoSecondSong(dir);
 
   it('split --device gpu fails in one line (exit 17) and leaves no stems', () => {
     const out = join(dir, 'lost');
@@ -188,9 +185,7 @@ describe('the API with --device gpu (lavapipe)', { skip: noSoftwareGpu }, () => 
   let t: TestServer;
   let song: Buffer;
   before(async () => {
-    const dir = tempDir();
-    writeSong(join(dir, 'song.wav'), 2);
-    song = readFileSync(join(dir, 'song.wav'));
+    song = readFileSync(twoSecondSong(tempDir()));
     t = await startTestServer({ device: 'gpu' });
   });
   after(() => t?.close());
@@ -216,9 +211,7 @@ describe('the API when the GPU is lost mid-job (lavapipe, the failure injected)'
   let t: TestServer;
   let song: Buffer;
   before(async () => {
-    const dir = tempDir();
-    writeSong(join(dir, 'song.wav'), 2);
-    song = readFileSync(join(dir, 'song.wav'));
+    song = readFileSync(twoSecondSong(tempDir()));
     // Its workers start with the fault in their environment, at the first job.
     process.env[GPU_FAULT_ENV] = 'lost';
     t = await startTestServer({ device: 'gpu' });
