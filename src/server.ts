@@ -48,6 +48,8 @@ export interface RunningServer {
   readonly runner: JobRunner | undefined;
   readonly webhooks: WebhookDispatcher;
   readonly registry: ModelRegistry;
+  /** What its jobs run on, in the order a job is offered them ("GPU: … (Vulkan)", "CPU"); none with --workers 0. */
+  readonly devices: readonly string[];
   close(): Promise<void>;
 }
 
@@ -144,6 +146,7 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
     runner: jobs.runner,
     webhooks: jobs.webhooks,
     registry,
+    devices: jobs.devices,
     close: () =>
       (closing ??= (async () => {
         stopCleanup();

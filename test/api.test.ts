@@ -133,7 +133,7 @@ describe('uploads and splits', () => {
     assert.deepEqual(Object.keys(split.stems).sort(), ['bass', 'drums', 'guitar', 'other', 'piano', 'vocals']);
     assert.equal(typeof split.model, 'string');
     assert.ok(split.model.length > 0);
-    const line = new RegExp(`^split ${split.id} succeeded: ${SONG_SECONDS.toFixed(1)} s of audio with ${split.model} in \\d+\\.\\d s$`);
+    const line = new RegExp(`^split ${split.id} succeeded: ${SONG_SECONDS.toFixed(1)} s of audio with ${split.model} on ${split.device} in \\d+\\.\\d s$`);
     assert.ok(logged.some((l) => line.test(l)), `the server logs each finished job:\n${logged.join('\n')}`);
   });
 

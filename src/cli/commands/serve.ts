@@ -7,6 +7,7 @@ import type { DataStore } from '../../store/index.js';
 import { addWebSession, createWebSession, hasWebSession, recordPageOrigins } from '../../services/web-session.js';
 import { pageOrigins, webSessionLink } from '../../web/session.js';
 import { print, runUntilSignalled, type CommandContext } from '../context.js';
+import { jobSlots } from '../job-slots.js';
 
 export interface ServeOptions {
   /** Revoke every web-session key and print a link with a new one. */
@@ -29,7 +30,7 @@ export async function serveCommand(ctx: CommandContext, options: ServeOptions = 
   const length = ctx.config.maxMinutes === undefined ? 'sources of any length (streamed)' : `each of at most ${ctx.config.maxMinutes} minutes of audio`;
   const ensembles = aliasModels.some(({ model }) => model.includes('+')) ? ` (ensembles combined by ${describeEnsembleMethod(ctx.config.ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM })})` : '';
   const aliases = aliasModels.map(({ alias, model }) => `${alias} → ${model}`).join(', ');
-  ctx.stderr.write(`models: ${aliases}${ensembles}; ${ctx.config.concurrency} job(s) at a time, ${length}, ${limits}\n`);
+  ctx.stderr.write(`models: ${aliases}${ensembles}; ${jobSlots(server.devices, ctx.config)}, ${length}, ${limits}\n`);
   const elsewhere = ctx.config.databaseUrl ? 'another node' : 'the next start';
   await runUntilSignalled(ctx, () => server.close(), {
     graceful: `running jobs finish, queued jobs stay queued for ${elsewhere}`,
