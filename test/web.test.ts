@@ -247,6 +247,7 @@ describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CH
     // Which model made the stems, the terms of its weights, and what a pull would give.
     const modelLine = (await page.locator('#mixer-model').textContent()) ?? '';
     assert.match(modelLine, /Made with stemsplit-small-4s\. Terms: MIT/);
+    assert.match(modelLine, /Ran on CPU\./, 'the page says what ran the job');
     assert.match(modelLine, /stemsplit models pull htdemucs/);
     assert.match((await page.locator('#history li').first().locator('.history-meta').textContent()) ?? '', /stemsplit-small-4s/);
     await page.screenshot({ path: join(ARTIFACTS, 'web-mixer-desktop.png'), fullPage: true });
