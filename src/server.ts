@@ -22,7 +22,7 @@ import { registryFor, type ModelRegistry } from './models/registry.js';
 import { checkServedModels } from './models/served-check.js';
 import type { GuardOptions } from './net/fetch.js';
 import type { ProcessLock } from './process-lock.js';
-import { lockDataDirForServe, openDataStore, urlSigningKey, type Clock, type DataStore } from './store/index.js';
+import { lockDataDirForServe, makeDataDirPrivate, openDataStore, urlSigningKey, type Clock, type DataStore } from './store/index.js';
 import { ALLOWED_CONTENT_TYPES } from './limits.js';
 import { VERSION } from './version.js';
 import { webRoutes } from './web/routes.js';
@@ -60,17 +60,18 @@ export async function startServer(config: StemsplitConfig, options: ServerOption
   // One serve per SQLite data dir, taken before anything below treats unfinished work in it as
   // interrupted. On PostgreSQL many nodes share the data dir by design, and nothing is reset.
   checkServedModels(registryFor(config), config);
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  await makeDataDirPrivate(config.dataDir, log);
   const lock = config.databaseUrl ? undefined : lockDataDirForServe(config.dataDir);
   try {
-    return await startLocked(config, options, lock);
+    return await startLocked(config, options, lock, log);
   } catch (error) {
     lock?.release();
     throw error;
   }
 }
 
-async function startLocked(config: StemsplitConfig, options: ServerOptions, lock: ProcessLock | undefined): Promise<RunningServer> {
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+async function startLocked(config: StemsplitConfig, options: ServerOptions, lock: ProcessLock | undefined, log: (line: string) => void): Promise<RunningServer> {
   const data = await openDataStore(config.dataDir, {
     initialCredits: config.initialCredits,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,

@@ -10,7 +10,7 @@ import { StemsplitError } from './errors.js';
 import { startJobProcessing, type JobProcessing } from './jobs/processing.js';
 import { registryFor } from './models/registry.js';
 import { checkServedModels } from './models/served-check.js';
-import { openDataStore, urlSigningKey, type DataStore } from './store/index.js';
+import { makeDataDirPrivate, openDataStore, urlSigningKey, type DataStore } from './store/index.js';
 
 export interface WorkerOptions {
   readonly log?: (line: string) => void;
@@ -33,6 +33,7 @@ export async function startWorker(config: StemsplitConfig, options: WorkerOption
   if (config.concurrency < 1) throw new StemsplitError('USAGE', 'stemsplit worker needs --concurrency of at least 1');
   checkServedModels(registryFor(config), config);
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  await makeDataDirPrivate(config.dataDir, log);
   const data = await openDataStore(config.dataDir, {
     initialCredits: config.initialCredits,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,

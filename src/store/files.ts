@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StemFormat } from '../audio/formats.js';
 import { ID_PATTERN } from './ids.js';
+import { PRIVATE_DIR_MODE } from './private-files.js';
 
 const STEM_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 
@@ -26,7 +27,7 @@ function checkId(id: string): string {
 }
 
 export function dataLayout(root: string): DataLayout {
-  for (const dir of ['uploads', 'sources', 'stems']) mkdirSync(join(root, dir), { recursive: true });
+  for (const dir of ['uploads', 'sources', 'stems']) mkdirSync(join(root, dir), { recursive: true, mode: PRIVATE_DIR_MODE });
   return Object.freeze({
     root,
     database: join(root, 'stemsplit.sqlite'),

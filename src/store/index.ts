@@ -78,6 +78,7 @@ export { readSetting, urlSigningKey, writeSetting } from './settings.js';
 export { isStemName } from './files.js';
 export { newId, ID_PATTERN } from './ids.js';
 export { lockDataDirForServe } from './serve-lock.js';
+export { makeDataDirPrivate } from './private-files.js';
 export type { Store, Dialect } from './database.js';
 export { redactDatabaseUrl } from './postgres.js';
 export { OutageLog } from './outage.js';

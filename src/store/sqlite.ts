@@ -4,7 +4,7 @@
  * transaction at a time holds the connection and every other statement of this process
  * waits for it to end. Other processes wait on SQLite's own lock (busy_timeout).
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
@@ -13,6 +13,7 @@ import { StemsplitError } from '../errors.js';
 import { TransactionTracker, type Store } from './database.js';
 import { migrationNames, migrationsFor } from './migrations.js';
 import type { Database } from './schema.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.js';
 
 /** How long a process waits for another's lock before it gives up. */
 const LOCK_WAIT_MS = 5_000;
@@ -23,7 +24,7 @@ function toSqliteParameter(value: unknown): unknown {
 }
 
 export async function openSqliteStore(path: string): Promise<Store> {
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
   let sqlite: BetterSqlite3.Database;
   try {
     sqlite = new BetterSqlite3(path);
@@ -33,6 +34,7 @@ export async function openSqliteStore(path: string): Promise<Store> {
   // First, so that a process starting beside another waits for its locks instead of failing.
   sqlite.pragma(`busy_timeout = ${LOCK_WAIT_MS}`);
   await switchToWal(sqlite);
+  keepPrivate(path);
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
 
@@ -115,6 +117,21 @@ export async function openSqliteStore(path: string): Promise<Store> {
       await exclusive(() => sqlite.close());
     },
   });
+}
+
+/**
+ * The database holds the URL-signing key and webhook secrets: 0600 (its -wal and -shm files
+ * too), even when a CLI command run under umask 022 made it. A file of another user is left as
+ * it is (only its owner may change it).
+ */
+function keepPrivate(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, PRIVATE_FILE_MODE);
+    } catch {
+      // Missing (no WAL yet) or not ours.
+    }
+  }
 }
 
 /** A write the full disk refused is STORAGE_FAILED (507), not a bug: say so in words. */
