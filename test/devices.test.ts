@@ -133,6 +133,15 @@ describe('the CLI where there is no adapter', () => {
     assert.equal((JSON.parse(result.stdout) as { device: string }).device, 'CPU');
   });
 
+  it('int8 runs on the CPU only: --device gpu with it is a usage error, auto keeps to the CPU', async () => {
+    const { deviceSplitter } = await import('../src/splitting/worker-pool.js');
+    const data = { cacheDir: join(dir, 'cache'), intraOpThreads: 1, precision: 'int8' as const };
+    assert.throws(() => deviceSplitter(data, 1, { choice: 'gpu', gpuWorkers: 1 }), (error: unknown) => error instanceof StemsplitError && error.code === 'USAGE' && /--precision int8 runs on the CPU only/.test(error.message));
+    const auto = deviceSplitter(data, 1, { choice: 'auto', gpuWorkers: 1 });
+    assert.deepEqual(auto.devices, ['CPU']);
+    await auto.close();
+  });
+
   it('a device that is not one is a usage error (exit 2)', () => {
     const result = runCli(['split', song, '--device', 'tpu']);
     assert.equal(result.status, 2);
