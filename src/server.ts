@@ -103,7 +103,7 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
   const jobs = startJobProcessing(data, registry, config, {
     guard,
     log,
-    present: (split, nowMs) => presentSplit(split, signer, split.baseUrl, nowMs),
+    present: (split, nowMs) => presentSplit(split, signer, split.baseUrl, nowMs, split.apiKeyId),
     ...(options.webhookBackoff ? { webhookBackoff: options.webhookBackoff } : {}),
   });
   const models = new ModelService(registry, data.modelTimings, config.servedModels, config.precision, jobs.devices);

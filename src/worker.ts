@@ -47,7 +47,7 @@ export async function startWorker(config: StemsplitConfig, options: WorkerOption
     const jobs = startJobProcessing(data, registryFor(config), config, {
       guard: { allowPrivate: config.allowPrivateUrls },
       log,
-      present: (split, nowMs) => presentSplit(split, signer, split.baseUrl, nowMs),
+      present: (split, nowMs) => presentSplit(split, signer, split.baseUrl, nowMs, split.apiKeyId),
     });
     jobs.start();
     let closing: Promise<void> | undefined;

@@ -13,7 +13,11 @@ import { DEFAULT_ENSEMBLE_ALGORITHM } from '../ensemble/algorithms.js';
 /** A job as the API shows it: the type of its schema (schemas.ts), declared there once. */
 export type AudioSplitResource = z.output<typeof AudioSplit>;
 
-export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: string, nowMs: number): AudioSplitResource {
+/**
+ * `apiKeyId`: the key its stem URLs are issued to (the key that asked; for a webhook, the key that
+ * made the job), so that revoking that key ends them.
+ */
+export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: string, nowMs: number, apiKeyId: string): AudioSplitResource {
   const options = parseJobOptions(split.jobOptions);
   const resource: AudioSplitResource = {
     id: split.id,
@@ -40,8 +44,8 @@ export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: strin
   if (resource.models.length > 1) resource.ensemble = (options.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM) as AudioSplitResource['ensemble'];
   if (split.status === 'succeeded' && split.stemNames && split.purgedAt === null) {
     const stems: Record<string, string> = {};
-    for (const stem of JSON.parse(split.stemNames) as string[]) stems[stem] = signer.url(baseUrl, split.id, stem, split.outputFormat, nowMs);
-    resource.sourceUrl = signer.sourceUrl(baseUrl, split.id, nowMs);
+    for (const stem of JSON.parse(split.stemNames) as string[]) stems[stem] = signer.url(baseUrl, split.id, stem, split.outputFormat, nowMs, apiKeyId);
+    resource.sourceUrl = signer.sourceUrl(baseUrl, split.id, nowMs, apiKeyId);
     resource.stems = stems;
   }
   // `error` goes last, after `stems`, so re-insert it.

@@ -180,6 +180,14 @@ export const SplitCreated = z
   .strict()
   .openapi('SplitCreated');
 
+export const SplitDeleted = z
+  .object({
+    id: z.string().regex(/^split_/),
+    deleted: z.literal(true),
+  })
+  .strict()
+  .openapi('SplitDeleted');
+
 export const JobError = z.object({ code: z.enum(JOB_ERROR_CODES), message: z.string() }).strict();
 
 export const AudioSplit = z

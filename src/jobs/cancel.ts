@@ -9,6 +9,7 @@
  * its cancel poll in another) and tells the worker to stop at its next chunk; the runner then
  * removes whatever the job had written.
  */
+import { rm } from 'node:fs/promises';
 import { StemsplitError } from '../errors.js';
 import type { DataStore, Split } from '../store/index.js';
 import { SPLIT_EVENT } from './webhooks.js';
@@ -45,4 +46,20 @@ export async function cancelSplit(data: DataStore, split: Split, present: Presen
   const now = (await data.splits.get(split.id)) as Split;
   if (now.status === 'failed' && now.errorCode === 'CANCELLED') return now;
   throw new StemsplitError('VALIDATION_ERROR', `split ${split.id} already ${now.status === 'succeeded' ? 'succeeded' : `failed (${now.errorCode ?? 'unknown'})`}; only a queued or processing split can be cancelled`);
+}
+
+/**
+ * Deletes a job (DELETE /v1/audio/splits/{id}, an addition): a queued or processing one is first
+ * cancelled as above (its runner then removes what it wrote); its source and stems leave the disk;
+ * it is marked deleted, so its signed URLs answer 404 and the API shows it no more. Its row stays
+ * for the ledger entries that name it.
+ */
+export async function deleteSplit(data: DataStore, split: Split, present: PresentSplit): Promise<{ cancelled: boolean }> {
+  const unfinished = split.status === 'queued' || split.status === 'processing';
+  if (unfinished) await cancelSplit(data, split, present);
+  await data.splits.markDeleted(split.id);
+  const { layout } = data;
+  await rm(layout.absolute(layout.stemDir(split.id)), { recursive: true, force: true });
+  await rm(layout.absolute(split.sourcePath), { force: true });
+  return { cancelled: unfinished };
 }

@@ -74,7 +74,7 @@ export class SplitService {
   /** One of the account's jobs; another account's job is as invisible as one that does not exist. */
   async get(principal: Principal, splitId: string): Promise<Split> {
     const split = await this.#find(splitId);
-    if (!split || split.accountId !== principal.accountId) throw new StemsplitError('NOT_FOUND', `no split ${splitId.slice(0, 64)}`);
+    if (!split || split.accountId !== principal.accountId || split.deletedAt !== null) throw new StemsplitError('NOT_FOUND', `no split ${splitId.slice(0, 64)}`);
     return split;
   }
 
@@ -195,6 +195,7 @@ export class SplitService {
       leaseOwner: null,
       leaseExpiresAtMs: null,
       device: null,
+      deletedAt: null,
     };
     await this.#data.splits.insert(split);
     await this.#data.accounts.addLedgerEntry(principal.accountId, 'charge', -credits, id, `split ${id}`);

@@ -7,7 +7,7 @@ import { StemsplitError } from '../errors.js';
 import { isoAt, type Clock } from './clock.js';
 import type { Store } from './database.js';
 import { newId } from './ids.js';
-import type { AccountTable, ApiKeyTable, LedgerKind } from './schema.js';
+import type { AccountTable, ApiKeyTable, LedgerKind, Role } from './schema.js';
 
 export const DEFAULT_ACCOUNT = 'default';
 const KEY_PREFIX = 'sk_stemsplit_';
@@ -36,7 +36,11 @@ export interface CreatedApiKey {
 export interface Principal {
   readonly apiKeyId: string;
   readonly accountId: string;
+  readonly role: Role;
 }
+
+/** How often a key's `lastUsedAt` is written: at most once a minute, so a busy key costs no write per request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
 
 function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
@@ -60,7 +64,8 @@ export class Accounts {
     return this.#store.transaction(async () => {
       const existing = await this.find(DEFAULT_ACCOUNT);
       if (existing) return existing;
-      const { account, created } = await this.#insertAccount(DEFAULT_ACCOUNT);
+      // The first start's account is the studio's admin (the operator's).
+      const { account, created } = await this.#insertAccount(DEFAULT_ACCOUNT, 'admin');
       // Only the node that made the account grants (PostgreSQL nodes may start together).
       if (created && initialCredits > 0) await this.grant(DEFAULT_ACCOUNT, initialCredits, 'initial grant of a new data dir');
       return this.#require(DEFAULT_ACCOUNT, account.id);
@@ -89,7 +94,7 @@ export class Accounts {
   }
 
   /** Inserts the account unless another process just did; either way, returns the stored one. */
-  async #insertAccount(name: string): Promise<{ account: Account; created: boolean }> {
+  async #insertAccount(name: string, role: Role = 'member'): Promise<{ account: Account; created: boolean }> {
     if (!/^[\w.-]{1,64}$/.test(name)) throw new StemsplitError('USAGE', `invalid account name "${name}"`);
     const account: Account = {
       id: newId('acct'),
@@ -97,6 +102,7 @@ export class Accounts {
       balance: 0,
       webhookSecret: newWebhookSecret(),
       createdAt: isoAt(this.#clock.now()),
+      role,
     };
     const { changes } = await this.#store.run(
       this.#store.db.insertInto('accounts').values(account).onConflict((oc) => oc.column('name').doNothing()),
@@ -160,18 +166,41 @@ export class Accounts {
     }
   }
 
-  /** The principal a bearer key stands for, or undefined for unknown and revoked keys. */
+  /** The principal a bearer key stands for, or undefined for unknown and revoked keys. Notes the key's use. */
   async authenticate(presentedKey: string): Promise<Principal | undefined> {
     if (!presentedKey.startsWith(KEY_PREFIX) || presentedKey.length > 200) return undefined;
     const presentedHash = sha256Hex(presentedKey);
-    const row = await this.#store.first(
-      this.#store.db.selectFrom('apiKeys').select(['id', 'accountId', 'keyHash', 'revokedAt']).where('keyHash', '=', presentedHash),
-    );
+    const row = await this.#store.first(this.#keyWithRole().select(['apiKeys.keyHash', 'apiKeys.lastUsedAt']).where('apiKeys.keyHash', '=', presentedHash));
     // The lookup is by hash; the final equality is checked in constant time anyway, so
     // no timing difference depends on how much of a guessed key was right.
     if (!row || !timingSafeEqual(Buffer.from(row.keyHash, 'hex'), Buffer.from(presentedHash, 'hex'))) return undefined;
     if (row.revokedAt !== null) return undefined;
-    return { apiKeyId: row.id, accountId: row.accountId };
+    await this.#noteUse(row.id, row.lastUsedAt);
+    return { apiKeyId: row.id, accountId: row.accountId, role: row.role };
+  }
+
+  /**
+   * The principal of an API key named by id (a signed stem URL names the key it was issued to),
+   * or undefined when no such key exists or it was revoked: a revoked key's URLs stop at once.
+   */
+  async activeKey(id: string): Promise<Principal | undefined> {
+    const row = await this.#store.first(this.#keyWithRole().where('apiKeys.id', '=', id));
+    if (!row || row.revokedAt !== null) return undefined;
+    return { apiKeyId: row.id, accountId: row.accountId, role: row.role };
+  }
+
+  #keyWithRole() {
+    return this.#store.db
+      .selectFrom('apiKeys')
+      .innerJoin('accounts', 'accounts.id', 'apiKeys.accountId')
+      .select(['apiKeys.id', 'apiKeys.accountId', 'apiKeys.revokedAt', 'accounts.role']);
+  }
+
+  /** Writes `lastUsedAt` when it is unset or a minute old. */
+  async #noteUse(id: string, lastUsedAt: string | null): Promise<void> {
+    const now = this.#clock.now();
+    if (lastUsedAt !== null && now - Date.parse(lastUsedAt) < LAST_USED_RESOLUTION_MS) return;
+    await this.#store.run(this.#store.db.updateTable('apiKeys').set({ lastUsedAt: isoAt(now) }).where('id', '=', id));
   }
 
   async balance(accountName: string): Promise<number> {

@@ -31,6 +31,7 @@ export function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0003_output_format': { up: outputFormat },
     '0004_model_library': { up: modelLibrary },
     '0005_split_device': { up: splitDevice },
+    '0006_people': { up: (db) => people(db, t) },
   };
 }
 
@@ -178,5 +179,27 @@ async function modelLibrary(db: Kysely<unknown>): Promise<void> {
     .addColumn('audioSeconds', 'double precision', (c) => c.notNull())
     .addColumn('jobs', 'integer', (c) => c.notNull())
     .addColumn('updatedAt', 'text', (c) => c.notNull())
+    .execute();
+}
+
+/**
+ * A studio's LAN (issue 48): each account is an `admin` or a `member` (the `default` account, the
+ * one the first start makes, is the admin); a job deleted by its owner keeps its row (its ledger
+ * entries name it) but is gone from the API (`deletedAt`); one-time invites a page exchanges for a
+ * person's own key, kept as SHA-256 hashes like keys.
+ */
+async function people(db: Kysely<unknown>, t: ColumnTypes): Promise<void> {
+  await db.schema.alterTable('accounts').addColumn('role', 'text', (c) => c.notNull().defaultTo('member')).execute();
+  await sql`update accounts set role = 'admin' where name = 'default'`.execute(db);
+  await db.schema.alterTable('splits').addColumn('deletedAt', 'text').execute();
+  await db.schema
+    .createTable('invites')
+    .addColumn('id', t.id, (c) => c.primaryKey())
+    .addColumn('accountId', 'text', (c) => c.notNull().references('accounts.id'))
+    .addColumn('tokenHash', 'text', (c) => c.notNull().unique())
+    .addColumn('createdAt', 'text', (c) => c.notNull())
+    .addColumn('expiresAtMs', t.ms, (c) => c.notNull())
+    .addColumn('usedAt', 'text')
+    .addColumn('apiKeyId', 'text')
     .execute();
 }

@@ -7,6 +7,8 @@ export type SplitStatus = 'queued' | 'processing' | 'succeeded' | 'failed';
 export type UploadStatus = 'pending' | 'uploading' | 'complete' | 'used';
 export type LedgerKind = 'grant' | 'charge' | 'refund';
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+/** An admin manages people and credits through the API; a member splits with their own credits. */
+export type Role = 'admin' | 'member';
 
 export interface AccountTable {
   id: string;
@@ -14,6 +16,7 @@ export interface AccountTable {
   balance: number;
   webhookSecret: string;
   createdAt: string;
+  role: Role;
 }
 
 export interface ApiKeyTable {
@@ -91,6 +94,21 @@ export interface SplitTable {
   jobOptions: string | null;
   /** What ran it: "GPU: <adapter> (<API>)" or "CPU"; null until its worker has loaded the model. */
   device: string | null;
+  /** Set when its owner (or an admin) deleted it: its files are gone and the API no longer shows it. */
+  deletedAt: string | null;
+}
+
+/** A one-time invite: exchanged once, before it expires, for a new key of its account. */
+export interface InviteTable {
+  id: string;
+  accountId: string;
+  /** SHA-256 of the invite token, hex; the token itself is never stored. */
+  tokenHash: string;
+  createdAt: string;
+  expiresAtMs: number;
+  usedAt: string | null;
+  /** The key it was exchanged for. */
+  apiKeyId: string | null;
 }
 
 export interface IdempotencyTable {
@@ -143,4 +161,5 @@ export interface Database {
   webhookDeliveries: WebhookDeliveryTable;
   settings: SettingTable;
   modelTimings: ModelTimingTable;
+  invites: InviteTable;
 }

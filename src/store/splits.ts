@@ -31,7 +31,7 @@ export class Splits {
 
   /** An account's jobs, made with any of its keys, newest first, from before `before`. */
   listForAccount(accountId: string, limit: number, before?: string): Promise<Split[]> {
-    let query = this.#store.db.selectFrom('splits').selectAll().where('accountId', '=', accountId);
+    let query = this.#store.db.selectFrom('splits').selectAll().where('accountId', '=', accountId).where('deletedAt', 'is', null);
     if (before) query = query.where('id', '<', before);
     return this.#store.all(query.orderBy('id', 'desc').limit(limit));
   }
@@ -199,6 +199,12 @@ export class Splits {
         .where('purgedAt', 'is', null)
         .limit(limit),
     );
+  }
+
+  /** Marks the job deleted (and its files purged): the API no longer shows it. */
+  async markDeleted(id: string): Promise<void> {
+    const now = isoAt(this.#clock.now());
+    await this.#store.run(this.#store.db.updateTable('splits').set((eb) => ({ deletedAt: now, purgedAt: eb.fn.coalesce('purgedAt', eb.val(now)) })).where('id', '=', id));
   }
 
   async markPurged(id: string): Promise<void> {

@@ -47,12 +47,16 @@ const downloadStemRoute = createRoute({
   security: [],
   request: {
     params: z.object({ splitId: z.string(), stem: z.string(), format: z.enum(STEM_FORMATS) }),
-    query: z.object({ expires: z.string().openapi({ type: 'integer' }), signature: z.string() }),
+    query: z.object({
+      expires: z.string().openapi({ type: 'integer' }),
+      keyId: z.string().openapi({ description: 'The API key the URL was issued to (an id, not a secret): once it is revoked, the URL answers 401.' }),
+      signature: z.string(),
+    }),
   },
   responses: {
     200: { description: 'The stem.', content: stemContent },
     206: { description: 'Part of the stem.', content: stemContent },
-    401: failure('Invalid or expired signature.'),
+    401: failure('Invalid or expired signature, or the key it was issued to was revoked.'),
     404: failure('No such stem, or it is past retention.'),
   },
 });
@@ -73,12 +77,17 @@ export function fileRoutes(deps: FileRoutesDeps): OpenAPIHono<AppEnv> {
     const stem = file === SOURCE ? SOURCE : named?.[1] ?? '';
     const format = file === SOURCE ? undefined : named?.[2];
     if (!ID_PATTERN.test(splitId) || (stem !== SOURCE && !isStemName(stem))) throw new StemsplitError('NOT_FOUND', 'no such stem');
-    if (!deps.signer.verify(splitId, stem, c.req.query('expires'), c.req.query('signature'), deps.data.clock.now())) {
-      throw new StemsplitError('UNAUTHORIZED', 'the stem URL is invalid or has expired; GET the split again for fresh URLs');
-    }
+    const query = { expires: c.req.query('expires'), keyId: c.req.query('keyId'), signature: c.req.query('signature') };
+    const keyId = deps.signer.verify(splitId, stem, query, deps.data.clock.now());
+    if (!keyId) throw new StemsplitError('UNAUTHORIZED', 'the stem URL is invalid or has expired; GET the split again for fresh URLs');
     const kept = await (stem === SOURCE ? deps.splits.sourceFile(splitId) : deps.splits.stemFile(splitId, stem));
     if (!kept) throw new StemsplitError('NOT_FOUND', `the ${stem === SOURCE ? 'source' : 'stem'} is no longer kept`);
     const { split, path } = kept;
+    // The key the URL was issued to must still work, and still be the job's account's.
+    const holder = await deps.data.accounts.activeKey(keyId);
+    if (!holder || holder.accountId !== split.accountId) {
+      throw new StemsplitError('UNAUTHORIZED', 'the API key this stem URL was issued to has been revoked; sign in again and GET the split for fresh URLs');
+    }
     if (stem !== SOURCE && format !== split.outputFormat) throw new StemsplitError('NOT_FOUND', `this split's stems are ${split.outputFormat} files`);
     const info = await stat(path).catch(() => undefined);
     if (!info) throw new StemsplitError('NOT_FOUND', `the ${stem === SOURCE ? 'source' : 'stem'} is no longer kept`);

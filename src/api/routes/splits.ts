@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { StemsplitError } from '../../errors.js';
-import { cancelSplit } from '../../jobs/cancel.js';
+import { cancelSplit, deleteSplit } from '../../jobs/cancel.js';
 import { presentSplit } from '../present.js';
 import type { CreateSplitRequest, SplitService } from '../../services/splits.js';
 import type { StemUrlSigner } from '../stem-urls.js';
@@ -10,7 +10,7 @@ import type { AppEnv } from '../env.js';
 import { IdempotencyGate, requestHash, type StoredResponse } from '../idempotency.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { failure, integerHeader, json, ok, openApiRoutes, serveAndDocument } from '../openapi.js';
-import { AudioSplit, ListSplitsQuery, parseBody, SplitCreated, SplitPage, SplitRequest } from '../schemas.js';
+import { AudioSplit, ListSplitsQuery, parseBody, SplitCreated, SplitDeleted, SplitPage, SplitRequest } from '../schemas.js';
 import { checkUploadReference, parseIdempotencyKey, readJsonObject } from '../validate.js';
 
 const createSplitRoute = createRoute({
@@ -76,6 +76,21 @@ const cancelSplitRoute = createRoute({
     401: failure('Missing or invalid API key.'),
     404: failure('No such job for this account.'),
     422: failure('The job already ended (it succeeded, or failed for another reason).'),
+  },
+});
+
+const deleteSplitRoute = createRoute({
+  method: 'delete',
+  path: '/audio/splits/{splitId}',
+  operationId: 'deleteSplit',
+  description:
+    "Deletes a job (an addition to the v1 spec): its source and stems are removed from disk at once, its signed URLs answer 404, and it is gone from GET and the list. " +
+    'A queued or processing job is cancelled first (refunded, its webhook sent). Only the account that owns the job may delete it.',
+  request: { params: z.object({ splitId: z.string() }) },
+  responses: {
+    200: ok('The job was deleted.', SplitDeleted),
+    401: failure('Missing or invalid API key.'),
+    404: failure('No such job for this account.'),
   },
 });
 
@@ -151,20 +166,30 @@ export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
     const { splits, nextCursor } = await deps.splits.list(principal, limit, cursor);
     const now = deps.data.clock.now();
     const origin = c.get('publicBase');
-    const page: z.output<typeof SplitPage> = { nextCursor, items: splits.map((s) => presentSplit(s, deps.signer, origin, now)) };
+    const page: z.output<typeof SplitPage> = { nextCursor, items: splits.map((s) => presentSplit(s, deps.signer, origin, now, principal.apiKeyId)) };
     return c.json(successBody(page));
   });
 
   app.openapi(cancelSplitRoute, async (c) => {
-    const split = await deps.splits.get(c.get('principal'), c.req.valid('param').splitId);
-    const cancelled = await cancelSplit(deps.data, split, (s, nowMs) => presentSplit(s, deps.signer, s.baseUrl, nowMs));
+    const principal = c.get('principal');
+    const split = await deps.splits.get(principal, c.req.valid('param').splitId);
+    const cancelled = await cancelSplit(deps.data, split, (s, nowMs) => presentSplit(s, deps.signer, s.baseUrl, nowMs, s.apiKeyId));
     deps.cancelled?.(split.id);
-    return c.json(successBody(presentSplit(cancelled, deps.signer, c.get('publicBase'), deps.data.clock.now())), 200);
+    return c.json(successBody(presentSplit(cancelled, deps.signer, c.get('publicBase'), deps.data.clock.now(), principal.apiKeyId)), 200);
   });
 
   app.openapi(getSplitRoute, async (c) => {
-    const split = await deps.splits.get(c.get('principal'), c.req.valid('param').splitId);
-    return c.json(successBody(presentSplit(split, deps.signer, c.get('publicBase'), deps.data.clock.now())), 200);
+    const principal = c.get('principal');
+    const split = await deps.splits.get(principal, c.req.valid('param').splitId);
+    return c.json(successBody(presentSplit(split, deps.signer, c.get('publicBase'), deps.data.clock.now(), principal.apiKeyId)), 200);
+  });
+
+  app.openapi(deleteSplitRoute, async (c) => {
+    const principal = c.get('principal');
+    const split = await deps.splits.get(principal, c.req.valid('param').splitId);
+    const { cancelled } = await deleteSplit(deps.data, split, (s, nowMs) => presentSplit(s, deps.signer, s.baseUrl, nowMs, s.apiKeyId));
+    if (cancelled) deps.cancelled?.(split.id);
+    return c.json(successBody({ id: split.id, deleted: true as const }), 200);
   });
 
   return app;
