@@ -22,6 +22,7 @@ import { bagYaml, expectedHashPrefix } from '../src/demucs/family.js';
 import { uvrModelHash } from '../src/mdx/model-data.js';
 import { isEnsembleRef, modelDir, ModelRegistry } from '../src/models/registry.js';
 import { runCli, spawnCli } from '../harness/process.js';
+import { writeSong } from '../harness/audio.js';
 import { rejectsWith } from './support/assertions.js';
 import { fixtureDir } from './support/fixtures.js';
 import { tempDir } from './support/server.js';
@@ -607,6 +608,24 @@ if (isMainThread) {
     const unknown = runCli(['models', 'pull', 'htdemucs_9s'], env);
     assert.equal(unknown.status, 12);
     assert.match(errorLine(unknown.stderr), /htdemucs, htdemucs_ft, htdemucs_6s/);
+  });
+
+  test('CLI: split --model NAME names the pull when it is not installed; with --pull it pulls first, as models pull does', async () => {
+    const catalog = catalogModel('htdemucs') as CatalogModel;
+    const dir = tempDir();
+    const env = cliEnv(server, dir);
+    await server.put(catalog.files[0] as string, { bytes: randomBytes(1_200_000) });
+    const song = join(dir, 'song.wav');
+    writeSong(song, 1);
+    const plain = runCli(['split', song, '--model', 'htdemucs', '-o', join(dir, 'out')], env);
+    assert.equal(plain.status, 12, plain.stderr);
+    assert.equal(errorLine(plain.stderr), 'stemsplit: model htdemucs is not installed; run: stemsplit models pull htdemucs');
+    // The mirror serves bytes that are not the published checkpoint: the pull runs, shows progress, and its hash check refuses them.
+    const pulled = runCli(['split', song, '--model', 'htdemucs', '--pull', '-o', join(dir, 'out')], env);
+    assert.equal(pulled.status, 14, pulled.stderr);
+    assert.match(pulled.stderr, /htdemucs 955717e8-8726e21a\.th +100% 1\.2 MB \/ 1\.2 MB/);
+    assert.match(errorLine(pulled.stderr), /955717e8-8726e21a\.th .*SHA-256 .* expected 8726e21a/);
+    assert.equal(existsSync(join(dir, 'out')), false, 'nothing split');
   });
 
   test('CLI: an interrupted pull exits with a resume hint and the next run sends Range', async () => {

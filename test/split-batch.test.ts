@@ -50,6 +50,27 @@ describe('split batches', () => {
     assert.match(result.stderr, /stemsplit: 1 of 3 files failed: notes\.txt$/m);
   });
 
+  it('a folder splits the audio files under it, every level, skipping and counting the others; a mistyped name does not stop the batch', () => {
+    const dir = join(work, 'folder');
+    mkdirSync(join(dir, 'album', 'disc 2'), { recursive: true });
+    writeSong(join(dir, 'album', 'one.wav'), 1);
+    writeSong(join(dir, 'album', 'disc 2', 'two.flac'), 1);
+    writeFileSync(join(dir, 'album', 'cover.jpg'), 'not a picture either');
+    writeFileSync(join(dir, 'album', 'notes.txt'), 'liner notes');
+    const missing = join(dir, 'tpyo.wav');
+    const result = runCli(['split', join(dir, 'album'), missing, '-o', join(dir, 'out'), '--json'], env);
+    assert.equal(result.status, 6, `a batch whose only failure is a missing name exits 6 (no such file): ${result.stderr}`);
+    assert.match(result.stderr, new RegExp(`^${join(dir, 'album')}: 2 audio files, 2 other files skipped$`, 'm'));
+    assert.match(result.stderr, new RegExp(`^stemsplit: no such file: ${missing}$`, 'm'));
+    assert.deepEqual(readdirSync(join(dir, 'out')).sort(), ['one', 'two']);
+    const listed = JSON.parse(result.stdout) as { input: string; error?: { code: string } }[];
+    assert.deepEqual(listed.map((entry) => [entry.input, entry.error?.code ?? 'split']), [
+      [join(dir, 'album', 'disc 2', 'two.flac'), 'split'],
+      [join(dir, 'album', 'one.wav'), 'split'],
+      [missing, 'NOT_FOUND'],
+    ]);
+  });
+
   it('a lone file that is not audio fails before loading a model, with its own exit code', () => {
     const file = join(work, 'lonely.mp3');
     writeFileSync(file, 'not an mp3');

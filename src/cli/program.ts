@@ -197,11 +197,13 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .command('split')
     .description('split audio files into stems on this machine (no server, no credits)')
     .argument('<files...>', 'audio files (mp3, wav, flac, m4a, webm, …)')
-    .option(
-      '-m, --model <model>',
-      '4s, 6s, a model name (see models list) or a path to a Demucs .th or bag .yaml, an MSST .ckpt/.pth (RoFormer, SCNet, MDX23C), an MDX-Net .onnx or a model.json; give it again (or join names with +) to ensemble several (default 4s)',
-      collect,
-      [] as string[],
+    .addOption(
+      new Option(
+        '-m, --model <model>',
+        '4s, 6s, a model name (see models list) or a path to a Demucs .th or bag .yaml, an MSST .ckpt/.pth (RoFormer, SCNet, MDX23C), an MDX-Net .onnx, a UVR VR .pth or a model.json; give it again (or join names with +) to ensemble several',
+      )
+        .argParser(collect)
+        .default([] as string[], '4s'),
     )
     .addOption(ensembleOption())
     .addOption(ensembleWeightsOption('--model, in order'))
@@ -219,6 +221,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--mp3-bitrate <kbps>', `MP3 bitrate, constant (default ${DEFAULT_MP3_BITRATE_KBPS})`)
     .option('--shifts <n>', 'random-shift averaging passes (Demucs --shifts; slower, slightly better)', '0')
     .option('--json', 'print the result as JSON on stdout')
+    .option('--pull', 'first pull the catalog models named with --model that are not installed (as models pull: resumable, SHA-256 checked)')
     .addOption(precisionOption())
     .addOption(deviceOption())
     .addHelpText('after', separatorSpellingsHelp())
@@ -323,7 +326,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   const models = program.command('models').description('list, pull and remove models');
   models
     .command('list')
-    .description('installed models and those available to pull, with family (demucs, bs_roformer, mel_band_roformer, scnet, mdx23c, mdx, bundled) and terms')
+    .description('installed models and those available to pull, with family (demucs, bs_roformer, mel_band_roformer, scnet, mdx23c, mdx, vr, bundled) and terms')
     .option('--json', 'print JSON')
     .action(async (opts) => {
       const { modelsList } = await import('./commands/models.js');
@@ -342,7 +345,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   models
     .command('add')
-    .description("add your own model files to this data dir's library under a name: a Demucs .th or bag .yaml, an MSST .ckpt/.pth with its .yaml (RoFormer, SCNet, MDX23C), an MDX-Net .onnx (with NAME.json where UVR's table lacks it); loaded once to check it, then split, serve and the API run it by name")
+    .description("add your own model files to this data dir's library under a name: a Demucs .th or bag .yaml, an MSST .ckpt/.pth with its .yaml (RoFormer, SCNet, MDX23C), an MDX-Net .onnx (with NAME.json where UVR's table lacks it), a UVR VR .pth (with NAME.json where UVR's table lacks it); loaded once to check it, then split, serve and the API run it by name")
     .argument('<files...>', 'the model file (its companions beside it are found: NAME.yaml, NAME.json, a bag\'s members); several files add several models')
     .option('--name <name>', 'the name it goes by (default: the file name without its extension; one file only)')
     .option('--config <yaml>', "an MSST checkpoint's yaml, where it is not NAME.yaml beside it (one file only)")

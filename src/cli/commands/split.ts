@@ -1,5 +1,4 @@
 /** `stemsplit split <files…>`: local separation, no server, no credits. */
-import { statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { isStemFormat, readAudioHeader, STEM_FORMATS } from '../../audio/index.js';
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
@@ -7,13 +6,15 @@ import { MP3_RATES, twoStemsIndex, type StemOutputOptions } from '../../splittin
 import { removeLeftoverStaging, removeStaging } from '../../splitting/staging.js';
 import { deviceSplitter, type OnLoaded, type Splitter } from '../../splitting/worker-pool.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod, ENSEMBLE_ALGORITHMS, isEnsembleAlgorithm, parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
-import { ensembleMembers } from '../../config.js';
+import { ENV, ensembleMembers } from '../../config.js';
 import { ALIAS_QUALITY_MODELS, CLI_DEFAULT_ALIAS, isStemModelAlias } from '../../models/aliases.js';
 import { familyFlags, familyOptionsFrom, MODEL_FAMILIES } from '../../models/families.js';
 import type { Precision } from '../../onnx/quantize.js';
 import { flagAttribute, flagName } from '../../models/family.js';
 import { int8Refusal, isEnsembleRef, listedFamily, registryFor, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
+import { expandInputs } from '../inputs.js';
+import { MODEL_CATALOG } from '../../models/catalog.js';
 import { createProgressBar, createStatusLine } from '../progress.js';
 
 export interface SplitOptions {
@@ -32,6 +33,8 @@ export interface SplitOptions {
   mp3Bitrate?: string;
   shifts?: string;
   json?: boolean;
+  /** Pull the catalog models named with --model that are not installed, first. */
+  pull?: boolean;
   /** Each family's own flags (models/family.ts), as commander parsed them. */
   readonly [familyFlag: string]: unknown;
 }
@@ -95,6 +98,27 @@ function chooseModel(registry: ModelRegistry, options: SplitOptions): { ref: Mod
   return { ref, ensemble: undefined };
 }
 
+/**
+ * `--pull`: the catalog models among --model's names that are not installed yet, pulled as
+ * `models pull` pulls them (resumable, hash-checked), their lines on stderr (stdout is the stems').
+ */
+async function pullMissingModels(ctx: CommandContext, options: SplitOptions): Promise<void> {
+  const registry = registryFor(ctx.config);
+  const names = options.model.flatMap(ensembleMembers).filter((name) => MODEL_CATALOG.some((model) => model.name === name));
+  const missing = names.filter((name) => {
+    try {
+      registry.resolve(name);
+      return false;
+    } catch (error) {
+      return isStemsplitError(error) && error.code === 'MODEL_NOT_FOUND';
+    }
+  });
+  if (missing.length === 0) return;
+  const { modelsPull } = await import('./models.js');
+  const baseUrl = process.env[ENV.modelsBaseUrl];
+  await modelsPull({ ...ctx, stdout: ctx.stderr }, [...new Set(missing)], baseUrl ? { baseUrl } : {});
+}
+
 /** A family's flag given where no model of that family runs is a mistake the user should hear of, not an option silently dropped. */
 function checkFamilyFlags(choice: ModelChoice, options: SplitOptions): void {
   const refs = isEnsembleRef(choice) ? choice.members : [choice];
@@ -123,13 +147,6 @@ export function checkPrecision(choice: ModelChoice, precision: Precision): void 
 /** A flag commander parsed: a value, or true for a switch. */
 function isGiven(value: unknown): boolean {
   return value !== undefined && value !== false;
-}
-
-function checkIsFile(file: string): void {
-  const stats = statSync(file, { throwIfNoEntry: false });
-  if (!stats) throw new StemsplitError('USAGE', `no such file: ${file}`);
-  if (stats.isDirectory()) throw new StemsplitError('USAGE', `${file} is a folder; name the songs in it (e.g. ${join(file, '*.mp3')})`);
-  if (!stats.isFile()) throw new StemsplitError('USAGE', `not a regular file: ${file}`);
 }
 
 /**
@@ -197,10 +214,15 @@ interface SplitOutcome {
   readonly stems: Record<string, string>;
 }
 
-export async function splitCommand(ctx: CommandContext, files: string[], options: SplitOptions): Promise<void> {
+export async function splitCommand(ctx: CommandContext, names: string[], options: SplitOptions): Promise<void> {
   const output = parseOptions(options);
-  for (const file of files) checkIsFile(file);
+  const inputs = expandInputs(names);
+  // One name that cannot be split is the command's one error line; in a batch it is named and the rest go on.
+  const [firstProblem] = inputs.problems.values();
+  if (firstProblem !== undefined && inputs.files.length === 0 && inputs.problems.size === 1) throw new StemsplitError(firstProblem.code, firstProblem.message);
+  const files = [...inputs.files];
   const { config } = ctx;
+  if (options.pull) await pullMissingModels(ctx, options);
   const registry = registryFor(config);
   const { ref, ensemble } = chooseModel(registry, options);
   checkPrecision(ref, config.precision);
@@ -209,9 +231,10 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   if (twoStems !== undefined && !isEnsembleRef(ref) && ref.sources.length > 0) twoStemsIndex(twoStems, ref.name, ref.sources);
   // A run killed outright (SIGKILL, power loss) could not clear its half-encoded stems: this one does.
   for (const leftover of await removeLeftoverStaging(resolve(options.output))) ctx.stderr.write(`removed ${leftover}, left by an interrupted run\n`);
-  const failures = await unreadableInputs(files);
+  for (const line of inputs.folderLines) ctx.stderr.write(`${line}\n`);
+  const failures = new Map<string, Failure>([...inputs.problems, ...(await unreadableInputs(files))]);
   // A batch names each failure as it happens; a single file's failure is the command's one error line.
-  const many = files.length > 1;
+  const many = files.length + inputs.problems.size > 1 || inputs.fromFolder;
   if (many) for (const { message } of failures.values()) ctx.stderr.write(`stemsplit: ${message}\n`);
   // Paired by position, so a file named twice gets two folders too.
   const folders = outputFolders(files, options.output);
@@ -255,18 +278,18 @@ export async function splitCommand(ctx: CommandContext, files: string[], options
   if (options.json) {
     // Every input in the order given, the failed ones with their error, so a script sees them all.
     const done = [...results];
-    const entries = files.map((file) => {
+    const entries = [...files, ...inputs.problems.keys()].map((file) => {
       const index = done.findIndex((r) => r.input === file);
       if (index >= 0) return done.splice(index, 1)[0];
       return { input: file, error: failures.get(file) ?? { code: 'SEPARATION_FAILED', message: `${file} was not split` } };
     });
-    printJson(ctx, files.length === 1 ? entries[0] : entries);
+    printJson(ctx, many ? entries : entries[0]);
   } else for (const r of results) for (const [stem, path] of Object.entries(r.stems)) print(ctx, `${stem}\t${path}`);
   const [first] = failures.values();
   if (first !== undefined && !many) throw new StemsplitError(first.code, first.message);
   if (failures.size > 0) {
-    const names = [...failures.keys()].map((file) => basename(file)).join(', ');
-    throw new StemsplitError(batchCode([...failures.values()]), `${failures.size} of ${files.length} files failed: ${names}`);
+    const failed = [...failures.keys()].map((file) => basename(file)).join(', ');
+    throw new StemsplitError(batchCode([...failures.values()]), `${failures.size} of ${files.length + inputs.problems.size} files failed: ${failed}`);
   }
 }
 
