@@ -39,7 +39,7 @@ export async function startServeProcess(args: readonly string[], env: Record<str
     let stdout = '';
     child.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
-      const match = /listening on (http:\/\/\S+)\/v1/.exec(stdout);
+      const match = /listening on (https?:\/\/\S+)\/v1/.exec(stdout);
       if (match?.[1]) resolve(match[1]);
     });
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));

@@ -30,6 +30,9 @@ export const ENV = Object.freeze({
   host: 'STEMSPLIT_HOST',
   port: 'STEMSPLIT_PORT',
   publicUrl: 'STEMSPLIT_PUBLIC_URL',
+  tlsCert: 'STEMSPLIT_TLS_CERT',
+  tlsKey: 'STEMSPLIT_TLS_KEY',
+  accessLog: 'STEMSPLIT_ACCESS_LOG',
   /** serve's `--workers`, which may be 0 (an API-only node). */
   workers: 'STEMSPLIT_WORKERS',
   concurrency: 'STEMSPLIT_CONCURRENCY',
@@ -75,6 +78,10 @@ export interface StemsplitConfig {
    * TLS, a path prefix): every URL the API hands out starts with it. Unset: the request's origin.
    */
   readonly publicUrl: string | undefined;
+  /** serve --tls-cert and --tls-key: PEM files; set, the server speaks HTTPS only. */
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
+  /** serve --access-log: the file the access log is appended to; unset, stdout. */
+  readonly accessLogFile: string | undefined;
   /** Split jobs this process runs at once (0: none, an API-only node); each one's model uses all cores / concurrency threads. */
   readonly concurrency: number;
   /** Requests per API key per minute to POST /v1/audio/splits. */
@@ -129,6 +136,9 @@ export interface ConfigInput {
   host?: string | undefined;
   port?: number | undefined;
   publicUrl?: string | undefined;
+  tlsCert?: string | undefined;
+  tlsKey?: string | undefined;
+  accessLog?: string | undefined;
   concurrency?: number | undefined;
   rateLimitPerMinute?: number | undefined;
   allowPrivateUrls?: boolean | undefined;
@@ -253,6 +263,21 @@ function parsedPublicUrl(raw: string | undefined): string | undefined {
   return raw === undefined || raw === '' ? undefined : parsePublicUrl(raw);
 }
 
+function nonEmpty(raw: string | undefined): string | undefined {
+  return raw === undefined || raw === '' ? undefined : resolve(raw);
+}
+
+/** serve --tls-cert and --tls-key go together: a certificate without its key (or the reverse) is a mistake, not plain HTTP. */
+function tlsFiles(cert: string | undefined, key: string | undefined): StemsplitConfig['tls'] {
+  const certFile = nonEmpty(cert);
+  const keyFile = nonEmpty(key);
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) {
+    throw new StemsplitError('USAGE', `--tls-cert (${ENV.tlsCert}) and --tls-key (${ENV.tlsKey}) go together: give both PEM files, or neither for plain HTTP`);
+  }
+  return Object.freeze({ certFile, keyFile });
+}
+
 /** serve --models: plain model names (an ensemble is made per job from allowed models). */
 function servedModels(names: readonly string[] | undefined): readonly string[] | undefined {
   if (names === undefined) return undefined;
@@ -299,6 +324,8 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
     host: input.host ?? env[ENV.host] ?? DEFAULTS.host,
     port: input.port ?? envNumber(env, ENV.port) ?? DEFAULTS.port,
     publicUrl: parsedPublicUrl(input.publicUrl ?? env[ENV.publicUrl]),
+    tls: tlsFiles(input.tlsCert ?? env[ENV.tlsCert], input.tlsKey ?? env[ENV.tlsKey]),
+    accessLogFile: nonEmpty(input.accessLog ?? env[ENV.accessLog]),
     concurrency,
     rateLimitPerMinute: input.rateLimitPerMinute ?? envNumber(env, ENV.rateLimit) ?? DEFAULTS.rateLimitPerMinute,
     allowPrivateUrls: input.allowPrivateUrls ?? env[ENV.allowPrivateUrls] === '1',

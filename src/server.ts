@@ -2,6 +2,9 @@
  * The composition root of `stemsplit serve`: opens the data dir, builds the services, starts
  * the job runner (unless `--workers 0`), the webhook dispatcher, the cleanup task and the HTTP listener.
  */
+import { createWriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer as createHttpsServer } from 'node:https';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { createApp } from './api/app.js';
@@ -34,6 +37,8 @@ export interface ServerOptions {
   /** Routes mounted at `/`, outside /v1; the web page by default. */
   readonly extraRoutes?: (deps: { data: DataStore; config: StemsplitConfig }) => Hono<AppEnv>;
   readonly log?: (line: string) => void;
+  /** Receives the access log; by default `--access-log FILE`, else stdout. */
+  readonly accessLog?: (line: string) => void;
   /** Webhook retry delay after n failed attempts (tests shorten it). */
   readonly webhookBackoff?: (attempts: number) => number;
 }
@@ -107,6 +112,7 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
     ...(options.webhookBackoff ? { webhookBackoff: options.webhookBackoff } : {}),
   });
   const models = new ModelService(registry, data.modelTimings, config.servedModels, config.precision, jobs.devices);
+  const accessLog = options.accessLog ? { write: options.accessLog, close: async () => undefined } : await openAccessLog(config.accessLogFile);
   const app = createApp({
     data,
     accounts: new AccountService(data),
@@ -127,10 +133,14 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
     version: VERSION,
     publicUrl: config.publicUrl,
     log,
+    accessLog: accessLog.write,
     extraRoutes: options.extraRoutes ? options.extraRoutes({ data, config }) : webRoutes(),
   });
 
-  const server = await listen(app, config.host, config.port);
+  const server = await listen(app, config.host, config.port, config.tls ? await readTls(config.tls) : undefined).catch(async (error: unknown) => {
+    await accessLog.close();
+    throw error;
+  });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -140,7 +150,7 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
 
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${host}:${port}`,
+    url: `${config.tls ? 'https' : 'http'}://${host}:${port}`,
     app,
     port,
     data,
@@ -154,6 +164,7 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await jobs.stop();
         await data.close();
+        await accessLog.close();
         lock?.release();
       })()),
   };
@@ -171,9 +182,45 @@ export function serverLimits(config: StemsplitConfig) {
   };
 }
 
-function listen(app: Hono<AppEnv>, hostname: string, port: number): Promise<ServerType> {
+interface TlsFiles {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+}
+
+/** The PEM files of --tls-cert and --tls-key, read once at start; a missing or unreadable one is named. */
+async function readTls(tls: NonNullable<StemsplitConfig['tls']>): Promise<TlsFiles> {
+  const read = (path: string, flag: string) =>
+    readFile(path).catch((error: NodeJS.ErrnoException) => {
+      throw new StemsplitError('IO_ERROR', `${flag} ${path}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`, { cause: error });
+    });
+  return { cert: await read(tls.certFile, '--tls-cert'), key: await read(tls.keyFile, '--tls-key') };
+}
+
+/** Where the access log goes: appended to `--access-log FILE` (0600, like every file of the service), or stdout. */
+async function openAccessLog(file: string | undefined): Promise<{ write: (line: string) => void; close: () => Promise<void> }> {
+  if (!file) return { write: (line) => process.stdout.write(`${line}\n`), close: async () => undefined };
+  const stream = createWriteStream(file, { flags: 'a', mode: 0o600 });
+  await new Promise<void>((resolve, reject) => {
+    stream.once('open', () => resolve());
+    stream.once('error', (error) => reject(new StemsplitError('IO_ERROR', `--access-log ${file}: ${error.message}`, { cause: error })));
+  });
+  return {
+    write: (line) => void stream.write(`${line}\n`),
+    close: () => new Promise<void>((resolve) => stream.end(() => resolve())),
+  };
+}
+
+function listen(app: Hono<AppEnv>, hostname: string, port: number, tls: TlsFiles | undefined): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, hostname, port }, () => resolve(server));
+    let server: ServerType;
+    try {
+      const options = { fetch: app.fetch, hostname, port };
+      server = serve(tls ? { ...options, createServer: createHttpsServer, serverOptions: { cert: tls.cert, key: tls.key } } : options, () => resolve(server));
+    } catch (error) {
+      // A certificate and key that do not match, or a file that is not PEM, fails as the server is made.
+      reject(new StemsplitError('IO_ERROR', `--tls-cert and --tls-key could not be used: ${(error as Error).message}`, { cause: error }));
+      return;
+    }
     server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, hostname, port)));
   });
 }

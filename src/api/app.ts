@@ -13,6 +13,7 @@ import type { UploadService } from '../services/uploads.js';
 import type { DataStore } from '../store/index.js';
 import { errorResponse } from './envelope.js';
 import type { AppEnv } from './env.js';
+import { accessLog } from './middleware/access-log.js';
 import { bearerAuth } from './middleware/auth.js';
 import { describeApi } from './openapi.js';
 import type { ServerLimitsBody } from './schemas.js';
@@ -45,12 +46,15 @@ export interface AppDeps {
   /** Extra routes mounted at `/` (the web page), outside /v1. */
   readonly extraRoutes?: Hono<AppEnv>;
   readonly log?: (line: string) => void;
+  /** Receives the access log, one line per request (middleware/access-log.ts); unset, none is kept. */
+  readonly accessLog?: (line: string) => void;
 }
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const v1 = new OpenAPIHono<AppEnv>();
   const outage = new OutageLog('api', 'requests that need it get 503 with Retry-After: 5', deps.log);
+  if (deps.accessLog) app.use('*', accessLog({ write: deps.accessLog }));
 
   // An answer given before the request body arrived (a 401 or 404 before reading it) must close
   // the connection: @hono/node-server drains a leftover body for at most 500 ms and then drops

@@ -36,6 +36,8 @@ export interface CreatedApiKey {
 export interface Principal {
   readonly apiKeyId: string;
   readonly accountId: string;
+  /** The account's name, for the access log. */
+  readonly accountName: string;
   readonly role: Role;
 }
 
@@ -44,6 +46,10 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
+}
+
+function principalOf(row: { id: string; accountId: string; accountName: string; role: Role }): Principal {
+  return { apiKeyId: row.id, accountId: row.accountId, accountName: row.accountName, role: row.role };
 }
 
 function newWebhookSecret(): string {
@@ -176,7 +182,7 @@ export class Accounts {
     if (!row || !timingSafeEqual(Buffer.from(row.keyHash, 'hex'), Buffer.from(presentedHash, 'hex'))) return undefined;
     if (row.revokedAt !== null) return undefined;
     await this.#noteUse(row.id, row.lastUsedAt);
-    return { apiKeyId: row.id, accountId: row.accountId, role: row.role };
+    return principalOf(row);
   }
 
   /**
@@ -186,14 +192,14 @@ export class Accounts {
   async activeKey(id: string): Promise<Principal | undefined> {
     const row = await this.#store.first(this.#keyWithRole().where('apiKeys.id', '=', id));
     if (!row || row.revokedAt !== null) return undefined;
-    return { apiKeyId: row.id, accountId: row.accountId, role: row.role };
+    return principalOf(row);
   }
 
   #keyWithRole() {
     return this.#store.db
       .selectFrom('apiKeys')
       .innerJoin('accounts', 'accounts.id', 'apiKeys.accountId')
-      .select(['apiKeys.id', 'apiKeys.accountId', 'apiKeys.revokedAt', 'accounts.role']);
+      .select(['apiKeys.id', 'apiKeys.accountId', 'apiKeys.revokedAt', 'accounts.role', 'accounts.name as accountName']);
   }
 
   /** Writes `lastUsedAt` when it is unset or a minute old. */

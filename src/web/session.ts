@@ -11,13 +11,15 @@ export interface ListenAddress {
   readonly port: number;
   /** `--public-url`: where clients reach the server; when set, the only address worth printing. */
   readonly publicUrl?: string | undefined;
+  /** serve --tls-cert: the page is at https:// addresses. */
+  readonly tls?: boolean | undefined;
 }
 
 /** Addresses on every interface: the link must name the machine's own addresses instead. */
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]', '']);
 
-function origin(address: string, port: number): string {
-  return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+function origin(address: string, port: number, tls: boolean | undefined): string {
+  return `${tls ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}`;
 }
 
 /**
@@ -27,7 +29,7 @@ function origin(address: string, port: number): string {
  */
 export function pageOrigins(listen: ListenAddress, interfaces: NodeJS.Dict<NetworkInterfaceInfo[]>): string[] {
   if (listen.publicUrl) return [listen.publicUrl];
-  if (!WILDCARD_HOSTS.has(listen.host)) return [origin(listen.host.replace(/^\[(.*)\]$/, '$1'), listen.port)];
+  if (!WILDCARD_HOSTS.has(listen.host)) return [origin(listen.host.replace(/^\[(.*)\]$/, '$1'), listen.port, listen.tls)];
   const ipv6 = listen.host !== '0.0.0.0';
   const addresses = Object.values(interfaces)
     .flatMap((infos) => infos ?? [])
@@ -35,8 +37,8 @@ export function pageOrigins(listen: ListenAddress, interfaces: NodeJS.Dict<Netwo
     .sort((a, b) => (a.family === b.family ? 0 : a.family === 'IPv4' ? -1 : 1))
     .map((info) => info.address);
   const unique = [...new Set(addresses)];
-  if (unique.length === 0) return [origin(ipv6 ? '::1' : '127.0.0.1', listen.port)];
-  return unique.map((address) => origin(address, listen.port));
+  if (unique.length === 0) return [origin(ipv6 ? '::1' : '127.0.0.1', listen.port, listen.tls)];
+  return unique.map((address) => origin(address, listen.port, listen.tls));
 }
 
 /** The page's address with the key in its fragment (`key` empty: the page's address alone). */

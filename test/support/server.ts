@@ -49,7 +49,7 @@ export async function startTestServer(input: ConfigInput = {}, options: ServerOp
   const database = input.databaseUrl === undefined && onPostgres() ? await databaseOf(dataDir) : undefined;
   const databaseUrl = input.databaseUrl ?? database?.url;
   const config = resolveConfig({ host: '127.0.0.1', port: 0, ...input, dataDir, databaseUrl }, {});
-  const server = await startServer(config, { log: () => undefined, ...options });
+  const server = await startServer(config, { log: () => undefined, accessLog: () => undefined, ...options });
   const key = (await server.data.accounts.createKey('default', 'test')).key;
   const client = new ApiClient(server.url, key);
   return {

@@ -88,6 +88,7 @@ export function fileRoutes(deps: FileRoutesDeps): OpenAPIHono<AppEnv> {
     if (!holder || holder.accountId !== split.accountId) {
       throw new StemsplitError('UNAUTHORIZED', 'the API key this stem URL was issued to has been revoked; sign in again and GET the split for fresh URLs');
     }
+    c.set('principal', holder);
     if (stem !== SOURCE && format !== split.outputFormat) throw new StemsplitError('NOT_FOUND', `this split's stems are ${split.outputFormat} files`);
     const info = await stat(path).catch(() => undefined);
     if (!info) throw new StemsplitError('NOT_FOUND', `the ${stem === SOURCE ? 'source' : 'stem'} is no longer kept`);

@@ -47,7 +47,7 @@ export async function keysLink(ctx: CommandContext, options: { account?: string;
   const { origins, created } = await withStore(ctx, async (data) => {
     const recorded = await recordedPageOrigins(data);
     return {
-      origins: recorded ?? pageOrigins({ host: ctx.config.host, port: ctx.config.port, publicUrl: ctx.config.publicUrl }, {}),
+      origins: recorded ?? pageOrigins({ host: ctx.config.host, port: ctx.config.port, publicUrl: ctx.config.publicUrl, tls: ctx.config.tls !== undefined }, {}),
       created: await addWebSession(data, options.account ?? DEFAULT_ACCOUNT),
     };
   });

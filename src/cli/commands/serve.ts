@@ -23,7 +23,7 @@ export async function serveCommand(ctx: CommandContext, options: ServeOptions = 
   print(ctx, `stemsplit listening on ${server.url}/v1 (data: ${ctx.config.dataDir})`);
   const publicUrl = ctx.config.publicUrl;
   if (publicUrl) print(ctx, `clients reach it at ${publicUrl}/v1 (--public-url)`);
-  const origins = pageOrigins({ host: ctx.config.host, port: server.port, publicUrl }, networkInterfaces());
+  const origins = pageOrigins({ host: ctx.config.host, port: server.port, publicUrl, tls: ctx.config.tls !== undefined }, networkInterfaces());
   await recordPageOrigins(server.data, origins);
   await printPageLinks(ctx, server.data, origins, options);
   const limits = `uploads up to ${ctx.config.maxUploadBytes / MIB} MB (--max-upload-mb)`;
