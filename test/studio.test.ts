@@ -155,7 +155,7 @@ describe('the page link', () => {
     assert.deepEqual(pageOrigins({ host: '::1', port: 9000 }, box), ['http://[::1]:9000']);
   });
 
-  test('serve prints a working link; keys link and serve --print-link print one again, the first still working', { timeout: 120_000 }, async () => {
+  test('serve prints a working link; keys link prints one again ending the one it replaces (--keep: not), serve --print-link one more', { timeout: 120_000 }, async () => {
     const dataDir = tempDir();
     const serveOnce = async (args: string[]): Promise<{ lines: string[]; origin: string; stop: () => Promise<void> }> => {
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', '--data-dir', dataDir, 'serve', '--port', '0', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
@@ -184,15 +184,21 @@ describe('the page link', () => {
       assert.equal((await fetch(link)).status, 200);
       assert.ok(await works(first.origin, keyOf(link)));
 
-      // Beside the running serve, from another shell: a new key, the first link still working.
+      // Beside the running serve, from another shell: a new key, which replaces the first link's.
       const again = runCli(['--data-dir', dataDir, 'keys', 'link']);
       assert.equal(again.status, 0, again.stderr);
       const relinked = again.stdout.trim();
       assert.equal(new URL(relinked).origin, first.origin, 'at the address serve recorded');
       assert.notEqual(keyOf(relinked), keyOf(link));
       assert.ok(await works(first.origin, keyOf(relinked)));
-      assert.ok(await works(first.origin, keyOf(link)), 'the first link keeps working');
-      assert.match(again.stderr, /earlier links keep working/);
+      assert.equal(await works(first.origin, keyOf(link)), false, 'the link it replaces no longer works');
+      assert.match(again.stderr, /the link it replaces no longer works \(key_\w+ revoked; --keep keeps earlier links\)/);
+      // --keep: one more key, the earlier link still working.
+      const kept = runCli(['--data-dir', dataDir, 'keys', 'link', '--keep']);
+      assert.equal(kept.status, 0, kept.stderr);
+      assert.ok(await works(first.origin, keyOf(kept.stdout.trim())));
+      assert.ok(await works(first.origin, keyOf(relinked)), 'with --keep the earlier link keeps working');
+      assert.match(kept.stderr, /earlier links keep working/);
     } finally {
       await first.stop();
     }

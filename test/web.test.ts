@@ -5,22 +5,21 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createWebSession, WEB_SESSION_KEY_NAME } from '../src/services/web-session.js';
 import { webSessionLink } from '../src/web/session.js';
 import { maxDifference } from './support/assertions.js';
+import { launchBrowser, NEEDS_CHROMIUM, openPage } from './support/browser.js';
 import { until } from './support/wait.js';
 import { writeSong } from '../harness/audio.js';
 import { killHard, runCli } from '../harness/process.js';
 import { startTestServer, tempDir, type TestServer } from './support/server.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ARTIFACTS = join(ROOT, 'test-artifacts');
 const SONG_SECONDS = 4.3;
@@ -35,21 +34,13 @@ before(async () => {
   writeSong(songPath, SONG_SECONDS);
   mkdirSync(ARTIFACTS, { recursive: true });
   t = await startTestServer();
-  if (existsSync(CHROMIUM)) browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  const launched = await launchBrowser();
+  if (launched) browser = launched;
 });
 after(async () => {
   await browser?.close();
   await t.close();
 });
-
-/** A page whose uncaught errors fail the test. */
-async function openPage(context: BrowserContext, url: string): Promise<{ page: Page; errors: string[] }> {
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(error.message));
-  await page.goto(url);
-  return { page, errors };
-}
 
 async function stemBytes(server: TestServer, splitId: string, stem: string): Promise<Buffer> {
   const split = (await server.request('GET', `/audio/splits/${splitId}`)).json.data;
@@ -206,7 +197,7 @@ describe('the page and its assets', () => {
   });
 });
 
-describe('in a real browser', { skip: existsSync(CHROMIUM) ? false : `needs ${CHROMIUM} (apt-get install chromium)` }, () => {
+describe('in a real browser', { skip: NEEDS_CHROMIUM }, () => {
   test('a pasted key the server refuses is explained in plain words', async () => {
     const context = await browser.newContext();
     const { page, errors } = await openPage(context, `${t.server.url}/`);
@@ -451,7 +442,7 @@ const RECORD_BLOB_TYPES = `(() => {
 })()`;
 const blobTypes = (page: Page): Promise<Record<string, string>> => page.evaluate<Record<string, string>>('window.__blobTypes');
 
-describe('the model library on the page', { skip: existsSync(CHROMIUM) ? false : `needs ${CHROMIUM} (apt-get install chromium)` }, () => {
+describe('the model library on the page', { skip: NEEDS_CHROMIUM }, () => {
   const FOUR = 'stemsplit-small-4s';
   const SIX = 'stemsplit-small-6s';
   /** A server of its own: which models have run on it (and so have a measured time) is this suite's to say. */
@@ -648,7 +639,7 @@ describe('the model library on the page', { skip: existsSync(CHROMIUM) ? false :
   });
 });
 
-describe('cancelling on the page', { skip: existsSync(CHROMIUM) ? false : `needs ${CHROMIUM} (apt-get install chromium)` }, () => {
+describe('cancelling on the page', { skip: NEEDS_CHROMIUM }, () => {
   test('a waiting split has a Cancel button: its row then says it was cancelled, no error is shown, and the credits come back', { timeout: 120_000 }, async () => {
     const server = await startTestServer();
     // The job waits in the queue: nothing runs it.

@@ -88,6 +88,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
         outage.answered();
         return principal;
       },
+      refusal: (key) => deps.accounts.refusal(key),
     }),
   );
   authed.route('/', uploadReservationRoutes(deps));

@@ -269,9 +269,10 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   keys
     .command('link')
-    .description("print the web page's link again, for each address the last serve recorded (a new web-session key; earlier links keep working)")
+    .description("print the web page's link again, for each address the last serve recorded (a new web-session key, revoking the one it replaces unless --keep)")
     .option('--account <account>', 'account the link\'s key belongs to', 'default')
-    .option('--json', 'print {"id","account","links"}')
+    .option('--keep', "keep the account's earlier web-session keys working (by default the new link replaces them)")
+    .option('--json', 'print {"id","account","links","revoked"}')
     .action(async (opts) => {
       const { keysLink } = await import('./commands/keys.js');
       await run((ctx) => keysLink(ctx, opts), dataDir());

@@ -14,6 +14,11 @@ export class AccountService {
     return this.#data.accounts.authenticate(apiKey);
   }
 
+  /** Why a key `authenticate` refused was refused. */
+  refusal(apiKey: string): Promise<'revoked' | 'unknown'> {
+    return this.#data.accounts.refusal(apiKey);
+  }
+
   /** Credits left, in seconds of audio. */
   async balance(principal: Principal): Promise<number> {
     const account = await this.#data.accounts.byId(principal.accountId);

@@ -22,15 +22,17 @@ export async function hasWebSession(data: Pick<DataStore, 'accounts'>): Promise<
   return (await data.accounts.listKeys()).some((key) => key.accountName === DEFAULT_ACCOUNT && key.name === WEB_SESSION_KEY_NAME && key.revokedAt === null);
 }
 
-/** Revokes the default account's previous web-session keys and creates a new one. */
-export function createWebSession(data: Pick<DataStore, 'accounts' | 'store'>): Promise<CreatedApiKey> {
+/** Revokes the account's previous web-session keys (the default account's unless named) and creates a new one. */
+export function createWebSession(data: Pick<DataStore, 'accounts' | 'store'>, account = DEFAULT_ACCOUNT): Promise<CreatedApiKey & { revoked: string[] }> {
   return data.store.transaction(async () => {
+    const revoked: string[] = [];
     for (const key of await data.accounts.listKeys()) {
-      if (key.accountName === DEFAULT_ACCOUNT && key.name === WEB_SESSION_KEY_NAME && key.revokedAt === null) {
+      if (key.accountName === account && key.name === WEB_SESSION_KEY_NAME && key.revokedAt === null) {
         await data.accounts.revokeKey(key.id);
+        revoked.push(key.id);
       }
     }
-    return data.accounts.createKey(DEFAULT_ACCOUNT, WEB_SESSION_KEY_NAME);
+    return { ...(await data.accounts.createKey(account, WEB_SESSION_KEY_NAME)), revoked };
   });
 }
 

@@ -186,6 +186,17 @@ export class Accounts {
   }
 
   /**
+   * Why a presented key that `authenticate` refused was refused: `revoked` when it was a key of
+   * this server once, `unknown` when it never was (a typo, another server's key). Telling them
+   * apart helps a person who mistyped; it tells a guesser nothing (keys are 256 random bits).
+   */
+  async refusal(presentedKey: string): Promise<'revoked' | 'unknown'> {
+    if (!presentedKey.startsWith(KEY_PREFIX) || presentedKey.length > 200) return 'unknown';
+    const row = await this.#store.first(this.#store.db.selectFrom('apiKeys').select('revokedAt').where('keyHash', '=', sha256Hex(presentedKey)));
+    return row?.revokedAt ? 'revoked' : 'unknown';
+  }
+
+  /**
    * The principal of an API key named by id (a signed stem URL names the key it was issued to),
    * or undefined when no such key exists or it was revoked: a revoked key's URLs stop at once.
    */

@@ -225,8 +225,13 @@ export function explainError(error, song) {
     case 'NETWORK':
       return 'The stemsplit server can\'t be reached. Check that "stemsplit serve" is still running, then try again.';
     case 'UNAUTHORIZED':
-      return 'This API key isn\'t accepted: it was revoked (for instance by "stemsplit serve --new-link", which prints a new link). ' +
-        'Open the link "stemsplit serve" printed ("stemsplit keys link" prints one again), or paste a key from "stemsplit keys create".';
+      // The server tells a key it revoked from one it never made (a typo, another server's key).
+      if (/revoked/.test(error.message)) {
+        return 'This API key isn\'t accepted: it was revoked (by the studio\'s admin, or replaced by a newer link). ' +
+          'Ask the studio\'s admin for a new invite, or open the newest link you were given.';
+      }
+      return 'This key isn\'t accepted: it is not a key of this server. Check that you pasted all of it, ' +
+        'or ask the studio\'s admin for an invite.';
     case 'INSUFFICIENT_CREDITS':
       return notEnoughCredits(song || {});
     case 'NOT_FOUND':
