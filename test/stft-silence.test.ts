@@ -1,6 +1,6 @@
 /**
  * A signal of zeros stays exactly zero through every transform that packs two real signals into one
- * complex FFT (issue 49): torch.stft's two frames (dsp/stft.ts, the RoFormer, SCNet, MDX23C and MDX-Net
+ * complex FFT (issue 49): torch.stft's and torch.istft's two frames (dsp/stft.ts, the RoFormer, SCNet, MDX23C and MDX-Net
  * spectra), and the two channels of HTDemucs' spectrogram (demucs/stft.ts), VR's librosa.stft
  * (vr/stft.ts) and the spectral ensemble (ensemble/spectral.ts, through the shared `silentParts`).
  * Unpacked without care, the silent one gets ~1e-16 of its partner's spectrum, which RMSNorm
@@ -77,6 +77,27 @@ describe('packed transforms keep a silent signal exactly silent', () => {
     }
     // The sounding frames are still there.
     assert.ok(nonZero(real.subarray(0, firstSilent - 2)) > 0);
+  });
+
+  it('torch.istft (TorchStft.synthesize): samples only silent frames reach stay exactly zero', () => {
+    const nFft = 512;
+    const hop = 128;
+    const length = 16 * nFft;
+    const transform = new TorchStft({ nFft, hop, winLength: nFft, window: 'hann', normalized: false, outputLength: length }, length);
+    const { bins, frames } = transform;
+    // Frames from an odd one on are zero spectra, the first of them sharing its inverse FFT with a sounding frame.
+    const firstSilent = 2 * Math.floor(frames / 4) + 1;
+    const real = noise(bins * frames, 11);
+    const imag = noise(bins * frames, 13);
+    for (let k = 0; k < bins; k++) {
+      real.fill(0, k * frames + firstSilent, (k + 1) * frames);
+      imag.fill(0, k * frames + firstSilent, (k + 1) * frames);
+    }
+    const out = new Float32Array(length);
+    transform.synthesize(real, imag, out);
+    const quiet = (firstSilent - 1) * hop + nFft / 2;
+    assert.equal(nonZero(out.subarray(quiet)), 0);
+    assert.ok(nonZero(out.subarray(0, quiet)) > 0);
   });
 
   it("HTDemucs' spectrogram (SegmentStft): a silent channel beside a sounding one", () => {

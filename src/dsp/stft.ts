@@ -110,7 +110,10 @@ export class TorchStft {
     sum.fill(0);
     for (let t = 0; t < frames; t += 2) {
       const second = t + 1 < frames;
-      // Two real outputs a, b from one complex inverse of A + i·B (Hermitian A, B).
+      // Two real outputs a, b from one complex inverse of A + i·B (Hermitian A, B). A spectrum of zeros
+      // adds nothing (the inverse would give it ~1e-16 of its partner), as in analyze.
+      let firstSounds = false;
+      let secondSounds = false;
       for (let k = 0; k < bins; k++) {
         const edge = k === 0 || k === bins - 1; // c2r ignores the imaginary part of DC and Nyquist
         const at = k * frames + t;
@@ -118,6 +121,8 @@ export class TorchStft {
         const ai = edge ? 0 : (imag[at] as number);
         const br = second ? (real[at + 1] as number) : 0;
         const bi = second && !edge ? (imag[at + 1] as number) : 0;
+        firstSounds ||= ar !== 0 || ai !== 0;
+        secondSounds ||= br !== 0 || bi !== 0;
         re[k] = ar - bi;
         im[k] = ai + br;
         if (!edge) {
@@ -130,9 +135,9 @@ export class TorchStft {
         const w = (window[n] as number) * inverseScale;
         if (w === 0) continue;
         const first = t * hop + n - half;
-        if (first >= 0 && first < sum.length) sum[first] = (sum[first] as number) + (re[n] as number) * w;
+        if (firstSounds && first >= 0 && first < sum.length) sum[first] = (sum[first] as number) + (re[n] as number) * w;
         const next = first + hop;
-        if (second && next >= 0 && next < sum.length) sum[next] = (sum[next] as number) + (im[n] as number) * w;
+        if (secondSounds && next >= 0 && next < sum.length) sum[next] = (sum[next] as number) + (im[n] as number) * w;
       }
     }
     const count = Math.min(target.length, sum.length);
