@@ -11,7 +11,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { writeSong } from '../harness/audio.js';
-import { runCli } from '../harness/process.js';
+import { runCli, spawnCli } from '../harness/process.js';
+import { until } from './support/wait.js';
 import { tempDir } from '../harness/temp-dir.js';
 import { resolveDevice, surveyAdapters } from '../src/devices/index.js';
 import type { SurveyEnvironment } from '../src/devices/adapters.js';
@@ -164,6 +165,26 @@ describe('a GPU that fails as it runs (lavapipe, the failure injected)', { skip:
     assert.deepEqual(errors.length, 1, result.stderr);
     assert.match(errors[0] ?? '', /the GPU failed as it ran: the device was lost/);
     assert.deepEqual(existsSync(out) ? readdirSync(out).flatMap((track) => readdirSync(join(out, track))) : [], []);
+  });
+
+  it('Ctrl-C mid-split on the GPU stops within 2 s (a software GPU chunk takes longer: its worker is ended)', async (t) => {
+    const long = join(dir, 'long.wav');
+    writeSong(long, 20);
+    const out = join(dir, 'cancelled');
+    const child = spawnCli(['--data-dir', join(dir, 'data'), 'split', long, '-o', out, '--device', 'gpu'], { STEMSPLIT_DEVICE: '' });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    await until(() => /separate/.test(stderr) || child.exitCode !== null, 240_000, () => `the split never began separating: ${stderr}`);
+    const stopped = performance.now();
+    child.kill('SIGINT');
+    const code = await exited;
+    const seconds = (performance.now() - stopped) / 1000;
+    t.diagnostic(`stopped in ${seconds.toFixed(2)} s`);
+    assert.equal(code, 130, stderr);
+    assert.ok(seconds <= 2, `stopping took ${seconds.toFixed(2)} s`);
+    assert.match(stderr, /stopped by SIGINT; nothing was written for long/);
+    assert.deepEqual(existsSync(join(out, 'long')) ? readdirSync(join(out, 'long')) : [], []);
   });
 
   it('a pool with CPU workers beside the GPU starts the job over on the CPU, saying why', async () => {

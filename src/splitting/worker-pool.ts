@@ -59,6 +59,9 @@ export interface Splitter {
   close(): Promise<void>;
 }
 
+/** How long a running job has to stop at its next chunk after a cancel before its worker is ended. */
+const CANCEL_GRACE_MS = 1000;
+
 /** What the worker needs to load models (plain data: it crosses the process boundary as JSON). */
 export interface SplitWorkerData {
   readonly cacheDir: string;
@@ -174,8 +177,16 @@ class SplitWorker {
 
   #cancel(id: number): void {
     if (!this.#pending.has(id)) return;
-    if (this.#loading.has(id)) void this.#endLoad();
-    else this.#worker.send({ id, cancel: true } satisfies WorkerRequest);
+    if (this.#loading.has(id)) {
+      void this.#endLoad('stopped while its model was loading');
+      return;
+    }
+    this.#worker.send({ id, cancel: true } satisfies WorkerRequest);
+    // A chunk hears the cancel only when it ends: seconds on a slow GPU (a software one) or a big
+    // model. One that has not stopped by then is ended outright, so a cancel takes under 2 s anywhere.
+    setTimeout(() => {
+      if (this.#pending.has(id)) void this.#endLoad(`stopped: its chunk was still running ${CANCEL_GRACE_MS / 1000} s after the cancel`);
+    }, CANCEL_GRACE_MS).unref();
   }
 
   /**
@@ -183,7 +194,7 @@ class SplitWorker {
    * to minutes of work that reads no message): its whole process group at once, then the cache
    * entries its conversion left half-written; the job fails as cancelled. No stems exist yet.
    */
-  async #endLoad(): Promise<void> {
+  async #endLoad(reason: string): Promise<void> {
     if (this.#endingLoad) return;
     this.#endingLoad = true;
     this.#dead = true;
@@ -198,7 +209,7 @@ class SplitWorker {
       await exited;
     }
     if (worker.pid !== undefined) await removeAbandonedEntries(this.#cacheDir, worker.pid);
-    this.#failAll(new Error('stopped while its model was loading'));
+    this.#failAll(new Error(reason));
   }
 
   async terminate(): Promise<void> {
