@@ -71,6 +71,29 @@ describe('split batches', () => {
     ]);
   });
 
+  it('--filename places each stem from {track}, {stem}, {model} and {ext}; same-named tracks still get their own files', () => {
+    const dir = join(work, 'template');
+    mkdirSync(join(dir, 'x'), { recursive: true });
+    mkdirSync(join(dir, 'y'), { recursive: true });
+    writeSong(join(dir, 'x', 'song.wav'), 1);
+    writeSong(join(dir, 'y', 'song.wav'), 1);
+    const out = join(dir, 'out');
+    const result = runCli(['split', join(dir, 'x', 'song.wav'), join(dir, 'y', 'song.wav'), '-o', out, '--format', 'flac', '--two-stems', 'vocals', '--filename', '{model}/{track} - {stem}.{ext}', '--json'], env);
+    assert.equal(result.status, 0, result.stderr);
+    const [model] = readdirSync(out);
+    assert.match(model ?? '', /^stemsplit-small-4s$/);
+    assert.deepEqual(readdirSync(join(out, model as string)).sort(), ['song - no_vocals.flac', 'song - vocals.flac']);
+    assert.deepEqual(readdirSync(join(out, `${model}-2`)).sort(), ['song - no_vocals.flac', 'song - vocals.flac']);
+    const flat = runCli(['split', join(dir, 'x', 'song.wav'), join(dir, 'y', 'song.wav'), '-o', join(dir, 'flat'), '--two-stems', 'vocals', '--filename', '{track}_{stem}.{ext}'], env);
+    assert.equal(flat.status, 0, flat.stderr);
+    assert.deepEqual(readdirSync(join(dir, 'flat')).sort(), ['song_no_vocals-2.mp3', 'song_no_vocals.mp3', 'song_vocals-2.mp3', 'song_vocals.mp3']);
+    for (const bad of ['{track}/{stem}/x.{ext}', '../{stem}.{ext}', '{track}/{name}.{ext}', '{track}.{ext}']) {
+      const refused = runCli(['split', join(dir, 'x', 'song.wav'), '--filename', bad], env);
+      assert.equal(refused.status, 2, `${bad}: ${refused.stderr}`);
+      assert.match(refused.stderr, /^stemsplit: --filename /);
+    }
+  });
+
   it('a lone file that is not audio fails before loading a model, with its own exit code', () => {
     const file = join(work, 'lonely.mp3');
     writeFileSync(file, 'not an mp3');

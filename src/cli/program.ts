@@ -219,7 +219,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   split
     .option('--two-stems <stem>', 'write <stem> and no_<stem> (the sum of the others), e.g. vocals for karaoke')
     .option('--single-stem <stem>', 'write only this stem: one the model writes, or no_<stem> (the sum of the others), e.g. no_vocals for an instrumental')
-    .option('-o, --output <dir>', 'output folder; stems go to <dir>/<track>/<stem>.<ext>', 'separated')
+    .option('-o, --output <dir>', 'output folder; stems go to <dir>/<track>/<stem>.<ext> (see --filename)', 'separated')
+    .option('--filename <template>', 'where each stem goes under -o, from {track}, {stem}, {model} and {ext}, e.g. {model}/{track}/{stem}.{ext} or {track}_{stem}.{ext} (default {track}/{stem}.{ext})')
     .option('--format <format>', 'mp3, wav or flac', DEFAULT_STEM_FORMAT)
     .option('--float32', 'write 32-bit float WAV (with --format wav)')
     .option('--int24', 'write 24-bit WAV or FLAC (default: the source depth; 16-bit for lossy sources)')

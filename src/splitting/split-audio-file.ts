@@ -49,6 +49,8 @@ export interface StemOutputOptions {
   readonly twoStems?: string;
   /** Write only this stem (or `no_<stem>`, the rest of one): python-audio-separator's --single_stem. */
   readonly singleStem?: string;
+  /** Each stem's file name, `{stem}` standing for its name (split --filename); default `{stem}.<format>`. */
+  readonly stemFile?: string;
 }
 
 export interface SplitFileOptions extends StemOutputOptions {
@@ -114,7 +116,7 @@ export async function splitAudioFile(
   await ensureDiskSpace(dirname(outDir), stemBytes(source.length / sampleRate, output, options, stems.names.length, spool));
 
   const staging = await openStaging(outDir);
-  const files = stems.names.map((name) => `${name}.${options.format}`);
+  const files = stems.names.map((name) => (options.stemFile ?? `{stem}.${options.format}`).replaceAll('{stem}', name));
   const encoders: StemEncoder[] = [];
   try {
     for (const file of files) {

@@ -14,6 +14,7 @@ import { flagAttribute, flagName } from '../../models/family.js';
 import { int8Refusal, isEnsembleRef, listedFamily, registryFor, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { expandInputs } from '../inputs.js';
+import { checkFilenameTemplate, DEFAULT_FILENAME, placeStems } from '../filename-template.js';
 import { MODEL_CATALOG } from '../../models/catalog.js';
 import { createProgressBar, createStatusLine } from '../progress.js';
 
@@ -33,6 +34,8 @@ export interface SplitOptions {
   mp3Bitrate?: string;
   shifts?: string;
   json?: boolean;
+  /** Where each stem goes under -o: `{track}/{stem}.{ext}` by default (cli/filename-template.ts). */
+  filename?: string;
   /** Pull the catalog models named with --model that are not installed, first. */
   pull?: boolean;
   /** Each family's own flags (models/family.ts), as commander parsed them. */
@@ -177,12 +180,23 @@ function stopOnInterrupt(stop: () => unknown): { received(): NodeJS.Signals | un
  * order given, so nothing in a run replaces another track's stems.
  */
 export function outputFolders(files: readonly string[], output: string): string[] {
+  return outputPlaces(files, output, { template: DEFAULT_FILENAME, model: '', ext: '' }).map((place) => place.outDir);
+}
+
+/**
+ * Where each input's stems go under `--filename`'s template (filename-template.ts); two inputs
+ * that would write the same files get `-2`, `-3`, … on their folder (or, in `-o` itself, on their stems).
+ */
+export function outputPlaces(files: readonly string[], output: string, naming: { readonly template: string; readonly model: string; readonly ext: string }): Array<{ outDir: string; stemFile: string }> {
   const taken = new Map<string, number>();
   return files.map((file) => {
-    const track = basename(file, extname(file));
-    const seen = (taken.get(track) ?? 0) + 1;
-    taken.set(track, seen);
-    return resolve(join(output, seen === 1 ? track : `${track}-${seen}`));
+    const { folder, stemFile } = placeStems(naming.template, { track: basename(file, extname(file)), model: naming.model, ext: naming.ext });
+    const key = `${folder}\0${stemFile}`;
+    const seen = (taken.get(key) ?? 0) + 1;
+    taken.set(key, seen);
+    if (seen === 1) return { outDir: resolve(join(output, folder)), stemFile };
+    if (folder !== '.') return { outDir: resolve(join(output, `${folder}-${seen}`)), stemFile };
+    return { outDir: resolve(output), stemFile: stemFile.replace('{stem}', `{stem}-${seen}`) };
   });
 }
 
@@ -216,6 +230,7 @@ interface SplitOutcome {
 
 export async function splitCommand(ctx: CommandContext, names: string[], options: SplitOptions): Promise<void> {
   const output = parseOptions(options);
+  if (options.filename !== undefined) checkFilenameTemplate(options.filename);
   const inputs = expandInputs(names);
   // One name that cannot be split is the command's one error line; in a batch it is named and the rest go on.
   const [firstProblem] = inputs.problems.values();
@@ -237,8 +252,8 @@ export async function splitCommand(ctx: CommandContext, names: string[], options
   const many = files.length + inputs.problems.size > 1 || inputs.fromFolder;
   if (many) for (const { message } of failures.values()) ctx.stderr.write(`stemsplit: ${message}\n`);
   // Paired by position, so a file named twice gets two folders too.
-  const folders = outputFolders(files, options.output);
-  const readable = files.flatMap((file, i) => (failures.has(file) ? [] : [{ file, outDir: folders[i] as string }]));
+  const places = outputPlaces(files, options.output, { template: options.filename ?? DEFAULT_FILENAME, model: ref.name, ext: output.format });
+  const readable = files.flatMap((file, i) => (failures.has(file) ? [] : [{ file, ...(places[i] as { outDir: string; stemFile: string }) }]));
   const results: SplitOutcome[] = [];
   if (readable.length > 0) {
     // One worker process runs the jobs (as `serve` does): this one keeps drawing the progress.
@@ -258,9 +273,10 @@ export async function splitCommand(ctx: CommandContext, names: string[], options
     };
     const interrupts = stopOnInterrupt(() => splitter.cancel());
     try {
-      for (const { file, outDir } of readable) {
+      for (const { file, outDir, stemFile } of readable) {
         try {
-          results.push(await splitOne(ctx, splitter, { file, outDir, ref, ensemble, output, many, onLoaded }, interrupts.received));
+          const named = stemFile === '{stem}.' + output.format ? output : { ...output, stemFile };
+          results.push(await splitOne(ctx, splitter, { file, outDir, ref, ensemble, output: named, many, onLoaded }, interrupts.received));
         } catch (error) {
           if (isStemsplitError(error) && (error.code === 'INTERRUPTED' || error.code === 'TERMINATED')) throw error;
           // One file failing does not stop the batch: say so in one line and go on.
