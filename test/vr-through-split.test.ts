@@ -11,7 +11,8 @@ import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCli } from '../harness/process.js';
-import { VR_DEFAULTS, type VrOptions } from '../src/vr/options.js';
+import { VR_DEFAULTS } from '../src/vr/options.js';
+import { VR_SETTINGS } from './support/fixture-cases.js';
 import { fixtureDir, fixtureManifest } from './support/fixtures.js';
 import { assertSnrs, decodePlanar, readF32, snrDb, writeFloatWav } from './support/reference-audio.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
@@ -31,20 +32,9 @@ interface Fixture {
   readonly options: Record<string, number | boolean>;
 }
 
-/** python-audio-separator's vr_params keys, each as the option, the flag and the API's modelOptions name stemsplit takes it by. */
-const SETTINGS: readonly (readonly [key: string, option: keyof VrOptions, flag: string, apiName: string])[] = [
-  ['window_size', 'windowSize', '--vr-window-size', 'vrWindowSize'],
-  ['aggression', 'aggression', '--vr-aggression', 'vrAggression'],
-  ['batch_size', 'batchSize', '--vr-batch-size', 'vrBatchSize'],
-  ['enable_tta', 'enableTta', '--vr-enable-tta', 'vrEnableTta'],
-  ['enable_post_process', 'enablePostProcess', '--vr-enable-post-process', 'vrEnablePostProcess'],
-  ['post_process_threshold', 'postProcessThreshold', '--vr-post-process-threshold', 'vrPostProcessThreshold'],
-  ['high_end_process', 'highEndProcess', '--vr-high-end-process', 'vrHighEndProcess'],
-];
-
 /** The fixture's settings that differ from the defaults. */
 function changedSettings(fixture: Fixture): (readonly [flag: string, apiName: string, value: number | boolean])[] {
-  return SETTINGS.flatMap(([key, option, flag, apiName]) => {
+  return VR_SETTINGS.flatMap(([key, option, flag, apiName]) => {
     const value = fixture.options[key];
     return value === undefined || value === VR_DEFAULTS[option] ? [] : [[flag, apiName, value] as const];
   });

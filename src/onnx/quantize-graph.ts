@@ -17,18 +17,11 @@
  * bundled graph's layers one at a time on a synthetic segment showed these two cost the most; keeping
  * them took its worst stem from about 33 to 44 dB against fp32 (chosen before any real clip was run).
  */
-import { StemsplitError } from '../errors.js';
 import { attr, DATA_TYPE, encodeAttribute, nodeProto, tensorProto } from './graph.js';
-import { concatBytes, lengthField, packedVarints, protoFields, rewriteMessage, type ProtoField } from './protobuf.js';
+import { defaultOpset, GRAPH, graphOf, MODEL, readGraph, readString, TENSOR, type Graph, type Initializer, type Node } from './model-proto.js';
+import { concatBytes, lengthField, protoFields, rewriteMessage, type ProtoField } from './protobuf.js';
 import { quantizeChannels } from './quantize.js';
 
-// Field numbers of onnx.proto.
-const MODEL = { graph: 7, opsetImport: 8 } as const;
-const OPSET = { domain: 1, version: 2 } as const;
-const GRAPH = { node: 1, initializer: 5, output: 12 } as const;
-const NODE = { input: 1, output: 2, opType: 4, attribute: 5, domain: 7 } as const;
-const TENSOR = { dims: 1, dataType: 2, floatData: 4, name: 8, rawData: 9 } as const;
-const VALUE_INFO_NAME = 1;
 /** DynamicQuantizeLinear is in the default domain from opset 11. */
 const MIN_OPSET = 11;
 /** Names of the tensors the rewrite adds start with this, which no exporter writes. */
@@ -38,19 +31,6 @@ export interface QuantizedGraph {
   readonly model: Uint8Array;
   /** How many Conv nodes now run in int8 (0: the graph is returned unchanged). */
   readonly convolutions: number;
-}
-
-interface Initializer {
-  readonly dims: readonly number[];
-  readonly data: Float32Array | undefined;
-}
-
-interface Node {
-  readonly opType: string;
-  readonly domain: string;
-  readonly inputs: readonly string[];
-  readonly outputs: readonly string[];
-  readonly attributes: readonly Uint8Array[];
 }
 
 /** `model` with its learned convolutions in int8 (see the file comment). */
@@ -74,32 +54,6 @@ export interface LearnedConvolution {
 /** The Conv nodes whose weight is a float initializer, in graph order (what int8 would quantize, ends included). */
 export function learnedConvolutions(model: Uint8Array): LearnedConvolution[] {
   return learnedConvs(readGraph(graphOf(model))).map(({ node, conv }) => ({ weight: node.inputs[1] as string, dims: conv.weight.dims, data: conv.weight.data }));
-}
-
-function graphOf(model: Uint8Array): Uint8Array {
-  const graphField = [...protoFields(model)].find((field) => field.number === MODEL.graph);
-  if (graphField === undefined) throw new StemsplitError('MODEL_INVALID', 'the ONNX file has no graph');
-  return graphField.body;
-}
-
-interface Graph {
-  readonly initializers: ReadonlyMap<string, Initializer>;
-  readonly nodes: readonly Node[];
-  readonly outputs: ReadonlySet<string>;
-}
-
-function readGraph(graph: Uint8Array): Graph {
-  const initializers = new Map<string, Initializer>();
-  const nodes: Node[] = [];
-  const outputs = new Set<string>();
-  for (const field of protoFields(graph)) {
-    if (field.number === GRAPH.initializer) {
-      const [name, initializer] = readInitializer(field.body);
-      initializers.set(name, initializer);
-    } else if (field.number === GRAPH.node) nodes.push(readNode(field.body));
-    else if (field.number === GRAPH.output) outputs.add(readString(field.body, VALUE_INFO_NAME) ?? '');
-  }
-  return { initializers, nodes, outputs };
 }
 
 function learnedConvs(graph: Graph): { node: Node; conv: QuantizableConv }[] {
@@ -183,58 +137,4 @@ function integerConv(node: Node, conv: QuantizableConv, quantizedInputs: Set<str
     nodes: nodes.map((message) => lengthField(GRAPH.node, message.toBytes())),
     initializers: initializers.map((message) => lengthField(GRAPH.initializer, message.toBytes())),
   };
-}
-
-function readNode(body: Uint8Array): Node {
-  const inputs: string[] = [];
-  const outputs: string[] = [];
-  const attributes: Uint8Array[] = [];
-  let opType = '';
-  let domain = '';
-  for (const field of protoFields(body)) {
-    if (field.number === NODE.input) inputs.push(decode(field.body));
-    else if (field.number === NODE.output) outputs.push(decode(field.body));
-    else if (field.number === NODE.opType) opType = decode(field.body);
-    else if (field.number === NODE.domain) domain = decode(field.body);
-    else if (field.number === NODE.attribute) attributes.push(field.body);
-  }
-  return { opType, domain, inputs, outputs, attributes };
-}
-
-/** An initializer's name, dims and, for float32 data stored in the file, its values (a copy). */
-function readInitializer(body: Uint8Array): [string, Initializer] {
-  let name = '';
-  const dims: number[] = [];
-  let dataType = 0;
-  let bytes: Uint8Array | undefined;
-  for (const field of protoFields(body)) {
-    if (field.number === TENSOR.name) name = decode(field.body);
-    else if (field.number === TENSOR.dataType) dataType = field.value;
-    else if (field.number === TENSOR.dims) dims.push(...(field.wire === 0 ? [field.value] : packedVarints(field.body)));
-    else if (field.number === TENSOR.rawData || (field.number === TENSOR.floatData && field.wire === 2)) bytes = field.body;
-  }
-  const count = dims.reduce((a, b) => a * b, 1);
-  const usable = dataType === DATA_TYPE.float && bytes !== undefined && bytes.byteLength === 4 * count;
-  return [name, { dims, data: usable ? new Float32Array(Uint8Array.from(bytes as Uint8Array).buffer) : undefined }];
-}
-
-/** The version of the default ONNX domain the model imports (0 when it names none). */
-function defaultOpset(model: Uint8Array): number {
-  for (const field of protoFields(model)) {
-    if (field.number !== MODEL.opsetImport) continue;
-    const domain = readString(field.body, OPSET.domain) ?? '';
-    if (domain !== '' && domain !== 'ai.onnx') continue;
-    for (const entry of protoFields(field.body)) if (entry.number === OPSET.version) return entry.value;
-  }
-  return 0;
-}
-
-function readString(message: Uint8Array, number: number): string | undefined {
-  for (const field of protoFields(message)) if (field.number === number) return decode(field.body);
-  return undefined;
-}
-
-const decoder = new TextDecoder();
-function decode(bytes: Uint8Array): string {
-  return decoder.decode(bytes);
 }

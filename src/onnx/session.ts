@@ -3,7 +3,10 @@
  * session, so commands that never separate (or the HTTP layer) do not load it.
  */
 import type { InferenceSession } from 'onnxruntime-node';
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { StemsplitError } from '../errors.js';
+import { gpuGraph } from './gpu-graph.js';
 
 export interface OrtSessionOptions {
   /** Threads for one operator; default: ONNX Runtime's choice (all cores). A worker pool sets this. */
@@ -53,6 +56,20 @@ type OrtModule = typeof import('onnxruntime-node');
  * is released; `scripts/bench/ort-profile.ts` sums them per operator. A diagnosis aid: it slows runs.
  */
 export const ORT_PROFILE_ENV = 'STEMSPLIT_ORT_PROFILE';
+
+/**
+ * Set to an ONNX Runtime log level (0 verbose … 4 fatal), every session of the process logs at it
+ * unless its options say otherwise. At 0 ONNX Runtime writes to stderr which provider took each
+ * node ("Node placements"); scripts/gpu/placement.ts reads that. A diagnosis aid: it is noisy.
+ */
+export const ORT_LOG_SEVERITY_ENV = 'STEMSPLIT_ORT_LOG_SEVERITY';
+
+function envLogSeverity(env: NodeJS.ProcessEnv = process.env): OrtSessionOptions['logSeverity'] {
+  const raw = env[ORT_LOG_SEVERITY_ENV];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[0-4]$/.test(raw)) throw new StemsplitError('USAGE', `${ORT_LOG_SEVERITY_ENV} must be 0 (verbose) to 4 (fatal), got "${raw}"`);
+  return Number(raw) as OrtSessionOptions['logSeverity'];
+}
 
 /**
  * Set to a GPU provider's name (devices/adapters.ts GpuProvider: webgpu, dml, coreml), every
@@ -108,9 +125,12 @@ export async function createOrtSession(
   const ort = await loadOrt();
   const profilePrefix = process.env[ORT_PROFILE_ENV];
   const gpu = options.provider === undefined ? sessionGpuProvider() : options.provider === 'cpu' ? undefined : options.provider;
+  const graph = gpu === undefined ? model : reshapedForGpu(model);
+  // A graph read from its file and reshaped is given as bytes: its external data lies beside the file.
+  const externalDataFolder = options.externalDataFolder ?? (typeof model === 'string' && typeof graph !== 'string' ? dirname(model) : undefined);
   const extraSession = {
     ...(options.allowSpinning === false ? { intra_op: { allow_spinning: '0' } } : {}),
-    ...(options.externalDataFolder === undefined ? {} : { model_external_initializers_file_folder_path: options.externalDataFolder }),
+    ...(externalDataFolder === undefined ? {} : { model_external_initializers_file_folder_path: externalDataFolder }),
   };
   const sessionOptions: InferenceSession.SessionOptions = {
     executionProviders: executionProviders(gpu),
@@ -121,14 +141,14 @@ export async function createOrtSession(
     enableMemPattern: gpu === undefined ? (options.memPattern ?? true) : false,
     // Fatal only: ORT logs each error it also throws as a native line on stderr (colour codes and all);
     // the thrown error reaches the caller and is told in one line naming the model.
-    logSeverityLevel: options.logSeverity ?? 4,
+    logSeverityLevel: options.logSeverity ?? envLogSeverity() ?? 4,
     ...(Object.keys(extraSession).length > 0 ? { extra: { session: extraSession } } : {}),
     ...(options.intraOpThreads === undefined ? {} : { intraOpNumThreads: options.intraOpThreads, interOpNumThreads: 1 }),
     ...(profilePrefix ? { enableProfiling: true, profileFilePrefix: profilePrefix } : {}),
     ...(options.optimizedModelPath === undefined ? {} : { optimizedModelFilePath: options.optimizedModelPath }),
   };
   const open = (options: InferenceSession.SessionOptions) =>
-    typeof model === 'string' ? ort.InferenceSession.create(model, options) : ort.InferenceSession.create(model, options);
+    typeof graph === 'string' ? ort.InferenceSession.create(graph, options) : ort.InferenceSession.create(graph, options);
   let session: InferenceSession;
   try {
     session = await open(sessionOptions);
@@ -155,6 +175,20 @@ export async function createOrtSession(
       return released;
     },
   };
+}
+
+/**
+ * The graph with what the GPU provider mishandles reshaped (gpu-graph.ts: MultiHeadAttention
+ * written out, wide Splits made trees); the model as given (path or bytes) when nothing is.
+ */
+function reshapedForGpu(model: string | Uint8Array): string | Uint8Array {
+  let reshaped;
+  try {
+    reshaped = gpuGraph(typeof model === 'string' ? readFileSync(model) : model);
+  } catch {
+    return model; // unreadable or not a graph: ONNX Runtime says so as it opens it
+  }
+  return reshaped.attention + reshaped.splits === 0 ? model : reshaped.model;
 }
 
 /** Runs the session on float32 inputs and returns the requested float32 outputs (all when `outputs` is omitted). */
