@@ -11,11 +11,10 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { writeSong } from '../harness/audio.js';
-import { spawnCli } from '../harness/process.js';
 import { tempDir } from '../harness/temp-dir.js';
 import { demucsConversions, demucsLoadUnderWay, processesMentioning } from './support/first-load.js';
 import { FAMILY_FIXTURES, fixtureFile, type FamilyModels } from './support/fixtures.js';
-import { until } from './support/wait.js';
+import { interruptWhen } from './support/interrupt.js';
 
 /** How long a stop may take from SIGINT to exit: the issue's 2 s. */
 const STOP_SECONDS = 2;
@@ -40,16 +39,7 @@ async function interruptedSplit(t: TestContext, models: readonly string[], ready
   const dir = tempDir('stemsplit-cancel-run-');
   const run = { out: join(dir, 'out'), cache: join(dir, 'cache') };
   const args = ['split', song, '-o', run.out, ...models.flatMap((model) => ['--model', model])];
-  const child = spawnCli(args, { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: run.cache });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
-  await until(() => ready(run) || child.exitCode !== null, 240_000, () => `${what} never began: ${stderr}`);
-  assert.ok(ready(run), `${what} began: ${stderr}`);
-  const stopped = performance.now();
-  child.kill('SIGINT');
-  const code = await exited;
-  const seconds = (performance.now() - stopped) / 1000;
+  const { code, seconds, stderr } = await interruptWhen(args, { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: run.cache }, () => ready(run), what);
   t.diagnostic(`stopped in ${seconds.toFixed(2)} s`);
   assert.equal(code, 130, stderr);
   assert.ok(seconds <= STOP_SECONDS, `stopping took ${seconds.toFixed(2)} s`);
