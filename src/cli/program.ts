@@ -335,6 +335,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   models
     .command('list')
     .description('installed models and those available to pull, with family (demucs, bs_roformer, mel_band_roformer, scnet, mdx23c, mdx, vr, bundled) and terms')
+    .option('--installed', 'only the models installed here')
+    .addOption(new Option('--task <task>', 'only the models for this task').choices([...TASKS]))
     .option('--json', 'print JSON')
     .action(async (opts) => {
       const { modelsList } = await import('./commands/models.js');

@@ -19,9 +19,20 @@ function registryOf(ctx: CommandContext): ModelRegistry {
 /** A listing row with this data dir's measured speed (seconds per minute of audio, from its jobs; null until one ran). */
 export type TimedListing = ModelListing & { readonly secondsPerMinute: number | null };
 
-export async function modelsList(ctx: CommandContext, options: { json?: boolean }): Promise<void> {
+export interface ModelsListOptions {
+  readonly json?: boolean;
+  /** Only the models this data dir can run now. */
+  readonly installed?: boolean;
+  /** Only the models for this task (vocals, four-stems, karaoke, …). */
+  readonly task?: string;
+}
+
+export async function modelsList(ctx: CommandContext, options: ModelsListOptions): Promise<void> {
   const timings = await withStore(ctx, (data) => data.modelTimings.secondsPerMinute());
-  const rows: TimedListing[] = registryOf(ctx).listing().map((row) => ({ ...row, secondsPerMinute: timings.get(row.name) ?? null }));
+  const rows: TimedListing[] = registryOf(ctx)
+    .listing()
+    .filter((row) => (!options.installed || row.installed) && (options.task === undefined || row.task === options.task))
+    .map((row) => ({ ...row, secondsPerMinute: timings.get(row.name) ?? null }));
   if (options.json) {
     printJson(ctx, rows);
     return;
@@ -64,6 +75,9 @@ export function listingTable(rows: readonly TimedListing[], width: number): stri
   const row = (columns: readonly string[], terms: string) =>
     [...columns.map((text, i) => text.padEnd(widths[i] as number)), terms].join(GAP).trimEnd();
   const lines = [row(['NAME', 'STEMS', 'STATE', 'FAMILY'], termsInColumn ? 'TERMS' : '')];
+  // Why a model runs in fp32 only is the same words for many: each reason once, as a note the rows point to.
+  const int8Reasons: string[] = [];
+  const int8Note = (reason: string) => (int8Reasons.includes(reason) ? int8Reasons.indexOf(reason) : int8Reasons.push(reason) - 1) + 1;
   for (const [index, listing] of rows.entries()) {
     const cell = cells[index] as (typeof cells)[number];
     const long = cell.name.length > (widths[0] as number);
@@ -77,10 +91,12 @@ export function listingTable(rows: readonly TimedListing[], width: number): stri
     }
     for (const text of wrap(listing.description, width - 2)) lines.push(`  ${text}`);
     const speed = listing.secondsPerMinute === null ? '' : `; ${listing.secondsPerMinute} s per minute of audio here`;
-    const int8 = listing.int8Refused === null ? '' : `; fp32 only (--precision int8 refused: ${listing.int8Refused})`;
+    const int8 = listing.int8Refused === null ? '' : `; fp32 only [${int8Note(listing.int8Refused)}]`;
     for (const text of wrap(`task: ${listing.task}; stems: ${listing.sources.join(', ') || 'told when it loads'}${speed}${int8}`, width - 2)) lines.push(`  ${text}`);
     if (listing.card) lines.push(`  card: ${listing.card}`);
   }
+  if (int8Reasons.length > 0) lines.push('');
+  for (const [index, reason] of int8Reasons.entries()) lines.push(...wrap(`[${index + 1}] fp32 only (--precision int8 refused): ${reason}`, width));
   return lines;
 }
 
