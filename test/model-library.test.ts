@@ -13,9 +13,12 @@ import { runCli } from '../harness/process.js';
 import { writeSong } from '../harness/audio.js';
 import { MODEL_CATALOG } from '../src/models/catalog.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
+import { fixtureDir } from './support/fixtures.js';
 
 const SCNET = resolve('../shared/fixtures/msst/scnet_4stem.ckpt');
 const MDX = resolve('../shared/fixtures/mdx/mdx_a_nfft6144_vocals.onnx');
+/** Every test here adds the shared SCNet and MDX-Net fixtures to a library: a clone without them skips, saying why. */
+const NO_FIXTURES = fixtureDir('msst') === undefined || fixtureDir('mdx') === undefined ? 'needs ../shared/fixtures/msst and mdx' : false;
 
 /** A data dir with the two fixtures in its library, as `models add` leaves it. */
 function libraryDataDir(): string {
@@ -46,7 +49,7 @@ function listed(dataDir: string): Listed[] {
   return JSON.parse(result.stdout) as Listed[];
 }
 
-test('models add keeps a copy of each file and its companions, checked by loading it; models list shows them', () => {
+test('models add keeps a copy of each file and its companions, checked by loading it; models list shows them', { skip: NO_FIXTURES }, () => {
   const dataDir = libraryDataDir();
   const rows = listed(dataDir);
   const scnet = rows.find((row) => row.name === 'scnet_4stem');
@@ -62,7 +65,7 @@ test('models add keeps a copy of each file and its companions, checked by loadin
   assert.match(table.stdout, /^scnet_4stem +4 stems +library +scnet +MIT \(a test fixture\)$/m);
 });
 
-test('models add refuses, in one line and with the documented code, what it cannot keep', () => {
+test('models add refuses, in one line and with the documented code, what it cannot keep', { skip: NO_FIXTURES }, () => {
   const dataDir = tempDir();
   const add = (...args: string[]) => runCli(['--data-dir', dataDir, 'models', 'add', ...args]);
   const missing = add(join(dataDir, 'nope.ckpt'));
@@ -101,7 +104,7 @@ test('models add refuses, in one line and with the documented code, what it cann
   assert.equal(existsSync(join(dataDir, 'models', 'scnet_4stem')), false);
 });
 
-test('split runs a library model by its name', () => {
+test('split runs a library model by its name', { skip: NO_FIXTURES }, () => {
   const dataDir = libraryDataDir();
   const song = join(dataDir, 'song.wav');
   writeSong(song, 3);
@@ -112,7 +115,7 @@ test('split runs a library model by its name', () => {
   for (const stem of ['vocals', 'instrumental']) assert.ok(existsSync(join(out, 'song', `${stem}.wav`)), stem);
 });
 
-test('models pull --file installs a file from disk under its catalog name, held to the catalog hash', () => {
+test('models pull --file installs a file from disk under its catalog name, held to the catalog hash', { skip: NO_FIXTURES }, () => {
   const dataDir = tempDir();
   const pinned = MODEL_CATALOG.find((model) => model.downloads?.every((download) => download.sha256 !== undefined));
   assert.ok(pinned, 'the catalog pins the hashes of some model');
@@ -139,7 +142,7 @@ async function split(t: TestServer, body: Record<string, unknown>): Promise<{ st
   return t.request('POST', '/audio/splits', { body: { input, ...body } });
 }
 
-test('through the API a job names its model or ensemble, two stems, format and depth, and GET says what ran', async () => {
+test('through the API a job names its model or ensemble, two stems, format and depth, and GET says what ran', { skip: NO_FIXTURES }, async () => {
   const t = await startTestServer({ dataDir: libraryDataDir() });
   try {
     const models = (await t.request('GET', '/models')).json.data;
@@ -185,7 +188,7 @@ test('through the API a job names its model or ensemble, two stems, format and d
   }
 });
 
-test('the API refuses a model it cannot run with a 422 naming it', async () => {
+test('the API refuses a model it cannot run with a 422 naming it', { skip: NO_FIXTURES }, async () => {
   const t = await startTestServer({ dataDir: libraryDataDir(), servedModels: ['scnet_4stem'] });
   try {
     const refusal = async (body: Record<string, unknown>) => {
@@ -211,7 +214,7 @@ test('the API refuses a model it cannot run with a 422 naming it', async () => {
   }
 });
 
-test('a job whose model was removed before it ran fails saying so, and is refunded', async () => {
+test('a job whose model was removed before it ran fails saying so, and is refunded', { skip: NO_FIXTURES }, async () => {
   const dataDir = libraryDataDir();
   const first = await startTestServer({ dataDir });
   let id: string;
@@ -236,7 +239,7 @@ test('a job whose model was removed before it ran fails saying so, and is refund
   }
 });
 
-test('serve refuses to start, in one line, on a model it cannot find or read', () => {
+test('serve refuses to start, in one line, on a model it cannot find or read', { skip: NO_FIXTURES }, () => {
   const dataDir = tempDir();
   const serve = (...args: string[]) => runCli(['--data-dir', dataDir, 'serve', '--port', '0', ...args]);
   const missing = serve('--model-4s', join(dataDir, 'nope.ckpt'));
@@ -258,7 +261,7 @@ test('serve refuses to start, in one line, on a model it cannot find or read', (
   assert.match(served.stderr, /^stemsplit: --models: htdemucs is not installed/);
 });
 
-test('the CLI as scripts and UVR users expect: usage errors exit 2, family flags checked, python-audio-separator spellings', () => {
+test('the CLI as scripts and UVR users expect: usage errors exit 2, family flags checked, python-audio-separator spellings', { skip: NO_FIXTURES }, () => {
   const dataDir = tempDir();
   const song = join(dataDir, 'song.wav');
   writeSong(song, 2);
@@ -290,7 +293,7 @@ test('the CLI as scripts and UVR users expect: usage errors exit 2, family flags
   assert.match(runCli(['split', '--help']).stdout, /--output_format +--format\n/);
 });
 
-test('a job passes its model family settings as modelOptions, checked against the models it runs', async () => {
+test('a job passes its model family settings as modelOptions, checked against the models it runs', { skip: NO_FIXTURES }, async () => {
   const t = await startTestServer({ dataDir: libraryDataDir() });
   try {
     const listing = (await t.request('GET', '/models')).json.data.items as Array<Listed & { options: string[] }>;
@@ -315,7 +318,7 @@ test('a job passes its model family settings as modelOptions, checked against th
   }
 });
 
-test('models bench times a model as a job runs it and records the figure models list shows', () => {
+test('models bench times a model as a job runs it and records the figure models list shows', { skip: NO_FIXTURES }, () => {
   const dataDir = libraryDataDir();
   const bench = runCli(['--data-dir', dataDir, 'models', 'bench', 'mdx-vocals', '--seconds', '5', '--json']);
   assert.equal(bench.status, 0, bench.stderr);
@@ -326,7 +329,7 @@ test('models bench times a model as a job runs it and records the figure models 
   assert.equal(listed(dataDir).find((row) => row.name === 'mdx-vocals')?.secondsPerMinute, result?.secondsPerMinute);
 });
 
-test('--precision int8 with a model whose family computes in fp32 only is refused, naming both', () => {
+test('--precision int8 with a model whose family computes in fp32 only is refused, naming both', { skip: NO_FIXTURES }, () => {
   const dataDir = tempDir();
   const song = join(dataDir, 'song.wav');
   writeSong(song, 1);
@@ -335,7 +338,7 @@ test('--precision int8 with a model whose family computes in fp32 only is refuse
   assert.equal(refused.stderr, 'stemsplit: --precision int8: mdx_a_nfft6144_vocals (mdx) runs in fp32 only: int8 is not implemented for its family; run it without --precision int8\n');
 });
 
-test('models add takes a folder as UVR keeps one: each model with its companions, other files skipped, a bad one named', () => {
+test('models add takes a folder as UVR keeps one: each model with its companions, other files skipped, a bad one named', { skip: NO_FIXTURES }, () => {
   const dataDir = tempDir();
   const folder = join(dataDir, 'uvr-models');
   mkdirSync(folder);

@@ -19,6 +19,7 @@ import { until } from './support/wait.js';
 import { writeSong } from '../harness/audio.js';
 import { killHard, runCli } from '../harness/process.js';
 import { startTestServer, tempDir, type TestServer } from './support/server.js';
+import { fixtureDir } from './support/fixtures.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -586,7 +587,7 @@ describe('the model library on the page', { skip: NEEDS_CHROMIUM }, () => {
     await context.close();
   });
 
-  test('a model removed while the page offers it: its split is refused and its queued job fails, each saying why in words', { timeout: 180_000 }, async () => {
+  test('a model removed while the page offers it: its split is refused and its queued job fails, each saying why in words', { timeout: 180_000, skip: fixtureDir('mdx') === undefined ? 'needs ../shared/fixtures/mdx' : false }, async () => {
     const MDX = resolve('../shared/fixtures/mdx/mdx_a_nfft6144_vocals.onnx');
     const dataDir = tempDir();
     const added = runCli(['--data-dir', dataDir, 'models', 'add', MDX, '--name', 'mdx-vocals']);
