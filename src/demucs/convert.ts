@@ -37,7 +37,7 @@ export interface ConvertedModel {
 }
 
 /** Bump when the graph layout changes, so caches convert again. */
-const CONVERTER_VERSION = 8;
+const CONVERTER_VERSION = 9;
 const META_FORMAT = 'stemsplit-demucs/2';
 
 export interface ConvertOptions {

@@ -29,7 +29,7 @@ const MAX_SEGMENT_SECONDS = 600;
 /** STFT tables kept per model: the segment's, the last chunk's, and one spare. */
 const KEPT_STFTS = 3;
 /** Bump when the stages' layout changes, so caches convert again. */
-const V3_CONVERTER_VERSION = 3;
+const V3_CONVERTER_VERSION = 4;
 /** The cache folder, shared with HTDemucs' conversions and the pulled checkpoints (so `models remove` finds them). */
 const CACHE_FOLDER = 'demucs';
 

@@ -16,7 +16,7 @@ import { buildMdx23cStages, type Mdx23cGraphOptions } from './graph.js';
 import { ChunkSpectrum } from './spectrum.js';
 
 /** Bump when the graph layout changes, so caches convert again. */
-const CONVERTER_VERSION = 4;
+const CONVERTER_VERSION = 5;
 
 export type LoadMdx23cOptions = MsstLoadOptions;
 

@@ -19,7 +19,7 @@ import { readScnetConfig, type ScnetConfig } from './config.js';
 import { buildScnetStages } from './graph.js';
 
 /** Bump when the graph layout changes, so caches convert again. */
-const CONVERTER_VERSION = 4;
+const CONVERTER_VERSION = 5;
 
 export interface LoadScnetOptions extends MsstLoadOptions {
   /** `int8`: convert (and cache) the graphs with int8 LSTMs and matrix products; default fp32. */
