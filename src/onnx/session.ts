@@ -179,7 +179,7 @@ export async function createOrtSession(
 
 /**
  * The graph with what the GPU provider mishandles reshaped (gpu-graph.ts: MultiHeadAttention
- * written out, wide Splits made trees); the model as given (path or bytes) when nothing is.
+ * written out, wide Splits made trees, Convs the provider gets wrong padded); the model as given (path or bytes) when nothing is.
  */
 function reshapedForGpu(model: string | Uint8Array): string | Uint8Array {
   let reshaped;
@@ -188,7 +188,7 @@ function reshapedForGpu(model: string | Uint8Array): string | Uint8Array {
   } catch {
     return model; // unreadable or not a graph: ONNX Runtime says so as it opens it
   }
-  return reshaped.attention + reshaped.splits === 0 ? model : reshaped.model;
+  return reshaped.attention + reshaped.splits + reshaped.convolutions === 0 ? model : reshaped.model;
 }
 
 /** Runs the session on float32 inputs and returns the requested float32 outputs (all when `outputs` is omitted). */
