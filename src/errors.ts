@@ -5,7 +5,7 @@
  */
 
 /** Codes the v1 API answers with (part 7 of the spec, plus NOT_FOUND for 404). */
-export const API_ERROR_CODES = ['UNAUTHORIZED', 'INSUFFICIENT_CREDITS', 'VALIDATION_ERROR', 'RATE_LIMITED', 'NOT_FOUND', 'SERVER_ERROR'] as const;
+export const API_ERROR_CODES = ['UNAUTHORIZED', 'FORBIDDEN', 'INSUFFICIENT_CREDITS', 'VALIDATION_ERROR', 'RATE_LIMITED', 'NOT_FOUND', 'SERVER_ERROR'] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
 /** Codes a failed job reports in its `error` object (documented in docs/api.md). */
@@ -27,6 +27,8 @@ interface CodeInfo {
 
 const CODES: Readonly<Record<ErrorCode, CodeInfo>> = Object.freeze({
   UNAUTHORIZED: { httpStatus: 401, exitCode: 3, meaning: 'an API key was refused' },
+  /** A member's key on what only an admin may do (people, keys, credits, invites). */
+  FORBIDDEN: { httpStatus: 403, exitCode: 3, meaning: 'an API key was refused' },
   INSUFFICIENT_CREDITS: { httpStatus: 402, exitCode: 4, meaning: 'not enough credits' },
   VALIDATION_ERROR: { httpStatus: 422, exitCode: 2, meaning: 'a wrong command, option or value' },
   RATE_LIMITED: { httpStatus: 429, exitCode: 5, meaning: 'rate limited' },

@@ -18,6 +18,7 @@ import { SplitService } from './services/splits.js';
 import { presentSplit } from './api/present.js';
 import { createStemUrlSigner } from './api/stem-urls.js';
 import { AccountService } from './services/accounts.js';
+import { PeopleService } from './services/people.js';
 import { ModelService } from './services/models.js';
 import { UploadService } from './services/uploads.js';
 import type { WebhookDispatcher } from './jobs/webhooks.js';
@@ -116,6 +117,7 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
   const app = createApp({
     data,
     accounts: new AccountService(data),
+    people: new PeopleService(data),
     models,
     uploads: new UploadService(data, config.uploadTtlSeconds),
     splits: new SplitService(data, models, { aliasEnsemble: config.ensemble, guard, maxDownloadBytes: config.maxUploadBytes, downloadTimeoutMs: 60_000, ...(config.maxMinutes !== undefined ? { maxSeconds: config.maxMinutes * 60 } : {}) }),

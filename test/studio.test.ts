@@ -155,7 +155,7 @@ describe('the page link', () => {
     assert.deepEqual(pageOrigins({ host: '::1', port: 9000 }, box), ['http://[::1]:9000']);
   });
 
-  test('serve prints a working link; keys link prints one again ending the one it replaces (--keep: not), serve --print-link one more', { timeout: 120_000 }, async () => {
+  test('serve prints a working invite link; keys link prints a key link ending the key it replaces (--keep: not), serve --print-link a new invite', { timeout: 120_000 }, async () => {
     const dataDir = tempDir();
     const serveOnce = async (args: string[]): Promise<{ lines: string[]; origin: string; stop: () => Promise<void> }> => {
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', '--data-dir', dataDir, 'serve', '--port', '0', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
@@ -171,6 +171,11 @@ describe('the page link', () => {
       return { lines: out.trim().split('\n'), origin, stop: () => killHard(child) };
     };
     const keyOf = (link: string) => decodeURIComponent(new URL(link).hash.slice('#key='.length));
+    /** The key the page gets for serve's one-time invite. */
+    const exchanged = async (link: string) => {
+      const response = await fetch(`${new URL(link).origin}/v1/invites/exchange`, { method: 'POST', body: JSON.stringify({ invite: decodeURIComponent(new URL(link).hash.slice('#invite='.length)) }), headers: { 'content-type': 'application/json' } });
+      return ((await response.json()) as { data: { key: string } }).data.key;
+    };
     // Retried once: a kept-alive socket the server closes as it idles (5 s, while keys link runs) fails a fetch.
     const credits = (origin: string, key: string) => fetch(`${origin}/v1/credits`, { headers: { authorization: `Bearer ${key}` } });
     const works = async (origin: string, key: string) => (await credits(origin, key).catch(() => credits(origin, key))).status === 200;
@@ -182,16 +187,17 @@ describe('the page link', () => {
       const link = /^Open (\S+) to split songs in the browser$/.exec(opened[0] ?? '')?.[1] ?? '';
       assert.equal(new URL(link).origin, first.origin, 'on loopback, the link is the loopback address');
       assert.equal((await fetch(link)).status, 200);
-      assert.ok(await works(first.origin, keyOf(link)));
+      const firstKey = await exchanged(link);
+      assert.ok(await works(first.origin, firstKey));
 
       // Beside the running serve, from another shell: a new key, which replaces the first link's.
       const again = runCli(['--data-dir', dataDir, 'keys', 'link']);
       assert.equal(again.status, 0, again.stderr);
       const relinked = again.stdout.trim();
       assert.equal(new URL(relinked).origin, first.origin, 'at the address serve recorded');
-      assert.notEqual(keyOf(relinked), keyOf(link));
+      assert.notEqual(keyOf(relinked), firstKey);
       assert.ok(await works(first.origin, keyOf(relinked)));
-      assert.equal(await works(first.origin, keyOf(link)), false, 'the link it replaces no longer works');
+      assert.equal(await works(first.origin, firstKey), false, 'the web-session key it replaces no longer works');
       assert.match(again.stderr, /the link it replaces no longer works \(key_\w+ revoked; --keep keeps earlier links\)/);
       // --keep: one more key, the earlier link still working.
       const kept = runCli(['--data-dir', dataDir, 'keys', 'link', '--keep']);
@@ -204,10 +210,10 @@ describe('the page link', () => {
     }
     const later = await serveOnce([]);
     await later.stop();
-    assert.match(later.lines.find((line) => line.startsWith('The web page is at')) ?? '', /^The web page is at http:\/\/127\.0\.0\.1:\d+\/: the link printed when its key was made still works \("stemsplit keys link" prints one again\)$/);
+    assert.match(later.lines.find((line) => line.startsWith('The web page is at')) ?? '', /^The web page is at http:\/\/127\.0\.0\.1:\d+\/: browsers that opened its invite keep their key \("stemsplit serve --print-link" prints a new invite\)$/);
     const printed = await serveOnce(['--print-link']);
     await printed.stop();
-    assert.equal(printed.lines.filter((line) => /^Open http:\/\/127\.0\.0\.1:\d+\/#key=sk_stemsplit_/.test(line)).length, 1, printed.lines.join('\n'));
+    assert.equal(printed.lines.filter((line) => /^Open http:\/\/127\.0\.0\.1:\d+\/#invite=inv_stemsplit_/.test(line)).length, 1, printed.lines.join('\n'));
   });
 });
 

@@ -118,7 +118,7 @@ describe('the local session', () => {
     assert.equal(webSessionLink('http://[::1]:9000', 'k'), 'http://[::1]:9000/#key=k');
   });
 
-  test('stemsplit serve prints a working link', { timeout: 60_000 }, async () => {
+  test('stemsplit serve prints a working link: a one-time invite the page exchanges for its own key', { timeout: 60_000 }, async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--port', '0', '--data-dir', tempDir()], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -128,16 +128,16 @@ describe('the local session', () => {
         let out = '';
         child.stdout.on('data', (chunk: Buffer) => {
           out += chunk.toString();
-          const match = /^Open (http:\/\/\S+#key=\S+) /m.exec(out);
+          const match = /^Open (http:\/\/\S+#invite=\S+) /m.exec(out);
           if (match?.[1]) resolve(match[1]);
         });
         child.once('exit', (code) => reject(new Error(`serve exited with ${code} before printing the link: ${out}`)));
       });
       const url = new URL(link);
       assert.equal(url.hostname, '127.0.0.1');
-      const key = decodeURIComponent(url.hash.slice('#key='.length));
       const page = await fetch(new URL('/', url));
       assert.equal(page.status, 200);
+      const key = await exchange(url.origin, decodeURIComponent(url.hash.slice('#invite='.length)));
       const credits = await fetch(new URL('/v1/credits', url), { headers: { authorization: `Bearer ${key}` } });
       assert.equal(credits.status, 200);
     } finally {
@@ -146,31 +146,50 @@ describe('the local session', () => {
   });
 });
 
-test('serve keeps the web link across restarts and prints a new one only with --new-link', { timeout: 90_000 }, async () => {
+/** The key an invite is exchanged for, as the page does it. */
+async function exchange(origin: string, invite: string): Promise<string> {
+  const response = await fetch(`${origin}/v1/invites/exchange`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invite }) });
+  assert.equal(response.status, 200);
+  return ((await response.json()) as { data: { key: string } }).data.key;
+}
+
+test('serve prints an invite until one is opened, then the address alone; --new-link ends the keys and prints a new invite', { timeout: 90_000 }, async () => {
   const dataDir = tempDir();
-  const firstLine = async (args: string[]): Promise<string> => {
+  /** The first link line of a serve on the data dir, and what `whileRunning` makes of it. */
+  const firstLine = async (args: string[], whileRunning: (line: string) => Promise<void> = async () => undefined): Promise<string> => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--port', '0', '--data-dir', dataDir, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
     try {
-      return await new Promise<string>((resolve, reject) => {
+      const line = await new Promise<string>((resolve, reject) => {
         let out = '';
         child.stdout.on('data', (chunk: Buffer) => {
           out += chunk.toString();
-          const line = /^(Open |The web page is at ).*$/m.exec(out);
-          if (line) resolve(line[0]);
+          const found = /^(Open |The web page is at ).*$/m.exec(out);
+          if (found) resolve(found[0]);
         });
         child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
       });
+      await whileRunning(line);
+      return line;
     } finally {
       await killHard(child);
     }
   };
-  const made = await firstLine([]);
-  const key = decodeURIComponent(/#key=(\S+)/.exec(made)?.[1] ?? '');
-  assert.match(key, /^sk_/);
-  assert.match(await firstLine([]), /^The web page is at http:\/\/127\.0\.0\.1:\d+\/: the link printed when its key was made still works \("stemsplit keys link" prints one again\)/);
-  const renewed = await firstLine(['--new-link']);
-  assert.match(renewed, /^Open http:\/\/127\.0\.0\.1:\d+\/#key=sk_/);
-  assert.ok(!renewed.includes(encodeURIComponent(key)), 'a new key');
+  let key = '';
+  let origin = '';
+  const made = await firstLine([], async (line) => {
+    const url = new URL(/^Open (\S+) /.exec(line)?.[1] ?? '');
+    origin = url.origin;
+    key = await exchange(origin, decodeURIComponent(url.hash.slice('#invite='.length)));
+  });
+  assert.match(made, /^Open http:\/\/127\.0\.0\.1:\d+\/#invite=inv_stemsplit_/);
+  assert.match(key, /^sk_stemsplit_/);
+  assert.match(await firstLine([]), /^The web page is at http:\/\/127\.0\.0\.1:\d+\/: browsers that opened its invite keep their key \("stemsplit serve --print-link" prints a new invite\)/);
+  const renewed = await firstLine(['--new-link'], async (line) => {
+    const at = new URL(/^Open (\S+) /.exec(line)?.[1] ?? '').origin;
+    assert.equal((await fetch(`${at}/v1/credits`, { headers: { authorization: `Bearer ${key}` } })).status, 401, '--new-link ended the key the first invite made');
+  });
+  assert.match(renewed, /^Open http:\/\/127\.0\.0\.1:\d+\/#invite=inv_stemsplit_/);
+  assert.ok(!renewed.includes(made.slice(made.indexOf('#'))), 'a new invite');
 });
 
 describe('the page and its assets', () => {

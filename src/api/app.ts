@@ -9,6 +9,7 @@ import type { SplitService } from '../services/splits.js';
 import type { StemUrlSigner } from './stem-urls.js';
 import type { AccountService } from '../services/accounts.js';
 import type { ModelService } from '../services/models.js';
+import type { PeopleService } from '../services/people.js';
 import type { UploadService } from '../services/uploads.js';
 import type { DataStore } from '../store/index.js';
 import { errorResponse } from './envelope.js';
@@ -20,6 +21,7 @@ import type { ServerLimitsBody } from './schemas.js';
 import { creditRoutes } from './routes/credits.js';
 import { fileRoutes } from './routes/files.js';
 import { modelRoutes } from './routes/models.js';
+import { inviteExchangeRoutes, peopleRoutes } from './routes/people.js';
 import { serverRoutes } from './routes/server.js';
 import { splitRoutes } from './routes/splits.js';
 import { uploadReservationRoutes, uploadTransferRoutes } from './routes/uploads.js';
@@ -29,6 +31,7 @@ import { OutageLog } from '../store/index.js';
 export interface AppDeps {
   readonly data: DataStore;
   readonly accounts: AccountService;
+  readonly people: PeopleService;
   readonly models: ModelService;
   readonly uploads: UploadService;
   readonly splits: SplitService;
@@ -77,6 +80,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   v1.route('/', serverRoutes(deps));
   v1.route('/', uploadTransferRoutes(deps));
   v1.route('/', fileRoutes(deps));
+  v1.route('/', inviteExchangeRoutes(deps.data));
 
   const authed = new OpenAPIHono<AppEnv>();
   authed.use(
@@ -95,6 +99,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   authed.route('/', splitRoutes(deps));
   authed.route('/', creditRoutes(deps.accounts));
   authed.route('/', modelRoutes(deps.models));
+  authed.route('/', peopleRoutes(deps.people));
   v1.route('/', authed);
   const openApiDocument = describeApi(v1);
 

@@ -168,8 +168,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .addOption(new Option('--tls-key <file>', "the certificate's PEM private key (with --tls-cert)").env(ENV.tlsKey))
     .addOption(new Option('--access-log <file>', 'append the access log (one line per request, never a key or signature) to this file instead of stdout').env(ENV.accessLog))
     .option('--models <names>', `the models a job may name through the API (its "model" or "models"), comma-separated; default: every installed model (or ${ENV.servedModels})`, nameList('--models'))
-    .option('--new-link', 'print a new link to the web page, ending every one printed before (its key lasts across restarts otherwise)')
-    .option('--print-link', 'print a link to the web page with one more key, the earlier links still working (as "stemsplit keys link")');
+    .option('--new-link', "print a new one-time invite to the web page, ending the admin's page keys made so far")
+    .option('--print-link', 'print a new one-time invite to the web page, the page keys made so far still working');
   withJobFlags(serve, 'direct_url and webhooks')
     .action(async (opts: JobFlags & { host: string; port: number; publicUrl?: string; maxMinutes?: number; maxUploadMb?: number; workers?: number; concurrency: number; rateLimit: number; models?: string[]; newLink?: boolean; printLink?: boolean; tlsCert?: string; tlsKey?: string; accessLog?: string }) => {
       const { serveCommand } = await import('./commands/serve.js');

@@ -78,6 +78,14 @@ export class SplitService {
     return split;
   }
 
+  /** A job its caller may delete: one of the account's, or, for an admin's key, anyone's. */
+  async deletable(principal: Principal, splitId: string): Promise<Split> {
+    if (principal.role !== 'admin') return this.get(principal, splitId);
+    const split = await this.#find(splitId);
+    if (!split || split.deletedAt !== null) throw new StemsplitError('NOT_FOUND', `no split ${splitId.slice(0, 64)}`);
+    return split;
+  }
+
   /** The file of a kept stem of a succeeded job, or undefined once it is gone. */
   stemFile(splitId: string, stem: string): Promise<{ split: Split; path: string } | undefined> {
     return this.#keptFile(splitId, (split) => this.#data.layout.stemFile(splitId, stem, split.outputFormat));

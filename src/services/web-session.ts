@@ -1,18 +1,18 @@
 /**
- * The web page's session keys (the links are web/session.ts's): `stemsplit serve` makes an API key of the default account
- * and prints a link carrying it in the URL fragment, which browsers never send to the server, so
- * the key stays out of request lines and logs. The key lasts across restarts (a bookmarked page
- * keeps working) until `serve --new-link` replaces it or `keys revoke` ends it.
+ * The web page's session keys (the links are web/session.ts's). `stemsplit serve` prints a one-time
+ * invite of the default (admin) account, never a key: the page exchanges it (POST
+ * /v1/invites/exchange) for a `web session` key that the browser keeps, so no working key is
+ * written to stdout or a journal. That key lasts across restarts until `serve --new-link` or
+ * `keys revoke` ends it.
  *
- * Keys are stored only as hashes, so a link once printed cannot be printed again. Showing the
- * page's address again (`stemsplit keys link`, `serve --print-link`) therefore makes one more
- * web-session key and prints its link; the earlier links keep working. (Keeping the link's key
- * encrypted instead would put its decryption key in the same data dir: a plaintext key with
- * extra steps.) `serve --new-link` revokes every web-session key at once.
+ * `stemsplit keys link` is the operator's own way in, from a shell on the box: it makes a new
+ * web-session key and prints a link carrying it in the URL fragment (which browsers never send to
+ * the server), revoking the account's web-session keys it replaces unless `--keep`.
  */
-import { DEFAULT_ACCOUNT, readSetting, writeSetting, type CreatedApiKey, type DataStore } from '../store/index.js';
+import { DEFAULT_ACCOUNT, INVITED_KEY_NAME, readSetting, writeSetting, type CreatedApiKey, type DataStore } from '../store/index.js';
 
-export const WEB_SESSION_KEY_NAME = 'web session';
+/** The page's keys: those invites are exchanged for, and those `keys link` makes. */
+export const WEB_SESSION_KEY_NAME = INVITED_KEY_NAME;
 
 /** Where serve records the page's addresses, for `keys link` to print them from any shell. */
 const PAGE_ADDRESSES_SETTING = 'webPageAddresses';
@@ -25,6 +25,14 @@ export async function hasWebSession(data: Pick<DataStore, 'accounts'>): Promise<
 /** Revokes the account's previous web-session keys (the default account's unless named) and creates a new one. */
 export function createWebSession(data: Pick<DataStore, 'accounts' | 'store'>, account = DEFAULT_ACCOUNT): Promise<CreatedApiKey & { revoked: string[] }> {
   return data.store.transaction(async () => {
+    const revoked = await endWebSessions(data, account);
+    return { ...(await data.accounts.createKey(account, WEB_SESSION_KEY_NAME)), revoked };
+  });
+}
+
+/** Revokes the account's web-session keys (serve --new-link, before it prints a new invite); returns their ids. */
+export function endWebSessions(data: Pick<DataStore, 'accounts' | 'store'>, account = DEFAULT_ACCOUNT): Promise<string[]> {
+  return data.store.transaction(async () => {
     const revoked: string[] = [];
     for (const key of await data.accounts.listKeys()) {
       if (key.accountName === account && key.name === WEB_SESSION_KEY_NAME && key.revokedAt === null) {
@@ -32,7 +40,7 @@ export function createWebSession(data: Pick<DataStore, 'accounts' | 'store'>, ac
         revoked.push(key.id);
       }
     }
-    return { ...(await data.accounts.createKey(account, WEB_SESSION_KEY_NAME)), revoked };
+    return revoked;
   });
 }
 

@@ -31,6 +31,7 @@ export interface CreatedApiKey {
   /** The secret key: shown once, never stored. */
   readonly key: string;
   readonly account: string;
+  readonly role: Role;
 }
 
 export interface Principal {
@@ -94,9 +95,14 @@ export class Accounts {
     return this.#store.first(this.#store.lockRows(this.#store.db.selectFrom('accounts').selectAll().where('id', '=', id)));
   }
 
-  /** The named account, created on first use (accounts are cheap and local). */
-  async findOrCreate(name: string): Promise<Account> {
-    return (await this.find(name)) ?? (await this.#insertAccount(name)).account;
+  /** The named account, created on first use (accounts are cheap and local) with `role` (a member unless said). */
+  async findOrCreate(name: string, role: Role = 'member'): Promise<Account> {
+    return (await this.find(name)) ?? (await this.#insertAccount(name, role)).account;
+  }
+
+  /** Every account, oldest first: the studio's people. */
+  listAccounts(): Promise<Account[]> {
+    return this.#store.all(this.#store.db.selectFrom('accounts').selectAll().orderBy('createdAt').orderBy('id'));
   }
 
   /** Inserts the account unless another process just did; either way, returns the stored one. */
@@ -122,8 +128,9 @@ export class Accounts {
     return account;
   }
 
-  async createKey(accountName: string, keyName: string): Promise<CreatedApiKey> {
-    const account = await this.findOrCreate(accountName);
+  /** A new key of the named account, which is made (with `role`) when it does not exist yet. */
+  async createKey(accountName: string, keyName: string, role: Role = 'member'): Promise<CreatedApiKey> {
+    const account = await this.findOrCreate(accountName, role);
     const id = newId('key');
     const key = KEY_PREFIX + randomBytes(32).toString('base64url');
     await this.#store.run(
@@ -137,7 +144,7 @@ export class Accounts {
         lastUsedAt: null,
       }),
     );
-    return { id, key, account: account.name };
+    return { id, key, account: account.name, role: account.role };
   }
 
   listKeys(): Promise<ApiKeyInfo[]> {

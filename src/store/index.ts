@@ -10,6 +10,7 @@ import { openSqliteStore } from './sqlite.js';
 import { Deliveries } from './deliveries.js';
 import { dataLayout, type DataLayout } from './files.js';
 import { IdempotencyKeys } from './idempotency.js';
+import { Invites } from './invites.js';
 import { ModelTimings } from './model-timings.js';
 import { Splits } from './splits.js';
 import { Uploads } from './uploads.js';
@@ -19,6 +20,7 @@ export interface DataStore {
   readonly layout: DataLayout;
   readonly clock: Clock;
   readonly accounts: Accounts;
+  readonly invites: Invites;
   readonly uploads: Uploads;
   readonly splits: Splits;
   readonly idempotency: IdempotencyKeys;
@@ -59,6 +61,7 @@ export async function openDataStore(dataDir: string, options: OpenDataStoreOptio
     layout,
     clock,
     accounts,
+    invites: new Invites(store, clock, accounts),
     uploads: new Uploads(store, clock),
     splits: new Splits(store, clock),
     idempotency: new IdempotencyKeys(store, clock, options.idempotencyTtlSeconds),
@@ -68,7 +71,9 @@ export async function openDataStore(dataDir: string, options: OpenDataStoreOptio
   });
 }
 
-export { DEFAULT_ACCOUNT, type Principal, type CreatedApiKey, type ApiKeyInfo } from './accounts.js';
+export { DEFAULT_ACCOUNT, type Account, type Principal, type CreatedApiKey, type ApiKeyInfo } from './accounts.js';
+export { INVITE_PREFIX, INVITED_KEY_NAME, type CreatedInvite } from './invites.js';
+export type { Role } from './schema.js';
 export type { Split } from './splits.js';
 export type { Upload } from './uploads.js';
 export type { Delivery } from './deliveries.js';

@@ -49,3 +49,10 @@ export function webSessionLink(base: string, key: string): string {
   if (key) url.hash = `key=${encodeURIComponent(key)}`;
   return url.toString();
 }
+
+/** The page's address with a one-time invite in its fragment: the page exchanges it for the person's own key. */
+export function inviteLink(base: string, invite: string): string {
+  const url = new URL(webSessionLink(base, ''));
+  url.hash = `invite=${encodeURIComponent(invite)}`;
+  return url.toString();
+}

@@ -85,12 +85,12 @@ const deleteSplitRoute = createRoute({
   operationId: 'deleteSplit',
   description:
     "Deletes a job (an addition to the v1 spec): its source and stems are removed from disk at once, its signed URLs answer 404, and it is gone from GET and the list. " +
-    'A queued or processing job is cancelled first (refunded, its webhook sent). Only the account that owns the job may delete it.',
+    'A queued or processing job is cancelled first (refunded, its webhook sent). The account that owns the job may delete it, and an admin may delete anyone\'s.',
   request: { params: z.object({ splitId: z.string() }) },
   responses: {
     200: ok('The job was deleted.', SplitDeleted),
     401: failure('Missing or invalid API key.'),
-    404: failure('No such job for this account.'),
+    404: failure("No such job for this account (for an admin's key: no such job)."),
   },
 });
 
@@ -186,7 +186,7 @@ export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
 
   app.openapi(deleteSplitRoute, async (c) => {
     const principal = c.get('principal');
-    const split = await deps.splits.get(principal, c.req.valid('param').splitId);
+    const split = await deps.splits.deletable(principal, c.req.valid('param').splitId);
     const { cancelled } = await deleteSplit(deps.data, split, (s, nowMs) => presentSplit(s, deps.signer, s.baseUrl, nowMs, s.apiKeyId));
     if (cancelled) deps.cancelled?.(split.id);
     return c.json(successBody({ id: split.id, deleted: true as const }), 200);

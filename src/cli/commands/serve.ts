@@ -4,15 +4,17 @@ import { MIB } from '../../limits.js';
 import { STEM_MODEL_ALIASES } from '../../models/aliases.js';
 import { startServer } from '../../server.js';
 import type { DataStore } from '../../store/index.js';
-import { addWebSession, createWebSession, hasWebSession, recordPageOrigins } from '../../services/web-session.js';
-import { pageOrigins, webSessionLink } from '../../web/session.js';
+import { endWebSessions, hasWebSession, recordPageOrigins } from '../../services/web-session.js';
+import { INVITE_TTL_SECONDS } from '../../services/people.js';
+import { DEFAULT_ACCOUNT } from '../../store/index.js';
+import { inviteLink, pageOrigins, webSessionLink } from '../../web/session.js';
 import { print, runUntilSignalled, type CommandContext } from '../context.js';
 import { jobSlots } from '../job-slots.js';
 
 export interface ServeOptions {
-  /** Revoke every web-session key and print a link with a new one. */
+  /** Revoke every web-session key of the admin account and print a new invite. */
   readonly newLink?: boolean;
-  /** Print a link with one more web-session key, the earlier links left working. */
+  /** Print a new invite, the keys made so far left working. */
   readonly printLink?: boolean;
 }
 
@@ -39,18 +41,23 @@ export async function serveCommand(ctx: CommandContext, options: ServeOptions = 
 }
 
 /**
- * The page's link, one per address it is reached at. Its key is printed when it is made (only
- * its hash is kept): on the first start, with --new-link (ending the earlier links) or with
- * --print-link (one more key, the earlier links still working). Other starts print the address.
+ * The page's link, one per address it is reached at. What it carries is a one-time invite for the
+ * admin account, never a key: the page exchanges it for its own key, so no working key is written
+ * to stdout or a journal. An invite is printed on a start that finds no web-session key (the first
+ * one, or one before anybody opened the last invite), with --new-link (which also ends the
+ * web-session keys made so far) or --print-link; each new invite withdraws the unused ones. Other
+ * starts print the address alone.
  */
 async function printPageLinks(ctx: CommandContext, data: DataStore, origins: readonly string[], options: ServeOptions): Promise<void> {
-  const fresh = options.newLink === true || !(await hasWebSession(data));
-  if (fresh || options.printLink === true) {
-    const session = fresh ? await createWebSession(data) : await addWebSession(data);
-    for (const origin of origins) print(ctx, `Open ${webSessionLink(origin, session.key)} to split songs in the browser`);
+  if (options.newLink === true || options.printLink === true || !(await hasWebSession(data))) {
+    if (options.newLink === true) await endWebSessions(data);
+    await data.invites.withdrawUnused(DEFAULT_ACCOUNT);
+    const created = await data.invites.create(DEFAULT_ACCOUNT, INVITE_TTL_SECONDS);
+    for (const origin of origins) print(ctx, `Open ${inviteLink(origin, created.invite)} to split songs in the browser`);
+    ctx.stderr.write(`That link is a one-time invite for the admin account "${DEFAULT_ACCOUNT}": the first browser to open it, within ${INVITE_TTL_SECONDS / 3600} hours, gets its own key ("stemsplit serve --print-link" prints a new one).\n`);
     return;
   }
   for (const origin of origins) {
-    print(ctx, `The web page is at ${webSessionLink(origin, '')}: the link printed when its key was made still works ("stemsplit keys link" prints one again)`);
+    print(ctx, `The web page is at ${webSessionLink(origin, '')}: browsers that opened its invite keep their key ("stemsplit serve --print-link" prints a new invite)`);
   }
 }

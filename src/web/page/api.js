@@ -168,6 +168,8 @@ export function createApi(getKey) {
     },
     split: function (id) { return request('GET', '/audio/splits/' + encodeURIComponent(id)); },
     cancelSplit: function (id) { return request('POST', '/audio/splits/' + encodeURIComponent(id) + '/cancel'); },
+    /** A one-time invite (the `#invite=` of an admin's link) for this person's own key: `{id, key, account, role}`. */
+    exchangeInvite: function (invite) { return request('POST', '/invites/exchange', { invite: invite }); },
     listSplits: function (cursor) {
       return request('GET', '/audio/splits?limit=10' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
     },
@@ -224,7 +226,10 @@ export function explainError(error, song) {
   switch (error.code) {
     case 'NETWORK':
       return 'The stemsplit server can\'t be reached. Check that "stemsplit serve" is still running, then try again.';
+    case 'FORBIDDEN':
+      return 'Only the studio\'s admin can do that.';
     case 'UNAUTHORIZED':
+      if (error.call === 'exchangeInvite') return 'This invite doesn\'t work: ' + error.message.replace(/\.$/, '') + '.';
       // The server tells a key it revoked from one it never made (a typo, another server's key).
       if (/revoked/.test(error.message)) {
         return 'This API key isn\'t accepted: it was revoked (by the studio\'s admin, or replaced by a newer link). ' +

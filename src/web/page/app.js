@@ -63,6 +63,24 @@ function keyFromFragment() {
   return decodeURIComponent(match[1]);
 }
 
+/** The one-time invite an admin's (or serve's) link carries in its fragment; the fragment is then cleared. */
+function inviteFromFragment() {
+  const match = /(?:^#|&)invite=([^&]+)/.exec(location.hash);
+  if (!match) return '';
+  history.replaceState(null, '', location.pathname + location.search);
+  return decodeURIComponent(match[1]);
+}
+
+/** Exchanges an invite for this person's own key, which this browser then keeps. */
+async function acceptInvite(invite) {
+  try {
+    const created = await api.exchangeInvite(invite);
+    await connect(created.key);
+  } catch (error) {
+    showKeyPanel(explainError(error));
+  }
+}
+
 function randomToken() {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   return Array.from(bytes, function (b) { return b.toString(16).padStart(2, '0'); }).join('');
@@ -95,6 +113,7 @@ function showKeyPanel(message) {
   show($('upload-panel'), false);
   show($('history-panel'), false);
   show($('change-key'), false);
+  show($('forget-key'), false);
   setError($('key-error'), message);
   $('key-input').focus();
 }
@@ -110,6 +129,7 @@ async function connect(key) {
     show($('upload-panel'), true);
     show($('history-panel'), true);
     show($('change-key'), true);
+    show($('forget-key'), true);
     setError($('key-error'), '');
     input$('key-input').value = '';
     await loadHistory(false);
@@ -173,6 +193,10 @@ $('key-form').addEventListener('submit', function (event) {
 });
 
 $('change-key').addEventListener('click', function () { showKeyPanel(''); });
+$('forget-key').addEventListener('click', function () {
+  forgetKey();
+  showKeyPanel('This browser no longer keeps your key. Open your invite link again, or paste your key, to come back.');
+});
 $('key-cancel').addEventListener('click', function () { connect(state.key); });
 
 // ---- upload and split ----
@@ -513,7 +537,9 @@ function showAccepted() {
   $('drop-hint').textContent = acceptedKinds() + (size ? ', up to ' + size + ' each' : '') + '; several split one after another. One second of audio uses one credit.';
 }
 
+const invite = inviteFromFragment();
 const initialKey = keyFromFragment() || storedKey();
 loadLimits().then(showAccepted);
-if (initialKey) connect(initialKey);
+if (invite) acceptInvite(invite);
+else if (initialKey) connect(initialKey);
 else showKeyPanel('');
