@@ -5,6 +5,7 @@
  * never existed is "not a key of this server", a revoked one is "revoked".
  */
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeSong } from '../harness/audio.js';
 import { after, before, describe, test } from 'node:test';
@@ -15,6 +16,16 @@ import { webSessionLink } from '../src/web/session.js';
 
 let t: TestServer;
 let browser: Browser | undefined;
+
+/** A short song, written once. */
+let song = '';
+function songPath(): string {
+  if (!song) {
+    song = join(tempDir(), 'Take One.wav');
+    writeSong(song, 2.5);
+  }
+  return song;
+}
 
 before(async () => {
   t = await startTestServer();
@@ -69,6 +80,52 @@ describe('keys on the page', { skip: NEEDS_CHROMIUM }, () => {
     await again.page.locator('#key-error').getByText(/This invite doesn't work: this invite was already used/).waitFor();
     assert.equal(await again.page.locator('#upload-panel').isHidden(), true);
     assert.deepEqual([...errors, ...again.errors], []);
+    await context.close();
+  });
+
+  test("the admin's People view invites, gives time and revokes; a member's page has none; Delete removes a split", { timeout: 180_000 }, async () => {
+    const admin = await t.server.data.accounts.createKey('default', 'web session');
+    const context = await (browser as Browser).newContext();
+    const { page, errors } = await openPage(context, webSessionLink(t.server.url, admin.key));
+    await page.locator('#people li[data-account="default"]').getByText('default (admin)').waitFor();
+
+    await page.getByRole('textbox', { name: 'Invite someone' }).fill('noah');
+    await page.getByRole('spinbutton', { name: 'Minutes of audio to give them' }).fill('2');
+    await page.getByRole('button', { name: 'Invite', exact: true }).click();
+    await page.locator('#invite-link-row').waitFor();
+    const link = await page.locator('#invite-link').inputValue();
+    assert.match(link, /#invite=inv_stemsplit_/);
+    await page.locator('#people li[data-account="noah"]').getByText(/2:00 of audio left/).waitFor();
+
+    const memberContext = await (browser as Browser).newContext();
+    const member = await openPage(memberContext, link);
+    await member.page.locator('#upload-panel').waitFor();
+    assert.equal(await member.page.locator('#people-panel').isHidden(), true, "a member's page has no People view");
+
+    await page.getByRole('spinbutton', { name: 'Minutes to give noah' }).fill('3');
+    await page.locator('#people li[data-account="noah"]').getByRole('button', { name: 'Give minutes' }).click();
+    await page.locator('#people li[data-account="noah"]').getByText(/5:00 of audio left/).waitFor();
+    assert.equal(await t.server.data.accounts.balance('noah'), 300);
+
+    await page.getByRole('button', { name: 'Revoke the keys of noah' }).click();
+    await page.locator('#people li[data-account="noah"]').getByText(/0 working keys/).waitFor();
+    await member.page.getByRole('button', { name: 'Refresh' }).click();
+    await member.page.locator('#key-error').getByText(/it was revoked/).waitFor();
+
+    // Delete: a finished split of the admin's leaves the list and the disk.
+    const input = await t.client.upload(readFileSync(songPath()));
+    const created = await t.request('POST', '/audio/splits', { body: { input, stemModel: '4s' } });
+    await t.client.waitForSplit(created.json.data.id);
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    const row = page.locator(`#history li[data-split="${created.json.data.id}"]`);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await row.getByRole('button', { name: /^Delete / }).click();
+    await row.waitFor({ state: 'detached' });
+    assert.equal((await t.request('GET', `/audio/splits/${created.json.data.id}`)).status, 404);
+    const { layout } = t.server.data;
+    assert.equal(existsSync(layout.absolute(layout.stemDir(created.json.data.id))), false);
+    assert.deepEqual([...errors, ...member.errors], []);
+    await memberContext.close();
     await context.close();
   });
 });

@@ -170,6 +170,12 @@ export function createApi(getKey) {
     cancelSplit: function (id) { return request('POST', '/audio/splits/' + encodeURIComponent(id) + '/cancel'); },
     /** A one-time invite (the `#invite=` of an admin's link) for this person's own key: `{id, key, account, role}`. */
     exchangeInvite: function (invite) { return request('POST', '/invites/exchange', { invite: invite }); },
+    deleteSplit: function (id) { return request('DELETE', '/audio/splits/' + encodeURIComponent(id)); },
+    people: function () { return request('GET', '/accounts'); },
+    keys: function () { return request('GET', '/keys'); },
+    revokeKey: function (id) { return request('DELETE', '/keys/' + encodeURIComponent(id)); },
+    grant: function (account, seconds) { return request('POST', '/credits/grants', { account: account, seconds: seconds }); },
+    invite: function (account, credits) { return request('POST', '/invites', { account: account, credits: credits }); },
     listSplits: function (cursor) {
       return request('GET', '/audio/splits?limit=10' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
     },

@@ -7,6 +7,7 @@ import { acceptedKinds, ApiError, contentTypeOf, createApi, explainError, explai
 import { formatTime, h, show } from './dom.js';
 import { formatWords, LibraryView, TASK_NAMES } from './library-view.js';
 import { MixerView } from './mixer-view.js';
+import { PeopleView } from './people-view.js';
 
 const KEY_STORAGE = 'stemsplit.apiKey';
 const POLL_MS = 1000;
@@ -31,6 +32,11 @@ function announce(text) {
   // A change of text is what screen readers announce: clear first so a repeat is spoken too.
   setTimeout(function () { statusLine.textContent = text; }, 50);
 }
+
+const peopleView = new PeopleView({
+  panel: $('people-panel'), list: $('people'), form: /** @type {HTMLFormElement} */ ($('invite-form')), name: input$('invite-name'),
+  minutes: input$('invite-minutes'), link: input$('invite-link'), linkRow: $('invite-link-row'), error: $('people-error'),
+}, api, function (error) { return explainError(error); });
 
 const mixerView = new MixerView({
   panel: $('mixer-panel'), title: $('mixer-title'), status: $('mixer-status'), play: $('play'),
@@ -114,6 +120,7 @@ function showKeyPanel(message) {
   show($('history-panel'), false);
   show($('change-key'), false);
   show($('forget-key'), false);
+  show($('people-panel'), false);
   setError($('key-error'), message);
   $('key-input').focus();
 }
@@ -133,6 +140,7 @@ async function connect(key) {
     setError($('key-error'), '');
     input$('key-input').value = '';
     await loadHistory(false);
+    await peopleView.load();
   } catch (error) {
     // A refused key is forgotten; an unreachable server keeps it, for "Keep the current key" to retry.
     if (error instanceof ApiError && error.status === 401) forgetKey();
@@ -472,7 +480,24 @@ function historyItem(split) {
     children.push(h('button', { type: 'button', 'aria-label': 'Follow the progress of ' + split.filename, onclick: function () { follow(split.id, split.filename); } }, ['Follow']));
     children.push(h('button', { type: 'button', 'aria-label': 'Cancel the split of ' + split.filename, onclick: function () { cancelListed(split); } }, ['Cancel']));
   }
+  if (split.status === 'succeeded' || split.status === 'failed') {
+    children.push(h('button', { type: 'button', class: 'quiet', 'aria-label': 'Delete ' + split.filename + ' and its stems', onclick: function () { deleteListed(split); } }, ['Delete']));
+  }
   return h('li', { class: 'history-item', 'data-split': split.id }, children);
+}
+
+/** Deletes a finished split: its song and stems leave the server's disk, and its row the list. */
+async function deleteListed(split) {
+  if (!window.confirm('Delete "' + split.filename + '" and its stems from the server? This cannot be undone.')) return;
+  try {
+    await api.deleteSplit(split.id);
+    const row = $('history').querySelector('li[data-split="' + CSS.escape(split.id) + '"]');
+    if (row) row.remove();
+    show($('history-empty'), $('history').children.length === 0);
+    announce(split.filename + ': deleted');
+  } catch (error) {
+    report($('history-error'), error);
+  }
 }
 
 function isCancelled(split) {
