@@ -69,9 +69,9 @@ export async function removeLeftoverStaging(outputRoot: string): Promise<string[
   return leftovers.map((entry) => join(outputRoot, entry.name));
 }
 
-/** Removes this process's staging folders for `outDir` (a stopped split's half-encoded stems). */
-export async function removeStaging(outDir: string): Promise<void> {
-  const prefix = basename(stagingPrefix(outDir));
+/** Removes this process's staging folders for `outDir` (a stopped split's half-encoded stems), or those of process `pid` (a worker ended mid-split). */
+export async function removeStaging(outDir: string, pid = process.pid): Promise<void> {
+  const prefix = `${basename(outDir)}.partial-${pid}-`;
   const names = await readdir(dirname(outDir)).catch(() => [] as string[]);
   await Promise.all(names.filter((name) => name.startsWith(prefix)).map((name) => rm(join(dirname(outDir), name), { recursive: true, force: true })));
 }

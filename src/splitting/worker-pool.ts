@@ -18,6 +18,7 @@ import { ortProcessEnv, type AllocatorProfile } from '../onnx/process-env.js';
 import type { Precision } from '../onnx/quantize.js';
 import { disableOrtTelemetry, ORT_PROVIDER_ENV } from '../onnx/session.js';
 import type { SplitFileResult, SplitProgress, StemOutputOptions } from './split-audio-file.js';
+import { removeStaging } from './staging.js';
 
 /** One split for a worker: which file, which model, where to, and what to write (as splitAudioFile takes it). */
 export interface SplitJob extends StemOutputOptions {
@@ -110,6 +111,8 @@ function startWorker(data: SplitWorkerData, allocator: AllocatorProfile, device:
 }
 
 interface Pending {
+  /** Where the job writes: a worker ended mid-split leaves its staging folder there. */
+  readonly outDir: string;
   readonly resolve: (result: SplitFileResult) => void;
   readonly reject: (error: Error) => void;
   readonly onProgress: (progress: SplitProgress) => void;
@@ -165,7 +168,7 @@ class SplitWorker {
     const cancel = () => this.#cancel(id);
     stop?.addEventListener('abort', cancel, { once: true });
     return new Promise<SplitFileResult>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, onProgress, ...(onLoaded ? { onLoaded } : {}) });
+      this.#pending.set(id, { outDir: job.outDir, resolve, reject, onProgress, ...(onLoaded ? { onLoaded } : {}) });
       this.#loading.add(id);
       this.#worker.send({ id, job } satisfies WorkerRequest);
     }).finally(() => stop?.removeEventListener('abort', cancel));
@@ -208,7 +211,11 @@ class SplitWorker {
       }
       await exited;
     }
-    if (worker.pid !== undefined) await removeAbandonedEntries(this.#cacheDir, worker.pid);
+    if (worker.pid !== undefined) {
+      await removeAbandonedEntries(this.#cacheDir, worker.pid);
+      // A job stopped mid-chunk leaves its half-encoded stems in the worker's staging folder.
+      for (const { outDir } of this.#pending.values()) await removeStaging(outDir, worker.pid);
+    }
     this.#failAll(new Error(reason));
   }
 
