@@ -5,7 +5,7 @@
  * never existed is "not a key of this server", a revoked one is "revoked".
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeSong } from '../harness/audio.js';
 import { after, before, describe, test } from 'node:test';
@@ -126,6 +126,24 @@ describe('keys on the page', { skip: NEEDS_CHROMIUM }, () => {
     assert.equal(existsSync(layout.absolute(layout.stemDir(created.json.data.id))), false);
     assert.deepEqual([...errors, ...member.errors], []);
     await memberContext.close();
+    await context.close();
+  });
+
+  test('a batch goes on past a file the server cannot read, naming it; the good one splits', { timeout: 180_000 }, async () => {
+    const dir = tempDir();
+    const broken = join(dir, 'Broken Bounce.wav');
+    writeFileSync(broken, Buffer.alloc(4096, 'not audio '));
+    const made = await t.server.data.accounts.createKey('default', 'web session');
+    const context = await (browser as Browser).newContext();
+    const { page, errors } = await openPage(context, webSessionLink(t.server.url, made.key));
+    await page.locator('#upload-panel').waitFor();
+    await page.locator('#file-input').setInputFiles([broken, songPath()]);
+    await page.getByRole('button', { name: 'Split 2 songs' }).click();
+    await page.locator('#history li').filter({ hasText: 'Take One.wav' }).first().getByText('Ready').waitFor({ timeout: 120_000 });
+    const said = (await page.locator('#upload-error').textContent()) ?? '';
+    assert.match(said, /^"Broken Bounce\.wav": stemsplit couldn't read this file as audio/);
+    assert.equal(said.includes('Take One.wav'), false, 'only the file that failed is named');
+    assert.deepEqual(errors, []);
     await context.close();
   });
 });

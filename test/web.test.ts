@@ -423,7 +423,7 @@ describe('in a real browser', { skip: NEEDS_CHROMIUM }, () => {
     await context.close();
   });
 
-  test('a song dropped on the page without enough credits is told in seconds', async () => {
+  test('a song dropped on the page without enough credits is refused before upload, in seconds and in a musician\'s words', async () => {
     const poor = await t.server.data.accounts.createKey('poor', 'web');
     const context = await browser.newContext();
     const { page, errors } = await openPage(context, webSessionLink(t.server.url, poor.key));
@@ -434,11 +434,12 @@ describe('in a real browser', { skip: NEEDS_CHROMIUM }, () => {
       `(() => { const t = new DataTransfer(); t.items.add(new File([Uint8Array.from(atob(${JSON.stringify(base64)}), (c) => c.charCodeAt(0))], 'Night Drive.wav', { type: 'audio/wav' })); return t; })()`,
     );
     await page.locator('#drop-zone').dispatchEvent('drop', { dataTransfer });
-    await page.getByRole('button', { name: 'Split', exact: true }).click();
-    const message = page.locator('#upload-error');
-    await message.getByText(/Not enough credits/).waitFor();
-    assert.match((await message.textContent()) ?? '', /this song is 5 seconds long and the account has 0 seconds of credit left/);
-    assert.match((await message.textContent()) ?? '', /stemsplit credits grant/);
+    // Refused before anything is uploaded: Split cannot be pressed, and the words are a musician's.
+    const message = page.locator('#pending-estimate');
+    await message.getByText(/Not enough time left/).waitFor();
+    assert.match((await message.textContent()) ?? '', /this song is 5 seconds long and you have 0 seconds of audio left\. Ask the studio's admin for more time\./);
+    assert.equal(await page.getByRole('button', { name: 'Split', exact: true }).isDisabled(), true);
+    assert.equal((await t.server.data.store.all(t.server.data.store.db.selectFrom('uploads').select('id').where('accountId', '=', (await t.server.data.accounts.find('poor'))?.id ?? ''))).length, 0, 'nothing was uploaded');
     await page.locator('#upload-panel').screenshot({ path: join(ARTIFACTS, 'web-upload-402.png') });
     assert.deepEqual(errors, []);
     await context.close();

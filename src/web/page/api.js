@@ -269,7 +269,8 @@ export function explainError(error, song) {
   }
 }
 
-const GRANT = 'stemsplit credits grant <seconds>';
+/** Who tops a person up: the studio's admin (the People view), not a shell the musician has no access to. */
+const MORE_TIME = 'Ask the studio\'s admin for more time.';
 
 /** Whether a refused split's reason is the models or options asked for (else it is the song): it names one of them. */
 function namesTheChoice(message, models) {
@@ -287,14 +288,17 @@ function unusableSong(/** @type {{songSeconds?: number}} */ song) {
   return 'stemsplit couldn\'t read this file as audio. Is it a song in ' + acceptedKinds() + '?';
 }
 
-/** @param {{songSeconds?: number, balance?: number}} credit */
-function notEnoughCredits(credit) {
+/**
+ * Why the balance cannot pay, in a musician's words (time, not credits; the admin, not a shell).
+ * @param {{songSeconds?: number, balance?: number, songs?: number}} credit
+ */
+export function notEnoughCredits(credit) {
   if (credit.songSeconds === undefined || credit.balance === undefined) {
-    return 'Not enough credits for this song' + (credit.balance === undefined ? '' : ': the account has ' + plural(credit.balance, 'second') + ' of credit left') +
-      '. Add some with "' + GRANT + '".';
+    return 'Not enough time left for this song' + (credit.balance === undefined ? '' : ': you have ' + plural(credit.balance, 'second') + ' of audio left') +
+      '. ' + MORE_TIME;
   }
-  return 'Not enough credits: this song is ' + plural(credit.songSeconds, 'second') + ' long and the account has ' +
-    plural(credit.balance, 'second') + ' of credit left. Add more with "' + GRANT + '".';
+  return 'Not enough time left: ' + (credit.songs > 1 ? 'these songs are ' : 'this song is ') + plural(credit.songSeconds, 'second') + ' long and you have ' +
+    plural(credit.balance, 'second') + ' of audio left. ' + MORE_TIME;
 }
 
 /**

@@ -3,7 +3,7 @@
  * Browser module `/web/app.js`: the page's controller. The key (from the `#key=` link or pasted),
  * the upload → reservation → split → progress flow, the key's past jobs, and the keyboard.
  */
-import { acceptedKinds, ApiError, contentTypeOf, createApi, explainError, explainJobFailure, fileProblem, loadLimits, retentionWords, serverLimits, songSeconds, uploadLimitWords } from './api.js';
+import { acceptedKinds, ApiError, contentTypeOf, createApi, explainError, explainJobFailure, fileProblem, loadLimits, notEnoughCredits, retentionWords, serverLimits, songSeconds, uploadLimitWords } from './api.js';
 import { formatTime, h, show } from './dom.js';
 import { formatWords, LibraryView, TASK_NAMES } from './library-view.js';
 import { MixerView } from './mixer-view.js';
@@ -21,6 +21,10 @@ const input$ = function (/** @type {string} */ id) { return /** @type {HTMLInput
 
 const state = {
   key: '', following: 0, busy: false, cursor: null, historyTimer: undefined,
+  /** @type {number | undefined} the account's balance in seconds, as last read */
+  balance: undefined,
+  /** What the last batch could not start, naming each file: shown while its other songs split. */
+  batchProblems: '',
   /** @type {{file: File, seconds: number | undefined}[]} the chosen songs, waiting for "Split" */
   pending: [],
 };
@@ -185,6 +189,8 @@ function showModel(element, split) {
 
 function showCredits(credits) {
   const element = $('credits');
+  state.balance = credits.balance;
+  if (state.pending.length > 0) showPending();
   element.textContent = formatTime(credits.balance) + ' of audio left';
   element.title = credits.balance + ' credits: one credit splits one second of audio';
   show(element, true);
@@ -282,9 +288,21 @@ function showPending() {
     return h('li', {}, [song.file.name + ' \u00b7 ' + (song.seconds === undefined ? 'length unknown' : formatTime(song.seconds))]);
   }));
   const choice = library.choice();
-  $('pending-estimate').textContent = choice.problem || library.estimateWords(choice.members) + '.';
+  const short = shortOfTime(pending);
+  $('pending-estimate').textContent = short || choice.problem || library.estimateWords(choice.members) + '.';
   $('start').textContent = pending.length > 1 ? 'Split ' + pending.length + ' songs' : 'Split';
-  /** @type {HTMLButtonElement} */ ($('start')).disabled = state.busy || Boolean(choice.problem);
+  /** @type {HTMLButtonElement} */ ($('start')).disabled = state.busy || Boolean(choice.problem) || Boolean(short);
+}
+
+/**
+ * Why the balance cannot pay for the waiting songs, refused before anything is uploaded; empty when
+ * it can, or when a length is unknown (the server then decides, 402).
+ * @param {{file: File, seconds: number | undefined}[]} pending
+ */
+function shortOfTime(pending) {
+  if (state.balance === undefined || pending.some(function (song) { return song.seconds === undefined; })) return '';
+  const total = pending.reduce(function (sum, song) { return sum + /** @type {number} */ (song.seconds); }, 0);
+  return total > state.balance ? notEnoughCredits({ songSeconds: total, balance: state.balance, songs: pending.length }) : '';
 }
 
 function clearPending() {
@@ -307,26 +325,33 @@ $('pending-clear').addEventListener('click', clearPending);
  */
 async function splitFiles(files, choice) {
   if (state.busy) return;
+  state.batchProblems = '';
   setError($('upload-error'), '');
   setBusy(true);
   const started = [];
-  /** @type {File | undefined} */
-  let current;
-  try {
-    for (const file of files) {
-      current = file;
+  /** What went wrong with each file that did not start, naming it; the others go on. */
+  const failed = [];
+  for (const file of files) {
+    try {
       started.push({ id: await startSplit(file, choice), name: file.name });
-    }
-  } catch (error) {
-    show($('job'), false);
-    if (error instanceof ApiError && current && (error.code === 'INSUFFICIENT_CREDITS' || error.call === 'createSplit')) {
-      setError($('upload-error'), explainError(error, await songFacts(current, choice)));
+    } catch (error) {
+      show($('job'), false);
+      // A refused key or a server out of reach stops the batch: the next file would meet the same.
+      if (!(error instanceof ApiError) || error.status === 401 || error.status === 0) {
+        report($('upload-error'), error);
+        failed.length = 0;
+        break;
+      }
+      const why = error.code === 'INSUFFICIENT_CREDITS' || error.call === 'createSplit' ? explainError(error, await songFacts(file, choice)) : explainError(error);
+      failed.push(files.length > 1 ? '"' + file.name + '": ' + why : why);
       // A model refused may have been removed or barred since the page listed it.
-      if (error.code === 'VALIDATION_ERROR') await loadModels();
-    } else {
-      report($('upload-error'), error);
+      if (error.code === 'VALIDATION_ERROR' && error.call === 'createSplit') await loadModels();
     }
-    announce('The split could not start');
+  }
+  if (failed.length > 0) {
+    state.batchProblems = failed.join(' ');
+    setError($('upload-error'), state.batchProblems);
+    announce(failed.length === files.length ? 'The split could not start' : 'Some songs could not start; the others are splitting');
   }
   try {
     for (const job of started) await follow(job.id, job.name);
@@ -339,7 +364,7 @@ async function splitFiles(files, choice) {
 async function follow(id, name) {
   const ticket = ++state.following;
   let lastStatus = '';
-  setError($('upload-error'), '');
+  setError($('upload-error'), state.batchProblems);
   for (;;) {
     let split;
     try {
