@@ -45,7 +45,7 @@ describe('int8 precision', { skip: FIXTURES === undefined ? 'no fixtures' : fals
     assertStems('htdemucs_small int8 forward', reference, out, model.sources.length, { minDb: MIN_INT8_DB, names: model.sources, stride: STRIDE });
     const entries = readdirSync(path.join(cacheDir, 'demucs'));
     assert.equal(entries.length, 1);
-    assert.match(entries[0] as string, /-int8\.v\d+$/);
+    assert.match(entries[0] as string, /-int8-7bit\.v\d+$/);
     const graphs = readdirSync(path.join(cacheDir, 'demucs', entries[0] as string)).filter((file) => file.endsWith('.onnx'));
     const text = graphs.map((file) => readFileSync(path.join(cacheDir, 'demucs', entries[0] as string, file)).toString('latin1')).join('');
     assert.match(text, /DynamicQuantizeMatMul/);
@@ -63,7 +63,7 @@ describe('int8 precision', { skip: FIXTURES === undefined ? 'no fixtures' : fals
     const out = path.join(work, 'out');
     const result = runCli(['split', song, '--model', path.join(dir, 'htdemucs_small.th'), '--precision', 'int8', '--format', 'wav', '--float32', '-o', out], env);
     assert.equal(result.status, 0, result.stderr);
-    assert.match(readdirSync(path.join(env.STEMSPLIT_CACHE_DIR, 'demucs')).join(','), /-int8\.v\d+/);
+    assert.match(readdirSync(path.join(env.STEMSPLIT_CACHE_DIR, 'demucs')).join(','), /-int8-7bit\.v\d+/);
     const reference = readF32(path.join(dir, 'htdemucs_small.separate.out.f32'));
     const names = ['drums', 'bass', 'other', 'vocals'];
     const stems = names.map((stem) => decodePlanar(path.join(out, 'song', `${stem}.wav`), 2));

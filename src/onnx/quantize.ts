@@ -26,7 +26,8 @@ export function parsePrecision(value: string, where = '--precision'): Precision 
 
 /** What a conversion cache key adds for a precision: nothing for fp32, so existing caches stay valid. */
 export function precisionKey(precision: Precision | undefined): string {
-  return precision === undefined || precision === 'fp32' ? '' : `-${precision}`;
+  // `-7bit`: graphs converted with 8-bit u8 × s8 weights (before SEVEN_BIT_PEAK) are not reused.
+  return precision === undefined || precision === 'fp32' ? '' : `-${precision}-7bit`;
 }
 
 export interface QuantizedWeight {
@@ -46,7 +47,7 @@ export function quantizeWeight(weight: Float32Array, inputs: number, outputs: nu
   for (let n = 0; n < outputs; n++) {
     let peak = 0;
     for (let k = 0; k < inputs; k++) peak = Math.max(peak, Math.abs(at(k, n)));
-    scales[n] = scaleFor(peak);
+    scales[n] = scaleFor(peak, SEVEN_BIT_PEAK);
   }
   const values = new Int8Array(inputs * outputs);
   for (let k = 0; k < inputs; k++) {
@@ -65,7 +66,7 @@ export function quantizeChannels(weight: Float32Array, channels: number): Quanti
   const values = new Int8Array(weight.length);
   for (let c = 0; c < channels; c++) {
     const row = weight.subarray(c * size, (c + 1) * size);
-    const scale = scaleFor(row.reduce((peak, w) => Math.max(peak, Math.abs(w)), 0));
+    const scale = scaleFor(row.reduce((peak, w) => Math.max(peak, Math.abs(w)), 0), SEVEN_BIT_PEAK);
     scales[c] = scale;
     for (let i = 0; i < size; i++) values[c * size + i] = Math.round((row[i] as number) / scale);
   }
@@ -103,7 +104,17 @@ export function quantizeBlocks(weight: Float32Array, inputs: number, outputs: nu
   return { values, scales, blocks };
 }
 
-/** Symmetric: the largest magnitude maps to ±127 (an all-zero column keeps scale 1). */
-function scaleFor(peak: number): number {
-  return peak > 0 ? peak / 127 : 1;
+/**
+ * The largest weight of the u8 × s8 kernels (DynamicQuantizeMatMul, ConvInteger): 7 bits, as
+ * ONNX Runtime's reduce_range. On x86 without VNNI (AVX2: AMD Zen 3, older Intel) MLAS multiplies
+ * pairs of u8 × s8 into int16 with saturation (VPMADDUBSW): 2 × 255 × 127 overflows it, 2 × 255 × 63
+ * does not. With full 8-bit weights htdemucs_small's int8 forward was 57.2–67.7 dB from the
+ * reference on an AMD EPYC (AVX2), 81.7–94.0 with 7 (test/precision.test.ts); VNNI machines lose
+ * about 6 dB of headroom they did not need for the 40 dB asked.
+ */
+const SEVEN_BIT_PEAK = 63;
+
+/** Symmetric: the largest magnitude maps to ±`top` (127 by default; an all-zero column keeps scale 1). */
+function scaleFor(peak: number, top = 127): number {
+  return peak > 0 ? peak / top : 1;
 }
