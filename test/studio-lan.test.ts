@@ -146,4 +146,36 @@ describe('keys on the page', { skip: NEEDS_CHROMIUM }, () => {
     assert.deepEqual(errors, []);
     await context.close();
   });
+
+  test("during a job: its place in the queue (GET says queuePosition), then the time left from the measured rate", { timeout: 240_000 }, async () => {
+    const dir = tempDir();
+    const long = join(dir, 'Long Take.wav');
+    writeSong(long, 120);
+    const ids: string[] = [];
+    for (const [path, name] of [[long, 'Long Take.wav'], [songPath(), 'Queued One.wav'], [songPath(), 'Queued Two.wav']] as const) {
+      const input = await t.client.upload(readFileSync(path), name);
+      const created = await t.request('POST', '/audio/splits', { body: { input, stemModel: '4s' } });
+      assert.equal(created.status, 200, created.text);
+      ids.push(created.json.data.id);
+    }
+    const [first, second, third] = ids as [string, string, string];
+    try {
+      await t.client.waitForSplit(first, { until: (split) => split.status === 'processing', timeoutMs: 120_000 });
+      const places = await Promise.all([second, third].map(async (id) => (await t.request('GET', `/audio/splits/${id}`)).json.data.queuePosition));
+      assert.deepEqual(places, [1, 2]);
+      assert.equal((await t.request('GET', `/audio/splits/${first}`)).json.data.queuePosition, undefined, 'a running job has no place in the queue');
+
+      const made = await t.server.data.accounts.createKey('default', 'web session');
+      const context = await (browser as Browser).newContext();
+      const { page, errors } = await openPage(context, webSessionLink(t.server.url, made.key));
+      await page.getByRole('button', { name: 'Follow the progress of Queued Two.wav' }).click();
+      await page.locator('#job-stage').getByText('Waiting for its turn: number 2 in the queue\u2026').waitFor();
+      await page.getByRole('button', { name: 'Follow the progress of Long Take.wav' }).click();
+      await page.locator('#job-stage').getByText(/^Splitting \d+%( on .+)? \u00b7 about (\d+ min( \d+ s)?|\d+ s) left$/).waitFor({ timeout: 120_000 });
+      assert.deepEqual(errors, []);
+      await context.close();
+    } finally {
+      for (const id of ids) await t.request('DELETE', `/audio/splits/${id}`);
+    }
+  });
 });

@@ -15,9 +15,10 @@ export type AudioSplitResource = z.output<typeof AudioSplit>;
 
 /**
  * `apiKeyId`: the key its stem URLs are issued to (the key that asked; for a webhook, the key that
- * made the job), so that revoking that key ends them.
+ * made the job), so that revoking that key ends them. `queuePosition`: a queued job's place, where the
+ * caller looked it up.
  */
-export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: string, nowMs: number, apiKeyId: string): AudioSplitResource {
+export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: string, nowMs: number, apiKeyId: string, queuePosition?: number): AudioSplitResource {
   const options = parseJobOptions(split.jobOptions);
   const resource: AudioSplitResource = {
     id: split.id,
@@ -34,6 +35,7 @@ export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: strin
     creditsUsed: split.creditsUsed,
     progress: split.progress,
     device: split.device ?? null,
+    ...(queuePosition !== undefined ? { queuePosition } : {}),
     createdAt: split.createdAt,
     updatedAt: split.updatedAt,
     models: ensembleMembers(split.modelName),

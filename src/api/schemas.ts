@@ -208,6 +208,11 @@ export const AudioSplit = z
       .string()
       .nullable()
       .openapi({ description: 'An addition: what ran the job, "CPU" or "GPU: <adapter> (<API>)", e.g. "GPU: NVIDIA H200 (Vulkan)"; null until its model has loaded.' }),
+    queuePosition: z
+      .int()
+      .min(1)
+      .optional()
+      .openapi({ description: 'An addition, in GET /v1/audio/splits/{id} of a queued job: its place in the server\'s queue (1: the next to start), every account\'s jobs counted.' }),
     createdAt: isoTime,
     updatedAt: isoTime,
     sourceUrl: z

@@ -36,6 +36,20 @@ export class Splits {
     return this.#store.all(query.orderBy('id', 'desc').limit(limit));
   }
 
+  /** A queued job's place in the queue (1: the next a worker takes; jobs are taken oldest first), or undefined when it is not queued. */
+  async queuePosition(split: Split): Promise<number | undefined> {
+    if (split.status !== 'queued') return undefined;
+    const row = await this.#store.first(
+      this.#store.db
+        .selectFrom('splits')
+        .select((eb) => eb.fn.countAll<number>().as('ahead'))
+        .where('status', '=', 'queued')
+        .where('deletedAt', 'is', null)
+        .where('id', '<', split.id),
+    );
+    return Number(row?.ahead ?? 0) + 1;
+  }
+
   /**
    * Takes the oldest unfinished job no live worker holds, for `owner`, until `leaseMs` from now,
    * and counts the attempt (so a job that keeps killing its workers can be stopped).

@@ -181,7 +181,8 @@ export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
   app.openapi(getSplitRoute, async (c) => {
     const principal = c.get('principal');
     const split = await deps.splits.get(principal, c.req.valid('param').splitId);
-    return c.json(successBody(presentSplit(split, deps.signer, c.get('publicBase'), deps.data.clock.now(), principal.apiKeyId)), 200);
+    const place = await deps.data.splits.queuePosition(split);
+    return c.json(successBody(presentSplit(split, deps.signer, c.get('publicBase'), deps.data.clock.now(), principal.apiKeyId, place)), 200);
   });
 
   app.openapi(deleteSplitRoute, async (c) => {

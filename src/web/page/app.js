@@ -5,7 +5,7 @@
  */
 import { acceptedKinds, ApiError, contentTypeOf, createApi, explainError, explainJobFailure, fileProblem, loadLimits, notEnoughCredits, retentionWords, serverLimits, songSeconds, uploadLimitWords } from './api.js';
 import { formatTime, h, show } from './dom.js';
-import { formatWords, LibraryView, TASK_NAMES } from './library-view.js';
+import { formatWords, LibraryView, spanWords, TASK_NAMES } from './library-view.js';
 import { MixerView } from './mixer-view.js';
 import { PeopleView } from './people-view.js';
 
@@ -360,10 +360,37 @@ async function splitFiles(files, choice) {
   }
 }
 
+/** A queued job's place, in words: the server counts every account's jobs ahead of it. */
+function queueWords(position) {
+  if (!position) return 'Waiting for its turn\u2026';
+  return position === 1 ? 'Next in the queue\u2026' : 'Waiting for its turn: number ' + position + ' in the queue\u2026';
+}
+
+/**
+ * Time left from the rate measured while this page watches the job: progress gained over the time
+ * it took, from the first moment it was seen splitting. Nothing until it has moved for 2 s.
+ */
+class Pace {
+  constructor() {
+    /** @type {{progress: number, at: number} | undefined} */
+    this.first = undefined;
+  }
+
+  /** @param {number} progress @param {number} at milliseconds @returns {number | undefined} seconds */
+  secondsLeft(progress, at) {
+    if (!this.first) this.first = { progress: progress, at: at };
+    const gained = progress - this.first.progress;
+    const elapsed = at - this.first.at;
+    if (gained <= 0 || elapsed < 2000) return undefined;
+    return ((100 - progress) * elapsed) / gained / 1000;
+  }
+}
+
 /** Polls a job until it ends, showing its progress; opens it in the mixer when it succeeds. */
 async function follow(id, name) {
   const ticket = ++state.following;
   let lastStatus = '';
+  const pace = new Pace();
   setError($('upload-error'), state.batchProblems);
   for (;;) {
     let split;
@@ -384,8 +411,11 @@ async function follow(id, name) {
     updateHistoryRow(split);
     if (split.status !== lastStatus) announce(name + ': ' + STATUS_WORDS[split.status]);
     lastStatus = split.status;
-    if (split.status === 'queued') setJob(name, 'Waiting for its turn\u2026', 0);
-    if (split.status === 'processing') setJob(name, 'Splitting ' + split.progress + '%' + (split.device ? ' on ' + split.device : ''), split.progress);
+    if (split.status === 'queued') setJob(name, queueWords(split.queuePosition), 0);
+    if (split.status === 'processing') {
+      const left = pace.secondsLeft(split.progress, Date.now());
+      setJob(name, 'Splitting ' + split.progress + '%' + (split.device ? ' on ' + split.device : '') + (left === undefined ? '' : ' \u00b7 about ' + spanWords(left) + ' left'), split.progress);
+    }
     if (split.status === 'failed') {
       show($('job'), false);
       // A split cancelled on this page (or by the API) needs no error: its row says it.
