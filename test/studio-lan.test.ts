@@ -96,6 +96,10 @@ describe('keys on the page', { skip: NEEDS_CHROMIUM }, () => {
     const link = await page.locator('#invite-link').inputValue();
     assert.match(link, /#invite=inv_stemsplit_/);
     await page.locator('#people li[data-account="noah"]').getByText(/2:00 of audio left/).waitFor();
+    await page.setViewportSize({ width: 390, height: 844 });
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    assert.ok(overflow <= 0, `the People view fits a phone's screen (${overflow} px over)`);
+    await page.setViewportSize({ width: 1280, height: 900 });
 
     const memberContext = await (browser as Browser).newContext();
     const member = await openPage(memberContext, link);
