@@ -8,7 +8,11 @@
  *   the batch, heads, head size or bias, exact below 32. It becomes the attention written out per
  *   head, q·kᵀ · scale → Softmax → · v (two MatMuls and a Softmax, all on the GPU: 129-132 dB
  *   against the CPU's MultiHeadAttention on the same shapes). The scores are materialised; the
- *   graphs that use it already run long batches in groups whose scores fit (roformer/graph.ts).
+ *   graphs that use it already run long batches in groups whose scores fit (roformer/graph.ts),
+ *   and they are made one head at a time: a tensor larger than WebGPU's default storage binding
+ *   (maxStorageBufferBindingSize, 128 MiB) comes out wrong without an error (a Softmax over
+ *   [1, 8, 2688, 2688], 221 MiB, HTDemucs' cross-attention scores: 3.8 dB; [1, 4, 2688, 2688],
+ *   110 MiB: 133 dB), so whole-graph HTDemucs would be 30 dB off in its transformer.
  * - A Split into more than SPLIT_OUTPUTS parts: the WebGPU Split binds its input and every
  *   output as storage buffers of one shader, and a shader stage has few (WebGPU guarantees 8,
  *   lavapipe offers 16), so RoFormer's Split into its bands failed as it ran ("Too many storage
@@ -137,7 +141,7 @@ function readAttribute(body: Uint8Array): { name: string; int?: number; float?: 
  * constant bias [3·heads·size] added to each) as
  *
  *   q [B, S, H, D] → [B, H, S, D];  k → [B, H, D, L];  v → [B, H, L, D]
- *   Softmax(q·k · scale) · v → [B, H, S, D] → [B, S, H·D]
+ *   per head h: Softmax(q_h·k_h · scale) · v_h → [B, 1, S, D]; concatenated → [B, H, S, D] → [B, S, H·D]
  *
  * with ORT's scale: the attribute, else 1/√D.
  */
@@ -166,9 +170,17 @@ function writtenOutAttention(node: Node, graph: Graph): Rewrite | undefined {
   const q = perHead(withBias(query, 0, 'q'), 'q', [0, 2, 1, 3]);
   const k = perHead(withBias(key, 1, 'k'), 'k', [0, 2, 3, 1]);
   const v = perHead(withBias(value, 2, 'v'), 'v', [0, 2, 1, 3]);
-  const scores = out.node('Mul', [out.node('MatMul', [q, k], out.name('scores')), out.constant('scale', Float32Array.of(scale), [])], out.name('scaled'));
-  const weights = out.node('Softmax', [scores], out.name('weights'), [encodeAttribute('axis', attr.int(-1)).toBytes()]);
-  const attended = out.node('MatMul', [weights, v], out.name('attended'));
+  // One head at a time: a tensor over WebGPU's 128 MiB storage binding comes out wrong (see the file comment).
+  const scaleValue = out.constant('scale', Float32Array.of(scale), []);
+  const axis = out.constant('head_axis', BigInt64Array.of(1n), [1]);
+  const perHeadOutputs = Array.from({ length: heads }, (_, h) => {
+    const bounds = [out.constant(`head${h}_start`, BigInt64Array.of(BigInt(h)), [1]), out.constant(`head${h}_end`, BigInt64Array.of(BigInt(h + 1)), [1]), axis];
+    const pick = (t: string, what: string): string => (heads === 1 ? t : out.node('Slice', [t, ...bounds], out.name(`${what}${h}`)));
+    const scores = out.node('Mul', [out.node('MatMul', [pick(q, 'q'), pick(k, 'k')], out.name(`scores${h}`)), scaleValue], out.name(`scaled${h}`));
+    const weights = out.node('Softmax', [scores], out.name(`weights${h}`), [encodeAttribute('axis', attr.int(-1)).toBytes()]);
+    return out.node('MatMul', [weights, pick(v, 'v')], out.name(`attended${h}`));
+  });
+  const attended = heads === 1 ? (perHeadOutputs[0] as string) : out.node('Concat', perHeadOutputs, out.name('attended'), [encodeAttribute('axis', attr.int(1)).toBytes()]);
   const rows = out.node('Transpose', [attended], out.name('rows'), [encodeAttribute('perm', attr.ints([0, 2, 1, 3])).toBytes()]);
   out.node('Reshape', [rows, out.constant('merged_shape', BigInt64Array.from([0n, 0n, -1n]), [3])], node.outputs[0] as string);
   return out.done();

@@ -4,7 +4,7 @@
  */
 import type { InferenceSession } from 'onnxruntime-node';
 import { readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { StemsplitError } from '../errors.js';
 import { gpuGraph } from './gpu-graph.js';
 
@@ -63,6 +63,20 @@ export const ORT_PROFILE_ENV = 'STEMSPLIT_ORT_PROFILE';
  * node ("Node placements"); scripts/gpu/placement.ts reads that. A diagnosis aid: it is noisy.
  */
 export const ORT_LOG_SEVERITY_ENV = 'STEMSPLIT_ORT_LOG_SEVERITY';
+
+/**
+ * Set to a folder, every session writes its graph as ONNX Runtime optimised it there (NNNN.onnx,
+ * in the order opened), so scripts/gpu/placement.ts can name the operators of a session that ORT
+ * reports only as "All nodes placed on [provider]". A diagnosis aid.
+ */
+export const ORT_OPTIMIZED_DIR_ENV = 'STEMSPLIT_ORT_OPTIMIZED_DIR';
+let optimizedWritten = 0;
+
+function optimizedModelPath(options: OrtSessionOptions): string | undefined {
+  const dir = process.env[ORT_OPTIMIZED_DIR_ENV];
+  if (options.optimizedModelPath !== undefined || !dir) return options.optimizedModelPath;
+  return join(dir, `${process.pid}-${String(++optimizedWritten).padStart(4, '0')}.onnx`);
+}
 
 function envLogSeverity(env: NodeJS.ProcessEnv = process.env): OrtSessionOptions['logSeverity'] {
   const raw = env[ORT_LOG_SEVERITY_ENV];
@@ -132,6 +146,7 @@ export async function createOrtSession(
     ...(options.allowSpinning === false ? { intra_op: { allow_spinning: '0' } } : {}),
     ...(externalDataFolder === undefined ? {} : { model_external_initializers_file_folder_path: externalDataFolder }),
   };
+  const optimized = optimizedModelPath(options);
   const sessionOptions: InferenceSession.SessionOptions = {
     executionProviders: executionProviders(gpu),
     executionMode: 'sequential',
@@ -145,7 +160,7 @@ export async function createOrtSession(
     ...(Object.keys(extraSession).length > 0 ? { extra: { session: extraSession } } : {}),
     ...(options.intraOpThreads === undefined ? {} : { intraOpNumThreads: options.intraOpThreads, interOpNumThreads: 1 }),
     ...(profilePrefix ? { enableProfiling: true, profileFilePrefix: profilePrefix } : {}),
-    ...(options.optimizedModelPath === undefined ? {} : { optimizedModelFilePath: options.optimizedModelPath }),
+    ...(optimized === undefined ? {} : { optimizedModelFilePath: optimized }),
   };
   const open = (options: InferenceSession.SessionOptions) =>
     typeof graph === 'string' ? ort.InferenceSession.create(graph, options) : ort.InferenceSession.create(graph, options);
