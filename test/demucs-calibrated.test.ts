@@ -14,13 +14,13 @@
  * from 94.2–97.5 to 98.7–101.2 when the statistics' blocks went from 128 values to 16 (docs/quality.md).
  */
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { runCli } from '../harness/process.js';
 import { fixtureDir, fixtureManifest } from './support/fixtures.js';
 import { decodePlanar, readF32, stemOf, stridedSnrDb } from './support/reference-audio.js';
-import { tempDir } from './support/server.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
 
 /** How far below the official float32's SNR (against float64) a stem may fall. */
 const MARGIN_DB = 3;
@@ -42,6 +42,18 @@ const { sources: SOURCES, stride: STRIDE } = (DIR === undefined ? { sources: [],
 const work = tempDir('stemsplit-calibrated-');
 after(() => rmSync(work, { recursive: true, force: true }));
 
+/** The fixture's rule on stems read from `stemPath`: every stem printed, then each held to its bar. */
+function assertCalibrated(label: string, fixture: CalibratedFixture, stemPath: (source: string) => string): void {
+  const reference = readF32(join(DIR as string, fixture.reference));
+  const snrs = SOURCES.map((source, s) => stridedSnrDb(stemOf(reference, SOURCES.length, s), decodePlanar(stemPath(source), CHANNELS), CHANNELS, STRIDE));
+  // Each stem against its own bar, the official figure less the margin; all are printed before any is asserted.
+  const bars = SOURCES.map((source) => (fixture.official_fp32_vs_fp64_db[source] as number) - MARGIN_DB);
+  console.log(`${label}: ${SOURCES.map((source, s) => `${source} ${(snrs[s] as number).toFixed(1)} (≥ ${(bars[s] as number).toFixed(1)})`).join(', ')} dB`);
+  for (const [s, source] of SOURCES.entries()) {
+    assert.ok((snrs[s] as number) >= (bars[s] as number), `${label} ${source}: ${(snrs[s] as number).toFixed(1)} dB < ${(bars[s] as number).toFixed(1)}`);
+  }
+}
+
 describe('calibrated HTDemucs through `stemsplit split` against float64', { skip: DIR === undefined ? 'no demucs-calibrated fixtures' : false }, () => {
   const dir = DIR as string;
   const cacheDir = join(work, 'cache');
@@ -53,18 +65,34 @@ describe('calibrated HTDemucs through `stemsplit split` against float64', { skip
         STEMSPLIT_CACHE_DIR: cacheDir,
       });
       assert.equal(result.status, 0, result.stderr);
-      const reference = readF32(join(dir, fixture.reference));
       const track = fixture.input.replace(/\.wav$/, '');
-      const snrs = SOURCES.map((source, s) => {
-        const stem = decodePlanar(join(out, track, `${source}.wav`), CHANNELS);
-        return stridedSnrDb(stemOf(reference, SOURCES.length, s), stem, CHANNELS, STRIDE);
-      });
-      // Each stem against its own bar, the official figure less the margin; all are printed before any is asserted.
-      const bars = SOURCES.map((source) => (fixture.official_fp32_vs_fp64_db[source] as number) - MARGIN_DB);
-      console.log(`${name}: ${SOURCES.map((source, s) => `${source} ${(snrs[s] as number).toFixed(1)} (≥ ${(bars[s] as number).toFixed(1)})`).join(', ')} dB`);
-      for (const [s, source] of SOURCES.entries()) {
-        assert.ok((snrs[s] as number) >= (bars[s] as number), `${name} ${source}: ${(snrs[s] as number).toFixed(1)} dB < ${(bars[s] as number).toFixed(1)}`);
+      assertCalibrated(name, fixture, (source) => join(out, track, `${source}.wav`));
+    });
+  }
+});
+
+describe('calibrated HTDemucs through the API (outputFormat wav, bitDepth 32) against float64', { skip: DIR === undefined ? 'no demucs-calibrated fixtures' : false }, () => {
+  const dir = DIR as string;
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer({ cacheDir: join(work, 'cache'), modelAliases: { '4s': [join(dir, 'vis_htdemucs.th')], '6s': [join(dir, 'vis_htdemucs.th')] } });
+  });
+  after(() => t?.close());
+  for (const [name, fixture] of FIXTURES) {
+    it(`${name}: every stem within ${MARGIN_DB} dB of the official float32`, async () => {
+      const input = await uploadFile(t, readFileSync(join(dir, fixture.input)));
+      const created = await t.request('POST', '/audio/splits', { body: { input, stemModel: '4s', outputFormat: 'wav', bitDepth: 32 } });
+      assert.equal(created.status, 200, created.text);
+      const done = (await waitForSplit(t, created.json.data.id, 600_000)).json.data;
+      assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+      const downloads = join(work, 'api', name);
+      mkdirSync(downloads, { recursive: true });
+      for (const source of SOURCES) {
+        const response = await fetch(done.stems[source] as string);
+        assert.equal(response.status, 200);
+        writeFileSync(join(downloads, `${source}.wav`), Buffer.from(await response.arrayBuffer()));
       }
+      assertCalibrated(`${name} (API)`, fixture, (source) => join(downloads, `${source}.wav`));
     });
   }
 });
