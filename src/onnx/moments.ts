@@ -12,8 +12,16 @@
  * their own mean (the corrected two-pass algorithm). All float32, no Cast: the same graphs run on
  * GPU providers without float64 (WebGPU).
  */
-import { attr, type Value } from './graph.js';
-import type { Ops } from './ops.js';
+import { attr, type OnnxGraph, type Shape, type Value } from './graph.js';
+
+/** What the statistics need of ops.ts's `Ops` (which imports this file): declared here so the two are not a circle. */
+export interface MomentOps {
+  readonly graph: OnnxGraph;
+  reshape(x: Value, shape: Shape): Value;
+  add(a: Value, b: Value): Value;
+  sub(a: Value, b: Value): Value;
+  mul(a: Value, b: Value): Value;
+}
 
 /**
  * Values per block sum. ORT's CPU ReduceSum and ReduceSumSquare add a row one value after another, so a
@@ -40,7 +48,7 @@ export interface Moments {
  * Moments of x over all axes from `keep` on (rows: the product of the first `keep` axes; 0 keeps
  * none, one row). The mean is mean + residual; `deviation − residual` is x less its exact mean.
  */
-export function preciseMoments(ops: Ops, x: Value, keep: number): Moments {
+export function preciseMoments(ops: MomentOps, x: Value, keep: number): Moments {
   const { graph } = ops;
   const rows = x.shape.slice(0, keep).reduce((a, b) => a * b, 1);
   const positions = x.shape.slice(keep).reduce((a, b) => a * b, 1);
@@ -54,7 +62,7 @@ export function preciseMoments(ops: Ops, x: Value, keep: number): Moments {
 }
 
 /** 1/√(variance + ε). */
-export function inverseStd(ops: Ops, variance: Value, epsilon: number): Value {
+export function inverseStd(ops: MomentOps, variance: Value, epsilon: number): Value {
   const { graph } = ops;
   const root = graph.op('Sqrt', [ops.add(variance, graph.scalar(epsilon, 'eps'))], variance.shape);
   return graph.op('Reciprocal', [root], variance.shape);
@@ -65,7 +73,7 @@ export function inverseStd(ops: Ops, variance: Value, epsilon: number): Value {
  * as [n / b, b] summed over b, then those sums the same way, until a row is short. A row with no
  * divisor near BLOCK is padded with zeros to a multiple of it (zeros change neither sum).
  */
-export function blockSum(ops: Ops, x: Value, reduce: 'ReduceSum' | 'ReduceSumSquare'): Value {
+export function blockSum(ops: MomentOps, x: Value, reduce: 'ReduceSum' | 'ReduceSumSquare'): Value {
   const { graph } = ops;
   const rows = x.shape[0] as number;
   let value = x;
@@ -96,7 +104,7 @@ export function blockSize(length: number): number | undefined {
 }
 
 /** ReduceSum (opset 13+: axes as an input) or ReduceSumSquare (axes an attribute until opset 18) over the last axis. */
-function reduceLast(ops: Ops, x: Value, op: 'ReduceSum' | 'ReduceSumSquare', keepdims: boolean): Value {
+function reduceLast(ops: MomentOps, x: Value, op: 'ReduceSum' | 'ReduceSumSquare', keepdims: boolean): Value {
   const { graph } = ops;
   const last = x.shape.length - 1;
   const shape = keepdims ? x.shape.map((d, i) => (i === last ? 1 : d)) : x.shape.slice(0, last);
