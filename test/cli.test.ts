@@ -164,7 +164,7 @@ test('serve takes its settings from STEMSPLIT_* variables and refuses a bad one 
   }
   assert.match(stdout, new RegExp(`^stemsplit listening on http://127\\.0\\.0\\.1:${port}/v1 `, 'm'));
   assert.match(stdout, /^clients reach it at https:\/\/studio\.example\/stemsplit\/v1 \(--public-url\)$/m);
-  assert.match(stdout, /^Open https:\/\/studio\.example\/stemsplit\/#key=sk_/m);
+  assert.match(stdout, /^Open https:\/\/studio\.example\/stemsplit\/#invite=inv_/m);
 });
 
 test('Ctrl-C while the stems are being encoded stops with exit 130 and leaves no half-written stems', async () => {
