@@ -23,7 +23,7 @@ export interface FuzzTarget {
   readonly audioUploads: readonly UploadedInput[];
   /** A complete upload of another account. */
   readonly foreignUpload: UploadedInput;
-  readonly succeededSplit: { readonly id: string; readonly stems: readonly string[] };
+  readonly succeededSplit: { readonly id: string; readonly stems: readonly string[]; readonly keyId: string };
   readonly signingKey: Buffer;
   /** A string no legitimate file name contains: any file named with it is an escape. */
   readonly nonce: string;
@@ -398,7 +398,7 @@ export function getCredits(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
 /** Signed stem URLs: genuine, expired but genuinely signed, forged, tampered, for other stems. */
 export function downloadStem(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
   const sign = (split: string, stem: string, expires: number) =>
-    createHmac('sha256', t.signingKey).update(`stem\n${split}\n${stem}\n${expires}`).digest('hex');
+    createHmac('sha256', t.signingKey).update(`stem\n${split}\n${stem}\n${expires}\n${t.succeededSplit.keyId}`).digest('hex');
   const splitId = fc.oneof({ weight: 5, arbitrary: fc.constant(t.succeededSplit.id) }, { weight: 1, arbitrary: fakeUlid.map((u) => `split_${u}`) }, { weight: 1, arbitrary: nastyString(t.nonce).map((s) => uriSegment(s, 300)) });
   const stem = fc.oneof(
     { weight: 5, arbitrary: fc.constantFrom(...t.succeededSplit.stems) },
@@ -427,7 +427,7 @@ export function downloadStem(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
       'other-stem': sign(split, stemName === 'drums' ? 'bass' : 'drums', Number(expires)),
       'other-expiry': sign(split, stemName, Number(expires) + 1),
     }[sigKind];
-    const query = new URLSearchParams({ expires });
+    const query = new URLSearchParams({ expires, keyId: t.succeededSplit.keyId });
     if (sig !== undefined) query.set('signature', sig);
     const valid = sigKind === 'genuine' && 'offset' in exp && exp.offset > 0;
     const exists = split === t.succeededSplit.id && t.succeededSplit.stems.includes(stemName) && extension === '.mp3';

@@ -228,7 +228,8 @@ async function prepare(server: ServeProcess, songsDir: string): Promise<FuzzTarg
     garbageUploads,
     audioUploads,
     foreignUpload,
-    succeededSplit: { id: first.json.data.id, stems: Object.keys(view.stems ?? {}) },
+    // The key its stem URLs were issued to (they name it, and the signature covers it).
+    succeededSplit: { id: first.json.data.id, stems: Object.keys(view.stems ?? {}), keyId: new URL(Object.values(view.stems ?? {})[0] ?? 'http://x/').searchParams.get('keyId') ?? '' },
     signingKey: Buffer.from(setting?.value ?? '', 'hex'),
     nonce: `fz${randomBytes(6).toString('hex')}`,
   };
