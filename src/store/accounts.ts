@@ -45,7 +45,8 @@ export interface Principal {
 /** How often a key's `lastUsedAt` is written: at most once a minute, so a busy key costs no write per request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-function sha256Hex(text: string): string {
+/** The stored form of a secret (API keys, invites): only its hash is kept. */
+export function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 

@@ -3,9 +3,9 @@
  * key. The page exchanges an invite once, before it expires, for a new key of its account, which
  * the person's browser keeps; the invite never works again. Only the token's SHA-256 is stored.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { StemsplitError } from '../errors.js';
-import type { Accounts, CreatedApiKey } from './accounts.js';
+import { sha256Hex, type Accounts, type CreatedApiKey } from './accounts.js';
 import { isoAt, type Clock } from './clock.js';
 import type { Store } from './database.js';
 import { newId } from './ids.js';
@@ -23,9 +23,6 @@ export interface CreatedInvite {
   readonly expiresAt: string;
 }
 
-function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
 
 export class Invites {
   readonly #store: Store;
