@@ -7,7 +7,7 @@
  * test/import-cycles.test.ts runs the same check in the test suite.
  */
 import { parseArgs } from 'node:util';
-import { importCycles, importGraph } from '../harness/import-graph.js';
+import { importCycles, importGraph } from '../test/support/import-graph.js';
 
 const { values } = parseArgs({ options: { root: { type: 'string', default: 'src' } } });
 const cycles = importCycles(importGraph(values.root));

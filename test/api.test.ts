@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { decodedSamples, writeSong } from '../harness/audio.js';
-import { ApiClient } from '../harness/client.js';
+import { decodedSamples, writeSong } from './support/audio.js';
+import { ApiClient } from './support/client.js';
 import { servedOpenApi, type ServedOpenApi } from './support/openapi.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
 

@@ -4,8 +4,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { decodedSamples, writeSong } from '../harness/audio.js';
-import { runCli, spawnCli } from '../harness/process.js';
+import { decodedSamples, writeSong } from './support/audio.js';
+import { runCli, spawnCli } from './support/process.js';
 import { tempDir } from './support/server.js';
 import { until } from './support/wait.js';
 

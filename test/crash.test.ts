@@ -5,9 +5,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { writeSong } from '../harness/audio.js';
-import { ApiClient } from '../harness/client.js';
-import { killHard, runCli, startServeProcess } from '../harness/process.js';
+import { writeSong } from './support/audio.js';
+import { ApiClient } from './support/client.js';
+import { killHard, runCli, startServeProcess } from './support/process.js';
 import { tempDir } from './support/server.js';
 import { until } from './support/wait.js';
 

@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runCli } from '../harness/process.js';
+import { runCli } from './support/process.js';
 import { fixtureDir, fixtureManifest } from './support/fixtures.js';
 import { decodePlanar, readF32, stemOf, stridedSnrDb } from './support/reference-audio.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';

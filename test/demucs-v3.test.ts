@@ -17,7 +17,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { runCli, spawnCli } from '../harness/process.js';
+import { runCli, spawnCli } from './support/process.js';
 import { loadDemucs, parseBagFile, readCheckpoint } from '../src/demucs/index.js';
 import { openV3 } from '../src/demucs/segment-model-v3.js';
 import { parseV3Config } from '../src/demucs/v3-config.js';

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { projection, sdr } from '../harness/eval-metrics.js';
+import { projection, sdr } from './support/eval-metrics.js';
 
 /** Deterministic pseudo-random signal (a 32-bit LCG), so the test needs no fixtures. */
 function noise(length: number, seed: number): Float32Array {

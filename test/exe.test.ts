@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { VERSION } from '../src/version.js';
-import { ApiClient } from '../harness/client.js';
-import { decodedSamples, writeSong } from '../harness/audio.js';
+import { ApiClient } from './support/client.js';
+import { decodedSamples, writeSong } from './support/audio.js';
 import { tempDir } from './support/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { writeSong } from '../harness/audio.js';
-import { ApiClient } from '../harness/client.js';
-import { killHard, runCli, startServeProcess } from '../harness/process.js';
-import { tempDir } from '../harness/temp-dir.js';
+import { writeSong } from './support/audio.js';
+import { ApiClient } from './support/client.js';
+import { killHard, runCli, startServeProcess } from './support/process.js';
+import { tempDir } from './support/temp-dir.js';
 import { FAMILY_FIXTURES, fixtureFile, type FamilyModels } from './support/fixtures.js';
 import { decodePlanar } from './support/reference-audio.js';
 

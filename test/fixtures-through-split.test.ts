@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runCli } from '../harness/process.js';
+import { runCli } from './support/process.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
 import { prepareCase, referenceCases, type FixtureCase } from './support/fixture-cases.js';
 import { assertStems, decodePlanar, readF32 } from './support/reference-audio.js';

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { importCycles, importGraph } from '../harness/import-graph.js';
-import { tempDir } from '../harness/temp-dir.js';
+import { importCycles, importGraph } from './support/import-graph.js';
+import { tempDir } from './support/temp-dir.js';
 
 function tree(files: Readonly<Record<string, string>>): string {
   const root = tempDir('stemsplit-imports-');

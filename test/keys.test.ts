@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runCli } from '../harness/process.js';
+import { runCli } from './support/process.js';
 import { startTestServer, tempDir } from './support/server.js';
 
 test('lastUsedAt: set on first use, written at most once a minute, shown by keys list', async () => {

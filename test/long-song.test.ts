@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { resolveFfmpegPath } from '../src/audio/index.js';
-import { decodedSamples } from '../harness/audio.js';
+import { decodedSamples } from './support/audio.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 import { spawnSync } from 'node:child_process';
 

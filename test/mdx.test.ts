@@ -18,7 +18,7 @@ import { builtInModelData, HASHED_BYTES, readModelData, secondaryStem, uvrModelH
 import type { MdxOptions } from '../src/mdx/options.js';
 import { StemsplitError } from '../src/errors.js';
 import { separate } from '../src/separation/index.js';
-import { runCli } from '../harness/process.js';
+import { runCli } from './support/process.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 import { fixtureDir, fixtureManifest } from './support/fixtures.js';
 import { assertStems, decodePlanar, readF32, writeFloatWav } from './support/reference-audio.js';

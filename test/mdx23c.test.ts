@@ -9,7 +9,7 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { runCli } from '../harness/process.js';
+import { runCli } from './support/process.js';
 import { parseMdx23cConfig, readMdx23cConfig, type Mdx23cConfig } from '../src/mdx23c/config.js';
 import { Mdx23cNetwork } from '../src/mdx23c/engine.js';
 import { ChunkSpectrum } from '../src/mdx23c/spectrum.js';

@@ -9,8 +9,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { runCli } from '../harness/process.js';
-import { writeSong } from '../harness/audio.js';
+import { runCli } from './support/process.js';
+import { writeSong } from './support/audio.js';
 import { MODEL_CATALOG } from '../src/models/catalog.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
 import { fixtureDir } from './support/fixtures.js';
@@ -305,7 +305,7 @@ test('a job passes its model family settings as modelOptions, checked against th
       return reply.json.error.message as string;
     };
     assert.match(await refusal({ model: 'scnet_4stem', modelOptions: { mdxDenoise: true } }), /^modelOptions\.mdxDenoise applies to MDX-Net \.onnx models, and scnet_4stem is not one$/);
-    assert.match(await refusal({ model: 'mdx-vocals', modelOptions: { mdxOverlap: 2 } }), /^modelOptions\.mdxOverlap must be from 0 to below 1, got "2"$/);
+    assert.match(await refusal({ model: 'mdx-vocals', modelOptions: { mdxOverlap: 2 } }), /^modelOptions\.mdxOverlap must be a number from 0 to below 1, got "2"$/);
     assert.match(await refusal({ model: 'mdx-vocals', modelOptions: { shifts: 2 } }), /^modelOptions\.shifts is not an option of any model family here/);
 
     const made = await split(t, { model: 'mdx-vocals', modelOptions: { mdxDenoise: true, mdxOverlap: 0.5 } });

@@ -21,8 +21,8 @@ import { pullModel, removeModel, type DownloadProgress } from '../src/models/pul
 import { bagYaml, expectedHashPrefix } from '../src/demucs/family.js';
 import { uvrModelHash } from '../src/mdx/model-data.js';
 import { isEnsembleRef, modelDir, ModelRegistry } from '../src/models/registry.js';
-import { runCli, spawnCli } from '../harness/process.js';
-import { writeSong } from '../harness/audio.js';
+import { runCli, spawnCli } from './support/process.js';
+import { writeSong } from './support/audio.js';
 import { rejectsWith } from './support/assertions.js';
 import { fixtureDir } from './support/fixtures.js';
 import { tempDir } from './support/server.js';

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { writeSong } from '../harness/audio.js';
-import { freshDatabase, postgresSkipReason, relayTo } from '../harness/postgres.js';
+import { writeSong } from './support/audio.js';
+import { freshDatabase, postgresSkipReason, relayTo } from './support/postgres.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 import { until } from './support/wait.js';
 

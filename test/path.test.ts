@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
-import { writeSong } from '../harness/audio.js';
+import { writeSong } from './support/audio.js';
 import { tempDir } from './support/server.js';
 import { until } from './support/wait.js';
 import { VERSION } from '../src/version.js';

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { chmodSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, test } from 'node:test';
-import { writeSong } from '../harness/audio.js';
-import { runCli } from '../harness/process.js';
+import { writeSong } from './support/audio.js';
+import { runCli } from './support/process.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 
 /** Every entry under `root` (itself included) whose mode is not 0700 (folders) or 0600 (files), with its mode. */

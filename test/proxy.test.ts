@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { webSessionLink } from '../src/web/session.js';
-import { ApiClient } from '../harness/client.js';
-import { writeSong } from '../harness/audio.js';
+import { ApiClient } from './support/client.js';
+import { writeSong } from './support/audio.js';
 import { startTestServer, tempDir } from './support/server.js';
 
 /** A loopback proxy that forwards `<prefix>/…` to `target` with the prefix stripped, as nginx's `proxy_pass …/;` does. */

@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { runFaults } from '../harness/reliability/faults.js';
-import { parseStraceRemotes, runFuzz } from '../harness/reliability/fuzz.js';
-import { api, provision, ServeProcess } from '../harness/reliability/common.js';
-import { rawRequest } from '../harness/reliability/raw-http.js';
-import { runUploadCut } from '../harness/reliability/upload-cut.js';
-import { writeSong } from '../harness/audio.js';
+import { runFaults } from './support/reliability/faults.js';
+import { parseStraceRemotes, runFuzz } from './support/reliability/fuzz.js';
+import { api, provision, ServeProcess } from './support/reliability/common.js';
+import { rawRequest } from './support/reliability/raw-http.js';
+import { runUploadCut } from './support/reliability/upload-cut.js';
+import { writeSong } from './support/audio.js';
 import { startTestServer, tempDir } from './support/server.js';
 import { until } from './support/wait.js';
 

@@ -13,9 +13,9 @@ import { after, describe, it } from 'node:test';
 import { resolveFfmpegPath } from '../src/audio/index.js';
 import { catalogModel } from '../src/models/catalog.js';
 import { modelDir } from '../src/models/registry.js';
-import { writeSong } from '../harness/audio.js';
+import { writeSong } from './support/audio.js';
 import { fixtureDir } from './support/fixtures.js';
-import { runCli } from '../harness/process.js';
+import { runCli } from './support/process.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 
 const FIXTURES = fixtureDir('roformer');

@@ -9,13 +9,13 @@ import { type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { writeSong } from '../harness/audio.js';
-import { ApiClient } from '../harness/client.js';
-import { freshDatabase, postgresSkipReason, relayTo, type TestDatabase } from '../harness/postgres.js';
-import { killHard, runCli, spawnCli } from '../harness/process.js';
+import { writeSong } from './support/audio.js';
+import { ApiClient } from './support/client.js';
+import { freshDatabase, postgresSkipReason, relayTo, type TestDatabase } from './support/postgres.js';
+import { killHard, runCli, spawnCli } from './support/process.js';
 import { startTestServer, tempDir, uploadFile, type TestServer } from './support/server.js';
 import { until } from './support/wait.js';
-import { receiver } from '../harness/webhook-receiver.js';
+import { receiver } from './support/webhook-receiver.js';
 import { openDataStore } from '../src/store/index.js';
 
 const unavailable = await postgresSkipReason();

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
-import { runCli } from '../harness/process.js';
+import { runCli } from './support/process.js';
 import { msstModelType, MsstDocument } from '../src/msst/config.js';
 import { bandGeometry } from '../src/scnet/graph.js';
 import { chunkPadding, ScnetNetwork } from '../src/scnet/engine.js';

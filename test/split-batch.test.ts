@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { resolveFfmpegPath } from '../src/audio/index.js';
 import { outputFolders } from '../src/cli/commands/split.js';
-import { writeSong } from '../harness/audio.js';
-import { runCli, spawnCli } from '../harness/process.js';
+import { writeSong } from './support/audio.js';
+import { runCli, spawnCli } from './support/process.js';
 import { until } from './support/wait.js';
 import { tempDir } from './support/server.js';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { resolveFfmpegPath } from '../src/audio/index.js';
 import { stemOutput } from '../src/splitting/split-audio-file.js';
-import { runCli } from '../harness/process.js';
+import { runCli } from './support/process.js';
 import { tempDir } from './support/server.js';
 
 const work = tempDir('stemsplit-output-');

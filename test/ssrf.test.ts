@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { isForbiddenAddress } from '../src/net/address.js';
 import { downloadToFile, FetchRefused, guardedRequest, type Dialer } from '../src/net/fetch.js';
-import { writeSong } from '../harness/audio.js';
+import { writeSong } from './support/audio.js';
 import { startTestServer, tempDir, waitForSplit } from './support/server.js';
 
 describe('the address check', () => {

@@ -9,7 +9,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { cleanupOnce } from '../src/jobs/cleanup.js';
 import { openDataStore } from '../src/store/index.js';
 import { migrationNames } from '../src/store/migrations.js';
-import { writeSong } from '../harness/audio.js';
+import { writeSong } from './support/audio.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 
 test('the database is in WAL mode, migrations run once, and reopening keeps the data', async () => {

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeSong } from '../harness/audio.js';
+import { writeSong } from './support/audio.js';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { launchBrowser, NEEDS_CHROMIUM, openPage } from './support/browser.js';

@@ -10,8 +10,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
-import { writeSong } from '../harness/audio.js';
-import { killHard, runCli, startServeProcess } from '../harness/process.js';
+import { writeSong } from './support/audio.js';
+import { killHard, runCli, startServeProcess } from './support/process.js';
 import { startTestServer, tempDir } from './support/server.js';
 import { until } from './support/wait.js';
 

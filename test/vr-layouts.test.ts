@@ -1,6 +1,6 @@
 /**
  * The VR layouts and params the shared fixtures do not reach, on state dicts written here as
- * `torch.save` writes them (harness/vr-state-dict.ts), at small widths but with the real
+ * `torch.save` writes them (test/support/vr-state-dict.ts), at small widths but with the real
  * structure: VR 5.0 with 5, 6 (and a fifth encoder) or 7 ASPP branches (conv6 and conv7 one
  * module, as UVR's 33966/537238 layouts save them), and VR 5.1 with its BiLSTMs.
  *
@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { v50Tensors as v50, v51Tensors as v51, writeVrPth as writePth } from '../harness/vr-state-dict.js';
+import { v50Tensors as v50, v51Tensors as v51, writeVrPth as writePth } from './support/vr-state-dict.js';
 import { separateVr, VrNetwork, vrSettings } from '../src/vr/engine.js';
 import { checkVrKeys } from '../src/vr/model-data.js';
 import { tempDir } from './support/server.js';

@@ -11,8 +11,8 @@ import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { runCli } from '../harness/process.js';
-import { v50Tensors, writeVrPth } from '../harness/vr-state-dict.js';
+import { runCli } from './support/process.js';
+import { v50Tensors, writeVrPth } from './support/vr-state-dict.js';
 import { readVrModelData } from '../src/vr/model-data.js';
 import { separateVr, VrNetwork, vrSettings, vrSources } from '../src/vr/engine.js';
 import { VR_DEFAULTS, type VrOptions } from '../src/vr/options.js';

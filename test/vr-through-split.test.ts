@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runCli } from '../harness/process.js';
+import { runCli } from './support/process.js';
 import { VR_DEFAULTS } from '../src/vr/options.js';
 import { VR_SETTINGS } from './support/fixture-cases.js';
 import { fixtureDir, fixtureManifest } from './support/fixtures.js';

@@ -14,7 +14,7 @@ import { after, describe, it } from 'node:test';
 import { StemsplitError } from '../src/errors.js';
 import { MODEL_CATALOG } from '../src/models/catalog.js';
 import { taskOf } from '../src/models/tasks.js';
-import { runCli } from '../harness/process.js';
+import { runCli } from './support/process.js';
 import { separate } from '../src/separation/index.js';
 import { loadVr, nnArchSize, vrSources } from '../src/vr/engine.js';
 import { vrWindows } from '../src/vr/stream.js';
@@ -175,7 +175,7 @@ describe('VR fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : false }
       assert.match(error.message, /--vr-window-size 256 leaves no frames: a VR 5\.0 network crops 128 frames at each end of a window/);
       return true;
     });
-    await assert.rejects(loadVr({ path: lonely, options: { vr: { aggression: 101 } } }), /--vr-aggression must be a whole number from -100 to 100, got 101/);
+    await assert.rejects(loadVr({ path: lonely, options: { vr: { aggression: 101 } } }), /--vr-aggression must be a whole number from -100 to 100, got "101"/);
   });
 });
 

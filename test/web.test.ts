@@ -16,8 +16,8 @@ import { webSessionLink } from '../src/web/session.js';
 import { maxDifference } from './support/assertions.js';
 import { launchBrowser, NEEDS_CHROMIUM, openPage } from './support/browser.js';
 import { until } from './support/wait.js';
-import { writeSong } from '../harness/audio.js';
-import { killHard, runCli } from '../harness/process.js';
+import { writeSong } from './support/audio.js';
+import { killHard, runCli } from './support/process.js';
 import { startTestServer, tempDir, type TestServer } from './support/server.js';
 import { fixtureDir } from './support/fixtures.js';
 

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { writeSong } from '../harness/audio.js';
+import { writeSong } from './support/audio.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
 import { until } from './support/wait.js';
-import { receiver, verifySignature, type Received } from '../harness/webhook-receiver.js';
+import { receiver, verifySignature, type Received } from './support/webhook-receiver.js';
 
 let t: TestServer;
 let song: Buffer;

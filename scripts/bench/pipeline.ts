@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { decodeToPlanar, encodeStem } from '../../src/audio/index.js';
 import { loadManifestModel, separate } from '../../src/separation/index.js';
 import { parsePrecision } from '../../src/onnx/quantize.js';
-import { synthesiseSong } from '../../harness/audio.js';
+import { synthesiseSong } from '../../test/support/audio.js';
 
 const { values } = parseArgs({
   options: {

@@ -12,11 +12,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { writeSong } from '../../harness/audio.js';
-import { ApiClient } from '../../harness/client.js';
-import { freshDatabase } from '../../harness/postgres.js';
-import { killHard, runCli, spawnCli, startServeProcess } from '../../harness/process.js';
-import { tempDir } from '../../harness/temp-dir.js';
+import { writeSong } from '../../test/support/audio.js';
+import { ApiClient } from '../../test/support/client.js';
+import { freshDatabase } from '../../test/support/postgres.js';
+import { killHard, runCli, spawnCli, startServeProcess } from '../../test/support/process.js';
+import { tempDir } from '../../test/support/temp-dir.js';
 
 const { values } = parseArgs({
   options: {

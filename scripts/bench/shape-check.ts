@@ -3,7 +3,7 @@
  * weights are not read twice to find out it is bad"). For each model file, loaded in this process
  * as the split worker loads models (registry, loaders, the worker's refusal), in a fresh converter cache:
  *
- * - a copy with one weight a row short (harness/hostile/misshaped.ts): time to the refusal and the
+ * - a copy with one weight a row short (test/support/hostile/misshaped.ts): time to the refusal and the
  *   bytes this process read meanwhile (/proc/self/io `rchar`), against the file's size;
  * - the valid file, loaded twice: the first load converts (cache miss), the second finds the
  *   conversion (cache hit, the dry build against stand-in weights included); time and bytes read;
@@ -16,7 +16,7 @@ import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { mkdtempSync } from 'node:fs';
-import { writeMisshaped } from '../../harness/hostile/misshaped.js';
+import { writeMisshaped } from '../../test/support/hostile/misshaped.js';
 import { parseHTDemucsConfig } from '../../src/demucs/config.js';
 import { buildHTDemucsGraph } from '../../src/demucs/htdemucs-graph.js';
 import { describeError } from '../../src/errors.js';

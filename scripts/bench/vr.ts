@@ -1,6 +1,6 @@
 /**
  * VR engine speed and memory on UVR's real network sizes with random weights: the state dict of
- * one of UVR's layouts written as torch.save writes it (harness/vr-state-dict.ts; its file size
+ * one of UVR's layouts written as torch.save writes it (test/support/vr-state-dict.ts; its file size
  * is checked against UVR's size class), then the whole engine (bands, network windows, stems)
  * through the streamed pipeline on synthetic music.
  *
@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { v50Tensors, v51Tensors, writeVrPth, type VrTensor } from '../../harness/vr-state-dict.js';
+import { v50Tensors, v51Tensors, writeVrPth, type VrTensor } from '../../test/support/vr-state-dict.js';
 import { separateStream } from '../../src/separation/index.js';
 import { loadVr, nnArchSize } from '../../src/vr/engine.js';
 import { vrParams } from '../../src/vr/params.js';

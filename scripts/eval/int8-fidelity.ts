@@ -27,7 +27,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { synthesiseSong } from '../../harness/audio.js';
+import { synthesiseSong } from '../../test/support/audio.js';
 import { resolveConfig } from '../../src/config.js';
 import { loadDemucs } from '../../src/demucs/index.js';
 import { openV3 } from '../../src/demucs/segment-model-v3.js';

@@ -33,7 +33,7 @@ import { parseArgs } from 'node:util';
 import { decodeToPlanar, writeWavTo } from '../../src/audio/index.js';
 import { loadManifestModel, separate, type SegmentModel } from '../../src/separation/index.js';
 import { parsePrecision, type Precision } from '../../src/onnx/quantize.js';
-import { energy, projection, sdr } from '../../harness/eval-metrics.js';
+import { energy, projection, sdr } from '../../test/support/eval-metrics.js';
 
 const RATE = 44_100;
 const MARK_START = '<!-- quality:generated:start -->';

@@ -1,12 +1,12 @@
 /**
- * The longer run of hostile model files (issue 37; harness/hostile/fuzz.ts): every named case and
+ * The longer run of hostile model files (issue 37; test/support/hostile/fuzz.ts): every named case and
  * seeded random mutations loaded as the split worker loads them, then every named case through the
  * real CLI. Prints the figures docs/reliability.md quotes; exits 1 when a rule is broken.
  *
  *   node --import tsx scripts/fuzz/hostile-models.ts [--seed N] [--random 5000] [--no-cli] [--json]
  */
 import { parseArgs } from 'node:util';
-import { formatHostileFuzz, runHostileFuzz } from '../../harness/hostile/fuzz.js';
+import { formatHostileFuzz, runHostileFuzz } from '../../test/support/hostile/fuzz.js';
 
 const { values } = parseArgs({
   options: {

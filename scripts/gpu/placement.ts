@@ -19,8 +19,8 @@ import { cpus, hostname } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { writeSong } from '../../harness/audio.js';
-import { tempDir } from '../../harness/temp-dir.js';
+import { writeSong } from '../../test/support/audio.js';
+import { tempDir } from '../../test/support/temp-dir.js';
 import { graphOf, readGraph } from '../../src/onnx/model-proto.js';
 
 const { values } = parseArgs({ options: { family: { type: 'string', default: '.' }, shared: { type: 'string', default: path.join('..', 'shared') } } });

@@ -18,7 +18,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { runCli } from '../../harness/process.js';
+import { runCli } from '../../test/support/process.js';
 import { resolveFfmpegPath } from '../../src/audio/ffmpeg.js';
 import { wavHeader } from '../../src/audio/wav.js';
 import { decodePlanar } from '../../test/support/reference-audio.js';

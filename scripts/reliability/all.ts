@@ -7,12 +7,12 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { formatFaults, runFaults } from '../../harness/reliability/faults.js';
-import { formatFuzz, runFuzz } from '../../harness/reliability/fuzz.js';
-import { isMain, table } from '../../harness/reliability/common.js';
-import { formatLoad, runLoad } from '../../harness/reliability/load.js';
-import { formatQueue, runQueue } from '../../harness/reliability/queue.js';
-import { formatUploadCut, runUploadCut } from '../../harness/reliability/upload-cut.js';
+import { formatFaults, runFaults } from '../../test/support/reliability/faults.js';
+import { formatFuzz, runFuzz } from '../../test/support/reliability/fuzz.js';
+import { isMain, table } from '../../test/support/reliability/common.js';
+import { formatLoad, runLoad } from '../../test/support/reliability/load.js';
+import { formatQueue, runQueue } from '../../test/support/reliability/queue.js';
+import { formatUploadCut, runUploadCut } from '../../test/support/reliability/upload-cut.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -1,8 +1,8 @@
-/** The command-line entry of harness/reliability/disk-full.ts (its report, printed; exit 1 on any problem). */
+/** The command-line entry of test/support/reliability/disk-full.ts (its report, printed; exit 1 on any problem). */
 import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { MountRefused, formatDiskFull, runDiskFull } from '../../harness/reliability/disk-full.js';
+import { MountRefused, formatDiskFull, runDiskFull } from '../../test/support/reliability/disk-full.js';
 
 const { values } = parseArgs({ options: { json: { type: 'boolean', default: false }, 'in-namespace': { type: 'boolean', default: false } } });
 try {

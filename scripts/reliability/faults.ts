@@ -1,6 +1,6 @@
-/** The command-line entry of harness/reliability/faults.ts (its report, printed; exit 1 on any problem). */
+/** The command-line entry of test/support/reliability/faults.ts (its report, printed; exit 1 on any problem). */
 import { parseArgs } from 'node:util';
-import { formatFaults, runFaults } from '../../harness/reliability/faults.js';
+import { formatFaults, runFaults } from '../../test/support/reliability/faults.js';
 
 const { values } = parseArgs({
   options: {

@@ -1,6 +1,6 @@
-/** The command-line entry of harness/reliability/fuzz.ts (its report, printed; exit 1 on any problem). */
+/** The command-line entry of test/support/reliability/fuzz.ts (its report, printed; exit 1 on any problem). */
 import { parseArgs } from 'node:util';
-import { formatFuzz, runFuzz } from '../../harness/reliability/fuzz.js';
+import { formatFuzz, runFuzz } from '../../test/support/reliability/fuzz.js';
 
 const { values } = parseArgs({
   options: {

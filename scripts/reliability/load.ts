@@ -1,6 +1,6 @@
-/** The command-line entry of harness/reliability/load.ts (its report, printed; exit 1 on any problem). */
+/** The command-line entry of test/support/reliability/load.ts (its report, printed; exit 1 on any problem). */
 import { parseArgs } from 'node:util';
-import { formatLoad, runLoad } from '../../harness/reliability/load.js';
+import { formatLoad, runLoad } from '../../test/support/reliability/load.js';
 
 const { values } = parseArgs({
   options: {

@@ -1,6 +1,6 @@
-/** The command-line entry of harness/reliability/queue.ts (its report, printed; exit 1 on any problem). */
+/** The command-line entry of test/support/reliability/queue.ts (its report, printed; exit 1 on any problem). */
 import { parseArgs } from 'node:util';
-import { formatQueue, runQueue } from '../../harness/reliability/queue.js';
+import { formatQueue, runQueue } from '../../test/support/reliability/queue.js';
 
 const { values } = parseArgs({
   options: { queued: { type: 'string', default: '200' }, quick: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },

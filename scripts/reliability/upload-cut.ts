@@ -1,6 +1,6 @@
-/** The command-line entry of harness/reliability/upload-cut.ts (its report, printed; exit 1 on any problem). */
+/** The command-line entry of test/support/reliability/upload-cut.ts (its report, printed; exit 1 on any problem). */
 import { parseArgs } from 'node:util';
-import { formatUploadCut, runUploadCut } from '../../harness/reliability/upload-cut.js';
+import { formatUploadCut, runUploadCut } from '../../test/support/reliability/upload-cut.js';
 
 const { values } = parseArgs({ options: { json: { type: 'boolean', default: false } } });
 const report = await runUploadCut((line) => process.stderr.write(`${line}\n`));

@@ -1,12 +1,12 @@
 /**
  * Where the shared reference fixtures live (../shared/fixtures/<name>, beside the checkout).
  * A fresh clone without them skips the tests that need them, saying which folder is missing;
- * under CI (harness/ci.ts) a missing folder fails the run instead, so CI never passes by skipping.
+ * under CI (ci.ts) a missing folder fails the run instead, so CI never passes by skipping.
  * STEMSPLIT_SHARED_DIR names another shared folder (e.g. a hidden fixture set of the same layout).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { runningInCi } from '../../harness/ci.js';
+import { runningInCi } from './ci.js';
 
 export function fixtureDir(name: string): string | undefined {
   const dir = path.resolve(process.env['STEMSPLIT_SHARED_DIR'] ?? path.join('..', 'shared'), 'fixtures', name);

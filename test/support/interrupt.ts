@@ -1,5 +1,5 @@
 /** Ctrl-C for a CLI run: starts it, sends SIGINT once `ready` holds, and measures how long it takes to end. */
-import { spawnCli } from '../../harness/process.js';
+import { spawnCli } from './process.js';
 import { until } from './wait.js';
 
 export interface Interrupted {

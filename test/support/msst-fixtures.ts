@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { runCli } from '../../harness/process.js';
+import { runCli } from './process.js';
 import type { DemixRunOptions } from '../../src/msst/network.js';
 import { fixtureManifest } from './fixtures.js';
 import { assertStems, decodePlanar, readF32, writeFloatWav } from './reference-audio.js';

@@ -5,9 +5,9 @@
 import { rmSync } from 'node:fs';
 import { resolveConfig, type ConfigInput } from '../../src/config.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
-import { ApiClient, type Reply, type RequestInit, type UploadedInput } from '../../harness/client.js';
-import { freshDatabase, type TestDatabase } from '../../harness/postgres.js';
-import { tempDir } from '../../harness/temp-dir.js';
+import { ApiClient, type Reply, type RequestInit, type UploadedInput } from './client.js';
+import { freshDatabase, type TestDatabase } from './postgres.js';
+import { tempDir } from './temp-dir.js';
 
 export { tempDir };
 

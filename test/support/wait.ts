@@ -1,6 +1,6 @@
 /**
  * Waiting in tests for something another process or thread does: a file appears, a line is
- * printed, a row changes. A split is waited for with the API client (harness/client.ts).
+ * printed, a row changes. A split is waited for with the API client (client.ts).
  */
 
 /** Polls `condition` every 20 ms; throws `describe()` as an error if it still fails after `timeoutMs`. */

@@ -10,15 +10,15 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { describeError, isStemsplitError } from '../../src/errors.js';
-import { modelLoader } from '../../src/models/loaders.js';
-import { ModelRegistry } from '../../src/models/registry.js';
-import { loadNamed } from '../../src/splitting/load-refusal.js';
+import { describeError, isStemsplitError } from '../../../src/errors.js';
+import { modelLoader } from '../../../src/models/loaders.js';
+import { ModelRegistry } from '../../../src/models/registry.js';
+import { loadNamed } from '../../../src/splitting/load-refusal.js';
 import { writeSong } from '../audio.js';
 import { tempDir } from '../temp-dir.js';
 import type { HostileCase, HostileFiles } from './cases.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
 /** The bounds issue 37 sets for every refusal (measured in-process: the refusal itself). */
 export const REFUSAL_LIMITS = { seconds: 5, megabytes: 500 } as const;

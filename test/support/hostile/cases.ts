@@ -8,8 +8,8 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { attr, DATA_TYPE, nodeProto, OnnxGraph, writeModel, type Value } from '../../src/onnx/graph.js';
-import { ProtoMessage } from '../../src/onnx/protobuf.js';
+import { attr, DATA_TYPE, nodeProto, OnnxGraph, writeModel, type Value } from '../../../src/onnx/graph.js';
+import { ProtoMessage } from '../../../src/onnx/protobuf.js';
 import {
   demucsPackageOps,
   floats,

@@ -47,7 +47,7 @@ import {
 } from './common.js';
 import { rawRequest } from './raw-http.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
 export interface FuzzOptions {
   readonly requests: number;
