@@ -8,6 +8,7 @@ import { parseJobOptions, type Split } from '../store/index.js';
 import type { AudioSplit } from './schemas.js';
 import type { StemUrlSigner } from './stem-urls.js';
 import { ensembleMembers } from '../config.js';
+import { DEFAULT_CLIP_MODE } from '../audio/levels.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM } from '../ensemble/algorithms.js';
 
 /** A job as the API shows it: the type of its schema (schemas.ts), declared there once. */
@@ -30,6 +31,9 @@ export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: strin
     twoStems: options.twoStems ?? null,
     outputFormat: split.outputFormat,
     bitDepth: options.bitDepth ?? null,
+    bitrateKbps: options.bitrateKbps ?? null,
+    clipMode: options.clipMode ?? DEFAULT_CLIP_MODE,
+    normalize: options.normalize ?? null,
     filename: split.filename,
     durationSeconds: split.durationSeconds,
     creditsUsed: split.creditsUsed,
@@ -48,6 +52,7 @@ export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: strin
     const stems: Record<string, string> = {};
     for (const stem of JSON.parse(split.stemNames) as string[]) stems[stem] = signer.url(baseUrl, split.id, stem, split.outputFormat, nowMs, apiKeyId);
     resource.sourceUrl = signer.sourceUrl(baseUrl, split.id, nowMs, apiKeyId);
+    if (split.mixStems !== null) resource.mixStems = JSON.parse(split.mixStems) as string[];
     resource.stems = stems;
   }
   // `error` goes last, after `stems`, so re-insert it.

@@ -9,10 +9,12 @@
  */
 import { z } from '@hono/zod-openapi';
 import { API_ERROR_CODES, JOB_ERROR_CODES, StemsplitError } from '../errors.js';
-import { DEFAULT_STEM_FORMAT, STEM_FORMATS } from '../audio/formats.js';
+import { bitrateProblem, DEFAULT_STEM_FORMAT, formatsHolding, holdsDepth, STEM_FORMATS, type StemFormat } from '../audio/formats.js';
+import { CLIP_MODES, DEFAULT_NORMALIZE_PEAK } from '../audio/levels.js';
 import { ALLOWED_CONTENT_TYPES, MAX_UPLOAD_BYTES } from '../limits.js';
 import { parseHttpUrl } from '../net/fetch.js';
 import { ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
+import { MAX_CHAIN_STEPS, recipeProblem, type RecipeStep } from '../chains/recipe.js';
 import { API_DEFAULT_ALIAS, STEM_MODEL_ALIASES, type StemModelAlias } from '../models/aliases.js';
 import { TASKS } from '../models/tasks.js';
 
@@ -109,6 +111,22 @@ export const UploadedFileInput = z
   .strict()
   .openapi('UploadedFileInput');
 
+/** A chain's step (chains/recipe.ts): its model as a job names one, and from the second step on the stem it splits. */
+export const ChainStep = z
+  .object({
+    input: z
+      .string()
+      .regex(/^[a-z][a-z0-9_-]{0,127}$/, 'must be a stem an earlier step makes, e.g. vocals or vocals-vocals')
+      .optional()
+      .openapi({ description: 'The stem an earlier step made that this step splits; absent on the first step. Its stems are named `<input>-<stem>`.' }),
+    model: ModelName.optional(),
+    models: z.array(ModelName).min(2).max(MAX_ENSEMBLE_MEMBERS).optional(),
+    ensemble: z.enum(ENSEMBLE_ALGORITHMS).optional(),
+    ensembleWeights: z.array(z.number().min(0).max(1000)).min(2).max(MAX_ENSEMBLE_MEMBERS).optional(),
+  })
+  .strict()
+  .openapi('ChainStep');
+
 export const SplitRequest = z
   .object({
     input: z.discriminatedUnion('type', [DirectUrlInput, UploadedFileInput], {
@@ -136,25 +154,59 @@ export const SplitRequest = z
     outputFormat: z
       .enum(STEM_FORMATS)
       .default(DEFAULT_STEM_FORMAT)
-      .openapi({ description: '`mp3` as in the spec; `wav` and `flac` (lossless, at the source\'s depth) are additions of this server.' }),
+      .openapi({
+        description:
+          '`mp3` as in the spec; the others are additions of this server: lossless `wav`, `flac`, `aiff` and `alac` (Apple Lossless, .m4a), at the source\'s depth; lossy `ogg` (Vorbis), `opus` and `m4a` (AAC).',
+      }),
     bitDepth: z
       .union([z.literal(16), z.literal(24), z.literal(32)])
       .optional()
-      .openapi({ description: 'An addition, for wav and flac: 16, 24, or 32 (32-bit float, wav only); default the source\'s depth.' }),
+      .openapi({ description: 'An addition, for the lossless formats: 16, 24, or 32 (32-bit float, wav only); default the source\'s depth.' }),
+    bitrateKbps: z
+      .int()
+      .optional()
+      .openapi({ description: 'An addition, for the lossy formats: kb/s (mp3 32–320, default 320; ogg 45–500, default 320; opus 6–512, default 256; m4a 32–512, default 256).' }),
+    clipMode: z
+      .enum(CLIP_MODES)
+      .optional()
+      .openapi({ description: 'An addition, as demucs\' --clip-mode: `rescale` divides a stem that would clip by 1.01 × its peak, `clamp` clips it at ±1; default `none` (integer formats clip, float and lossy ones keep it).' }),
+    normalize: z
+      .union([z.boolean(), z.number().gt(0).max(1)])
+      .optional()
+      .openapi({ description: `An addition: scale each stem whose peak exceeds this level (0–1) down to it; \`true\` is ${DEFAULT_NORMALIZE_PEAK}, as python-audio-separator's --normalization.` }),
     modelOptions: ModelOptions.optional().openapi({
       description: 'An addition: the model family\'s own settings, as the CLI\'s flags name them (e.g. {"mdxSegmentSize": 512, "vrAggression": 10}); GET /v1/models lists each model\'s.',
     }),
+    chain: z
+      .array(ChainStep)
+      .min(1)
+      .max(MAX_CHAIN_STEPS)
+      .optional()
+      .openapi({
+        description:
+          'An addition: models run one after another, each later step splitting a stem an earlier one made, e.g. [{"model": "A"}, {"input": "vocals", "model": "B"}]; replaces model/models. Costs the seconds of audio once per step.',
+      }),
+    keepIntermediate: z.boolean().optional().openapi({ description: 'An addition, with `chain`: also keep the stems later steps split (default: only the stems no step split).' }),
     webhookUrl: httpUrl.optional(),
   })
   .strict()
   .superRefine((body, ctx) => {
-    const problem = splitRequestProblem(body);
+    const problem = chainRequestProblem(body) ?? splitRequestProblem(body);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   })
   .openapi('SplitRequest');
 
+/** A chain replaces the model fields, and its steps follow the recipe's rules (chains/recipe.ts). */
+function chainRequestProblem(body: { model?: string | undefined; models?: string[] | undefined; ensemble?: string | undefined; ensembleWeights?: number[] | undefined; twoStems?: string | undefined; chain?: RecipeStep[] | undefined; keepIntermediate?: boolean | undefined }): string | undefined {
+  if (body.chain === undefined) return body.keepIntermediate !== undefined ? 'keepIntermediate applies to a chain' : undefined;
+  const given = (['model', 'models', 'ensemble', 'ensembleWeights', 'twoStems'] as const).filter((field) => body[field] !== undefined);
+  if (given.length > 0) return `chain names each step's model; leave out ${given.join(', ')}`;
+  const problem = recipeProblem(body.chain);
+  return problem === undefined ? undefined : `chain: ${problem}`;
+}
+
 /** The rules between a split request's fields, in a sentence: the fields alone are checked by their schemas. */
-function splitRequestProblem(body: { model?: string | undefined; models?: string[] | undefined; ensemble?: string | undefined; ensembleWeights?: number[] | undefined; outputFormat: string; bitDepth?: number | undefined }): string | undefined {
+function splitRequestProblem(body: { model?: string | undefined; models?: string[] | undefined; ensemble?: string | undefined; ensembleWeights?: number[] | undefined; outputFormat: StemFormat; bitDepth?: number | undefined; bitrateKbps?: number | undefined }): string | undefined {
   if (body.model !== undefined && body.models !== undefined) return 'give either model or models (an ensemble), not both';
   if (body.models === undefined && (body.ensemble !== undefined || body.ensembleWeights !== undefined)) return 'ensemble and ensembleWeights combine the models of `models`; name them there';
   if (body.models !== undefined && body.ensembleWeights !== undefined) {
@@ -163,8 +215,10 @@ function splitRequestProblem(body: { model?: string | undefined; models?: string
     if (algorithm !== 'avg_wave' && algorithm !== 'avg_fft') return `ensembleWeights apply to avg_wave and avg_fft only (${algorithm} ignores weights)`;
     if (body.ensembleWeights.every((weight) => weight === 0)) return 'ensembleWeights must not all be 0';
   }
-  if (body.bitDepth !== undefined && body.outputFormat === 'mp3') return 'bitDepth applies to outputFormat wav or flac';
-  if (body.bitDepth === 32 && body.outputFormat !== 'wav') return 'bitDepth 32 (float) applies to outputFormat wav only';
+  if (body.bitDepth !== undefined && !holdsDepth(body.outputFormat, body.bitDepth === 32 ? 'float' : (body.bitDepth as 16 | 24))) {
+    return body.bitDepth === 32 ? `bitDepth 32 (float) applies to outputFormat ${formatsHolding('float').join(', ')} only` : `bitDepth applies to outputFormat ${formatsHolding(16).join(', ')}`;
+  }
+  if (body.bitrateKbps !== undefined) return bitrateProblem(body.outputFormat, body.bitrateKbps, 'bitrateKbps');
   return undefined;
 }
 
@@ -199,7 +253,10 @@ export const AudioSplit = z
     ensemble: z.enum(ENSEMBLE_ALGORITHMS).nullable().openapi({ description: 'An addition: how an ensemble\'s stems were combined; null for one model.' }),
     twoStems: z.string().nullable().openapi({ description: 'An addition: the stem the job wrote beside no_<stem>, or null.' }),
     outputFormat: z.enum(STEM_FORMATS).openapi({ description: 'An addition: the stems\' file format.' }),
-    bitDepth: z.union([z.literal(16), z.literal(24), z.literal(32)]).nullable().openapi({ description: 'An addition: the depth asked for (wav/flac), or null: the source\'s.' }),
+    bitDepth: z.union([z.literal(16), z.literal(24), z.literal(32)]).nullable().openapi({ description: 'An addition: the depth asked for (lossless formats), or null: the source\'s.' }),
+    bitrateKbps: z.int().nullable().openapi({ description: 'An addition: the bitrate asked for (lossy formats), or null: the format\'s default.' }),
+    clipMode: z.enum(CLIP_MODES).openapi({ description: 'An addition: how stems that would clip were written (see SplitRequest.clipMode).' }),
+    normalize: z.number().nullable().openapi({ description: 'An addition: the peak louder stems were scaled down to, or null.' }),
     filename: z.string(),
     durationSeconds: count,
     creditsUsed: count,
@@ -222,6 +279,13 @@ export const AudioSplit = z
     models: z.array(z.string()).openapi({ description: 'An addition: every model that ran (one, or each member of an ensemble).' }),
     ensembleWeights: z.array(z.number()).nullable().openapi({ description: 'An addition: the ensemble\'s weights as asked, or null (equal).' }),
     modelOptions: ModelOptions.nullable().openapi({ description: 'An addition: the family settings the job asked for, or null.' }),
+    mixStems: z
+      .array(z.string())
+      .optional()
+      .openapi({
+        description:
+          'An addition, present with stems: the stems that add up to the mix, each part of the song once (play or sum these, not every stem: an ensemble of a 4-stem and a vocals/instrumental model writes no_vocals too, which is drums + bass + other again). Empty when the job wrote one stem; absent for jobs made before stemsplit kept it.',
+      }),
     stems: z
       .record(z.string(), z.string().openapi({ format: 'uri' }))
       .optional()

@@ -1,7 +1,8 @@
 /**
  * `split --filename`: where each stem goes under `-o`, as demucs' `--filename` and
  * python-audio-separator's custom output names do: `{track}`, `{stem}`, `{model}` and `{ext}` in
- * a relative path, the default `{track}/{stem}.{ext}`. The folder part names the track's folder
+ * a relative path, the default `{track}/{stem}.{ext}` (with another model's stems already in the
+ * song's folder, `{track}/{model}/{stem}.{ext}`: stem-folders.ts). The folder part names the track's folder
  * (several inputs that come to the same one get `-2`, `-3`, …); the file part, which must hold
  * `{stem}`, names each stem in it.
  */
@@ -31,12 +32,12 @@ export function checkFilenameTemplate(template: string): void {
 }
 
 /** A field's value as one path segment: separators become `_`, so a value never adds a folder. */
-function segment(value: string): string {
+export function pathSegment(value: string): string {
   return value.replace(/[/\\]/g, '_');
 }
 
 export function placeStems(template: string, values: { readonly track: string; readonly model: string; readonly ext: string }): StemPlacement {
-  const filled = template.replace(/\{(track|model|ext)\}/g, (_, field: 'track' | 'model' | 'ext') => segment(values[field]));
+  const filled = template.replace(/\{(track|model|ext)\}/g, (_, field: 'track' | 'model' | 'ext') => pathSegment(values[field]));
   const cut = filled.lastIndexOf('/');
   return { folder: cut < 0 ? '.' : filled.slice(0, cut), stemFile: filled.slice(cut + 1) };
 }

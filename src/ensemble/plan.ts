@@ -15,6 +15,7 @@
  * writes `X` and `no_X` only, each from every member that makes it so.
  */
 import { StemsplitError } from '../errors.js';
+import type { StemPartition } from '../separation/mix-set.js';
 
 export interface MemberStems {
   readonly name: string;
@@ -71,6 +72,32 @@ export function ensemblePlan(members: readonly MemberStems[], twoStems?: string)
     }
   }
   return { stems: wanted, parts };
+}
+
+/**
+ * The ways the ensemble's stems add up to the mix, one per member (separation/mix-set.ts picks
+ * the finest): the stems a member makes from one source each, then those it makes as a sum of
+ * sources none of them took, where together they cover all its sources once. A 4-stem member
+ * gives vocals, drums, bass, other (its no_vocals, drums + bass + other again, is left out); a
+ * vocals/instrumental member vocals, no_vocals; with `--two-stems X` every member X, no_X.
+ */
+export function mixPartitions(plan: EnsemblePlan, members: readonly MemberStems[]): StemPartition[] {
+  return members.flatMap((member, index) => {
+    const made = plan.stems.flatMap((stem, at) => {
+      const part = (plan.parts[at] as readonly StemPart[]).find((p) => p.member === index);
+      return part === undefined ? [] : [{ stem, sources: part.sources }];
+    });
+    const taken = new Set<number>();
+    const take = (sources: readonly number[]): boolean => {
+      if (sources.some((source) => taken.has(source))) return false;
+      for (const source of sources) taken.add(source);
+      return true;
+    };
+    const singles = new Set(made.filter((one) => one.sources.length === 1 && take(one.sources)));
+    const sums = new Set(made.filter((one) => one.sources.length > 1 && take(one.sources)));
+    if (taken.size !== member.sources.length) return [];
+    return [{ parts: made.filter((one) => singles.has(one) || sums.has(one)).map((one) => one.stem) }];
+  });
 }
 
 /** Member `member`'s contribution to every stem it takes part in: planar [2, frames] each, in plan order of its parts. */

@@ -179,7 +179,7 @@ export class JobRunner {
     const outcome = await this.#process(split, stop);
     if (outcome === 'lost') return;
     if (outcome.ok) {
-      await this.#record(split.id, () => this.#succeed(split.id, outcome.stems));
+      await this.#record(split.id, () => this.#succeed(split.id, outcome.stems, outcome.mixStems));
       // Cancelled as its last stem was written: the job failed, so its stems go.
       if ((await this.#data.splits.get(split.id).catch(() => undefined))?.errorCode === 'CANCELLED') await this.#removeStems(split.id);
       return;
@@ -197,7 +197,7 @@ export class JobRunner {
   }
 
   /** Runs the separation; decides the outcome but records nothing terminal. */
-  async #process(split: Split, stop: AbortSignal): Promise<'lost' | { ok: true; stems: string[] } | { ok: false; code: JobErrorCode; message: string }> {
+  async #process(split: Split, stop: AbortSignal): Promise<'lost' | { ok: true; stems: string[]; mixStems: readonly string[] | undefined } | { ok: false; code: JobErrorCode; message: string }> {
     let stage: JobErrorCode = 'SEPARATION_FAILED';
     try {
       const ref = this.#modelOf(split);
@@ -230,7 +230,7 @@ export class JobRunner {
       // What an estimate needs: the split itself, not a model's one-time load or conversion.
       const splitSeconds = (finished - (loadedAt ?? started)) / 1000;
       await this.#data.modelTimings.record(ref.name, splitSeconds, result.durationSeconds).catch((error: unknown) => this.#outage.failed(error));
-      return { ok: true, stems: Object.keys(result.stems) };
+      return { ok: true, stems: Object.keys(result.stems), mixStems: result.mixStems };
     } catch (error) {
       if (stop.aborted) return { ok: false, code: 'CANCELLED', message: describeError(error) };
       const code: JobErrorCode = isDiskFull(error) ? 'STORAGE_FAILED' : (isStemsplitError(error) ? jobErrorCodeOf(error.code) : undefined) ?? stage;
@@ -263,6 +263,9 @@ export class JobRunner {
       ...(ensembled && method ? { ensemble: method } : {}),
       ...(options.twoStems !== undefined ? { twoStems: options.twoStems } : {}),
       ...depthOptions(options.bitDepth),
+      ...(options.bitrateKbps !== undefined ? { bitrateKbps: options.bitrateKbps } : {}),
+      ...(options.clipMode !== undefined ? { clipMode: options.clipMode } : {}),
+      ...(options.normalize !== undefined ? { normalizePeak: options.normalize } : {}),
     };
   }
 
@@ -310,9 +313,9 @@ export class JobRunner {
     }
   }
 
-  async #succeed(splitId: string, stems: readonly string[]): Promise<void> {
+  async #succeed(splitId: string, stems: readonly string[], mixStems: readonly string[] | undefined): Promise<void> {
     const finished = await this.#data.store.transaction(async () => {
-      if (!(await this.#data.splits.markSucceeded(splitId, this.name, stems))) return undefined;
+      if (!(await this.#data.splits.markSucceeded(splitId, this.name, stems, mixStems))) return undefined;
       const split = (await this.#data.splits.get(splitId)) as Split;
       await queueWebhook(this.#data, split, this.#present);
       return split;

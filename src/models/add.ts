@@ -42,6 +42,18 @@ function refOf(registry: ModelRegistry, file: string, config: string | undefined
   }
 }
 
+/**
+ * The files `file`'s model runs with besides itself (its config, a Demucs bag's members), or none
+ * where the registry does not take it as a model: what `models add FOLDER` does not add as models of their own.
+ */
+export function companionFilesOf(registry: ModelRegistry, file: string): readonly string[] {
+  try {
+    return companionsOf(registry.resolveModel(file)).files.slice(1);
+  } catch {
+    return [];
+  }
+}
+
 /** The model file first, then what it runs with: its config, and what its family names (UVR's `NAME.json`, a Demucs bag's members). */
 function companionsOf(ref: ModelRef): AddedFiles {
   const files = [ref.path];

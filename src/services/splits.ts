@@ -30,6 +30,10 @@ export interface CreateSplitRequest {
   readonly twoStems?: string | undefined;
   readonly outputFormat: StemFormat;
   readonly bitDepth?: JobOptions['bitDepth'] | undefined;
+  readonly bitrateKbps?: number | undefined;
+  readonly clipMode?: JobOptions['clipMode'] | undefined;
+  /** The peak a louder stem is scaled to (audio/levels.ts). */
+  readonly normalize?: number | undefined;
   readonly modelOptions?: JobOptions['modelOptions'] | undefined;
   readonly webhookUrl?: string | undefined;
 }
@@ -160,6 +164,9 @@ export class SplitService {
       ...ensemble,
       ...(request.twoStems !== undefined ? { twoStems: request.twoStems } : {}),
       ...(request.bitDepth !== undefined ? { bitDepth: request.bitDepth } : {}),
+      ...(request.bitrateKbps !== undefined ? { bitrateKbps: request.bitrateKbps } : {}),
+      ...(request.clipMode !== undefined ? { clipMode: request.clipMode } : {}),
+      ...(request.normalize !== undefined ? { normalize: request.normalize } : {}),
       ...(request.modelOptions !== undefined && Object.keys(request.modelOptions).length > 0 ? { modelOptions: request.modelOptions } : {}),
     };
   }
@@ -192,6 +199,7 @@ export class SplitService {
       webhookUrl: request.webhookUrl ?? null,
       baseUrl,
       stemNames: null,
+      mixStems: null,
       outputFormat: request.outputFormat,
       errorCode: null,
       errorMessage: null,

@@ -21,6 +21,8 @@ import { StemsplitError } from '../errors.js';
 import { diskSize, freeBytesAt } from '../disk-space.js';
 import { NormalizationMeter, separateStream, type TrackStatistics } from '../separation/index.js';
 import type { SeparationModel } from '../separation/model.js';
+import { mixStems } from '../separation/mix-set.js';
+import { mixPartitions } from '../ensemble/plan.js';
 import { ensembleSampleRate, isEnsemble, planOf, separateEnsemble, spoolBytes, type Ensemble } from './ensemble.js';
 import { moveIntoPlace, openStaging } from './staging.js';
 
@@ -61,6 +63,11 @@ export interface SplitFileOptions extends StemOutputOptions {
 export interface SplitFileResult {
   /** Stem name → file written. */
   readonly stems: Readonly<Record<string, string>>;
+  /**
+   * The stems that add up to the mix, each part once (separation/mix-set.ts); [] when they don't
+   * (one stem written). Absent where a splitter does not say: a job then keeps no mix set.
+   */
+  readonly mixStems?: readonly string[];
   readonly durationSeconds: number;
 }
 
@@ -155,7 +162,8 @@ export async function splitAudioFile(
     await moveIntoPlace(staging, outDir, files);
     report('encode', 1);
     const written = Object.fromEntries(files.map((file, index) => [stems.names[index] as string, join(outDir, file)]));
-    return { stems: written, durationSeconds: source.length / sampleRate };
+    const partitions = ensemble ? mixPartitions(ensemble.plan, ensemble.ensemble.members) : [{ parts: planned.names }];
+    return { stems: written, mixStems: mixStems(stems.names, partitions), durationSeconds: source.length / sampleRate };
   } catch (error) {
     await Promise.all(encoders.map((encoder) => encoder.abort()));
     await rm(staging, { recursive: true, force: true });

@@ -32,6 +32,7 @@ export function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0004_model_library': { up: modelLibrary },
     '0005_split_device': { up: splitDevice },
     '0006_people': { up: (db) => people(db, t) },
+    '0007_mix_stems': { up: mixStemsColumn },
   };
 }
 
@@ -202,4 +203,9 @@ async function people(db: Kysely<unknown>, t: ColumnTypes): Promise<void> {
     .addColumn('usedAt', 'text')
     .addColumn('apiKeyId', 'text')
     .execute();
+}
+
+/** Which of a job's stems add up to the mix (separation/mix-set.ts), as JSON; null for jobs made before. */
+async function mixStemsColumn(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('splits').addColumn('mixStems', 'text').execute();
 }

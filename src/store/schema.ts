@@ -74,6 +74,8 @@ export interface SplitTable {
   baseUrl: string;
   /** JSON array of stem names once succeeded. */
   stemNames: string | null;
+  /** JSON array of the stems that add up to the mix (separation/mix-set.ts) once succeeded; null for jobs made before it was kept. */
+  mixStems: string | null;
   /** The stems' file format: `mp3` (the spec's), `wav` or `flac` (additions). */
   outputFormat: StemFormat;
   errorCode: JobErrorCode | null;

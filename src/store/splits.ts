@@ -143,7 +143,7 @@ export class Splits {
   }
 
   /** processing → succeeded, by the lease holder only. Runs inside the caller's transaction (with the webhook outbox row). */
-  async markSucceeded(id: string, owner: string, stemNames: readonly string[]): Promise<boolean> {
+  async markSucceeded(id: string, owner: string, stemNames: readonly string[], mixStems: readonly string[] | undefined): Promise<boolean> {
     const now = this.#clock.now();
     const result = await this.#store.run(
       this.#store.db
@@ -152,6 +152,7 @@ export class Splits {
           status: 'succeeded',
           progress: 100,
           stemNames: JSON.stringify(stemNames),
+          mixStems: mixStems === undefined ? null : JSON.stringify(mixStems),
           updatedAt: isoAt(now),
           finishedAtMs: now,
           leaseOwner: null,

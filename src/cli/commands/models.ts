@@ -1,8 +1,8 @@
 import { readdirSync, statSync } from 'node:fs';
-import { basename, dirname, extname, join } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
 import { catalogModel, MODEL_CATALOG, type CatalogModel } from '../../models/catalog.js';
-import { addModel } from '../../models/add.js';
+import { addModel, companionFilesOf } from '../../models/add.js';
 import { libraryDir, removeFromLibrary } from '../../models/library.js';
 import { modelLoader } from '../../models/loaders.js';
 import { matchLocalFiles, pullModel, removeModel } from '../../models/pull.js';
@@ -200,7 +200,7 @@ export interface ModelsAddOptions {
 /** `models add FILE…`: each file checked by loading it, then kept in the data dir's library under its name. */
 export async function modelsAdd(ctx: CommandContext, paths: readonly string[], options: ModelsAddOptions): Promise<void> {
   const registry = registryOf(ctx);
-  const files = modelFilesIn(paths, (file) => registry.isModelFile(file));
+  const files = modelFilesIn(paths, registry);
   if (files.length > 1 && (options.name !== undefined || options.config !== undefined)) {
     throw new StemsplitError('USAGE', '--name and --config describe one model file; add the files one at a time');
   }
@@ -243,15 +243,17 @@ export async function modelsAdd(ctx: CommandContext, paths: readonly string[], o
 
 /**
  * The model files among `paths`: a folder stands for the model files in it (as UVR keeps them), and
- * a file that is another's companion (its NAME.yaml, NAME.json) is not a model of its own.
+ * a file that is another's companion (its NAME.yaml, NAME.json; a Demucs bag's members, which
+ * belong to the bag) is not a model of its own.
  */
-function modelFilesIn(paths: readonly string[], isModelFile: (file: string) => boolean): string[] {
-  const inFolder = (folder: string) => readdirSync(folder).sort().map((entry) => join(folder, entry)).filter((file) => statSync(file).isFile() && isModelFile(file));
+function modelFilesIn(paths: readonly string[], registry: ModelRegistry): string[] {
+  const inFolder = (folder: string) => readdirSync(folder).sort().map((entry) => join(folder, entry)).filter((file) => statSync(file).isFile() && registry.isModelFile(file));
   const files = paths.flatMap((path) => (statSync(path, { throwIfNoEntry: false })?.isDirectory() ? inFolder(path) : [path]));
   if (files.length === 1) return files;
   const stemOf = (file: string) => join(dirname(file), basename(file, extname(file)));
   const models = new Set(files.filter((file) => !COMPANION.test(file)).map(stemOf));
-  return files.filter((file) => !(COMPANION.test(file) && models.has(stemOf(file))) && !file.endsWith('library.json'));
+  const owned = new Set(files.flatMap((file) => companionFilesOf(registry, file).map((companion) => resolve(companion))));
+  return files.filter((file) => !(COMPANION.test(file) && models.has(stemOf(file))) && !owned.has(resolve(file)) && !file.endsWith('library.json'));
 }
 
 /** A model's companion files: MSST's yaml, UVR's model data. */

@@ -15,6 +15,7 @@ import { int8Refusal, isEnsembleRef, listedFamily, registryFor, type ModelChoice
 import { print, printJson, type CommandContext } from '../context.js';
 import { expandInputs } from '../inputs.js';
 import { checkFilenameTemplate, DEFAULT_FILENAME, placeStems } from '../filename-template.js';
+import { StemFolders } from '../stem-folders.js';
 import { MODEL_CATALOG } from '../../models/catalog.js';
 import { createProgressBar, createStatusLine } from '../progress.js';
 
@@ -252,7 +253,13 @@ export async function splitCommand(ctx: CommandContext, names: string[], options
   const many = files.length + inputs.problems.size > 1 || inputs.fromFolder;
   if (many) for (const { message } of failures.values()) ctx.stderr.write(`stemsplit: ${message}\n`);
   // Paired by position, so a file named twice gets two folders too.
-  const places = outputPlaces(files, options.output, { template: options.filename ?? DEFAULT_FILENAME, model: ref.name, ext: output.format });
+  // One folder, one model's stems (stem-folders.ts): the default layout moves aside, a template of the user's is refused.
+  const folders = new StemFolders(config.dataDir);
+  const places = outputPlaces(files, options.output, { template: options.filename ?? DEFAULT_FILENAME, model: ref.name, ext: output.format }).map((place) => {
+    if (options.filename === undefined) return { ...place, outDir: folders.defaultFolder(place.outDir, ref.name) };
+    folders.refuseOverwriting(place.outDir, place.stemFile, ref.name);
+    return place;
+  });
   const readable = files.flatMap((file, i) => (failures.has(file) ? [] : [{ file, ...(places[i] as { outDir: string; stemFile: string }) }]));
   const results: SplitOutcome[] = [];
   if (readable.length > 0) {
@@ -276,7 +283,9 @@ export async function splitCommand(ctx: CommandContext, names: string[], options
       for (const { file, outDir, stemFile } of readable) {
         try {
           const named = stemFile === '{stem}.' + output.format ? output : { ...output, stemFile };
-          results.push(await splitOne(ctx, splitter, { file, outDir, ref, ensemble, output: named, many, onLoaded }, interrupts.received));
+          const outcome = await splitOne(ctx, splitter, { file, outDir, ref, ensemble, output: named, many, onLoaded }, interrupts.received);
+          folders.record(outDir, ref.name, Object.values(outcome.stems).map((path) => basename(path)));
+          results.push(outcome);
         } catch (error) {
           if (isStemsplitError(error) && (error.code === 'INTERRUPTED' || error.code === 'TERMINATED')) throw error;
           // One file failing does not stop the batch: say so in one line and go on.
