@@ -3,7 +3,9 @@
  * Browser module `/web/mixer-view.js`: the mixer panel. Fetches a job's signed stem URLs, decodes
  * them with Web Audio, and draws one row per stem (meter, mute, solo, volume, waveform, download)
  * under a shared transport (play/pause, time, seek); exports every stem as a zip, the instrumental
- * (all but vocals) and the current mix as WAV rendered from the same buffers the mixer plays.
+ * (the mix set but its vocals) and the current mix as WAV rendered from the same buffers the mixer plays.
+ * Only the job's mix set (`mixStems`: the stems that add up to the song, each part once) plays at
+ * first: a stem that repeats others (an ensemble's no_vocals beside drums, bass and other) starts muted.
  */
 import { retentionWords, typeOfExtension } from './api.js';
 import { formatTime, h, icon, show, songBaseName, spokenTime } from './dom.js';
@@ -27,6 +29,17 @@ const SILENCE = 1e-4;
 function meterFill(rms) {
   if (rms <= 0) return 0;
   return Math.max(0, Math.min(1, 1 - (20 * Math.log10(rms)) / METER_FLOOR_DB));
+}
+
+/** The stems that add up to the song: the job's `mixStems`, or every stem for a job that does not say (made before it was kept, or one stem written). */
+function mixSetOf(split) {
+  const all = Object.keys(split.stems);
+  return new Set(Array.isArray(split.mixStems) && split.mixStems.length > 0 ? split.mixStems : all);
+}
+
+/** A stem the instrumental leaves out: vocals by any name (lead_vocals, vocals-vocals), but not no_vocals. */
+function isVocalStem(name) {
+  return /vocal/i.test(name) && !/^no_/i.test(name);
 }
 
 function orderOf(name) {
@@ -60,6 +73,8 @@ export class MixerView {
     this.frame = 0;
     this.split = null;
     this.stems = [];
+    /** Names of the stems that add up to the song (mixSetOf). */
+    this.mixSet = new Set();
     this.bindTransport();
   }
 
@@ -110,6 +125,7 @@ export class MixerView {
     if (original) stems = stems.concat([original]);
     if (generation !== this.generation) return;
     this.stems = stems;
+    this.mixSet = mixSetOf(split);
     this.mixer = new Mixer(this.context);
     this.mixer.load(stems);
     const self = this;
@@ -122,7 +138,8 @@ export class MixerView {
     const waveScale = WAVE_HEADROOM / loudest;
     this.el.stems.replaceChildren.apply(this.el.stems, stems.map(function (stem, i) { return self.buildRow(stem, i, waveScale); }));
     const originalRow = this.rows.find(function (row) { return row.name === ORIGINAL; });
-    if (originalRow) this.toggleFlag(ORIGINAL, 'muted', originalRow.mute);
+    // The original, and stems that repeat others, start muted: what plays adds up to the song once.
+    for (const row of this.rows) if (!this.mixSet.has(row.name)) this.toggleFlag(row.name, 'muted', row.mute);
     show(this.el.compare, Boolean(originalRow));
     this.setStatus('');
     this.ready = true;
@@ -179,8 +196,12 @@ export class MixerView {
     const wave = h('div', { class: 'wave' }, [canvas, played]);
     const label = format.toUpperCase();
     const download = h('a', { class: 'button download', href: url, download: this.fileName(name, format), 'aria-label': 'Download ' + name + ' (' + label + ')' }, [icon('download'), h('span', { class: 'download-label' }, [label])]);
-    const row = h('li', { class: 'stem', 'data-stem': name }, [
-      h('div', { class: 'stem-name' }, [h('span', {}, [name]), h('span', { class: 'meter', 'aria-hidden': 'true' }, [meterFill])]),
+    const repeats = name !== ORIGINAL && !this.mixSet.has(name);
+    const nameParts = [h('span', {}, [name])];
+    if (repeats) nameParts.push(h('span', { class: 'stem-note', title: 'Other stems here add up to it: it starts muted so the song is counted once' }, ['repeats others']));
+    nameParts.push(h('span', { class: 'meter', 'aria-hidden': 'true' }, [meterFill]));
+    const row = h('li', { class: 'stem', 'data-stem': name, 'data-in-mix': String(name !== ORIGINAL && !repeats) }, [
+      h('div', { class: 'stem-name' }, nameParts),
       h('div', { class: 'stem-buttons' }, [mute, solo]),
       volume,
       wave,
@@ -269,8 +290,8 @@ export class MixerView {
 
   setExportsEnabled(enabled) {
     this.el.downloadAll.disabled = !enabled;
-    // The instrumental needs a vocal stem to leave out.
-    this.el.downloadInstrumental.disabled = !enabled || !this.stems.some(function (stem) { return stem.name === 'vocals'; });
+    // The instrumental needs a vocal stem of the mix set to leave out.
+    this.el.downloadInstrumental.disabled = !enabled || ![...this.mixSet].some(isVocalStem);
     this.el.downloadMix.disabled = !enabled;
   }
 
@@ -282,10 +303,11 @@ export class MixerView {
     saveBlob(zipStore(files), songBaseName(this.split.filename) + '-stems.zip');
   }
 
-  /** Every stem but the vocals, each at full level, whatever the mixer's state (the original is no stem). */
+  /** The mix set but its vocals, each at full level, whatever the mixer's state (the original is no stem). */
   downloadInstrumental() {
     if (!this.ready) return;
-    const mix = this.mixer.mixdown(function (name) { return name === 'vocals' || name === ORIGINAL ? 0 : 1; });
+    const mixSet = this.mixSet;
+    const mix = this.mixer.mixdown(function (name) { return mixSet.has(name) && !isVocalStem(name) ? 1 : 0; });
     saveBlob(wavBlob(mix.channels, mix.sampleRate), songBaseName(this.split.filename) + '-instrumental.wav');
     this.announce('Instrumental saved');
   }
