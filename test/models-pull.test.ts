@@ -305,6 +305,7 @@ if (isMainThread) {
       name,
       task: 'vocals',
       secondsPerMinute: null,
+      scores: [],
       family: 'mel_band_roformer',
       kind: 'msst',
       path: null,

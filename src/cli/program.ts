@@ -213,6 +213,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     )
     .addOption(ensembleOption())
     .addOption(ensembleWeightsOption('--model, in order'))
+    .option('--preset <name>', 'run a named ensemble instead of --model/--ensemble: python-audio-separator\'s presets or your own (stemsplit presets list)')
     .option('--model-config <file>', "an MSST checkpoint's .yaml (default: the .yaml beside the checkpoint)");
   // Each family's own flags, declared in its record (models/family.ts).
   for (const { flags, description } of familyFlags()) split.option(flags, description);
@@ -330,6 +331,17 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
       await run((ctx) => webhookSecretRotate(ctx, opts), dataDir());
     });
 
+  program
+    .command('presets')
+    .description('named ensembles: python-audio-separator\'s curated presets and your own (<data-dir>/presets.json); split --preset NAME runs one')
+    .command('list')
+    .description('each preset: its models (installed or not, with their terms), algorithm and weights')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const { presetsList } = await import('./commands/presets.js');
+      await run(async (ctx) => presetsList(ctx, opts), dataDir());
+    });
+
   const pullable = MODEL_CATALOG.map((m) => m.name).join(', ');
   const models = program.command('models').description('list, pull and remove models');
   models
@@ -337,6 +349,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .description('installed models and those available to pull, with family (demucs, bs_roformer, mel_band_roformer, scnet, mdx23c, mdx, vr, bundled) and terms')
     .option('--installed', 'only the models installed here')
     .addOption(new Option('--task <task>', 'only the models for this task').choices([...TASKS]))
+    .addOption(new Option('--sort <key>', 'sdr: best published SDR first (for --task, its stem), unscored last').choices(['sdr']))
     .option('--json', 'print JSON')
     .action(async (opts) => {
       const { modelsList } = await import('./commands/models.js');

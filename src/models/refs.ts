@@ -7,6 +7,7 @@ import type { SeparationModel } from '../separation/model.js';
 import type { StemModelAlias } from './aliases.js';
 import { familyById } from './families.js';
 import type { FamilyOptions } from './family.js';
+import type { PublishedScores } from './scores.js';
 import type { Task } from './tasks.js';
 
 /** The id of the family record that runs a model (families.ts). */
@@ -55,7 +56,8 @@ export interface ModelListing extends Omit<ModelRef, 'path' | 'task'> {
   /** API aliases that currently resolve to this model. */
   readonly aliases: readonly StemModelAlias[];
   /** Why `--precision int8` is refused for it (one line, with the measured figure); null where it computes in int8. */
-  readonly int8Refused: string | null;
+  readonly int8Refused: string | null;  /** Per-stem SDR as its publishers state them, each set with its source (models/scores.ts); empty where none is published. */
+  readonly scores: readonly PublishedScores[];
 }
 
 /**

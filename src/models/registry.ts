@@ -18,6 +18,7 @@ import { pullStepsOf } from './pulled.js';
 import { ensembleOf, int8Refusal, isEnsembleRef, listedFamily, type EnsembleRef, type ModelChoice, type ModelListing, type ModelOrigin, type ModelRef } from './refs.js';
 import { libraryDir, libraryModels, type LibraryModel } from './library.js';
 import { taskOf } from './tasks.js';
+import { publishedScores } from './scores.js';
 
 export type { StemModelAlias };
 export type { FamilyOptions };
@@ -225,7 +226,8 @@ export class ModelRegistry {
           return false;
         }
       });
-    const row = (ref: ModelRef, path: string | null, origin: ModelOrigin): ModelListing => ({
+    // Scores are published per model file (python-audio-separator names a Demucs model by its bag's NAME.yaml).
+    const row = (ref: ModelRef, path: string | null, origin: ModelOrigin, files: readonly string[] = []): ModelListing => ({
       ...ref,
       family: listedFamily(ref),
       task: taskOf(ref.name, ref.sources, ref.task),
@@ -234,13 +236,14 @@ export class ModelRegistry {
       origin,
       aliases: aliasesOf(ref.name),
       int8Refused: int8Refusal(ref) ?? null,
+      scores: publishedScores(files),
     });
     const rows: ModelListing[] = [];
     for (const model of MODEL_CATALOG) {
       const path = this.installedPath(model) ?? null;
-      rows.push(row(catalogRef(model, ''), path, path ? 'pulled' : 'available'));
+      rows.push(row(catalogRef(model, ''), path, path ? 'pulled' : 'available', [...model.files, `${model.name}.yaml`]));
     }
-    for (const ref of this.library()) rows.push(row(ref, ref.path, 'library'));
+    for (const ref of this.library()) rows.push(row(ref, ref.path, 'library', [basename(ref.path)]));
     for (const ref of this.bundled()) rows.push(row(ref, ref.path, 'bundled'));
     return rows;
   }

@@ -8,6 +8,7 @@ import { modelLoader } from '../../models/loaders.js';
 import { matchLocalFiles, pullModel, removeModel } from '../../models/pull.js';
 import { pullStepsOf, registryFor, type ModelListing, type ModelRegistry } from '../../models/registry.js';
 import type { Task } from '../../models/tasks.js';
+import { headlineSdr } from '../../models/scores.js';
 import { print, printJson, withStore, type CommandContext } from '../context.js';
 import { createProgressBar, createStatusLine, type ProgressBar } from '../progress.js';
 
@@ -25,6 +26,8 @@ export interface ModelsListOptions {
   readonly installed?: boolean;
   /** Only the models for this task (vocals, four-stems, karaoke, …). */
   readonly task?: string;
+  /** `sdr`: best published SDR first (models/scores.ts headlineSdr), unscored last. */
+  readonly sort?: string;
 }
 
 export async function modelsList(ctx: CommandContext, options: ModelsListOptions): Promise<void> {
@@ -33,6 +36,7 @@ export async function modelsList(ctx: CommandContext, options: ModelsListOptions
     .listing()
     .filter((row) => (!options.installed || row.installed) && (options.task === undefined || row.task === options.task))
     .map((row) => ({ ...row, secondsPerMinute: timings.get(row.name) ?? null }));
+  if (options.sort === 'sdr') sortBySdr(rows, options.task as Task | undefined);
   if (options.json) {
     printJson(ctx, rows);
     return;
@@ -42,6 +46,12 @@ export async function modelsList(ctx: CommandContext, options: ModelsListOptions
     print(ctx, '');
     print(ctx, 'available: stemsplit models pull NAME (sources, hashes and terms of each: docs/models.md; full values: models list --json)');
   }
+}
+
+/** Best published SDR first (of `task`'s stem, else each row's own task's), rows without scores last in their order. */
+export function sortBySdr(rows: TimedListing[], task: Task | undefined): void {
+  const sdr = (row: TimedListing) => headlineSdr(row.scores, task ?? row.task) ?? -Infinity;
+  rows.sort((a, b) => sdr(b) - sdr(a));
 }
 
 /** The terminal's width, or a width that reads well in a file or pipe. */
@@ -94,6 +104,7 @@ export function listingTable(rows: readonly TimedListing[], width: number): stri
     const int8 = listing.int8Refused === null ? '' : `; fp32 only [${int8Note(listing.int8Refused)}]`;
     for (const text of wrap(`task: ${listing.task}; stems: ${listing.sources.join(', ') || 'told when it loads'}${speed}${int8}`, width - 2)) lines.push(`  ${text}`);
     if (listing.card) lines.push(`  card: ${listing.card}`);
+    for (const scores of listing.scores) lines.push(...wrap(`SDR ${Object.entries(scores.sdr).map(([stem, sdr]) => `${stem} ${sdr.toFixed(2)}`).join(', ')} dB: ${scores.source}`, width - 2).map((text) => `  ${text}`));
   }
   if (int8Reasons.length > 0) lines.push('');
   for (const [index, reason] of int8Reasons.entries()) lines.push(...wrap(`[${index + 1}] fp32 only (--precision int8 refused): ${reason}`, width));

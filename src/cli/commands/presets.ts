@@ -1,0 +1,81 @@
+/** `stemsplit presets list` and `split --preset NAME`: named ensembles (presets/presets.ts). */
+import { describeEnsembleMethod } from '../../ensemble/algorithms.js';
+import { StemsplitError } from '../../errors.js';
+import { registryFor, type ModelRegistry } from '../../models/registry.js';
+import { findPreset, loadPresets, methodOf, presetEnsemble, presetMembers, type Preset, type PresetMember } from '../../presets/presets.js';
+import { print, printJson, type CommandContext } from '../context.js';
+
+/** A preset as `presets list --json` prints it (GET /v1/presets gives the same). */
+export interface PresetListing {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly origin: Preset['origin'];
+  readonly source: string;
+  readonly algorithm: Preset['algorithm'];
+  readonly weights: readonly number[] | null;
+  /** Whether every member is installed. */
+  readonly installed: boolean;
+  readonly members: readonly PresetMember[];
+}
+
+export function presetListings(dataDir: string, registry: ModelRegistry): PresetListing[] {
+  return loadPresets(dataDir).map((preset) => {
+    const members = presetMembers(preset, registry);
+    const { id, name, description, origin, source, algorithm, weights } = preset;
+    return { id, name, description, origin, source, algorithm, weights, installed: members.every((member) => member.installed), members };
+  });
+}
+
+export function presetsList(ctx: CommandContext, options: { readonly json?: boolean }): void {
+  const listings = presetListings(ctx.config.dataDir, registryFor(ctx.config));
+  if (options.json) {
+    printJson(ctx, listings);
+    return;
+  }
+  for (const listing of listings) {
+    const state = listing.installed ? 'installed' : `${listing.members.filter((member) => !member.installed).length} of ${listing.members.length} models missing`;
+    print(ctx, `${listing.id}  ${listing.name}  [${listing.origin}; ${state}]`);
+    if (listing.description) print(ctx, `  ${listing.description}`);
+    print(ctx, `  combined by ${describeEnsembleMethod(methodOf(listing))}${listing.weights ? '' : ' (equal weights)'}`);
+    for (const member of listing.members) print(ctx, `  - ${memberLine(member)}`);
+  }
+  print(ctx, '');
+  print(ctx, `run one: stemsplit split FILE --preset NAME; your own: ${ctx.config.dataDir}/presets.json (docs/workflows.md, Presets)`);
+}
+
+function memberLine(member: PresetMember): string {
+  const name = member.model === member.given ? member.given : `${member.model} (${member.given})`;
+  const state = member.installed ? 'installed' : member.catalog !== null ? `not installed: stemsplit models pull ${member.catalog}` : "not installed, not in stemsplit's catalog";
+  return `${name}: ${state}; terms: ${member.terms ?? 'not known to stemsplit'}`;
+}
+
+/** What split's preset flags carry; the rest of split's options pass through. */
+interface PresetFlags {
+  readonly preset?: string;
+  readonly model: string[];
+  readonly ensemble?: string;
+  readonly ensembleWeights?: string;
+  readonly pull?: boolean;
+  /** A chain's flags (--chain, --then), which a preset excludes. */
+  readonly [flag: string]: unknown;
+}
+
+/**
+ * `split --preset NAME` as the `--model … --ensemble … --ensemble-weights …` it stands for. With
+ * `--pull` the members are left for the pull to fetch; otherwise a missing one is one line saying how.
+ */
+export function expandPreset<Options extends PresetFlags>(dataDir: string, registry: ModelRegistry, options: Options): Options {
+  if (options.preset === undefined) return options;
+  const clash = [
+    options.model.length > 0 && '--model',
+    options.ensemble !== undefined && '--ensemble',
+    options.ensembleWeights !== undefined && '--ensemble-weights',
+    options['chain'] !== undefined && '--chain',
+    Array.isArray(options['then']) && options['then'].length > 0 && '--then',
+  ].filter((flag): flag is string => flag !== false);
+  if (clash.length > 0) throw new StemsplitError('USAGE', `--preset names its models and how they combine; drop ${clash.join(', ')}`);
+  const preset = findPreset(dataDir, options.preset);
+  const { models, method } = options.pull ? { models: presetMembers(preset, registry).map((member) => member.model), method: methodOf(preset) } : presetEnsemble(preset, registry);
+  return { ...options, model: models, ensemble: method.algorithm, ...(method.weights ? { ensembleWeights: method.weights.join(',') } : {}) };
+}
