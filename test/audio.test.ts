@@ -102,7 +102,7 @@ describe('audio through ffmpeg', () => {
   it('mp3 stems decode to their exact length just past a frame boundary too (LAME tag padding corrected)', async () => {
     for (const length of [1, 1152 * 9 + 1, 1152 * 9 + 23, 1152 * 9 + 46, 1152 * 9 + 47]) {
       const stem = testSignal(length);
-      await encodeStem(stem, length, file('edge.mp3'), { format: 'mp3', mp3BitrateKbps: 192 });
+      await encodeStem(stem, length, file('edge.mp3'), { format: 'mp3', bitrateKbps: 192 });
       const decoded = await decodeToPlanar(file('edge.mp3'));
       assert.equal(decoded.length, length);
     }
@@ -110,7 +110,7 @@ describe('audio through ffmpeg', () => {
   });
 
   it('mp3 bitrate is constant and as asked', async () => {
-    await encodeStem(signal, LENGTH, file('128.mp3'), { format: 'mp3', mp3BitrateKbps: 128 });
+    await encodeStem(signal, LENGTH, file('128.mp3'), { format: 'mp3', bitrateKbps: 128 });
     const { stderr } = await run(ffmpeg, ['-hide_banner', '-i', file('128.mp3')]).catch((e: { stderr: string }) => e);
     assert.match(stderr, /Audio: mp3, 44100 Hz, stereo, \w+, 128 kb\/s/);
   });

@@ -1,5 +1,5 @@
 /** The HTTP names the API hands out: paths of uploads and stems, and the upload token header. */
-import type { StemFormat } from '../audio/formats.js';
+import { stemExtension, type StemFormat } from '../audio/formats.js';
 
 export const UPLOAD_TOKEN_HEADER = 'X-Stemsplit-Upload-Token';
 
@@ -13,8 +13,9 @@ export function storageKeyOf(uploadId: string): string {
   return `uploads/${uploadId}`;
 }
 
+/** A stem's download path: it ends in the format's file extension (an ALAC stem's in .m4a). */
 export function stemPath(splitId: string, stem: string, format: StemFormat): string {
-  return `/v1/files/${encodeURIComponent(splitId)}/${encodeURIComponent(stem)}.${format}`;
+  return `/v1/files/${encodeURIComponent(splitId)}/${encodeURIComponent(stem)}.${stemExtension(format)}`;
 }
 
 export function sourcePath(splitId: string): string {

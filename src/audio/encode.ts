@@ -1,5 +1,6 @@
 /**
- * Writing one stem to disk: MP3 (libmp3lame CBR) and FLAC through ffmpeg, WAV with our own writer.
+ * Writing one stem to disk: WAV with our own writer; MP3 (libmp3lame CBR), FLAC, Ogg Vorbis,
+ * Opus, AAC and ALAC (.m4a) and AIFF through ffmpeg (formats.ts holds each format's facts).
  *
  * MP3 goes through ffmpeg rather than a JS encoder: ffmpeg's libmp3lame runs at about
  * 50× realtime per core against about 14× for @breezystack/lamejs, and ffmpeg's MP3
@@ -17,7 +18,7 @@ import { resolveFfmpegPath, spawnFfmpeg } from './ffmpeg.js';
 import { fixMp3Padding } from './mp3-tag.js';
 import { bytesPerFrame, interleaveFrames, wavHeader, type WavSampleFormat } from './wav.js';
 
-import { DEFAULT_MP3_BITRATE_KBPS, type StemFormat } from './formats.js';
+import { stemBitrate, type StemFormat } from './formats.js';
 
 export type { StemFormat } from './formats.js';
 
@@ -26,11 +27,11 @@ export type StemDepth = 16 | 24 | 'float';
 
 export interface EncodeOptions {
   readonly format: StemFormat;
-  /** MP3 only: constant bitrate in kb/s; default DEFAULT_MP3_BITRATE_KBPS. */
-  readonly mp3BitrateKbps?: number;
+  /** Lossy formats: the bitrate in kb/s (formats.ts checks its range); default the format's. */
+  readonly bitrateKbps?: number;
   /** WAV only: 32-bit float samples instead of 16-bit PCM (the same as depth 'float'). */
   readonly float32?: boolean;
-  /** WAV and FLAC: the sample depth. Default 16 (or 'float' with float32). */
+  /** Lossless formats: the sample depth. Default 16 (or 'float' with float32). */
   readonly depth?: StemDepth;
   /** The rate of `planar`. Default 44100. */
   readonly sampleRate?: number;
@@ -39,7 +40,7 @@ export interface EncodeOptions {
   /** 1 writes the stem as mono (the mean of its two channels). Default 2. */
   readonly channels?: 1 | 2;
   readonly ffmpegPath?: string;
-  /** The share of the stem handed to the encoder so far, 0–1 (MP3 and FLAC). */
+  /** The share of the stem handed to the encoder so far, 0–1. */
   readonly onProgress?: (fraction: number) => void;
 }
 
@@ -148,15 +149,41 @@ function depthOf(options: EncodeOptions): StemDepth {
 
 function codecArgs(options: EncodeOptions): string[] {
   const depth = depthOf(options);
+  const kbps = `${stemBitrate(options.format, options.bitrateKbps, options.channels ?? 2) ?? 0}k`;
   switch (options.format) {
     case 'mp3':
       // `-write_xing 1` is the default; spelled out because exact stem length depends on it.
-      return ['-c:a', 'libmp3lame', '-b:a', `${options.mp3BitrateKbps ?? DEFAULT_MP3_BITRATE_KBPS}k`, '-write_xing', '1', '-f', 'mp3'];
+      return ['-c:a', 'libmp3lame', '-b:a', kbps, '-write_xing', '1', '-f', 'mp3'];
     case 'flac':
       return depth === 16 ? ['-c:a', 'flac', '-sample_fmt', 's16', '-f', 'flac'] : ['-c:a', 'flac', '-sample_fmt', 's32', '-bits_per_raw_sample', '24', '-f', 'flac'];
     case 'wav':
       return ['-c:a', depth === 'float' ? 'pcm_f32le' : depth === 24 ? 'pcm_s24le' : 'pcm_s16le', '-f', 'wav'];
+    case 'ogg':
+      // libvorbis' bitrate mode refuses many rate and channel pairs (320 kb/s at 22.05 kHz, any at 96 kHz); its quality mode takes them all.
+      return ['-c:a', 'libvorbis', '-q:a', vorbisQuality(stemBitrate('ogg', options.bitrateKbps, 2) ?? 0).toFixed(2), '-f', 'ogg'];
+    case 'opus':
+      return ['-c:a', 'libopus', '-b:a', kbps, '-f', 'opus'];
+    case 'm4a':
+      return ['-c:a', 'aac', '-b:a', kbps, '-f', 'ipod'];
+    case 'alac':
+      return depth === 16 ? ['-c:a', 'alac', '-sample_fmt', 's16p', '-f', 'ipod'] : ['-c:a', 'alac', '-sample_fmt', 's32p', '-bits_per_raw_sample', '24', '-f', 'ipod'];
+    case 'aiff':
+      return ['-c:a', depth === 16 ? 'pcm_s16be' : 'pcm_s24be', '-f', 'aiff'];
   }
+}
+
+/** libvorbis' quality levels and their nominal bitrates for 44.1 kHz stereo (its documentation's table), in kb/s. */
+const VORBIS_QUALITY_KBPS: ReadonlyArray<readonly [quality: number, kbps: number]> = [
+  [-1, 45], [0, 64], [1, 80], [2, 96], [3, 112], [4, 128], [5, 160], [6, 192], [7, 224], [8, 256], [9, 320], [10, 500],
+];
+
+/** The Vorbis quality whose nominal bitrate is `kbps`, between the table's points. */
+export function vorbisQuality(kbps: number): number {
+  const above = VORBIS_QUALITY_KBPS.findIndex(([, nominal]) => nominal >= kbps);
+  if (above <= 0) return above === 0 ? -1 : 10;
+  const [q0, k0] = VORBIS_QUALITY_KBPS[above - 1] as readonly [number, number];
+  const [q1, k1] = VORBIS_QUALITY_KBPS[above] as readonly [number, number];
+  return q0 + ((q1 - q0) * (kbps - k0)) / (k1 - k0);
 }
 
 /**

@@ -8,7 +8,7 @@
  * stem each member but the last takes part in (`spoolBytes`), removed when the last member is
  * done, and with the staging folder on failure or cancel.
  */
-import { open, mkdir, rm, type FileHandle } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isStemsplitError, StemsplitError } from '../errors.js';
 import type { EnsembleMethod } from '../ensemble/algorithms.js';
@@ -17,6 +17,7 @@ import type { StemCombiner } from '../ensemble/stem-combiner.js';
 import { ensemblePlan, memberParts, sumSources, type EnsemblePlan } from '../ensemble/plan.js';
 import { separateStream, type StemWriter, type TrackStatistics } from '../separation/index.js';
 import type { SeparationModel } from '../separation/model.js';
+import { SpoolFile } from './spool.js';
 
 /** Several loaded models combined into one set of stems. */
 export interface Ensemble {
@@ -133,53 +134,6 @@ export async function separateEnsemble(
     await Promise.all(readers.flat().map((reader) => reader?.close()));
   }
   await rm(spoolDir, { recursive: true, force: true });
-}
-
-/** Stereo float32 frames, interleaved, appended by one member and read back in order. */
-class SpoolFile {
-  readonly #handle: FileHandle;
-  #position = 0;
-
-  private constructor(handle: FileHandle) {
-    this.#handle = handle;
-  }
-
-  static async create(path: string): Promise<SpoolFile> {
-    return new SpoolFile(await open(path, 'w'));
-  }
-
-  static async read(path: string): Promise<SpoolFile> {
-    return new SpoolFile(await open(path, 'r'));
-  }
-
-  async append(planar: Float32Array, frames: number): Promise<void> {
-    const interleaved = new Float32Array(2 * frames);
-    for (let i = 0; i < frames; i++) {
-      interleaved[2 * i] = planar[i] as number;
-      interleaved[2 * i + 1] = planar[frames + i] as number;
-    }
-    await this.#handle.write(new Uint8Array(interleaved.buffer), 0, interleaved.byteLength, this.#position);
-    this.#position += interleaved.byteLength;
-  }
-
-  /** The next `frames` frames, planar [2, frames]. */
-  async take(frames: number): Promise<Float32Array> {
-    const bytes = new Uint8Array(8 * frames);
-    const { bytesRead } = await this.#handle.read(bytes, 0, bytes.byteLength, this.#position);
-    if (bytesRead !== bytes.byteLength) throw new Error(`an ensemble spool ended early (${this.#position + bytesRead} bytes)`);
-    this.#position += bytesRead;
-    const interleaved = new Float32Array(bytes.buffer);
-    const planar = new Float32Array(2 * frames);
-    for (let i = 0; i < frames; i++) {
-      planar[i] = interleaved[2 * i] as number;
-      planar[frames + i] = interleaved[2 * i + 1] as number;
-    }
-    return planar;
-  }
-
-  close(): Promise<void> {
-    return this.#handle.close();
-  }
 }
 
 /**

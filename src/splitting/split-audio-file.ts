@@ -16,7 +16,8 @@ import {
   type StemEncoder,
   type StemFormat,
 } from '../audio/index.js';
-import { DEFAULT_MP3_BITRATE_KBPS } from '../audio/formats.js';
+import { STEM_FORMAT_INFO, stemBitrate, stemExtension, storableRate } from '../audio/formats.js';
+import type { LevelOptions } from '../audio/levels.js';
 import { StemsplitError } from '../errors.js';
 import { diskSize, freeBytesAt } from '../disk-space.js';
 import { NormalizationMeter, separateStream, type TrackStatistics } from '../separation/index.js';
@@ -25,6 +26,7 @@ import { mixStems } from '../separation/mix-set.js';
 import { mixPartitions } from '../ensemble/plan.js';
 import { ensembleSampleRate, isEnsemble, planOf, separateEnsemble, spoolBytes, type Ensemble } from './ensemble.js';
 import { moveIntoPlace, openStaging } from './staging.js';
+import { levelSpoolBytes, openLeveledStems, type LeveledStems } from './levels.js';
 
 export type SplitPhase = 'decode' | 'separate' | 'encode';
 
@@ -35,23 +37,24 @@ export interface SplitProgress {
 }
 
 /** What a split writes: plain data, the same from the CLI, the job runner and across to the worker process. */
-export interface StemOutputOptions {
+export interface StemOutputOptions extends LevelOptions {
   readonly format: StemFormat;
-  readonly mp3BitrateKbps?: number;
+  /** Lossy formats: kb/s (formats.ts has each one's range and default). */
+  readonly bitrateKbps?: number;
   /** WAV only: 32-bit float stems. */
   readonly float32?: boolean;
-  /** WAV and FLAC: 24-bit stems. */
+  /** Lossless formats: 24-bit stems. */
   readonly int24?: boolean;
-  /** WAV and FLAC: 16-bit stems, whatever the source's depth. */
+  /** Lossless formats: 16-bit stems, whatever the source's depth. */
   readonly int16?: boolean;
-  /** Write stems at this rate; default the source's (MP3: the source's where MP3 allows it). */
+  /** Write stems at this rate; default the source's (MP3, Opus, AAC: the nearest rate they hold). */
   readonly sampleRate?: number;
   readonly shifts?: number;
   /** Write this stem and `no_<stem>` (the sum of the others), demucs' --two-stems. */
   readonly twoStems?: string;
   /** Write only this stem (or `no_<stem>`, the rest of one): python-audio-separator's --single_stem. */
   readonly singleStem?: string;
-  /** Each stem's file name, `{stem}` standing for its name (split --filename); default `{stem}.<format>`. */
+  /** Each stem's file name, `{stem}` standing for its name (split --filename); default `{stem}.<the format's extension>`. */
   readonly stemFile?: string;
 }
 
@@ -120,11 +123,13 @@ export async function splitAudioFile(
   const stereoForMono = isEnsemble(model) ? model.members.some((member) => member.stereoForMono) : model.stereoForMono;
   const output = stemOutput(stereoForMono ? { ...source.header, channels: 2 } : source.header, sampleRate, options);
   const spool = ensemble ? spoolBytes(ensemble.plan, ensemble.ensemble.members.length, source.length) : 0;
-  await ensureDiskSpace(dirname(outDir), stemBytes(source.length / sampleRate, output, options, stems.names.length, spool));
+  const levelSpool = levelSpoolBytes(options, stems.names.length, source.length);
+  await ensureDiskSpace(dirname(outDir), stemBytes(source.length / sampleRate, output, options, stems.names.length, spool + levelSpool));
 
   const staging = await openStaging(outDir);
-  const files = stems.names.map((name) => (options.stemFile ?? `{stem}.${options.format}`).replaceAll('{stem}', name));
+  const files = stems.names.map((name) => (options.stemFile ?? `{stem}.${stemExtension(options.format)}`).replaceAll('{stem}', name));
   const encoders: StemEncoder[] = [];
+  let leveledStems: LeveledStems | undefined;
   try {
     for (const file of files) {
       encoders.push(
@@ -132,14 +137,14 @@ export async function splitAudioFile(
           format: options.format,
           sampleRate,
           ...output,
-          ...(options.mp3BitrateKbps !== undefined ? { mp3BitrateKbps: options.mp3BitrateKbps } : {}),
+          ...(options.bitrateKbps !== undefined ? { bitrateKbps: options.bitrateKbps } : {}),
         }),
       );
     }
-    const write = async (blocks: readonly Float32Array[], frames: number): Promise<void> => {
-      const planes = stems.combine(blocks, frames);
-      await Promise.all(encoders.map((encoder, index) => encoder.write(planes[index] as Float32Array, frames)));
-    };
+    // --normalize and --clip-mode stand between the stems and their encoders (levels.ts).
+    const leveling = await openLeveledStems(encoders, join(staging, 'levels'), options);
+    leveledStems = leveling;
+    const write = (blocks: readonly Float32Array[], frames: number): Promise<void> => leveling.write(stems.combine(blocks, frames), frames);
     const passes = {
       ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
       ...signal,
@@ -158,6 +163,7 @@ export async function splitAudioFile(
       });
     }
     report('encode', 0);
+    await leveling.drain((fraction) => report('encode', 0.9 * fraction));
     for (const encoder of encoders) await encoder.finish();
     await moveIntoPlace(staging, outDir, files);
     report('encode', 1);
@@ -165,6 +171,7 @@ export async function splitAudioFile(
     const partitions = ensemble ? mixPartitions(ensemble.plan, ensemble.ensemble.members) : [{ parts: planned.names }];
     return { stems: written, mixStems: mixStems(stems.names, partitions), durationSeconds: source.length / sampleRate };
   } catch (error) {
+    await leveledStems?.abort();
     await Promise.all(encoders.map((encoder) => encoder.abort()));
     await rm(staging, { recursive: true, force: true });
     throw error;
@@ -196,22 +203,22 @@ async function measure(inputPath: string, sampleRate: number, options: SplitFile
 
 /**
  * Disk a job needs: its stems, written to a staging folder beside the output and moved in
- * (no other spill: the source is decoded again rather than kept). WAV is exact, FLAC is at
- * most its PCM size, MP3 is its bitrate; plus 1 % and 64 KiB a stem (headers, a last frame).
+ * (no other spill: the source is decoded again rather than kept). A lossless format is at most
+ * its PCM size, a lossy one its bitrate; plus 1 % and 64 KiB a stem (headers, a last frame).
+ * `spool` adds what sits beside the stems for a while: an ensemble's spools, and the level
+ * spools of --normalize and --clip-mode rescale (levels.ts).
  * An ensemble adds its spools (`spool` bytes: stereo float32 at the model rate for each stem
  * each member but the last makes, see splitting/ensemble.ts), which sit beside the stems.
  */
 export function stemBytes(
   seconds: number,
   output: { outputSampleRate: number; channels: 1 | 2; depth: StemDepth },
-  options: Pick<SplitFileOptions, 'format' | 'mp3BitrateKbps'>,
+  options: Pick<SplitFileOptions, 'format' | 'bitrateKbps'>,
   stems: number,
   spool = 0,
 ): number {
-  const perSecond =
-    options.format === 'mp3'
-      ? ((options.mp3BitrateKbps ?? DEFAULT_MP3_BITRATE_KBPS) * 1000) / 8
-      : output.outputSampleRate * output.channels * (output.depth === 16 ? 2 : output.depth === 24 ? 3 : 4);
+  const kbps = stemBitrate(options.format, options.bitrateKbps, output.channels);
+  const perSecond = kbps !== undefined ? (kbps * 1000) / 8 : output.outputSampleRate * output.channels * (output.depth === 16 ? 2 : output.depth === 24 ? 3 : 4);
   return Math.ceil(stems * (seconds * perSecond * 1.01 + 65_536) + spool);
 }
 
@@ -223,23 +230,22 @@ async function ensureDiskSpace(dir: string, bytes: number): Promise<void> {
   }
 }
 
-/** Rates an MP3 can have (MPEG-1, -2 and 2.5). */
-export const MP3_RATES: readonly number[] = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000];
-
 /**
  * How stems are written, as a studio expects: at the source's rate (resampled back from the
  * model's), mono for a mono source (more than two channels are mixed down to stereo before
  * separating, so their stems are stereo), and at the source's depth (16, 24 or float; a lossy
- * source gives 16-bit). --sample-rate, --int24 and --float32 override.
+ * source gives 16-bit; a float source 24-bit where the format holds no float). --sample-rate,
+ * --int24 and --float32 override; a rate the format cannot hold becomes the nearest it can above.
+ * (A lossy format takes float samples; the depth it is given does not matter to it.)
  */
 export function stemOutput(
   source: Pick<AudioHeader, 'sampleRate' | 'channels' | 'bitDepth'>,
   modelRate: number,
   options: Pick<SplitFileOptions, 'format' | 'float32' | 'int24' | 'int16' | 'sampleRate'>,
 ): { outputSampleRate: number; channels: 1 | 2; depth: StemDepth } {
-  let rate = options.sampleRate ?? source.sampleRate ?? modelRate;
-  if (options.format === 'mp3' && !MP3_RATES.includes(rate)) rate = rate > 48_000 ? 48_000 : 44_100;
-  const sourceDepth: StemDepth = source.bitDepth === 'float' ? (options.format === 'flac' ? 24 : 'float') : (source.bitDepth ?? 16);
+  const rate = storableRate(options.format, options.sampleRate ?? source.sampleRate ?? modelRate);
+  const holdsFloat = STEM_FORMAT_INFO[options.format].depths?.includes('float') ?? true;
+  const sourceDepth: StemDepth = source.bitDepth === 'float' ? (holdsFloat ? 'float' : 24) : (source.bitDepth ?? 16);
   const depth: StemDepth = options.float32 ? 'float' : options.int24 ? 24 : options.int16 ? 16 : sourceDepth;
   return { outputSampleRate: rate, channels: source.channels === 1 ? 1 : 2, depth };
 }

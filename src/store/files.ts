@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StemFormat } from '../audio/formats.js';
+import { stemExtension, type StemFormat } from '../audio/formats.js';
 import { ID_PATTERN } from './ids.js';
 import { PRIVATE_DIR_MODE } from './private-files.js';
 
@@ -36,7 +36,7 @@ export function dataLayout(root: string): DataLayout {
     stemDir: (splitId: string) => join('stems', checkId(splitId)),
     stemFile: (splitId: string, stem: string, format: StemFormat) => {
       if (!STEM_NAME.test(stem)) throw new Error(`not a stem name: ${JSON.stringify(stem)}`);
-      return join('stems', checkId(splitId), `${stem}.${format}`);
+      return join('stems', checkId(splitId), `${stem}.${stemExtension(format)}`);
     },
     absolute: (relativePath: string) => join(root, relativePath),
   });

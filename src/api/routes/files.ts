@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { STEM_CONTENT_TYPES, STEM_FORMATS } from '../../audio/formats.js';
+import { STEM_CONTENT_TYPES, STEM_EXTENSIONS, STEM_FORMATS, stemExtension } from '../../audio/formats.js';
 import { StemsplitError } from '../../errors.js';
 import type { SplitService } from '../../services/splits.js';
 import type { StemUrlSigner } from '../stem-urls.js';
@@ -43,10 +43,10 @@ const downloadStemRoute = createRoute({
   method: 'get',
   path: '/files/{splitId}/{stem}.{format}',
   operationId: 'downloadStem',
-  description: "Signed, expiring stem download (the URLs in AudioSplit.stems), in the job's outputFormat. Supports Range.",
+  description: "Signed, expiring stem download (the URLs in AudioSplit.stems), in the job's outputFormat; the path ends in its file extension (alac and m4a: .m4a, ogg: .ogg, opus: .opus). Supports Range.",
   security: [],
   request: {
-    params: z.object({ splitId: z.string(), stem: z.string(), format: z.enum(STEM_FORMATS) }),
+    params: z.object({ splitId: z.string(), stem: z.string(), format: z.enum(STEM_EXTENSIONS) }),
     query: z.object({
       expires: z.string().openapi({ type: 'integer' }),
       keyId: z.string().openapi({ description: 'The API key the URL was issued to (an id, not a secret): once it is revoked, the URL answers 401.' }),
@@ -63,7 +63,7 @@ const downloadStemRoute = createRoute({
 
 /**
  * GET /files/:splitId/:stem.:format?expires&signature — the signed stem downloads (`format` the
- * job's `outputFormat`); and
+ * extension of the job's `outputFormat`); and
  * GET /files/:splitId/source?… — the source the stems came from, kept as long as they are (A/B),
  * served by the same route and not documented. The router matches the last segment whole, so a
  * stem name or format it does not know is a 404, as for any file not kept.
@@ -89,17 +89,18 @@ export function fileRoutes(deps: FileRoutesDeps): OpenAPIHono<AppEnv> {
       throw new StemsplitError('UNAUTHORIZED', 'the API key this stem URL was issued to has been revoked; sign in again and GET the split for fresh URLs');
     }
     c.set('principal', holder);
-    if (stem !== SOURCE && format !== split.outputFormat) throw new StemsplitError('NOT_FOUND', `this split's stems are ${split.outputFormat} files`);
+    const extension = stemExtension(split.outputFormat);
+    if (stem !== SOURCE && format !== extension) throw new StemsplitError('NOT_FOUND', `this split's stems are .${extension} files`);
     const info = await stat(path).catch(() => undefined);
     if (!info) throw new StemsplitError('NOT_FOUND', `the ${stem === SOURCE ? 'source' : 'stem'} is no longer kept`);
 
     const base = split.filename.replace(/\.[^.]*$/, '').replace(/[^\w .()-]+/g, '_') || 'audio';
-    const extension = /\.[A-Za-z0-9]{1,5}$/.exec(split.filename)?.[0] ?? '';
+    const sourceExtension = /\.[A-Za-z0-9]{1,5}$/.exec(split.filename)?.[0] ?? '';
     const headers: Record<string, string> = {
       'content-type': stem === SOURCE ? 'application/octet-stream' : STEM_CONTENT_TYPES[split.outputFormat],
       'accept-ranges': 'bytes',
       'cache-control': 'private, max-age=3600',
-      'content-disposition': stem === SOURCE ? `attachment; filename="${base}${extension}"` : `attachment; filename="${base} - ${stem}.${split.outputFormat}"`,
+      'content-disposition': stem === SOURCE ? `attachment; filename="${base}${sourceExtension}"` : `attachment; filename="${base} - ${stem}.${extension}"`,
     };
     const range = parseRange(c.req.header('range'), info.size);
     const start = range?.start ?? 0;

@@ -1,5 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { StemsplitError } from '../../errors.js';
+import { DEFAULT_NORMALIZE_PEAK } from '../../audio/levels.js';
 import { cancelSplit, deleteSplit } from '../../jobs/cancel.js';
 import { presentSplit } from '../present.js';
 import type { CreateSplitRequest, SplitService } from '../../services/splits.js';
@@ -128,6 +129,9 @@ export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
       twoStems: body.twoStems,
       outputFormat: body.outputFormat,
       bitDepth: body.bitDepth,
+      bitrateKbps: body.bitrateKbps,
+      clipMode: body.clipMode,
+      normalize: body.normalize === true ? DEFAULT_NORMALIZE_PEAK : body.normalize === false ? undefined : body.normalize,
       modelOptions: body.modelOptions,
       webhookUrl: body.webhookUrl,
     };

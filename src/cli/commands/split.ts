@@ -1,8 +1,10 @@
 /** `stemsplit split <files…>`: local separation, no server, no credits. */
 import { basename, extname, join, resolve } from 'node:path';
 import { isStemFormat, readAudioHeader, STEM_FORMATS } from '../../audio/index.js';
+import { bitrateProblem, formatsHolding, holdsDepth, stemExtension, STEM_FORMAT_INFO, type StemFormat } from '../../audio/formats.js';
+import { CLIP_MODES, DEFAULT_NORMALIZE_PEAK, isClipMode, normalizePeakProblem, type LevelOptions } from '../../audio/levels.js';
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
-import { MP3_RATES, twoStemsIndex, type StemOutputOptions } from '../../splitting/split-audio-file.js';
+import { twoStemsIndex, type StemOutputOptions } from '../../splitting/split-audio-file.js';
 import { removeLeftoverStaging, removeStaging } from '../../splitting/staging.js';
 import { deviceSplitter, type OnLoaded, type Splitter } from '../../splitting/worker-pool.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod, ENSEMBLE_ALGORITHMS, isEnsembleAlgorithm, parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
@@ -17,7 +19,6 @@ import { expandInputs } from '../inputs.js';
 import { checkFilenameTemplate, DEFAULT_FILENAME, placeStems } from '../filename-template.js';
 import { StemFolders } from '../stem-folders.js';
 import { MODEL_CATALOG } from '../../models/catalog.js';
-import { expandPreset } from './presets.js';
 import { createProgressBar, createStatusLine } from '../progress.js';
 
 export interface SplitOptions {
@@ -33,15 +34,18 @@ export interface SplitOptions {
   output: string;
   format: string;
   float32?: boolean;
+  bitrate?: string;
+  /** The old name of --bitrate, for MP3. */
   mp3Bitrate?: string;
+  clipMode?: string;
+  /** --normalize alone (true) or with its peak. */
+  normalize?: string | boolean;
   shifts?: string;
   json?: boolean;
   /** Where each stem goes under -o: `{track}/{stem}.{ext}` by default (cli/filename-template.ts). */
   filename?: string;
   /** Pull the catalog models named with --model that are not installed, first. */
   pull?: boolean;
-  /** A named ensemble (`presets list`) instead of --model/--ensemble. */
-  preset?: string;
   /** Each family's own flags (models/family.ts), as commander parsed them. */
   readonly [familyFlag: string]: unknown;
 }
@@ -53,26 +57,25 @@ function parseOptions(options: SplitOptions): StemOutputOptions {
   const format = options.format.toLowerCase();
   if (options.twoStems !== undefined && options.singleStem !== undefined) throw new StemsplitError('USAGE', '--two-stems and --single-stem exclude each other');
   if (!isStemFormat(format)) throw new StemsplitError('USAGE', `--format must be ${STEM_FORMATS.join(', ')}, got "${format}"`);
-  if (options.float32 && format !== 'wav') throw new StemsplitError('USAGE', '--float32 applies to --format wav only');
-  if (options.int24 && format === 'mp3') throw new StemsplitError('USAGE', '--int24 applies to --format wav or flac only');
+  if (options.float32 && !holdsDepth(format, 'float')) throw new StemsplitError('USAGE', `--float32 applies to --format ${formatsHolding('float').join(', ')} only`);
+  if (options.int24 && !holdsDepth(format, 24)) throw new StemsplitError('USAGE', `--int24 applies to --format ${formatsHolding(24).join(', ')} only`);
   if (options.int24 && options.float32) throw new StemsplitError('USAGE', '--int24 and --float32 exclude each other');
   const sampleRate = options.sampleRate === undefined ? undefined : Number(options.sampleRate);
   if (sampleRate !== undefined && (!Number.isInteger(sampleRate) || sampleRate < 8000 || sampleRate > 384_000)) {
     throw new StemsplitError('USAGE', `--sample-rate must be a whole number of Hz from 8000 to 384000, got "${options.sampleRate}"`);
   }
-  if (sampleRate !== undefined && format === 'mp3' && !MP3_RATES.includes(sampleRate)) {
-    throw new StemsplitError('USAGE', `MP3 cannot hold ${sampleRate} Hz; use one of ${MP3_RATES.join(', ')} or --format wav/flac`);
+  const rates = STEM_FORMAT_INFO[format].rates;
+  if (sampleRate !== undefined && rates !== undefined && !rates.includes(sampleRate)) {
+    throw new StemsplitError('USAGE', `${STEM_FORMAT_INFO[format].title} cannot hold ${sampleRate} Hz; use one of ${rates.join(', ')} or --format wav/flac`);
   }
-  const bitrate = options.mp3Bitrate === undefined ? undefined : Number(options.mp3Bitrate);
-  if (bitrate !== undefined && (!Number.isInteger(bitrate) || bitrate < 32 || bitrate > 320)) {
-    throw new StemsplitError('USAGE', `--mp3-bitrate must be a whole number of kb/s from 32 to 320, got "${options.mp3Bitrate}"`);
-  }
+  const bitrate = parseBitrate(format, options);
   const shifts = Number(options.shifts ?? 0);
   if (!Number.isInteger(shifts) || shifts < 0 || shifts > 20) throw new StemsplitError('USAGE', '--shifts must be a whole number from 0 to 20');
   return {
     format,
     shifts,
-    ...(bitrate !== undefined ? { mp3BitrateKbps: bitrate } : {}),
+    ...(bitrate !== undefined ? { bitrateKbps: bitrate } : {}),
+    ...parseLevels(options),
     ...(options.float32 ? { float32: true } : {}),
     ...(options.int24 ? { int24: true } : {}),
     ...(sampleRate !== undefined ? { sampleRate } : {}),
@@ -81,6 +84,29 @@ function parseOptions(options: SplitOptions): StemOutputOptions {
   };
 }
 
+
+/** --bitrate (or its old name --mp3-bitrate, for MP3), checked against the format's range; undefined: the format's default. */
+function parseBitrate(format: StemFormat, options: SplitOptions): number | undefined {
+  if (options.mp3Bitrate !== undefined && format !== 'mp3') throw new StemsplitError('USAGE', `--mp3-bitrate applies to --format mp3; for ${format} use --bitrate`);
+  if (options.mp3Bitrate !== undefined && options.bitrate !== undefined && options.mp3Bitrate !== options.bitrate) {
+    throw new StemsplitError('USAGE', '--mp3-bitrate is the old name of --bitrate; give one of them');
+  }
+  const given = options.bitrate ?? options.mp3Bitrate;
+  if (given === undefined) return undefined;
+  const problem = bitrateProblem(format, Number(given), options.bitrate !== undefined ? '--bitrate' : '--mp3-bitrate');
+  if (problem !== undefined) throw new StemsplitError('USAGE', problem.replace(/got NaN$/, `got "${given}"`));
+  return Number(given);
+}
+
+/** --clip-mode and --normalize [peak] (audio/levels.ts). */
+function parseLevels(options: SplitOptions): LevelOptions {
+  const clipMode = options.clipMode?.toLowerCase();
+  if (clipMode !== undefined && !isClipMode(clipMode)) throw new StemsplitError('USAGE', `--clip-mode must be ${CLIP_MODES.join(', ')}, got "${options.clipMode}"`);
+  const peak = options.normalize === undefined || options.normalize === false ? undefined : options.normalize === true ? DEFAULT_NORMALIZE_PEAK : Number(options.normalize);
+  const problem = peak === undefined ? undefined : normalizePeakProblem(peak, '--normalize');
+  if (problem !== undefined) throw new StemsplitError('USAGE', problem.replace(/got NaN$/, `got "${String(options.normalize)}"`));
+  return { ...(clipMode !== undefined ? { clipMode } : {}), ...(peak !== undefined ? { normalizePeak: peak } : {}) };
+}
 
 /**
  * The model or ensemble to run: one --model (a name, a path, an alias, or `A+B`), or several
@@ -232,8 +258,7 @@ interface SplitOutcome {
   readonly stems: Record<string, string>;
 }
 
-export async function splitCommand(ctx: CommandContext, names: string[], given: SplitOptions): Promise<void> {
-  const options = expandPreset(ctx.config.dataDir, registryFor(ctx.config), given);
+export async function splitCommand(ctx: CommandContext, names: string[], options: SplitOptions): Promise<void> {
   const output = parseOptions(options);
   if (options.filename !== undefined) checkFilenameTemplate(options.filename);
   const inputs = expandInputs(names);
@@ -259,7 +284,7 @@ export async function splitCommand(ctx: CommandContext, names: string[], given: 
   // Paired by position, so a file named twice gets two folders too.
   // One folder, one model's stems (stem-folders.ts): the default layout moves aside, a template of the user's is refused.
   const folders = new StemFolders(config.dataDir);
-  const places = outputPlaces(files, options.output, { template: options.filename ?? DEFAULT_FILENAME, model: ref.name, ext: output.format }).map((place) => {
+  const places = outputPlaces(files, options.output, { template: options.filename ?? DEFAULT_FILENAME, model: ref.name, ext: stemExtension(output.format) }).map((place) => {
     if (options.filename === undefined) return { ...place, outDir: folders.defaultFolder(place.outDir, ref.name) };
     folders.refuseOverwriting(place.outDir, place.stemFile, ref.name);
     return place;
@@ -286,7 +311,7 @@ export async function splitCommand(ctx: CommandContext, names: string[], given: 
     try {
       for (const { file, outDir, stemFile } of readable) {
         try {
-          const named = stemFile === '{stem}.' + output.format ? output : { ...output, stemFile };
+          const named = stemFile === '{stem}.' + stemExtension(output.format) ? output : { ...output, stemFile };
           const outcome = await splitOne(ctx, splitter, { file, outDir, ref, ensemble, output: named, many, onLoaded }, interrupts.received);
           folders.record(outDir, ref.name, Object.values(outcome.stems).map((path) => basename(path)));
           results.push(outcome);
