@@ -3,7 +3,8 @@
  * a plain function imported lazily, so `keys list` never loads ONNX Runtime.
  */
 import { Command, Option } from 'commander';
-import { DEFAULT_MP3_BITRATE_KBPS, DEFAULT_STEM_FORMAT } from '../audio/formats.js';
+import { DEFAULT_STEM_FORMAT, lossyFormats, STEM_FORMAT_INFO, STEM_FORMATS } from '../audio/formats.js';
+import { CLIP_MODES, DEFAULT_CLIP_MODE, DEFAULT_NORMALIZE_PEAK } from '../audio/levels.js';
 import { DEFAULTS, ENV, MAX_UPLOAD_MB_LIMIT, modelList, parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
 import { exitCodes, StemsplitError } from '../errors.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
@@ -222,11 +223,14 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--single-stem <stem>', 'write only this stem: one the model writes, or no_<stem> (the sum of the others), e.g. no_vocals for an instrumental')
     .option('-o, --output <dir>', 'output folder; stems go to <dir>/<track>/<stem>.<ext> (see --filename)', 'separated')
     .option('--filename <template>', 'where each stem goes under -o, from {track}, {stem}, {model} and {ext}, e.g. {model}/{track}/{stem}.{ext} or {track}_{stem}.{ext} (default {track}/{stem}.{ext})')
-    .option('--format <format>', 'mp3, wav or flac', DEFAULT_STEM_FORMAT)
+    .option('--format <format>', `${STEM_FORMATS.join(', ')} (ogg: Vorbis; m4a: AAC; alac: Apple Lossless in .m4a)`, DEFAULT_STEM_FORMAT)
     .option('--float32', 'write 32-bit float WAV (with --format wav)')
-    .option('--int24', 'write 24-bit WAV or FLAC (default: the source depth; 16-bit for lossy sources)')
+    .option('--int24', 'write 24-bit WAV, FLAC, AIFF or ALAC (default: the source depth; 16-bit for lossy sources)')
     .option('--sample-rate <hz>', "write stems at this rate (default: the source's)")
-    .option('--mp3-bitrate <kbps>', `MP3 bitrate, constant (default ${DEFAULT_MP3_BITRATE_KBPS})`)
+    .option('--bitrate <kbps>', `bitrate of a lossy format (${bitrateHelp()})`)
+    .option('--mp3-bitrate <kbps>', 'the old name of --bitrate, for --format mp3')
+    .option('--clip-mode <mode>', `${CLIP_MODES.join(', ')}: as demucs, rescale divides a stem that would clip by 1.01 × its peak, clamp clips at ±1 (default ${DEFAULT_CLIP_MODE}: integer formats clip, float and lossy ones keep it)`)
+    .option('--normalize [peak]', `scale each stem whose peak exceeds <peak> down to it (default ${DEFAULT_NORMALIZE_PEAK}), as python-audio-separator's --normalization`)
     .option('--shifts <n>', 'random-shift averaging passes (Demucs --shifts; slower, slightly better)', '0')
     .option('--json', 'print the result as JSON on stdout')
     .option('--pull', 'first pull the catalog models named with --model that are not installed (as models pull: resumable, SHA-256 checked)')
@@ -412,4 +416,14 @@ function exitCodeHelp(): string {
 
 export function contextFor(input: ConfigInput = {}): CommandContext {
   return { config: resolveConfig(input), stdout: process.stdout, stderr: process.stderr };
+}
+
+/** `mp3 32–320, default 320; …`: each lossy format's bitrate range and default, for --help. */
+function bitrateHelp(): string {
+  return lossyFormats()
+    .map((format) => {
+      const range = STEM_FORMAT_INFO[format].bitrate;
+      return range ? `${format} ${range.min}–${range.max}, default ${range.default}` : format;
+    })
+    .join('; ');
 }

@@ -34,10 +34,6 @@ export interface CreateSplitRequest {
   readonly clipMode?: JobOptions['clipMode'] | undefined;
   /** The peak a louder stem is scaled to (audio/levels.ts). */
   readonly normalize?: number | undefined;
-  readonly bitrateKbps?: number | undefined;
-  readonly clipMode?: JobOptions['clipMode'] | undefined;
-  /** The peak a louder stem is scaled to (audio/levels.ts). */
-  readonly normalize?: number | undefined;
   readonly modelOptions?: JobOptions['modelOptions'] | undefined;
   readonly webhookUrl?: string | undefined;
 }
@@ -168,9 +164,6 @@ export class SplitService {
       ...ensemble,
       ...(request.twoStems !== undefined ? { twoStems: request.twoStems } : {}),
       ...(request.bitDepth !== undefined ? { bitDepth: request.bitDepth } : {}),
-      ...(request.bitrateKbps !== undefined ? { bitrateKbps: request.bitrateKbps } : {}),
-      ...(request.clipMode !== undefined ? { clipMode: request.clipMode } : {}),
-      ...(request.normalize !== undefined ? { normalize: request.normalize } : {}),
       ...(request.bitrateKbps !== undefined ? { bitrateKbps: request.bitrateKbps } : {}),
       ...(request.clipMode !== undefined ? { clipMode: request.clipMode } : {}),
       ...(request.normalize !== undefined ? { normalize: request.normalize } : {}),

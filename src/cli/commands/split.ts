@@ -19,6 +19,7 @@ import { expandInputs } from '../inputs.js';
 import { checkFilenameTemplate, DEFAULT_FILENAME, placeStems } from '../filename-template.js';
 import { StemFolders } from '../stem-folders.js';
 import { MODEL_CATALOG } from '../../models/catalog.js';
+import { expandPreset } from './presets.js';
 import { createProgressBar, createStatusLine } from '../progress.js';
 
 export interface SplitOptions {
@@ -46,6 +47,8 @@ export interface SplitOptions {
   filename?: string;
   /** Pull the catalog models named with --model that are not installed, first. */
   pull?: boolean;
+  /** A named ensemble (`presets list`) instead of --model/--ensemble. */
+  preset?: string;
   /** Each family's own flags (models/family.ts), as commander parsed them. */
   readonly [familyFlag: string]: unknown;
 }
@@ -258,7 +261,8 @@ interface SplitOutcome {
   readonly stems: Record<string, string>;
 }
 
-export async function splitCommand(ctx: CommandContext, names: string[], options: SplitOptions): Promise<void> {
+export async function splitCommand(ctx: CommandContext, names: string[], given: SplitOptions): Promise<void> {
+  const options = expandPreset(ctx.config.dataDir, registryFor(ctx.config), given);
   const output = parseOptions(options);
   if (options.filename !== undefined) checkFilenameTemplate(options.filename);
   const inputs = expandInputs(names);
