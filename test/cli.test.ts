@@ -83,13 +83,14 @@ test('split writes DIR/<track>/<stem>.<ext> for wav, 32-bit float wav and mp3, e
   assert.match(wav.stderr, /100%/, 'progress is shown on stderr');
   assert.match(wav.stderr, /^\(the small bundled model; for Demucs v4 quality run "stemsplit models pull htdemucs" once; its weights are for research use only\)$/m);
 
+  // Another model into the same -o: its stems go to a folder of their own in the song's (docs/workflows.md, "Stem sets and folders").
   const mp3 = runCli(['split', join(dir, 'tune.flac'), '-o', out, '--model', '6s', '--mp3-bitrate', '128'], env);
   assert.equal(mp3.status, 0, mp3.stderr);
   assert.match(mp3.stderr, /"stemsplit models pull htdemucs_6s"/);
   for (const stem of ['drums', 'bass', 'other', 'vocals', 'guitar', 'piano']) {
-    assert.equal(decodedSamples(join(out, 'tune', `${stem}.mp3`)), Math.round(3.1 * 44100), stem);
+    assert.equal(decodedSamples(join(out, 'tune', 'stemsplit-small-6s', `${stem}.mp3`)), Math.round(3.1 * 44100), stem);
   }
-  assert.ok(existsSync(join(out, 'tune', 'vocals.wav')), 'other files in the folder are left alone');
+  assert.ok(existsSync(join(out, 'tune', 'vocals.wav')), "the first model's stems are left alone");
 });
 
 test('bad input gives a one-line error and a non-zero exit', () => {
