@@ -298,7 +298,7 @@ test('a job passes its model family settings as modelOptions, checked against th
   try {
     const listing = (await t.request('GET', '/models')).json.data.items as Array<Listed & { options: string[] }>;
     assert.deepEqual(listing.find((item) => item.name === 'mdx-vocals')?.options, ['mdxSegmentSize', 'mdxOverlap', 'mdxBatchSize', 'mdxDenoise']);
-    assert.deepEqual(listing.find((item) => item.name === 'scnet_4stem')?.options, ['modelType']);
+    assert.deepEqual(listing.find((item) => item.name === 'scnet_4stem')?.options, ['modelType', 'mdxcOverlap', 'mdxcBatchSize', 'tta']);
     const refusal = async (body: Record<string, unknown>) => {
       const reply = await split(t, body);
       assert.equal(reply.status, 422, JSON.stringify(reply.json));
@@ -306,7 +306,8 @@ test('a job passes its model family settings as modelOptions, checked against th
     };
     assert.match(await refusal({ model: 'scnet_4stem', modelOptions: { mdxDenoise: true } }), /^modelOptions\.mdxDenoise applies to MDX-Net \.onnx models, and scnet_4stem is not one$/);
     assert.match(await refusal({ model: 'mdx-vocals', modelOptions: { mdxOverlap: 2 } }), /^modelOptions\.mdxOverlap must be a number from 0 to below 1, got "2"$/);
-    assert.match(await refusal({ model: 'mdx-vocals', modelOptions: { shifts: 2 } }), /^modelOptions\.shifts is not an option of any model family here/);
+    assert.match(await refusal({ model: 'mdx-vocals', modelOptions: { shifts: 2 } }), /^modelOptions\.shifts applies to stemsplit model\.json models, Demucs models \(\.th, bag \.yaml\), and mdx-vocals is not one$/);
+    assert.match(await refusal({ model: 'mdx-vocals', modelOptions: { bogus: 2 } }), /^modelOptions\.bogus is not an option of any model family here/);
 
     const made = await split(t, { model: 'mdx-vocals', modelOptions: { mdxDenoise: true, mdxOverlap: 0.5 } });
     assert.equal(made.status, 200, JSON.stringify(made.json));

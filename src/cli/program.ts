@@ -231,7 +231,6 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--mp3-bitrate <kbps>', 'the old name of --bitrate, for --format mp3')
     .option('--clip-mode <mode>', `${CLIP_MODES.join(', ')}: as demucs, rescale divides a stem that would clip by 1.01 × its peak, clamp clips at ±1 (default ${DEFAULT_CLIP_MODE}: integer formats clip, float and lossy ones keep it)`)
     .option('--normalize [peak]', `scale each stem whose peak exceeds <peak> down to it (default ${DEFAULT_NORMALIZE_PEAK}), as python-audio-separator's --normalization`)
-    .option('--shifts <n>', 'random-shift averaging passes (Demucs --shifts; slower, slightly better)', '0')
     .option('--json', 'print the result as JSON on stdout')
     .option('--pull', 'first pull the catalog models named with --model that are not installed (as models pull: resumable, SHA-256 checked)')
     .addOption(precisionOption())

@@ -1,7 +1,7 @@
 /**
  * python-audio-separator's spellings of the flags stemsplit shares with it, so its users' command
  * lines and scripts run unchanged (`--output_format FLAC --mdx_segment_size 256`). Listed once:
- * the general flags here, a family's beside its flag in its record; main.ts rewrites them
+ * the general flags here, a family's in its options table (models/family.ts); main.ts rewrites them
  * before parsing and `split --help` lists them.
  */
 import { familyFlags } from '../models/families.js';
@@ -14,7 +14,6 @@ export const SEPARATOR_FLAG_SPELLINGS: Readonly<Record<string, string>> = Object
   '--sample_rate': '--sample-rate',
   '--single_stem': '--single-stem',
   '--ensemble_algorithm': '--ensemble',
-  '--demucs_shifts': '--shifts',
   ...Object.fromEntries(familyFlags().flatMap(({ flags, separatorSpelling }) => (separatorSpelling ? [[separatorSpelling, flagName(flags)]] : []))),
 });
 

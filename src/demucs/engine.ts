@@ -30,6 +30,8 @@ export interface LoadDemucsOptions {
   readonly onTiming?: TimingSink;
   /** The bag's `segment` (seconds), for a member: a v3/v2 model whose own is shorter takes it (BagOfModels). */
   readonly bagSegment?: number;
+  /** The run's `--segment` (seconds), apply_model's `segment`: any length for v3/v2, at most the trained one for HTDemucs. */
+  readonly segment?: number;
 }
 
 /** Loads a Demucs checkpoint (`.th`) or bag (`.yaml`) as one segment model. */
@@ -37,7 +39,10 @@ export async function loadDemucs(file: string, options: LoadDemucsOptions): Prom
   const name = options.name ?? path.basename(file).replace(/\.(th|ya?ml)$/, '');
   if (/\.ya?ml$/.test(file)) return loadBag(file, name, options);
   const result = await convertOrRead(file, options.cacheDir, options.precision === undefined ? {} : { precision: options.precision });
-  if ('converted' in result) return openHTDemucs(result.converted, name, options);
+  if ('converted' in result) {
+    const model = await openHTDemucs(result.converted, name, options);
+    return options.segment === undefined ? model : shorterSegment(model, options.segment);
+  }
   const config = parseV3Config(V3_CLASSES[result.v3.klass] as 'HDemucs' | 'Demucs', result.v3.kwargs);
   // The weights are read only for a conversion the cache lacks (each window length's its own read).
   const read = (): ReadonlyMap<string, CheckpointTensor> => {
@@ -50,7 +55,36 @@ export async function loadDemucs(file: string, options: LoadDemucsOptions): Prom
     ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
     ...(options.precision === undefined ? {} : { precision: options.precision }),
     ...(options.bagSegment === undefined ? {} : { bagSegment: options.bagSegment }),
+    ...(options.segment === undefined ? {} : { segment: options.segment }),
   });
+}
+
+/**
+ * HTDemucs with a shorter `--segment`: chunks of that length, each zero-padded on the right to the
+ * trained length and the output cut back, as HTDemucs.forward pads what apply_model hands it. A
+ * longer segment is refused, as Demucs refuses it ("Cannot use a Transformer model with a longer
+ * segment than it was trained for").
+ */
+async function shorterSegment(model: SegmentModel, seconds: number): Promise<SegmentModel> {
+  const trained = model.segmentSamples;
+  const samples = Math.trunc(model.sampleRate * seconds);
+  if (samples > trained || samples < 1) {
+    await model.dispose();
+    const most = (trained / model.sampleRate).toFixed(2);
+    throw new StemsplitError('USAGE', `--segment ${seconds}: ${model.name} is a Transformer model trained on ${most} s segments; give at most ${most}`);
+  }
+  if (samples === trained) return model;
+  const run = async (segment: Float32Array): Promise<Float32Array> => {
+    const padded = new Float32Array(2 * trained);
+    padded.set(segment.subarray(0, samples), 0);
+    padded.set(segment.subarray(samples, 2 * samples), trained);
+    const output = await model.run(padded);
+    const planes = output.length / trained;
+    const cut = new Float32Array(planes * samples);
+    for (let plane = 0; plane < planes; plane++) cut.set(output.subarray(plane * trained, plane * trained + samples), plane * samples);
+    return cut;
+  };
+  return { name: model.name, sampleRate: model.sampleRate, sources: model.sources, normalize: model.normalize, segmentSamples: samples, run, dispose: () => model.dispose() };
 }
 
 async function loadBag(file: string, name: string, options: LoadDemucsOptions): Promise<SegmentModel> {

@@ -8,7 +8,9 @@ import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import type { CatalogModel } from '../models/catalog.js';
-import type { ModelFamilyRecord } from '../models/family.js';
+import type { FamilyOption, ModelFamilyRecord } from '../models/family.js';
+import { readOptionTable } from '../models/option-table.js';
+import { SEGMENT_MODEL_OPTIONS, withSegmentKnobs, type SegmentKnobs } from '../separation/segment-knobs.js';
 import { conversionsOf } from '../onnx/cache.js';
 import { parseBagFile, resolveMember } from './bag-file.js';
 import { demucsClassesOf } from './class-hint.js';
@@ -18,6 +20,20 @@ export const DEMUCS_RELEASE_URL = 'https://dl.fbaipublicfiles.com/demucs/hybrid_
 /** The cache folder of converted graphs, inside the cache directory (the pulled checkpoints' folder too). */
 const CONVERTED_FOLDER = 'demucs';
 const CHECKPOINT_NAME = /^[0-9a-z_]+-([0-9a-f]{8})\.th$/;
+
+/** The Demucs family's options table (models/family.ts): every segment model's, and the segment length. */
+const DEMUCS_OPTION_TABLE: readonly FamilyOption[] = [
+  ...SEGMENT_MODEL_OPTIONS,
+  {
+    flags: '--segment <seconds>',
+    key: 'segment',
+    type: 'number',
+    above: 0,
+    max: 600,
+    separatorSpelling: '--demucs_segment_size',
+    help: "Demucs: seconds per chunk (Demucs --segment; default the model's; HTDemucs takes at most its trained 7.8)",
+  },
+];
 
 export const demucsFamily: ModelFamilyRecord = {
   id: 'demucs',
@@ -34,15 +50,25 @@ export const demucsFamily: ModelFamilyRecord = {
     const bag = parseBagFile(readFileSync(model.path, 'utf8'), model.path);
     return bag.models.map((member) => resolveMember(path.dirname(model.path), member));
   },
-  flags: [],
-  options: () => undefined,
+  optionTable: DEMUCS_OPTION_TABLE,
+  options(values) {
+    const demucs = readOptionTable(DEMUCS_OPTION_TABLE, values);
+    return demucs === undefined ? undefined : { demucs };
+  },
   int8: () => true,
   // The time-domain Demucs (v2, alone or in a bag) fragments the default heap over a long track (onnx/process-env.ts);
   // HDemucs and HTDemucs stay level with it (docs/reliability.md) and run faster.
   allocator: (model) => (demucsClassesOf(model.path)?.includes('Demucs') ? 'map-large-blocks' : undefined),
   async load(model, options) {
     const { loadDemucs } = await import('./engine.js');
-    return loadDemucs(model.path, { cacheDir: options.cacheDir, intraOpThreads: options.intraOpThreads, ...(options.precision ? { precision: options.precision } : {}) });
+    const knobs = model.options?.['demucs'] as (SegmentKnobs & { readonly segment?: number }) | undefined;
+    const loaded = await loadDemucs(model.path, {
+      cacheDir: options.cacheDir,
+      intraOpThreads: options.intraOpThreads,
+      ...(options.precision ? { precision: options.precision } : {}),
+      ...(knobs?.segment === undefined ? {} : { segment: knobs.segment }),
+    });
+    return withSegmentKnobs(loaded, knobs);
   },
   pull: {
     dir: (cacheDir) => path.join(cacheDir, CONVERTED_FOLDER),

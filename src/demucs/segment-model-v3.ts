@@ -38,6 +38,8 @@ export interface OpenV3Options {
   readonly precision?: Precision;
   /** A bag's `segment` (seconds): it replaces the model's own when longer, as BagOfModels does. */
   readonly bagSegment?: number;
+  /** The run's `--segment` (seconds): replaces the model's and the bag's, as apply_model's `segment` does. */
+  readonly segment?: number;
 }
 
 /** Where a model's weights come from. */
@@ -57,7 +59,7 @@ export async function openV3(config: V3Config, weights: V3Weights, name: string,
   if (options.bagSegment !== undefined && !(options.bagSegment > 0 && options.bagSegment <= MAX_SEGMENT_SECONDS)) {
     throw new StemsplitError('MODEL_INVALID', `the bag of ${name} sets segment ${options.bagSegment} s (Demucs' bags use up to 44; stemsplit takes 0 to ${MAX_SEGMENT_SECONDS})`);
   }
-  const segment = options.bagSegment !== undefined && options.bagSegment > config.segment ? options.bagSegment : config.segment;
+  const segment = options.segment ?? (options.bagSegment !== undefined && options.bagSegment > config.segment ? options.bagSegment : config.segment);
   const model = config.klass === 'HDemucs' ? new HDemucsModel(config, weights, name, segment, options) : new DemucsModel(config, weights, name, segment, options);
   try {
     await model.openSegment();

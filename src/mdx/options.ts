@@ -1,3 +1,5 @@
+import type { FamilyOption } from '../models/family.js';
+
 /**
  * python-audio-separator's MDX separator settings (`--mdx_segment_size`, `--mdx_overlap`,
  * `--mdx_batch_size`, `--mdx_enable_denoise`), with its defaults.
@@ -17,3 +19,25 @@ export interface MdxOptions {
 }
 
 export const MDX_DEFAULTS: MdxOptions = Object.freeze({ segmentSize: 256, overlap: 0.25, batchSize: 1, denoise: false });
+
+/** The MDX-Net family's options table (models/family.ts): each row's key is an MdxOptions field. */
+export const MDX_OPTION_TABLE: readonly FamilyOption[] = [
+  {
+    flags: '--mdx-segment-size <frames>',
+    key: 'segmentSize',
+    type: 'integer',
+    min: 2,
+    separatorSpelling: '--mdx_segment_size',
+    help: `MDX-Net: spectrogram frames per chunk (default ${MDX_DEFAULTS.segmentSize})`,
+  },
+  { flags: '--mdx-overlap <fraction>', key: 'overlap', type: 'number', min: 0, below: 1, separatorSpelling: '--mdx_overlap', help: `MDX-Net: overlap of consecutive chunks (default ${MDX_DEFAULTS.overlap})` },
+  {
+    flags: '--mdx-batch-size <n>',
+    key: 'batchSize',
+    type: 'integer',
+    min: 1,
+    separatorSpelling: '--mdx_batch_size',
+    help: `MDX-Net: taken for python-audio-separator command lines, and as there it changes nothing: each network run takes one chunk whatever n is (docs/mdx.md; default ${MDX_DEFAULTS.batchSize})`,
+  },
+  { flags: '--mdx-denoise', key: 'denoise', type: 'switch', separatorSpelling: '--mdx_enable_denoise', help: 'MDX-Net: run the network on the mix and its negation and average (UVR denoise)' },
+];

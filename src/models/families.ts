@@ -10,7 +10,8 @@ import { mdxFamily } from '../mdx/family.js';
 import { msstFamily } from '../msst/family.js';
 import { manifestFamily } from '../separation/family.js';
 import { vrFamily } from '../vr/family.js';
-import { flagAttribute, type FamilyOptions, type ModelFamilyRecord } from './family.js';
+import { flagAttribute, flagName, type FamilyOption, type FamilyOptions, type ModelFamilyRecord } from './family.js';
+import { optionHelp } from './option-table.js';
 
 export const MODEL_FAMILIES: readonly ModelFamilyRecord[] = [manifestFamily, vrFamily, msstFamily, demucsFamily, mdxFamily];
 
@@ -28,12 +29,34 @@ export function familyOptionsFrom(values: Readonly<Record<string, unknown>>): Fa
   return Object.assign({}, ...MODEL_FAMILIES.map((family) => family.options(values) ?? {})) as FamilyOptions;
 }
 
-/** Every option attribute (`mdxSegmentSize`, `vrAggression`, …) with the family that takes it. */
-export function familyOptionNames(): ReadonlyMap<string, ModelFamilyRecord> {
-  return new Map(familyFlags().map(({ family, flags }) => [flagAttribute(flags), family]));
+/** Every option attribute (`mdxSegmentSize`, `shifts`, …) with the families that take it. */
+export function familyOptionNames(): ReadonlyMap<string, readonly ModelFamilyRecord[]> {
+  return new Map(familyFlags().map(({ families, flags }) => [flagAttribute(flags), families]));
 }
 
-/** Every flag a family declares, with the family that takes it. */
-export function familyFlags(): { readonly family: ModelFamilyRecord; readonly flags: string; readonly description: string; readonly separatorSpelling?: string }[] {
-  return MODEL_FAMILIES.flatMap((family) => family.flags.map((flag) => ({ family, ...flag })));
+/** A flag as the CLI declares it: one per flag name, with every family whose table has it. */
+export interface DeclaredFlag {
+  readonly flags: string;
+  readonly description: string;
+  readonly separatorSpelling?: string;
+  readonly families: readonly ModelFamilyRecord[];
+}
+
+/** Every flag the families' tables declare, once each (a flag two families share names both in its help). */
+export function familyFlags(): DeclaredFlag[] {
+  const byName = new Map<string, { rows: FamilyOption[]; families: ModelFamilyRecord[] }>();
+  for (const family of MODEL_FAMILIES) {
+    for (const row of family.optionTable) {
+      const entry = byName.get(flagName(row.flags)) ?? { rows: [], families: [] };
+      entry.rows.push(row);
+      entry.families.push(family);
+      byName.set(flagName(row.flags), entry);
+    }
+  }
+  return [...byName.values()].map(({ rows, families }) => {
+    const first = rows[0] as FamilyOption;
+    const description = rows.length === 1 ? optionHelp(first) : rows.map((row, index) => `${families[index]?.takers}: ${optionHelp(row)}`).join('; ');
+    const spelling = rows.find((row) => row.separatorSpelling !== undefined)?.separatorSpelling;
+    return { flags: first.flags, description, families, ...(spelling === undefined ? {} : { separatorSpelling: spelling }) };
+  });
 }

@@ -49,13 +49,31 @@ export interface ClaimedFile {
   readonly card?: string;
 }
 
-/** A CLI flag only this family takes (commander's declaration and the attribute it parses into). */
-export interface FamilyFlag {
-  /** As commander declares it: `--mdx-segment-size <frames>`, `--mdx-denoise`. */
+/**
+ * One row of a family's options table: the one place an option is declared. The CLI's flag, the
+ * API's `modelOptions` field (the flag's attribute: `--mdx-segment-size` → `mdxSegmentSize`), the
+ * check of its value, its help and python-audio-separator's spelling are all read from it
+ * (models/option-table.ts). Several families may declare the same flag (`--shifts`, `--tta`): each
+ * reads it for its own models.
+ */
+export interface FamilyOption {
+  /** As commander declares it: `--mdx-segment-size <frames>`, or a switch: `--mdx-denoise`. */
   readonly flags: string;
-  readonly description: string;
+  /** The key the family's loader reads it under (`segmentSize`). */
+  readonly key: string;
+  /** `integer`, `number`, `switch` (true when given) or `choice` (one of `choices`). */
+  readonly type: 'integer' | 'number' | 'switch' | 'choice';
+  /** Smallest value taken (inclusive); `above`: the value must exceed it. */
+  readonly min?: number;
+  readonly above?: number;
+  /** Largest value taken (inclusive); `below`: the value must stay under it. */
+  readonly max?: number;
+  readonly below?: number;
+  readonly choices?: readonly string[];
   /** python-audio-separator's spelling of the same flag, where it has one (`--mdx_segment_size`). */
   readonly separatorSpelling?: string;
+  /** One line for `split --help`; the range is added from the fields above. */
+  readonly help: string;
 }
 
 /** `models pull`'s steps for a family's catalog models, beyond fetching and checking each file. */
@@ -99,10 +117,11 @@ export interface ModelFamilyRecord {
   listedName(model: { readonly options?: FamilyOptions | undefined }): string;
   /** Files a model runs with beside its own and its config (UVR's `NAME.json`, a bag's members), for `models add`. */
   companions(model: { readonly path: string; readonly configPath?: string | undefined }): readonly string[];
-  readonly flags: readonly FamilyFlag[];
+  /** Its options table: every setting its models take (see FamilyOption). */
+  readonly optionTable: readonly FamilyOption[];
   /**
-   * Its options from the CLI's parsed values (commander's attributes), checked: a USAGE error names
-   * the flag. Undefined when none of its flags was given.
+   * Its options from the CLI's parsed values (commander's attributes, or the API's `modelOptions`),
+   * read through its table and checked: a USAGE error names the flag. Undefined when none was given.
    */
   options(values: Readonly<Record<string, unknown>>): FamilyOptions | undefined;
   load(model: FamilyModelFile, options: LoadOptions): Promise<SeparationModel>;

@@ -7,11 +7,13 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
-import type { FamilyModelFile, LoadOptions, ModelFamilyRecord } from '../models/family.js';
+import type { FamilyModelFile, FamilyOption, LoadOptions, ModelFamilyRecord } from '../models/family.js';
+import { readOptionTable } from '../models/option-table.js';
 import { conversionsOf } from '../onnx/cache.js';
 import type { SeparationModel } from '../separation/model.js';
 import { configBeside, msstModelType, readMsstDocument } from './config.js';
 import { isMsstModelType, MSST_CHECKPOINT_EXTENSIONS, MSST_MODEL_TYPES, type MsstModelType } from './model-types.js';
+import type { DemixKnobs } from './network.js';
 
 /** An MSST yaml's top-level sections; a Demucs bag has `models:` instead. */
 const MSST_CONFIG_SECTION = /^(audio|model|training|inference)\s*:/m;
@@ -19,6 +21,34 @@ const MSST_CONFIG_SECTION = /^(audio|model|training|inference)\s*:/m;
 const MAX_YAML_PEEK_BYTES = 1 << 20;
 /** The cache folders of its networks' converted graphs (each engine's `family` in onnx/stages.ts). */
 const CONVERTED_FOLDERS = ['roformer', 'scnet', 'mdx23c'] as const;
+
+/**
+ * The MSST family's options table (models/family.ts): the model type, and what a run may change of
+ * its yaml's `inference` section (python-audio-separator's MDXC separator spells them `--mdxc_*`)
+ * and MSST's `--use_tta`. The chunk size is the graphs' own and is not offered.
+ */
+const MSST_OPTION_TABLE: readonly FamilyOption[] = [
+  { flags: '--model-type <type>', key: 'modelType', type: 'choice', choices: MSST_MODEL_TYPES, help: "an MSST checkpoint's model type (default: told from the yaml)" },
+  {
+    flags: '--mdxc-overlap <n>',
+    key: 'numOverlap',
+    type: 'integer',
+    min: 1,
+    max: 50,
+    separatorSpelling: '--mdxc_overlap',
+    help: "MSST: chunks overlapping each sample, inference.num_overlap (default the yaml's)",
+  },
+  {
+    flags: '--mdxc-batch-size <n>',
+    key: 'batchSize',
+    type: 'integer',
+    min: 1,
+    max: 64,
+    separatorSpelling: '--mdxc_batch_size',
+    help: "MSST: chunks per batch, inference.batch_size; it changes which chunks fade at the track's ends (default the yaml's)",
+  },
+  { flags: '--tta', key: 'tta', type: 'switch', help: "MSST's --use_tta: also run each chunk channel-swapped and polarity-inverted, undo each, average the three (3× slower)" },
+];
 
 export const msstFamily: ModelFamilyRecord = {
   id: 'msst',
@@ -35,14 +65,12 @@ export const msstFamily: ModelFamilyRecord = {
   },
   listedName: (model) => (typeof model.options?.['modelType'] === 'string' ? model.options['modelType'] : 'msst'),
   companions: () => [],
-  flags: [{ flags: '--model-type <type>', description: `an MSST checkpoint's model type (${MSST_MODEL_TYPES.join(', ')}; default: told from the yaml)` }],
+  optionTable: MSST_OPTION_TABLE,
   options(values) {
-    const modelType = values['modelType'];
-    if (modelType === undefined) return undefined;
-    if (typeof modelType !== 'string' || !isMsstModelType(modelType)) {
-      throw new StemsplitError('USAGE', `--model-type must be one of ${MSST_MODEL_TYPES.join(', ')}, got "${String(modelType)}"`);
-    }
-    return { modelType };
+    const read = readOptionTable(MSST_OPTION_TABLE, values);
+    if (read === undefined) return undefined;
+    const { modelType, ...demix } = read;
+    return { ...(modelType === undefined ? {} : { modelType }), ...(Object.keys(demix).length > 0 ? { demix } : {}) };
   },
   load: loadMsst,
   int8: (model) => {
@@ -90,7 +118,8 @@ function refuseConfigAsModel(file: string): undefined {
   throw new StemsplitError('USAGE', `${file} is an MSST model config, not a model: ${hint}`);
 }
 
-type NetworkLoader = (checkpoint: string, options: LoadOptions & { readonly name: string; readonly configPath: string }, type: MsstModelType) => Promise<SeparationModel>;
+type NetworkOptions = LoadOptions & { readonly name: string; readonly configPath: string; readonly demix?: DemixKnobs };
+type NetworkLoader = (checkpoint: string, options: NetworkOptions, type: MsstModelType) => Promise<SeparationModel>;
 
 /** Each model type's network, imported when a checkpoint of that type loads. */
 const NETWORKS: Readonly<Record<MsstModelType, NetworkLoader>> = {
@@ -100,7 +129,7 @@ const NETWORKS: Readonly<Record<MsstModelType, NetworkLoader>> = {
   mdx23c: async (checkpoint, options) => (await import('../mdx23c/engine.js')).loadMdx23c(checkpoint, options),
 };
 
-async function loadRoformer(checkpoint: string, options: LoadOptions & { readonly name: string; readonly configPath: string }, type: MsstModelType): Promise<SeparationModel> {
+async function loadRoformer(checkpoint: string, options: NetworkOptions, type: MsstModelType): Promise<SeparationModel> {
   const { loadRoformer: load } = await import('../roformer/engine.js');
   return load(checkpoint, { ...options, type: type as 'bs_roformer' | 'mel_band_roformer' });
 }
@@ -110,5 +139,6 @@ async function loadMsst(model: FamilyModelFile, options: LoadOptions): Promise<S
   if (configPath === undefined) throw new StemsplitError('MODEL_NOT_FOUND', `no config for ${model.path}; name one with --model-config`);
   const given = model.options?.['modelType'];
   const type = msstModelType(readMsstDocument(configPath), typeof given === 'string' && isMsstModelType(given) ? given : undefined);
-  return NETWORKS[type](model.path, { ...options, name: model.name, configPath }, type);
+  const demix = model.options?.['demix'] as DemixKnobs | undefined;
+  return NETWORKS[type](model.path, { ...options, name: model.name, configPath, ...(demix === undefined ? {} : { demix }) }, type);
 }

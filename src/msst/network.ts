@@ -7,6 +7,7 @@
 import { StemsplitError } from '../errors.js';
 import type { SeparationProgress, TrackModel } from '../separation/model.js';
 import { TrackWindow, type StemWriter, type TrackStream } from '../separation/track-stream.js';
+import { withTta } from '../separation/tta.js';
 import type { MsstCommon } from './config.js';
 import { demix, demixStream, type DemixOptions, type DemixSettings, type DemixSource, type DemixWriter } from './demix.js';
 
@@ -17,18 +18,25 @@ export interface ChunkNetwork {
   release(): Promise<void>;
 }
 
+/** What a run may change of the config's `inference` section, and MSST's `--use_tta`. */
+export interface DemixKnobs {
+  readonly batchSize?: number;
+  readonly numOverlap?: number;
+  readonly tta?: boolean;
+}
+
 /** A demix run: progress, cancellation, and the batch size when not the config's. */
 export type DemixRunOptions = DemixOptions & { readonly batchSize?: number };
 
-/** The config's chunking, with its batch size unless the caller names one. */
-function demixSettings(settings: MsstCommon, batchSize: number | undefined): DemixSettings {
-  return { chunkSize: settings.chunkSize, numOverlap: settings.numOverlap, batchSize: batchSize ?? settings.batchSize };
+/** The config's chunking, with the run's overrides. */
+function demixSettings(settings: MsstCommon, knobs: DemixKnobs): DemixSettings {
+  return { chunkSize: settings.chunkSize, numOverlap: knobs.numOverlap ?? settings.numOverlap, batchSize: knobs.batchSize ?? settings.batchSize };
 }
 
 /** MSST's demix of a whole track [channels, length] → [instruments, channels, length], no normalisation. */
 export function demixTrack(network: ChunkNetwork, track: Float32Array, options: DemixRunOptions = {}): Promise<Float32Array> {
   const { settings } = network;
-  return demix((chunk) => network.forward(chunk), track, settings.channels, settings.instruments.length, demixSettings(settings, options.batchSize), options);
+  return demix((chunk) => network.forward(chunk), track, settings.channels, settings.instruments.length, demixSettings(settings, options.batchSize === undefined ? {} : { batchSize: options.batchSize }), options);
 }
 
 /** The stems a model made of `settings` writes: its instruments, or the target and `no_<target>`. */
@@ -37,14 +45,14 @@ export function msstSources(settings: MsstCommon): string[] {
 }
 
 /** The network as the pipeline's model; it owns whole-track inference (`streamTrack`). */
-export function msstModel(network: ChunkNetwork, name: string, options: { readonly batchSize?: number } = {}): TrackModel {
+export function msstModel(network: ChunkNetwork, name: string, knobs: DemixKnobs = {}): TrackModel {
   const { settings } = network;
   return {
     name,
     sampleRate: settings.sampleRate,
     sources: msstSources(settings),
     normalize: settings.normalize,
-    streamTrack: (input, write, run) => streamStereo(network, input, write, options.batchSize, run),
+    streamTrack: (input, write, run) => streamStereo(network, input, write, knobs, run),
     dispose: () => network.release(),
   };
 }
@@ -53,13 +61,14 @@ export function msstModel(network: ChunkNetwork, name: string, options: { readon
  * MSST's demix over a streamed stereo track: `inference.normalize` by the mono mix's mean and
  * population std (from the first pass), the model's channels fed from the window (a mono model
  * gets the mix of both), stems written as each block settles, duplicated to stereo for a mono
- * model; a single-target model also writes `no_<target>`, the mixture minus the target.
+ * model; a single-target model also writes `no_<target>`, the mixture minus the target. With
+ * `tta`, each chunk also runs channel-swapped and polarity-inverted (separation/tta.ts).
  */
 async function streamStereo(
   network: ChunkNetwork,
   input: TrackStream,
   write: StemWriter,
-  batchSize: number | undefined,
+  knobs: DemixKnobs,
   options: { readonly onProgress?: (progress: SeparationProgress) => void; readonly signal?: AbortSignal },
 ): Promise<void> {
   const { settings } = network;
@@ -98,7 +107,8 @@ async function streamStereo(
     await write(stems, count);
   };
   try {
-    await demixStream((chunk) => network.forward(chunk), source, channels, numStems, demixSettings(settings, batchSize), toStems, {
+    const forward = (chunk: Float32Array) => network.forward(chunk);
+    await demixStream(knobs.tta === true ? withTta(forward, channels) : forward, source, channels, numStems, demixSettings(settings, knobs), toStems, {
       onProgress: (done, total) => options.onProgress?.({ done, total }),
       ...(options.signal ? { signal: options.signal } : {}),
     });

@@ -12,7 +12,7 @@ import { convertCached, StagedSessions, writeStageFiles, type GraphStage, type S
 import type { TrackModel } from '../separation/model.js';
 import { checkStateDict, pickleSha256, readStateDict, type CheckpointTensor } from '../torch/checkpoint.js';
 import type { MsstCommon } from './config.js';
-import { demixTrack, msstModel, type ChunkNetwork, type DemixRunOptions } from './network.js';
+import { demixTrack, msstModel, type ChunkNetwork, type DemixKnobs, type DemixRunOptions } from './network.js';
 import { checkpointStem } from './model-types.js';
 
 export interface MsstLoadOptions {
@@ -23,6 +23,8 @@ export interface MsstLoadOptions {
   readonly name?: string;
   /** Overrides `inference.batch_size` (it changes which chunks fade out at the end). */
   readonly batchSize?: number;
+  /** The run's overrides of `inference` and its TTA (`--mdxc-overlap`, `--mdxc-batch-size`, `--tta`). */
+  readonly demix?: DemixKnobs;
 }
 
 /** Where a chunk's time goes: `stft` (the spectrum side in), `graph` (ONNX Runtime), `istft` (the spectrum side out). */
@@ -150,5 +152,5 @@ export abstract class StagedChunkNetwork<Config extends MsstCommon> implements C
 /** A loaded checkpoint's network as a stemsplit model (MSST's demix; `no_<target>` for a single-target model), named after the file unless named. */
 export function stagedMsstModel(network: ChunkNetwork, checkpoint: string, options: MsstLoadOptions): TrackModel {
   const name = options.name ?? checkpointStem(path.basename(checkpoint));
-  return msstModel(network, name, options.batchSize === undefined ? {} : { batchSize: options.batchSize });
+  return msstModel(network, name, { ...options.demix, ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }) });
 }

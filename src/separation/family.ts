@@ -8,6 +8,8 @@ import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import { readSmallModelFile } from '../model-files/regular.js';
 import type { ClaimedFile, ModelFamilyRecord } from '../models/family.js';
+import { readOptionTable } from '../models/option-table.js';
+import { SEGMENT_MODEL_OPTIONS, withSegmentKnobs, type SegmentKnobs } from './segment-knobs.js';
 
 const MANIFEST = 'model.json';
 const CARD = 'MODEL_CARD.md';
@@ -26,13 +28,17 @@ export const manifestFamily: ModelFamilyRecord = {
   },
   listedName: () => 'bundled',
   companions: () => [],
-  flags: [],
-  options: () => undefined,
+  optionTable: SEGMENT_MODEL_OPTIONS,
+  options(values) {
+    const bundled = readOptionTable(SEGMENT_MODEL_OPTIONS, values);
+    return bundled === undefined ? undefined : { bundled };
+  },
   // Its ConvInteger graph (onnx/quantize-graph.ts) stays for scripts/eval; issue 40's bar is 40 dB and faster than fp32.
   int8: () => 'its int8 stems measured 33.4 dB against fp32 on the lowest real clip (40 dB asked) and int8 ran 1.4× slower than fp32 (docs/quality.md#int8)',
   async load(model, options) {
     const { loadManifestModel } = await import('./manifest.js');
-    return loadManifestModel(model.path, { intraOpThreads: options.intraOpThreads, ...(options.precision ? { precision: options.precision } : {}) });
+    const loaded = await loadManifestModel(model.path, { intraOpThreads: options.intraOpThreads, ...(options.precision ? { precision: options.precision } : {}) });
+    return withSegmentKnobs(loaded, model.options?.['bundled'] as SegmentKnobs | undefined);
   },
 };
 

@@ -37,6 +37,8 @@ export interface SegmentModel extends ModelIdentity {
   readonly segmentSamples: number;
   /** Fraction of a segment consecutive chunks share; default Demucs' 0.25. */
   readonly overlap?: number;
+  /** Shift-trick passes the run asked for (`--shifts`, segment-knobs.ts); default none. */
+  readonly shifts?: number;
   /**
    * Samples of the window `run` takes for a chunk of `chunkLength` ≤ segmentSamples samples: the
    * chunk centred in it, the track's neighbouring samples around it (zeros past the track's ends),

@@ -23,7 +23,7 @@ import { TrackWindow, type StemWriter, type TrackStream } from './track-stream.j
 export interface StreamOptions {
   /** Fraction of a segment consecutive chunks share; 0 ≤ overlap < 1. Default: the model's own, else 0.25. */
   readonly overlap?: number;
-  /** Shift-trick passes; 0 runs one unshifted pass. Default 0. */
+  /** Shift-trick passes; 0 runs one unshifted pass. Default: the model's, else 0. */
   readonly shifts?: number;
   /** Sharpness of the cross-fade between chunks; ≥ 1. Default 1. */
   readonly transitionPower?: number;
@@ -43,7 +43,7 @@ export async function separateStream(model: SeparationModel, input: TrackStream,
     return model.streamTrack(input, write, { ...(options.onProgress ? { onProgress: options.onProgress } : {}), ...(options.signal ? { signal: options.signal } : {}) });
   }
   const overlap = options.overlap ?? model.overlap ?? DEFAULT_OVERLAP;
-  const shifts = options.shifts ?? 0;
+  const shifts = options.shifts ?? model.shifts ?? 0;
   const transitionPower = options.transitionPower ?? 1;
   checkStreamInputs(model, input, overlap, shifts, transitionPower);
   const norm = model.normalize ? demucsNormalization(input.statistics as TrackStatistics) : IDENTITY;

@@ -116,9 +116,11 @@ export class ModelService {
     const names = familyOptionNames();
     const refs = isEnsembleRef(model) ? model.members : [model];
     for (const name of Object.keys(values)) {
-      const family = names.get(name);
-      if (family === undefined) throw invalid(`modelOptions.${name} is not an option of any model family here (they are ${[...names.keys()].join(', ')})`);
-      if (!refs.some((ref) => ref.kind === family.id)) throw invalid(`modelOptions.${name} applies to ${family.takers}, and ${model.name} ${refs.length > 1 ? 'has none' : 'is not one'}`);
+      const families = names.get(name);
+      if (families === undefined) throw invalid(`modelOptions.${name} is not an option of any model family here (they are ${[...names.keys()].join(', ')})`);
+      if (!refs.some((ref) => families.some((family) => ref.kind === family.id))) {
+        throw invalid(`modelOptions.${name} applies to ${families.map((family) => family.takers).join(', ')}, and ${model.name} ${refs.length > 1 ? 'has none' : 'is not one'}`);
+      }
     }
     try {
       familyOptionsFrom(values);
@@ -168,7 +170,7 @@ export class ModelService {
   }
 }
 
-/** The `modelOptions` names a family takes: its flags' attributes. */
+/** The `modelOptions` names a family takes: its table's flags' attributes. */
 function optionNamesOf(kind: string): string[] {
   return [...familyOptionNames()].filter(([, family]) => family.id === kind).map(([name]) => name);
 }

@@ -6,22 +6,11 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { StemsplitError } from '../errors.js';
 import type { ModelFamilyRecord } from '../models/family.js';
+import { readOptionTable } from '../models/option-table.js';
 import { installUvrModelData } from '../uvr/pull.js';
 import { isVrModelFile, vrModelDataBeside } from './model-data.js';
-import { VR_DEFAULTS, vrOptions, type VrOptions } from './options.js';
-
-/** Each flag's commander attribute and the option it sets. */
-const OPTION_OF: readonly (readonly [attribute: string, flag: string, option: keyof VrOptions])[] = [
-  ['vrWindowSize', '--vr-window-size', 'windowSize'],
-  ['vrAggression', '--vr-aggression', 'aggression'],
-  ['vrBatchSize', '--vr-batch-size', 'batchSize'],
-  ['vrEnableTta', '--vr-enable-tta', 'enableTta'],
-  ['vrEnablePostProcess', '--vr-enable-post-process', 'enablePostProcess'],
-  ['vrPostProcessThreshold', '--vr-post-process-threshold', 'postProcessThreshold'],
-  ['vrHighEndProcess', '--vr-high-end-process', 'highEndProcess'],
-];
+import { VR_OPTION_TABLE, type VrOptions } from './options.js';
 
 export const vrFamily: ModelFamilyRecord = {
   id: 'vr',
@@ -33,32 +22,10 @@ export const vrFamily: ModelFamilyRecord = {
     const data = vrModelDataBeside(model.path);
     return existsSync(data) ? [data] : [];
   },
-  flags: [
-    { flags: '--vr-window-size <frames>', description: `UVR VR: spectrogram frames per network window, 320, 512 or 1024 (default ${VR_DEFAULTS.windowSize})`, separatorSpelling: '--vr_window_size' },
-    { flags: '--vr-aggression <n>', description: `UVR VR: how deeply the primary stem is extracted, -100 to 100 (default ${VR_DEFAULTS.aggression})`, separatorSpelling: '--vr_aggression' },
-    { flags: '--vr-batch-size <n>', description: `UVR VR: taken for python-audio-separator command lines; the stems do not depend on it (default ${VR_DEFAULTS.batchSize})`, separatorSpelling: '--vr_batch_size' },
-    { flags: '--vr-enable-tta', description: 'UVR VR: test-time augmentation, a second pass shifted by half a window, averaged (slower)', separatorSpelling: '--vr_enable_tta' },
-    { flags: '--vr-enable-post-process', description: "UVR VR: UVR's post-process, the mask pushed to the primary stem where it stays clean for a while", separatorSpelling: '--vr_enable_post_process' },
-    { flags: '--vr-post-process-threshold <t>', description: `UVR VR: the post-process threshold, above 0 and below 1 (default ${VR_DEFAULTS.postProcessThreshold})`, separatorSpelling: '--vr_post_process_threshold' },
-    { flags: '--vr-high-end-process', description: "UVR VR: mirror the input's highest frequencies into the stems", separatorSpelling: '--vr_high_end_process' },
-  ],
+  optionTable: VR_OPTION_TABLE,
   options(values) {
-    const given: Record<string, number | boolean> = {};
-    for (const [attribute, flag, option] of OPTION_OF) {
-      const value = values[attribute];
-      if (value === undefined || value === false) continue;
-      if (value === true) {
-        given[option] = true;
-        continue;
-      }
-      const number = Number(value);
-      if (!Number.isFinite(number)) throw new StemsplitError('USAGE', `${flag} must be a number, got "${String(value)}"`);
-      given[option] = number;
-    }
-    if (Object.keys(given).length === 0) return undefined;
-    const vr = given as Partial<VrOptions>;
-    vrOptions(vr);
-    return { vr };
+    const vr = readOptionTable(VR_OPTION_TABLE, values);
+    return vr === undefined ? undefined : { vr };
   },
   async load(model, options) {
     const { loadVr } = await import('./engine.js');

@@ -3,7 +3,8 @@
  * `--vr_window_size`, `--vr_aggression`, `--vr_enable_tta`, `--vr_enable_post_process`,
  * `--vr_post_process_threshold`, `--vr_high_end_process`), with its defaults.
  */
-import { StemsplitError } from '../errors.js';
+import type { FamilyOption } from '../models/family.js';
+import { checkOptionKeys } from '../models/option-table.js';
 
 export interface VrOptions {
   /** Windows per network run; does not change the result (masks are concatenated along time). */
@@ -34,17 +35,57 @@ export const VR_DEFAULTS: VrOptions = Object.freeze({
 /** Frames per window: UVR offers up to 1024; larger ones only cost memory. */
 const MAX_WINDOW = 8192;
 
-/** The options merged over the defaults, refused in one line where the official code would fail. */
+/** The VR family's options table (models/family.ts): each row's key is a VrOptions field. */
+export const VR_OPTION_TABLE: readonly FamilyOption[] = [
+  {
+    flags: '--vr-window-size <frames>',
+    key: 'windowSize',
+    type: 'integer',
+    min: 1,
+    max: MAX_WINDOW,
+    separatorSpelling: '--vr_window_size',
+    help: `UVR VR: spectrogram frames per network window, UVR offers 320, 512 or 1024 (default ${VR_DEFAULTS.windowSize})`,
+  },
+  {
+    flags: '--vr-aggression <n>',
+    key: 'aggression',
+    type: 'integer',
+    min: -100,
+    max: 100,
+    separatorSpelling: '--vr_aggression',
+    help: `UVR VR: how deeply the primary stem is extracted (default ${VR_DEFAULTS.aggression})`,
+  },
+  {
+    flags: '--vr-batch-size <n>',
+    key: 'batchSize',
+    type: 'integer',
+    min: 1,
+    separatorSpelling: '--vr_batch_size',
+    help: `UVR VR: taken for python-audio-separator command lines; the stems do not depend on it (default ${VR_DEFAULTS.batchSize})`,
+  },
+  { flags: '--vr-enable-tta', key: 'enableTta', type: 'switch', separatorSpelling: '--vr_enable_tta', help: 'UVR VR: test-time augmentation, a second pass shifted by half a window, averaged (slower)' },
+  { flags: '--tta', key: 'enableTta', type: 'switch', help: "UVR's own test-time augmentation, as --vr-enable-tta" },
+  {
+    flags: '--vr-enable-post-process',
+    key: 'enablePostProcess',
+    type: 'switch',
+    separatorSpelling: '--vr_enable_post_process',
+    help: "UVR VR: UVR's post-process, the mask pushed to the primary stem where it stays clean for a while",
+  },
+  {
+    flags: '--vr-post-process-threshold <t>',
+    key: 'postProcessThreshold',
+    type: 'number',
+    above: 0,
+    below: 1,
+    separatorSpelling: '--vr_post_process_threshold',
+    help: `UVR VR: the post-process threshold (default ${VR_DEFAULTS.postProcessThreshold})`,
+  },
+  { flags: '--vr-high-end-process', key: 'highEndProcess', type: 'switch', separatorSpelling: '--vr_high_end_process', help: "UVR VR: mirror the input's highest frequencies into the stems" },
+];
+
+/** The options merged over the defaults, each checked against the table (a USAGE error names its flag). */
 export function vrOptions(options: Partial<VrOptions> = {}): VrOptions {
-  const merged = { ...VR_DEFAULTS, ...options };
-  const usage = (message: string): never => {
-    throw new StemsplitError('USAGE', message);
-  };
-  if (!(Number.isInteger(merged.batchSize) && merged.batchSize >= 1)) usage(`--vr-batch-size must be a whole number ≥ 1, got ${merged.batchSize}`);
-  if (!(Number.isInteger(merged.windowSize) && merged.windowSize >= 1 && merged.windowSize <= MAX_WINDOW)) usage(`--vr-window-size must be a whole number up to ${MAX_WINDOW}, got ${merged.windowSize}`);
-  if (!(Number.isInteger(merged.aggression) && merged.aggression >= -100 && merged.aggression <= 100)) usage(`--vr-aggression must be a whole number from -100 to 100, got ${merged.aggression}`);
-  if (!(Number.isFinite(merged.postProcessThreshold) && merged.postProcessThreshold > 0 && merged.postProcessThreshold < 1)) {
-    usage(`--vr-post-process-threshold must be above 0 and below 1, got ${merged.postProcessThreshold}`);
-  }
-  return merged;
+  checkOptionKeys(VR_OPTION_TABLE, options);
+  return { ...VR_DEFAULTS, ...options };
 }

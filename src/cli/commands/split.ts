@@ -41,7 +41,6 @@ export interface SplitOptions {
   clipMode?: string;
   /** --normalize alone (true) or with its peak. */
   normalize?: string | boolean;
-  shifts?: string;
   json?: boolean;
   /** Where each stem goes under -o: `{track}/{stem}.{ext}` by default (cli/filename-template.ts). */
   filename?: string;
@@ -72,11 +71,8 @@ function parseOptions(options: SplitOptions): StemOutputOptions {
     throw new StemsplitError('USAGE', `${STEM_FORMAT_INFO[format].title} cannot hold ${sampleRate} Hz; use one of ${rates.join(', ')} or --format wav/flac`);
   }
   const bitrate = parseBitrate(format, options);
-  const shifts = Number(options.shifts ?? 0);
-  if (!Number.isInteger(shifts) || shifts < 0 || shifts > 20) throw new StemsplitError('USAGE', '--shifts must be a whole number from 0 to 20');
   return {
     format,
-    shifts,
     ...(bitrate !== undefined ? { bitrateKbps: bitrate } : {}),
     ...parseLevels(options),
     ...(options.float32 ? { float32: true } : {}),
@@ -159,7 +155,7 @@ async function pullMissingModels(ctx: CommandContext, options: SplitOptions): Pr
 function checkFamilyFlags(choice: ModelChoice, options: SplitOptions): void {
   const refs = isEnsembleRef(choice) ? choice.members : [choice];
   const flags = [
-    ...familyFlags().map(({ family, flags: declared }) => ({ flag: flagName(declared), given: isGiven(options[flagAttribute(declared)]), families: [family] })),
+    ...familyFlags().map(({ families, flags: declared }) => ({ flag: flagName(declared), given: isGiven(options[flagAttribute(declared)]), families })),
     { flag: '--model-config', given: options.modelConfig !== undefined, families: MODEL_FAMILIES.filter((family) => family.takesConfig) },
   ];
   for (const { flag, given, families } of flags) {
