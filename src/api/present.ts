@@ -10,6 +10,7 @@ import type { StemUrlSigner } from './stem-urls.js';
 import { ensembleMembers } from '../config.js';
 import { DEFAULT_CLIP_MODE } from '../audio/levels.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM } from '../ensemble/algorithms.js';
+import { chainStepAt } from '../chains/recipe.js';
 
 /** A job as the API shows it: the type of its schema (schemas.ts), declared there once. */
 export type AudioSplitResource = z.output<typeof AudioSplit>;
@@ -40,11 +41,13 @@ export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: strin
     progress: split.progress,
     device: split.device ?? null,
     ...(queuePosition !== undefined ? { queuePosition } : {}),
+    chainStep: options.chain ? chainStepAt(split.progress, options.chain.length) : null,
     createdAt: split.createdAt,
     updatedAt: split.updatedAt,
     models: ensembleMembers(split.modelName),
     ensembleWeights: options.ensembleWeights ? [...options.ensembleWeights] : null,
     modelOptions: options.modelOptions ? { ...options.modelOptions } : null,
+    chain: options.chain ? options.chain.map((step) => ({ ...step })) as AudioSplitResource['chain'] : null,
     error: null,
   };
   if (resource.models.length > 1) resource.ensemble = (options.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM) as AudioSplitResource['ensemble'];

@@ -14,6 +14,7 @@ import { CLIP_MODES, DEFAULT_NORMALIZE_PEAK } from '../audio/levels.js';
 import { ALLOWED_CONTENT_TYPES, MAX_UPLOAD_BYTES } from '../limits.js';
 import { parseHttpUrl } from '../net/fetch.js';
 import { ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
+import { PRESET_ID } from '../presets/schema.js';
 import { MAX_CHAIN_STEPS, recipeProblem, type RecipeStep } from '../chains/recipe.js';
 import { API_DEFAULT_ALIAS, STEM_MODEL_ALIASES, type StemModelAlias } from '../models/aliases.js';
 import { TASKS } from '../models/tasks.js';
@@ -150,6 +151,11 @@ export const SplitRequest = z
       .max(MAX_ENSEMBLE_MEMBERS)
       .optional()
       .openapi({ description: 'An addition, with `models` and avg_wave or avg_fft: one weight per model.' }),
+    preset: z
+      .string()
+      .regex(PRESET_ID, 'must be a preset id from GET /v1/presets')
+      .optional()
+      .openapi({ description: 'An addition: a named ensemble from GET /v1/presets (its models, algorithm and weights), instead of model, models, ensemble and ensembleWeights.' }),
     twoStems: StemKey.optional().openapi({ description: 'An addition: write this stem and no_<stem> (the rest), as the CLI\'s --two-stems.' }),
     outputFormat: z
       .enum(STEM_FORMATS)
@@ -206,8 +212,10 @@ function chainRequestProblem(body: { model?: string | undefined; models?: string
 }
 
 /** The rules between a split request's fields, in a sentence: the fields alone are checked by their schemas. */
-function splitRequestProblem(body: { model?: string | undefined; models?: string[] | undefined; ensemble?: string | undefined; ensembleWeights?: number[] | undefined; outputFormat: StemFormat; bitDepth?: number | undefined; bitrateKbps?: number | undefined }): string | undefined {
+function splitRequestProblem(body: { preset?: string | undefined; model?: string | undefined; models?: string[] | undefined; ensemble?: string | undefined; ensembleWeights?: number[] | undefined; outputFormat: StemFormat; bitDepth?: number | undefined; bitrateKbps?: number | undefined }): string | undefined {
   if (body.model !== undefined && body.models !== undefined) return 'give either model or models (an ensemble), not both';
+  const presetClash = (['model', 'models', 'ensemble', 'ensembleWeights'] as const).filter((field) => body.preset !== undefined && body[field] !== undefined);
+  if (presetClash.length > 0) return `preset names its models and how they combine; drop ${presetClash.join(', ')}`;
   if (body.models === undefined && (body.ensemble !== undefined || body.ensembleWeights !== undefined)) return 'ensemble and ensembleWeights combine the models of `models`; name them there';
   if (body.models !== undefined && body.ensembleWeights !== undefined) {
     if (body.ensembleWeights.length !== body.models.length) return `ensembleWeights needs one weight per model (${body.models.length}), got ${body.ensembleWeights.length}`;
@@ -270,6 +278,11 @@ export const AudioSplit = z
       .min(1)
       .optional()
       .openapi({ description: 'An addition, in GET /v1/audio/splits/{id} of a queued job: its place in the server\'s queue (1: the next to start), every account\'s jobs counted.' }),
+    chainStep: z
+      .int()
+      .min(1)
+      .nullable()
+      .openapi({ description: 'An addition, for a chain: the step running now (1-based; from its progress, each step an equal share), the last step once done; null for one model.' }),
     createdAt: isoTime,
     updatedAt: isoTime,
     sourceUrl: z
@@ -279,6 +292,7 @@ export const AudioSplit = z
     models: z.array(z.string()).openapi({ description: 'An addition: every model that ran (one, or each member of an ensemble).' }),
     ensembleWeights: z.array(z.number()).nullable().openapi({ description: 'An addition: the ensemble\'s weights as asked, or null (equal).' }),
     modelOptions: ModelOptions.nullable().openapi({ description: 'An addition: the family settings the job asked for, or null.' }),
+    chain: z.array(ChainStep).nullable().openapi({ description: 'An addition: the chain the job runs, as asked, or null for one model or ensemble.' }),
     mixStems: z
       .array(z.string())
       .optional()
@@ -328,6 +342,9 @@ export const ModelInfo = z
     sources: z.array(z.string()).openapi({ description: 'The stems it writes, lower-case.' }),
     description: z.string(),
     terms: z.string().openapi({ description: 'The licence or terms of the weights as their publisher states them, or "not stated".' }),
+    scores: z
+      .array(z.object({ sdr: z.record(z.string(), z.number()), source: z.string() }).strict())
+      .openapi({ description: 'An addition: per-stem SDR (dB) as its publishers state them (python-audio-separator\'s models-scores.json, MSST\'s tables), each set with its source; empty where none is published.' }),
   })
   .strict()
   .openapi('ModelInfo');
@@ -346,6 +363,33 @@ export const ModelList = z
   })
   .strict()
   .openapi('ModelList');
+
+export const PresetInfo = z
+  .object({
+    id: z.string().openapi({ description: 'What a split request\'s `preset` takes, e.g. vocal_balanced.' }),
+    name: z.string(),
+    description: z.string(),
+    origin: z.enum(['builtin', 'user']).openapi({ description: 'builtin: python-audio-separator\'s curated presets; user: the operator\'s presets.json.' }),
+    source: z.string().openapi({ description: 'Where it is defined.' }),
+    algorithm: z.enum(ENSEMBLE_ALGORITHMS),
+    weights: z.array(z.number()).nullable().openapi({ description: 'One per member; null: equal.' }),
+    installed: z.boolean().openapi({ description: 'Whether every member is installed on this server.' }),
+    members: z.array(
+      z
+        .object({
+          given: z.string().openapi({ description: 'As the preset names it (python-audio-separator names models by file).' }),
+          model: z.string().openapi({ description: 'The model name it runs as (GET /v1/models), where this server knows it.' }),
+          installed: z.boolean(),
+          catalog: z.string().nullable().openapi({ description: 'The catalog model the operator can pull for it, or null.' }),
+          terms: z.string().nullable().openapi({ description: 'The terms of its weights as stated, or null where this server knows nothing of it.' }),
+        })
+        .strict(),
+    ),
+  })
+  .strict()
+  .openapi('PresetInfo');
+
+export const PresetList = z.object({ items: z.array(PresetInfo) }).strict().openapi('PresetList');
 
 export const Health = z.object({ status: z.literal('ok'), version: z.string() }).strict().openapi('Health');
 

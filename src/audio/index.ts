@@ -9,4 +9,4 @@ export {
 } from './decode.js';
 export { isStemFormat, STEM_CONTENT_TYPES, STEM_FORMATS } from './formats.js';
 export { encodeStem, openStemEncoder, type EncodeOptions, type StemDepth, type StemEncoder, type StemFormat } from './encode.js';
-export { wavHeader, writeWavTo, type WavSampleFormat } from './wav.js';
+export { readWavLayout, wavHeader, writeWavTo, type WavLayout, type WavSampleFormat } from './wav.js';

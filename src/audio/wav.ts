@@ -2,7 +2,7 @@
  * A small WAV writer: RIFF/WAVE, stereo, 16-bit PCM or 32-bit IEEE float.
  * Writing WAV needs no codec, so it skips ffmpeg entirely.
  */
-import type { FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { endianness } from 'node:os';
 
 export type WavSampleFormat = 'pcm16' | 'float32';
@@ -97,5 +97,44 @@ export async function writeWavTo(
   for (let start = 0; start < length; start += FRAMES_PER_WRITE) {
     const count = Math.min(FRAMES_PER_WRITE, length - start);
     await file.write(interleaveFrames(planar, length, start, count, format, scratch));
+  }
+}
+
+/** A WAV file's layout as its header states it: enough to stream its data back (a chain's intermediate stems). */
+export interface WavLayout {
+  readonly channels: number;
+  readonly sampleRate: number;
+  readonly frames: number;
+}
+
+/** Reads a WAV file's `fmt ` and `data` chunks (the first 64 KiB, where any writer puts them). */
+export async function readWavLayout(path: string): Promise<WavLayout> {
+  const file = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(65_536);
+    const { bytesRead } = await file.read(head, 0, head.length, 0);
+    if (bytesRead < 12 || head.toString('ascii', 0, 4) !== 'RIFF' || head.toString('ascii', 8, 12) !== 'WAVE') throw new Error(`${path} is not a WAV file`);
+    let channels = 0;
+    let sampleRate = 0;
+    let blockAlign = 0;
+    for (let at = 12; at + 8 <= bytesRead; ) {
+      const id = head.toString('ascii', at, at + 4);
+      const size = head.readUInt32LE(at + 4);
+      if (id === 'fmt ') {
+        channels = head.readUInt16LE(at + 10);
+        sampleRate = head.readUInt32LE(at + 12);
+        blockAlign = head.readUInt16LE(at + 20);
+      } else if (id === 'data') {
+        if (blockAlign === 0) break;
+        const total = (await file.stat()).size - (at + 8);
+        // A writer that could not seek back leaves the size unset: the rest of the file is the data.
+        const bytes = size === 0 || size === 0xffffffff ? total : Math.min(size, total);
+        return { channels, sampleRate, frames: Math.floor(bytes / blockAlign) };
+      }
+      at += 8 + size + (size % 2);
+    }
+    throw new Error(`${path}: no fmt and data chunks in its first 64 KiB`);
+  } finally {
+    await file.close();
   }
 }

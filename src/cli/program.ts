@@ -215,8 +215,15 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .addOption(ensembleOption())
     .addOption(ensembleWeightsOption('--model, in order'))
     .option('--preset <name>', 'run a named ensemble instead of --model/--ensemble: python-audio-separator\'s presets or your own (stemsplit presets list)')
-    .option('--model-config <file>', "an MSST checkpoint's .yaml (default: the .yaml beside the checkpoint)");
-  // Each family's own flags, declared in its record (models/family.ts).
+    .option('--model-config <file>', "an MSST checkpoint's .yaml (default: the .yaml beside the checkpoint)")
+    .addOption(
+      new Option('--then <input=model>', 'chain another model after --model: split the stem <input> an earlier step made with <model> (a name, a path, or A+B); its stems are named <input>-<stem>; repeatable, e.g. --then vocals=karaoke.ckpt')
+        .argParser(collect)
+        .default([] as string[], 'none'),
+    )
+    .option('--chain <file>', 'run the chain in this recipe (JSON or YAML: a list of steps, {model} then {input, model}; see docs/workflows.md) instead of --model/--then')
+    .option('--keep-intermediate', "a chain also writes the stems its later steps split (default: only the ones no step split)");
+  // Each family's options, declared in its options table (models/family.ts).
   for (const { flags, description } of familyFlags()) split.option(flags, description);
   split
     .option('--two-stems <stem>', 'write <stem> and no_<stem> (the sum of the others), e.g. vocals for karaoke')

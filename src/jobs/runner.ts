@@ -21,7 +21,7 @@ import { DEFAULT_ENSEMBLE_ALGORITHM, isEnsembleAlgorithm, type EnsembleMethod } 
 import { familyOptionsFrom } from '../models/families.js';
 import { isEnsembleRef, type ModelChoice, type ModelRegistry } from '../models/registry.js';
 import { OutageLog, parseJobOptions, type DataStore, type JobOptions, type Split } from '../store/index.js';
-import type { SplitJob, Splitter } from '../splitting/worker-pool.js';
+import type { ChainStepRef, SplitJob, Splitter } from '../splitting/worker-pool.js';
 import PQueue from 'p-queue';
 import { SerialPass } from './serial-pass.js';
 import { queueWebhook, refundAndAnnounce, type PresentSplit } from './cancel.js';
@@ -200,7 +200,7 @@ export class JobRunner {
   async #process(split: Split, stop: AbortSignal): Promise<'lost' | { ok: true; stems: string[]; mixStems: readonly string[] | undefined } | { ok: false; code: JobErrorCode; message: string }> {
     let stage: JobErrorCode = 'SEPARATION_FAILED';
     try {
-      const ref = this.#modelOf(split);
+      const { ref, then } = this.#modelsOf(split);
       // Another worker took it between the claim and here (this one stalled past its lease).
       if (!(await this.#data.splits.markProcessing(split.id, this.name, ref.name))) return 'lost';
       let lastPercent = -1;
@@ -208,7 +208,7 @@ export class JobRunner {
       const source = this.#data.layout.absolute(split.sourcePath);
       if (!existsSync(source)) throw new StemsplitError('SOURCE_FETCH_FAILED', 'the source audio is no longer on the server');
       stage = 'AUDIO_DECODE_FAILED';
-      const job = { inputPath: source, model: ref, ...this.#outputOf(split, isEnsembleRef(ref)), outDir, format: split.outputFormat };
+      const job = { inputPath: source, model: ref, ...this.#outputOf(split, isEnsembleRef(ref)), ...then, outDir, format: split.outputFormat };
       const started = Date.now();
       // The first progress comes once the worker has the model loaded (a first load may convert for minutes).
       let loadedAt: number | undefined;
@@ -229,7 +229,8 @@ export class JobRunner {
       this.#options.log?.(`split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} on ${result.device} in ${((finished - started) / 1000).toFixed(1)} s`);
       // What an estimate needs: the split itself, not a model's one-time load or conversion.
       const splitSeconds = (finished - (loadedAt ?? started)) / 1000;
-      await this.#data.modelTimings.record(ref.name, splitSeconds, result.durationSeconds).catch((error: unknown) => this.#outage.failed(error));
+      // A chain's time is its steps' together, no one model's.
+      if (then.then === undefined) await this.#data.modelTimings.record(ref.name, splitSeconds, result.durationSeconds).catch((error: unknown) => this.#outage.failed(error));
       return { ok: true, stems: Object.keys(result.stems), mixStems: result.mixStems };
     } catch (error) {
       if (stop.aborted) return { ok: false, code: 'CANCELLED', message: describeError(error) };
@@ -239,14 +240,31 @@ export class JobRunner {
     }
   }
 
-  /** The model a job named, as installed now; one removed since the job was made fails it in words its client understands. */
-  #modelOf(split: Split): ModelChoice {
-    const { modelOptions } = parseJobOptions(split.jobOptions);
+  /**
+   * The model a job named, or its chain's first step and the steps after it (the ensemble method
+   * of each as the job asked), as installed now.
+   */
+  #modelsOf(split: Split): { ref: ModelChoice; then: Pick<SplitJob, 'then' | 'keepIntermediate' | 'ensemble'> } {
+    const { modelOptions, chain, keepIntermediate } = parseJobOptions(split.jobOptions);
+    const options = modelOptions ? familyOptionsFrom(modelOptions) : undefined;
+    if (chain === undefined) return { ref: this.#modelOf(split.modelName, () => this.#registry.resolve(split.modelName, undefined, options)), then: {} };
+    const steps = chain.map((step) => {
+      const name = step.models?.join('+') ?? (step.model as string);
+      const ref = this.#modelOf(name, () => (step.models ? this.#registry.resolveEnsemble(step.models, options) : this.#registry.resolve(name, undefined, options)));
+      const ensemble = isEnsembleRef(ref) ? { ensemble: { algorithm: (step.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM) as EnsembleMethod['algorithm'], ...(step.ensembleWeights ? { weights: step.ensembleWeights } : {}) } } : {};
+      return { input: step.input as string, model: ref, ...ensemble };
+    });
+    const [first, ...later] = steps as [ChainStepRef, ...ChainStepRef[]];
+    return { ref: first.model, then: { ...(first.ensemble ? { ensemble: first.ensemble } : {}), then: later, ...(keepIntermediate ? { keepIntermediate } : {}) } };
+  }
+
+  /** A model the job named, as installed now; one removed since the job was made fails it in words its client understands. */
+  #modelOf(name: string, resolve: () => ModelChoice): ModelChoice {
     try {
-      return this.#registry.resolve(split.modelName, undefined, modelOptions ? familyOptionsFrom(modelOptions) : undefined);
+      return resolve();
     } catch (error) {
       const why = isStemsplitError(error) && error.code === 'MODEL_NOT_FOUND' ? 'is no longer installed on this server' : `cannot be loaded: ${describeError(error)}`;
-      throw new StemsplitError(isStemsplitError(error) ? error.code : 'MODEL_INVALID', `the model ${split.modelName} that this job asked for ${why}; the credits were refunded`, { cause: error });
+      throw new StemsplitError(isStemsplitError(error) ? error.code : 'MODEL_INVALID', `the model ${name} that this job asked for ${why}; the credits were refunded`, { cause: error });
     }
   }
 

@@ -7,10 +7,12 @@
 import { rm } from 'node:fs/promises';
 import type { StemFormat } from '../audio/formats.js';
 import { probeDurationSeconds } from '../audio/index.js';
-import { StemsplitError, describeError } from '../errors.js';
+import { StemsplitError, describeError, isStemsplitError } from '../errors.js';
 import type { EnsembleMethod } from '../ensemble/algorithms.js';
 import { isStemModelAlias, type StemModelAlias } from '../models/aliases.js';
-import { isEnsembleRef, type ModelChoice } from '../models/registry.js';
+import { ensembleOf, isEnsembleRef, type ModelChoice } from '../models/registry.js';
+import { chainCredits, chainName, chainStems, type Recipe, type RecipeStep } from '../chains/recipe.js';
+import { parseEnsembleMethod } from '../ensemble/algorithms.js';
 import { assertAllowedTarget, downloadToFile, FetchRefused, type GuardOptions } from '../net/fetch.js';
 import { ID_PATTERN, isoAt, newId, serializeJobOptions, type DataStore, type JobOptions, type Principal, type Split } from '../store/index.js';
 import type { ModelService } from './models.js';
@@ -27,6 +29,8 @@ export interface CreateSplitRequest {
   readonly models?: readonly string[] | undefined;
   readonly ensemble?: EnsembleMethod['algorithm'] | undefined;
   readonly ensembleWeights?: readonly number[] | undefined;
+  /** A named ensemble (GET /v1/presets), instead of model/models/ensemble/ensembleWeights. */
+  readonly preset?: string | undefined;
   readonly twoStems?: string | undefined;
   readonly outputFormat: StemFormat;
   readonly bitDepth?: JobOptions['bitDepth'] | undefined;
@@ -35,6 +39,9 @@ export interface CreateSplitRequest {
   /** The peak a louder stem is scaled to (audio/levels.ts). */
   readonly normalize?: number | undefined;
   readonly modelOptions?: JobOptions['modelOptions'] | undefined;
+  /** Models run one after another (chains/recipe.ts), instead of model/models. */
+  readonly chain?: Recipe | undefined;
+  readonly keepIntermediate?: boolean | undefined;
   readonly webhookUrl?: string | undefined;
 }
 
@@ -115,17 +122,23 @@ export class SplitService {
    * `onCreated` runs inside the transaction that creates the job (the API stores its idempotent
    * response there), so a crash cannot leave a job whose creator never learned of it.
    */
-  async create(principal: Principal, request: CreateSplitRequest, baseUrl: string, onCreated?: (split: Split) => Promise<void>): Promise<Split> {
+  async create(principal: Principal, given: CreateSplitRequest, baseUrl: string, onCreated?: (split: Split) => Promise<void>): Promise<Split> {
+    let request: CreateSplitRequest = this.#models.expandPreset(given);
     const id = newId('split');
-    const model = this.#models.choose(request);
+    const steps = request.chain ? this.#chainSteps(request) : undefined;
+    // The job keeps each step by the model it resolved to, as it keeps one model's name.
+    if (steps && request.chain) request = { ...request, chain: steps.map((ref, index) => resolvedStep(request.chain?.[index] as RecipeStep, ref)) };
+    // A chain's models are checked together, as an ensemble's members are.
+    const model = steps ? ensembleOf(steps.flatMap((step) => (isEnsembleRef(step) ? step.members : [step]))) : this.#models.choose(request);
     const options = this.#jobOptions(request, model);
+    const modelName = steps ? chainName(steps.map((step) => step.name)) : model.name;
     if (request.webhookUrl) await this.#checkWebhookTarget(request.webhookUrl);
     const source = await this.#source(id, principal, request.input);
     try {
       const seconds = await this.#probe(source.path);
-      const credits = Math.ceil(seconds);
+      const credits = chainCredits(seconds, steps?.length ?? 1);
       return await this.#data.store.transaction(async () => {
-        const split = await this.#insert(id, principal, request, source, { modelName: model.name, stemModel: stemModelOf(request, model), jobOptions: serializeJobOptions(options) }, credits, baseUrl);
+        const split = await this.#insert(id, principal, request, source, { modelName, stemModel: stemModelOf(request, model), jobOptions: serializeJobOptions(options) }, credits, baseUrl);
         await onCreated?.(split);
         return split;
       });
@@ -133,6 +146,29 @@ export class SplitService {
       await source.discard();
       throw error;
     }
+  }
+
+  /**
+   * A chain's steps resolved as a job's model is (names, aliases, ensembles with their method
+   * checked), and its stems checked where the models' listings name them; each problem names its step.
+   */
+  #chainSteps(request: CreateSplitRequest): ModelChoice[] {
+    const recipe = request.chain as Recipe;
+    const steps = recipe.map((step, index) => {
+      try {
+        const ref = this.#models.choose({ stemModel: request.stemModel, model: step.model, models: step.models });
+        if (isEnsembleRef(ref)) parseEnsembleMethod(step.ensemble, step.ensembleWeights?.join(','), ref.members.length);
+        else if (step.ensemble !== undefined || step.ensembleWeights !== undefined) throw new StemsplitError('VALIDATION_ERROR', 'ensemble and ensembleWeights combine the models of `models`');
+        return ref;
+      } catch (error) {
+        if (!isStemsplitError(error)) throw error;
+        throw new StemsplitError(error.code === 'USAGE' ? 'VALIDATION_ERROR' : error.code, `chain step ${index + 1}: ${error.message.replace(/^--ensemble(-weights)?/, (flag) => (flag === '--ensemble' ? 'ensemble' : 'ensembleWeights'))}`, { cause: error });
+      }
+    });
+    const known = steps.map((ref) => (!isEnsembleRef(ref) && ref.sources.length > 0 ? ref.sources : undefined));
+    const stems = chainStems(recipe.map((step) => step.input), known);
+    if ('problem' in stems) throw new StemsplitError('VALIDATION_ERROR', `chain: ${stems.problem}`);
+    return steps;
   }
 
   /** A webhook that could never be delivered is refused now, not retried for a day. */
@@ -151,7 +187,7 @@ export class SplitService {
    */
   #jobOptions(request: CreateSplitRequest, model: ModelChoice): JobOptions {
     const method = request.models !== undefined || (request.model?.includes('+') ?? false) ? { algorithm: request.ensemble, weights: request.ensembleWeights } : this.#options.aliasEnsemble;
-    const ensemble = isEnsembleRef(model) && method ? { ...(method.algorithm ? { ensemble: method.algorithm } : {}), ...(method.weights ? { ensembleWeights: [...method.weights] } : {}) } : {};
+    const ensemble = request.chain === undefined && isEnsembleRef(model) && method ? { ...(method.algorithm ? { ensemble: method.algorithm } : {}), ...(method.weights ? { ensembleWeights: [...method.weights] } : {}) } : {};
     if (request.twoStems !== undefined) {
       const sources = isEnsembleRef(model) ? [...new Set(model.members.flatMap((member) => member.sources))] : model.sources;
       if (sources.length > 0 && !sources.includes(request.twoStems)) {
@@ -168,6 +204,7 @@ export class SplitService {
       ...(request.clipMode !== undefined ? { clipMode: request.clipMode } : {}),
       ...(request.normalize !== undefined ? { normalize: request.normalize } : {}),
       ...(request.modelOptions !== undefined && Object.keys(request.modelOptions).length > 0 ? { modelOptions: request.modelOptions } : {}),
+      ...(request.chain !== undefined ? { chain: request.chain, ...(request.keepIntermediate ? { keepIntermediate: true } : {}) } : {}),
     };
   }
 
@@ -268,6 +305,14 @@ export class SplitService {
       throw new StemsplitError('VALIDATION_ERROR', `input.url could not be fetched: ${describeError(error)}`, { cause: error });
     }
   }
+}
+
+/** A chain's step as the job keeps it: the model (or ensemble members) it resolved to, its input and method as asked. */
+function resolvedStep(step: RecipeStep, ref: ModelChoice): RecipeStep {
+  const input = step.input !== undefined ? { input: step.input } : {};
+  if (!isEnsembleRef(ref)) return { ...input, model: ref.name };
+  const method = { ...(step.ensemble !== undefined ? { ensemble: step.ensemble } : {}), ...(step.ensembleWeights !== undefined ? { ensembleWeights: [...step.ensembleWeights] } : {}) };
+  return { ...input, models: ref.members.map((member) => member.name), ...method };
 }
 
 /**

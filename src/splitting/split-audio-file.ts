@@ -34,6 +34,9 @@ export interface SplitProgress {
   readonly phase: SplitPhase;
   /** Overall progress, 0–100. */
   readonly percent: number;
+  /** A chain's step now running (1-based) and its number of steps (splitting/chain.ts); absent for one model. */
+  readonly step?: number;
+  readonly steps?: number;
 }
 
 /** What a split writes: plain data, the same from the CLI, the job runner and across to the worker process. */

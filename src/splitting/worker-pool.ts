@@ -14,7 +14,7 @@ import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from 
 import type { EnsembleMethod } from '../ensemble/algorithms.js';
 import { allocatorOf, type ModelChoice } from '../models/registry.js';
 import { removeAbandonedEntries } from '../onnx/cache.js';
-import { ortProcessEnv, type AllocatorProfile } from '../onnx/process-env.js';
+import { DEFAULT_ALLOCATOR, ortProcessEnv, type AllocatorProfile } from '../onnx/process-env.js';
 import type { Precision } from '../onnx/quantize.js';
 import { disableOrtTelemetry, ORT_PROVIDER_ENV } from '../onnx/session.js';
 import type { SplitFileResult, SplitProgress, StemOutputOptions } from './split-audio-file.js';
@@ -28,6 +28,23 @@ export interface SplitJob extends StemOutputOptions {
   /** How an ensemble's members are combined; default avg_wave, equal weights. */
   readonly ensemble?: EnsembleMethod;
   readonly outDir: string;
+  /** A chain's later steps (splitting/chain.ts): each splits a stem an earlier step made. */
+  readonly then?: readonly ChainStepRef[];
+  /** A chain writes the stems its later steps split too. */
+  readonly keepIntermediate?: boolean;
+}
+
+/** The allocator settings a job's models want: a chain's steps', where they agree (as an ensemble's members'). */
+function jobAllocator(job: SplitJob): AllocatorProfile {
+  const profiles = new Set([job.model, ...(job.then ?? []).map((step) => step.model)].map(allocatorOf));
+  return profiles.size === 1 ? ([...profiles][0] as AllocatorProfile) : DEFAULT_ALLOCATOR;
+}
+
+/** A chain's later step, resolved: the stem it splits and its model (an ensemble with its method). */
+export interface ChainStepRef {
+  readonly input: string;
+  readonly model: ModelChoice;
+  readonly ensemble?: EnsembleMethod;
 }
 
 /** A split's result, and the device that ran it ("GPU: NVIDIA H200 (Vulkan)", "CPU"). */
@@ -341,7 +358,7 @@ export function workerSplitter(data: SplitWorkerData, size: number, gpu?: GpuLan
     }
   };
   const runOn = async (among: readonly Lane[], job: SplitJob, onProgress: (progress: SplitProgress) => void, stop?: AbortSignal, onLoaded?: OnLoaded): Promise<SplitRun> => {
-    const worker = await acquire(allocatorOf(job.model), among);
+    const worker = await acquire(jobAllocator(job), among);
     const device = describeDevice(worker.device);
     try {
       stop?.throwIfAborted();

@@ -1,11 +1,13 @@
 /** The worker-process side of `workerSplitter`: loads models once, runs split jobs, reports progress. */
 import { describeError, isStemsplitError } from '../errors.js';
 import { modelLoader } from '../models/loaders.js';
-import { DEFAULT_ENSEMBLE_ALGORITHM } from '../ensemble/algorithms.js';
-import { isEnsembleRef, ModelCache, type ModelRef } from '../models/registry.js';
+import { DEFAULT_ENSEMBLE_ALGORITHM, type EnsembleMethod } from '../ensemble/algorithms.js';
+import { isEnsembleRef, ModelCache, type ModelChoice, type ModelRef } from '../models/registry.js';
 import type { SeparationModel } from '../separation/model.js';
 import { loadNamed, type EnsemblePlace } from './load-refusal.js';
-import { splitAudioFile } from './split-audio-file.js';
+import { splitChain, type LoadedStep } from './chain.js';
+import type { Ensemble } from './ensemble.js';
+import { splitAudioFile, type SplitProgress } from './split-audio-file.js';
 import { WORKER_DATA_ENV, type SplitWorkerData, type WorkerReply, type WorkerRequest } from './worker-pool.js';
 
 const send = process.send?.bind(process);
@@ -30,25 +32,33 @@ async function loadEach(refs: readonly ModelRef[]): Promise<SeparationModel[]> {
   return loaded;
 }
 
+/** A model, or an ensemble whose members stay loaded together (as a single model stays loaded between jobs). */
+async function loadChoice(choice: ModelChoice, method: EnsembleMethod | undefined): Promise<SeparationModel | Ensemble> {
+  if (!isEnsembleRef(choice)) return load(choice);
+  return { name: choice.name, members: await loadEach(choice.members), method: method ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM } };
+}
+
 process.on('message', async (request: WorkerRequest) => {
   if ('cancel' in request) {
     running.get(request.id)?.abort();
     return;
   }
   const { id, job } = request;
-  const { inputPath, model: choice, ensemble, outDir, ...output } = job;
+  const { inputPath, model: choice, ensemble, outDir, then, keepIntermediate, ...output } = job;
   const controller = new AbortController();
   running.set(id, controller);
   try {
-    // An ensemble's members stay loaded together, as a single model stays loaded between jobs.
-    const model = isEnsembleRef(choice) ? { name: choice.name, members: await loadEach(choice.members), method: ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM } } : await load(choice);
+    const model = await loadChoice(choice, ensemble);
+    // A chain's steps load before it starts, so a step that cannot load fails the job before any work.
+    const later: LoadedStep[] = [];
+    for (const step of then ?? []) later.push({ input: step.input, model: await loadChoice(step.model, step.ensemble) });
     // Until now a cancel ends this process (a load hears no message); from here it stops the split at its next chunk.
     reply({ id, type: 'loaded' });
-    const result = await splitAudioFile(inputPath, model, outDir, {
-      ...output,
-      onProgress: (progress) => reply({ id, type: 'progress', progress }),
-      signal: controller.signal,
-    });
+    const options = { ...output, onProgress: (progress: SplitProgress) => reply({ id, type: 'progress', progress }), signal: controller.signal };
+    const result =
+      later.length > 0
+        ? await splitChain(inputPath, [{ model }, ...later], outDir, { ...options, ...(keepIntermediate ? { keepIntermediate } : {}) })
+        : await splitAudioFile(inputPath, model, outDir, options);
     reply({ id, type: 'done', result });
   } catch (error) {
     reply({ id, type: 'error', code: isStemsplitError(error) ? error.code : undefined, message: describeError(error) });

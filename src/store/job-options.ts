@@ -1,4 +1,5 @@
 import type { ClipMode } from '../audio/levels.js';
+import type { Recipe } from '../chains/recipe.js';
 
 /**
  * A job's choices beyond its model name, as the `jobOptions` column keeps them (JSON): how an
@@ -21,6 +22,10 @@ export interface JobOptions {
   readonly normalize?: number;
   /** The families' own settings as the job named them (`mdxSegmentSize`, …), checked when it was made. */
   readonly modelOptions?: Readonly<Record<string, string | number | boolean>>;
+  /** A chain's recipe as the job asked for it (chains/recipe.ts); the job's model name is the chain's. */
+  readonly chain?: Recipe;
+  /** A chain keeps the stems its later steps split too. */
+  readonly keepIntermediate?: boolean;
 }
 
 export function serializeJobOptions(options: JobOptions): string | null {

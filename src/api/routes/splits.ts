@@ -126,6 +126,7 @@ export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
       models: body.models,
       ensemble: body.ensemble,
       ensembleWeights: body.ensembleWeights,
+      preset: body.preset,
       twoStems: body.twoStems,
       outputFormat: body.outputFormat,
       bitDepth: body.bitDepth,
@@ -133,6 +134,8 @@ export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
       clipMode: body.clipMode,
       normalize: body.normalize === true ? DEFAULT_NORMALIZE_PEAK : body.normalize === false ? undefined : body.normalize,
       modelOptions: body.modelOptions,
+      chain: body.chain,
+      keepIntermediate: body.keepIntermediate,
       webhookUrl: body.webhookUrl,
     };
     const origin = c.get('publicBase');

@@ -4,16 +4,18 @@ import { isStemFormat, readAudioHeader, STEM_FORMATS } from '../../audio/index.j
 import { bitrateProblem, formatsHolding, holdsDepth, stemExtension, STEM_FORMAT_INFO, type StemFormat } from '../../audio/formats.js';
 import { CLIP_MODES, DEFAULT_NORMALIZE_PEAK, isClipMode, normalizePeakProblem, type LevelOptions } from '../../audio/levels.js';
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
-import { twoStemsIndex, type StemOutputOptions } from '../../splitting/split-audio-file.js';
+import { twoStemsIndex, type SplitProgress, type StemOutputOptions } from '../../splitting/split-audio-file.js';
 import { removeLeftoverStaging, removeStaging } from '../../splitting/staging.js';
-import { deviceSplitter, type OnLoaded, type Splitter } from '../../splitting/worker-pool.js';
+import { deviceSplitter, type OnLoaded, type SplitJob, type Splitter } from '../../splitting/worker-pool.js';
+import { chainName } from '../../chains/recipe.js';
+import { checkChainStems, laterSteps, readRecipeFile, recipeBase, resolveSteps, thenSteps, type ResolvedStep } from '../chain-steps.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod, ENSEMBLE_ALGORITHMS, isEnsembleAlgorithm, parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
 import { ENV, ensembleMembers } from '../../config.js';
 import { ALIAS_QUALITY_MODELS, CLI_DEFAULT_ALIAS, isStemModelAlias } from '../../models/aliases.js';
 import { familyFlags, familyOptionsFrom, MODEL_FAMILIES } from '../../models/families.js';
 import type { Precision } from '../../onnx/quantize.js';
 import { flagAttribute, flagName } from '../../models/family.js';
-import { int8Refusal, isEnsembleRef, listedFamily, registryFor, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
+import { ensembleOf, int8Refusal, isEnsembleRef, listedFamily, registryFor, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { expandInputs } from '../inputs.js';
 import { checkFilenameTemplate, DEFAULT_FILENAME, placeStems } from '../filename-template.js';
@@ -48,7 +50,12 @@ export interface SplitOptions {
   pull?: boolean;
   /** A named ensemble (`presets list`) instead of --model/--ensemble. */
   preset?: string;
-  /** Each family's own flags (models/family.ts), as commander parsed them. */
+  /** Each --then INPUT=MODEL: a chain's later steps. */
+  then?: string[];
+  /** A chain's recipe file. */
+  chain?: string;
+  keepIntermediate?: boolean;
+  /** Each family's options (its table, models/family.ts), as commander parsed them: --shifts, --mdx-overlap, … */
   readonly [familyFlag: string]: unknown;
 }
 
@@ -122,12 +129,37 @@ function chooseModel(registry: ModelRegistry, options: SplitOptions): { ref: Mod
   }
   // One spec may still be an ensemble: an alias whose entry joins models.
   const ref = specs.length === 1 ? registry.resolve(specs[0] as string, options.modelConfig, familyOptionsFrom(options)) : registry.resolveEnsemble(specs, familyOptionsFrom(options));
-  checkFamilyFlags(ref, options);
   if (isEnsembleRef(ref)) return { ref, ensemble: parseEnsembleMethod(options.ensemble, options.ensembleWeights, ref.members.length) };
   if (options.ensemble !== undefined || options.ensembleWeights !== undefined) {
     throw new StemsplitError('USAGE', '--ensemble and --ensemble-weights combine two or more models: name each with --model');
   }
   return { ref, ensemble: undefined };
+}
+
+/**
+ * A chain's steps (`--chain FILE`, or `--model` then each `--then`), resolved and checked, or
+ * undefined for a split with one model or ensemble.
+ */
+function chooseChain(registry: ModelRegistry, options: SplitOptions): ResolvedStep[] | undefined {
+  const then = options.then ?? [];
+  if (options.chain === undefined && then.length === 0) {
+    if (options.keepIntermediate) throw new StemsplitError('USAGE', '--keep-intermediate applies to a chain (--then or --chain)');
+    return undefined;
+  }
+  if (options.twoStems !== undefined || options.singleStem !== undefined) {
+    throw new StemsplitError('USAGE', '--two-stems and --single-stem apply to one model; a chain writes the stems no later step splits (--keep-intermediate: those too)');
+  }
+  let steps: ResolvedStep[];
+  if (options.chain !== undefined) {
+    if (options.model.length > 0 || then.length > 0 || options.ensemble !== undefined || options.ensembleWeights !== undefined) {
+      throw new StemsplitError('USAGE', '--chain names every step and its models; leave out --model, --then, --ensemble and --ensemble-weights');
+    }
+    steps = resolveSteps(registry, readRecipeFile(options.chain), familyOptionsFrom(options), recipeBase(options.chain));
+  } else {
+    steps = [{ ...chooseModel(registry, options) }, ...resolveSteps(registry, thenSteps(then), familyOptionsFrom(options))];
+  }
+  checkChainStems(steps);
+  return steps;
 }
 
 /**
@@ -269,8 +301,12 @@ export async function splitCommand(ctx: CommandContext, names: string[], given: 
   const { config } = ctx;
   if (options.pull) await pullMissingModels(ctx, options);
   const registry = registryFor(config);
-  const { ref, ensemble } = chooseModel(registry, options);
-  checkPrecision(ref, config.precision);
+  const chain = chooseChain(registry, options);
+  const { ref, ensemble } = chain?.[0] ?? chooseModel(registry, options);
+  // Every model the run loads (a chain's steps together) is checked as one ensemble's members would be.
+  const everyModel = chain ? ensembleOf(chain.flatMap((step) => (isEnsembleRef(step.ref) ? step.ref.members : [step.ref]))) : ref;
+  checkFamilyFlags(everyModel, options);
+  checkPrecision(everyModel, config.precision);
   const twoStems = options.twoStems;
   // Before anything loads, where the model's sources are known up front; the worker checks again once it has loaded.
   if (twoStems !== undefined && !isEnsembleRef(ref) && ref.sources.length > 0) twoStemsIndex(twoStems, ref.name, ref.sources);
@@ -284,9 +320,11 @@ export async function splitCommand(ctx: CommandContext, names: string[], given: 
   // Paired by position, so a file named twice gets two folders too.
   // One folder, one model's stems (stem-folders.ts): the default layout moves aside, a template of the user's is refused.
   const folders = new StemFolders(config.dataDir);
-  const places = outputPlaces(files, options.output, { template: options.filename ?? DEFAULT_FILENAME, model: ref.name, ext: stemExtension(output.format) }).map((place) => {
-    if (options.filename === undefined) return { ...place, outDir: folders.defaultFolder(place.outDir, ref.name) };
-    folders.refuseOverwriting(place.outDir, place.stemFile, ref.name);
+  // What the run is called in folders, records and --json: the model, or the chain's models in order.
+  const runName = chain ? chainName(chain.map((step) => step.ref.name)) : ref.name;
+  const places = outputPlaces(files, options.output, { template: options.filename ?? DEFAULT_FILENAME, model: runName, ext: stemExtension(output.format) }).map((place) => {
+    if (options.filename === undefined) return { ...place, outDir: folders.defaultFolder(place.outDir, runName) };
+    folders.refuseOverwriting(place.outDir, place.stemFile, runName);
     return place;
   });
   const readable = files.flatMap((file, i) => (failures.has(file) ? [] : [{ file, ...(places[i] as { outDir: string; stemFile: string }) }]));
@@ -297,8 +335,8 @@ export async function splitCommand(ctx: CommandContext, names: string[], given: 
     const splitter = deviceSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, 1, { choice: config.device, gpuWorkers: 1 });
     // Said once the model has loaded: a model file refused as it loads leaves its one line alone on stderr.
     const loading = createStatusLine(ctx.stderr);
-    loading.show(`Loading ${isEnsembleRef(ref) ? `models ${ref.members.map((member) => member.name).join(', ')}` : `model ${ref.name}`}…`);
-    let announce: string[] | undefined = loadedLines(registry, ref, ensemble, options.model);
+    loading.show(`Loading ${isEnsembleRef(everyModel) ? `models ${everyModel.members.map((member) => member.name).join(', ')}` : `model ${ref.name}`}…`);
+    let announce: string[] | undefined = chain ? chainLines(chain) : loadedLines(registry, ref, ensemble, options.model);
     // Said once, with the device; again only when the GPU failed and the CPU starts the file over.
     const onLoaded: OnLoaded = (device, fellBackBecause) => {
       loading.clear();
@@ -312,8 +350,9 @@ export async function splitCommand(ctx: CommandContext, names: string[], given: 
       for (const { file, outDir, stemFile } of readable) {
         try {
           const named = stemFile === '{stem}.' + stemExtension(output.format) ? output : { ...output, stemFile };
-          const outcome = await splitOne(ctx, splitter, { file, outDir, ref, ensemble, output: named, many, onLoaded }, interrupts.received);
-          folders.record(outDir, ref.name, Object.values(outcome.stems).map((path) => basename(path)));
+          const steps = chain ? { then: laterSteps(chain), ...(options.keepIntermediate ? { keepIntermediate: true } : {}) } : {};
+          const outcome = await splitOne(ctx, splitter, { file, outDir, ref, name: runName, ensemble, output: { ...named, ...steps }, many, onLoaded }, interrupts.received);
+          folders.record(outDir, runName, Object.values(outcome.stems).map((path) => basename(path)));
           results.push(outcome);
         } catch (error) {
           if (isStemsplitError(error) && (error.code === 'INTERRUPTED' || error.code === 'TERMINATED')) throw error;
@@ -361,6 +400,17 @@ function loadedLines(registry: ModelRegistry, ref: ModelChoice, ensemble: Ensemb
   return lines;
 }
 
+/** What a chain's run says once its models are loaded: each step, what it splits, and the terms of its models' weights. */
+function chainLines(steps: readonly ResolvedStep[]): string[] {
+  const lines = steps.map((step, index) => {
+    const models = isEnsembleRef(step.ref) ? step.ref.members : [step.ref];
+    const what = step.input === undefined ? 'the track' : step.input;
+    const named = models.map((model) => `${model.name} (terms of its weights: ${model.terms})`).join(' + ');
+    return `  step ${index + 1}: ${what} with ${named}`;
+  });
+  return [`Loaded a chain of ${steps.length} steps`, ...lines];
+}
+
 /** A batch's exit: the code its failures share (8 when every one was unreadable audio), else SEPARATION_FAILED. */
 function batchCode(failures: readonly Failure[]): ErrorCode {
   const codes = new Set(failures.map((f) => f.code));
@@ -371,8 +421,10 @@ interface OneSplit {
   readonly file: string;
   readonly outDir: string;
   readonly ref: ModelChoice;
+  /** The model's name, or the chain's. */
+  readonly name: string;
   readonly ensemble: EnsembleMethod | undefined;
-  readonly output: StemOutputOptions;
+  readonly output: StemOutputOptions & Pick<SplitJob, 'then' | 'keepIntermediate'>;
   readonly many: boolean;
   readonly onLoaded: OnLoaded;
 }
@@ -388,7 +440,8 @@ async function splitOne(ctx: CommandContext, splitter: Splitter, one: OneSplit, 
     outDir: one.outDir,
     ...one.output,
   };
-  const result = await splitter.split(job, ({ phase, percent }) => bar.update(percent, phase), undefined, one.onLoaded).catch(async (error: unknown) => {
+  const label = ({ phase, step, steps }: SplitProgress) => (steps === undefined ? phase : `step ${step}/${steps} ${phase}`);
+  const result = await splitter.split(job, (progress) => bar.update(progress.percent, label(progress)), undefined, one.onLoaded).catch(async (error: unknown) => {
     bar.done();
     const signal = signalled();
     if (!signal) throw error;
@@ -398,5 +451,5 @@ async function splitOne(ctx: CommandContext, splitter: Splitter, one: OneSplit, 
   const seconds = (Date.now() - started) / 1000;
   const count = Object.keys(result.stems).length;
   bar.done(`${track}: ${count} stem${count === 1 ? '' : 's'} in ${one.outDir} (${seconds.toFixed(1)} s for ${result.durationSeconds.toFixed(1)} s of audio)`);
-  return { input: one.file, model: one.ref.name, device: result.device, durationSeconds: result.durationSeconds, stems: { ...result.stems } };
+  return { input: one.file, model: one.name, device: result.device, durationSeconds: result.durationSeconds, stems: { ...result.stems } };
 }
