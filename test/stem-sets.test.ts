@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { outputPlaces } from '../src/cli/commands/split.js';
+import { StemFolders } from '../src/cli/stem-folders.js';
 import { ensemblePlan, mixPartitions } from '../src/ensemble/plan.js';
 import { mixStems, type StemPartition } from '../src/separation/mix-set.js';
 import { writeSong } from './support/audio.js';
@@ -100,9 +102,14 @@ describe('one -o for several models', () => {
       refused.stderr,
       /^stemsplit: .*song\/(bass|drums|other|vocals)\.wav holds stemsplit-small-4s's stems and stemsplit-small-6s would replace them: put \{model\} in --filename/,
     );
-    const named = split(['--model', 'stemsplit-small-6s', '--filename', '{track}/{stem} ({model}).{ext}']);
-    assert.equal(named.status, 0, named.stderr);
-    assert.ok(files(join(out, 'song')).includes('guitar (stemsplit-small-6s).wav'));
+    // {model} anywhere keeps the names apart: the folder part (split-batch.test.ts runs one) or the file part.
+    const places = (template: string) => outputPlaces([SONG], out, { template, model: 'stemsplit-small-6s', ext: 'wav' })[0];
+    assert.deepEqual(places('{track}/{stem} ({model}).{ext}'), { outDir: join(out, 'song'), stemFile: '{stem} (stemsplit-small-6s).wav' });
+    assert.deepEqual(places('{model}/{track}/{stem}.{ext}'), { outDir: join(out, 'stemsplit-small-6s', 'song'), stemFile: '{stem}.wav' });
+    // …and is let through by the check the refused run met, over the records the two runs left.
+    const folders = new StemFolders(env.STEMSPLIT_DATA_DIR);
+    folders.refuseOverwriting(join(out, 'song'), '{stem} (stemsplit-small-6s).wav', 'stemsplit-small-6s');
+    assert.throws(() => folders.refuseOverwriting(join(out, 'song'), '{stem}.wav', 'stemsplit-small-6s'), /holds stemsplit-small-4s's stems/);
   });
 });
 
