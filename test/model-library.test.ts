@@ -203,7 +203,7 @@ test('the API refuses a model it cannot run with a 422 naming it', { skip: NO_FI
     assert.match(await refusal({ model: 'scnet_4stem', models: ['scnet_4stem', 'bundled-4s'] }), /give either model or models/);
     assert.match(await refusal({ model: 'scnet_4stem', ensemble: 'max_wave' }), /ensemble and ensembleWeights combine the models of `models`/);
     assert.match(await refusal({ model: 'scnet_4stem', twoStems: 'guitar' }), /^twoStems: scnet_4stem writes no stem "guitar" \(it writes drums, bass, other, vocals\)$/);
-    assert.match(await refusal({ model: 'scnet_4stem', bitDepth: 24 }), /bitDepth applies to outputFormat wav or flac/);
+    assert.match(await refusal({ model: 'scnet_4stem', bitDepth: 24 }), /bitDepth applies to outputFormat wav, flac, aiff, alac/);
     assert.match(await refusal({ model: 'scnet_4stem', outputFormat: 'flac', bitDepth: 32 }), /bitDepth 32 \(float\) applies to outputFormat wav only/);
     const listing = (await t.request('GET', '/models')).json.data.items as Array<Listed & { allowed: boolean }>;
     assert.deepEqual(listing.filter((item) => item.origin === 'library').map((item) => [item.name, item.allowed]), [['mdx-vocals', false], ['scnet_4stem', true]]);
