@@ -49,7 +49,7 @@ const splitCases: Array<[unknown, string]> = [
   [{ input: { type: 'direct_url', url: 42 } }, 'input.url must be a string'],
   [{ input: { type: 'direct_url', url: 'file:///etc/passwd' } }, 'input.url: only http and https URLs are allowed, got file:'],
   [{ input: { type: 'direct_url', url }, stemModel: '5s' }, 'stemModel must be "4s" or "6s"'],
-  [{ input: { type: 'direct_url', url }, outputFormat: 'ogg' }, 'outputFormat must be one of "mp3", "wav", "flac"'],
+  [{ input: { type: 'direct_url', url }, outputFormat: 'wma' }, 'outputFormat must be one of "mp3", "wav", "flac", "ogg", "opus", "m4a", "aiff", "alac"'],
   [{ input: { type: 'direct_url', url }, colour: 'red' }, 'unknown field colour'],
   [{ input: { type: 'direct_url', url, extra: 1 } }, 'unknown field input.extra'],
   [{ input: { type: 'uploaded_file', uploadId: 'upl_x' } }, 'input.fileUrl is required and must be a string'],
