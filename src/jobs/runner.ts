@@ -202,7 +202,7 @@ export class JobRunner {
     try {
       const { ref, then } = this.#modelsOf(split);
       // Another worker took it between the claim and here (this one stalled past its lease).
-      if (!(await this.#data.splits.markProcessing(split.id, this.name, ref.name))) return 'lost';
+      if (!(await this.#data.splits.markProcessing(split.id, this.name, then.then === undefined ? ref.name : split.modelName))) return 'lost';
       let lastPercent = -1;
       const outDir = this.#data.layout.absolute(this.#data.layout.stemDir(split.id));
       const source = this.#data.layout.absolute(split.sourcePath);
