@@ -1,0 +1,203 @@
+/**
+ * The knobs (issues 47 and 50): each family's options table read by the real CLI (`stemsplit
+ * split`) and the real API's modelOptions, and the models they make (real ONNX sessions) on the
+ * shared fixtures' small random-weight models and a 2-second clip. Each knob changes the stems as
+ * it should, or is refused in one line naming it; an option given to a model whose family ignores
+ * it is a usage error naming both.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { familyById, familyOptionsFrom } from '../src/models/families.js';
+import type { FamilyOptions } from '../src/models/family.js';
+import { separate, type SeparationModel, type StereoTrack } from '../src/separation/index.js';
+import { runCli } from './support/process.js';
+import { synthesiseSong } from './support/audio.js';
+import { fixtureFile } from './support/fixtures.js';
+import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
+
+const HTDEMUCS = fixtureFile('demucs', 'htdemucs_small.th');
+const SCNET = fixtureFile('msst', 'scnet_2stem.ckpt');
+const MDX = fixtureFile('mdx', 'mdx_a_nfft6144_vocals.onnx');
+const NO_FIXTURES = HTDEMUCS === undefined || SCNET === undefined || MDX === undefined ? 'needs ../shared/fixtures/demucs, msst and mdx' : false;
+const SECONDS = 2;
+const RATE = 44_100;
+
+/** Interleaved stereo float32 as a 32-bit float WAV. */
+function writeFloatWav(path: string, interleaved: Float32Array): void {
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0);
+  header.writeUInt32LE(36 + interleaved.byteLength, 4);
+  header.write('WAVEfmt ', 8);
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(3, 20);
+  header.writeUInt16LE(2, 22);
+  header.writeUInt32LE(RATE, 24);
+  header.writeUInt32LE(RATE * 8, 28);
+  header.writeUInt16LE(8, 32);
+  header.writeUInt16LE(32, 34);
+  header.write('data', 36);
+  header.writeUInt32LE(interleaved.byteLength, 40);
+  writeFileSync(path, Buffer.concat([header, Buffer.from(interleaved.buffer, interleaved.byteOffset, interleaved.byteLength)]));
+}
+
+/** A float WAV's interleaved samples (its `data` chunk). */
+function readFloatWav(path: string): Float32Array {
+  const bytes = readFileSync(path);
+  let at = 12;
+  while (bytes.toString('latin1', at, at + 4) !== 'data') at += 8 + bytes.readUInt32LE(at + 4);
+  const size = bytes.readUInt32LE(at + 4);
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset + at + 8, bytes.byteOffset + at + 8 + size));
+}
+
+/** The clip: planar stereo at half scale. */
+function clip(): StereoTrack {
+  const data = synthesiseSong(SECONDS).map((value) => value * 0.5);
+  return { data, length: data.length / 2 };
+}
+
+/** Planar stereo as interleaved, for a WAV. */
+function interleave(track: StereoTrack): Float32Array {
+  const out = new Float32Array(2 * track.length);
+  for (let i = 0; i < track.length; i++) {
+    out[2 * i] = track.data[i] as number;
+    out[2 * i + 1] = track.data[track.length + i] as number;
+  }
+  return out;
+}
+
+/** Planar [2, length] with its two channels swapped. */
+function swapped(planar: Float32Array): Float32Array {
+  const length = planar.length / 2;
+  const out = new Float32Array(planar.length);
+  out.set(planar.subarray(length), 0);
+  out.set(planar.subarray(0, length), length);
+  return out;
+}
+
+const cacheDir = tempDir();
+
+/** A fixture model as its family's record loads it, with the options given as the CLI's attributes (`{ tta: true }`). */
+async function load(file: string, values: Record<string, unknown> = {}): Promise<SeparationModel> {
+  const claimed = [familyById('demucs'), familyById('msst')].map((family) => ({ family, claim: family.claim(file) })).find(({ claim }) => claim !== undefined);
+  assert.ok(claimed?.claim);
+  const options: FamilyOptions = { ...claimed.claim.options, ...familyOptionsFrom(values) };
+  return claimed.family.load({ name: file.replace(/^.*\//, '').replace(/\.\w+$/, ''), path: file, ...(claimed.claim.configPath ? { configPath: claimed.claim.configPath } : {}), options }, { cacheDir, intraOpThreads: 1 });
+}
+
+async function separated(file: string, track: StereoTrack, values: Record<string, unknown> = {}): Promise<Float32Array[]> {
+  const model = await load(file, values);
+  try {
+    return await separate(model, track);
+  } finally {
+    await model.dispose();
+  }
+}
+
+function usage(result: { status: number | null; stderr: string }, message: RegExp): void {
+  assert.equal(result.status, 2, result.stderr);
+  assert.equal(result.stderr.split('\n').length, 2, `one line: ${result.stderr}`);
+  assert.match(result.stderr, message);
+}
+
+/** The largest difference between two stems. */
+function maxDifference(a: Float32Array, b: Float32Array): number {
+  assert.equal(a.length, b.length);
+  let most = 0;
+  for (let i = 0; i < a.length; i++) most = Math.max(most, Math.abs((a[i] as number) - (b[i] as number)));
+  return most;
+}
+
+function peak(a: Float32Array): number {
+  return a.reduce((most, value) => Math.max(most, Math.abs(value)), 0);
+}
+
+test('tta is the mean of the plain, the channel-swapped and the polarity-inverted separations, each undone (MSST; split --tta checks Demucs below)', { skip: NO_FIXTURES }, async () => {
+  const track = clip();
+  for (const file of [SCNET as string]) {
+    const augmented = await separated(file, track, { tta: true });
+    const plain = await separated(file, track);
+    const fromSwapped = await separated(file, { data: swapped(track.data), length: track.length });
+    const fromInverted = await separated(file, { data: track.data.map((value) => -value), length: track.length });
+    for (const [source, stem] of augmented.entries()) {
+      const one = plain[source] as Float32Array;
+      const two = swapped(fromSwapped[source] as Float32Array);
+      const three = fromInverted[source] as Float32Array;
+      const mean = one.map((value, i) => (value + (two[i] as number) - (three[i] as number)) / 3);
+      const scale = Math.max(peak(mean), 1e-6);
+      assert.ok(maxDifference(stem, mean) < 1e-4 * scale + 1e-6, `${file} stem ${source}: tta is the mean of the three (off by ${maxDifference(stem, mean)})`);
+      assert.ok(maxDifference(stem, one) > 1e-3 * scale, `${file} stem ${source}: tta changes the stem`);
+    }
+  }
+});
+
+test('segment, overlap, shifts and the MSST overrides change the stems; a segment longer than HTDemucs was trained on is refused', { skip: NO_FIXTURES }, async () => {
+  const track = clip();
+  const vocals = async (values: Record<string, unknown>) => (await separated(HTDEMUCS as string, track, values))[3] as Float32Array;
+  const changes = (a: Float32Array, b: Float32Array, what: string) => assert.ok(maxDifference(a, b) > 1e-4 * peak(b), `${what} changes the stems`);
+  const base = await vocals({});
+  const oneSecond = await vocals({ segment: 1 });
+  changes(oneSecond, base, 'segment 1 (of 7.8)');
+  // The 2 s clip is one chunk at the trained segment: overlap shows with 1 s chunks.
+  changes(await vocals({ segment: 1, overlap: 0.5 }), oneSecond, 'overlap 0.5 (of 0.25)');
+  changes(await vocals({ shifts: 1 }), base, 'shifts 1');
+  await assert.rejects(load(HTDEMUCS as string, { segment: 8 }), /^StemsplitError: --segment 8: htdemucs_small is a Transformer model trained on 7\.80 s segments; give at most 7\.80$/);
+  const [yaml] = await separated(SCNET as string, track);
+  const [overlapped] = await separated(SCNET as string, track, { mdxcOverlap: 4 });
+  assert.ok(maxDifference(overlapped as Float32Array, yaml as Float32Array) > 0, 'mdxcOverlap 4 changes the stems (the yaml says 2)');
+});
+
+test('split takes the knobs as flags (and python-audio-separator spellings); a wrong value or an option the model ignores is a usage error naming both', { skip: NO_FIXTURES }, async () => {
+  const dir = tempDir();
+  const track = clip();
+  const wav = join(dir, 'clip.wav');
+  writeFloatWav(wav, interleave(track));
+  const split = (...args: string[]) => runCli(['--data-dir', join(dir, 'data'), 'split', wav, '--format', 'wav', '--float32', ...args], { STEMSPLIT_CACHE_DIR: cacheDir });
+
+  const out = join(dir, 'out');
+  const knobs = { tta: true, shifts: 1, overlap: 0.5, segment: 4 };
+  const run = split('--model', HTDEMUCS as string, '-o', out, '--tta', '--demucs_shifts', '1', '--overlap', '0.5', '--segment', '4');
+  assert.equal(run.status, 0, run.stderr);
+  const expected = await separated(HTDEMUCS as string, track, knobs);
+  const written = readFloatWav(join(out, 'clip', 'vocals.wav'));
+  const want = interleave({ data: expected[3] as Float32Array, length: track.length });
+  assert.ok(maxDifference(written, want) < 1e-5 * peak(want) + 1e-7, `the flags reach the model: the CLI's vocals are the model's with ${JSON.stringify(knobs)}`);
+
+  usage(split('--model', HTDEMUCS as string, '--overlap', '1'), /^stemsplit: --overlap must be a number from 0 to below 1, got "1"$/m);
+  usage(split('--model', MDX as string, '--shifts', '2'), /^stemsplit: --shifts applies to stemsplit model\.json models, Demucs models \(\.th, bag \.yaml\); mdx_a_nfft6144_vocals \(mdx\) is not one$/m);
+  usage(split('--model', HTDEMUCS as string, '--mdxc_overlap', '4'), /^stemsplit: --mdxc-overlap applies to MSST checkpoints \(\.ckpt, \.pth\); htdemucs_small \(demucs\) is not one$/m);
+  const help = runCli(['split', '--help']).stdout;
+  assert.match(help, /--demucs_shifts +--shifts\n/);
+  assert.match(help, /--mdxc_overlap +--mdxc-overlap\n/);
+});
+
+test("the API's modelOptions take the same options, checked by the family's table", { skip: NO_FIXTURES }, async () => {
+  const dataDir = tempDir();
+  const added = runCli(['--data-dir', dataDir, 'models', 'add', SCNET as string, '--terms', 'MIT (a test fixture)']);
+  assert.equal(added.status, 0, added.stderr);
+  const t = await startTestServer({ dataDir });
+  try {
+    const song = join(dataDir, 'clip.wav');
+    writeFloatWav(song, interleave(clip()));
+    const post = async (modelOptions: Record<string, unknown>) => {
+      const input = await uploadFile(t, readFileSync(song));
+      return t.request('POST', '/audio/splits', { body: { input, model: 'scnet_2stem', modelOptions } });
+    };
+    const refused = async (modelOptions: Record<string, unknown>, message: RegExp) => {
+      const reply = await post(modelOptions);
+      assert.equal(reply.status, 422, JSON.stringify(reply.json));
+      assert.equal(reply.json.error.code, 'VALIDATION_ERROR');
+      assert.match(reply.json.error.message as string, message);
+    };
+    await refused({ shifts: 1 }, /^modelOptions\.shifts applies to stemsplit model\.json models, Demucs models \(\.th, bag \.yaml\), and scnet_2stem is not one$/);
+    await refused({ mdxcOverlap: 0 }, /^modelOptions\.mdxcOverlap must be a whole number from 1 to 50, got "0"$/);
+    const made = await post({ mdxcOverlap: 4, tta: true });
+    assert.equal(made.status, 200, JSON.stringify(made.json));
+    const done = (await waitForSplit(t, made.json.data.id)).json.data;
+    assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+    assert.deepEqual(done.modelOptions, { mdxcOverlap: 4, tta: true });
+  } finally {
+    await t.close();
+  }
+});
