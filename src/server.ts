@@ -112,7 +112,7 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
     present: (split, nowMs) => presentSplit(split, signer, split.baseUrl, nowMs, split.apiKeyId),
     ...(options.webhookBackoff ? { webhookBackoff: options.webhookBackoff } : {}),
   });
-  const models = new ModelService(registry, data.modelTimings, config.servedModels, config.precision, jobs.devices);
+  const models = new ModelService(registry, data.modelTimings, config.servedModels, config.precision, jobs.devices, config.dataDir);
   const accessLog = options.accessLog ? { write: options.accessLog, close: async () => undefined } : await openAccessLog(config.accessLogFile);
   const app = createApp({
     data,

@@ -37,16 +37,17 @@ export interface PresetMember {
 }
 
 export const PRESETS_FILE = 'presets.json';
+const USER_PRESETS_SOURCE = `${PRESETS_FILE} in the data dir`;
 
 export function userPresetsFile(dataDir: string): string {
   return join(dataDir, PRESETS_FILE);
 }
 
-/** Every preset: the built-in ones, then the user's (by id; the user's replaces a built-in of the same id). */
-export function loadPresets(dataDir: string): Preset[] {
+/** Every preset: the built-in ones, then the user's (by id; the user's replaces a built-in of the same id); no data dir: the built-in ones. */
+export function loadPresets(dataDir: string | undefined): Preset[] {
   const byId = new Map<string, Preset>();
   for (const [id, definition] of Object.entries(BUILTIN_PRESETS)) byId.set(id, { id, ...definition, origin: 'builtin', source: PRESETS_SOURCE });
-  for (const preset of readUserPresets(userPresetsFile(dataDir))) byId.set(preset.id, preset);
+  for (const preset of dataDir === undefined ? [] : readUserPresets(userPresetsFile(dataDir))) byId.set(preset.id, preset);
   return [...byId.values()];
 }
 
@@ -61,14 +62,28 @@ export function readUserPresets(file: string): Preset[] {
   }
   const parsed = PresetsFile.safeParse(json);
   if (!parsed.success) throw new StemsplitError('USAGE', `${file}: ${firstIssue(parsed.error)}`);
-  return Object.entries(parsed.data.presets).map(([id, entry]) => ({ id, ...definitionOf(id, entry), origin: 'user', source: file }));
+  return Object.entries(parsed.data.presets).map(([id, entry]) => ({ id, ...definitionOf(id, entry), origin: 'user', source: USER_PRESETS_SOURCE }));
 }
 
-export function findPreset(dataDir: string, id: string): Preset {
+export function findPreset(dataDir: string | undefined, id: string): Preset {
   const presets = loadPresets(dataDir);
   const preset = presets.find((candidate) => candidate.id === id);
   if (preset === undefined) throw new StemsplitError('USAGE', `no preset "${id}" (they are ${presets.map((p) => p.id).join(', ')}; stemsplit presets list)`);
   return preset;
+}
+
+/** A preset as `presets list --json` and GET /v1/presets give it: with its members as this data dir has them. */
+export interface PresetListing extends Omit<Preset, 'models'> {
+  /** Whether every member is installed. */
+  readonly installed: boolean;
+  readonly members: readonly PresetMember[];
+}
+
+export function presetListings(dataDir: string | undefined, registry: ModelRegistry): PresetListing[] {
+  return loadPresets(dataDir).map(({ models, ...preset }) => {
+    const members = presetMembers({ models }, registry);
+    return { ...preset, installed: members.every((member) => member.installed), members };
+  });
 }
 
 /** Each member of `preset` as this registry has it. */

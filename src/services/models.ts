@@ -11,6 +11,8 @@ import type { Precision } from '../onnx/quantize.js';
 import { familyOptionNames, familyOptionsFrom } from '../models/families.js';
 import type { Task } from '../models/tasks.js';
 import type { ModelTimings } from '../store/model-timings.js';
+import type { PublishedScores } from '../models/scores.js';
+import { findPreset, missingMembersLine, presetListings, presetMembers, type PresetListing } from '../presets/presets.js';
 
 export interface ModelInfo {
   readonly name: string;
@@ -33,6 +35,8 @@ export interface ModelInfo {
   readonly description: string;
   /** The weights' licence or terms as published, or "not stated". */
   readonly terms: string;
+  /** Per-stem SDR as its publishers state them, each set with its source; empty where none is published. */
+  readonly scores: PublishedScores[];
 }
 
 export interface ModelCatalogView {
@@ -53,8 +57,12 @@ export class ModelService {
   /** What this server's jobs run on, in the order a job is offered them (`serve --device`). */
   readonly #devices: readonly string[];
 
-  constructor(registry: ModelRegistry, timings: ModelTimings, allowed?: readonly string[], precision: Precision = 'fp32', devices: readonly string[] = []) {
+  /** Where the operator's own presets are (`<data-dir>/presets.json`); undefined: the built-in ones only. */
+  readonly #dataDir: string | undefined;
+
+  constructor(registry: ModelRegistry, timings: ModelTimings, allowed?: readonly string[], precision: Precision = 'fp32', devices: readonly string[] = [], dataDir?: string) {
     this.#devices = devices;
+    this.#dataDir = dataDir;
     this.#registry = registry;
     this.#timings = timings;
     this.#allowed = allowed === undefined ? undefined : new Set(allowed);
@@ -77,6 +85,7 @@ export class ModelService {
       sources: [...model.sources],
       description: model.description,
       terms: model.terms,
+      scores: [...model.scores],
     }));
     const defaults = Object.fromEntries(STEM_MODEL_ALIASES.map((alias) => [alias, this.#aliasModel(alias)])) as Record<StemModelAlias, string | null>;
     return { items, ensembleAlgorithms: [...ENSEMBLE_ALGORITHMS], defaults, devices: [...this.#devices] };
@@ -141,6 +150,29 @@ export class ModelService {
       const why = int8Refusal({ ...ref, options: { ...ref.options, ...options } });
       if (why !== undefined) throw invalid(`${ref.name} runs in fp32 only and this server computes in int8 (serve --precision int8): ${why}`);
     }
+  }
+
+  /** The presets (python-audio-separator's and the operator's), with their members as this server has them. */
+  presets(): Array<Omit<PresetListing, 'weights' | 'members'> & { weights: number[] | null; members: PresetListing['members'][number][] }> {
+    return presetListings(this.#dataDir, this.#registry).map((preset) => ({ ...preset, weights: preset.weights ? [...preset.weights] : null, members: [...preset.members] }));
+  }
+
+  /**
+   * A job's `preset` as the `models`, `ensemble` and `ensembleWeights` it stands for (choose() then
+   * checks each member as it checks `models`); a preset with a member missing is a 422 saying how to get it.
+   */
+  expandPreset<Request extends { readonly preset?: string | undefined }>(request: Request): Request & { readonly models?: readonly string[]; readonly ensemble?: PresetListing['algorithm']; readonly ensembleWeights?: readonly number[] } {
+    if (request.preset === undefined) return request;
+    let preset;
+    try {
+      preset = findPreset(this.#dataDir, request.preset);
+    } catch (error) {
+      throw invalid(`preset: ${describeError(error).replace(/; stemsplit presets list\)$/, '; GET /v1/presets lists them)')}`);
+    }
+    const members = presetMembers(preset, this.#registry);
+    const missing = members.filter((member) => !member.installed);
+    if (missing.length > 0) throw invalid(`preset: ${missingMembersLine(preset.id, missing)} (on this server: its operator can run that)`);
+    return { ...request, models: members.map((member) => member.model), ensemble: preset.algorithm, ...(preset.weights ? { ensembleWeights: preset.weights } : {}) };
   }
 
   #alias(alias: StemModelAlias): ModelChoice {

@@ -3,7 +3,7 @@ import type { ModelService } from '../../services/models.js';
 import { successBody } from '../envelope.js';
 import type { AppEnv } from '../env.js';
 import { failure, ok, openApiRoutes } from '../openapi.js';
-import { ModelList } from '../schemas.js';
+import { ModelList, PresetList } from '../schemas.js';
 
 const listModelsRoute = createRoute({
   method: 'get',
@@ -13,9 +13,18 @@ const listModelsRoute = createRoute({
   responses: { 200: ok('The models.', ModelList), 401: failure('Missing or invalid API key.') },
 });
 
-/** GET /models: the installed and pullable models with their terms (an addition to the v1 spec). */
+const listPresetsRoute = createRoute({
+  method: 'get',
+  path: '/presets',
+  operationId: 'listPresets',
+  description: "The named ensembles a split request's `preset` takes: python-audio-separator's curated presets and the operator's own, each with its models (installed here or not, with their terms), algorithm and weights (an addition to the v1 spec).",
+  responses: { 200: ok('The presets.', PresetList), 401: failure('Missing or invalid API key.') },
+});
+
+/** GET /models: the installed and pullable models with their terms; GET /presets: the named ensembles (additions to the v1 spec). */
 export function modelRoutes(models: ModelService): OpenAPIHono<AppEnv> {
   const app = openApiRoutes();
   app.openapi(listModelsRoute, async (c) => c.json(successBody(await models.list()), 200));
+  app.openapi(listPresetsRoute, (c) => c.json(successBody({ items: models.presets() }), 200));
   return app;
 }

@@ -2,30 +2,8 @@
 import { describeEnsembleMethod } from '../../ensemble/algorithms.js';
 import { StemsplitError } from '../../errors.js';
 import { registryFor, type ModelRegistry } from '../../models/registry.js';
-import { findPreset, loadPresets, methodOf, presetEnsemble, presetMembers, type Preset, type PresetMember } from '../../presets/presets.js';
+import { findPreset, methodOf, presetEnsemble, presetListings, presetMembers, type PresetMember } from '../../presets/presets.js';
 import { print, printJson, type CommandContext } from '../context.js';
-
-/** A preset as `presets list --json` prints it (GET /v1/presets gives the same). */
-export interface PresetListing {
-  readonly id: string;
-  readonly name: string;
-  readonly description: string;
-  readonly origin: Preset['origin'];
-  readonly source: string;
-  readonly algorithm: Preset['algorithm'];
-  readonly weights: readonly number[] | null;
-  /** Whether every member is installed. */
-  readonly installed: boolean;
-  readonly members: readonly PresetMember[];
-}
-
-export function presetListings(dataDir: string, registry: ModelRegistry): PresetListing[] {
-  return loadPresets(dataDir).map((preset) => {
-    const members = presetMembers(preset, registry);
-    const { id, name, description, origin, source, algorithm, weights } = preset;
-    return { id, name, description, origin, source, algorithm, weights, installed: members.every((member) => member.installed), members };
-  });
-}
 
 export function presetsList(ctx: CommandContext, options: { readonly json?: boolean }): void {
   const listings = presetListings(ctx.config.dataDir, registryFor(ctx.config));
