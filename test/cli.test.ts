@@ -101,7 +101,7 @@ test('bad input gives a one-line error and a non-zero exit', () => {
     ['split', join(dir, 'missing.wav')],
     ['split', dir],
     ['split', join(dir, 'notes.txt')],
-    ['split', join(dir, 'notes.txt'), '--format', 'ogg'],
+    ['split', join(dir, 'notes.txt'), '--format', 'wma'],
     ['split', join(dir, 'notes.txt'), '--model', 'no-such-model'],
     ['split', join(dir, 'notes.txt'), '--model', 'htdemucs'],
     ['serve', '--port', 'eighty'],

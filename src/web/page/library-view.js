@@ -53,6 +53,9 @@ export function estimateSeconds(models, seconds) {
   return models.reduce(function (sum, model) { return sum + (model.secondsPerMinute * seconds) / 60; }, 0);
 }
 
+/** The formats the page offers that hold a bit depth (the others are lossy: the server refuses a depth for them). */
+const LOSSLESS_FORMATS = ['wav', 'flac'];
+
 /** `MP3`, `FLAC 24-bit`, `WAV 32-bit float`: a job's files in words. */
 export function formatWords(format, bitDepth) {
   const name = String(format || 'mp3').toUpperCase();
@@ -191,7 +194,7 @@ export class LibraryView {
     if (ensemble) this.drawWeights();
     this.fillTwoStems(library ? this.ticked : []);
     const format = this.checked('format');
-    show(this.el.bitDepthLabel, format !== 'mp3');
+    show(this.el.bitDepthLabel, LOSSLESS_FORMATS.includes(format));
     const float = /** @type {HTMLOptionElement} */ (this.el.bitDepth.querySelector('option[value="32"]'));
     float.disabled = format !== 'wav';
     if (float.disabled && this.el.bitDepth.value === '32') this.el.bitDepth.value = '';
@@ -244,7 +247,7 @@ export class LibraryView {
     const picked = this.checked('model') || '4s';
     /** @type {Record<string, unknown>} */
     const body = { outputFormat: this.checked('format') || 'mp3' };
-    if (body.outputFormat !== 'mp3' && this.el.bitDepth.value) body.bitDepth = Number(this.el.bitDepth.value);
+    if (LOSSLESS_FORMATS.includes(String(body.outputFormat)) && this.el.bitDepth.value) body.bitDepth = Number(this.el.bitDepth.value);
     const quick = QUICK[picked];
     if (quick) {
       body.stemModel = quick.alias;

@@ -177,7 +177,8 @@ export class MixerView {
 
   /** `Night Drive-vocals.flac`: a stem's download, named after the song, in its own format. */
   fileName(stemName, format) {
-    return songBaseName(this.split.filename) + '-' + stemName + '.' + format;
+    // An ALAC stem is an .m4a file, as AAC's (the server's stem URLs end so too).
+    return songBaseName(this.split.filename) + '-' + stemName + '.' + (format === 'alac' ? 'm4a' : format);
   }
 
   buildRow(stem, index, waveScale) {
