@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { familyById, familyOptionsFrom } from '../src/models/families.js';
 import type { FamilyOptions } from '../src/models/family.js';
 import { separate, type SeparationModel, type StereoTrack } from '../src/separation/index.js';
+import { InvertedStemWriter } from '../src/separation/spectral-inversion.js';
 import { runCli } from './support/process.js';
 import { synthesiseSong } from './support/audio.js';
 import { fixtureFile } from './support/fixtures.js';
@@ -20,7 +21,8 @@ import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/se
 const HTDEMUCS = fixtureFile('demucs', 'htdemucs_small.th');
 const SCNET = fixtureFile('msst', 'scnet_2stem.ckpt');
 const MDX = fixtureFile('mdx', 'mdx_a_nfft6144_vocals.onnx');
-const NO_FIXTURES = HTDEMUCS === undefined || SCNET === undefined || MDX === undefined ? 'needs ../shared/fixtures/demucs, msst and mdx' : false;
+const ROFORMER_VOCALS = fixtureFile('roformer', 'bs_roformer_vocals.ckpt');
+const NO_FIXTURES = HTDEMUCS === undefined || SCNET === undefined || MDX === undefined || ROFORMER_VOCALS === undefined ? 'needs ../shared/fixtures/demucs, msst, roformer and mdx' : false;
 const SECONDS = 2;
 const RATE = 44_100;
 
@@ -170,6 +172,57 @@ test('split takes the knobs as flags (and python-audio-separator spellings); a w
   const help = runCli(['split', '--help']).stdout;
   assert.match(help, /--demucs_shifts +--shifts\n/);
   assert.match(help, /--mdxc_overlap +--mdxc-overlap\n/);
+});
+
+/** The secondary stem InvertedStemWriter writes for `primary` of the clip's mix, fed in uneven blocks. */
+async function inverted(track: StereoTrack, primary: Float32Array): Promise<Float32Array> {
+  const { length } = track;
+  const secondary = new Float32Array(2 * length);
+  let written = 0;
+  const writer = new InvertedStemWriter((stems, frames) => {
+    const block = stems[1] as Float32Array;
+    secondary.set(block.subarray(0, frames), written);
+    secondary.set(block.subarray(frames), length + written);
+    written += frames;
+  }, length);
+  const planar = (data: Float32Array, from: number, count: number) => {
+    const block = new Float32Array(2 * count);
+    block.set(data.subarray(from, from + count), 0);
+    block.set(data.subarray(length + from, length + from + count), count);
+    return block;
+  };
+  for (let from = 0, step = 777; from < length; from += step, step = step === 777 ? 5000 : 777) {
+    const count = Math.min(step, length - from);
+    await writer.push([planar(primary, from, count)], planar(track.data, from, count), count);
+  }
+  assert.equal(written, length);
+  return secondary;
+}
+
+test('invert-spect: the mix minus the primary where the mix is louder, nothing where the primary is (UVR invert_stem), and split --invert-spect writes it', { skip: NO_FIXTURES }, async () => {
+  const track = clip();
+  const scale = peak(track.data);
+  // |Y| ≤ |X| in every bin: the time-domain difference; |Y| ≥ |X|: the mix's phase at |Y| minus Y, nothing.
+  assert.ok(maxDifference(await inverted(track, track.data.map((value) => value * 0.25)), track.data.map((value) => value * 0.75)) < 1e-5 * scale);
+  assert.ok(peak(await inverted(track, track.data.map((value) => value * 2))) < 1e-5 * scale);
+
+  const dir = tempDir();
+  const wav = join(dir, 'clip.wav');
+  writeFloatWav(wav, interleave(track));
+  const stems = (...flags: string[]) => {
+    const out = join(dir, `out${flags.length}`);
+    const run = runCli(['--data-dir', join(dir, 'data'), 'split', wav, '--model', ROFORMER_VOCALS as string, '--format', 'wav', '--float32', '-o', out, ...flags], { STEMSPLIT_CACHE_DIR: cacheDir });
+    assert.equal(run.status, 0, run.stderr);
+    return { vocals: readFloatWav(join(out, 'clip', 'vocals.wav')), rest: readFloatWav(join(out, 'clip', 'no_vocals.wav')) };
+  };
+  const plain = stems();
+  const spectral = stems('--invert_spect');
+  assert.deepEqual(spectral.vocals, plain.vocals);
+  const vocals = new Float32Array(2 * track.length);
+  for (let i = 0; i < track.length; i++) [vocals[i], vocals[track.length + i]] = [plain.vocals[2 * i] as number, plain.vocals[2 * i + 1] as number];
+  const want = interleave({ data: await inverted(track, vocals), length: track.length });
+  assert.ok(maxDifference(spectral.rest, want) < 1e-5 * scale, 'no_vocals is the spectral inversion of the mix and the vocals');
+  assert.ok(maxDifference(spectral.rest, plain.rest) > 1e-4 * scale, 'and not their difference');
 });
 
 test("the API's modelOptions take the same options, checked by the family's table", { skip: NO_FIXTURES }, async () => {

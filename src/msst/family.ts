@@ -47,6 +47,13 @@ const MSST_OPTION_TABLE: readonly FamilyOption[] = [
     separatorSpelling: '--mdxc_batch_size',
     help: "MSST: chunks per batch, inference.batch_size; it changes which chunks fade at the track's ends (default the yaml's)",
   },
+  {
+    flags: '--invert-spect',
+    key: 'invertSpect',
+    type: 'switch',
+    separatorSpelling: '--invert_spect',
+    help: "MSST single-target models: make no_<target> by UVR's spectral inversion of the mix and the target, not their difference",
+  },
   { flags: '--tta', key: 'tta', type: 'switch', help: "MSST's --use_tta: also run each chunk channel-swapped and polarity-inverted, undo each, average the three (3× slower)" },
 ];
 

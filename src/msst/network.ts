@@ -7,6 +7,7 @@
 import { StemsplitError } from '../errors.js';
 import type { SeparationProgress, TrackModel } from '../separation/model.js';
 import { TrackWindow, type StemWriter, type TrackStream } from '../separation/track-stream.js';
+import { InvertedStemWriter } from '../separation/spectral-inversion.js';
 import { withTta } from '../separation/tta.js';
 import type { MsstCommon } from './config.js';
 import { demix, demixStream, type DemixOptions, type DemixSettings, type DemixSource, type DemixWriter } from './demix.js';
@@ -23,6 +24,8 @@ export interface DemixKnobs {
   readonly batchSize?: number;
   readonly numOverlap?: number;
   readonly tta?: boolean;
+  /** A single-target model's `no_<target>` by spectral inversion (separation/spectral-inversion.ts), not mix − target. */
+  readonly invertSpect?: boolean;
 }
 
 /** A demix run: progress, cancellation, and the batch size when not the config's. */
@@ -62,7 +65,8 @@ export function msstModel(network: ChunkNetwork, name: string, knobs: DemixKnobs
  * population std (from the first pass), the model's channels fed from the window (a mono model
  * gets the mix of both), stems written as each block settles, duplicated to stereo for a mono
  * model; a single-target model also writes `no_<target>`, the mixture minus the target. With
- * `tta`, each chunk also runs channel-swapped and polarity-inverted (separation/tta.ts).
+ * `tta`, each chunk also runs channel-swapped and polarity-inverted (separation/tta.ts); with
+ * `invertSpect`, `no_<target>` is the spectral inversion (separation/spectral-inversion.ts).
  */
 async function streamStereo(
   network: ChunkNetwork,
@@ -86,6 +90,7 @@ async function streamStereo(
       ? (channel: number, position: number) => (window.sample(channel, position) - mean) / std
       : (_channel: number, position: number) => ((window.sample(0, position) + window.sample(1, position)) / 2 - mean) / std;
   const source: DemixSource = { length, ensure: (end) => window.ensure(end), discardBefore: (position) => window.discardBefore(position), value };
+  const inverter = knobs.invertSpect === true && settings.target !== null ? new InvertedStemWriter(write, length) : undefined;
   const toStems: DemixWriter = async (planes, start, count) => {
     const stems: Float32Array[] = [];
     for (let s = 0; s < numStems; s++) {
@@ -96,15 +101,12 @@ async function streamStereo(
       }
       stems.push(stereo);
     }
-    if (settings.target !== null) {
-      const target = stems[0] as Float32Array;
-      const rest = new Float32Array(2 * count);
-      for (let c = 0; c < 2; c++) {
-        for (let i = 0; i < count; i++) rest[c * count + i] = window.sample(c, start + i) - (target[c * count + i] as number);
-      }
-      stems.push(rest);
-    }
-    await write(stems, count);
+    if (settings.target === null) return write(stems, count);
+    const mix = new Float32Array(2 * count);
+    for (let c = 0; c < 2; c++) for (let i = 0; i < count; i++) mix[c * count + i] = window.sample(c, start + i);
+    if (inverter !== undefined) return inverter.push(stems, mix, count);
+    const target = stems[0] as Float32Array;
+    return write([...stems, mix.map((value, i) => value - (target[i] as number))], count);
   };
   try {
     const forward = (chunk: Float32Array) => network.forward(chunk);
