@@ -97,7 +97,9 @@ describe('stemsplit split writes the new formats', () => {
 
   it('refuses a bitrate for a lossless format, one out of range, and unknown formats and modes, exit 2, before any model loads', () => {
     const cases: Array<[string[], RegExp]> = [
-      [['--format', 'flac', '--bitrate', '128'], /--bitrate applies to lossy formats \(mp3, ogg, opus, m4a\); flac is lossless/],
+      // python-audio-separator's spellings: --output_format FLAC --output_bitrate 320k.
+      [['--output_format', 'FLAC', '--output_bitrate', '320k'], /--bitrate applies to lossy formats \(mp3, ogg, opus, m4a\); flac is lossless/],
+      [['--format', 'opus', '--bitrate', '600k'], /--bitrate for opus must be a whole number of kb\/s from 6 to 512, got 600/],
       [['--format', 'wma'], /--format must be mp3, wav, flac, ogg, opus, m4a, aiff, alac, got "wma"/],
       [['--clip-mode', 'soft'], /--clip-mode must be rescale, clamp, none, got "soft"/],
     ];

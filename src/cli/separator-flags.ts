@@ -11,6 +11,8 @@ export const SEPARATOR_FLAG_SPELLINGS: Readonly<Record<string, string>> = Object
   '--model_filename': '--model',
   '--output_dir': '--output',
   '--output_format': '--format',
+  '--output_bitrate': '--bitrate',
+  '--normalization': '--normalize',
   '--sample_rate': '--sample-rate',
   '--single_stem': '--single-stem',
   '--ensemble_algorithm': '--ensemble',

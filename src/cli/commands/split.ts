@@ -91,7 +91,10 @@ function parseOptions(options: SplitOptions): StemOutputOptions {
 }
 
 
-/** --bitrate (or its old name --mp3-bitrate, for MP3), checked against the format's range; undefined: the format's default. */
+/**
+ * --bitrate (or its old name --mp3-bitrate, for MP3), checked against the format's range; undefined:
+ * the format's default. `320k` is 320, as python-audio-separator's --output_bitrate writes it.
+ */
 function parseBitrate(format: StemFormat, options: SplitOptions): number | undefined {
   if (options.mp3Bitrate !== undefined && format !== 'mp3') throw new StemsplitError('USAGE', `--mp3-bitrate applies to --format mp3; for ${format} use --bitrate`);
   if (options.mp3Bitrate !== undefined && options.bitrate !== undefined && options.mp3Bitrate !== options.bitrate) {
@@ -99,9 +102,10 @@ function parseBitrate(format: StemFormat, options: SplitOptions): number | undef
   }
   const given = options.bitrate ?? options.mp3Bitrate;
   if (given === undefined) return undefined;
-  const problem = bitrateProblem(format, Number(given), options.bitrate !== undefined ? '--bitrate' : '--mp3-bitrate');
+  const kbps = Number(given.replace(/k$/i, ''));
+  const problem = bitrateProblem(format, kbps, options.bitrate !== undefined ? '--bitrate' : '--mp3-bitrate');
   if (problem !== undefined) throw new StemsplitError('USAGE', problem.replace(/got NaN$/, `got "${given}"`));
-  return Number(given);
+  return kbps;
 }
 
 /** --clip-mode and --normalize [peak] (audio/levels.ts). */
