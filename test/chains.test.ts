@@ -10,6 +10,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { writeSong } from './support/audio.js';
 import { ApiClient } from './support/client.js';
+import { createWebSession } from '../src/services/web-session.js';
+import { webSessionLink } from '../src/web/session.js';
+import { launchBrowser, NEEDS_CHROMIUM, openPage } from './support/browser.js';
 import { fixtureDir } from './support/fixtures.js';
 import { interruptWhen } from './support/interrupt.js';
 import { killHard, runCli, startServeProcess } from './support/process.js';
@@ -154,6 +157,42 @@ describe('chains through the API', { skip }, () => {
       assert.equal(refused.status, 422, `${JSON.stringify(body)}: ${refused.status}`);
       assert.equal(refused.json.success, false);
       assert.match(refused.json.error.message, message);
+    }
+  });
+
+  it('the page builds the chain step by step, shows each step, its terms and the cost, and the job says which step it ran', { skip: NEEDS_CHROMIUM, timeout: 180_000 }, async () => {
+    const browser = await launchBrowser();
+    assert.ok(browser, 'chromium starts');
+    try {
+      const session = await createWebSession(t.server.data);
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const { page, errors } = await openPage(context, webSessionLink(t.server.url, session.key));
+      await page.locator('#upload-panel').waitFor();
+      await page.getByLabel(/Choose models/).check();
+      await page.getByRole('checkbox', { name: /^voc/ }).check();
+      await page.getByRole('button', { name: 'Then split a stem with another model' }).click();
+      await page.getByLabel('Stem step 2 splits').selectOption('vocals');
+      await page.getByLabel('Model of step 2').selectOption('karaoke');
+      const step = page.locator('#chain-steps li[data-step="2"]');
+      assert.match((await step.textContent()) ?? '', /Terms: MIT \(a test fixture\)/);
+      assert.match((await step.textContent()) ?? '', /Writes vocals-vocals, vocals-other/);
+      await page.locator('#file-input').setInputFiles(song);
+      await page.locator('#pending-files').getByText('song.wav').waitFor();
+      const summary = (await page.locator('#choice-summary').textContent()) ?? '';
+      assert.match(summary, /^Runs a chain of 2 steps: step 1 splits the song with voc; step 2 splits vocals with karaoke\. It costs 2 credits per second of audio/);
+      assert.match(summary, /Terms: voc and karaoke: MIT \(a test fixture\)\./);
+      await page.getByRole('button', { name: 'Split', exact: true }).click();
+      await page.locator('#stems li[data-stem="vocals-vocals"]').waitFor({ timeout: 150_000 });
+      const row = page.locator('#history li').filter({ hasText: 'song.wav' }).first();
+      assert.match((await row.locator('.history-meta').textContent()) ?? '', /^Chain of 2 · voc, then vocals with karaoke · /);
+      const id = (await row.getAttribute('data-split')) as string;
+      const job = (await t.request('GET', `/audio/splits/${id}`)).json.data;
+      assert.deepEqual(job.chain, [{ model: 'voc' }, { input: 'vocals', model: 'karaoke' }]);
+      assert.match((await page.locator('#mixer-model').textContent()) ?? '', /Made with a chain: voc, then vocals with karaoke\. Terms: voc and karaoke: MIT/);
+      assert.deepEqual(errors, []);
+      await context.close();
+    } finally {
+      await browser.close();
     }
   });
 

@@ -44,13 +44,13 @@ export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: strin
     chainStep: options.chain ? chainStepAt(split.progress, options.chain.length) : null,
     createdAt: split.createdAt,
     updatedAt: split.updatedAt,
-    models: ensembleMembers(split.modelName),
+    models: options.chain ? options.chain.flatMap((step) => step.models ?? [step.model as string]) : ensembleMembers(split.modelName),
     ensembleWeights: options.ensembleWeights ? [...options.ensembleWeights] : null,
     modelOptions: options.modelOptions ? { ...options.modelOptions } : null,
     chain: options.chain ? options.chain.map((step) => ({ ...step })) as AudioSplitResource['chain'] : null,
     error: null,
   };
-  if (resource.models.length > 1) resource.ensemble = (options.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM) as AudioSplitResource['ensemble'];
+  if (resource.models.length > 1 && !options.chain) resource.ensemble = (options.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM) as AudioSplitResource['ensemble'];
   if (split.status === 'succeeded' && split.stemNames && split.purgedAt === null) {
     const stems: Record<string, string> = {};
     for (const stem of JSON.parse(split.stemNames) as string[]) stems[stem] = signer.url(baseUrl, split.id, stem, split.outputFormat, nowMs, apiKeyId);

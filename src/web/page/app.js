@@ -52,6 +52,7 @@ const library = new LibraryView({
   library: $('library'), groups: $('library-groups'), empty: $('library-empty'), ensembleOptions: $('ensemble-options'),
   algorithm: $('ensemble-algorithm'), weights: $('ensemble-weights'), twoStems: $('two-stems'),
   bitDepthLabel: $('bit-depth-label'), bitDepth: $('bit-depth'), summary: $('choice-summary'),
+  chain: $('chain'), chainSteps: $('chain-steps'), chainAdd: $('chain-add'), chainKeep: $('chain-keep'), twoStemsRow: $('two-stems-row'),
 }, showPending);
 
 function storedKey() {
@@ -166,11 +167,20 @@ function ensembleWords(split) {
   return split.ensemble + (split.ensembleWeights ? ', weights ' + split.ensembleWeights.join(', ') : '');
 }
 
+/** `voc, then vocals with karaoke`: a chain's steps in words. */
+function chainWords(chain) {
+  return chain.map(function (step, index) {
+    const model = step.models ? step.models.join(' + ') : step.model;
+    return index === 0 ? model : 'then ' + step.input + ' with ' + model;
+  }).join(', ');
+}
+
 /** "Made with <model>" (or the members of an ensemble and how they were combined), the terms of their weights, and for the bundled model what a pull gives. */
 function modelLines(split) {
   const members = split.models;
   // What ran it, once its model has loaded: "CPU" or "GPU: <adapter> (<API>)".
   const device = split.device ? (split.status === 'succeeded' ? ' Ran on ' : ' Runs on ') + split.device + '.' : '';
+  if (split.chain) return ['Made with a chain: ' + chainWords(split.chain) + '. Terms: ' + library.termsWords(members) + '.' + device];
   if (members.length > 1) {
     return ['Made with an ensemble of ' + members.join(', ') + ' (their stems combined with ' + ensembleWords(split) + '). Terms: ' + library.termsWords(members) + '.' + device];
   }
@@ -414,7 +424,8 @@ async function follow(id, name) {
     if (split.status === 'queued') setJob(name, queueWords(split.queuePosition), 0);
     if (split.status === 'processing') {
       const left = pace.secondsLeft(split.progress, Date.now());
-      setJob(name, 'Splitting ' + split.progress + '%' + (split.device ? ' on ' + split.device : '') + (left === undefined ? '' : ' \u00b7 about ' + spanWords(left) + ' left'), split.progress);
+      const step = split.chain ? ' (step ' + split.chainStep + ' of ' + split.chain.length + ')' : '';
+      setJob(name, 'Splitting ' + split.progress + '%' + step + (split.device ? ' on ' + split.device : '') + (left === undefined ? '' : ' \u00b7 about ' + spanWords(left) + ' left'), split.progress);
     }
     if (split.status === 'failed') {
       show($('job'), false);
@@ -503,6 +514,7 @@ window.addEventListener('drop', function (event) {
 function kindWords(split) {
   if (split.twoStems) return capitalized(split.twoStems) + ' + ' + (split.twoStems === 'vocals' ? 'instrumental' : 'the rest');
   const members = split.models;
+  if (split.chain) return 'Chain of ' + split.chain.length;
   if (members.length > 1) return 'Ensemble';
   const model = library.model(members[0]);
   return model ? TASK_NAMES[model.task] || model.task : split.stemModel === '6s' ? '6 stems' : '4 stems';
@@ -511,6 +523,7 @@ function kindWords(split) {
 /** Which models ran: `htdemucs`, or `a + b (avg_wave)` for an ensemble. */
 function ranWords(split) {
   const members = split.models;
+  if (split.chain) return chainWords(split.chain);
   return members.length > 1 ? members.join(' + ') + ' (' + ensembleWords(split) + ')' : members[0];
 }
 

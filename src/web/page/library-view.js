@@ -7,6 +7,8 @@
  * server (its measured seconds per minute of audio); and the stems' file format and bit depth.
  */
 import { takesWeights } from '../../ensemble/algorithms.js';
+import { headlineSdr } from '../../models/scores.js';
+import { ChainView } from './chain-view.js';
 import { formatTime, h, show } from './dom.js';
 
 /** The tasks in the order a UVR user looks for them, as the page names them. */
@@ -29,7 +31,8 @@ const QUICK = { '4s': { alias: '4s', twoStems: undefined }, '6s': { alias: '6s',
 
 /**
  * @typedef {{name: string, family: string, origin: string, installed: boolean, allowed: boolean, task: string,
- *   aliases: string[], sources: string[], description: string, terms: string, secondsPerMinute: number | null}} ModelInfo
+ *   aliases: string[], sources: string[], description: string, terms: string, secondsPerMinute: number | null,
+ *   scores: {sdr: Record<string, number>, source: string}[]}} ModelInfo
  * @typedef {{items: ModelInfo[], ensembleAlgorithms: string[], defaults: Record<string, string | null>}} ModelList
  * @typedef {{body: Record<string, unknown>, members: string[], problem: string | undefined}} Choice
  */
@@ -63,6 +66,11 @@ export function formatWords(format, bitDepth) {
   return name + ' ' + bitDepth + '-bit' + (bitDepth === 32 ? ' float' : '');
 }
 
+/** `vocals 11.77 dB, instrumental 16.45 dB` */
+function sdrWords(/** @type {Record<string, number>} */ sdr) {
+  return Object.entries(sdr).map(function ([stem, value]) { return stem + ' ' + value.toFixed(2) + ' dB'; }).join(', ');
+}
+
 export class LibraryView {
   /**
    * elements: {library, groups, empty, ensembleOptions, algorithm, weights, twoStems, bitDepthLabel, bitDepth, summary};
@@ -79,7 +87,16 @@ export class LibraryView {
     this.songSeconds = undefined;
     /** @type {string[]} the ticked library models, in the order ticked (the ensemble's member order). */
     this.ticked = [];
+    /** Whether each task's models are ordered by published SDR, best first (else as the server lists them). */
+    this.sortBySdr = false;
     const self = this;
+    /** Step 1 is the ticked model or ensemble; the chain view holds the steps after it. */
+    this.chain = new ChainView(
+      { steps: elements.chainSteps, add: elements.chainAdd, keep: elements.chainKeep },
+      function (name) { return self.byName.get(name); },
+      function (model) { return 'Terms: ' + model.terms + '. ' + self.timeWords(model); },
+      function () { self.changed(); },
+    );
     for (const radio of this.radios('model').concat(this.radios('format'))) radio.addEventListener('change', function () { self.changed(); });
     for (const control of [elements.algorithm, elements.twoStems, elements.bitDepth]) control.addEventListener('change', function () { self.changed(); });
   }
@@ -107,7 +124,7 @@ export class LibraryView {
     // Read again after a job: the user's algorithm stays chosen.
     if (list.ensembleAlgorithms.includes(algorithm)) this.el.algorithm.value = algorithm;
     const tasks = Object.keys(TASK_NAMES).concat(list.items.map(function (model) { return model.task; }));
-    const groups = Array.from(new Set(tasks)).map((task) => this.group(task)).filter(Boolean);
+    const groups = [this.sortControl()].concat(Array.from(new Set(tasks)).map((task) => this.group(task)).filter(Boolean));
     this.el.groups.replaceChildren.apply(this.el.groups, groups);
     show(this.el.empty, list.items.length === 0);
     this.changed();
@@ -117,6 +134,7 @@ export class LibraryView {
   group(task) {
     const models = this.list.items.filter(function (model) { return model.task === task; });
     if (models.length === 0) return null;
+    if (this.sortBySdr) models.sort(function (a, b) { return (headlineSdr(b.scores, b.task) ?? -Infinity) - (headlineSdr(a.scores, a.task) ?? -Infinity); });
     const runnable = models.filter((model) => this.runnable(model));
     const others = models.filter((model) => !this.runnable(model));
     const children = [h('legend', {}, [TASK_NAMES[task] || task])];
@@ -128,6 +146,14 @@ export class LibraryView {
       ]));
     }
     return h('fieldset', { class: 'task-group', 'data-task': task }, children);
+  }
+
+  /** "Order by published SDR": the publishers' per-stem figures (GET /v1/models' scores), best first in each task. */
+  sortControl() {
+    const self = this;
+    const box = h('input', { type: 'checkbox', id: 'library-sort-sdr', checked: this.sortBySdr });
+    box.addEventListener('change', function () { self.sortBySdr = box.checked; self.load(self.list); });
+    return h('label', { class: 'library-sort' }, [box, ' Order each task by published SDR, best first (models without one last)']);
   }
 
   /** A model the server lists, by name (undefined when it lists none of that name). */
@@ -148,6 +174,7 @@ export class LibraryView {
       h('span', { class: 'model-about' }, [model.description]),
       h('span', { class: 'model-stems' }, ['Writes ' + model.sources.join(', ')]),
       h('span', { class: 'model-terms' }, ['Terms: ' + model.terms]),
+      ...model.scores.map(function (set) { return h('span', { class: 'model-scores' }, ['Published SDR: ' + sdrWords(set.sdr) + ' (' + set.source + ')']); }),
       h('span', { class: 'model-time' }, [this.timeWords(model)]),
     ];
     const why = this.unavailableWords(model);
@@ -193,6 +220,7 @@ export class LibraryView {
     show(this.el.ensembleOptions, ensemble);
     if (ensemble) this.drawWeights();
     this.fillTwoStems(library ? this.ticked : []);
+    this.drawChain(library);
     const format = this.checked('format');
     show(this.el.bitDepthLabel, LOSSLESS_FORMATS.includes(format));
     const float = /** @type {HTMLOptionElement} */ (this.el.bitDepth.querySelector('option[value="32"]'));
@@ -218,6 +246,16 @@ export class LibraryView {
       return h('label', { class: 'weight' }, [name + ' \u00d7 ', field]);
     }) : [h('span', { class: 'muted' }, [this.el.algorithm.value + ' takes no weights'])];
     this.el.weights.replaceChildren.apply(this.el.weights, fields);
+  }
+
+  /** The chain's steps after the ticked model(s): offered once one is ticked; two stems give way to it. */
+  drawChain(library) {
+    show(this.el.chain, library && this.ticked.length > 0);
+    const stems = new Set();
+    for (const name of library ? this.ticked : []) for (const source of (this.byName.get(name) || { sources: [] }).sources) stems.add(source);
+    const runnable = this.list.items.filter((model) => this.runnable(model)).map(function (model) { return model.name; });
+    this.chain.setFirst(Array.from(stems), runnable);
+    show(this.el.twoStemsRow, this.chain.steps().length === 0);
   }
 
   /** The stems a two-stem split can keep apart: every stem the chosen models write (their complements aside). */
@@ -259,7 +297,7 @@ export class LibraryView {
     if (members.length === 0) return { body: body, members: members, problem: 'Tick a model of the library, or several for an ensemble.' };
     if (members.length === 1) {
       body.model = members[0];
-      return { body: body, members: members, problem: undefined };
+      return this.chained(body, members);
     }
     body.models = members;
     body.ensemble = this.el.algorithm.value;
@@ -271,7 +309,20 @@ export class LibraryView {
       }
       body.ensembleWeights = values;
     }
-    return { body: body, members: members, problem: undefined };
+    return this.chained(body, members);
+  }
+
+  /** The choice with the chain's later steps, if any: step 1 is what the library's choice names. */
+  chained(/** @type {Record<string, unknown>} */ body, /** @type {string[]} */ members) {
+    const later = this.chain.steps();
+    if (later.length === 0) return { body: body, members: members, problem: undefined };
+    /** @type {Record<string, unknown>} */
+    const first = body.models ? { models: body.models, ensemble: body.ensemble } : { model: body.model };
+    if (body.ensembleWeights) first.ensembleWeights = body.ensembleWeights;
+    for (const field of ['model', 'models', 'ensemble', 'ensembleWeights', 'twoStems']) delete body[field];
+    body.chain = [first].concat(later);
+    if (this.chain.keepIntermediate()) body.keepIntermediate = true;
+    return { body: body, members: members.concat(later.map(function (step) { return step.model; })), problem: undefined };
   }
 
   /** The choice in one sentence: what runs, under which terms, for how long, into which files. */
@@ -280,8 +331,20 @@ export class LibraryView {
     if (choice.members.length === 0) return 'Writes ' + formatWords(choice.body.outputFormat, choice.body.bitDepth) + ' files.';
     const terms = this.termsWords(choice.members);
     const weights = choice.body.ensembleWeights ? ' (weights ' + /** @type {number[]} */ (choice.body.ensembleWeights).join(', ') + ')' : '';
+    if (choice.body.chain) return this.chainWords(choice, terms);
     const runs = choice.members.length > 1 ? 'Runs ' + choice.members.join(' + ') + ' one after another, combined with ' + choice.body.ensemble + weights : 'Runs ' + choice.members[0];
     return runs + ', writing ' + formatWords(choice.body.outputFormat, choice.body.bitDepth) + ' files. Terms: ' + terms + '. ' + this.estimateWords(choice.members) + '.';
+  }
+
+  /** A chain in one sentence: each step, the cost (each step splits the whole song), terms and time. */
+  chainWords(/** @type {Choice} */ choice, /** @type {string} */ terms) {
+    const steps = /** @type {Array<Record<string, any>>} */ (choice.body.chain);
+    const words = steps.map(function (step, index) {
+      const model = step.models ? step.models.join(' + ') + ' (' + step.ensemble + ')' : step.model;
+      return index === 0 ? 'step 1 splits the song with ' + model : 'step ' + (index + 1) + ' splits ' + step.input + ' with ' + model;
+    });
+    return 'Runs a chain of ' + steps.length + ' steps: ' + words.join('; ') + '. It costs ' + steps.length + ' credits per second of audio (each step splits the whole length), writing ' +
+      formatWords(choice.body.outputFormat, choice.body.bitDepth) + ' files. Terms: ' + terms + '. ' + this.estimateWords(choice.members) + '.';
   }
 
   /** `a and b: MIT; c: not stated`: the terms of each model, those under the same terms named together. */
