@@ -32,6 +32,7 @@ import { TrackWindow, type StemWriter, type TrackStream } from '../separation/tr
 import { readModelData, secondaryStem, stemFileName, type MdxModelData } from './model-data.js';
 import { MDX_DEFAULTS, type MdxOptions } from './options.js';
 import { MdxSpectrum } from './spectrum.js';
+import { withTta } from '../separation/tta.js';
 
 /** UVR's hop, fixed for every MDX-Net model. */
 export const MDX_HOP = 1024;
@@ -134,8 +135,15 @@ export class MdxNetwork {
     return network;
   }
 
+  /** With `tta`: the plain, channel-swapped and polarity-inverted estimates, each undone, averaged (separation/tta.ts). */
+  readonly #augmented = withTta((chunk) => this.estimate(chunk), 2);
+
   /** One chunk [2, chunk] (planar) → the network's estimate [2, chunk], before any window. */
-  async forward(chunk: Float32Array): Promise<Float32Array> {
+  forward(chunk: Float32Array): Promise<Float32Array> {
+    return this.settings.tta === true ? this.#augmented(chunk) : this.estimate(chunk);
+  }
+
+  private async estimate(chunk: Float32Array): Promise<Float32Array> {
     const spec = this.spectrum.analyze(chunk);
     let estimate: Float32Array;
     if (this.settings.denoise) {

@@ -16,6 +16,8 @@ export interface MdxOptions {
   readonly batchSize: number;
   /** Run the network on the mix and on its negation and average (UVR's "denoise"). */
   readonly denoise: boolean;
+  /** MSST's test-time augmentation on each chunk: channel swap and polarity inversion, undone and averaged. */
+  readonly tta?: boolean;
 }
 
 export const MDX_DEFAULTS: MdxOptions = Object.freeze({ segmentSize: 256, overlap: 0.25, batchSize: 1, denoise: false });
@@ -39,5 +41,6 @@ export const MDX_OPTION_TABLE: readonly FamilyOption[] = [
     separatorSpelling: '--mdx_batch_size',
     help: `MDX-Net: taken for python-audio-separator command lines, and as there it changes nothing: each network run takes one chunk whatever n is (docs/mdx.md; default ${MDX_DEFAULTS.batchSize})`,
   },
+  { flags: '--tta', key: 'tta', type: 'switch', help: 'MDX-Net: also run each chunk channel-swapped and polarity-inverted, undo each, average the three (3× slower)' },
   { flags: '--mdx-denoise', key: 'denoise', type: 'switch', separatorSpelling: '--mdx_enable_denoise', help: 'MDX-Net: run the network on the mix and its negation and average (UVR denoise)' },
 ];
