@@ -470,7 +470,7 @@ describe('the model library on the page', { skip: NEEDS_CHROMIUM }, () => {
   let lib: TestServer;
   /** A FLAC job made through the API with only the spec's stemModel: it also measures FOUR's time. */
   let apiJob: string;
-  interface ListedModel { name: string; task: string; installed: boolean; allowed: boolean; terms: string; secondsPerMinute: number | null }
+  interface ListedModel { name: string; task: string; installed: boolean; allowed: boolean; terms: string; secondsPerMinute: number | null; scores: { sdr: Record<string, number>; source: string }[] }
   interface ModelList { items: ListedModel[]; ensembleAlgorithms: string[]; defaults: Record<string, string | null> }
   const models = async (): Promise<ModelList> => (await lib.request('GET', '/models')).json.data as ModelList;
   const modelNamed = (list: ModelList, name: string): ListedModel => {
@@ -534,6 +534,13 @@ describe('the model library on the page', { skip: NEEDS_CHROMIUM }, () => {
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     assert.ok(overflow <= 0, `the library fits a phone's screen (${overflow} px over)`);
     await page.setViewportSize({ width: 1280, height: 900 });
+
+    // Published SDR beside each scored model; ordered by it, the best vocal model comes first among the vocals ones.
+    const viperx = list.items.find((model) => model.name === 'bs-roformer-viperx-1297');
+    assert.equal(await page.locator('li[data-model="bs-roformer-viperx-1297"] .model-scores').first().textContent(), `Published SDR: vocals 11.77 dB, instrumental 16.45 dB (${viperx?.scores[0]?.source})`);
+    await page.locator('#library-sort-sdr').check();
+    const vocalsOrder = await page.$$eval('.task-group[data-task="vocals"] li[data-model]', (rows) => rows.map((row) => row.getAttribute('data-model')));
+    assert.equal(vocalsOrder.filter((name) => list.items.some((model) => model.name === name && !model.installed))[0], 'bs-roformer-viperx-1296', vocalsOrder.join(', '));
 
     // The quick choices say which model their alias runs now, and its terms.
     await page.getByLabel(/6 stems/).check();

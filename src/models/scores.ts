@@ -4,8 +4,6 @@
  * `NAME.yaml`). Facts recorded as data, each set with its source; stemsplit measures none of them.
  * scripts/presets/compare.ts checks the python-audio-separator figures against a checkout of it.
  */
-import type { Task } from './tasks.js';
-
 export interface PublishedScores {
   /** SDR in dB per stem, the stems named as the publisher names them. */
   readonly sdr: Readonly<Record<string, number>>;
@@ -76,13 +74,13 @@ export function publishedScores(names: readonly string[]): PublishedScores[] {
 }
 
 /** The stem a task is judged by, where it has one. */
-const TASK_STEM: Partial<Record<Task, string>> = { vocals: 'vocals', instrumental: 'instrumental', karaoke: 'vocals' };
+const TASK_STEM: Readonly<Record<string, string>> = { vocals: 'vocals', instrumental: 'instrumental', karaoke: 'vocals' };
 
 /**
  * The one figure `models list --sort sdr` orders by: from the first score set, the task's stem
  * (`--task vocals`: vocals), or the mean over the stems it scores; null without scores.
  */
-export function headlineSdr(scores: readonly PublishedScores[], task: Task): number | null {
+export function headlineSdr(scores: readonly PublishedScores[], task: string): number | null {
   const first = scores[0];
   if (first === undefined) return null;
   const stem = TASK_STEM[task];
