@@ -14,14 +14,13 @@ import { createHash } from 'node:crypto';
 import { stat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeInterleaved, openStemEncoder, readAudioHeader, readWavLayout, type StemEncoder } from '../audio/index.js';
-import { stemExtension } from '../audio/formats.js';
 import { leveled, needsPeak, peakOf, stemGain } from '../audio/levels.js';
 import { CHAIN_STEPS_SHARE, chainStemName, chainStems, writtenStems } from '../chains/recipe.js';
 import { StemsplitError } from '../errors.js';
 import { mixStems, type StemPartition } from '../separation/mix-set.js';
 import type { SeparationModel } from '../separation/model.js';
 import { isEnsemble, planOf, type Ensemble } from './ensemble.js';
-import { splitAudioFile, stemOutput, type SplitFileOptions, type SplitFileResult, type SplitProgress } from './split-audio-file.js';
+import { encoderOptions, splitAudioFile, stemFileName, stemOutput, type SplitFileOptions, type SplitFileResult, type SplitProgress } from './split-audio-file.js';
 import { moveIntoPlace, openStaging } from './staging.js';
 
 /** A chain's step with its model loaded. */
@@ -125,19 +124,14 @@ async function encodeWritten(
 ): Promise<Record<string, string>> {
   const source = await readAudioHeader(inputPath);
   const staging = await openStaging(outDir);
-  const files = stems.map(({ stem }) => (options.stemFile ?? `{stem}.${stemExtension(options.format)}`).replaceAll('{stem}', stem));
+  const files = stems.map(({ stem }) => stemFileName(options, stem));
   const encoders: StemEncoder[] = [];
   try {
     for (const [index, { path }] of stems.entries()) {
       options.signal?.throwIfAborted();
       const layout = await readWavLayout(path);
       const output = stemOutput({ sampleRate: source.sampleRate, channels: layout.channels, bitDepth: source.bitDepth }, layout.sampleRate, options);
-      const encoder = await openStemEncoder(join(staging, files[index] as string), layout.frames, {
-        format: options.format,
-        sampleRate: layout.sampleRate,
-        ...output,
-        ...(options.bitrateKbps !== undefined ? { bitrateKbps: options.bitrateKbps } : {}),
-      });
+      const encoder = await openStemEncoder(join(staging, files[index] as string), layout.frames, encoderOptions(options, layout.sampleRate, output));
       encoders.push(encoder);
       const header = await readAudioHeader(path);
       const decode = { sampleRate: layout.sampleRate, header, ...(options.signal ? { signal: options.signal } : {}) };

@@ -11,6 +11,7 @@ import {
   openStemEncoder,
   readAudioHeader,
   type AudioHeader,
+  type EncodeOptions,
   type DecodeOptions,
   type StemDepth,
   type StemEncoder,
@@ -130,18 +131,13 @@ export async function splitAudioFile(
   await ensureDiskSpace(dirname(outDir), stemBytes(source.length / sampleRate, output, options, stems.names.length, spool + levelSpool));
 
   const staging = await openStaging(outDir);
-  const files = stems.names.map((name) => (options.stemFile ?? `{stem}.${stemExtension(options.format)}`).replaceAll('{stem}', name));
+  const files = stems.names.map((name) => stemFileName(options, name));
   const encoders: StemEncoder[] = [];
   let leveledStems: LeveledStems | undefined;
   try {
     for (const file of files) {
       encoders.push(
-        await openStemEncoder(join(staging, file), source.length, {
-          format: options.format,
-          sampleRate,
-          ...output,
-          ...(options.bitrateKbps !== undefined ? { bitrateKbps: options.bitrateKbps } : {}),
-        }),
+        await openStemEncoder(join(staging, file), source.length, encoderOptions(options, sampleRate, output)),
       );
     }
     // --normalize and --clip-mode stand between the stems and their encoders (levels.ts).
@@ -179,6 +175,16 @@ export async function splitAudioFile(
     await rm(staging, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** A stem's file name: `--filename`'s file part, or `<stem>.<ext>`. */
+export function stemFileName(options: Pick<StemOutputOptions, 'stemFile' | 'format'>, stem: string): string {
+  return (options.stemFile ?? `{stem}.${stemExtension(options.format)}`).replaceAll('{stem}', stem);
+}
+
+/** How a stem of blocks at `sampleRate` is encoded, as the options and `stemOutput` say. */
+export function encoderOptions(options: StemOutputOptions, sampleRate: number, output: ReturnType<typeof stemOutput>): EncodeOptions {
+  return { format: options.format, sampleRate, ...output, ...(options.bitrateKbps !== undefined ? { bitrateKbps: options.bitrateKbps } : {}) };
 }
 
 /** What the first pass learns: the file's header, its length at the model's rate and the mono mix's statistics. */
