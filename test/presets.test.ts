@@ -162,6 +162,9 @@ describe('presets', () => {
       const both = await server.request('POST', '/audio/splits', { body: { input, preset: 'mdx_pair', models: ['a', 'b'] } });
       assert.equal(both.status, 422, both.text);
       assert.match(both.json.error.message, /preset names its models and how they combine; drop models/);
+      const chained = await server.request('POST', '/audio/splits', { body: { input, preset: 'mdx_pair', chain: [{ model: 'mdx_a_nfft6144_vocals' }, { input: 'vocals', model: 'mdx_b_nfft4096_instrumental' }] } });
+      assert.equal(chained.status, 422, chained.text);
+      assert.match(chained.json.error.message, /chain names each step's model; leave out preset/);
 
       const models = await server.request('GET', '/models');
       const kim = (models.json.data.items as { name: string; scores: { sdr: Record<string, number> }[] }[]).find((m) => m.name === 'kim-vocal-2');

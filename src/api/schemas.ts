@@ -15,7 +15,6 @@ import { ALLOWED_CONTENT_TYPES, MAX_UPLOAD_BYTES } from '../limits.js';
 import { parseHttpUrl } from '../net/fetch.js';
 import { ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
 import { PRESET_ID } from '../presets/schema.js';
-import { PRESET_ID } from '../presets/schema.js';
 import { MAX_CHAIN_STEPS, recipeProblem, type RecipeStep } from '../chains/recipe.js';
 import { API_DEFAULT_ALIAS, STEM_MODEL_ALIASES, type StemModelAlias } from '../models/aliases.js';
 import { TASKS } from '../models/tasks.js';
@@ -157,11 +156,6 @@ export const SplitRequest = z
       .regex(PRESET_ID, 'must be a preset id from GET /v1/presets')
       .optional()
       .openapi({ description: 'An addition: a named ensemble from GET /v1/presets (its models, algorithm and weights), instead of model, models, ensemble and ensembleWeights.' }),
-    preset: z
-      .string()
-      .regex(PRESET_ID, 'must be a preset id from GET /v1/presets')
-      .optional()
-      .openapi({ description: 'An addition: a named ensemble from GET /v1/presets (its models, algorithm and weights), instead of model, models, ensemble and ensembleWeights.' }),
     twoStems: StemKey.optional().openapi({ description: 'An addition: write this stem and no_<stem> (the rest), as the CLI\'s --two-stems.' }),
     outputFormat: z
       .enum(STEM_FORMATS)
@@ -209,9 +203,9 @@ export const SplitRequest = z
   .openapi('SplitRequest');
 
 /** A chain replaces the model fields, and its steps follow the recipe's rules (chains/recipe.ts). */
-function chainRequestProblem(body: { model?: string | undefined; models?: string[] | undefined; ensemble?: string | undefined; ensembleWeights?: number[] | undefined; twoStems?: string | undefined; chain?: RecipeStep[] | undefined; keepIntermediate?: boolean | undefined }): string | undefined {
+function chainRequestProblem(body: { preset?: string | undefined; model?: string | undefined; models?: string[] | undefined; ensemble?: string | undefined; ensembleWeights?: number[] | undefined; twoStems?: string | undefined; chain?: RecipeStep[] | undefined; keepIntermediate?: boolean | undefined }): string | undefined {
   if (body.chain === undefined) return body.keepIntermediate !== undefined ? 'keepIntermediate applies to a chain' : undefined;
-  const given = (['model', 'models', 'ensemble', 'ensembleWeights', 'twoStems'] as const).filter((field) => body[field] !== undefined);
+  const given = (['model', 'models', 'preset', 'ensemble', 'ensembleWeights', 'twoStems'] as const).filter((field) => body[field] !== undefined);
   if (given.length > 0) return `chain names each step's model; leave out ${given.join(', ')}`;
   const problem = recipeProblem(body.chain);
   return problem === undefined ? undefined : `chain: ${problem}`;
@@ -220,8 +214,6 @@ function chainRequestProblem(body: { model?: string | undefined; models?: string
 /** The rules between a split request's fields, in a sentence: the fields alone are checked by their schemas. */
 function splitRequestProblem(body: { preset?: string | undefined; model?: string | undefined; models?: string[] | undefined; ensemble?: string | undefined; ensembleWeights?: number[] | undefined; outputFormat: StemFormat; bitDepth?: number | undefined; bitrateKbps?: number | undefined }): string | undefined {
   if (body.model !== undefined && body.models !== undefined) return 'give either model or models (an ensemble), not both';
-  const presetClash = (['model', 'models', 'ensemble', 'ensembleWeights'] as const).filter((field) => body.preset !== undefined && body[field] !== undefined);
-  if (presetClash.length > 0) return `preset names its models and how they combine; drop ${presetClash.join(', ')}`;
   const presetClash = (['model', 'models', 'ensemble', 'ensembleWeights'] as const).filter((field) => body.preset !== undefined && body[field] !== undefined);
   if (presetClash.length > 0) return `preset names its models and how they combine; drop ${presetClash.join(', ')}`;
   if (body.models === undefined && (body.ensemble !== undefined || body.ensembleWeights !== undefined)) return 'ensemble and ensembleWeights combine the models of `models`; name them there';
@@ -371,33 +363,6 @@ export const ModelList = z
   })
   .strict()
   .openapi('ModelList');
-
-export const PresetInfo = z
-  .object({
-    id: z.string().openapi({ description: 'What a split request\'s `preset` takes, e.g. vocal_balanced.' }),
-    name: z.string(),
-    description: z.string(),
-    origin: z.enum(['builtin', 'user']).openapi({ description: 'builtin: python-audio-separator\'s curated presets; user: the operator\'s presets.json.' }),
-    source: z.string().openapi({ description: 'Where it is defined.' }),
-    algorithm: z.enum(ENSEMBLE_ALGORITHMS),
-    weights: z.array(z.number()).nullable().openapi({ description: 'One per member; null: equal.' }),
-    installed: z.boolean().openapi({ description: 'Whether every member is installed on this server.' }),
-    members: z.array(
-      z
-        .object({
-          given: z.string().openapi({ description: 'As the preset names it (python-audio-separator names models by file).' }),
-          model: z.string().openapi({ description: 'The model name it runs as (GET /v1/models), where this server knows it.' }),
-          installed: z.boolean(),
-          catalog: z.string().nullable().openapi({ description: 'The catalog model the operator can pull for it, or null.' }),
-          terms: z.string().nullable().openapi({ description: 'The terms of its weights as stated, or null where this server knows nothing of it.' }),
-        })
-        .strict(),
-    ),
-  })
-  .strict()
-  .openapi('PresetInfo');
-
-export const PresetList = z.object({ items: z.array(PresetInfo) }).strict().openapi('PresetList');
 
 export const PresetInfo = z
   .object({
