@@ -239,7 +239,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--clip-mode <mode>', `${CLIP_MODES.join(', ')}: as demucs, rescale divides a stem that would clip by 1.01 × its peak, clamp clips at ±1 (default ${DEFAULT_CLIP_MODE}: integer formats clip, float and lossy ones keep it)`)
     .option('--normalize [peak]', `scale each stem whose peak exceeds <peak> down to it (default ${DEFAULT_NORMALIZE_PEAK}), as python-audio-separator's --normalization`)
     .option('--json', 'print the result as JSON on stdout')
-    .option('--pull', 'first pull the catalog models named with --model that are not installed (as models pull: resumable, SHA-256 checked)')
+    .option('--pull', 'first pull the catalog models named with --model or --then that are not installed (as models pull: resumable, SHA-256 checked)')
     .addOption(precisionOption())
     .addOption(deviceOption())
     .addHelpText('after', separatorSpellingsHelp())

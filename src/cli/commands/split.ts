@@ -167,12 +167,13 @@ function chooseChain(registry: ModelRegistry, options: SplitOptions): ResolvedSt
 }
 
 /**
- * `--pull`: the catalog models among --model's names that are not installed yet, pulled as
+ * `--pull`: the catalog models among --model's and --then's names that are not installed yet, pulled as
  * `models pull` pulls them (resumable, hash-checked), their lines on stderr (stdout is the stems').
  */
 async function pullMissingModels(ctx: CommandContext, options: SplitOptions): Promise<void> {
   const registry = registryFor(ctx.config);
-  const names = options.model.flatMap(ensembleMembers).filter((name) => MODEL_CATALOG.some((model) => model.name === name));
+  const thenModels = (options.then ?? []).map((value) => value.slice(value.indexOf('=') + 1));
+  const names = [...options.model, ...thenModels].flatMap(ensembleMembers).filter((name) => MODEL_CATALOG.some((model) => model.name === name));
   const missing = names.filter((name) => {
     try {
       registry.resolve(name);
