@@ -297,8 +297,8 @@ test('a job passes its model family settings as modelOptions, checked against th
   const t = await startTestServer({ dataDir: libraryDataDir() });
   try {
     const listing = (await t.request('GET', '/models')).json.data.items as Array<Listed & { options: string[] }>;
-    assert.deepEqual(listing.find((item) => item.name === 'mdx-vocals')?.options, ['mdxSegmentSize', 'mdxOverlap', 'mdxBatchSize', 'mdxDenoise']);
-    assert.deepEqual(listing.find((item) => item.name === 'scnet_4stem')?.options, ['modelType', 'mdxcOverlap', 'mdxcBatchSize', 'tta']);
+    assert.deepEqual(listing.find((item) => item.name === 'mdx-vocals')?.options, ['mdxSegmentSize', 'mdxOverlap', 'mdxBatchSize', 'tta', 'mdxDenoise']);
+    assert.deepEqual(listing.find((item) => item.name === 'scnet_4stem')?.options, ['modelType', 'mdxcOverlap', 'mdxcBatchSize', 'invertSpect', 'tta']);
     const refusal = async (body: Record<string, unknown>) => {
       const reply = await split(t, body);
       assert.equal(reply.status, 422, JSON.stringify(reply.json));

@@ -30,7 +30,8 @@ import { createOrtSession, runTensors, type OrtSessionHandle } from '../onnx/ses
 import type { SeparationProgress, TrackModel } from '../separation/model.js';
 import { TrackWindow, type StemWriter, type TrackStream } from '../separation/track-stream.js';
 import { readModelData, secondaryStem, stemFileName, type MdxModelData } from './model-data.js';
-import { MDX_DEFAULTS, type MdxOptions } from './options.js';
+import { checkOptionKeys } from '../models/option-table.js';
+import { MDX_DEFAULTS, MDX_OPTION_TABLE, type MdxOptions } from './options.js';
 import { MdxSpectrum } from './spectrum.js';
 import { withTta } from '../separation/tta.js';
 
@@ -73,9 +74,7 @@ export function mdxSettings(data: MdxModelData, options: Partial<MdxOptions> = {
   if (!Fft.supports(data.nFft)) {
     throw new StemsplitError('MODEL_INVALID', `${data.origin}: n_fft ${data.nFft} has a prime factor other than 2, 3 and 5, which stemsplit's FFT does not take`);
   }
-  if (!(Number.isInteger(merged.segmentSize) && merged.segmentSize >= 2)) usage(`--mdx-segment-size must be a whole number ≥ 2, got ${merged.segmentSize}`);
-  if (!(merged.overlap >= 0 && merged.overlap < 1)) usage(`--mdx-overlap must be from 0 to below 1, got ${merged.overlap}`);
-  if (!(Number.isInteger(merged.batchSize) && merged.batchSize >= 1)) usage(`--mdx-batch-size must be a whole number ≥ 1, got ${merged.batchSize}`);
+  checkOptionKeys(MDX_OPTION_TABLE, merged);
   const settings: MdxSettings = { ...data, ...merged };
   const geometry = mdxGeometry(settings, 1);
   if (geometry.gen <= 0) {

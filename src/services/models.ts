@@ -8,7 +8,8 @@ import { StemsplitError, describeError } from '../errors.js';
 import { isStemModelAlias, STEM_MODEL_ALIASES, type StemModelAlias } from '../models/aliases.js';
 import { int8Refusal, isEnsembleRef, type ModelChoice, type ModelListing, type ModelRegistry } from '../models/registry.js';
 import type { Precision } from '../onnx/quantize.js';
-import { familyOptionNames, familyOptionsFrom } from '../models/families.js';
+import { familyOptionNames, familyOptionsFrom, MODEL_FAMILIES } from '../models/families.js';
+import { flagAttribute } from '../models/family.js';
 import type { Task } from '../models/tasks.js';
 import type { ModelTimings } from '../store/model-timings.js';
 import type { PublishedScores } from '../models/scores.js';
@@ -202,9 +203,10 @@ export class ModelService {
   }
 }
 
-/** The `modelOptions` names a family takes: its table's flags' attributes. */
+/** The `modelOptions` names a family takes: its table's flags' attributes, in its table's order. */
 function optionNamesOf(kind: string): string[] {
-  return [...familyOptionNames()].filter(([, family]) => family.id === kind).map(([name]) => name);
+  const family = MODEL_FAMILIES.find((record) => record.id === kind);
+  return [...new Set(family?.optionTable.map((row) => flagAttribute(row.flags)) ?? [])];
 }
 
 function invalid(message: string): StemsplitError {
