@@ -31,8 +31,6 @@ export interface CreateSplitRequest {
   readonly ensembleWeights?: readonly number[] | undefined;
   /** A named ensemble (GET /v1/presets), instead of model/models/ensemble/ensembleWeights. */
   readonly preset?: string | undefined;
-  /** A named ensemble (GET /v1/presets), instead of model/models/ensemble/ensembleWeights. */
-  readonly preset?: string | undefined;
   readonly twoStems?: string | undefined;
   readonly outputFormat: StemFormat;
   readonly bitDepth?: JobOptions['bitDepth'] | undefined;

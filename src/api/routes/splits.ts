@@ -127,7 +127,6 @@ export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
       ensemble: body.ensemble,
       ensembleWeights: body.ensembleWeights,
       preset: body.preset,
-      preset: body.preset,
       twoStems: body.twoStems,
       outputFormat: body.outputFormat,
       bitDepth: body.bitDepth,
