@@ -45,8 +45,9 @@ describe('chains through stemsplit split', { skip }, () => {
     const out = join(work, 'three');
     const result = runCli(['split', song, '-m', VOCALS as string, '--then', `vocals=${KARAOKE}`, '--then', `vocals-vocals=${DEREVERB}`, '-o', out, '--format', 'flac', '--json'], env);
     assert.equal(result.status, 0, result.stderr);
-    const json = JSON.parse(result.stdout) as { model: string; stems: Record<string, string> };
+    const json = JSON.parse(result.stdout) as { model: string; stems: Record<string, string>; mixStems: string[] };
     assert.deepEqual(Object.keys(json.stems).sort(), ['no_vocals', 'vocals-other', 'vocals-vocals-echo', 'vocals-vocals-no_echo']);
+    assert.deepEqual([...json.mixStems].sort(), Object.keys(json.stems).sort(), 'each split stem is replaced by its parts: together they are the song');
     assert.equal(json.model, 'bs_roformer_vocals then mel_band_roformer_2stem then vr_c_v51_4band_v3_noecho_tta');
     assert.deepEqual(filesUnder(out), ['song/no_vocals.flac', 'song/vocals-other.flac', 'song/vocals-vocals-echo.flac', 'song/vocals-vocals-no_echo.flac']);
     for (const step of [1, 2, 3]) assert.match(result.stderr, new RegExp(`step ${step}/3 separate`), `progress names step ${step}`);

@@ -292,6 +292,8 @@ interface SplitOutcome {
   readonly device: string;
   readonly durationSeconds: number;
   readonly stems: Record<string, string>;
+  /** The stems that add up to the song, each part once (separation/mix-set.ts). */
+  readonly mixStems: readonly string[];
 }
 
 export async function splitCommand(ctx: CommandContext, names: string[], given: SplitOptions): Promise<void> {
@@ -456,5 +458,5 @@ async function splitOne(ctx: CommandContext, splitter: Splitter, one: OneSplit, 
   const seconds = (Date.now() - started) / 1000;
   const count = Object.keys(result.stems).length;
   bar.done(`${track}: ${count} stem${count === 1 ? '' : 's'} in ${one.outDir} (${seconds.toFixed(1)} s for ${result.durationSeconds.toFixed(1)} s of audio)`);
-  return { input: one.file, model: one.name, device: result.device, durationSeconds: result.durationSeconds, stems: { ...result.stems } };
+  return { input: one.file, model: one.name, device: result.device, durationSeconds: result.durationSeconds, stems: { ...result.stems }, mixStems: [...(result.mixStems ?? Object.keys(result.stems))] };
 }
