@@ -169,6 +169,15 @@ describe('presets', () => {
       const models = await server.request('GET', '/models');
       const kim = (models.json.data.items as { name: string; scores: { sdr: Record<string, number> }[] }[]).find((m) => m.name === 'kim-vocal-2');
       assert.deepEqual(kim?.scores[0]?.sdr, { vocals: 10.1794, instrumental: 15.3598 });
+      const sorted = await server.request('GET', '/models?task=vocals&sort=sdr');
+      assert.equal(sorted.status, 200, sorted.text);
+      const names = (sorted.json.data.items as { name: string; task: string }[]).map((m) => m.name);
+      assert.equal(names[0], 'bs-roformer-viperx-1296');
+      assert.ok(names.indexOf('bs-roformer-viperx-1297') < names.indexOf('kim-vocal-2'), names.join(', '));
+      assert.ok((sorted.json.data.items as { task: string }[]).every((m) => m.task === 'vocals'));
+      const badSort = await server.request('GET', '/models?sort=speed');
+      assert.equal(badSort.status, 422, badSort.text);
+      assert.equal(badSort.json.error.code, 'VALIDATION_ERROR');
     });
   });
 });

@@ -349,6 +349,11 @@ export const ModelInfo = z
   .strict()
   .openapi('ModelInfo');
 
+export const ListModelsQuery = z.object({
+  task: z.enum(TASKS).optional().openapi({ description: 'Only the models for this task.' }),
+  sort: z.enum(['sdr']).optional().openapi({ description: 'sdr: best published SDR first (of the task\'s stem: vocals for vocals and karaoke, instrumental for instrumental; else the mean of the scored stems), unscored last.' }),
+});
+
 export const ModelList = z
   .object({
     items: z.array(ModelInfo),

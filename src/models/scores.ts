@@ -88,3 +88,9 @@ export function headlineSdr(scores: readonly PublishedScores[], task: string): n
   const values = Object.values(first.sdr);
   return values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length;
 }
+
+/** Orders rows best headline SDR first (of `task`'s stem, else each row's own task's), unscored last, in place. */
+export function sortBySdr<Row extends { readonly scores: readonly PublishedScores[]; readonly task: string }>(rows: Row[], task?: string): Row[] {
+  const sdr = (row: Row) => headlineSdr(row.scores, task ?? row.task) ?? -Infinity;
+  return rows.sort((a, b) => sdr(b) - sdr(a));
+}

@@ -12,7 +12,7 @@ import { familyOptionNames, familyOptionsFrom, MODEL_FAMILIES } from '../models/
 import { flagAttribute } from '../models/family.js';
 import type { Task } from '../models/tasks.js';
 import type { ModelTimings } from '../store/model-timings.js';
-import type { PublishedScores } from '../models/scores.js';
+import { sortBySdr, type PublishedScores } from '../models/scores.js';
 import { findPreset, missingMembersLine, presetListings, presetMembers, type PresetListing } from '../presets/presets.js';
 
 export interface ModelInfo {
@@ -70,9 +70,12 @@ export class ModelService {
     this.#precision = precision;
   }
 
-  async list(): Promise<ModelCatalogView> {
+  /** Every model, or `task`'s; `sort: 'sdr'` orders them best published SDR first (models/scores.ts). */
+  async list(query: { readonly task?: Task | undefined; readonly sort?: 'sdr' | undefined } = {}): Promise<ModelCatalogView> {
     const timings = await this.#timings.secondsPerMinute();
-    const items = this.#registry.listing().map((model) => ({
+    const listing = this.#registry.listing().filter((model) => query.task === undefined || model.task === query.task);
+    if (query.sort === 'sdr') sortBySdr(listing, query.task);
+    const items = listing.map((model) => ({
       name: model.name,
       family: model.family,
       origin: model.origin,

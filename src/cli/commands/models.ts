@@ -8,7 +8,7 @@ import { modelLoader } from '../../models/loaders.js';
 import { matchLocalFiles, pullModel, removeModel } from '../../models/pull.js';
 import { pullStepsOf, registryFor, type ModelListing, type ModelRegistry } from '../../models/registry.js';
 import type { Task } from '../../models/tasks.js';
-import { headlineSdr } from '../../models/scores.js';
+import { sortBySdr } from '../../models/scores.js';
 import { print, printJson, withStore, type CommandContext } from '../context.js';
 import { createProgressBar, createStatusLine, type ProgressBar } from '../progress.js';
 
@@ -36,7 +36,7 @@ export async function modelsList(ctx: CommandContext, options: ModelsListOptions
     .listing()
     .filter((row) => (!options.installed || row.installed) && (options.task === undefined || row.task === options.task))
     .map((row) => ({ ...row, secondsPerMinute: timings.get(row.name) ?? null }));
-  if (options.sort === 'sdr') sortBySdr(rows, options.task as Task | undefined);
+  if (options.sort === 'sdr') sortBySdr(rows, options.task);
   if (options.json) {
     printJson(ctx, rows);
     return;
@@ -46,12 +46,6 @@ export async function modelsList(ctx: CommandContext, options: ModelsListOptions
     print(ctx, '');
     print(ctx, 'available: stemsplit models pull NAME (sources, hashes and terms of each: docs/models.md; full values: models list --json)');
   }
-}
-
-/** Best published SDR first (of `task`'s stem, else each row's own task's), rows without scores last in their order. */
-export function sortBySdr(rows: TimedListing[], task: Task | undefined): void {
-  const sdr = (row: TimedListing) => headlineSdr(row.scores, task ?? row.task) ?? -Infinity;
-  rows.sort((a, b) => sdr(b) - sdr(a));
 }
 
 /** The terminal's width, or a width that reads well in a file or pipe. */
