@@ -134,7 +134,7 @@ test('tta is the mean of the plain, the channel-swapped and the polarity-inverte
   }
 });
 
-test('segment, overlap, shifts and the MSST overrides change the stems; a segment longer than HTDemucs was trained on is refused', { skip: NO_FIXTURES }, async () => {
+test('segment, overlap, shifts and the MSST overrides change the stems; no-split runs one chunk; a segment longer than HTDemucs was trained on, or a track longer than a segment with no-split, is refused', { skip: NO_FIXTURES }, async () => {
   const track = clip();
   const vocals = async (values: Record<string, unknown>) => (await separated(HTDEMUCS as string, track, values))[3] as Float32Array;
   const changes = (a: Float32Array, b: Float32Array, what: string) => assert.ok(maxDifference(a, b) > 1e-4 * peak(b), `${what} changes the stems`);
@@ -144,6 +144,14 @@ test('segment, overlap, shifts and the MSST overrides change the stems; a segmen
   // The 2 s clip is one chunk at the trained segment: overlap shows with 1 s chunks.
   changes(await vocals({ segment: 1, overlap: 0.5 }), oneSecond, 'overlap 0.5 (of 0.25)');
   changes(await vocals({ shifts: 1 }), base, 'shifts 1');
+  const whole = await load(HTDEMUCS as string, { noSplit: true });
+  try {
+    assert.deepEqual((await separate(whole, track))[3], base, 'no-split on a track shorter than a segment: the one chunk split runs');
+    const long = { data: synthesiseSong(9), length: 9 * RATE };
+    await assert.rejects(separate(whole, long), /^StemsplitError: --no-split runs the track in one piece, and htdemucs_small takes at most 7\.80 s in one .*; the track is 9\.00 s$/);
+  } finally {
+    await whole.dispose();
+  }
   await assert.rejects(load(HTDEMUCS as string, { segment: 8 }), /^StemsplitError: --segment 8: htdemucs_small is a Transformer model trained on 7\.80 s segments; give at most 7\.80$/);
   const [yaml] = await separated(SCNET as string, track);
   const [overlapped] = await separated(SCNET as string, track, { mdxcOverlap: 4 });
@@ -158,8 +166,8 @@ test('split takes the knobs as flags (and python-audio-separator spellings); a w
   const split = (...args: string[]) => runCli(['--data-dir', join(dir, 'data'), 'split', wav, '--format', 'wav', '--float32', ...args], { STEMSPLIT_CACHE_DIR: cacheDir });
 
   const out = join(dir, 'out');
-  const knobs = { tta: true, shifts: 1, overlap: 0.5, segment: 4 };
-  const run = split('--model', HTDEMUCS as string, '-o', out, '--tta', '--demucs_shifts', '1', '--overlap', '0.5', '--segment', '4');
+  const knobs = { tta: true, shifts: 1, overlap: 0.5, segment: 4, noSplit: true };
+  const run = split('--model', HTDEMUCS as string, '-o', out, '--tta', '--demucs_shifts', '1', '--overlap', '0.5', '--segment', '4', '--no-split');
   assert.equal(run.status, 0, run.stderr);
   const expected = await separated(HTDEMUCS as string, track, knobs);
   const written = readFloatWav(join(out, 'clip', 'vocals.wav'));

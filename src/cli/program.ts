@@ -224,7 +224,8 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--chain <file>', 'run the chain in this recipe (JSON or YAML: a list of steps, {model} then {input, model}; see docs/workflows.md) instead of --model/--then')
     .option('--keep-intermediate', "a chain also writes the stems its later steps split (default: only the ones no step split)");
   // Each family's options, declared in its options table (models/family.ts).
-  for (const { flags, description } of familyFlags()) split.option(flags, description);
+  // A family's `--no-…` switch is a switch of its own (`noSplit`), not commander's negation of a `--split`.
+  for (const { flags, description } of familyFlags()) split.addOption(Object.assign(new Option(flags, description), { negate: false }));
   split
     .option('--two-stems <stem>', 'write <stem> and no_<stem> (the sum of the others), e.g. vocals for karaoke')
     .option('--single-stem <stem>', 'write only this stem: one the model writes, or no_<stem> (the sum of the others), e.g. no_vocals for an instrumental')

@@ -33,6 +33,12 @@ const DEMUCS_OPTION_TABLE: readonly FamilyOption[] = [
     separatorSpelling: '--demucs_segment_size',
     help: "Demucs: seconds per chunk (Demucs --segment; default the model's; HTDemucs takes at most its trained 7.8)",
   },
+  {
+    flags: '--no-split',
+    key: 'noSplit',
+    type: 'switch',
+    help: 'Demucs --no-split: the whole track in one piece; refused for a track longer than a segment (HTDemucs 7.8 s; HDemucs and Demucs v2 their --segment, up to 600)',
+  },
 ];
 
 export const demucsFamily: ModelFamilyRecord = {

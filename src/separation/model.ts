@@ -39,6 +39,8 @@ export interface SegmentModel extends ModelIdentity {
   readonly overlap?: number;
   /** Shift-trick passes the run asked for (`--shifts`, segment-knobs.ts); default none. */
   readonly shifts?: number;
+  /** `--no-split`: the whole track in one chunk, refused for a track longer than a segment. */
+  readonly noSplit?: boolean;
   /**
    * Samples of the window `run` takes for a chunk of `chunkLength` ≤ segmentSamples samples: the
    * chunk centred in it, the track's neighbouring samples around it (zeros past the track's ends),

@@ -11,6 +11,7 @@ export interface SegmentKnobs {
   readonly shifts?: number;
   readonly overlap?: number;
   readonly tta?: boolean;
+  readonly noSplit?: boolean;
 }
 
 /** Demucs' apply_model limits: up to 20 shifts is already 20 passes over the track. */
@@ -37,6 +38,7 @@ export function withSegmentKnobs(model: SegmentModel, knobs: SegmentKnobs | unde
   const tuned = {
     ...(knobs.overlap === undefined ? {} : { overlap: knobs.overlap }),
     ...(knobs.shifts === undefined ? {} : { shifts: knobs.shifts }),
+    ...(knobs.noSplit === true ? { noSplit: true } : {}),
   };
   const runs = knobs.tta === true ? withChunkTta(model) : model;
   return Object.keys(tuned).length === 0 && runs === model ? model : delegate(runs, tuned);
@@ -59,6 +61,7 @@ function delegate(model: SegmentModel, changes: Partial<SegmentModel>): SegmentM
     ...(model.stereoForMono === undefined ? {} : { stereoForMono: model.stereoForMono }),
     ...(model.overlap === undefined ? {} : { overlap: model.overlap }),
     ...(model.shifts === undefined ? {} : { shifts: model.shifts }),
+    ...(model.noSplit === undefined ? {} : { noSplit: model.noSplit }),
     ...(model.bagMembers === undefined ? {} : { bagMembers: model.bagMembers }),
     ...(model.windowSamples === undefined ? {} : { windowSamples: (chunk: number) => (model.windowSamples as (n: number) => number).call(model, chunk) }),
     run: (segment) => model.run(segment),

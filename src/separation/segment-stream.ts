@@ -51,6 +51,7 @@ export async function separateStream(model: SeparationModel, input: TrackStream,
   const window = new TrackWindow(input, segment);
   const output = new SettlingBuffer(2 * model.sources.length, input.length, 2 * segment);
   const views = passViews(input.length, shifts, Math.trunc(0.5 * model.sampleRate), options.seed ?? 0);
+  if (model.noSplit === true) checkOneChunk(model, Math.max(...views.map((view) => view.length)), input.length);
   const passes = membersOf(model).flatMap(({ model: member, factors }) => {
     const stride = strideOf(member.segmentSamples, overlap);
     const weights = transitionWeights(member.segmentSamples, transitionPower);
@@ -93,6 +94,19 @@ function checkStreamInputs(model: SegmentModel, input: TrackStream, overlap: num
   if (model.normalize && input.statistics === undefined) {
     throw new StemsplitError('SEPARATION_FAILED', `model ${model.name} normalises the track: the stream must carry the whole track's statistics`);
   }
+}
+
+/**
+ * `--no-split` (apply_model's split=False): the track runs as one chunk, which is what the chunked
+ * pass does for a track no longer than a segment (the chunk centred in the model's window, zeros
+ * around it); a longer one is refused, naming the limit, rather than cut into chunks anyway.
+ */
+function checkOneChunk(model: SegmentModel, length: number, trackLength: number): void {
+  const segment = Math.min(...membersOf(model).map(({ model: member }) => member.segmentSamples));
+  if (length <= segment) return;
+  const shifted = length > trackLength ? ` (${(trackLength / model.sampleRate).toFixed(2)} s and --shifts' margin)` : '';
+  const seconds = (samples: number) => (samples / model.sampleRate).toFixed(2);
+  throw new StemsplitError('USAGE', `--no-split runs the track in one piece, and ${model.name} takes at most ${seconds(segment)} s in one (its segment; --segment sets a longer one where the model allows); the track is ${seconds(length)} s${shifted}`);
 }
 
 /**
