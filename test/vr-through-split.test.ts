@@ -168,7 +168,7 @@ describe('VR settings through the API', { skip: FIXTURES === undefined ? 'no fix
       const refused = await t.request('POST', '/audio/splits', { body: { input, stemModel: '4s', modelOptions: { vrAggression: 500 } } });
       assert.equal(refused.status, 422, refused.text);
       assert.equal(refused.json.success, false);
-      assert.match(refused.json.error.message, /modelOptions\.vrAggression must be a whole number from -100 to 100, got 500/);
+      assert.match(refused.json.error.message, /modelOptions\.vrAggression must be a whole number from -100 to 100, got "500"/);
     } finally {
       await t.close();
     }
