@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { BUILTIN_PRESETS } from '../src/presets/builtin.js';
 import { writeSong } from './support/audio.js';
 import { fixtureDir } from './support/fixtures.js';
+import { servedOpenApi } from './support/openapi.js';
 import { runCli } from './support/process.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
 
@@ -136,6 +137,8 @@ describe('presets', () => {
       server = await startTestServer({ dataDir });
       const presets = await server.request('GET', '/presets');
       assert.equal(presets.status, 200, presets.text);
+      const openapi = await servedOpenApi(server);
+      openapi.assertMatches('GET', '/presets', 200, presets.json);
       const pair = (presets.json.data.items as PresetJson[]).find((p) => p.id === 'mdx_pair');
       assert.equal(pair?.origin, 'user');
       assert.equal(pair?.installed, true);
@@ -158,6 +161,7 @@ describe('presets', () => {
       const missing = await server.request('POST', '/audio/splits', { body: { input: await uploadFile(server, readFileSync(song)), preset: 'half_there' } });
       assert.equal(missing.status, 422, missing.text);
       assert.equal(missing.json.error.code, 'VALIDATION_ERROR');
+      openapi.assertMatches('POST', '/audio/splits', 422, missing.json);
       assert.match(missing.json.error.message, /preset: preset half_there needs models not installed here: melband_roformer_big_beta6x\.ckpt;/);
       const both = await server.request('POST', '/audio/splits', { body: { input, preset: 'mdx_pair', models: ['a', 'b'] } });
       assert.equal(both.status, 422, both.text);
@@ -171,6 +175,7 @@ describe('presets', () => {
       assert.deepEqual(kim?.scores[0]?.sdr, { vocals: 10.1794, instrumental: 15.3598 });
       const sorted = await server.request('GET', '/models?task=vocals&sort=sdr');
       assert.equal(sorted.status, 200, sorted.text);
+      openapi.assertMatches('GET', '/models', 200, sorted.json);
       const names = (sorted.json.data.items as { name: string; task: string }[]).map((m) => m.name);
       assert.equal(names[0], 'bs-roformer-viperx-1296');
       assert.ok(names.indexOf('bs-roformer-viperx-1297') < names.indexOf('kim-vocal-2'), names.join(', '));
