@@ -251,7 +251,7 @@ describe('ensembles', { skip: FIXTURES === undefined ? 'no RoFormer fixtures' : 
     const dir = join(work, 'library');
     mkdirSync(dir, { recursive: true });
     const percents: number[] = [];
-    const result = await splitAudioFile(SONG, ensemble, join(dir, 'done'), { format: 'wav', float32: true, onProgress: ({ percent }) => percents.push(percent) });
+    const result = await splitAudioFile(SONG, ensemble, join(dir, 'done'), { format: 'wav', bitDepth: 32, onProgress: ({ percent }) => percents.push(percent) });
     assert.deepEqual(Object.keys(result.stems), ['drums', 'bass', 'other', 'vocals']);
     assert.ok(percents.every((p, i) => i === 0 || p >= (percents[i - 1] as number)), 'progress never goes back');
     assert.equal(percents.at(-1), 100);

@@ -70,6 +70,6 @@ describe('stem output format', () => {
     assert.match(refused.stderr, /MP3 cannot hold 96000 Hz/);
     assert.deepEqual(stemOutput({ sampleRate: 96_000, channels: 2, bitDepth: 24 }, 44_100, { format: 'mp3' }), { outputSampleRate: 48_000, channels: 2, depth: 24 });
     assert.deepEqual(stemOutput({ sampleRate: 44_100, channels: 6, bitDepth: 'float' }, 44_100, { format: 'flac' }), { outputSampleRate: 44_100, channels: 2, depth: 24 });
-    assert.deepEqual(stemOutput({ sampleRate: undefined, channels: 2, bitDepth: undefined }, 44_100, { format: 'wav', float32: true }), { outputSampleRate: 44_100, channels: 2, depth: 'float' });
+    assert.deepEqual(stemOutput({ sampleRate: undefined, channels: 2, bitDepth: undefined }, 44_100, { format: 'wav', bitDepth: 32 }), { outputSampleRate: 44_100, channels: 2, depth: 'float' });
   });
 });

@@ -9,7 +9,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { API_ERROR_CODES, JOB_ERROR_CODES, StemsplitError } from '../errors.js';
-import { bitrateProblem, DEFAULT_STEM_FORMAT, formatsHolding, holdsDepth, STEM_FORMATS, type StemFormat } from '../audio/formats.js';
+import { BIT_DEPTHS, bitrateProblem, DEFAULT_STEM_FORMAT, formatsHolding, holdsDepth, STEM_FORMATS, type BitDepth, type StemFormat } from '../audio/formats.js';
 import { CLIP_MODES, DEFAULT_NORMALIZE_PEAK } from '../audio/levels.js';
 import { ALLOWED_CONTENT_TYPES, MAX_UPLOAD_BYTES } from '../limits.js';
 import { parseHttpUrl } from '../net/fetch.js';
@@ -112,6 +112,9 @@ export const UploadedFileInput = z
   .strict()
   .openapi('UploadedFileInput');
 
+/** audio/formats.ts's depths: 16, 24, or 32 (float). */
+const BitDepthSchema = z.literal(BIT_DEPTHS);
+
 /** A chain's step (chains/recipe.ts): its model as a job names one, and from the second step on the stem it splits. */
 export const ChainStep = z
   .object({
@@ -164,8 +167,7 @@ export const SplitRequest = z
         description:
           '`mp3` as in the spec; the others are additions of this server: lossless `wav`, `flac`, `aiff` and `alac` (Apple Lossless, .m4a), at the source\'s depth; lossy `ogg` (Vorbis), `opus` and `m4a` (AAC).',
       }),
-    bitDepth: z
-      .union([z.literal(16), z.literal(24), z.literal(32)])
+    bitDepth: BitDepthSchema
       .optional()
       .openapi({ description: 'An addition, for the lossless formats: 16, 24, or 32 (32-bit float, wav only); default the source\'s depth.' }),
     bitrateKbps: z
@@ -223,8 +225,8 @@ function splitRequestProblem(body: { preset?: string | undefined; model?: string
     if (algorithm !== 'avg_wave' && algorithm !== 'avg_fft') return `ensembleWeights apply to avg_wave and avg_fft only (${algorithm} ignores weights)`;
     if (body.ensembleWeights.every((weight) => weight === 0)) return 'ensembleWeights must not all be 0';
   }
-  if (body.bitDepth !== undefined && !holdsDepth(body.outputFormat, body.bitDepth === 32 ? 'float' : (body.bitDepth as 16 | 24))) {
-    return body.bitDepth === 32 ? `bitDepth 32 (float) applies to outputFormat ${formatsHolding('float').join(', ')} only` : `bitDepth applies to outputFormat ${formatsHolding(16).join(', ')}`;
+  if (body.bitDepth !== undefined && !holdsDepth(body.outputFormat, body.bitDepth as BitDepth)) {
+    return body.bitDepth === 32 ? `bitDepth 32 (float) applies to outputFormat ${formatsHolding(32).join(', ')} only` : `bitDepth applies to outputFormat ${formatsHolding(16).join(', ')}`;
   }
   if (body.bitrateKbps !== undefined) return bitrateProblem(body.outputFormat, body.bitrateKbps, 'bitrateKbps');
   return undefined;
@@ -261,7 +263,7 @@ export const AudioSplit = z
     ensemble: z.enum(ENSEMBLE_ALGORITHMS).nullable().openapi({ description: 'An addition: how an ensemble\'s stems were combined; null for one model.' }),
     twoStems: z.string().nullable().openapi({ description: 'An addition: the stem the job wrote beside no_<stem>, or null.' }),
     outputFormat: z.enum(STEM_FORMATS).openapi({ description: 'An addition: the stems\' file format.' }),
-    bitDepth: z.union([z.literal(16), z.literal(24), z.literal(32)]).nullable().openapi({ description: 'An addition: the depth asked for (lossless formats), or null: the source\'s.' }),
+    bitDepth: BitDepthSchema.nullable().openapi({ description: 'An addition: the depth asked for (lossless formats), or null: the source\'s.' }),
     bitrateKbps: z.int().nullable().openapi({ description: 'An addition: the bitrate asked for (lossy formats), or null: the format\'s default.' }),
     clipMode: z.enum(CLIP_MODES).openapi({ description: 'An addition: how stems that would clip were written (see SplitRequest.clipMode).' }),
     normalize: z.number().nullable().openapi({ description: 'An addition: the peak louder stems were scaled down to, or null.' }),

@@ -14,8 +14,14 @@ export interface BitrateRange {
   readonly monoMax?: number;
 }
 
-/** The depths a lossless format holds (a float source is written 24-bit where 'float' is not among them). */
-type LosslessDepth = 16 | 24 | 'float';
+/**
+ * The one vocabulary of a stem's depth a split asks for, from the CLI's flags to the API's
+ * `bitDepth`, the job's record and the worker: 16- or 24-bit integers, or 32-bit float.
+ */
+export const BIT_DEPTHS = [16, 24, 32] as const;
+export type BitDepth = (typeof BIT_DEPTHS)[number];
+/** The depths a lossless format holds (a float source is written 24-bit where 32 is not among them). */
+type LosslessDepth = BitDepth;
 
 /** Each format's facts, in one place: its file extension, its content type, and what it can hold. */
 export interface StemFormatInfo {
@@ -41,7 +47,7 @@ const AAC_RATES: readonly number[] = [7350, 8000, 11025, 12000, 16000, 22050, 24
 
 export const STEM_FORMAT_INFO: Readonly<Record<StemFormat, StemFormatInfo>> = {
   mp3: { title: 'MP3', extension: 'mp3', contentType: 'audio/mpeg', bitrate: { min: 32, max: 320, default: 320 }, rates: MP3_RATES },
-  wav: { title: 'WAV', extension: 'wav', contentType: 'audio/wav', depths: [16, 24, 'float'] },
+  wav: { title: 'WAV', extension: 'wav', contentType: 'audio/wav', depths: [16, 24, 32] },
   flac: { title: 'FLAC', extension: 'flac', contentType: 'audio/flac', depths: [16, 24] },
   // Vorbis in its quality mode (encode.ts): the bitrate picks the quality whose nominal rate it is.
   ogg: { title: 'Ogg Vorbis', extension: 'ogg', contentType: 'audio/ogg', bitrate: { min: 45, max: 500, default: 320 } },

@@ -280,7 +280,7 @@ export class JobRunner {
     return {
       ...(ensembled && method ? { ensemble: method } : {}),
       ...(options.twoStems !== undefined ? { twoStems: options.twoStems } : {}),
-      ...depthOptions(options.bitDepth),
+      ...(options.bitDepth !== undefined ? { bitDepth: options.bitDepth } : {}),
       ...(options.bitrateKbps !== undefined ? { bitrateKbps: options.bitrateKbps } : {}),
       ...(options.clipMode !== undefined ? { clipMode: options.clipMode } : {}),
       ...(options.normalize !== undefined ? { normalizePeak: options.normalize } : {}),
@@ -357,11 +357,4 @@ function isDiskFull(error: unknown, depth = 0): boolean {
   if (/no space left on device|disk quota exceeded|read-only file system|\b(ENOSPC|EDQUOT|EROFS)\b/i.test(describeError(error))) return true;
   const cause = (error as { cause?: unknown } | undefined)?.cause;
   return depth < 4 && cause !== undefined && isDiskFull(cause, depth + 1);
-}
-
-/** A job's bitDepth as the split's output options name it. */
-function depthOptions(bitDepth: JobOptions['bitDepth']): Pick<SplitJob, 'int16' | 'int24' | 'float32'> {
-  if (bitDepth === 16) return { int16: true };
-  if (bitDepth === 24) return { int24: true };
-  return bitDepth === 32 ? { float32: true } : {};
 }

@@ -90,7 +90,7 @@ async function runStep(dir: string, source: string, model: SeparationModel | Ens
   await mkdir(dir, { recursive: true });
   const result = await splitAudioFile(source, model, join(dir, 'stems'), {
     format: 'wav',
-    float32: true,
+    bitDepth: 32,
     ...(options.shifts !== undefined ? { shifts: options.shifts } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     onProgress,

@@ -17,7 +17,7 @@ import {
   type StemEncoder,
   type StemFormat,
 } from '../audio/index.js';
-import { STEM_FORMAT_INFO, stemBitrate, stemExtension, storableRate } from '../audio/formats.js';
+import { STEM_FORMAT_INFO, stemBitrate, stemExtension, storableRate, type BitDepth } from '../audio/formats.js';
 import type { LevelOptions } from '../audio/levels.js';
 import { StemsplitError } from '../errors.js';
 import { diskSize, freeBytesAt } from '../disk-space.js';
@@ -45,12 +45,8 @@ export interface StemOutputOptions extends LevelOptions {
   readonly format: StemFormat;
   /** Lossy formats: kb/s (formats.ts has each one's range and default). */
   readonly bitrateKbps?: number;
-  /** WAV only: 32-bit float stems. */
-  readonly float32?: boolean;
-  /** Lossless formats: 24-bit stems. */
-  readonly int24?: boolean;
-  /** Lossless formats: 16-bit stems, whatever the source's depth. */
-  readonly int16?: boolean;
+  /** Lossless formats: 16- or 24-bit, or 32-bit float (WAV); absent, the source's depth. */
+  readonly bitDepth?: BitDepth;
   /** Write stems at this rate; default the source's (MP3, Opus, AAC: the nearest rate they hold). */
   readonly sampleRate?: number;
   readonly shifts?: number;
@@ -244,18 +240,18 @@ async function ensureDiskSpace(dir: string, bytes: number): Promise<void> {
  * model's), mono for a mono source (more than two channels are mixed down to stereo before
  * separating, so their stems are stereo), and at the source's depth (16, 24 or float; a lossy
  * source gives 16-bit; a float source 24-bit where the format holds no float). --sample-rate,
- * --int24 and --float32 override; a rate the format cannot hold becomes the nearest it can above.
+ * bitDepth (--int24, --float32) overrides; a rate the format cannot hold becomes the nearest it can above.
  * (A lossy format takes float samples; the depth it is given does not matter to it.)
  */
 export function stemOutput(
   source: Pick<AudioHeader, 'sampleRate' | 'channels' | 'bitDepth'>,
   modelRate: number,
-  options: Pick<SplitFileOptions, 'format' | 'float32' | 'int24' | 'int16' | 'sampleRate'>,
+  options: Pick<SplitFileOptions, 'format' | 'bitDepth' | 'sampleRate'>,
 ): { outputSampleRate: number; channels: 1 | 2; depth: StemDepth } {
   const rate = storableRate(options.format, options.sampleRate ?? source.sampleRate ?? modelRate);
-  const holdsFloat = STEM_FORMAT_INFO[options.format].depths?.includes('float') ?? true;
+  const holdsFloat = STEM_FORMAT_INFO[options.format].depths?.includes(32) ?? true;
   const sourceDepth: StemDepth = source.bitDepth === 'float' ? (holdsFloat ? 'float' : 24) : (source.bitDepth ?? 16);
-  const depth: StemDepth = options.float32 ? 'float' : options.int24 ? 24 : options.int16 ? 16 : sourceDepth;
+  const depth: StemDepth = options.bitDepth === 32 ? 'float' : (options.bitDepth ?? sourceDepth);
   return { outputSampleRate: rate, channels: source.channels === 1 ? 1 : 2, depth };
 }
 

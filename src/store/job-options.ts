@@ -1,3 +1,4 @@
+import type { BitDepth } from '../audio/formats.js';
 import type { ClipMode } from '../audio/levels.js';
 import type { Recipe } from '../chains/recipe.js';
 
@@ -13,7 +14,7 @@ export interface JobOptions {
   /** Write this stem and `no_<stem>`. */
   readonly twoStems?: string;
   /** WAV/FLAC sample depth: 16, 24, or 32 (float, WAV only); absent, the source's. */
-  readonly bitDepth?: 16 | 24 | 32;
+  readonly bitDepth?: BitDepth;
   /** A lossy format's kb/s; absent, the format's default. */
   readonly bitrateKbps?: number;
   /** audio/levels.ts: how a stem that would clip is written; absent, 'none'. */

@@ -66,7 +66,7 @@ function parseOptions(options: SplitOptions): StemOutputOptions {
   const format = options.format.toLowerCase();
   if (options.twoStems !== undefined && options.singleStem !== undefined) throw new StemsplitError('USAGE', '--two-stems and --single-stem exclude each other');
   if (!isStemFormat(format)) throw new StemsplitError('USAGE', `--format must be ${STEM_FORMATS.join(', ')}, got "${format}"`);
-  if (options.float32 && !holdsDepth(format, 'float')) throw new StemsplitError('USAGE', `--float32 applies to --format ${formatsHolding('float').join(', ')} only`);
+  if (options.float32 && !holdsDepth(format, 32)) throw new StemsplitError('USAGE', `--float32 applies to --format ${formatsHolding(32).join(', ')} only`);
   if (options.int24 && !holdsDepth(format, 24)) throw new StemsplitError('USAGE', `--int24 applies to --format ${formatsHolding(24).join(', ')} only`);
   if (options.int24 && options.float32) throw new StemsplitError('USAGE', '--int24 and --float32 exclude each other');
   const sampleRate = options.sampleRate === undefined ? undefined : Number(options.sampleRate);
@@ -82,8 +82,7 @@ function parseOptions(options: SplitOptions): StemOutputOptions {
     format,
     ...(bitrate !== undefined ? { bitrateKbps: bitrate } : {}),
     ...parseLevels(options),
-    ...(options.float32 ? { float32: true } : {}),
-    ...(options.int24 ? { int24: true } : {}),
+    ...(options.float32 ? { bitDepth: 32 as const } : options.int24 ? { bitDepth: 24 as const } : {}),
     ...(sampleRate !== undefined ? { sampleRate } : {}),
     ...(options.twoStems !== undefined ? { twoStems: options.twoStems } : {}),
     ...(options.singleStem !== undefined ? { singleStem: options.singleStem.toLowerCase() } : {}),
