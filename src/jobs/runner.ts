@@ -17,7 +17,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError, isStemsplitError, jobErrorCodeOf, StemsplitError, type JobErrorCode } from '../errors.js';
-import { DEFAULT_ENSEMBLE_ALGORITHM, isEnsembleAlgorithm, type EnsembleMethod } from '../ensemble/algorithms.js';
+import { DEFAULT_ENSEMBLE_ALGORITHM, type EnsembleMethod } from '../ensemble/algorithms.js';
 import { familyOptionsFrom } from '../models/families.js';
 import { isEnsembleRef, type ModelChoice, type ModelRegistry } from '../models/registry.js';
 import { OutageLog, parseJobOptions, type DataStore, type JobOptions, type Split } from '../store/index.js';
@@ -271,7 +271,7 @@ export class JobRunner {
   /** What the job asked to be written: its ensemble method (else the server's, for an alias's ensemble), two stems, depth. */
   #outputOf(split: Split, ensembled: boolean): Omit<SplitJob, 'inputPath' | 'model' | 'outDir' | 'format'> {
     const options = parseJobOptions(split.jobOptions);
-    const algorithm = options.ensemble !== undefined && isEnsembleAlgorithm(options.ensemble) ? options.ensemble : undefined;
+    const algorithm = options.ensemble;
     const method: EnsembleMethod | undefined = algorithm
       ? { algorithm, ...(options.ensembleWeights ? { weights: options.ensembleWeights } : {}) }
       : options.ensembleWeights
