@@ -44,7 +44,6 @@ export function startJobProcessing(data: DataStore, registry: ModelRegistry, con
         log: options.log,
         onTerminal: () => webhooks.kick(),
         leaseMs: config.jobLeaseSeconds * 1000,
-        ...(config.ensemble ? { ensemble: config.ensemble } : {}),
       })
     : undefined;
   return {

@@ -45,8 +45,6 @@ export interface RunnerOptions {
   /** A claim lasts this long unless renewed; it is renewed every third of it. */
   readonly leaseMs: number;
   readonly log?: (line: string) => void;
-  /** How a job's ensemble combines its members' stems (config `ensemble`); unset: avg_wave, equal weights. */
-  readonly ensemble?: EnsembleMethod;
   /** Called after a job became terminal and its webhook (if any) was queued. */
   readonly onTerminal?: (split: Split) => void;
 }
@@ -268,17 +266,12 @@ export class JobRunner {
     }
   }
 
-  /** What the job asked to be written: its ensemble method (else the server's, for an alias's ensemble), two stems, depth. */
+  /** What the job asked to be written: its ensemble method (decided when it was made; a row from before then: avg_wave), two stems, depth. */
   #outputOf(split: Split, ensembled: boolean): Omit<SplitJob, 'inputPath' | 'model' | 'outDir' | 'format'> {
     const options = parseJobOptions(split.jobOptions);
-    const algorithm = options.ensemble;
-    const method: EnsembleMethod | undefined = algorithm
-      ? { algorithm, ...(options.ensembleWeights ? { weights: options.ensembleWeights } : {}) }
-      : options.ensembleWeights
-        ? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM, weights: options.ensembleWeights }
-        : this.#options.ensemble;
+    const method: EnsembleMethod = { algorithm: options.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM, ...(options.ensembleWeights ? { weights: options.ensembleWeights } : {}) };
     return {
-      ...(ensembled && method ? { ensemble: method } : {}),
+      ...(ensembled ? { ensemble: method } : {}),
       ...(options.twoStems !== undefined ? { twoStems: options.twoStems } : {}),
       ...(options.bitDepth !== undefined ? { bitDepth: options.bitDepth } : {}),
       ...(options.bitrateKbps !== undefined ? { bitrateKbps: options.bitrateKbps } : {}),

@@ -12,7 +12,7 @@ import type { EnsembleMethod } from '../ensemble/algorithms.js';
 import { isStemModelAlias, type StemModelAlias } from '../models/aliases.js';
 import { ensembleOf, isEnsembleRef, type ModelChoice } from '../models/registry.js';
 import { chainCredits, chainName, chainStems, type Recipe, type RecipeStep } from '../chains/recipe.js';
-import { parseEnsembleMethod } from '../ensemble/algorithms.js';
+import { DEFAULT_ENSEMBLE_ALGORITHM, parseEnsembleMethod } from '../ensemble/algorithms.js';
 import { assertAllowedTarget, downloadToFile, FetchRefused, type GuardOptions } from '../net/fetch.js';
 import { ID_PATTERN, isoAt, newId, serializeJobOptions, type DataStore, type JobOptions, type Principal, type Split } from '../store/index.js';
 import type { ModelService } from './models.js';
@@ -181,13 +181,17 @@ export class SplitService {
   }
 
   /**
-   * What the job records beside its model: the ensemble's method (its own, or for an alias's
-   * ensemble the server's), two stems (checked against the stems the model writes, where its
+   * What the job records beside its model: an ensemble's method, decided here once (the one the
+   * request names, else for an alias's ensemble the server's, else avg_wave), two stems (checked against the stems the model writes, where its
    * listing knows them) and the depth.
    */
   #jobOptions(request: CreateSplitRequest, model: ModelChoice): JobOptions {
-    const method = request.models !== undefined || (request.model?.includes('+') ?? false) ? { algorithm: request.ensemble, weights: request.ensembleWeights } : this.#options.aliasEnsemble;
-    const ensemble = request.chain === undefined && isEnsembleRef(model) && method ? { ...(method.algorithm ? { ensemble: method.algorithm } : {}), ...(method.weights ? { ensembleWeights: [...method.weights] } : {}) } : {};
+    const named = request.models !== undefined || (request.model?.includes('+') ?? false);
+    const method = named ? { algorithm: request.ensemble, weights: request.ensembleWeights } : this.#options.aliasEnsemble;
+    const ensemble =
+      request.chain === undefined && isEnsembleRef(model)
+        ? { ensemble: method?.algorithm ?? DEFAULT_ENSEMBLE_ALGORITHM, ...(method?.weights ? { ensembleWeights: [...method.weights] } : {}) }
+        : {};
     if (request.twoStems !== undefined) {
       const sources = isEnsembleRef(model) ? [...new Set(model.members.flatMap((member) => member.sources))] : model.sources;
       if (sources.length > 0 && !sources.includes(request.twoStems)) {
