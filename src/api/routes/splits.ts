@@ -119,24 +119,12 @@ export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
     const { value } = await readJsonObject(c, deps.maxJsonBodyBytes);
     const body = parseBody(SplitRequest, value);
     if (body.input.type === 'uploaded_file') checkUploadReference(body.input);
+    // The request's fields are the service's, by the same names; only the upload reference and normalize's `true` are reshaped.
+    const { input, normalize, ...fields } = body;
     const request: CreateSplitRequest = {
-      input: body.input.type === 'uploaded_file' ? { type: 'uploaded_file', uploadId: body.input.uploadId } : body.input,
-      stemModel: body.stemModel,
-      model: body.model,
-      models: body.models,
-      ensemble: body.ensemble,
-      ensembleWeights: body.ensembleWeights,
-      preset: body.preset,
-      twoStems: body.twoStems,
-      outputFormat: body.outputFormat,
-      bitDepth: body.bitDepth,
-      bitrateKbps: body.bitrateKbps,
-      clipMode: body.clipMode,
-      normalize: body.normalize === true ? DEFAULT_NORMALIZE_PEAK : body.normalize === false ? undefined : body.normalize,
-      modelOptions: body.modelOptions,
-      chain: body.chain,
-      keepIntermediate: body.keepIntermediate,
-      webhookUrl: body.webhookUrl,
+      ...fields,
+      input: input.type === 'uploaded_file' ? { type: 'uploaded_file', uploadId: input.uploadId } : input,
+      normalize: normalize === true ? DEFAULT_NORMALIZE_PEAK : normalize === false ? undefined : normalize,
     };
     const origin = c.get('publicBase');
 
