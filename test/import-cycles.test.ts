@@ -5,20 +5,8 @@
  * @tier quick
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { importCycles, importGraph } from './support/import-graph.js';
-import { tempDir } from './support/temp-dir.js';
-
-function tree(files: Readonly<Record<string, string>>): string {
-  const root = tempDir('stemsplit-imports-');
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(join(root, file, '..'), { recursive: true });
-    writeFileSync(join(root, file), text);
-  }
-  return root;
-}
+import { importCycles, importGraph, scratchTree as tree } from './support/import-graph.js';
 
 describe('import cycles', () => {
   test('finds a circle of type-only, dynamic and re-export imports, through an index file', () => {

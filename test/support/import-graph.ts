@@ -4,9 +4,10 @@
  * project's rule is that every file imports only downward. Only relative imports between the folder's own files
  * are edges; packages and `node:` modules are leaves.
  */
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { readdirSync, readFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { tempDir } from './temp-dir.js';
 
 /** Files (relative to the root, `/`-separated) each file imports. */
 export type ImportGraph = ReadonlyMap<string, readonly string[]>;
@@ -138,4 +139,14 @@ function cycleThrough(graph: ImportGraph, component: ReadonlySet<string>): strin
     }
   }
   return [start];
+}
+
+/** A scratch source tree of `files` (path → text), to show an import check catches what it must. */
+export function scratchTree(files: Readonly<Record<string, string>>, prefix = 'stemsplit-imports-'): string {
+  const root = tempDir(prefix);
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(path.join(root, file, '..'), { recursive: true });
+    writeFileSync(path.join(root, file), text);
+  }
+  return root;
 }
