@@ -7,7 +7,7 @@
  * @tier quick
  */
 import assert from 'node:assert/strict';
-import { closeSync, openSync, writeFileSync, ftruncateSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
@@ -90,6 +90,14 @@ function checkedClaim(family: ModelFamilyRecord, file: string): void {
   if (claimed !== undefined) assert.equal((claimed as { path: string }).path, file, `${family.id} claims ${file} as itself`);
 }
 
+/** Every strange file claimed by `family`, each checked, the whole in bounded memory. */
+function checkedClaims(family: ModelFamilyRecord): void {
+  const before = process.memoryUsage().rss;
+  for (const file of files) checkedClaim(family, file);
+  const grown = process.memoryUsage().rss - before;
+  assert.ok(grown < LARGE_BYTES / 4, `${family.id}'s claims grew the process by ${(grown / 2 ** 20).toFixed(0)} MiB: one read a large file whole`);
+}
+
 const optionNames = familyOptionNames();
 const files = strangeFiles();
 
@@ -98,6 +106,17 @@ describe('the family contract', () => {
     assert.ok(MODEL_FAMILIES.length > 0);
     const ids = MODEL_FAMILIES.map((family) => family.id);
     assert.deepEqual(new Set(ids).size, ids.length, `ids: ${ids.join(', ')}`);
+  });
+
+  test('the claim check refuses a claim that reads a large file whole', () => {
+    const [model] = MODEL_FAMILIES;
+    assert.ok(model);
+    const readsWhole = (file: string) => {
+      readFileSync(file);
+      return undefined;
+    };
+    const greedy: ModelFamilyRecord = { ...model, id: 'greedy', claim: readsWhole };
+    assert.throws(() => checkedClaims(greedy), /greedy claim of .*large\.pth took|greedy's claims grew the process/);
   });
 
   test('every catalog row is of a family in the list that can pull it, and names its terms, stems and task', () => {
@@ -164,11 +183,7 @@ describe('the family contract', () => {
       });
 
       test('claim of a file of no family (empty, random bytes under each extension, 512 MiB) is quick, reads little and runs nothing', () => {
-        global.gc?.();
-        const before = process.memoryUsage().rss;
-        for (const file of files) checkedClaim(family, file);
-        const grown = process.memoryUsage().rss - before;
-        assert.ok(grown < LARGE_BYTES / 4, `claims grew the process by ${(grown / 2 ** 20).toFixed(0)} MiB: one read a large file whole`);
+        checkedClaims(family);
       });
     });
   }
