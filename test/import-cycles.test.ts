@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { importCycles, importGraph, scratchTree as tree } from './support/import-graph.js';
+import { folderCycles, importCycles, importGraph, scratchTree as tree } from './support/import-graph.js';
 
 describe('import cycles', () => {
   test('finds a circle of type-only, dynamic and re-export imports, through an index file', () => {
@@ -24,6 +24,18 @@ describe('import cycles', () => {
   test('a file that imports itself is a circle; a tree with none has none', () => {
     assert.deepEqual(importCycles(importGraph(tree({ 'self.ts': "import './self.js';\n" }))).map((c) => c.files), [['self.ts']]);
     assert.deepEqual(importCycles(importGraph(tree({ 'up.ts': "import './down.js';\n", 'down.ts': 'export {};\n' }))), []);
+  });
+
+  test('finds two folders that import each other, though no file is in a circle', () => {
+    const root = tree({
+      'a/top.ts': "import { low } from '../b/low.js';\nexport const top = low;\n",
+      'a/base.ts': 'export const base = 1;\n',
+      'b/low.ts': "import { base } from '../a/base.js';\nexport const low = base;\n",
+      'c/leaf.ts': "import { top } from '../a/top.js';\nexport const leaf = top;\n",
+    });
+    const graph = importGraph(root);
+    assert.deepEqual(importCycles(graph), []);
+    assert.deepEqual(folderCycles(graph), [{ folders: ['a', 'b'], imports: ['a/top.ts → b/low.ts', 'b/low.ts → a/base.ts'] }]);
   });
 
   test('no file under src/ is in a circle of imports', () => {

@@ -150,3 +150,32 @@ export function scratchTree(files: Readonly<Record<string, string>>, prefix = 's
   }
   return root;
 }
+
+/** Two top-level folders of the graph's root that import each other, directly: a pair of folders in a circle. */
+export interface FolderCycle {
+  readonly folders: readonly [string, string];
+  /** One import each way that closes it: `from → to`. */
+  readonly imports: readonly [string, string];
+}
+
+/** The pairs of top-level folders where each imports the other (files at the root count as no folder). */
+export function folderCycles(graph: ImportGraph): FolderCycle[] {
+  const folderOf = (file: string): string | undefined => (file.includes('/') ? file.split('/')[0] : undefined);
+  const crossing = new Map<string, string>();
+  for (const [file, targets] of graph) {
+    for (const target of targets) {
+      const from = folderOf(file);
+      const to = folderOf(target);
+      if (from === undefined || to === undefined || from === to) continue;
+      const key = `${from}\0${to}`;
+      if (!crossing.has(key)) crossing.set(key, `${file} → ${target}`);
+    }
+  }
+  const cycles: FolderCycle[] = [];
+  for (const [key, forward] of crossing) {
+    const [from = '', to = ''] = key.split('\0');
+    const back = crossing.get(`${to}\0${from}`);
+    if (back !== undefined && from < to) cycles.push({ folders: [from, to], imports: [forward, back] });
+  }
+  return cycles.sort((a, b) => a.folders.join('/').localeCompare(b.folders.join('/')));
+}
