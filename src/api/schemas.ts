@@ -330,7 +330,7 @@ export const CreditBalance = z.object({ balance: count, unit: z.literal('seconds
 export const ModelInfo = z
   .object({
     name: z.string(),
-    family: z.string().openapi({ description: 'How the model runs: demucs; bs_roformer, mel_band_roformer, scnet or mdx23c (MSST checkpoints); mdx (UVR MDX-Net); bundled.' }),
+    family: z.string().openapi({ description: 'How the model runs: demucs; bs_roformer, mel_band_roformer, scnet or mdx23c (MSST checkpoints); mdx (UVR MDX-Net); vr (UVR VR); bundled.' }),
     origin: z
       .enum(['bundled', 'pulled', 'library', 'available'])
       .openapi({ description: 'bundled: shipped inside stemsplit; pulled: fetched with `stemsplit models pull`; library: added with `stemsplit models add`; available: can be pulled.' }),

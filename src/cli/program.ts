@@ -10,7 +10,7 @@ import { exitCodes, StemsplitError } from '../errors.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
 import { MODEL_CATALOG } from '../models/catalog.js';
 import { ALIAS_FLAGS, STEM_MODEL_ALIASES, type StemModelAlias } from '../models/aliases.js';
-import { familyFlags } from '../models/families.js';
+import { familyFilesInWords, familyFlags } from '../models/families.js';
 import { flagAttribute } from '../models/family.js';
 import { TASKS } from '../models/tasks.js';
 import { parsePrecision, PRECISIONS, type Precision } from '../onnx/quantize.js';
@@ -207,7 +207,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .addOption(
       new Option(
         '-m, --model <model>',
-        '4s, 6s, a model name (see models list) or a path to a Demucs .th or bag .yaml, an MSST .ckpt/.pth (RoFormer, SCNet, MDX23C), an MDX-Net .onnx, a UVR VR .pth or a model.json; give it again (or join names with +) to ensemble several',
+        `4s, 6s, a model name (see models list) or a path to ${familyFilesInWords()}; give it again (or join names with +) to ensemble several`,
       )
         .argParser(collect)
         .default([] as string[], '4s'),
@@ -368,7 +368,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   models
     .command('pull')
-    .description('download catalog models into the cache: Demucs v4, MSST checkpoints + yaml (RoFormer, SCNet, MDX23C), UVR MDX-Net .onnx + model data (resumes; checks SHA-256, or records it where none is published)')
+    .description('download catalog models into the cache: Demucs v4, MSST checkpoints + yaml (RoFormer, SCNet, MDX23C), UVR MDX-Net .onnx and VR .pth + model data (resumes; checks SHA-256, or records it where none is published)')
     .argument('<names...>', `any of ${pullable}`)
     .addOption(new Option('--base-url <url>', 'folder URL to download from (a mirror)').env(ENV.modelsBaseUrl))
     .option('--file <path>', 'install a file already on disk instead of downloading it (matched to the catalog\'s file by its name, else the first file; hash-checked as a download is); repeatable', collect, [])
@@ -379,7 +379,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   models
     .command('add')
-    .description("add your own model files to this data dir's library under a name: a Demucs .th or bag .yaml, an MSST .ckpt/.pth with its .yaml (RoFormer, SCNet, MDX23C), an MDX-Net .onnx (with NAME.json where UVR's table lacks it), a UVR VR .pth (with NAME.json where UVR's table lacks it); loaded once to check it, then split, serve and the API run it by name")
+    .description(`add your own model files to this data dir's library under a name: ${familyFilesInWords()} (UVR's files with NAME.json where UVR's table lacks them); loaded once to check it, then split, serve and the API run it by name`)
     .argument('<files...>', 'the model file (its companions beside it are found: NAME.yaml, NAME.json, a bag\'s members); several files add several models')
     .option('--name <name>', 'the name it goes by (default: the file name without its extension; one file only)')
     .option('--config <yaml>', "an MSST checkpoint's yaml, where it is not NAME.yaml beside it (one file only)")

@@ -21,6 +21,12 @@ export function familyById(id: string): ModelFamilyRecord {
   return family;
 }
 
+/** The files the families run, in words for help: `a stemsplit model.json (or its folder), …, or an MDX-Net .onnx`. */
+export function familyFilesInWords(): string {
+  const files = MODEL_FAMILIES.map((family) => family.files);
+  return `${files.slice(0, -1).join(', ')} or ${files.at(-1) ?? ''}`;
+}
+
 /**
  * The families' options from values keyed by their flags' attributes (commander's, or the API's
  * `modelOptions`), each checked by its family: a USAGE error names the flag.

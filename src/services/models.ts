@@ -17,7 +17,7 @@ import { findPreset, missingMembersLine, presetListings, presetMembers, type Pre
 
 export interface ModelInfo {
   readonly name: string;
-  /** demucs, bs_roformer, mel_band_roformer, scnet, mdx23c (MSST), mdx (MDX-Net) or bundled. */
+  /** demucs, bs_roformer, mel_band_roformer, scnet, mdx23c (MSST), mdx (MDX-Net), vr (UVR VR) or bundled. */
   readonly family: ModelListing['family'];
   readonly origin: ModelListing['origin'];
   readonly installed: boolean;
