@@ -76,7 +76,7 @@ export async function convertOrRead(file: string, cacheDir: string, options: Con
   } catch (error) {
     throw new StemsplitError('MODEL_NOT_FOUND', `cannot read checkpoint ${file}`, { cause: error });
   }
-  const directory = cacheEntryDir(cacheDir, `${sha256}${precisionKey(precision)}`, CONVERTER_VERSION);
+  const directory = cacheEntryDir(cacheDir, `${sha256}${precisionKey(precision)}`, CONVERTER_VERSION, 'demucs');
   const cached = await readCachedManifest(directory);
   if (isConvertedModel(cached)) return { converted: { ...cached, directory } };
 

@@ -11,7 +11,6 @@ import type { MsstModelType } from '../msst/config.js';
 
 /** Demucs' release root (demucs/pretrained.py ROOT_URL); `remote/files.txt` names each file's folder. */
 const DEMUCS_ROOT = 'https://dl.fbaipublicfiles.com/demucs/';
-export const DEMUCS_BASE_URL = `${DEMUCS_ROOT}hybrid_transformer/`;
 
 /** How a model's files are run: a Demucs checkpoint, an MSST checkpoint + yaml, UVR's MDX-Net `.onnx` or UVR's VR `.pth`. */
 export type ModelFamily = 'demucs' | 'msst' | 'mdx' | 'vr';

@@ -18,7 +18,7 @@ export async function sha256File(file: string): Promise<string> {
 }
 
 /** The directory of one conversion (`family`: the converter's folder, e.g. `demucs` or `roformer`). */
-export function cacheEntryDir(cacheDir: string, key: string, converterVersion: number, family = 'demucs'): string {
+export function cacheEntryDir(cacheDir: string, key: string, converterVersion: number, family: string): string {
   return path.join(cacheDir, family, `${key}.v${converterVersion}`);
 }
 
