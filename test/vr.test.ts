@@ -17,7 +17,7 @@ import { taskOf } from '../src/models/tasks.js';
 import { runCli } from './support/process.js';
 import { separate } from '../src/separation/index.js';
 import { loadVr, nnArchSize, vrSources } from '../src/vr/engine.js';
-import { vrWindows } from '../src/vr/stream.js';
+import { vrWindows } from '../src/vr/geometry.js';
 import { builtInVrModelData, readVrModelData, uvrVrModelName } from '../src/vr/model-data.js';
 import type { VrOptions } from '../src/vr/options.js';
 import { vrParams, VR_PARAM_NAMES } from '../src/vr/params.js';

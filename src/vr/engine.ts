@@ -32,7 +32,8 @@ import { vrParams, type VrParams } from './params.js';
 import { atModelRate, stemLengthAtTrackRate, type StemSeparation } from './rate.js';
 import { vrResamplingProblem } from './resample.js';
 import type { StereoWave } from './spectrogram.js';
-import { streamVr, vrGeometry, type VrStreamOptions } from './stream.js';
+import { vrGeometry } from './geometry.js';
+import { streamVr, type VrStreamOptions } from './stream.js';
 
 /** The track's and the stems' rate; params at another rate run at theirs in between (rate.ts), as vr_separator.py runs them. */
 export const VR_SAMPLE_RATE = 44_100;

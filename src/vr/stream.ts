@@ -29,17 +29,17 @@
  * track's end, so the same blocks are computed from a copy of the track read backwards, the stems
  * made from the end and written out forwards once whole (spool.ts; disk, not memory).
  */
-import { StemsplitError } from '../errors.js';
 import type { SeparationProgress } from '../separation/model.js';
 import { IDENTITY } from '../separation/normalization.js';
 import { TrackWindow, type StemWriter, type TrackStream } from '../separation/track-stream.js';
 import { adjustAggression, applyArtifactWeights, ARTIFACT_REACH, artifactWeights, cleanFrames, masked } from './mask.js';
 import { isNonAccompanimentStem } from './model-data.js';
 import type { VrOptions } from './options.js';
-import type { ResType, VrBand, VrParams } from './params.js';
-import { SincRanges, type SincConverter } from './resample-libsamplerate.js';
-import { librosaResample } from './resample.js';
-import { bandSpectrogram, bandStemWave, combine, highEndOf, mirrorHighEnd, OUTPUT_RESAMPLER, type HighEnd, type StereoWave } from './spectrogram.js';
+import type { VrBand, VrParams } from './params.js';
+import { vrGeometry, vrWindows, type VrGeometry } from './geometry.js';
+import { flipped, InputSpectrogram, type SpectrogramBlock, type TrackSource } from './input-spectrogram.js';
+import { RangeResampler, slicedExactly } from './range-resampler.js';
+import { bandStemWave, mirrorHighEnd, OUTPUT_RESAMPLER, type StereoWave } from './spectrogram.js';
 import { Spool } from './spool.js';
 import { emptySpectrogram, type Spectrogram } from './stft.js';
 
@@ -64,49 +64,6 @@ export interface VrStreamOptions {
   readonly signal?: AbortSignal;
   /** Frames per block (default: one roi of the network's windows); a block of the whole track or more computes it at once. */
   readonly blockFrames?: number;
-}
-
-/**
- * make_padding's geometry for `frames` frames: |X| gets `offset` zero frames on the left (plus
- * `shift` for TTA's second pass) and enough on the right for whole windows; window p starts at
- * padded frame p·roi, and its cropped mask covers track frames [p·roi − shift, (p + 1)·roi − shift).
- */
-export function vrWindows(frames: number, window: number, offset: number, shift: number): { readonly roi: number; readonly patches: number } {
-  const roi = window - 2 * offset;
-  const padRight = roi - (frames % roi) + offset;
-  return { roi, patches: Math.floor((offset + shift + frames + padRight + shift - 2 * offset) / roi) };
-}
-
-/** Band lengths and frame counts of a track of `length` samples, as the whole-track computation has them. */
-export interface VrGeometry {
-  /** Samples of each band's input wave (band 0 lowest). */
-  readonly inputLengths: readonly number[];
-  /** Frames of the stacked spectrogram: the shortest band's. */
-  readonly frames: number;
-  /** Samples of each band's stem wave, hop·(frames − 1); the top band's is the stems' length. */
-  readonly outputLengths: readonly number[];
-}
-
-export function vrGeometry(params: VrParams, length: number): VrGeometry {
-  const { bands } = params;
-  const top = bands.length - 1;
-  const inputLengths = new Array<number>(bands.length);
-  inputLengths[top] = length;
-  for (let d = top - 1; d >= 0; d--) inputLengths[d] = resampledLength(inputLengths[d + 1] as number, (bands[d + 1] as VrBand).sr, (bands[d] as VrBand).sr);
-  const frames = Math.min(...bands.map((band, d) => 1 + Math.floor((inputLengths[d] as number) / band.hl)));
-  const outputLengths = bands.map((band) => band.hl * (frames - 1));
-  for (let d = 1; d <= top; d++) {
-    const below = resampledLength(outputLengths[d - 1] as number, (bands[d - 1] as VrBand).sr, (bands[d] as VrBand).sr);
-    if (below !== outputLengths[d]) {
-      throw new StemsplitError('SEPARATION_FAILED', `VR params ${params.name}: band waves of ${below} and ${outputLengths[d]} samples do not line up (the official code fails here too)`);
-    }
-  }
-  return { inputLengths, frames, outputLengths };
-}
-
-/** librosa.resample's output length. */
-function resampledLength(length: number, from: number, to: number): number {
-  return from === to ? length : Math.ceil((length * to) / from);
 }
 
 /** Separates the streamed track, writing both stems (primary first) block by block, the track's length each (silence after hop·(frames − 1)). */
@@ -178,12 +135,6 @@ async function streamReversed(plan: VrPlan, input: TrackStream, write: StemWrite
   }
 }
 
-/** Where the input side reads the track: samples [start, end) of each channel (zeros outside the track), and what it will not read again. */
-interface TrackSource {
-  read(start: number, end: number): Promise<StereoWave>;
-  discardBefore(position: number): void;
-}
-
 function windowSource(window: TrackWindow): TrackSource {
   return {
     async read(start, end) {
@@ -246,152 +197,6 @@ async function spectrogramPeak(plan: VrPlan, track: TrackSource, signal: AbortSi
     for (const value of magnitude) if (value > max) max = value;
   }
   return max;
-}
-
-/** A stereo slice of a signal: samples [start, end), zeros outside the signal. */
-type RangeReader = (start: number, end: number) => Promise<StereoWave>;
-
-function gcd(a: number, b: number): number {
-  return b === 0 ? a : gcd(b, a % b);
-}
-
-/** from → to as up/down in lowest terms. */
-function reduced(from: number, to: number): { readonly up: number; readonly down: number } {
-  const divisor = gcd(from, to);
-  return { up: to / divisor, down: from / divisor };
-}
-
-/** Whether every resampling step of the params can be computed in slices exactly: resample_poly and libsamplerate's converters (the others are computed over whole bands). */
-function slicedExactly(params: VrParams): boolean {
-  return params.bands.every((band, d) => {
-    const above = params.bands[d + 1];
-    return above === undefined || above.sr === band.sr || ([band.resType, OUTPUT_RESAMPLER] as ResType[]).every((resType) => resType === 'polyphase' || isSinc(resType));
-  });
-}
-
-function isSinc(resType: ResType): resType is SincConverter {
-  return resType === 'sinc_fastest' || resType === 'sinc_medium' || resType === 'sinc_best';
-}
-
-/**
- * Samples [start, end) of librosa.resample(signal) for a signal of `fromLength` samples read by
- * `read`, computed from a slice that reaches past every sample they depend on (or, with `whole`,
- * from the whole signal): resample_poly from a slice starting where its phase is the signal's
- * start; libsamplerate by carrying its walk to `start` (resample-libsamplerate.ts SincRanges).
- */
-class RangeResampler {
-  readonly #sinc: SincRanges | undefined;
-
-  constructor(
-    private readonly fromLength: number,
-    private readonly from: number,
-    private readonly to: number,
-    private readonly resType: ResType,
-    private readonly float32: boolean,
-    private readonly whole: boolean,
-  ) {
-    this.#sinc = whole || from === to || !isSinc(resType) ? undefined : new SincRanges(fromLength, to / from, resType);
-  }
-
-  async range(read: RangeReader, start: number, end: number): Promise<StereoWave> {
-    const { fromLength, from, to, resType, float32, whole } = this;
-    if (from === to) return read(start, end);
-    const out: StereoWave = [new Float64Array(end - start), new Float64Array(end - start)];
-    const lo = Math.max(0, start);
-    const hi = Math.min(end, resampledLength(fromLength, from, to));
-    if (hi <= lo) return out;
-    if (this.#sinc !== undefined) {
-      const { first, last } = this.#sinc.inputs(lo, hi);
-      const slice = await read(first, Math.min(fromLength, last));
-      for (let c = 0; c < 2; c++) (out[c] as Float64Array).set(this.#sinc.range(lo, hi, slice[c] as Float64Array, first), lo - start);
-      return out;
-    }
-    const { up, down } = reduced(from, to);
-    // resample_poly's filter has 10·max(up, down) taps a side at the upsampled rate.
-    const reach = Math.ceil((10 * Math.max(up, down)) / up) + 8;
-    // Whole: the signal itself, as librosa resamples it.
-    const phase = whole ? 0 : Math.floor(lo / up) - Math.ceil(reach / down) - 1;
-    const firstOut = phase * up;
-    const sliceStart = phase * down;
-    const sliceEnd = whole ? fromLength : Math.min(fromLength, Math.ceil((hi * down) / up) + reach + 1);
-    const slice = await read(sliceStart, sliceEnd);
-    for (let c = 0; c < 2; c++) {
-      const resampled = librosaResample(slice[c] as Float64Array, from, to, resType, float32);
-      const target = out[c] as Float64Array;
-      for (let i = lo; i < hi; i++) target[i - start] = resampled[i - firstOut] ?? 0;
-    }
-    return out;
-  }
-}
-
-/** One block of the stacked spectrogram: frames [from, to). */
-interface SpectrogramBlock {
-  readonly spec: Spectrogram;
-  readonly highEnd?: HighEnd;
-  /** |X| as float32, [2·(bins + 1)][frames]. */
-  readonly magnitude: Float32Array;
-}
-
-/** loading_mix + combine_spectrograms for any block of frames, from the track's samples in `window`. */
-class InputSpectrogram {
-  /** The earliest track sample the last block read: no later block reads before it. */
-  #lowest = Infinity;
-  /** Band d's wave from band d + 1's. */
-  readonly #resamplers: RangeResampler[];
-
-  constructor(
-    private readonly params: VrParams,
-    private readonly isV51: boolean,
-    private readonly highEndProcess: boolean,
-    private readonly geometry: VrGeometry,
-    private readonly source: TrackSource,
-    private readonly whole: boolean,
-    private readonly reversed: boolean,
-  ) {
-    const { bands } = params;
-    this.#resamplers = bands.slice(0, -1).map((band, d) => new RangeResampler(geometry.inputLengths[d + 1] as number, (bands[d + 1] as VrBand).sr, band.sr, band.resType, true, whole));
-  }
-
-  async block(from: number, to: number): Promise<SpectrogramBlock> {
-    const { bands } = this.params;
-    const top = bands.length - 1;
-    this.#lowest = Infinity;
-    const specs: Spectrogram[] = [];
-    let highEnd: HighEnd | undefined;
-    for (let d = top; d >= 0; d--) {
-      const band = bands[d] as VrBand;
-      const length = this.geometry.inputLengths[d] as number;
-      const half = band.nFft / 2;
-      let start = from * band.hl - half;
-      let end = (to - 1) * band.hl + half;
-      if (this.whole) [start, end] = [Math.min(start, 0), Math.max(end, length)];
-      // `reverse`: samples [start, end) of the band flipped are its samples [length − end, length − start) backwards.
-      const wave = this.reversed ? flipped(await this.wave(d, length - end, length - start)) : await this.wave(d, start, end);
-      specs[d] = bandSpectrogram(wave, { start, length }, band, this.params, this.isV51, [from, to]);
-      if (d === top && this.highEndProcess) highEnd = highEndOf(specs[d] as Spectrogram, band, this.params);
-    }
-    this.source.discardBefore(this.#lowest);
-    const spec = combine(specs, this.params, this.isV51);
-    const magnitude = new Float32Array(spec.re.length);
-    for (let i = 0; i < magnitude.length; i++) magnitude[i] = Math.hypot(spec.re[i] as number, spec.im[i] as number);
-    return highEnd === undefined ? { spec, magnitude } : { spec, highEnd, magnitude };
-  }
-
-  /** Band d's input wave, samples [start, end) (zeros outside the band). */
-  private async wave(d: number, start: number, end: number): Promise<StereoWave> {
-    const { bands } = this.params;
-    if (d === bands.length - 1) return this.track(start, end);
-    return (this.#resamplers[d] as RangeResampler).range((a, b) => this.wave(d + 1, a, b), start, end);
-  }
-
-  private async track(start: number, end: number): Promise<StereoWave> {
-    this.#lowest = Math.min(this.#lowest, Math.max(0, start));
-    return this.source.read(start, end);
-  }
-}
-
-function flipped(wave: StereoWave): StereoWave {
-  return [wave[0].slice().reverse(), wave[1].slice().reverse()];
 }
 
 /** A block of frames: its spectrogram and, as the network's windows cover it, its mask. */
