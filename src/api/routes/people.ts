@@ -11,7 +11,7 @@ import { inviteLink } from '../../web/session.js';
 import { successBody } from '../envelope.js';
 import type { AppEnv } from '../env.js';
 import { failure, json, ok, openApiRoutes } from '../openapi.js';
-import { ApiKeyList, ApiKeyResource, GrantRequest, GrantResult, InviteCreated, InviteExchange, InviteRequest, KeyCreated, KeyRequest, PeopleList } from '../schemas.js';
+import { ApiKeyList, ApiKeyResource, GrantRequest, GrantResult, InviteCreated, InviteExchange, InviteRequest, KeyCreated, KeyRequest, PeopleList } from '../people-schemas.js';
 
 const ADMIN_ONLY = 'Only an admin key: a member key gets 403 FORBIDDEN.';
 const refusals = {
