@@ -8,7 +8,8 @@ import { OpenAPIHono, z, type RouteConfig, type RouteHandler } from '@hono/zod-o
 import type { Context, Handler, MiddlewareHandler } from 'hono';
 import { VERSION } from '../version.js';
 import type { AppEnv } from './env.js';
-import { envelopeOf, ErrorEnvelope, invalidInput, WebhookEvent } from './schemas.js';
+import { invalidInput } from './parse-body.js';
+import { envelopeOf, ErrorEnvelope, WebhookEvent } from './schemas.js';
 
 export const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
 export const ok = <T extends z.ZodType>(description: string, data: T) => ({ description, content: json(envelopeOf(data)) });

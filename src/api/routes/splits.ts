@@ -11,7 +11,8 @@ import type { AppEnv } from '../env.js';
 import { IdempotencyGate, requestHash, type StoredResponse } from '../idempotency.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { failure, integerHeader, json, ok, openApiRoutes, serveAndDocument } from '../openapi.js';
-import { AudioSplit, ListSplitsQuery, parseBody, SplitCreated, SplitDeleted, SplitPage, SplitRequest } from '../schemas.js';
+import { parseBody } from '../parse-body.js';
+import { AudioSplit, ListSplitsQuery, SplitCreated, SplitDeleted, SplitPage, SplitRequest } from '../schemas.js';
 import { checkUploadReference, parseIdempotencyKey, readJsonObject } from '../validate.js';
 
 const createSplitRoute = createRoute({
