@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { resolveFfmpegPath } from '../src/audio/index.js';
-import { outputFolders } from '../src/cli/commands/split.js';
+import { outputFolders } from '../src/cli/filename-template.js';
 import { writeSong } from './support/audio.js';
 import { runCli, spawnCli } from './support/process.js';
 import { until } from './support/wait.js';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { outputPlaces } from '../src/cli/commands/split.js';
+import { outputPlaces } from '../src/cli/filename-template.js';
 import { StemFolders } from '../src/cli/stem-folders.js';
 import { ensemblePlan, mixPartitions } from '../src/ensemble/plan.js';
 import { mixStems, type StemPartition } from '../src/separation/mix-set.js';

@@ -6,6 +6,7 @@
  * (several inputs that come to the same one get `-2`, `-3`, …); the file part, which must hold
  * `{stem}`, names each stem in it.
  */
+import { basename, extname, join, resolve } from 'node:path';
 import { StemsplitError } from '../errors.js';
 
 export const DEFAULT_FILENAME = '{track}/{stem}.{ext}';
@@ -40,4 +41,30 @@ export function placeStems(template: string, values: { readonly track: string; r
   const filled = template.replace(/\{(track|model|ext)\}/g, (_, field: 'track' | 'model' | 'ext') => pathSegment(values[field]));
   const cut = filled.lastIndexOf('/');
   return { folder: cut < 0 ? '.' : filled.slice(0, cut), stemFile: filled.slice(cut + 1) };
+}
+
+/**
+ * Output folders for the tracks of one run: `<output>/<track>`; when two inputs share a track
+ * name (`x/song.flac`, `y/song.flac`), the later ones get `<track>-2`, `<track>-3`, … in the
+ * order given, so nothing in a run replaces another track's stems.
+ */
+export function outputFolders(files: readonly string[], output: string): string[] {
+  return outputPlaces(files, output, { template: DEFAULT_FILENAME, model: '', ext: '' }).map((place) => place.outDir);
+}
+
+/**
+ * Where each input's stems go under `--filename`'s template (filename-template.ts); two inputs
+ * that would write the same files get `-2`, `-3`, … on their folder (or, in `-o` itself, on their stems).
+ */
+export function outputPlaces(files: readonly string[], output: string, naming: { readonly template: string; readonly model: string; readonly ext: string }): Array<{ outDir: string; stemFile: string }> {
+  const taken = new Map<string, number>();
+  return files.map((file) => {
+    const { folder, stemFile } = placeStems(naming.template, { track: basename(file, extname(file)), model: naming.model, ext: naming.ext });
+    const key = `${folder}\0${stemFile}`;
+    const seen = (taken.get(key) ?? 0) + 1;
+    taken.set(key, seen);
+    if (seen === 1) return { outDir: resolve(join(output, folder)), stemFile };
+    if (folder !== '.') return { outDir: resolve(join(output, `${folder}-${seen}`)), stemFile };
+    return { outDir: resolve(output), stemFile: stemFile.replace('{stem}', `{stem}-${seen}`) };
+  });
 }

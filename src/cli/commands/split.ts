@@ -1,5 +1,5 @@
 /** `stemsplit split <files…>`: local separation, no server, no credits. */
-import { basename, extname, join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { isStemFormat, readAudioHeader, STEM_FORMATS } from '../../audio/index.js';
 import { bitrateProblem, formatsHolding, holdsDepth, stemExtension, STEM_FORMAT_INFO, type StemFormat } from '../../audio/formats.js';
 import { CLIP_MODES, DEFAULT_NORMALIZE_PEAK, isClipMode, normalizePeakProblem, type LevelOptions } from '../../audio/levels.js';
@@ -18,7 +18,7 @@ import { flagAttribute, flagName } from '../../models/family.js';
 import { ensembleOf, int8Refusal, isEnsembleRef, listedFamily, registryFor, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { expandInputs } from '../inputs.js';
-import { checkFilenameTemplate, DEFAULT_FILENAME, placeStems } from '../filename-template.js';
+import { checkFilenameTemplate, DEFAULT_FILENAME, outputPlaces } from '../filename-template.js';
 import { StemFolders } from '../stem-folders.js';
 import { MODEL_CATALOG } from '../../models/catalog.js';
 import { expandPreset } from './presets.js';
@@ -237,32 +237,6 @@ function stopOnInterrupt(stop: () => unknown): { received(): NodeJS.Signals | un
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   return { received: () => received, dispose };
-}
-
-/**
- * Output folders for the tracks of one run: `<output>/<track>`; when two inputs share a track
- * name (`x/song.flac`, `y/song.flac`), the later ones get `<track>-2`, `<track>-3`, … in the
- * order given, so nothing in a run replaces another track's stems.
- */
-export function outputFolders(files: readonly string[], output: string): string[] {
-  return outputPlaces(files, output, { template: DEFAULT_FILENAME, model: '', ext: '' }).map((place) => place.outDir);
-}
-
-/**
- * Where each input's stems go under `--filename`'s template (filename-template.ts); two inputs
- * that would write the same files get `-2`, `-3`, … on their folder (or, in `-o` itself, on their stems).
- */
-export function outputPlaces(files: readonly string[], output: string, naming: { readonly template: string; readonly model: string; readonly ext: string }): Array<{ outDir: string; stemFile: string }> {
-  const taken = new Map<string, number>();
-  return files.map((file) => {
-    const { folder, stemFile } = placeStems(naming.template, { track: basename(file, extname(file)), model: naming.model, ext: naming.ext });
-    const key = `${folder}\0${stemFile}`;
-    const seen = (taken.get(key) ?? 0) + 1;
-    taken.set(key, seen);
-    if (seen === 1) return { outDir: resolve(join(output, folder)), stemFile };
-    if (folder !== '.') return { outDir: resolve(join(output, `${folder}-${seen}`)), stemFile };
-    return { outDir: resolve(output), stemFile: stemFile.replace('{stem}', `{stem}-${seen}`) };
-  });
 }
 
 interface Failure {
