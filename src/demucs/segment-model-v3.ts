@@ -20,7 +20,8 @@ import { precisionKey, type Precision } from '../onnx/quantize.js';
 import { collectGarbage, convertCached, STAGE_SESSION_OPTIONS, StagedSessions, writeStageFiles, type GraphStage, type StageFile } from '../onnx/stages.js';
 import { SegmentStft, meanStd } from './stft.js';
 import type { DemucsConfig, HDemucsConfig, V3Config } from './v3-config.js';
-import { V3_INPUTS, V3_OUTPUTS, buildDemucsStages, buildHDemucsStages, demucsValidLength } from './v3-graph.js';
+import { buildDemucsStages, demucsValidLength } from './v2-graph.js';
+import { V3_INPUTS, V3_OUTPUTS, buildHDemucsStages } from './v3-graph.js';
 
 /** HDemucs.forward and Demucs.forward: x = (x − mean) / (1e-5 + std). */
 const NORMALIZATION_EPS = 1e-5;
