@@ -191,7 +191,10 @@ function checkNodeBinary(path: string): string {
 function glibcFloor(files: readonly string[]): string {
   let minor = 0;
   for (const file of files) {
-    for (const match of readFileSync(file).toString('latin1').matchAll(/GLIBC_2\.(\d+)/g)) minor = Math.max(minor, Number(match[1]));
+    for (const match of readFileSync(file)
+      .toString('latin1')
+      .matchAll(/GLIBC_2\.(\d+)/g))
+      minor = Math.max(minor, Number(match[1]));
   }
   return `2.${minor}`;
 }

@@ -71,16 +71,31 @@ async function demucsChecks(model: CatalogModel, read: Reader, files: string): P
     const folder = folders.get(file);
     const url = model.downloads?.find((d) => d.file === file)?.url ?? `https://dl.fbaipublicfiles.com/demucs/hybrid_transformer/${file}`;
     const expected = folder === undefined ? undefined : `https://dl.fbaipublicfiles.com/demucs/${folder}${file}`;
-    lines.push({ model: model.name, check: `files.txt ${file}`, ok: expected === url, detail: expected === undefined ? 'not listed' : expected === url ? folder ?? '' : `listed at ${expected}, catalog ${url}` });
+    lines.push({
+      model: model.name,
+      check: `files.txt ${file}`,
+      ok: expected === url,
+      detail: expected === undefined ? 'not listed' : expected === url ? (folder ?? '') : `listed at ${expected}, catalog ${url}`,
+    });
   }
   const remote = await read(DEMUCS, `demucs/remote/${model.name}.yaml`);
   if (remote === undefined) {
-    lines.push({ model: model.name, check: 'remote yaml', ok: model.files.length === 1 && model.segment === undefined, detail: 'none released (a single model)' });
+    lines.push({
+      model: model.name,
+      check: 'remote yaml',
+      ok: model.files.length === 1 && model.segment === undefined,
+      detail: 'none released (a single model)',
+    });
   } else {
     const theirs = parseBagFile(remote.toString('utf8'), `${model.name}.yaml`);
     const ours = parseBagFile(bagYaml(model), 'catalog');
     const same = JSON.stringify(theirs) === JSON.stringify(ours);
-    lines.push({ model: model.name, check: 'remote yaml', ok: same, detail: same ? `members, weights and segment as released` : `released ${JSON.stringify(theirs)}, catalog ${JSON.stringify(ours)}` });
+    lines.push({
+      model: model.name,
+      check: 'remote yaml',
+      ok: same,
+      detail: same ? `members, weights and segment as released` : `released ${JSON.stringify(theirs)}, catalog ${JSON.stringify(ours)}`,
+    });
   }
   return lines;
 }
@@ -99,7 +114,12 @@ async function downloadChecks(model: CatalogModel, read: Reader, lists: Lists): 
     const name = decodeURIComponent(download.url.split('/').pop() ?? '');
     if (download.url.startsWith(UVR_MODELS)) {
       const listed = lists.uvrChecks.includes(`"${name}"`);
-      lines.push({ model: model.name, check: `UVR download list ${name}`, ok: listed, detail: listed ? 'named in download_checks.json' : 'not named in download_checks.json' });
+      lines.push({
+        model: model.name,
+        check: `UVR download list ${name}`,
+        ok: listed,
+        detail: listed ? 'named in download_checks.json' : 'not named in download_checks.json',
+      });
     } else if (model.family !== 'demucs' && !download.url.startsWith('https://raw.githubusercontent.com/')) {
       const where = [
         lists.msstTable.includes(download.url) ? "MSST's pretrained_models.md links it" : undefined,
@@ -107,26 +127,43 @@ async function downloadChecks(model: CatalogModel, read: Reader, lists: Lists): 
         lists.separatorModels.includes(`"${download.file}"`) ? "python-audio-separator's models.json names the file" : undefined,
         besideCheckpoint(model, download.url) ? 'beside its checkpoint in the same publisher folder' : undefined,
       ].filter((item) => item !== undefined);
-      lines.push({ model: model.name, check: `publisher link ${name}`, ok: where.length > 0, detail: where.length > 0 ? where.join('; ') : "in neither MSST's table, UVR's list nor python-audio-separator's" });
+      lines.push({
+        model: model.name,
+        check: `publisher link ${name}`,
+        ok: where.length > 0,
+        detail: where.length > 0 ? where.join('; ') : "in neither MSST's table, UVR's list nor python-audio-separator's",
+      });
     }
     const pinned = /^https:\/\/raw\.githubusercontent\.com\/([^/]+\/[^/]+)\/([0-9a-f]{40})\/(.+)$/.exec(download.url);
     if (pinned !== null && download.sha256 !== undefined) {
       const [, repo, commit, file] = pinned as unknown as [string, string, string, string];
       const bytes = await read(repo, file, commit);
       const actual = bytes === undefined ? undefined : createHash('sha256').update(bytes).digest('hex');
-      lines.push({ model: model.name, check: `pinned hash ${name}`, ok: actual === download.sha256, detail: actual === undefined ? `${repo}@${commit.slice(0, 7)} unreadable` : `${actual.slice(0, 12)}… at ${repo}@${commit.slice(0, 7)}` });
+      lines.push({
+        model: model.name,
+        check: `pinned hash ${name}`,
+        ok: actual === download.sha256,
+        detail: actual === undefined ? `${repo}@${commit.slice(0, 7)} unreadable` : `${actual.slice(0, 12)}… at ${repo}@${commit.slice(0, 7)}`,
+      });
     }
   }
   // python-audio-separator offers UVR's download list and its own models.json.
   const checkpoint = model.downloads?.[0];
   if (model.family !== 'demucs' && checkpoint !== undefined) {
-    const offered = [checkpoint.file, decodeURIComponent(checkpoint.url.split('/').pop() ?? '')].some((file) => lists.separatorModels.includes(`"${file}"`) || lists.uvrChecks.includes(`"${file}"`));
+    const offered = [checkpoint.file, decodeURIComponent(checkpoint.url.split('/').pop() ?? '')].some(
+      (file) => lists.separatorModels.includes(`"${file}"`) || lists.uvrChecks.includes(`"${file}"`),
+    );
     lines.push({ model: model.name, check: 'python-audio-separator', ok: 'info', detail: offered ? 'offers it' : 'does not offer it' });
   }
   if (model.uvrHash !== undefined && model.mdxModelData !== undefined) {
     const theirs = lists.uvrModelData[model.uvrHash];
     const same = theirs !== undefined && Object.entries(model.mdxModelData).every(([key, value]) => theirs[key] === value);
-    lines.push({ model: model.name, check: `UVR model data ${model.uvrHash}`, ok: same, detail: theirs === undefined ? 'key absent' : same ? 'equal' : `UVR ${JSON.stringify(theirs)}` });
+    lines.push({
+      model: model.name,
+      check: `UVR model data ${model.uvrHash}`,
+      ok: same,
+      detail: theirs === undefined ? 'key absent' : same ? 'equal' : `UVR ${JSON.stringify(theirs)}`,
+    });
   }
   return lines;
 }

@@ -20,14 +20,35 @@ const QUICK_TAG = /^\s*\*\s*@tier quick\s*$/m;
 
 /** The calls that start something slow or outside this process: a quick file makes none of them. */
 const STARTS_SOMETHING = new Set([
-  'runCli', 'spawnCli', 'ServeProcess', // the real CLI or server as a child process
-  'spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork', // any other child process
-  'freshDatabase', 'relayTo', 'suiteOnPostgres', // PostgreSQL
+  'runCli',
+  'spawnCli',
+  'ServeProcess', // the real CLI or server as a child process
+  'spawn',
+  'spawnSync',
+  'exec',
+  'execSync',
+  'execFile',
+  'execFileSync',
+  'fork', // any other child process
+  'freshDatabase',
+  'relayTo',
+  'suiteOnPostgres', // PostgreSQL
   'launch', // a browser
-  'fixtureDir', 'msstFixtures', 'fixtureManifest', // reference fixtures: real models over real audio
-  'createOrtSession', 'loadManifestModel', 'loadDemucs', 'loadMdx', 'loadRoformer', 'loadScnet', 'loadMdx23c', // ONNX Runtime
-  'workerSplitter', 'splitAudioFile', // splits, in worker processes
-  'runFuzz', 'runFaults', 'runUploadCut', // the reliability harness
+  'fixtureDir',
+  'msstFixtures',
+  'fixtureManifest', // reference fixtures: real models over real audio
+  'createOrtSession',
+  'loadManifestModel',
+  'loadDemucs',
+  'loadMdx',
+  'loadRoformer',
+  'loadScnet',
+  'loadMdx23c', // ONNX Runtime
+  'workerSplitter',
+  'splitAudioFile', // splits, in worker processes
+  'runFuzz',
+  'runFaults',
+  'runUploadCut', // the reliability harness
 ]);
 
 type Tier = 'quick' | 'full';
@@ -84,5 +105,6 @@ if (flag === '--list') {
   console.error(`${tier} tier: ${files.length} test files in ${seconds.toFixed(0)} s`);
   process.exitCode = run.status ?? 1;
   // A warning, not a failure: on a busy machine the same files take longer.
-  if (tier === 'quick' && seconds > QUICK_BUDGET_S) console.error(`the quick tier took over ${QUICK_BUDGET_S} s: if the machine was quiet, untag its slowest file (\`@tier quick\`)`);
+  if (tier === 'quick' && seconds > QUICK_BUDGET_S)
+    console.error(`the quick tier took over ${QUICK_BUDGET_S} s: if the machine was quiet, untag its slowest file (\`@tier quick\`)`);
 }

@@ -192,7 +192,10 @@ export function ensembleMembers(entry: string): string[] {
  * first whose models are all installed wins (`,` lists fallbacks, `+` joins an ensemble).
  */
 export function modelList(value: string, name: string): string[] {
-  const entries = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (entries.length === 0) throw new StemsplitError('USAGE', `${name} needs comma-separated model names, got "${value}"`);
   for (const entry of entries) ensembleMembers(entry);
   return entries;
@@ -207,7 +210,10 @@ function aliasEnsembleMethod(entries: readonly string[], algorithm: string | und
   if (algorithm === undefined && weights === undefined) return undefined;
   const sizes = entries.map((entry) => ensembleMembers(entry).length).filter((size) => size > 1);
   if (sizes.length === 0) {
-    throw new StemsplitError('USAGE', '--ensemble and --ensemble-weights combine an ensemble: join models with + in --model-4s or --model-6s (e.g. htdemucs+bs-roformer-viperx-1297)');
+    throw new StemsplitError(
+      'USAGE',
+      '--ensemble and --ensemble-weights combine an ensemble: join models with + in --model-4s or --model-6s (e.g. htdemucs+bs-roformer-viperx-1297)',
+    );
   }
   const methods = sizes.map((size) => parseEnsembleMethod(algorithm, weights, size));
   return methods[0];
@@ -282,14 +288,19 @@ function tlsFiles(cert: string | undefined, key: string | undefined): StemsplitC
 function servedModels(names: readonly string[] | undefined): readonly string[] | undefined {
   if (names === undefined) return undefined;
   for (const name of names) {
-    if (ensembleMembers(name).length > 1) throw new StemsplitError('USAGE', `--models (${ENV.servedModels}) lists single models; "${name}" joins several (jobs make their own ensembles from allowed models)`);
+    if (ensembleMembers(name).length > 1)
+      throw new StemsplitError(
+        'USAGE',
+        `--models (${ENV.servedModels}) lists single models; "${name}" joins several (jobs make their own ensembles from allowed models)`,
+      );
   }
   return Object.freeze([...names]);
 }
 
 function gpuWorkers(count: number | undefined): number {
   if (count === undefined) return 1;
-  if (!Number.isInteger(count) || count < 0 || count > 64) throw new StemsplitError('USAGE', `--gpu-workers (${ENV.gpuWorkers}) must be a whole number from 0 to 64, got ${count}`);
+  if (!Number.isInteger(count) || count < 0 || count > 64)
+    throw new StemsplitError('USAGE', `--gpu-workers (${ENV.gpuWorkers}) must be a whole number from 0 to 64, got ${count}`);
   return count;
 }
 
@@ -309,9 +320,7 @@ export function resolveConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = 
   const explicitDataDir = input.dataDir ?? env[ENV.dataDir];
   const dataDir = resolve(explicitDataDir ?? paths.data);
   // A data dir chosen by hand keeps its cache beside it, so one folder holds everything.
-  const cacheDir = resolve(
-    input.cacheDir ?? env[ENV.cacheDir] ?? (explicitDataDir ? join(dataDir, 'cache') : paths.cache),
-  );
+  const cacheDir = resolve(input.cacheDir ?? env[ENV.cacheDir] ?? (explicitDataDir ? join(dataDir, 'cache') : paths.cache));
   const cores = availableParallelism();
   const concurrency = input.concurrency ?? envNumber(env, ENV.concurrency) ?? DEFAULTS.concurrency;
   const aliases4 = input.modelAliases?.['4s'] ?? envList(env, ENV.model4s) ?? DEFAULT_ALIAS_MODELS['4s'];

@@ -9,11 +9,29 @@ export const API_ERROR_CODES = ['UNAUTHORIZED', 'FORBIDDEN', 'INSUFFICIENT_CREDI
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
 /** Codes a failed job reports in its `error` object (documented in docs/api.md). */
-export const JOB_ERROR_CODES = ['SOURCE_FETCH_FAILED', 'AUDIO_DECODE_FAILED', 'SEPARATION_FAILED', 'ENCODE_FAILED', 'STORAGE_FAILED', 'INTERNAL_ERROR', 'CANCELLED'] as const;
+export const JOB_ERROR_CODES = [
+  'SOURCE_FETCH_FAILED',
+  'AUDIO_DECODE_FAILED',
+  'SEPARATION_FAILED',
+  'ENCODE_FAILED',
+  'STORAGE_FAILED',
+  'INTERNAL_ERROR',
+  'CANCELLED',
+] as const;
 export type JobErrorCode = (typeof JOB_ERROR_CODES)[number];
 
 /** Codes only the CLI and library callers see. */
-export const LOCAL_ERROR_CODES = ['USAGE', 'MODEL_NOT_FOUND', 'MODEL_INVALID', 'DOWNLOAD_FAILED', 'IO_ERROR', 'DATABASE_UNAVAILABLE', 'GPU_UNAVAILABLE', 'INTERRUPTED', 'TERMINATED'] as const;
+export const LOCAL_ERROR_CODES = [
+  'USAGE',
+  'MODEL_NOT_FOUND',
+  'MODEL_INVALID',
+  'DOWNLOAD_FAILED',
+  'IO_ERROR',
+  'DATABASE_UNAVAILABLE',
+  'GPU_UNAVAILABLE',
+  'INTERRUPTED',
+  'TERMINATED',
+] as const;
 export type LocalErrorCode = (typeof LOCAL_ERROR_CODES)[number];
 
 export type ErrorCode = ApiErrorCode | JobErrorCode | LocalErrorCode;

@@ -77,7 +77,12 @@ export async function startServer(config: StemsplitConfig, options: ServerOption
   }
 }
 
-async function startLocked(config: StemsplitConfig, options: ServerOptions, lock: ProcessLock | undefined, log: (line: string) => void): Promise<RunningServer> {
+async function startLocked(
+  config: StemsplitConfig,
+  options: ServerOptions,
+  lock: ProcessLock | undefined,
+  log: (line: string) => void,
+): Promise<RunningServer> {
   const data = await openDataStore(config.dataDir, {
     initialCredits: config.initialCredits,
     idempotencyTtlSeconds: config.idempotencyTtlSeconds,
@@ -101,7 +106,13 @@ async function recoverSoleServer(data: DataStore): Promise<void> {
   await data.splits.releaseAllLeases();
 }
 
-async function startOpen(config: StemsplitConfig, options: ServerOptions, data: DataStore, lock: ProcessLock | undefined, log: (line: string) => void): Promise<RunningServer> {
+async function startOpen(
+  config: StemsplitConfig,
+  options: ServerOptions,
+  data: DataStore,
+  lock: ProcessLock | undefined,
+  log: (line: string) => void,
+): Promise<RunningServer> {
   if (lock) await recoverSoleServer(data);
   const guard: GuardOptions = { allowPrivate: config.allowPrivateUrls, ...options.guard };
   const registry = registryFor(config);
@@ -120,7 +131,13 @@ async function startOpen(config: StemsplitConfig, options: ServerOptions, data: 
     people: new PeopleService(data),
     models,
     uploads: new UploadService(data, config.uploadTtlSeconds),
-    splits: new SplitService(data, models, { aliasEnsemble: config.ensemble, guard, maxDownloadBytes: config.maxUploadBytes, downloadTimeoutMs: 60_000, ...(config.maxMinutes !== undefined ? { maxSeconds: config.maxMinutes * 60 } : {}) }),
+    splits: new SplitService(data, models, {
+      aliasEnsemble: config.ensemble,
+      guard,
+      maxDownloadBytes: config.maxUploadBytes,
+      downloadTimeoutMs: 60_000,
+      ...(config.maxMinutes !== undefined ? { maxSeconds: config.maxMinutes * 60 } : {}),
+    }),
     signer,
     // A job made here starts here at once when this node runs jobs; otherwise a worker's next poll takes it.
     enqueue: () => jobs.runner?.kick(),
@@ -230,7 +247,8 @@ function listen(app: Hono<AppEnv>, hostname: string, port: number, tls: TlsFiles
 function listenError(error: NodeJS.ErrnoException, hostname: string, port: number): Error {
   const where = `${hostname}:${port}`;
   if (error.code === 'EADDRINUSE') return new StemsplitError('IO_ERROR', `${where} is already in use; choose another with --port`, { cause: error });
-  if (error.code === 'EACCES') return new StemsplitError('IO_ERROR', `not allowed to listen on ${where}; ports below 1024 need privileges, choose another with --port`, { cause: error });
+  if (error.code === 'EACCES')
+    return new StemsplitError('IO_ERROR', `not allowed to listen on ${where}; ports below 1024 need privileges, choose another with --port`, { cause: error });
   if (error.code === 'EADDRNOTAVAIL') return new StemsplitError('IO_ERROR', `${hostname} is not an address of this machine; check --host`, { cause: error });
   return error;
 }

@@ -25,7 +25,10 @@ import { until } from './support/wait.js';
 /** From the cancel to the worker gone from the job (its staging folder removed): the issue's 2 s. */
 const STOP_SECONDS = 2;
 
-const FAMILIES: readonly FamilyModels[] = [...FAMILY_FIXTURES, ['an ensemble (bundled + SCNet)', () => ['bundled-4s', fixtureFile('msst', 'scnet_2stem.ckpt')]]];
+const FAMILIES: readonly FamilyModels[] = [
+  ...FAMILY_FIXTURES,
+  ['an ensemble (bundled + SCNet)', () => ['bundled-4s', fixtureFile('msst', 'scnet_2stem.ckpt')]],
+];
 
 let song: Buffer;
 before(() => {
@@ -46,18 +49,31 @@ const balance = async (t: TestServer): Promise<number> => (await t.request('GET'
 for (const [family, models] of FAMILIES) {
   const given = models();
   const skip = given.some((model) => model === undefined) ? 'its fixture is missing' : false;
-  test(`${family}: a job cancelled through the API while its model runs stops within ${STOP_SECONDS} s, no stems, credits back, webhook sent`, { skip, timeout: 300_000 }, async (c) => {
+  test(`${family}: a job cancelled through the API while its model runs stops within ${STOP_SECONDS} s, no stems, credits back, webhook sent`, {
+    skip,
+    timeout: 300_000,
+  }, async (c) => {
     const dir = tempDir('stemsplit-api-cancel-run-');
     const hooks = await receiver();
-    const t = await startTestServer({ cacheDir: join(dir, 'cache'), allowPrivateUrls: true, modelAliases: { '4s': given as string[], '6s': given as string[] } });
+    const t = await startTestServer({
+      cacheDir: join(dir, 'cache'),
+      allowPrivateUrls: true,
+      modelAliases: { '4s': given as string[], '6s': given as string[] },
+    });
     try {
       const before = await balance(t);
-      const created = await t.request('POST', '/audio/splits', { body: { input: await uploadFile(t, song, 'long.wav'), stemModel: '4s', webhookUrl: hooks.url } });
+      const created = await t.request('POST', '/audio/splits', {
+        body: { input: await uploadFile(t, song, 'long.wav'), stemModel: '4s', webhookUrl: hooks.url },
+      });
       assert.equal(created.status, 200, created.text);
       const id = created.json.data.id as string;
       // Staging appears once the model is loaded and its first stems are being written.
       const staging = () => jobFiles(t, id).filter((file) => file.includes('.partial-'));
-      await until(async () => staging().length > 0 || (await t.request('GET', `/audio/splits/${id}`)).json.data.status === 'failed', 240_000, () => `the split never began`);
+      await until(
+        async () => staging().length > 0 || (await t.request('GET', `/audio/splits/${id}`)).json.data.status === 'failed',
+        240_000,
+        () => `the split never began`,
+      );
       assert.equal(staging().length, 1, 'the split began');
 
       const cancelledAt = performance.now();
@@ -65,13 +81,21 @@ for (const [family, models] of FAMILIES) {
       assert.equal(cancelled.status, 200, cancelled.text);
       assert.equal(cancelled.json.data.status, 'failed');
       assert.equal(cancelled.json.data.error.code, 'CANCELLED');
-      await until(() => jobFiles(t, id).length === 0, 30_000, () => `still on disk: ${jobFiles(t, id).join(', ')}`);
+      await until(
+        () => jobFiles(t, id).length === 0,
+        30_000,
+        () => `still on disk: ${jobFiles(t, id).join(', ')}`,
+      );
       const seconds = (performance.now() - cancelledAt) / 1000;
       c.diagnostic(`stopped in ${seconds.toFixed(2)} s`);
       assert.ok(seconds <= STOP_SECONDS, `stopping took ${seconds.toFixed(2)} s`);
 
       assert.equal(await balance(t), before, 'every credit came back');
-      await until(() => hooks.received.length > 0, 30_000, () => 'no webhook arrived');
+      await until(
+        () => hooks.received.length > 0,
+        30_000,
+        () => 'no webhook arrived',
+      );
       const hook = JSON.parse(hooks.received[0]?.body ?? '{}') as { event: string; data: { id: string; status: string; error: { code: string } } };
       assert.deepEqual([hook.event, hook.data.id, hook.data.status, hook.data.error.code], ['audio.split.completed', id, 'failed', 'CANCELLED']);
       // The job stays as it ended: the worker's own stop changes nothing, and a second cancel answers the same.
@@ -86,7 +110,10 @@ for (const [family, models] of FAMILIES) {
   });
 }
 
-test('a job cancelled by another node (only the database is told) is stopped by its runner\'s poll within 2 s', { skip: fixtureFile('msst', 'scnet_2stem.ckpt') === undefined ? 'the SCNet fixture is missing' : false, timeout: 300_000 }, async (c) => {
+test("a job cancelled by another node (only the database is told) is stopped by its runner's poll within 2 s", {
+  skip: fixtureFile('msst', 'scnet_2stem.ckpt') === undefined ? 'the SCNet fixture is missing' : false,
+  timeout: 300_000,
+}, async (c) => {
   const dir = tempDir('stemsplit-api-cancel-poll-');
   const model = fixtureFile('msst', 'scnet_2stem.ckpt') as string;
   const t = await startTestServer({ cacheDir: join(dir, 'cache'), modelAliases: { '4s': [model], '6s': [model] } });
@@ -94,11 +121,19 @@ test('a job cancelled by another node (only the database is told) is stopped by 
     const created = await t.request('POST', '/audio/splits', { body: { input: await uploadFile(t, song, 'long.wav'), stemModel: '4s' } });
     assert.equal(created.status, 200, created.text);
     const id = created.json.data.id as string;
-    await until(() => jobFiles(t, id).some((file) => file.includes('.partial-')), 240_000, () => 'the split never began');
+    await until(
+      () => jobFiles(t, id).some((file) => file.includes('.partial-')),
+      240_000,
+      () => 'the split never began',
+    );
     const cancelledAt = performance.now();
     // As an API node without workers would: the transaction alone, no word to this process's runner.
     await cancelSplit(t.server.data, (await t.server.data.splits.get(id)) as Split, () => ({}));
-    await until(() => jobFiles(t, id).length === 0, 30_000, () => `still on disk: ${jobFiles(t, id).join(', ')}`);
+    await until(
+      () => jobFiles(t, id).length === 0,
+      30_000,
+      () => `still on disk: ${jobFiles(t, id).join(', ')}`,
+    );
     const seconds = (performance.now() - cancelledAt) / 1000;
     c.diagnostic(`stopped in ${seconds.toFixed(2)} s`);
     assert.ok(seconds <= STOP_SECONDS, `stopping took ${seconds.toFixed(2)} s`);
@@ -111,26 +146,42 @@ test('a job cancelled by another node (only the database is told) is stopped by 
 const FULL_SIZE = fixtureFile('demucs', 'htdemucs_full_random.th');
 const SMALL = fixtureFile('demucs', 'htdemucs_small.th');
 
-test(`a job cancelled while its model is converted on first use stops within ${STOP_SECONDS} s, credits back, one webhook; the next job gets a fresh worker`, { skip: FULL_SIZE === undefined || SMALL === undefined ? 'the HTDemucs fixtures are missing' : false, timeout: 300_000 }, async (c) => {
+test(`a job cancelled while its model is converted on first use stops within ${STOP_SECONDS} s, credits back, one webhook; the next job gets a fresh worker`, {
+  skip: FULL_SIZE === undefined || SMALL === undefined ? 'the HTDemucs fixtures are missing' : false,
+  timeout: 300_000,
+}, async (c) => {
   const dir = tempDir('stemsplit-api-cancel-load-');
   const cacheDir = join(dir, 'cache');
   const hooks = await receiver();
   const logs: string[] = [];
-  const t = await startTestServer({ cacheDir, allowPrivateUrls: true, modelAliases: { '4s': [FULL_SIZE as string], '6s': [SMALL as string] } }, { log: (line) => logs.push(line) });
+  const t = await startTestServer(
+    { cacheDir, allowPrivateUrls: true, modelAliases: { '4s': [FULL_SIZE as string], '6s': [SMALL as string] } },
+    { log: (line) => logs.push(line) },
+  );
   try {
     const before = await balance(t);
-    const created = await t.request('POST', '/audio/splits', { body: { input: await uploadFile(t, song, 'long.wav'), stemModel: '4s', webhookUrl: hooks.url } });
+    const created = await t.request('POST', '/audio/splits', {
+      body: { input: await uploadFile(t, song, 'long.wav'), stemModel: '4s', webhookUrl: hooks.url },
+    });
     assert.equal(created.status, 200, created.text);
     const id = created.json.data.id as string;
     // The worker is loading: past the checkpoint's structure check, hashing and converting it (seconds for this 80 MB network).
-    await until(async () => demucsLoadUnderWay(cacheDir) || (await t.request('GET', `/audio/splits/${id}`)).json.data.status === 'failed', 240_000, () => 'the load never began');
+    await until(
+      async () => demucsLoadUnderWay(cacheDir) || (await t.request('GET', `/audio/splits/${id}`)).json.data.status === 'failed',
+      240_000,
+      () => 'the load never began',
+    );
     assert.ok(demucsLoadUnderWay(cacheDir), 'the load began');
 
     const cancelledAt = performance.now();
     const cancelled = await t.request('POST', `/audio/splits/${id}/cancel`);
     assert.deepEqual([cancelled.status, cancelled.json.data.status, cancelled.json.data.error?.code], [200, 'failed', 'CANCELLED'], cancelled.text);
     // The runner says so once the worker is gone and the job's files are removed.
-    await until(() => logs.some((line) => line.startsWith(`split ${id} was cancelled`)), 30_000, () => `the runner never let go: ${logs.join('\n')}`);
+    await until(
+      () => logs.some((line) => line.startsWith(`split ${id} was cancelled`)),
+      30_000,
+      () => `the runner never let go: ${logs.join('\n')}`,
+    );
     const seconds = (performance.now() - cancelledAt) / 1000;
     c.diagnostic(`stopped in ${seconds.toFixed(2)} s`);
     assert.ok(seconds <= STOP_SECONDS, `stopping took ${seconds.toFixed(2)} s`);
@@ -138,7 +189,11 @@ test(`a job cancelled while its model is converted on first use stops within ${S
     assert.deepEqual(demucsConversions(cacheDir), [], 'the conversion left nothing half-written');
     assert.deepEqual(jobFiles(t, id), [], 'no stems, no staging folder');
     assert.equal(await balance(t), before, 'every credit came back');
-    await until(() => hooks.received.length > 0, 30_000, () => 'no webhook arrived');
+    await until(
+      () => hooks.received.length > 0,
+      30_000,
+      () => 'no webhook arrived',
+    );
 
     // The pool starts a fresh worker for the next job.
     const short = join(dir, 'short.wav');
@@ -166,7 +221,7 @@ describe('cancelling what cannot be cancelled', () => {
   });
   after(() => t.close());
 
-  test('a finished job is refused; a queued one is cancelled and refunded before any worker takes it; another account\'s is not found', async () => {
+  test("a finished job is refused; a queued one is cancelled and refunded before any worker takes it; another account's is not found", async () => {
     const done = await t.request('POST', '/audio/splits', { body: { input: await uploadFile(t, short), stemModel: '4s' } });
     assert.equal(done.status, 200, done.text);
     assert.equal((await t.client.waitForSplit(done.json.data.id)).json.data.status, 'succeeded');

@@ -134,7 +134,10 @@ describe('uploads and splits', () => {
     assert.equal(typeof split.model, 'string');
     assert.ok(split.model.length > 0);
     const line = new RegExp(`^split ${split.id} succeeded: ${SONG_SECONDS.toFixed(1)} s of audio with ${split.model} on ${split.device} in \\d+\\.\\d s$`);
-    assert.ok(logged.some((l) => line.test(l)), `the server logs each finished job:\n${logged.join('\n')}`);
+    assert.ok(
+      logged.some((l) => line.test(l)),
+      `the server logs each finished job:\n${logged.join('\n')}`,
+    );
   });
 
   test('stemModel defaults to 6s; stem URLs are issued afresh, and forged or expired ones are refused', async () => {
@@ -214,7 +217,7 @@ describe('uploads and splits', () => {
     assert.equal((await t.request('GET', '/credits')).json.data.balance, balance);
   });
 
-  test('audio longer than the server\'s limit is 422, costs nothing, and the upload can still be used', async () => {
+  test("audio longer than the server's limit is 422, costs nothing, and the upload can still be used", async () => {
     const limited = await startTestServer({ maxMinutes: 3 / 60 });
     try {
       const input = await uploadFile(limited, song);
@@ -237,7 +240,7 @@ describe('uploads and splits', () => {
     assert.equal((await t.request('GET', '/credits', { key: poor })).json.data.balance, 2);
   });
 
-  test('404 NOT_FOUND for unknown jobs, other accounts\' jobs and unknown endpoints', async () => {
+  test("404 NOT_FOUND for unknown jobs, other accounts' jobs and unknown endpoints", async () => {
     const missing = await t.request('GET', '/audio/splits/split_01J00000000000000000000000');
     expectError(missing, 404, 'NOT_FOUND');
     openapi.assertMatches('GET', '/audio/splits/{splitId}', 404, missing.json);
@@ -251,7 +254,7 @@ describe('uploads and splits', () => {
     assert.equal(((await unknown.json()) as { error: { code: string } }).error.code, 'NOT_FOUND');
   });
 
-  test('GET /audio/splits pages through the key\'s jobs, newest first', async () => {
+  test("GET /audio/splits pages through the key's jobs, newest first", async () => {
     const first = await t.request('GET', '/audio/splits?limit=2');
     assert.equal(first.status, 200);
     openapi.assertMatches('GET', '/audio/splits', 200, first.json);

@@ -95,20 +95,27 @@ function violations(graph: ImportGraph, rules: readonly Never[]): Map<string, st
   return new Map(
     rules.map((rule) => [
       rule.name,
-      [...graph].flatMap(([file, targets]) => (rule.from(folderOf(file)) ? targets.filter((target) => folderOf(target) !== folderOf(file) && rule.to(folderOf(target), folderOf(file))).map((target) => `${file} → ${target}`) : [])),
+      [...graph].flatMap(([file, targets]) =>
+        rule.from(folderOf(file))
+          ? targets.filter((target) => folderOf(target) !== folderOf(file) && rule.to(folderOf(target), folderOf(file))).map((target) => `${file} → ${target}`)
+          : [],
+      ),
     ]),
   );
 }
 
 /** A small tree shaped as src/ is: a list of two family records, an engine of one of them, shared machinery. */
 const CLEAN: Readonly<Record<string, string>> = {
-  'models/families.ts': "import { aFamily } from '../a/family.js';\nimport { bFamily } from '../b/family.js';\nimport { manifestFamily } from '../separation/family.js';\nexport const MODEL_FAMILIES = [aFamily, bFamily, manifestFamily];\n",
+  'models/families.ts':
+    "import { aFamily } from '../a/family.js';\nimport { bFamily } from '../b/family.js';\nimport { manifestFamily } from '../separation/family.js';\nexport const MODEL_FAMILIES = [aFamily, bFamily, manifestFamily];\n",
   'models/family.ts': 'export interface ModelFamilyRecord { id: string }\n',
-  'a/family.ts': "import type { ModelFamilyRecord } from '../models/family.js';\nimport { run } from '../a-engine/engine.js';\nexport const aFamily: ModelFamilyRecord = { id: String(run) };\n",
+  'a/family.ts':
+    "import type { ModelFamilyRecord } from '../models/family.js';\nimport { run } from '../a-engine/engine.js';\nexport const aFamily: ModelFamilyRecord = { id: String(run) };\n",
   'a-engine/engine.ts': "import { shared } from '../a/shared.js';\nimport { tensor } from '../onnx/tensor.js';\nexport const run = [shared, tensor];\n",
   'a/shared.ts': "import { chunk } from '../separation/chunks.js';\nexport const shared = chunk;\n",
   'b/family.ts': "import type { ModelFamilyRecord } from '../models/family.js';\nexport const bFamily: ModelFamilyRecord = { id: 'b' };\n",
-  'separation/family.ts': "import type { ModelFamilyRecord } from '../models/family.js';\nexport const manifestFamily: ModelFamilyRecord = { id: 'manifest' };\n",
+  'separation/family.ts':
+    "import type { ModelFamilyRecord } from '../models/family.js';\nexport const manifestFamily: ModelFamilyRecord = { id: 'manifest' };\n",
   'separation/chunks.ts': 'export const chunk = 1;\n',
   'onnx/tensor.ts': 'export const tensor = 1;\n',
   'api/app.ts': "import { MODEL_FAMILIES } from '../models/families.js';\nexport const app = MODEL_FAMILIES;\n",
@@ -127,7 +134,13 @@ describe('the architecture', () => {
     const graph = importGraph(root);
     const folders = familyFolders(graph, root);
     assert.deepEqual(folders, { registry: 'models', families: ['a', 'b'] });
-    assert.deepEqual([...familyGroups(graph, folders)].map(([family, group]) => [family, [...group].sort()]), [['a', ['a', 'a-engine']], ['b', ['b']]]);
+    assert.deepEqual(
+      [...familyGroups(graph, folders)].map(([family, group]) => [family, [...group].sort()]),
+      [
+        ['a', ['a', 'a-engine']],
+        ['b', ['b']],
+      ],
+    );
   });
 
   test('each never catches an import planted against it, and a clean tree breaks none', () => {
@@ -157,7 +170,11 @@ describe('the architecture', () => {
   test('src/ keeps every never', () => {
     const graph = importGraph('src');
     const folders = familyFolders(graph, 'src');
-    assert.equal(folders.families.length, MODEL_FAMILIES.length - 1, `one folder a record, less the separation core's own model.json family: ${folders.families.join(', ')}`);
+    assert.equal(
+      folders.families.length,
+      MODEL_FAMILIES.length - 1,
+      `one folder a record, less the separation core's own model.json family: ${folders.families.join(', ')}`,
+    );
     const broken = violations(graph, nevers(graph, folders));
     for (const [rule, imports] of broken) assert.deepEqual(imports, [], rule);
   });

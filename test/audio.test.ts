@@ -152,8 +152,19 @@ describe('audio through ffmpeg', () => {
     assert.ok(Math.abs((await probeDurationSeconds(file('stem.mp3'))) - seconds) < 0.01);
     // Loud then near-silent: the bitrate varies, and without a Xing frame the header estimate is wrong.
     await run(ffmpeg, [
-      '-v', 'error', '-i', file('source.wav'), '-af', "volume=enable='gt(t,1)':volume=0.001",
-      '-c:a', 'libmp3lame', '-q:a', '2', '-write_xing', '0', file('vbr.mp3'),
+      '-v',
+      'error',
+      '-i',
+      file('source.wav'),
+      '-af',
+      "volume=enable='gt(t,1)':volume=0.001",
+      '-c:a',
+      'libmp3lame',
+      '-q:a',
+      '2',
+      '-write_xing',
+      '0',
+      file('vbr.mp3'),
     ]);
     const probed = await probeDurationSeconds(file('vbr.mp3'));
     // Without the LAME header the decoder cannot trim the 1105-sample priming delay.
@@ -176,7 +187,10 @@ describe('audio through ffmpeg', () => {
     const seen: number[] = [];
     await encodeStem(signal, LENGTH, file('progress.mp3'), { format: 'mp3', onProgress: (fraction) => seen.push(fraction) });
     assert.ok(seen.length >= 2, `several reports for ${LENGTH} frames: ${seen.join(', ')}`);
-    assert.ok(seen.every((f, i) => f > 0 && (i === 0 || f > (seen[i - 1] as number))), seen.join(', '));
+    assert.ok(
+      seen.every((f, i) => f > 0 && (i === 0 || f > (seen[i - 1] as number))),
+      seen.join(', '),
+    );
     assert.equal(seen.at(-1), 1);
   });
 

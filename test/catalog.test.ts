@@ -95,13 +95,19 @@ describe('catalog', () => {
     for (const [name, task] of Object.entries(expected)) assert.equal(taskOf(name, model(name).sources), task, name);
   });
 
-  it('reads a yaml\'s instruments lower-cased, whatever case it uses (UVR\'s copies say Vocals, Kick)', () => {
+  it("reads a yaml's instruments lower-cased, whatever case it uses (UVR's copies say Vocals, Kick)", () => {
     const bs = join(work, 'bs.yaml');
-    writeFileSync(bs, 'audio:\n  chunk_size: 44100\nmodel:\n  dim: 8\n  depth: 1\n  num_stems: 1\ntraining:\n  instruments: [Vocals, Instrumental]\n  target_instrument: Vocals\n');
+    writeFileSync(
+      bs,
+      'audio:\n  chunk_size: 44100\nmodel:\n  dim: 8\n  depth: 1\n  num_stems: 1\ntraining:\n  instruments: [Vocals, Instrumental]\n  target_instrument: Vocals\n',
+    );
     const roformer = readRoformerConfig(bs, 'bs_roformer');
     assert.deepEqual([roformer.instruments, roformer.target], [['vocals'], 'vocals']);
     const drums = join(work, 'drums.yaml');
-    writeFileSync(drums, 'audio:\n  chunk_size: 261120\n  n_fft: 8192\n  hop_length: 1024\n  dim_f: 4096\n  num_channels: 2\n  sample_rate: 44100\nmodel:\n  num_subbands: 4\n  num_scales: 1\n  scale: [2, 2]\n  num_blocks_per_scale: 1\n  num_channels: 8\n  growth: 8\n  bottleneck_factor: 2\n  norm: InstanceNorm\n  act: gelu\ntraining:\n  instruments: [Kick, Snare]\n  target_instrument: null\n');
+    writeFileSync(
+      drums,
+      'audio:\n  chunk_size: 261120\n  n_fft: 8192\n  hop_length: 1024\n  dim_f: 4096\n  num_channels: 2\n  sample_rate: 44100\nmodel:\n  num_subbands: 4\n  num_scales: 1\n  scale: [2, 2]\n  num_blocks_per_scale: 1\n  num_channels: 8\n  growth: 8\n  bottleneck_factor: 2\n  norm: InstanceNorm\n  act: gelu\ntraining:\n  instruments: [Kick, Snare]\n  target_instrument: null\n',
+    );
     assert.deepEqual(readMdx23cConfig(drums).instruments, ['kick', 'snare']);
   });
 });

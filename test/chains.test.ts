@@ -35,7 +35,9 @@ const env = { STEMSPLIT_DATA_DIR: join(work, 'data') };
 
 /** Every file under `dir`, relative, sorted. */
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) => statSync(join(dir, name)).isFile()).sort();
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((name) => statSync(join(dir, name)).isFile())
+    .sort();
 }
 
 describe('chains through stemsplit split', { skip }, () => {
@@ -43,7 +45,10 @@ describe('chains through stemsplit split', { skip }, () => {
 
   it('vocals, then karaoke on the vocals, then de-reverb on the lead: each step named <input>-<stem>, the stems split left out, progress over three steps', () => {
     const out = join(work, 'three');
-    const result = runCli(['split', song, '-m', VOCALS as string, '--then', `vocals=${KARAOKE}`, '--then', `vocals-vocals=${DEREVERB}`, '-o', out, '--format', 'flac', '--json'], env);
+    const result = runCli(
+      ['split', song, '-m', VOCALS as string, '--then', `vocals=${KARAOKE}`, '--then', `vocals-vocals=${DEREVERB}`, '-o', out, '--format', 'flac', '--json'],
+      env,
+    );
     assert.equal(result.status, 0, result.stderr);
     const json = JSON.parse(result.stdout) as { model: string; stems: Record<string, string>; mixStems: string[] };
     assert.deepEqual(Object.keys(json.stems).sort(), ['no_vocals', 'vocals-other', 'vocals-vocals-echo', 'vocals-vocals-no_echo']);
@@ -76,7 +81,10 @@ describe('chains through stemsplit split', { skip }, () => {
     // A checkpoint given by its path names its stems once loaded: the worker checks the chain then, before any step runs.
     const loaded = runCli(['split', song, '-m', VOCALS as string, '--then', `drums=${KARAOKE}`, '-o', join(work, 'refused')], env);
     assert.equal(loaded.status, 2, loaded.stderr);
-    assert.match(loaded.stderr.trim().split('\n').at(-1) as string, /^stemsplit: the chain: step 2 splits "drums", which no earlier step makes \(they make vocals, no_vocals\)$/);
+    assert.match(
+      loaded.stderr.trim().split('\n').at(-1) as string,
+      /^stemsplit: the chain: step 2 splits "drums", which no earlier step makes \(they make vocals, no_vocals\)$/,
+    );
     assert.ok(!existsSync(join(work, 'refused', 'song')), 'nothing written');
     const cases: Array<[string[], RegExp]> = [
       [['-m', VOCALS as string, '--then', 'vocals'], /--then takes INPUT=MODEL/],
@@ -102,7 +110,12 @@ describe('chains through stemsplit split', { skip }, () => {
     const out = join(work, 'stopped');
     const long = join(work, 'long.wav');
     writeSong(long, 12);
-    const stopped = await interruptWhen(['split', long, '-m', VOCALS as string, '--then', `vocals=${KARAOKE}`, '-o', out], env, (stderr) => /step 2\/2 separate/.test(stderr), 'the second step');
+    const stopped = await interruptWhen(
+      ['split', long, '-m', VOCALS as string, '--then', `vocals=${KARAOKE}`, '-o', out],
+      env,
+      (stderr) => /step 2\/2 separate/.test(stderr),
+      'the second step',
+    );
     assert.equal(stopped.code, 130, stopped.stderr);
     assert.ok(stopped.seconds < 5, `stopped in ${stopped.seconds.toFixed(2)} s`);
     assert.deepEqual(existsSync(out) ? filesUnder(out) : [], [], 'no stems, no float spools');
@@ -113,7 +126,10 @@ describe('chains through the API', { skip }, () => {
   let t: TestServer;
   const dataDir = join(work, 'server');
   before(async () => {
-    for (const [file, name] of [[VOCALS, 'voc'], [KARAOKE, 'karaoke']] as const) {
+    for (const [file, name] of [
+      [VOCALS, 'voc'],
+      [KARAOKE, 'karaoke'],
+    ] as const) {
       const added = runCli(['--data-dir', dataDir, 'models', 'add', file as string, '--name', name, '--terms', 'MIT (a test fixture)']);
       assert.equal(added.status, 0, added.stderr);
     }
@@ -142,7 +158,9 @@ describe('chains through the API', { skip }, () => {
 
   it('keepIntermediate keeps the vocals too; bad chains are refused with the v1 envelope', async () => {
     const input = await uploadFile(t, readFileSync(song));
-    const kept = await t.request('POST', '/audio/splits', { body: { input, chain: [{ model: 'voc' }, { input: 'vocals', model: 'karaoke' }], keepIntermediate: true, outputFormat: 'wav' } });
+    const kept = await t.request('POST', '/audio/splits', {
+      body: { input, chain: [{ model: 'voc' }, { input: 'vocals', model: 'karaoke' }], keepIntermediate: true, outputFormat: 'wav' },
+    });
     assert.equal(kept.status, 200, kept.text);
     const done = (await waitForSplit(t, kept.json.data.id)).json.data;
     assert.deepEqual(Object.keys(done.stems).sort(), ['no_vocals', 'vocals', 'vocals-other', 'vocals-vocals']);
@@ -161,7 +179,10 @@ describe('chains through the API', { skip }, () => {
     }
   });
 
-  it('the page builds the chain step by step, shows each step, its terms and the cost, and the job says which step it ran', { skip: NEEDS_CHROMIUM, timeout: 180_000 }, async () => {
+  it('the page builds the chain step by step, shows each step, its terms and the cost, and the job says which step it ran', {
+    skip: NEEDS_CHROMIUM,
+    timeout: 180_000,
+  }, async () => {
     const browser = await launchBrowser();
     assert.ok(browser, 'chromium starts');
     try {
@@ -180,7 +201,10 @@ describe('chains through the API', { skip }, () => {
       await page.locator('#file-input').setInputFiles(song);
       await page.locator('#pending-files').getByText('song.wav').waitFor();
       const summary = (await page.locator('#choice-summary').textContent()) ?? '';
-      assert.match(summary, /^Runs a chain of 2 steps: step 1 splits the song with voc; step 2 splits vocals with karaoke\. It costs 2 credits per second of audio/);
+      assert.match(
+        summary,
+        /^Runs a chain of 2 steps: step 1 splits the song with voc; step 2 splits vocals with karaoke\. It costs 2 credits per second of audio/,
+      );
       assert.match(summary, /Terms: voc and karaoke: MIT \(a test fixture\)\./);
       await page.getByRole('button', { name: 'Split', exact: true }).click();
       await page.locator('#stems li[data-stem="vocals-vocals"]').waitFor({ timeout: 150_000 });
@@ -201,7 +225,9 @@ describe('chains through the API', { skip }, () => {
     const before = (await t.request('GET', '/credits')).json.data.balance as number;
     const input = await uploadFile(t, readFileSync(song));
     // An ensemble's stems are known once it loads: its "drums" is checked, and missing, in the worker.
-    const created = await t.request('POST', '/audio/splits', { body: { input, chain: [{ models: ['voc', 'karaoke'] }, { input: 'drums', model: 'karaoke' }] } });
+    const created = await t.request('POST', '/audio/splits', {
+      body: { input, chain: [{ models: ['voc', 'karaoke'] }, { input: 'drums', model: 'karaoke' }] },
+    });
     assert.equal(created.status, 200, created.text);
     const done = (await waitForSplit(t, created.json.data.id)).json.data;
     assert.equal(done.status, 'failed');
@@ -214,7 +240,10 @@ describe('a chain and a killed server', { skip }, () => {
   it('resumes at the step it was in: the finished step is not run again, the job succeeds once, charged once', async () => {
     const dataDir = join(work, 'crash');
     const serveEnv = { STEMSPLIT_DATA_DIR: dataDir };
-    for (const [file, name] of [[VOCALS, 'voc'], [KARAOKE, 'karaoke']] as const) {
+    for (const [file, name] of [
+      [VOCALS, 'voc'],
+      [KARAOKE, 'karaoke'],
+    ] as const) {
       assert.equal(runCli(['models', 'add', file as string, '--name', name, '--terms', 'MIT (a test fixture)'], serveEnv).status, 0);
     }
     const key = (JSON.parse(runCli(['keys', 'create', '--json'], serveEnv).stdout) as { key: string }).key;
@@ -223,24 +252,39 @@ describe('a chain and a killed server', { skip }, () => {
     let server = await startServeProcess([], serveEnv);
     const client = new ApiClient(() => server.url, key);
     try {
-      const created = await client.request('POST', '/audio/splits', { body: { input: await client.upload(readFileSync(long), 'crash.wav'), chain: [{ model: 'voc' }, { input: 'vocals', model: 'karaoke' }] } });
+      const created = await client.request('POST', '/audio/splits', {
+        body: { input: await client.upload(readFileSync(long), 'crash.wav'), chain: [{ model: 'voc' }, { input: 'vocals', model: 'karaoke' }] },
+      });
       assert.equal(created.status, 200, created.text);
       const id = created.json.data.id as string;
-      await client.waitForSplit(id, { until: (job) => (job as { chainStep?: number }).chainStep === 2 || job.status !== 'processing' && job.status !== 'queued', everyMs: 20, timeoutMs: 240_000 });
+      await client.waitForSplit(id, {
+        until: (job) => (job as { chainStep?: number }).chainStep === 2 || (job.status !== 'processing' && job.status !== 'queued'),
+        everyMs: 20,
+        timeoutMs: 240_000,
+      });
       const finished = readdirSync(dataDir, { recursive: true, encoding: 'utf8' }).find((name) => name.endsWith(join('step-1', 'done.json')));
       assert.ok(finished, 'the first step finished and said so');
       const first = statSync(join(dataDir, finished));
       await killHard(server.child);
 
       server = await startServeProcess([], serveEnv);
-      await client.waitForSplit(id, { until: (job) => job.status === 'processing' && (job as { chainStep?: number }).chainStep === 2 || job.status === 'succeeded' || job.status === 'failed', everyMs: 20, timeoutMs: 240_000 });
+      await client.waitForSplit(id, {
+        until: (job) =>
+          (job.status === 'processing' && (job as { chainStep?: number }).chainStep === 2) || job.status === 'succeeded' || job.status === 'failed',
+        everyMs: 20,
+        timeoutMs: 240_000,
+      });
       const again = existsSync(join(dataDir, finished)) ? statSync(join(dataDir, finished)) : undefined;
       if (again) assert.equal(again.mtimeMs, first.mtimeMs, 'step 1 was kept, not run again');
       const done = (await client.waitForSplit(id, { timeoutMs: 240_000 })).json.data;
       assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
       assert.deepEqual(Object.keys(done.stems).sort(), ['no_vocals', 'vocals-other', 'vocals-vocals']);
       assert.equal((await client.request('GET', '/credits')).json.data.balance, 3600 - 2 * 10, 'charged once, for two steps');
-      await until(() => !readdirSync(dataDir, { recursive: true, encoding: 'utf8' }).some((name) => name.includes('.chain-')), 10_000, () => 'the work folder is removed');
+      await until(
+        () => !readdirSync(dataDir, { recursive: true, encoding: 'utf8' }).some((name) => name.includes('.chain-')),
+        10_000,
+        () => 'the work folder is removed',
+      );
     } finally {
       await killHard(server.child);
     }

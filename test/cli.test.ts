@@ -45,15 +45,18 @@ test('credits show and grant honour --data-dir and --account', () => {
   assert.ok(existsSync(join(dir, 'stemsplit.sqlite')));
 
   const history = runCli(['--data-dir', dir, 'credits', 'history']).stdout.split('\n').filter(Boolean);
-  assert.equal(history.length, 2, 'newest first: the CLI grant, then the data dir\'s initial grant');
+  assert.equal(history.length, 2, "newest first: the CLI grant, then the data dir's initial grant");
   assert.match(history[0] ?? '', /^\d{4}-\d\d-\d\dT\S+Z  grant +\+600  balance 4200 +granted with the CLI$/);
   assert.match(history[1] ?? '', /^\S+  grant +\+3600  balance 3600 +initial grant of a new data dir$/);
   const one = JSON.parse(runCli(['--data-dir', dir, 'credits', 'history', '--account', 'band', '--limit', '1', '--json']).stdout);
-  assert.deepEqual({ ...one, entries: one.entries.map(({ createdAt, ...rest }: { createdAt: string }) => rest) }, {
-    account: 'band',
-    unit: 'seconds',
-    entries: [{ kind: 'grant', amount: 60, splitId: null, note: 'granted with the CLI', balanceAfter: 60 }],
-  });
+  assert.deepEqual(
+    { ...one, entries: one.entries.map(({ createdAt, ...rest }: { createdAt: string }) => rest) },
+    {
+      account: 'band',
+      unit: 'seconds',
+      entries: [{ kind: 'grant', amount: 60, splitId: null, note: 'granted with the CLI', balanceAfter: 60 }],
+    },
+  );
   const badLimit = runCli(['--data-dir', dir, 'credits', 'history', '--limit', '0']);
   assert.equal(badLimit.status, 2);
   assert.equal(badLimit.stderr, 'stemsplit: --limit must be a whole number from 1 to 10000, got "0"\n');
@@ -81,7 +84,10 @@ test('split writes DIR/<track>/<stem>.<ext> for wav, 32-bit float wav and mp3, e
   assert.equal(vocals.readUInt16LE(34), 32);
   assert.equal(decodedSamples(join(out, 'tune', 'vocals.wav')), Math.round(3.1 * 44100));
   assert.match(wav.stderr, /100%/, 'progress is shown on stderr');
-  assert.match(wav.stderr, /^\(the small bundled model; for Demucs v4 quality run "stemsplit models pull htdemucs" once; its weights are for research use only\)$/m);
+  assert.match(
+    wav.stderr,
+    /^\(the small bundled model; for Demucs v4 quality run "stemsplit models pull htdemucs" once; its weights are for research use only\)$/m,
+  );
 
   // Another model into the same -o: its stems go to a folder of their own in the song's (docs/workflows.md, "Stem sets and folders").
   const mp3 = runCli(['split', join(dir, 'tune.flac'), '-o', out, '--model', '6s', '--mp3-bitrate', '128'], env);
@@ -116,7 +122,10 @@ test('bad input gives a one-line error and a non-zero exit', () => {
   }
   assert.match(runCli(['split', join(dir, 'notes.txt'), '--model', 'htdemucs'], env).stderr, /models pull htdemucs/);
   const folder = runCli(['split', dir], env);
-  assert.match(folder.stderr, new RegExp(`^stemsplit: ${dir} holds no audio files \\(mp3, wav, flac, m4a, ogg, opus, aiff, …, \\d+ other files? skipped\\)$`, 'm'));
+  assert.match(
+    folder.stderr,
+    new RegExp(`^stemsplit: ${dir} holds no audio files \\(mp3, wav, flac, m4a, ogg, opus, aiff, …, \\d+ other files? skipped\\)$`, 'm'),
+  );
   assert.equal(runCli(['split', join(dir, 'missing.wav')], env).status, 6, 'a missing file is "no such file", exit 6');
 });
 
@@ -155,11 +164,20 @@ test('serve takes its settings from STEMSPLIT_* variables and refuses a bad one 
   await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
   const { port } = free.address() as AddressInfo;
   await new Promise<void>((resolve) => free.close(() => resolve()));
-  const child = spawnCli(['serve'], { ...env, STEMSPLIT_HOST: '127.0.0.1', STEMSPLIT_PORT: String(port), STEMSPLIT_PUBLIC_URL: 'https://studio.example/stemsplit/' });
+  const child = spawnCli(['serve'], {
+    ...env,
+    STEMSPLIT_HOST: '127.0.0.1',
+    STEMSPLIT_PORT: String(port),
+    STEMSPLIT_PUBLIC_URL: 'https://studio.example/stemsplit/',
+  });
   let stdout = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   try {
-    await until(() => stdout.includes('Open '), 30_000, () => `serve printed no link: ${stdout}`);
+    await until(
+      () => stdout.includes('Open '),
+      30_000,
+      () => `serve printed no link: ${stdout}`,
+    );
   } finally {
     child.kill('SIGKILL');
   }
@@ -177,7 +195,11 @@ test('Ctrl-C while the stems are being encoded stops with exit 130 and leaves no
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
   const staging = () => (existsSync(out) ? readdirSync(out).filter((name) => name.startsWith('long.partial-')) : []);
-  await until(() => staging().length > 0, 60_000, () => `the encode phase never began: ${stderr}`);
+  await until(
+    () => staging().length > 0,
+    60_000,
+    () => `the encode phase never began: ${stderr}`,
+  );
   assert.equal(staging().length, 1, `the encode phase began: ${stderr}`);
   child.kill('SIGINT');
   assert.equal(await exited, 130, stderr);

@@ -35,7 +35,9 @@ interface CalibratedFixture {
 const DIR = fixtureDir('demucs-calibrated');
 const FIXTURES = fixtureManifest<CalibratedFixture>(DIR);
 /** The references' sources, in their order, and the stride they kept samples at. */
-const { sources: SOURCES, stride: STRIDE } = (DIR === undefined ? { sources: [], stride: 1 } : JSON.parse(readFileSync(join(DIR, 'fixtures.json'), 'utf8'))) as {
+const { sources: SOURCES, stride: STRIDE } = (
+  DIR === undefined ? { sources: [], stride: 1 } : JSON.parse(readFileSync(join(DIR, 'fixtures.json'), 'utf8'))
+) as {
   sources: readonly string[];
   stride: number;
 };
@@ -71,7 +73,9 @@ describe('calibrated HTDemucs through `stemsplit split` against float64', { skip
   }
 });
 
-describe('calibrated HTDemucs through the API (outputFormat wav, bitDepth 32) against float64', { skip: DIR === undefined ? 'no demucs-calibrated fixtures' : false }, () => {
+describe('calibrated HTDemucs through the API (outputFormat wav, bitDepth 32) against float64', {
+  skip: DIR === undefined ? 'no demucs-calibrated fixtures' : false,
+}, () => {
   const dir = DIR as string;
   let t: TestServer;
   before(async () => {

@@ -65,13 +65,25 @@ function halfTensor(key: string, shape: number[]): number[] {
   return [
     ...global('torch._utils', '_rebuild_tensor_v2'),
     ...op.mark,
-    ...op.mark, ...str('storage'), ...global('torch', 'HalfStorage'), ...str(key), ...str('cpu'), ...int(count), ...op.tuple,
+    ...op.mark,
+    ...str('storage'),
+    ...global('torch', 'HalfStorage'),
+    ...str(key),
+    ...str('cpu'),
+    ...int(count),
+    ...op.tuple,
     ...op.binpersid,
     ...int(0),
-    ...op.mark, ...shape.flatMap(int), ...op.tuple,
-    ...op.mark, ...strides.flatMap(int), ...op.tuple,
+    ...op.mark,
+    ...shape.flatMap(int),
+    ...op.tuple,
+    ...op.mark,
+    ...strides.flatMap(int),
+    ...op.tuple,
     ...op.newfalse,
-    ...global('collections', 'OrderedDict'), ...op.emptyTuple, ...op.reduce,
+    ...global('collections', 'OrderedDict'),
+    ...op.emptyTuple,
+    ...op.reduce,
     ...op.tuple,
     ...op.reduce,
   ];
@@ -89,10 +101,20 @@ function packagePickle(parts: PackageParts): Uint8Array {
     ...op.proto,
     ...op.emptyDict,
     ...op.mark,
-    ...str('klass'), ...global(module, name),
-    ...str('args'), ...op.emptyTuple,
-    ...str('kwargs'), ...op.emptyDict, ...op.mark, ...(parts.kwargs ?? []), ...op.setitems,
-    ...str('state'), ...op.emptyDict, ...op.mark, ...(parts.state ?? []), ...op.setitems,
+    ...str('klass'),
+    ...global(module, name),
+    ...str('args'),
+    ...op.emptyTuple,
+    ...str('kwargs'),
+    ...op.emptyDict,
+    ...op.mark,
+    ...(parts.kwargs ?? []),
+    ...op.setitems,
+    ...str('state'),
+    ...op.emptyDict,
+    ...op.mark,
+    ...(parts.state ?? []),
+    ...op.setitems,
     ...op.setitems,
     ...op.stop,
   ]);
@@ -155,7 +177,10 @@ describe('demucs checkpoint reader', () => {
       assert.equal(checkpoint.klass, 'demucs.htdemucs.HTDemucs');
       let params = 0;
       for (const tensor of checkpoint.state.values()) {
-        assert.equal(tensor.data.length, tensor.shape.reduce((a, b) => a * b, 1));
+        assert.equal(
+          tensor.data.length,
+          tensor.shape.reduce((a, b) => a * b, 1),
+        );
         assert.ok(tensor.data.every(Number.isFinite));
         params += tensor.data.length;
       }
@@ -226,23 +251,60 @@ describe('demucs unpickler', () => {
   it('builds the plain data of protocol 2 (and the text opcodes of protocol 0)', () => {
     const bytes = Uint8Array.from([
       ...op.proto,
-      ...op.emptyList, 0x71, 0, // BINPUT 0
+      ...op.emptyList,
+      0x71,
+      0, // BINPUT 0
       ...op.mark,
       0x4e, // NONE
-      0x88, 0x89, // True, False
-      0x4b, 200, // BININT1
-      0x4d, 0x34, 0x12, // BININT2 0x1234
+      0x88,
+      0x89, // True, False
+      0x4b,
+      200, // BININT1
+      0x4d,
+      0x34,
+      0x12, // BININT2 0x1234
       ...int(-7),
-      0x8a, 2, 0x00, 0x80, // LONG1 −32768
-      0x8a, 9, 0, 0, 0, 0, 0, 0, 0, 0, 1, // LONG1 2^64
-      0x47, ...Buffer.from([0x3f, 0xf8, 0, 0, 0, 0, 0, 0]), // BINFLOAT 1.5 (big-endian)
-      0x46, ...Buffer.from('2.25\n'), // FLOAT
-      0x49, ...Buffer.from('42\n'), // INT
-      0x55, 3, ...Buffer.from('abc'), // SHORT_BINSTRING
-      0x8c, 2, ...Buffer.from('é'), // SHORT_BINUNICODE
-      0x43, 2, 9, 8, // SHORT_BINBYTES
-      0x4b, 1, 0x4b, 2, 0x86, // TUPLE2 (1, 2)
-      ...op.emptyDict, ...str('k'), 0x68, 0, 0x73, // {'k': <memo 0>} via SETITEM
+      0x8a,
+      2,
+      0x00,
+      0x80, // LONG1 −32768
+      0x8a,
+      9,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      1, // LONG1 2^64
+      0x47,
+      ...Buffer.from([0x3f, 0xf8, 0, 0, 0, 0, 0, 0]), // BINFLOAT 1.5 (big-endian)
+      0x46,
+      ...Buffer.from('2.25\n'), // FLOAT
+      0x49,
+      ...Buffer.from('42\n'), // INT
+      0x55,
+      3,
+      ...Buffer.from('abc'), // SHORT_BINSTRING
+      0x8c,
+      2,
+      ...Buffer.from('é'), // SHORT_BINUNICODE
+      0x43,
+      2,
+      9,
+      8, // SHORT_BINBYTES
+      0x4b,
+      1,
+      0x4b,
+      2,
+      0x86, // TUPLE2 (1, 2)
+      ...op.emptyDict,
+      ...str('k'),
+      0x68,
+      0,
+      0x73, // {'k': <memo 0>} via SETITEM
       ...op.appends,
       ...op.stop,
     ]);
@@ -253,7 +315,10 @@ describe('demucs unpickler', () => {
     });
     assert.ok(Array.isArray(value));
     const [none, yes, no, b1, b2, neg, long, huge, f, ftext, itext, latin, unicode, raw, pair, dict] = value;
-    assert.deepEqual([none, yes, no, b1, b2, neg, long, huge, f, ftext, itext, latin, unicode], [null, true, false, 200, 0x1234, -7, -32768, 2n ** 64n, 1.5, 2.25, 42, 'abc', 'é']);
+    assert.deepEqual(
+      [none, yes, no, b1, b2, neg, long, huge, f, ftext, itext, latin, unicode],
+      [null, true, false, 200, 0x1234, -7, -32768, 2n ** 64n, 1.5, 2.25, 42, 'abc', 'é'],
+    );
     assert.deepEqual(Array.from(raw as Uint8Array), [9, 8]);
     assert.ok(pair instanceof PickleTuple);
     assert.deepEqual(pair.items, [1, 2]);
@@ -263,10 +328,7 @@ describe('demucs unpickler', () => {
 
   it('refuses opcodes that would build arbitrary objects', () => {
     const bytes = Uint8Array.from([...op.proto, ...global('demucs.x', 'Y'), ...op.emptyTuple, 0x81, ...op.stop]); // NEWOBJ
-    assert.throws(
-      () => unpickle(bytes, { resolveGlobal: (module, name) => ({ pickleKind: `${module}.${name}` }) }),
-      /unsupported pickle opcode 0x81/,
-    );
+    assert.throws(() => unpickle(bytes, { resolveGlobal: (module, name) => ({ pickleKind: `${module}.${name}` }) }), /unsupported pickle opcode 0x81/);
   });
 });
 
@@ -308,7 +370,10 @@ describe('HTDemucs weights whose shapes disagree', () => {
       const bias = state.get(name);
       assert.ok(bias);
       state.set(name, { ...bias, shape: [bias.data.length - 1], data: bias.data.subarray(1) });
-      assert.throws(() => buildHTDemucsGraph(config, state), (error: Error) => error.message === `checkpoint: ${name} is [${bias.data.length - 1}], the config implies [${bias.data.length}]`);
+      assert.throws(
+        () => buildHTDemucsGraph(config, state),
+        (error: Error) => error.message === `checkpoint: ${name} is [${bias.data.length - 1}], the config implies [${bias.data.length}]`,
+      );
     }
   });
 });

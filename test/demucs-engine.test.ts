@@ -51,7 +51,11 @@ async function withModel<T>(file: string, use: (model: SegmentModel) => Promise<
 describe('demucs forward pass (one segment, as HTDemucs.forward)', () => {
   for (const [name, fixture] of Object.entries(manifest.fixtures)) {
     if (fixture.forward_in === undefined || fixture.forward_out === undefined || fixture.checkpoint === undefined) continue;
-    const { checkpoint, forward_in: [inFile, inShape], forward_out: [outFile] } = fixture;
+    const {
+      checkpoint,
+      forward_in: [inFile, inShape],
+      forward_out: [outFile],
+    } = fixture;
     it(`${name} matches the reference at ≥ ${MIN_SNR_DB} dB per source`, async () => {
       const input = fixture32(inFile);
       const reference = fixture32(outFile);
@@ -73,7 +77,10 @@ describe('demucs whole-track separation (through the pipeline, as demucs.api)', 
     if (fixture.separate_in === undefined || fixture.separate_out === undefined) continue;
     const file = fixture.bag ?? fixture.checkpoint;
     if (file === undefined) continue;
-    const { separate_in: [inFile, inShape], separate_out: [outFile] } = fixture;
+    const {
+      separate_in: [inFile, inShape],
+      separate_out: [outFile],
+    } = fixture;
     it(`${name}${fixture.bag ? ' (bag)' : ''} matches the reference at ≥ ${MIN_SNR_DB} dB per source`, async () => {
       const track = { data: fixture32(inFile), length: inShape[1] as number };
       const reference = fixture32(outFile);
@@ -98,8 +105,16 @@ describe('demucs conversion cache', { skip }, () => {
     const second = await convertCheckpoint(checkpoint, cacheDir);
     assert.equal(second.directory, first.directory);
     assert.deepEqual(second.stages, first.stages);
-    assert.deepEqual(files.map((f) => statSync(path.join(first.directory, f)).mtimeMs), stamps, 'cached files are not rewritten');
+    assert.deepEqual(
+      files.map((f) => statSync(path.join(first.directory, f)).mtimeMs),
+      stamps,
+      'cached files are not rewritten',
+    );
     assert.match(path.basename(first.directory), /^2e02b16c636d9b1a93e5815247bccf997e45eb59a1c5306a8c0bfde0034200bb\./, 'keyed by the checkpoint SHA-256');
-    assert.deepEqual(readdirSync(path.dirname(first.directory)).filter((f) => f.includes('.tmp-')), [], 'no temporary leftovers');
+    assert.deepEqual(
+      readdirSync(path.dirname(first.directory)).filter((f) => f.includes('.tmp-')),
+      [],
+      'no temporary leftovers',
+    );
   });
 });

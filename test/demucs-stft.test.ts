@@ -31,7 +31,10 @@ describe('demucs FFT', () => {
       const re = Float64Array.from({ length: size }, (_, i) => Math.sin(0.7 * i) + (i % 5));
       const im = Float64Array.from({ length: size }, (_, i) => Math.cos(0.3 * i * i));
       const fft = new Fft(size);
-      for (const [sign, run] of [[-1, (r: Float64Array, i: Float64Array) => fft.forward(r, i)], [1, (r: Float64Array, i: Float64Array) => fft.inverse(r, i)]] as const) {
+      for (const [sign, run] of [
+        [-1, (r: Float64Array, i: Float64Array) => fft.forward(r, i)],
+        [1, (r: Float64Array, i: Float64Array) => fft.inverse(r, i)],
+      ] as const) {
         const [expectRe, expectIm] = directDft(re, im, sign);
         const gotRe = Float64Array.from(re);
         const gotIm = Float64Array.from(im);

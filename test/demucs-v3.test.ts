@@ -130,23 +130,35 @@ describe('Demucs v3/v2 bags through `stemsplit split`', { skip: dir === undefine
 
 describe('v3 checkpoints that do not fit their class', { skip: dir === undefined ? 'no fixtures' : false }, () => {
   it('are refused as they load, naming the missing or extra tensor', async () => {
-    for (const [name, klass] of [['hdemucs_mmi_m0', 'HDemucs'], ['mdx_m0', 'Demucs']] as const) {
+    for (const [name, klass] of [
+      ['hdemucs_mmi_m0', 'HDemucs'],
+      ['mdx_m0', 'Demucs'],
+    ] as const) {
       const file = join(dir as string, `${name}.th`);
       const checkpoint = readCheckpoint(file);
       const config = parseV3Config(klass, checkpoint.kwargs);
       const missing = new Map(checkpoint.state);
       missing.delete('encoder.0.conv.bias');
       missing.delete('encoder.0.0.bias');
-      await assert.rejects(openV3(config, { file, read: () => missing }, name, {}), (error: Error & { code?: string }) => error.code === 'MODEL_INVALID' && /lacks encoder\.0\.(conv|0)\.bias/.test(error.message));
+      await assert.rejects(
+        openV3(config, { file, read: () => missing }, name, {}),
+        (error: Error & { code?: string }) => error.code === 'MODEL_INVALID' && /lacks encoder\.0\.(conv|0)\.bias/.test(error.message),
+      );
       const extra = new Map(checkpoint.state).set('decoder.9.bias', { shape: [1], data: new Float32Array(1) });
-      await assert.rejects(openV3(config, { file, read: () => extra }, name, {}), (error: Error & { code?: string }) => error.code === 'MODEL_INVALID' && error.message.includes('decoder.9.bias'));
+      await assert.rejects(
+        openV3(config, { file, read: () => extra }, name, {}),
+        (error: Error & { code?: string }) => error.code === 'MODEL_INVALID' && error.message.includes('decoder.9.bias'),
+      );
     }
   });
 });
 
 describe('the converted stages cache', { skip: dir === undefined ? 'no fixtures' : false }, () => {
   it("converts a checkpoint's segment once: a second load reads no weight and converts nothing, and runs the same; another window length reads the weights again", async () => {
-    for (const [name, klass] of [['hdemucs_mmi_m0', 'HDemucs'], ['mdx_m0', 'Demucs']] as const) {
+    for (const [name, klass] of [
+      ['hdemucs_mmi_m0', 'HDemucs'],
+      ['mdx_m0', 'Demucs'],
+    ] as const) {
       const file = join(dir as string, `${name}.th`);
       const checkpoint = readCheckpoint(file);
       const config = parseV3Config(klass, checkpoint.kwargs);
@@ -173,7 +185,11 @@ describe('the converted stages cache', { skip: dir === undefined ? 'no fixtures'
       try {
         assert.equal(reads, 1, 'the second load converted nothing');
         assert.deepEqual(readdirSync(join(cacheDir, 'demucs')), entries);
-        assert.deepEqual(stages.map(({ file: stage }) => statSync(join(entry, stage)).mtimeMs), written, 'no stage file rewritten');
+        assert.deepEqual(
+          stages.map(({ file: stage }) => statSync(join(entry, stage)).mtimeMs),
+          written,
+          'no stage file rewritten',
+        );
         const again = await second.run(chunk);
         const drift = again.reduce((worst, value, i) => Math.max(worst, Math.abs(value - (expected[i] as number))), 0);
         assert.ok(drift <= 1e-5, `the cached stages run as the converted ones (largest difference ${drift})`);
@@ -249,7 +265,15 @@ describe('Demucs v3 models pull', { skip: dir === undefined ? 'no fixtures' : fa
     const bytes = readFileSync(join(from, 'hdemucs_mmi_m0.th'));
     const file = `hdemucs_mmi_m0-${createHash('sha256').update(bytes).digest('hex').slice(0, 8)}.th`;
     const official = parseBagFile(readFileSync(join(from, 'hdemucs_mmi_small.yaml'), 'utf8'));
-    const model: CatalogModel = { name: 'hdemucs_mmi_small', family: 'demucs', description: 'test', terms: 'test', sources: ['drums', 'bass', 'other', 'vocals'], files: [file], ...(official.segment === undefined ? {} : { segment: official.segment }) };
+    const model: CatalogModel = {
+      name: 'hdemucs_mmi_small',
+      family: 'demucs',
+      description: 'test',
+      terms: 'test',
+      sources: ['drums', 'bass', 'other', 'vocals'],
+      files: [file],
+      ...(official.segment === undefined ? {} : { segment: official.segment }),
+    };
     const server = await serve(new Map([[file, bytes]]));
     const caseDir = join(work, 'pull');
     try {
@@ -261,17 +285,28 @@ describe('Demucs v3 models pull', { skip: dir === undefined ? 'no fixtures' : fa
       const song = join(caseDir, 'song.wav');
       writeFloatWav(song, readF32(join(from, 'mix.in.f32')), 2);
       const out = join(caseDir, 'out');
-      const split = runCli(['split', song, '--model', result.path, '--format', 'wav', '--float32', '-o', out], { STEMSPLIT_DATA_DIR: join(caseDir, 'data'), STEMSPLIT_CACHE_DIR: cacheDir });
+      const split = runCli(['split', song, '--model', result.path, '--format', 'wav', '--float32', '-o', out], {
+        STEMSPLIT_DATA_DIR: join(caseDir, 'data'),
+        STEMSPLIT_CACHE_DIR: cacheDir,
+      });
       assert.equal(split.status, 0, split.stderr);
       const sources = model.sources;
       const stems = sources.map((stem) => decodePlanar(join(out, 'song', `${stem}.wav`), 2));
-      assertStems('pulled hdemucs_mmi_small split', readF32(join(from, 'hdemucs_mmi_small.separate.out.f32')), stems, sources.length, { minDb: MIN_SNR_DB, names: sources, stride });
+      assertStems('pulled hdemucs_mmi_small split', readF32(join(from, 'hdemucs_mmi_small.separate.out.f32')), stems, sources.length, {
+        minDb: MIN_SNR_DB,
+        names: sources,
+        stride,
+      });
       // The split cached the segment's stages beside the checkpoint; removing the model removes them.
       const converted = readdirSync(join(cacheDir, 'demucs')).filter((entry) => existsSync(join(cacheDir, 'demucs', entry, 'model.json')));
       assert.equal(converted.length, 1, `one conversion cached: ${converted.join(', ')}`);
       const removed = await removeModel(model, cacheDir);
       assert.ok(removed.includes(join(cacheDir, 'demucs', converted[0] as string)), `models remove deletes the conversion: ${removed.join(', ')}`);
-      assert.deepEqual(readdirSync(join(cacheDir, 'demucs')).filter((entry) => !entry.startsWith('.')), [], 'nothing of the model is left');
+      assert.deepEqual(
+        readdirSync(join(cacheDir, 'demucs')).filter((entry) => !entry.startsWith('.')),
+        [],
+        'nothing of the model is left',
+      );
     } finally {
       await server.close();
     }
@@ -283,7 +318,10 @@ describe('Demucs v3 models pull', { skip: dir === undefined ? 'no fixtures' : fa
     const server = await serve(new Map(model.files.map((file) => [file, impostor])));
     const caseDir = join(work, 'pull-cli');
     try {
-      const child = spawnCli(['models', 'pull', 'mdx_extra_q', '--base-url', server.url], { STEMSPLIT_DATA_DIR: join(caseDir, 'data'), STEMSPLIT_CACHE_DIR: join(caseDir, 'cache') });
+      const child = spawnCli(['models', 'pull', 'mdx_extra_q', '--base-url', server.url], {
+        STEMSPLIT_DATA_DIR: join(caseDir, 'data'),
+        STEMSPLIT_CACHE_DIR: join(caseDir, 'cache'),
+      });
       let stderr = '';
       child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -302,10 +340,18 @@ describe('Demucs v3 models pull', { skip: dir === undefined ? 'no fixtures' : fa
     for (const name of ['hdemucs_mmi', 'mdx', 'mdx_extra', 'mdx_q', 'mdx_extra_q']) {
       const model = catalogModel(name) as CatalogModel;
       const bag = parseBagFile(bagYaml(model));
-      assert.deepEqual(bag.models, model.files.map((file) => file.slice(0, 8)), name);
+      assert.deepEqual(
+        bag.models,
+        model.files.map((file) => file.slice(0, 8)),
+        name,
+      );
       assert.equal(bag.segment, 44, name);
       assert.deepEqual(bag.weights, name === 'mdx' || name === 'mdx_q' ? mdxWeights : undefined, name);
-      for (const file of model.files) assert.match(model.downloads?.find((d) => d.file === file)?.url ?? `https://dl.fbaipublicfiles.com/demucs/hybrid_transformer/${file}`, new RegExp(`^https://dl\\.fbaipublicfiles\\.com/demucs/(mdx_final|hybrid_transformer)/${file}$`));
+      for (const file of model.files)
+        assert.match(
+          model.downloads?.find((d) => d.file === file)?.url ?? `https://dl.fbaipublicfiles.com/demucs/hybrid_transformer/${file}`,
+          new RegExp(`^https://dl\\.fbaipublicfiles\\.com/demucs/(mdx_final|hybrid_transformer)/${file}$`),
+        );
     }
   });
 });

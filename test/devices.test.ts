@@ -27,7 +27,13 @@ function linuxBox(files: Record<string, string>, env: NodeJS.ProcessEnv = {}): S
     platform: 'linux',
     env: { HOME: '/home/u', ...env },
     readText: (path) => files[path],
-    listDir: (dir) => [...new Set(Object.keys(files).filter((path) => path.startsWith(`${dir}/`)).map((path) => path.slice(dir.length + 1).split('/')[0] as string))],
+    listDir: (dir) => [
+      ...new Set(
+        Object.keys(files)
+          .filter((path) => path.startsWith(`${dir}/`))
+          .map((path) => path.slice(dir.length + 1).split('/')[0] as string),
+      ),
+    ],
     exists: (path) => path in files || Object.keys(files).some((file) => file.startsWith(`${path}/`)),
   };
 }
@@ -52,7 +58,10 @@ describe('the adapters a box has', () => {
     const survey = surveyAdapters(linuxBox({ ...LOADER, ...LAVAPIPE, ...NVIDIA_ICD, ...H200 }));
     assert.deepEqual(
       survey.adapters.map((adapter) => [adapter.name, adapter.software]),
-      [['NVIDIA H200', false], ['llvmpipe', true]],
+      [
+        ['NVIDIA H200', false],
+        ['llvmpipe', true],
+      ],
     );
     assert.deepEqual(resolveDevice('auto', survey), { kind: 'gpu', adapter: survey.adapters[0] });
     assert.deepEqual(resolveDevice('gpu', survey), { kind: 'gpu', adapter: survey.adapters[0] });
@@ -72,7 +81,11 @@ describe('the adapters a box has', () => {
     assert.match(survey.missing.join('\n'), /AMD GPU 1002:73bf has no Vulkan driver installed/);
     assert.throws(
       () => resolveDevice('gpu', survey),
-      (error: unknown) => error instanceof StemsplitError && error.code === 'GPU_UNAVAILABLE' && error.exitCode === 17 && /AMD GPU 1002:73bf has no Vulkan driver/.test(error.message),
+      (error: unknown) =>
+        error instanceof StemsplitError &&
+        error.code === 'GPU_UNAVAILABLE' &&
+        error.exitCode === 17 &&
+        /AMD GPU 1002:73bf has no Vulkan driver/.test(error.message),
     );
     assert.equal(resolveDevice('auto', survey).kind, 'cpu');
   });
@@ -84,9 +97,18 @@ describe('the adapters a box has', () => {
   });
 
   it('VK_DRIVER_FILES replaces the search for drivers, as the Vulkan loader does', () => {
-    const box = { ...LOADER, ...LAVAPIPE, ...NVIDIA_ICD, ...H200, '/opt/only/lvp.json': JSON.stringify({ ICD: { library_path: '/opt/only/libvulkan_lvp.so' } }) };
+    const box = {
+      ...LOADER,
+      ...LAVAPIPE,
+      ...NVIDIA_ICD,
+      ...H200,
+      '/opt/only/lvp.json': JSON.stringify({ ICD: { library_path: '/opt/only/libvulkan_lvp.so' } }),
+    };
     const survey = surveyAdapters(linuxBox(box, { VK_DRIVER_FILES: '/opt/only/lvp.json' }));
-    assert.deepEqual(survey.adapters.map((adapter) => adapter.name), ['llvmpipe']);
+    assert.deepEqual(
+      survey.adapters.map((adapter) => adapter.name),
+      ['llvmpipe'],
+    );
     assert.match(survey.missing.join('\n'), /NVIDIA H200 has no Vulkan driver/);
   });
 });
@@ -137,7 +159,10 @@ describe('the CLI where there is no adapter', () => {
   it('int8 runs on the CPU only: --device gpu with it is a usage error, auto keeps to the CPU', async () => {
     const { deviceSplitter } = await import('../src/splitting/worker-pool.js');
     const data = { cacheDir: join(dir, 'cache'), intraOpThreads: 1, precision: 'int8' as const };
-    assert.throws(() => deviceSplitter(data, 1, { choice: 'gpu', gpuWorkers: 1 }), (error: unknown) => error instanceof StemsplitError && error.code === 'USAGE' && /--precision int8 runs on the CPU only/.test(error.message));
+    assert.throws(
+      () => deviceSplitter(data, 1, { choice: 'gpu', gpuWorkers: 1 }),
+      (error: unknown) => error instanceof StemsplitError && error.code === 'USAGE' && /--precision int8 runs on the CPU only/.test(error.message),
+    );
     const auto = deviceSplitter(data, 1, { choice: 'auto', gpuWorkers: 1 });
     assert.deepEqual(auto.devices, ['CPU']);
     await auto.close();
@@ -151,7 +176,8 @@ describe('the CLI where there is no adapter', () => {
 });
 
 const software = surveyAdapters().adapters.find((adapter) => adapter.software);
-const noSoftwareGpu = software === undefined ? 'no software Vulkan adapter here (Debian: mesa-vulkan-drivers from bookworm-backports; .ci/run installs it)' : false;
+const noSoftwareGpu =
+  software === undefined ? 'no software Vulkan adapter here (Debian: mesa-vulkan-drivers from bookworm-backports; .ci/run installs it)' : false;
 
 describe('a GPU that fails as it runs (lavapipe, the failure injected)', { skip: noSoftwareGpu }, () => {
   const dir = tempDir();
@@ -192,9 +218,17 @@ describe('a GPU that fails as it runs (lavapipe, the failure injected)', { skip:
       const { resolveConfig } = await import('../src/config.js');
       const model = registryFor(resolveConfig({ dataDir: join(dir, 'data') }, {})).resolve('4s');
       const outDir = join(dir, 'pool-out');
-      const result = await splitter.split({ inputPath: song, model, outDir, format: 'wav' }, () => undefined, undefined, (device, why) => loaded.push([device, why]));
+      const result = await splitter.split(
+        { inputPath: song, model, outDir, format: 'wav' },
+        () => undefined,
+        undefined,
+        (device, why) => loaded.push([device, why]),
+      );
       assert.equal(result.device, 'CPU');
-      assert.deepEqual(loaded.map(([device]) => device), ['GPU: llvmpipe (Vulkan, software)', 'CPU', 'CPU']);
+      assert.deepEqual(
+        loaded.map(([device]) => device),
+        ['GPU: llvmpipe (Vulkan, software)', 'CPU', 'CPU'],
+      );
       assert.match(loaded[1]?.[1] ?? '', /the GPU failed as it ran: the device was lost/);
       assert.deepEqual(readdirSync(outDir).sort(), ['bass.wav', 'drums.wav', 'other.wav', 'vocals.wav']);
     } finally {
@@ -227,7 +261,6 @@ describe('the API with --device gpu (lavapipe)', { skip: noSoftwareGpu }, () => 
     const done = (await waitForSplit(t, id, 300_000)).json as { data: { status: string; device: string | null } };
     assert.deepEqual([done.data.status, done.data.device], ['succeeded', 'GPU: llvmpipe (Vulkan, software)']);
   });
-
 });
 
 describe('the API when the GPU is lost mid-job (lavapipe, the failure injected)', { skip: noSoftwareGpu }, () => {

@@ -147,7 +147,8 @@ function spectralReference(algorithm: EnsembleAlgorithm, parts: readonly Float32
         const ims = specs.map((spec) => spec[frame]?.im[bin] as number);
         const magnitude = (m: number) => Math.hypot(res[m] as number, ims[m] as number);
         let chosen: [number, number];
-        if (algorithm === 'avg_fft') chosen = [res.reduce((s, v, m) => s + v * (weights[m] as number), 0) / total, ims.reduce((s, v, m) => s + v * (weights[m] as number), 0) / total];
+        if (algorithm === 'avg_fft')
+          chosen = [res.reduce((s, v, m) => s + v * (weights[m] as number), 0) / total, ims.reduce((s, v, m) => s + v * (weights[m] as number), 0) / total];
         else if (algorithm === 'median_fft') chosen = [median(res), median(ims)];
         else {
           const index = pick(res, magnitude, algorithm === 'max_fft' || algorithm === 'uvr_max_spec', algorithm.startsWith('uvr_'));
@@ -186,11 +187,16 @@ describe('ensembles', { skip: FIXTURES === undefined ? 'no RoFormer fixtures' : 
     for (const [index, member] of MEMBERS.entries()) singles.push(split(['--model', member], join(work, `single-${index}`)));
   });
 
-  it('every algorithm through split matches a whole-track computation of the members\' own stems', (t) => {
+  it("every algorithm through split matches a whole-track computation of the members' own stems", (t) => {
     const weighted: Partial<Record<EnsembleAlgorithm, number[]>> = { avg_wave: [3, 1, 2], avg_fft: [1, 2, 0.5] };
     for (const algorithm of ENSEMBLE_ALGORITHMS) {
       const weights = weighted[algorithm];
-      const args = [...MEMBERS.flatMap((member) => ['--model', member]), '--ensemble', algorithm, ...(weights ? ['--ensemble-weights', weights.join(',')] : [])];
+      const args = [
+        ...MEMBERS.flatMap((member) => ['--model', member]),
+        '--ensemble',
+        algorithm,
+        ...(weights ? ['--ensemble-weights', weights.join(',')] : []),
+      ];
       const stems = split(args, join(work, `ens-${algorithm}`));
       assert.deepEqual(Object.keys(stems).sort(), ['bass', 'drums', 'no_vocals', 'other', 'vocals'], algorithm);
       const figures: string[] = [];
@@ -226,7 +232,10 @@ describe('ensembles', { skip: FIXTURES === undefined ? 'no RoFormer fixtures' : 
     const refusals: Array<[string[], RegExp]> = [
       [['--model', 'bundled-4s', '--model', 'stemsplit-small-4s', '--ensemble', 'loudest'], /--ensemble must be one of avg_wave, median_wave/],
       [['--model', 'bundled-4s', '--model', 'stemsplit-small-4s', '--ensemble-weights', '1,2,3'], /one weight per model \(2\), got 3/],
-      [['--model', 'bundled-4s', '--model', 'stemsplit-small-4s', '--ensemble', 'median_wave', '--ensemble-weights', '1,2'], /applies to avg_wave and avg_fft only/],
+      [
+        ['--model', 'bundled-4s', '--model', 'stemsplit-small-4s', '--ensemble', 'median_wave', '--ensemble-weights', '1,2'],
+        /applies to avg_wave and avg_fft only/,
+      ],
       [['--model', 'bundled-4s', '--ensemble', 'avg_fft'], /combine two or more models/],
       [['--model', 'bundled-4s+'], /each side needs one/],
     ];
@@ -251,11 +260,21 @@ describe('ensembles', { skip: FIXTURES === undefined ? 'no RoFormer fixtures' : 
     const dir = join(work, 'library');
     mkdirSync(dir, { recursive: true });
     const percents: number[] = [];
-    const result = await splitAudioFile(SONG, ensemble, join(dir, 'done'), { format: 'wav', bitDepth: 32, onProgress: ({ percent }) => percents.push(percent) });
+    const result = await splitAudioFile(SONG, ensemble, join(dir, 'done'), {
+      format: 'wav',
+      bitDepth: 32,
+      onProgress: ({ percent }) => percents.push(percent),
+    });
     assert.deepEqual(Object.keys(result.stems), ['drums', 'bass', 'other', 'vocals']);
-    assert.ok(percents.every((p, i) => i === 0 || p >= (percents[i - 1] as number)), 'progress never goes back');
+    assert.ok(
+      percents.every((p, i) => i === 0 || p >= (percents[i - 1] as number)),
+      'progress never goes back',
+    );
     assert.equal(percents.at(-1), 100);
-    assert.ok(percents.some((p) => p > 45 && p < 55), 'the first member ends halfway through the separation');
+    assert.ok(
+      percents.some((p) => p > 45 && p < 55),
+      'the first member ends halfway through the separation',
+    );
     assert.deepEqual(readdirSync(dir), ['done'], 'no staging folder or spool left');
 
     const controller = new AbortController();
@@ -335,7 +354,8 @@ describe('ensembles', { skip: FIXTURES === undefined ? 'no RoFormer fixtures' : 
       const snr = snrDb(expected, vocals);
       assert.ok(snr >= 15, `API vocals against the average of the members' vocals: ${snr.toFixed(1)} dB`);
       const models = (await t.request('GET', '/models')).json.data.items as Array<{ name: string; aliases: string[]; terms: string }>;
-      for (const name of ['bundled-4s', 'bs-roformer-viperx-1297']) assert.ok(models.find((m) => m.name === name)?.aliases.includes('4s'), `${name} is listed under 4s`);
+      for (const name of ['bundled-4s', 'bs-roformer-viperx-1297'])
+        assert.ok(models.find((m) => m.name === name)?.aliases.includes('4s'), `${name} is listed under 4s`);
       const page = await (await fetch(`${t.server.url}/web/app.js`)).text();
       assert.match(page, /Made with an ensemble of/, 'the page names every member and its terms');
     } finally {

@@ -40,7 +40,10 @@ describe('projection', () => {
   const references = [1, 2, 3, 4].map((seed) => noise(20_000, seed));
 
   test('recovers how much of each reference an estimate holds', () => {
-    const estimate = mix([[0.7, references[0] as Float32Array], [0.2, references[2] as Float32Array]]);
+    const estimate = mix([
+      [0.7, references[0] as Float32Array],
+      [0.2, references[2] as Float32Array],
+    ]);
     const { coefficients, unexplained } = projection(estimate, references);
     [0.7, 0, 0.2, 0].forEach((expected, j) => assert.ok(Math.abs((coefficients[j] ?? NaN) - expected) < 1e-3, `c${j} = ${coefficients[j]}`));
     assert.ok(unexplained < 1e-6, `unexplained ${unexplained}`);
@@ -48,7 +51,10 @@ describe('projection', () => {
 
   test('counts what no reference explains as unexplained', () => {
     const artefact = noise(20_000, 99);
-    const estimate = mix([[1, references[1] as Float32Array], [1, artefact]]);
+    const estimate = mix([
+      [1, references[1] as Float32Array],
+      [1, artefact],
+    ]);
     const { coefficients, unexplained } = projection(estimate, references);
     assert.ok(Math.abs((coefficients[1] ?? NaN) - 1) < 0.05, `c1 = ${coefficients[1]}`);
     assert.ok(unexplained > 0.4 && unexplained < 0.6, `unexplained ${unexplained}`);

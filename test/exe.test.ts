@@ -91,27 +91,34 @@ test('a start removes an older version’s runtime dir that no start has used fo
   utimesSync(old, eightDaysAgo, eightDaysAgo);
   const result = runExe(['--version'], env);
   assert.equal(result.status, 0, result.stderr);
-  assert.deepEqual(runtimeDirs(env).map((name) => name.startsWith(`${VERSION}-`)), [true], 'only this version’s dir is left');
+  assert.deepEqual(
+    runtimeDirs(env).map((name) => name.startsWith(`${VERSION}-`)),
+    [true],
+    'only this version’s dir is left',
+  );
 });
 
 test('models list finds the bundled models inside the executable', () => {
   const result = runExe(['models', 'list'], exeEnv(scratch(), sharedCache));
   assert.equal(result.status, 0, result.stderr);
   // Every model in models/ is listed; with no Demucs pulled, 4s and 6s resolve to bundled ones.
-  for (const entry of readdirSync(fileURLToPath(new URL('../models', import.meta.url)))) assert.match(result.stdout, new RegExp(`^${entry} +[46] stems +bundled`, 'm'));
+  for (const entry of readdirSync(fileURLToPath(new URL('../models', import.meta.url))))
+    assert.match(result.stdout, new RegExp(`^${entry} +[46] stems +bundled`, 'm'));
   assert.match(result.stdout, /^\S+ +4 stems +bundled \[4s\] /m);
   assert.match(result.stdout, /^\S+ +6 stems +bundled \[6s\] /m);
 });
 
 test('processes starting together on an empty cache all succeed and leave one complete runtime dir', async () => {
   const env = exeEnv(scratch());
-  const starts = Array.from({ length: 3 }, () =>
-    new Promise<{ code: number | null; stdout: string }>((resolve) => {
-      const child = spawn(exe, ['credits', 'show'], { cwd: home, env, stdio: ['ignore', 'pipe', 'inherit'] });
-      let stdout = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.once('close', (code) => resolve({ code, stdout }));
-    }),
+  const starts = Array.from(
+    { length: 3 },
+    () =>
+      new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        const child = spawn(exe, ['credits', 'show'], { cwd: home, env, stdio: ['ignore', 'pipe', 'inherit'] });
+        let stdout = '';
+        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        child.once('close', (code) => resolve({ code, stdout }));
+      }),
   );
   for (const { code, stdout } of await Promise.all(starts)) {
     assert.equal(code, 0);

@@ -19,7 +19,10 @@ import { interruptWhen } from './support/interrupt.js';
 /** How long a stop may take from SIGINT to exit: the issue's 2 s. */
 const STOP_SECONDS = 2;
 
-const FAMILIES: readonly FamilyModels[] = [...FAMILY_FIXTURES, ['an ensemble (bundled + SCNet)', () => ['bundled-4s', fixtureFile('msst', 'scnet_2stem.ckpt')]]];
+const FAMILIES: readonly FamilyModels[] = [
+  ...FAMILY_FIXTURES,
+  ['an ensemble (bundled + SCNet)', () => ['bundled-4s', fixtureFile('msst', 'scnet_2stem.ckpt')]],
+];
 
 const work = tempDir('stemsplit-cancel-');
 const song = join(work, 'long.wav');
@@ -39,7 +42,12 @@ async function interruptedSplit(t: TestContext, models: readonly string[], ready
   const dir = tempDir('stemsplit-cancel-run-');
   const run = { out: join(dir, 'out'), cache: join(dir, 'cache') };
   const args = ['split', song, '-o', run.out, ...models.flatMap((model) => ['--model', model])];
-  const { code, seconds, stderr } = await interruptWhen(args, { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: run.cache }, () => ready(run), what);
+  const { code, seconds, stderr } = await interruptWhen(
+    args,
+    { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: run.cache },
+    () => ready(run),
+    what,
+  );
   t.diagnostic(`stopped in ${seconds.toFixed(2)} s`);
   assert.equal(code, 130, stderr);
   assert.ok(seconds <= STOP_SECONDS, `stopping took ${seconds.toFixed(2)} s`);
@@ -60,7 +68,9 @@ for (const [family, models] of FAMILIES) {
 
 const FULL_SIZE = fixtureFile('demucs', 'htdemucs_full_random.th');
 
-test(`SIGINT while a model is converted on first use ends the split within ${STOP_SECONDS} s, exit 130, its worker gone, nothing left`, { skip: FULL_SIZE === undefined ? 'the full-size HTDemucs fixture is missing' : false }, async (t) => {
+test(`SIGINT while a model is converted on first use ends the split within ${STOP_SECONDS} s, exit 130, its worker gone, nothing left`, {
+  skip: FULL_SIZE === undefined ? 'the full-size HTDemucs fixture is missing' : false,
+}, async (t) => {
   // The worker is loading: past the checkpoint's structure check, hashing and converting it (seconds for this 80 MB network).
   const { out, cache } = await interruptedSplit(t, [FULL_SIZE as string], ({ cache }) => demucsLoadUnderWay(cache), 'the load');
   assert.deepEqual(processesMentioning(cache), [], 'no process of the run is left (the worker was converting)');

@@ -37,7 +37,16 @@ function takenValue(row: FamilyOption): number | boolean | string {
   if (row.type === 'switch') return true;
   if (row.type === 'choice') return row.choices?.[0] ?? '';
   const { min, max, above, below } = row;
-  const candidates = [min, max, above === undefined ? undefined : above + 1, above === undefined ? undefined : above + 0.5, below === undefined ? undefined : below - 1, below === undefined ? undefined : below / 2, 1, 0];
+  const candidates = [
+    min,
+    max,
+    above === undefined ? undefined : above + 1,
+    above === undefined ? undefined : above + 0.5,
+    below === undefined ? undefined : below - 1,
+    below === undefined ? undefined : below / 2,
+    1,
+    0,
+  ];
   const value = candidates.find((candidate): candidate is number => candidate !== undefined && inRange(row, candidate));
   assert.ok(value !== undefined, `${row.flags}: no value found in its own range`);
   return value;
@@ -154,7 +163,10 @@ describe('the family contract', () => {
           assert.match(row.help, /^[^\n]*\S[^\n]*$/, `${row.flags}: one line of help`);
           if (row.type === 'choice') assert.ok((row.choices ?? []).length > 0, `${row.flags}: choices`);
           if (row.separatorSpelling !== undefined) assert.match(row.separatorSpelling, /^--[a-z0-9_]+$/, `${row.flags}: python-audio-separator's spelling`);
-          assert.ok(optionNames.get(flagAttribute(row.flags))?.includes(family), `${row.flags}: the API's modelOptions.${flagAttribute(row.flags)} names ${family.id}`);
+          assert.ok(
+            optionNames.get(flagAttribute(row.flags))?.includes(family),
+            `${row.flags}: the API's modelOptions.${flagAttribute(row.flags)} names ${family.id}`,
+          );
         }
       });
 
@@ -165,7 +177,10 @@ describe('the family contract', () => {
           for (const given of typeof value === 'number' ? [value, String(value)] : [value]) {
             const read = family.options({ [attribute]: given });
             assert.ok(read !== undefined, `${row.flags} ${String(given)} is read`);
-            assert.ok(JSON.stringify(read).includes(`"${row.key}":${JSON.stringify(value)}`), `${row.flags} ${String(given)} is read under ${row.key}: ${JSON.stringify(read)}`);
+            assert.ok(
+              JSON.stringify(read).includes(`"${row.key}":${JSON.stringify(value)}`),
+              `${row.flags} ${String(given)} is read under ${row.key}: ${JSON.stringify(read)}`,
+            );
             familyOptionsFrom({ [attribute]: given });
           }
         }
@@ -176,7 +191,15 @@ describe('the family contract', () => {
           const attribute = flagAttribute(row.flags);
           for (const value of refusedValues(row)) {
             for (const read of [() => family.options({ [attribute]: value }), () => familyOptionsFrom({ [attribute]: value })]) {
-              assert.throws(read, (error: unknown) => error instanceof StemsplitError && error.code === 'USAGE' && error.message.startsWith(`${flagName(row.flags)} must be `) && !error.message.includes('\n'), `${row.flags} ${JSON.stringify(value)} refused`);
+              assert.throws(
+                read,
+                (error: unknown) =>
+                  error instanceof StemsplitError &&
+                  error.code === 'USAGE' &&
+                  error.message.startsWith(`${flagName(row.flags)} must be `) &&
+                  !error.message.includes('\n'),
+                `${row.flags} ${JSON.stringify(value)} refused`,
+              );
             }
           }
         }

@@ -18,7 +18,10 @@ import { decodePlanar } from './support/reference-audio.js';
 
 const SECONDS = 30;
 
-const FAMILIES: readonly FamilyModels[] = [...FAMILY_FIXTURES, ['an ensemble (bundled + MDX23C)', () => ['bundled-4s', fixtureFile('msst', 'mdx23c_2stem.ckpt')]]];
+const FAMILIES: readonly FamilyModels[] = [
+  ...FAMILY_FIXTURES,
+  ['an ensemble (bundled + MDX23C)', () => ['bundled-4s', fixtureFile('msst', 'mdx23c_2stem.ckpt')]],
+];
 
 for (const [family, models] of FAMILIES) {
   const given = models();
@@ -40,7 +43,9 @@ for (const [family, models] of FAMILIES) {
     let server = await startServeProcess([], env);
     const client = new ApiClient(() => server.url, key);
     try {
-      const job = await client.request('POST', '/audio/splits', { body: { input: await client.upload(readFileSync(song), 'song.wav'), stemModel: '4s', outputFormat: 'wav' } });
+      const job = await client.request('POST', '/audio/splits', {
+        body: { input: await client.upload(readFileSync(song), 'song.wav'), stemModel: '4s', outputFormat: 'wav' },
+      });
       assert.equal(job.status, 200, job.text);
       const id = job.json.data.id as string;
       const running = await client.waitForSplit(id, { until: (view) => view.status !== 'queued', everyMs: 20 });

@@ -24,7 +24,12 @@ after(() => rmSync(work, { recursive: true, force: true }));
 /** Each stem file against the reference, at every `stride`-th sample. */
 function assertStemFiles(c: FixtureCase, label: string, stemFile: (stem: string) => string): void {
   const decoded = c.stems.map((stem) => decodePlanar(stemFile(stem), c.channels));
-  assertStems(`${c.name} ${label}`, readF32(c.reference as string), decoded, c.stems.length, { minDb: c.minSnrDb, names: c.stems, channels: c.channels, stride: c.stride });
+  assertStems(`${c.name} ${label}`, readF32(c.reference as string), decoded, c.stems.length, {
+    minDb: c.minSnrDb,
+    names: c.stems,
+    channels: c.channels,
+    stride: c.stride,
+  });
 }
 
 describe('reference fixtures through `stemsplit split`', { skip: CASES.length === 0 ? 'no fixtures' : false }, () => {

@@ -43,9 +43,12 @@ const THROUGH_API = ['mdx/mdx_a_nfft6144_vocals', 'roformer/bs_roformer_vocals']
 
 const survey = surveyAdapters();
 const sharedFixtures = resolve(process.env['STEMSPLIT_SHARED_DIR'] ?? join('..', 'shared'), 'fixtures');
-const skip = survey.adapters.length === 0
-  ? `no GPU adapter here (${survey.missing.join('; ') || 'none found'}; Debian: mesa-vulkan-drivers from bookworm-backports gives lavapipe, .ci/run installs it)`
-  : !existsSync(sharedFixtures) ? `${sharedFixtures} is missing` : false;
+const skip =
+  survey.adapters.length === 0
+    ? `no GPU adapter here (${survey.missing.join('; ') || 'none found'}; Debian: mesa-vulkan-drivers from bookworm-backports gives lavapipe, .ci/run installs it)`
+    : !existsSync(sharedFixtures)
+      ? `${sharedFixtures} is missing`
+      : false;
 /** What a GPU split says it ran on: "GPU: llvmpipe (Vulkan, software)" here. */
 const gpuDevice = skip === false ? describeDevice(resolveDevice('gpu', survey)) : '';
 
@@ -128,7 +131,7 @@ describe('--device gpu splits as --device cpu does, every family (stemsplit spli
   });
 });
 
-describe('--device gpu through the API: a job runs on the GPU, with the CPU\'s stems', { skip }, () => {
+describe("--device gpu through the API: a job runs on the GPU, with the CPU's stems", { skip }, () => {
   for (const name of THROUGH_API) {
     describe(name, () => {
       const c = CASES.find((one) => one.name === name) as FixtureCase;
@@ -142,7 +145,7 @@ describe('--device gpu through the API: a job runs on the GPU, with the CPU\'s s
       });
       after(() => t?.close());
 
-      it('says it ran on the GPU, and its stems are the CPU\'s', async () => {
+      it("says it ran on the GPU, and its stems are the CPU's", async () => {
         const input = await uploadFile(t, readFileSync(song));
         const modelOptions = c.modelOptions ?? {};
         const created = await t.request('POST', '/audio/splits', {

@@ -47,10 +47,14 @@ describe('hostile model files, loaded as the split worker loads them', () => {
   it(`${RANDOM_CASES} random mutations of valid files (seed ${SEED}) are refused in one line or load`, async (t) => {
     const outcomes = [];
     for (const hostile of randomCases(SEED, RANDOM_CASES)) outcomes.push(await run(hostile));
-    const bad = outcomes.filter((outcome) => outcome.problems.length > 0).map((outcome) => `${outcome.name}: ${outcome.problems.join(', ')} (${outcome.message})`);
+    const bad = outcomes
+      .filter((outcome) => outcome.problems.length > 0)
+      .map((outcome) => `${outcome.name}: ${outcome.problems.join(', ')} (${outcome.message})`);
     assert.deepEqual(bad, []);
     const refused = outcomes.filter((outcome) => outcome.result === 'refused').length;
-    t.diagnostic(`${refused} refused, ${outcomes.length - refused} loaded; slowest ${Math.max(...outcomes.map((o) => o.seconds)).toFixed(2)} s, peak ${Math.max(...outcomes.map((o) => o.peakMb))} MB`);
+    t.diagnostic(
+      `${refused} refused, ${outcomes.length - refused} loaded; slowest ${Math.max(...outcomes.map((o) => o.seconds)).toFixed(2)} s, peak ${Math.max(...outcomes.map((o) => o.peakMb))} MB`,
+    );
     // Most mutations break the file: a run that refuses nothing tests nothing.
     assert.ok(refused > RANDOM_CASES / 2, `only ${refused} of ${RANDOM_CASES} refused`);
   });

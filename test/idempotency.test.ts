@@ -97,7 +97,7 @@ test('a failed request (402) is remembered like a success and replayed', async (
 
 test('credits never go negative under 20 concurrent creates', async () => {
   const key = (await t.server.data.accounts.createKey('race', 'race')).key;
-  (await t.server.data.accounts.grant('race', 20)); // enough for 6 jobs of 3 s
+  await t.server.data.accounts.grant('race', 20); // enough for 6 jobs of 3 s
   const client = new ApiClient(t.server.url, key);
   const inputs = [];
   for (let i = 0; i < 20; i++) inputs.push(await client.upload(song, `s${i}.wav`));

@@ -17,12 +17,18 @@ describe('import cycles', () => {
       'leaf.ts': "import { readFileSync } from 'node:fs';\nimport { b } from './a/index.js';\nexport const leaf = [readFileSync, b];\n",
     });
     const cycles = importCycles(importGraph(root));
-    assert.deepEqual(cycles.map((cycle) => cycle.files), [['a/b.ts', 'a/index.ts', 'c.ts']]);
+    assert.deepEqual(
+      cycles.map((cycle) => cycle.files),
+      [['a/b.ts', 'a/index.ts', 'c.ts']],
+    );
     assert.deepEqual(cycles[0]?.path, ['a/b.ts', 'c.ts', 'a/index.ts', 'a/b.ts']);
   });
 
   test('a file that imports itself is a circle; a tree with none has none', () => {
-    assert.deepEqual(importCycles(importGraph(tree({ 'self.ts': "import './self.js';\n" }))).map((c) => c.files), [['self.ts']]);
+    assert.deepEqual(
+      importCycles(importGraph(tree({ 'self.ts': "import './self.js';\n" }))).map((c) => c.files),
+      [['self.ts']],
+    );
     assert.deepEqual(importCycles(importGraph(tree({ 'up.ts': "import './down.js';\n", 'down.ts': 'export {};\n' }))), []);
   });
 
@@ -42,6 +48,9 @@ describe('import cycles', () => {
     const graph = importGraph('src');
     assert.ok(graph.size > 100, `read the source tree (${graph.size} files)`);
     const cycles = importCycles(graph);
-    assert.deepEqual(cycles.map((cycle) => cycle.path.join(' → ')), []);
+    assert.deepEqual(
+      cycles.map((cycle) => cycle.path.join(' → ')),
+      [],
+    );
   });
 });

@@ -36,6 +36,10 @@ test('a row stemsplit did not write is refused naming the field', () => {
     ['{not json', /are not JSON/],
   ];
   for (const [column, message] of cases) {
-    assert.throws(() => parseJobOptions(column), (error: Error & { code?: string }) => error.code === 'INTERNAL_ERROR' && message.test(error.message), column);
+    assert.throws(
+      () => parseJobOptions(column),
+      (error: Error & { code?: string }) => error.code === 'INTERNAL_ERROR' && message.test(error.message),
+      column,
+    );
   }
 });

@@ -22,7 +22,10 @@ const HTDEMUCS = fixtureFile('demucs', 'htdemucs_small.th');
 const SCNET = fixtureFile('msst', 'scnet_2stem.ckpt');
 const MDX = fixtureFile('mdx', 'mdx_a_nfft6144_vocals.onnx');
 const ROFORMER_VOCALS = fixtureFile('roformer', 'bs_roformer_vocals.ckpt');
-const NO_FIXTURES = HTDEMUCS === undefined || SCNET === undefined || MDX === undefined || ROFORMER_VOCALS === undefined ? 'needs ../shared/fixtures/demucs, msst, roformer and mdx' : false;
+const NO_FIXTURES =
+  HTDEMUCS === undefined || SCNET === undefined || MDX === undefined || ROFORMER_VOCALS === undefined
+    ? 'needs ../shared/fixtures/demucs, msst, roformer and mdx'
+    : false;
 const SECONDS = 2;
 const RATE = 44_100;
 
@@ -85,7 +88,15 @@ async function load(file: string, values: Record<string, unknown> = {}): Promise
   const claimed = [familyById('demucs'), familyById('msst')].map((family) => ({ family, claim: family.claim(file) })).find(({ claim }) => claim !== undefined);
   assert.ok(claimed?.claim);
   const options: FamilyOptions = { ...claimed.claim.options, ...familyOptionsFrom(values) };
-  return claimed.family.load({ name: file.replace(/^.*\//, '').replace(/\.\w+$/, ''), path: file, ...(claimed.claim.configPath ? { configPath: claimed.claim.configPath } : {}), options }, { cacheDir, intraOpThreads: 1 });
+  return claimed.family.load(
+    {
+      name: file.replace(/^.*\//, '').replace(/\.\w+$/, ''),
+      path: file,
+      ...(claimed.claim.configPath ? { configPath: claimed.claim.configPath } : {}),
+      options,
+    },
+    { cacheDir, intraOpThreads: 1 },
+  );
 }
 
 async function separated(file: string, track: StereoTrack, values: Record<string, unknown> = {}): Promise<Float32Array[]> {
@@ -115,7 +126,9 @@ function peak(a: Float32Array): number {
   return a.reduce((most, value) => Math.max(most, Math.abs(value)), 0);
 }
 
-test('tta is the mean of the plain, the channel-swapped and the polarity-inverted separations, each undone (MSST; split --tta checks Demucs below)', { skip: NO_FIXTURES }, async () => {
+test('tta is the mean of the plain, the channel-swapped and the polarity-inverted separations, each undone (MSST; split --tta checks Demucs below)', {
+  skip: NO_FIXTURES,
+}, async () => {
   const track = clip();
   for (const file of [SCNET as string]) {
     const augmented = await separated(file, track, { tta: true });
@@ -134,7 +147,9 @@ test('tta is the mean of the plain, the channel-swapped and the polarity-inverte
   }
 });
 
-test('segment, overlap, shifts and the MSST overrides change the stems; no-split runs one chunk; a segment longer than HTDemucs was trained on, or a track longer than a segment with no-split, is refused', { skip: NO_FIXTURES }, async () => {
+test('segment, overlap, shifts and the MSST overrides change the stems; no-split runs one chunk; a segment longer than HTDemucs was trained on, or a track longer than a segment with no-split, is refused', {
+  skip: NO_FIXTURES,
+}, async () => {
   const track = clip();
   const vocals = async (values: Record<string, unknown>) => (await separated(HTDEMUCS as string, track, values))[3] as Float32Array;
   const changes = (a: Float32Array, b: Float32Array, what: string) => assert.ok(maxDifference(a, b) > 1e-4 * peak(b), `${what} changes the stems`);
@@ -148,22 +163,31 @@ test('segment, overlap, shifts and the MSST overrides change the stems; no-split
   try {
     assert.deepEqual((await separate(whole, track))[3], base, 'no-split on a track shorter than a segment: the one chunk split runs');
     const long = { data: synthesiseSong(9), length: 9 * RATE };
-    await assert.rejects(separate(whole, long), /^StemsplitError: --no-split runs the track in one piece, and htdemucs_small takes at most 7\.80 s in one .*; the track is 9\.00 s$/);
+    await assert.rejects(
+      separate(whole, long),
+      /^StemsplitError: --no-split runs the track in one piece, and htdemucs_small takes at most 7\.80 s in one .*; the track is 9\.00 s$/,
+    );
   } finally {
     await whole.dispose();
   }
-  await assert.rejects(load(HTDEMUCS as string, { segment: 8 }), /^StemsplitError: --segment 8: htdemucs_small is a Transformer model trained on 7\.80 s segments; give at most 7\.80$/);
+  await assert.rejects(
+    load(HTDEMUCS as string, { segment: 8 }),
+    /^StemsplitError: --segment 8: htdemucs_small is a Transformer model trained on 7\.80 s segments; give at most 7\.80$/,
+  );
   const [yaml] = await separated(SCNET as string, track);
   const [overlapped] = await separated(SCNET as string, track, { mdxcOverlap: 4 });
   assert.ok(maxDifference(overlapped as Float32Array, yaml as Float32Array) > 0, 'mdxcOverlap 4 changes the stems (the yaml says 2)');
 });
 
-test('split takes the knobs as flags (and python-audio-separator spellings); a wrong value or an option the model ignores is a usage error naming both', { skip: NO_FIXTURES }, async () => {
+test('split takes the knobs as flags (and python-audio-separator spellings); a wrong value or an option the model ignores is a usage error naming both', {
+  skip: NO_FIXTURES,
+}, async () => {
   const dir = tempDir();
   const track = clip();
   const wav = join(dir, 'clip.wav');
   writeFloatWav(wav, interleave(track));
-  const split = (...args: string[]) => runCli(['--data-dir', join(dir, 'data'), 'split', wav, '--format', 'wav', '--float32', ...args], { STEMSPLIT_CACHE_DIR: cacheDir });
+  const split = (...args: string[]) =>
+    runCli(['--data-dir', join(dir, 'data'), 'split', wav, '--format', 'wav', '--float32', ...args], { STEMSPLIT_CACHE_DIR: cacheDir });
 
   const out = join(dir, 'out');
   const knobs = { tta: true, shifts: 1, overlap: 0.5, segment: 4, noSplit: true };
@@ -172,11 +196,20 @@ test('split takes the knobs as flags (and python-audio-separator spellings); a w
   const expected = await separated(HTDEMUCS as string, track, knobs);
   const written = readFloatWav(join(out, 'clip', 'vocals.wav'));
   const want = interleave({ data: expected[3] as Float32Array, length: track.length });
-  assert.ok(maxDifference(written, want) < 1e-5 * peak(want) + 1e-7, `the flags reach the model: the CLI's vocals are the model's with ${JSON.stringify(knobs)}`);
+  assert.ok(
+    maxDifference(written, want) < 1e-5 * peak(want) + 1e-7,
+    `the flags reach the model: the CLI's vocals are the model's with ${JSON.stringify(knobs)}`,
+  );
 
   usage(split('--model', HTDEMUCS as string, '--overlap', '1'), /^stemsplit: --overlap must be a number from 0 to below 1, got "1"$/m);
-  usage(split('--model', MDX as string, '--shifts', '2'), /^stemsplit: --shifts applies to stemsplit model\.json models, Demucs models \(\.th, bag \.yaml\); mdx_a_nfft6144_vocals \(mdx\) is not one$/m);
-  usage(split('--model', HTDEMUCS as string, '--mdxc_overlap', '4'), /^stemsplit: --mdxc-overlap applies to MSST checkpoints \(\.ckpt, \.pth\); htdemucs_small \(demucs\) is not one$/m);
+  usage(
+    split('--model', MDX as string, '--shifts', '2'),
+    /^stemsplit: --shifts applies to stemsplit model\.json models, Demucs models \(\.th, bag \.yaml\); mdx_a_nfft6144_vocals \(mdx\) is not one$/m,
+  );
+  usage(
+    split('--model', HTDEMUCS as string, '--mdxc_overlap', '4'),
+    /^stemsplit: --mdxc-overlap applies to MSST checkpoints \(\.ckpt, \.pth\); htdemucs_small \(demucs\) is not one$/m,
+  );
   const help = runCli(['split', '--help']).stdout;
   assert.match(help, /--demucs_shifts +--shifts\n/);
   assert.match(help, /--mdxc_overlap +--mdxc-overlap\n/);
@@ -207,19 +240,41 @@ async function inverted(track: StereoTrack, primary: Float32Array): Promise<Floa
   return secondary;
 }
 
-test('invert-spect: the mix minus the primary where the mix is louder, nothing where the primary is (UVR invert_stem), and split --invert-spect writes it', { skip: NO_FIXTURES }, async () => {
+test('invert-spect: the mix minus the primary where the mix is louder, nothing where the primary is (UVR invert_stem), and split --invert-spect writes it', {
+  skip: NO_FIXTURES,
+}, async () => {
   const track = clip();
   const scale = peak(track.data);
   // |Y| ≤ |X| in every bin: the time-domain difference; |Y| ≥ |X|: the mix's phase at |Y| minus Y, nothing.
-  assert.ok(maxDifference(await inverted(track, track.data.map((value) => value * 0.25)), track.data.map((value) => value * 0.75)) < 1e-5 * scale);
-  assert.ok(peak(await inverted(track, track.data.map((value) => value * 2))) < 1e-5 * scale);
+  assert.ok(
+    maxDifference(
+      await inverted(
+        track,
+        track.data.map((value) => value * 0.25),
+      ),
+      track.data.map((value) => value * 0.75),
+    ) <
+      1e-5 * scale,
+  );
+  assert.ok(
+    peak(
+      await inverted(
+        track,
+        track.data.map((value) => value * 2),
+      ),
+    ) <
+      1e-5 * scale,
+  );
 
   const dir = tempDir();
   const wav = join(dir, 'clip.wav');
   writeFloatWav(wav, interleave(track));
   const stems = (...flags: string[]) => {
     const out = join(dir, `out${flags.length}`);
-    const run = runCli(['--data-dir', join(dir, 'data'), 'split', wav, '--model', ROFORMER_VOCALS as string, '--format', 'wav', '--float32', '-o', out, ...flags], { STEMSPLIT_CACHE_DIR: cacheDir });
+    const run = runCli(
+      ['--data-dir', join(dir, 'data'), 'split', wav, '--model', ROFORMER_VOCALS as string, '--format', 'wav', '--float32', '-o', out, ...flags],
+      { STEMSPLIT_CACHE_DIR: cacheDir },
+    );
     assert.equal(run.status, 0, run.stderr);
     return { vocals: readFloatWav(join(out, 'clip', 'vocals.wav')), rest: readFloatWav(join(out, 'clip', 'no_vocals.wav')) };
   };
@@ -251,7 +306,10 @@ test("the API's modelOptions take the same options, checked by the family's tabl
       assert.equal(reply.json.error.code, 'VALIDATION_ERROR');
       assert.match(reply.json.error.message as string, message);
     };
-    await refused({ shifts: 1 }, /^modelOptions\.shifts applies to stemsplit model\.json models, Demucs models \(\.th, bag \.yaml\), and scnet_2stem is not one$/);
+    await refused(
+      { shifts: 1 },
+      /^modelOptions\.shifts applies to stemsplit model\.json models, Demucs models \(\.th, bag \.yaml\), and scnet_2stem is not one$/,
+    );
     await refused({ mdxcOverlap: 0 }, /^modelOptions\.mdxcOverlap must be a whole number from 1 to 50, got "0"$/);
     const made = await post({ mdxcOverlap: 4, tta: true });
     assert.equal(made.status, 200, JSON.stringify(made.json));

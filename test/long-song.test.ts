@@ -12,10 +12,24 @@ test('a 3-minute MP3 through the API gives 6 MP3 stems, each as long as the sour
   const dir = tempDir();
   const song = join(dir, 'three-minutes.mp3');
   const made = spawnSync(resolveFfmpegPath(), [
-    '-loglevel', 'error', '-y',
-    '-f', 'lavfi', '-i', 'sine=frequency=98:duration=180',
-    '-f', 'lavfi', '-i', 'anoisesrc=d=180:a=0.05',
-    '-filter_complex', '[0][1]amix=inputs=2,aformat=channel_layouts=stereo', '-ar', '44100', '-b:a', '192k', song,
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=98:duration=180',
+    '-f',
+    'lavfi',
+    '-i',
+    'anoisesrc=d=180:a=0.05',
+    '-filter_complex',
+    '[0][1]amix=inputs=2,aformat=channel_layouts=stereo',
+    '-ar',
+    '44100',
+    '-b:a',
+    '192k',
+    song,
   ]);
   assert.equal(made.status, 0, made.stderr.toString());
   const sourceSamples = decodedSamples(song);

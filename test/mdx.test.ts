@@ -122,7 +122,10 @@ describe('MDX-Net fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fa
 
   it('runs a segment size other than the model dim_t (its time axis freed), and honours cancel', async () => {
     const [name, fixture] = fixtures()[0] as [string, Fixture];
-    const model = await loadMdx({ path: path.join(FIXTURES as string, fixture.files.model.path), options: { mdx: { segmentSize: 64, overlap: 0.5 } } }, { intraOpThreads: 2 });
+    const model = await loadMdx(
+      { path: path.join(FIXTURES as string, fixture.files.model.path), options: { mdx: { segmentSize: 64, overlap: 0.5 } } },
+      { intraOpThreads: 2 },
+    );
     try {
       const track = stereoSource(fixture);
       const stems = await separate(model, track);
@@ -142,10 +145,20 @@ describe('MDX-Net fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fa
     mkdirSync(dir, { recursive: true });
     const lonely = path.join(dir, 'mystery.onnx');
     copyFileSync(path.join(FIXTURES as string, fixture.files.model.path), lonely);
-    assert.throws(() => readModelData(lonely), /mystery\.onnx: MDX-Net model with hash [0-9a-f]{32} is not in stemsplit's table of UVR models; put its model data \(compensate, mdx_dim_f_set, mdx_dim_t_set, mdx_n_fft_scale_set, primary_stem\) in .*mystery\.json/);
+    assert.throws(
+      () => readModelData(lonely),
+      /mystery\.onnx: MDX-Net model with hash [0-9a-f]{32} is not in stemsplit's table of UVR models; put its model data \(compensate, mdx_dim_f_set, mdx_dim_t_set, mdx_n_fft_scale_set, primary_stem\) in .*mystery\.json/,
+    );
     const song = path.join(dir, 'song.wav');
-    writeFloatWav(song, new Float32Array(2 * 44_100).map((_, i) => Math.sin(i / 10) * 0.1), 2);
-    const result = runCli(['split', song, '--model', lonely, '-o', path.join(dir, 'out')], { STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: path.join(dir, 'cache') });
+    writeFloatWav(
+      song,
+      new Float32Array(2 * 44_100).map((_, i) => Math.sin(i / 10) * 0.1),
+      2,
+    );
+    const result = runCli(['split', song, '--model', lonely, '-o', path.join(dir, 'out')], {
+      STEMSPLIT_DATA_DIR: path.join(dir, 'data'),
+      STEMSPLIT_CACHE_DIR: path.join(dir, 'cache'),
+    });
     // The refusal is made in the split worker and keeps its code across: 13, a model stemsplit cannot run.
     assert.equal(result.status, new StemsplitError('MODEL_INVALID', '').exitCode, result.stderr);
     const refusal = result.stderr.split('\n').filter((line) => /not in stemsplit's table of UVR models; put its model data .* in .*mystery\.json$/.test(line));
@@ -158,7 +171,10 @@ describe('MDX-Net fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fa
       const failed = (await waitForSplit(t, created.json.data.id)).json.data;
       assert.equal(failed.status, 'failed');
       assert.equal(failed.error.code, 'SEPARATION_FAILED');
-      assert.match(failed.error.message, /could not be loaded: .*mystery\.onnx: MDX-Net model with hash [0-9a-f]{32} is not in stemsplit's table of UVR models/);
+      assert.match(
+        failed.error.message,
+        /could not be loaded: .*mystery\.onnx: MDX-Net model with hash [0-9a-f]{32} is not in stemsplit's table of UVR models/,
+      );
     } finally {
       await t.close();
     }
@@ -170,7 +186,7 @@ describe('MDX-Net fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fa
 });
 
 describe('MDX-Net model data', () => {
-  it("hashes as UVR does: MD5 of the last 10,240,000 bytes, or of the whole file when smaller", () => {
+  it('hashes as UVR does: MD5 of the last 10,240,000 bytes, or of the whole file when smaller', () => {
     const small = path.join(work, 'small.onnx');
     writeFileSync(small, Buffer.from('not really a model'));
     assert.equal(uvrModelHash(small), createHash('md5').update('not really a model').digest('hex'));
@@ -194,7 +210,7 @@ describe('MDX-Net model data', () => {
     assert.equal(builtInModelData('0123456789abcdef0123456789abcdef'), undefined);
   });
 
-  it("names stems as UVR does, lower-cased", () => {
+  it('names stems as UVR does, lower-cased', () => {
     assert.deepEqual(mdxSources('Vocals'), ['vocals', 'instrumental']);
     assert.deepEqual(mdxSources('Instrumental'), ['instrumental', 'vocals']);
     assert.deepEqual(mdxSources('Drums'), ['drums', 'no_drums']);

@@ -33,7 +33,11 @@ describe('MDX23C fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fal
     const stems = fixture.instruments_out.length;
 
     it(`${name}: forward and demix match MSST`, async () => {
-      const network = await Mdx23cNetwork.open(path.join(dir, fixture.checkpoint.file), { cacheDir, configPath: path.join(dir, fixture.config.file), intraOpThreads: 2 });
+      const network = await Mdx23cNetwork.open(path.join(dir, fixture.checkpoint.file), {
+        cacheDir,
+        configPath: path.join(dir, fixture.config.file),
+        intraOpThreads: 2,
+      });
       try {
         assert.deepEqual(network.config.instruments, fixture.instruments_out);
         await checkForwardAndDemix(network, dir, name, fixture, MIN_SNR_DB);
@@ -64,13 +68,28 @@ describe('MDX23C fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fal
 describe('MDX23C configs', () => {
   const base = {
     audio: { chunk_size: 7168, dim_f: 256, dim_t: 8, hop_length: 1024, n_fft: 2048, num_channels: 2, sample_rate: 44100 },
-    model: { act: 'gelu', bottleneck_factor: 4, growth: 8, norm: 'InstanceNorm', num_blocks_per_scale: 1, num_channels: 8, num_scales: 2, num_subbands: 2, scale: [2, 2] },
+    model: {
+      act: 'gelu',
+      bottleneck_factor: 4,
+      growth: 8,
+      norm: 'InstanceNorm',
+      num_blocks_per_scale: 1,
+      num_channels: 8,
+      num_scales: 2,
+      num_subbands: 2,
+      scale: [2, 2],
+    },
     training: { instruments: ['vocals', 'other'], target_instrument: null },
     inference: { batch_size: 1, num_overlap: 2 },
   };
   const parse = (overrides: { audio?: object; model?: object; training?: object }): Mdx23cConfig =>
     parseMdx23cConfig(
-      { ...base, audio: { ...base.audio, ...overrides.audio }, model: { ...base.model, ...overrides.model }, training: { ...base.training, ...overrides.training } },
+      {
+        ...base,
+        audio: { ...base.audio, ...overrides.audio },
+        model: { ...base.model, ...overrides.model },
+        training: { ...base.training, ...overrides.training },
+      },
       'm.yaml',
     );
 
@@ -125,7 +144,11 @@ describe('MDX23C configs', () => {
     writeFileSync(path.join(dir, 'twelve.yaml'), readFileSync(path.join(FIXTURES, 'mdx23c_2stem.yaml'), 'utf8').replace('n_fft: 8192', 'n_fft: 12288'));
     const song = path.join(dir, 'song.wav');
     const frames = 70_000;
-    writeFloatWav(song, Float32Array.from({ length: 2 * frames }, (_, i) => 0.3 * Math.sin(i / (i < frames ? 7 : 11)) + 0.1 * Math.sin(i / 173)), 2);
+    writeFloatWav(
+      song,
+      Float32Array.from({ length: 2 * frames }, (_, i) => 0.3 * Math.sin(i / (i < frames ? 7 : 11)) + 0.1 * Math.sin(i / 173)),
+      2,
+    );
     const env = { STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: path.join(dir, 'cache') };
     const result = runCli(['split', song, '--model', path.join(dir, 'twelve.ckpt'), '-o', path.join(dir, 'out'), '--format', 'wav', '--float32'], env);
     assert.equal(result.status, 0, result.stderr);
@@ -133,21 +156,35 @@ describe('MDX23C configs', () => {
       const planes = decodePlanar(path.join(dir, 'out', 'song', `${stem}.wav`), 2);
       assert.equal(planes.length, 2 * frames, stem);
       assert.ok(planes.every(Number.isFinite), `${stem}: finite`);
-      assert.ok(planes.some((v) => Math.abs(v) > 1e-4), `${stem}: not silent`);
+      assert.ok(
+        planes.some((v) => Math.abs(v) > 1e-4),
+        `${stem}: not silent`,
+      );
     }
     const refused = path.join(dir, 'seven.yaml');
     copyFileSync(path.join(dir, 'twelve.ckpt'), path.join(dir, 'seven.ckpt'));
     writeFileSync(refused, readFileSync(path.join(FIXTURES, 'mdx23c_2stem.yaml'), 'utf8').replace('n_fft: 8192', 'n_fft: 7000'));
     const seven = runCli(['split', song, '--model', path.join(dir, 'seven.ckpt'), '-o', path.join(dir, 'out7')], env);
     assert.equal(seven.status, 13, seven.stderr);
-    assert.equal(seven.stderr.trim().split('\n').filter((line) => /seven\.yaml: n_fft 7000 has a prime factor other than 2, 3 and 5/.test(line)).length, 1, seven.stderr);
+    assert.equal(
+      seven.stderr
+        .trim()
+        .split('\n')
+        .filter((line) => /seven\.yaml: n_fft 7000 has a prime factor other than 2, 3 and 5/.test(line)).length,
+      1,
+      seven.stderr,
+    );
   });
 
   it('split takes a config named with --model-config and --model-type mdx23c, and names a missing one', () => {
     if (FIXTURES === undefined) return;
     const dir = mkdtempSync(path.join(work, 'named-'));
     const song = path.join(dir, 'song.wav');
-    writeFloatWav(song, Float32Array.from({ length: 2 * 44100 }, (_, i) => 0.2 * Math.sin(i / 7)), 2);
+    writeFloatWav(
+      song,
+      Float32Array.from({ length: 2 * 44100 }, (_, i) => 0.2 * Math.sin(i / 7)),
+      2,
+    );
     const env = { STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: path.join(dir, 'cache') };
     const checkpoint = path.join(dir, 'drums.ckpt');
     copyFileSync(path.join(FIXTURES, 'mdx23c_4stem.ckpt'), checkpoint);

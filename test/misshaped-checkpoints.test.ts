@@ -43,7 +43,7 @@ const HTDEMUCS = fixtureFile('demucs', 'htdemucs_small.th');
 const CASES: readonly Case[] = [
   { family: 'Demucs (HTDemucs)', checkpoint: HTDEMUCS, beside: [] },
   // A transposed convolution's first dimension is its inputs: no bias betrays it.
-  { family: 'Demucs (HTDemucs), a decoder\'s transposed convolution', checkpoint: HTDEMUCS, beside: [], which: 40 },
+  { family: "Demucs (HTDemucs), a decoder's transposed convolution", checkpoint: HTDEMUCS, beside: [], which: 40 },
   // Weights the builder once read without an expected shape (issue 37), now each against the config's parameter list:
   // a misshaped LayerScale, packed attention projection or frequency embedding was converted and run (or failed unnamed);
   // a weight with a bias or a norm was named only through its bias.
@@ -55,9 +55,7 @@ const CASES: readonly Case[] = [
     'encoder.0.dconv.layers.0.6.scale',
     'channel_upsampler.weight',
     'freq_emb.embedding.weight',
-  ].map(
-    (tensor) => ({ family: `Demucs (HTDemucs), ${tensor}`, checkpoint: HTDEMUCS, beside: [], tensor }),
-  ),
+  ].map((tensor) => ({ family: `Demucs (HTDemucs), ${tensor}`, checkpoint: HTDEMUCS, beside: [], tensor })),
   { family: 'Demucs v3 (HDemucs)', checkpoint: fixtureFile('demucs-v3', 'hdemucs_mmi_m0.th'), beside: [] },
   { family: 'Demucs v2 (Demucs)', checkpoint: fixtureFile('demucs-v3', 'mdx_m0.th'), beside: [] },
   { family: 'BS-RoFormer', checkpoint: fixtureFile('roformer', 'bs_roformer_vocals.ckpt'), beside: ['.yaml'] },
@@ -93,7 +91,7 @@ function misshapedCopy(source: string, beside: readonly string[], which: number 
   return { model, tensor: changed[0] as string };
 }
 
-describe('a weight that does not fit the config is refused from the checkpoint\'s shapes, before any weight is read', () => {
+describe("a weight that does not fit the config is refused from the checkpoint's shapes, before any weight is read", () => {
   const cacheDir = tempDir('stemsplit-misshaped-cache-');
   const loaders = modelLoader({ cacheDir, intraOpThreads: 1 });
   const registry = new ModelRegistry({ bundledDir: join(cacheDir, 'no-bundled'), cacheDir, aliases: { '4s': [], '6s': [] } });
@@ -140,7 +138,10 @@ for (const { family, checkpoint, beside, tensor: named } of CLI_CASES) {
     const dir = dirname(model);
     const song = join(dir, 'song.wav');
     writeSong(song, 1);
-    const result = runCli(['split', song, '--model', model, '-o', join(dir, 'out')], { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: join(dir, 'cache') });
+    const result = runCli(['split', song, '--model', model, '-o', join(dir, 'out')], {
+      STEMSPLIT_DATA_DIR: join(dir, 'data'),
+      STEMSPLIT_CACHE_DIR: join(dir, 'cache'),
+    });
     assert.equal(result.status, 13, result.stderr);
     const lines = result.stderr.split('\n').filter((line) => line.startsWith('stemsplit:') || /Error|^\s+at /.test(line));
     assert.equal(lines.length, 1, result.stderr);

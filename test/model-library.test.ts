@@ -89,7 +89,10 @@ test('models add refuses, in one line and with the documented code, what it cann
   // The line names the user's file, not its staged copy in the library (gone once the add is refused).
   assert.ok(refused.stderr.includes(damaged), refused.stderr);
   assert.doesNotMatch(refused.stderr, /\.adding-/);
-  assert.equal(listed(dataDir).some((row) => row.origin === 'library'), false);
+  assert.equal(
+    listed(dataDir).some((row) => row.origin === 'library'),
+    false,
+  );
 
   assert.equal(add(SCNET).status, 0);
   const twice = add(SCNET);
@@ -121,7 +124,12 @@ test('models pull --file installs a file from disk under its catalog name, held 
   assert.ok(pinned, 'the catalog pins the hashes of some model');
   const mismatch = runCli(['--data-dir', dataDir, 'models', 'pull', pinned.name, '--file', SCNET]);
   assert.equal(mismatch.status, 13, mismatch.stderr);
-  assert.match(mismatch.stderr, new RegExp(`scnet_4stem\\.ckpt has SHA-256 [0-9a-f]{8}…, not [0-9a-f]{8}… \\(the catalog's ${pinned.files[0]?.replace(/\./g, '\\.')}\\); nothing was installed`));
+  assert.match(
+    mismatch.stderr,
+    new RegExp(
+      `scnet_4stem\\.ckpt has SHA-256 [0-9a-f]{8}…, not [0-9a-f]{8}… \\(the catalog's ${pinned.files[0]?.replace(/\./g, '\\.')}\\); nothing was installed`,
+    ),
+  );
   assert.equal(mismatch.stderr.trim().split('\n').length, 1, `a refused file is the one line on stderr: ${mismatch.stderr}`);
 
   // Where the publisher gives no hash, the file's own is recorded, as a download's would be.
@@ -153,25 +161,37 @@ test('through the API a job names its model or ensemble, two stems, format and d
 
     const single = await split(t, { model: 'scnet_4stem', outputFormat: 'flac', bitDepth: 24 });
     assert.equal(single.status, 200, JSON.stringify(single.json));
-    const ensemble = await split(t, { models: ['scnet_4stem', 'mdx-vocals'], ensemble: 'avg_fft', ensembleWeights: [2, 1], twoStems: 'vocals', outputFormat: 'wav' });
+    const ensemble = await split(t, {
+      models: ['scnet_4stem', 'mdx-vocals'],
+      ensemble: 'avg_fft',
+      ensembleWeights: [2, 1],
+      twoStems: 'vocals',
+      outputFormat: 'wav',
+    });
     assert.equal(ensemble.status, 200, JSON.stringify(ensemble.json));
     const plain = await split(t, { stemModel: '4s' });
     assert.equal(plain.status, 200);
 
     const one = (await waitForSplit(t, single.json.data.id)).json.data;
     assert.equal(one.status, 'succeeded', JSON.stringify(one.error));
-    assert.deepEqual([one.model, one.models, one.ensemble, one.outputFormat, one.bitDepth, one.stemModel], ['scnet_4stem', ['scnet_4stem'], null, 'flac', 24, '4s']);
+    assert.deepEqual(
+      [one.model, one.models, one.ensemble, one.outputFormat, one.bitDepth, one.stemModel],
+      ['scnet_4stem', ['scnet_4stem'], null, 'flac', 24, '4s'],
+    );
     assert.deepEqual(Object.keys(one.stems), ['drums', 'bass', 'other', 'vocals']);
     const flac = await fetch(one.stems.vocals);
     assert.equal(flac.headers.get('content-type'), 'audio/flac');
     const bytes = Buffer.from(await flac.arrayBuffer());
     assert.equal(bytes.subarray(0, 4).toString('latin1'), 'fLaC');
     // STREAMINFO's bits per sample (5 bits at byte 20-21 of the file, stored minus one).
-    assert.equal((((bytes[20] as number) & 0x01) << 4 | ((bytes[21] as number) >> 4)) + 1, 24);
+    assert.equal(((((bytes[20] as number) & 0x01) << 4) | ((bytes[21] as number) >> 4)) + 1, 24);
 
     const two = (await waitForSplit(t, ensemble.json.data.id)).json.data;
     assert.equal(two.status, 'succeeded', JSON.stringify(two.error));
-    assert.deepEqual([two.model, two.models, two.ensemble, two.ensembleWeights, two.twoStems, two.outputFormat], ['scnet_4stem+mdx-vocals', ['scnet_4stem', 'mdx-vocals'], 'avg_fft', [2, 1], 'vocals', 'wav']);
+    assert.deepEqual(
+      [two.model, two.models, two.ensemble, two.ensembleWeights, two.twoStems, two.outputFormat],
+      ['scnet_4stem+mdx-vocals', ['scnet_4stem', 'mdx-vocals'], 'avg_fft', [2, 1], 'vocals', 'wav'],
+    );
     assert.deepEqual(Object.keys(two.stems), ['vocals', 'no_vocals']);
     assert.equal((await fetch(two.stems.no_vocals)).headers.get('content-type'), 'audio/wav');
 
@@ -197,16 +217,28 @@ test('the API refuses a model it cannot run with a 422 naming it', { skip: NO_FI
       return reply.json.error.message as string;
     };
     assert.match(await refusal({ model: 'nope' }), /^model: "nope" is not a model of this server/);
-    assert.match(await refusal({ model: 'htdemucs' }), /^model: htdemucs is not installed on this server \(its operator can run: stemsplit models pull htdemucs\)$/);
+    assert.match(
+      await refusal({ model: 'htdemucs' }),
+      /^model: htdemucs is not installed on this server \(its operator can run: stemsplit models pull htdemucs\)$/,
+    );
     assert.match(await refusal({ model: 'mdx-vocals' }), /^model: mdx-vocals is not offered to API keys on this server/);
     assert.match(await refusal({ models: ['scnet_4stem', 'mdx-vocals'] }), /^models: mdx-vocals is not offered/);
     assert.match(await refusal({ model: 'scnet_4stem', models: ['scnet_4stem', 'bundled-4s'] }), /give either model or models/);
     assert.match(await refusal({ model: 'scnet_4stem', ensemble: 'max_wave' }), /ensemble and ensembleWeights combine the models of `models`/);
-    assert.match(await refusal({ model: 'scnet_4stem', twoStems: 'guitar' }), /^twoStems: scnet_4stem writes no stem "guitar" \(it writes drums, bass, other, vocals\)$/);
+    assert.match(
+      await refusal({ model: 'scnet_4stem', twoStems: 'guitar' }),
+      /^twoStems: scnet_4stem writes no stem "guitar" \(it writes drums, bass, other, vocals\)$/,
+    );
     assert.match(await refusal({ model: 'scnet_4stem', bitDepth: 24 }), /bitDepth applies to outputFormat wav, flac, aiff, alac/);
     assert.match(await refusal({ model: 'scnet_4stem', outputFormat: 'flac', bitDepth: 32 }), /bitDepth 32 \(float\) applies to outputFormat wav only/);
     const listing = (await t.request('GET', '/models')).json.data.items as Array<Listed & { allowed: boolean }>;
-    assert.deepEqual(listing.filter((item) => item.origin === 'library').map((item) => [item.name, item.allowed]), [['mdx-vocals', false], ['scnet_4stem', true]]);
+    assert.deepEqual(
+      listing.filter((item) => item.origin === 'library').map((item) => [item.name, item.allowed]),
+      [
+        ['mdx-vocals', false],
+        ['scnet_4stem', true],
+      ],
+    );
     // Nothing was charged for a refused job.
     assert.equal((await t.request('GET', '/credits')).json.data.balance, 3600);
   } finally {
@@ -281,7 +313,10 @@ test('the CLI as scripts and UVR users expect: usage errors exit 2, family flags
   assert.equal(missing.stderr, `stemsplit: ${nope}: no such file\n`);
   usage(split('--model', SCNET.replace(/\.ckpt$/, '.yaml')), /is an MSST model config, not a model: run its checkpoint: --model .*scnet_4stem\.ckpt$/m);
   usage(split('--mdx-denoise'), /^stemsplit: --mdx-denoise applies to MDX-Net \.onnx models; no --model was given, so 4s runs \S+ \(bundled\)$/m);
-  usage(split('--model', SCNET, '--mdx-segment-size', '256'), /^stemsplit: --mdx-segment-size applies to MDX-Net \.onnx models; scnet_4stem \(scnet\) is not one$/m);
+  usage(
+    split('--model', SCNET, '--mdx-segment-size', '256'),
+    /^stemsplit: --mdx-segment-size applies to MDX-Net \.onnx models; scnet_4stem \(scnet\) is not one$/m,
+  );
   usage(split('--model-type', 'scnet'), /^stemsplit: --model-type applies to MSST checkpoints \(\.ckpt, \.pth\); no --model was given/m);
   usage(split('--ensemble', 'bogus'), /^stemsplit: --ensemble must be one of avg_wave, .*, got "bogus"$/m);
 
@@ -304,9 +339,18 @@ test('a job passes its model family settings as modelOptions, checked against th
       assert.equal(reply.status, 422, JSON.stringify(reply.json));
       return reply.json.error.message as string;
     };
-    assert.match(await refusal({ model: 'scnet_4stem', modelOptions: { mdxDenoise: true } }), /^modelOptions\.mdxDenoise applies to MDX-Net \.onnx models, and scnet_4stem is not one$/);
-    assert.match(await refusal({ model: 'mdx-vocals', modelOptions: { mdxOverlap: 2 } }), /^modelOptions\.mdxOverlap must be a number from 0 to below 1, got "2"$/);
-    assert.match(await refusal({ model: 'mdx-vocals', modelOptions: { shifts: 2 } }), /^modelOptions\.shifts applies to stemsplit model\.json models, Demucs models \(\.th, bag \.yaml\), and mdx-vocals is not one$/);
+    assert.match(
+      await refusal({ model: 'scnet_4stem', modelOptions: { mdxDenoise: true } }),
+      /^modelOptions\.mdxDenoise applies to MDX-Net \.onnx models, and scnet_4stem is not one$/,
+    );
+    assert.match(
+      await refusal({ model: 'mdx-vocals', modelOptions: { mdxOverlap: 2 } }),
+      /^modelOptions\.mdxOverlap must be a number from 0 to below 1, got "2"$/,
+    );
+    assert.match(
+      await refusal({ model: 'mdx-vocals', modelOptions: { shifts: 2 } }),
+      /^modelOptions\.shifts applies to stemsplit model\.json models, Demucs models \(\.th, bag \.yaml\), and mdx-vocals is not one$/,
+    );
     assert.match(await refusal({ model: 'mdx-vocals', modelOptions: { bogus: 2 } }), /^modelOptions\.bogus is not an option of any model family here/);
 
     const made = await split(t, { model: 'mdx-vocals', modelOptions: { mdxDenoise: true, mdxOverlap: 0.5 } });
@@ -336,20 +380,30 @@ test('--precision int8 with a model whose family computes in fp32 only is refuse
   writeSong(song, 1);
   const refused = runCli(['--data-dir', dataDir, 'split', song, '--model', MDX, '--precision', 'int8']);
   assert.equal(refused.status, 2, refused.stderr);
-  assert.equal(refused.stderr, 'stemsplit: --precision int8: mdx_a_nfft6144_vocals (mdx) runs in fp32 only: int8 is not implemented for its family; run it without --precision int8\n');
+  assert.equal(
+    refused.stderr,
+    'stemsplit: --precision int8: mdx_a_nfft6144_vocals (mdx) runs in fp32 only: int8 is not implemented for its family; run it without --precision int8\n',
+  );
 });
 
 test('models add takes a folder as UVR keeps one: each model with its companions, other files skipped, a bad one named', { skip: NO_FIXTURES }, () => {
   const dataDir = tempDir();
   const folder = join(dataDir, 'uvr-models');
   mkdirSync(folder);
-  for (const file of ['scnet_2stem.ckpt', 'scnet_2stem.yaml', 'scnet_2stem.demix.out.f32']) copyFileSync(resolve('../shared/fixtures/msst', file), join(folder, file));
-  for (const file of ['mdx_b_nfft4096_instrumental.onnx', 'mdx_b_nfft4096_instrumental.json']) copyFileSync(resolve('../shared/fixtures/mdx', file), join(folder, file));
+  for (const file of ['scnet_2stem.ckpt', 'scnet_2stem.yaml', 'scnet_2stem.demix.out.f32'])
+    copyFileSync(resolve('../shared/fixtures/msst', file), join(folder, file));
+  for (const file of ['mdx_b_nfft4096_instrumental.onnx', 'mdx_b_nfft4096_instrumental.json'])
+    copyFileSync(resolve('../shared/fixtures/mdx', file), join(folder, file));
   writeFileSync(join(folder, 'notes.txt'), 'where these came from');
   writeFileSync(join(folder, 'broken.ckpt'), 'not a checkpoint');
   const result = runCli(['--data-dir', dataDir, 'models', 'add', folder]);
   assert.equal(result.status, 12, result.stderr);
   assert.match(result.stderr, /^stemsplit: no config beside .*broken\.ckpt \(expected broken\.yaml\); name one with --config$/m);
   assert.match(result.stderr, /^stemsplit: 1 of 3 model files were not added: broken\.ckpt$/m);
-  assert.deepEqual(listed(dataDir).filter((row) => row.origin === 'library').map((row) => row.name), ['mdx_b_nfft4096_instrumental', 'scnet_2stem']);
+  assert.deepEqual(
+    listed(dataDir)
+      .filter((row) => row.origin === 'library')
+      .map((row) => row.name),
+    ['mdx_b_nfft4096_instrumental', 'scnet_2stem'],
+  );
 });

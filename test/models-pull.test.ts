@@ -200,7 +200,10 @@ if (isMainThread) {
     assert.equal(result.path, path);
     assert.deepEqual(readFileSync(path), bytes);
     assert.deepEqual(readdirSync(modelDir(cacheDir, 'demucs')), [name]);
-    assert.deepEqual(result.downloaded.map((d) => [d.resumedFrom, d.bytes]), [[0, bytes.length]]);
+    assert.deepEqual(
+      result.downloaded.map((d) => [d.resumedFrom, d.bytes]),
+      [[0, bytes.length]],
+    );
     assert.ok(progress.length > 1, 'progress is reported while the body arrives');
     assert.ok(progress.every((p, i) => p.total === bytes.length && (i === 0 || p.received > (progress[i - 1] as DownloadProgress).received)));
     assert.equal(progress.at(-1)?.received, bytes.length);
@@ -233,10 +236,18 @@ if (isMainThread) {
     assert.equal(result.path, join(dir, 'ro.ckpt'));
     assert.deepEqual(readFileSync(join(dir, 'ro.ckpt')), ckpt);
     assert.equal(readFileSync(join(dir, 'ro.ckpt.sha256'), 'utf8'), `${sha256(ckpt)}  ro.ckpt\n`, 'the unpublished hash is recorded');
-    assert.deepEqual(result.downloaded.map((d) => d.sha256), [sha256(ckpt), sha256(yaml)]);
+    assert.deepEqual(
+      result.downloaded.map((d) => d.sha256),
+      [sha256(ckpt), sha256(yaml)],
+    );
 
     await server.put('bad.yaml', { bytes: Buffer.from('tampered') });
-    const tampered: CatalogModel = { ...model, name: 'ro-bad', files: ['ro.ckpt', 'bad.yaml'], downloads: [model.downloads?.[0] as never, { file: 'bad.yaml', url: `${server.filesUrl}bad.yaml`, sha256: sha256(yaml), hashSource: 'pinned' }] };
+    const tampered: CatalogModel = {
+      ...model,
+      name: 'ro-bad',
+      files: ['ro.ckpt', 'bad.yaml'],
+      downloads: [model.downloads?.[0] as never, { file: 'bad.yaml', url: `${server.filesUrl}bad.yaml`, sha256: sha256(yaml), hashSource: 'pinned' }],
+    };
     await rejectsWith(pullModel(tampered, { cacheDir }), 'DOWNLOAD_FAILED', /bad\.yaml .* has SHA-256 .* expected/);
     assert.equal(existsSync(join(dir, 'bad.yaml')), false);
 
@@ -320,7 +331,10 @@ if (isMainThread) {
     const long = 'mel_band_roformer_karaoke_aufr33_viperx_sdr_10.1956_with_a_very_long_name';
     const terms = 'not stated (the publisher gives no licence for these weights), said at length so that it has to wrap';
     const lines = listingTable([row('short', terms), row(long, terms)], 110);
-    assert.ok(lines.every((line) => line.length <= 110), lines.join('\n'));
+    assert.ok(
+      lines.every((line) => line.length <= 110),
+      lines.join('\n'),
+    );
     assert.ok(lines.includes(long), 'the long name is whole, on its own line');
     const termsAt = (lines[0] as string).indexOf('TERMS');
     assert.ok(termsAt > 0 && termsAt < 80, 'the long name did not widen the name column');
@@ -332,7 +346,10 @@ if (isMainThread) {
 
     // Too narrow for a terms column: the terms get lines of their own under each row.
     const narrow = listingTable([row('short', terms), row(long, terms)], 60);
-    assert.ok(narrow.filter((line) => line.startsWith('  ') && !line.includes(' stems ')).every((line) => line.length <= 60), narrow.join('\n'));
+    assert.ok(
+      narrow.filter((line) => line.startsWith('  ') && !line.includes(' stems ')).every((line) => line.length <= 60),
+      narrow.join('\n'),
+    );
     assert.doesNotMatch(narrow[0] as string, /TERMS/);
     const termLines = narrow.slice(narrow.findIndex((line) => line.startsWith('short')) + 1, narrow.indexOf('  a model'));
     assert.equal(termLines.map((line) => line.trim()).join(' '), `terms: ${terms}`);
@@ -372,15 +389,24 @@ if (isMainThread) {
         if (download.url.startsWith('https://raw.githubusercontent.com/')) assert.match(download.url, /\/[0-9a-f]{40}\//, 'a config is pinned to a commit');
       }
     }
-    for (const [family, count] of [['demucs', 3], ['msst', 9], ['mdx', 2]] as const) {
+    for (const [family, count] of [
+      ['demucs', 3],
+      ['msst', 9],
+      ['mdx', 2],
+    ] as const) {
       assert.ok(MODEL_CATALOG.filter((m) => m.family === family).length >= count, family);
     }
     for (const type of ['bs_roformer', 'mel_band_roformer', 'scnet', 'mdx23c'] as const) {
-      assert.ok(MODEL_CATALOG.some((m) => m.modelType === type), type);
+      assert.ok(
+        MODEL_CATALOG.some((m) => m.modelType === type),
+        type,
+      );
     }
   });
 
-  test('an MSST SCNet pull fetches checkpoint and yaml; the registry runs it as scnet; a yaml that is not the pinned one is refused', { skip: msstFixtures === undefined }, async () => {
+  test('an MSST SCNet pull fetches checkpoint and yaml; the registry runs it as scnet; a yaml that is not the pinned one is refused', {
+    skip: msstFixtures === undefined,
+  }, async () => {
     const fixture = (name: string) => readFileSync(join(msstFixtures as string, name));
     const catalog = catalogModel('scnet-large') as CatalogModel;
     const [ckptName, yamlName] = catalog.files as [string, string];
@@ -397,7 +423,10 @@ if (isMainThread) {
     const checkpoints = join(dir, 'cache', 'roformer', 'checkpoints');
     assert.deepEqual(readdirSync(checkpoints).sort(), [ckptName, `${ckptName}.sha256`], 'the checkpoint (hash recorded) stays; the yaml does not');
     const rows = JSON.parse(runCli(['models', 'list', '--json'], env).stdout) as Array<{ name: string; installed: boolean; family: string }>;
-    assert.deepEqual(rows.filter((r) => r.name === 'scnet-large').map((r) => [r.installed, r.family]), [[false, 'scnet']]);
+    assert.deepEqual(
+      rows.filter((r) => r.name === 'scnet-large').map((r) => [r.installed, r.family]),
+      [[false, 'scnet']],
+    );
 
     // The same entry with the fixture's yaml pinned installs, and the registry hands it to the SCNet loader.
     const yaml = fixture('scnet_4stem.yaml');
@@ -413,10 +442,7 @@ if (isMainThread) {
     assert.ok(!isEnsembleRef(ref));
     assert.deepEqual([ref.kind, ref.path, ref.configPath, ref.options?.['modelType']], ['msst', join(msstDir, ckptName), join(msstDir, yamlName), 'scnet']);
     assert.equal(msstModelType(readMsstDocument(ref.configPath as string), ref.options?.['modelType'] as MsstModelType | undefined), 'scnet');
-    assert.deepEqual(
-      (await removeModel(model, cacheDir)).sort(),
-      [ckptName, `${ckptName}.sha256`, yamlName].map((f) => join(msstDir, f)).sort(),
-    );
+    assert.deepEqual((await removeModel(model, cacheDir)).sort(), [ckptName, `${ckptName}.sha256`, yamlName].map((f) => join(msstDir, f)).sort());
   });
 
   test("an MDX-Net pull checks UVR's hash, writes the model data beside the .onnx; list and remove know it", { skip: mdxFixtures === undefined }, async () => {
@@ -477,10 +503,16 @@ if (isMainThread) {
     assert.deepEqual(kept, bytes.subarray(0, kept.length));
 
     const result = await pullModel(model, { cacheDir, baseUrl: server.filesUrl });
-    assert.deepEqual(result.downloaded.map((d) => d.resumedFrom), [kept.length]);
+    assert.deepEqual(
+      result.downloaded.map((d) => d.resumedFrom),
+      [kept.length],
+    );
     assert.deepEqual(readFileSync(path), bytes);
     assert.equal(existsSync(`${path}.partial`), false);
-    assert.deepEqual((await server.requestsFor(name)).map((r) => r.range), [null, `bytes=${kept.length}-`]);
+    assert.deepEqual(
+      (await server.requestsFor(name)).map((r) => r.range),
+      [null, `bytes=${kept.length}-`],
+    );
   });
 
   test('a stalled download times out, keeps its partial file and resumes', async () => {
@@ -501,9 +533,15 @@ if (isMainThread) {
     mkdirSync(modelDir(cacheDir, 'demucs'), { recursive: true });
     writeFileSync(join(modelDir(cacheDir, 'demucs'), `${name}.partial`), randomBytes(5000));
     const result = await pullModel(singleModel('norange', name), { cacheDir, baseUrl: server.filesUrl });
-    assert.deepEqual(result.downloaded.map((d) => d.resumedFrom), [0]);
+    assert.deepEqual(
+      result.downloaded.map((d) => d.resumedFrom),
+      [0],
+    );
     assert.deepEqual(readFileSync(result.path), bytes);
-    assert.deepEqual((await server.requestsFor(name)).map((r) => r.range), ['bytes=5000-']);
+    assert.deepEqual(
+      (await server.requestsFor(name)).map((r) => r.range),
+      ['bytes=5000-'],
+    );
   });
 
   test('a complete partial file (416) is verified and installed; an overlong one is fetched afresh', async () => {
@@ -518,7 +556,10 @@ if (isMainThread) {
     mkdirSync(modelDir(overlong, 'demucs'), { recursive: true });
     writeFileSync(join(modelDir(overlong, 'demucs'), `${name}.partial`), randomBytes(150_000));
     assert.deepEqual(readFileSync((await pullModel(singleModel('long', name), { cacheDir: overlong, baseUrl: server.filesUrl })).path), bytes);
-    assert.deepEqual((await server.requestsFor(name)).map((r) => r.range), ['bytes=100000-', 'bytes=150000-', null]);
+    assert.deepEqual(
+      (await server.requestsFor(name)).map((r) => r.range),
+      ['bytes=100000-', 'bytes=150000-', null],
+    );
   });
 
   test('a hash mismatch is rejected and deletes the download', async () => {
@@ -548,7 +589,9 @@ if (isMainThread) {
     assert.deepEqual(readFileSync(moved.path), bytes);
   });
 
-  test('a pulled bag gets its yaml last; the Demucs loader opens it; remove deletes it and its converted graphs', { skip: demucsFixtures === undefined }, async () => {
+  test('a pulled bag gets its yaml last; the Demucs loader opens it; remove deletes it and its converted graphs', {
+    skip: demucsFixtures === undefined,
+  }, async () => {
     const fixtures = new URL('../../shared/fixtures/demucs/', import.meta.url);
     const files: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -561,7 +604,11 @@ if (isMainThread) {
     const cacheDir = tempDir();
     const dir = modelDir(cacheDir, 'demucs');
 
-    await rejectsWith(pullModel({ ...bag, files: [...files.slice(0, 2), 'bag_member_9-00000000.th'] }, { cacheDir, baseUrl: server.filesUrl }), 'DOWNLOAD_FAILED', /404/);
+    await rejectsWith(
+      pullModel({ ...bag, files: [...files.slice(0, 2), 'bag_member_9-00000000.th'] }, { cacheDir, baseUrl: server.filesUrl }),
+      'DOWNLOAD_FAILED',
+      /404/,
+    );
     assert.equal(existsSync(join(dir, 'small_ft.yaml')), false, 'no yaml before every member is present');
 
     const result = await pullModel(bag, { cacheDir, baseUrl: server.filesUrl });
@@ -570,12 +617,18 @@ if (isMainThread) {
     const parsed = parseBagFile(readFileSync(result.path, 'utf8'));
     assert.deepEqual(parsed.models, ['bag_member_0', 'bag_member_1', 'bag_member_2', 'bag_member_3']);
     assert.deepEqual(parsed.weights, oneHot);
-    assert.deepEqual(parsed.models.map((member) => resolveMember(dir, member)), files.map((file) => join(dir, file)));
+    assert.deepEqual(
+      parsed.models.map((member) => resolveMember(dir, member)),
+      files.map((file) => join(dir, file)),
+    );
 
     const model = await loadDemucs(result.path, { cacheDir, intraOpThreads: 1 });
     assert.deepEqual(model.sources, FOUR);
     await model.dispose();
-    assert.ok(readdirSync(dir).some((entry) => /^[0-9a-f]{64}\.v\d+$/.test(entry)), 'loading converted the members');
+    assert.ok(
+      readdirSync(dir).some((entry) => /^[0-9a-f]{64}\.v\d+$/.test(entry)),
+      'loading converted the members',
+    );
 
     writeFileSync(join(dir, 'unrelated.th'), 'kept');
     const removed = await removeModel(bag, cacheDir);
@@ -642,7 +695,10 @@ if (isMainThread) {
     // These bytes cannot hash to the official prefix, so the resumed run ends in the hash check.
     const second = runCli(['models', 'pull', 'htdemucs_6s'], env);
     assert.match(errorLine(second.stderr), /expected 34c22ccb/);
-    assert.deepEqual((await server.requestsFor(file)).map((r) => r.range), [null, `bytes=${kept}-`]);
+    assert.deepEqual(
+      (await server.requestsFor(file)).map((r) => r.range),
+      [null, `bytes=${kept}-`],
+    );
   });
 
   test('CLI: a second pull or a remove while a pull runs is refused in one line; a killed pull leaves no stale lock', async () => {
@@ -653,11 +709,18 @@ if (isMainThread) {
     const partial = join(dir, 'cache', 'demucs', `${file}.partial`);
     const first = spawnCli(['models', 'pull', 'htdemucs_6s'], env);
     const firstExited = new Promise((resolve) => first.once('close', resolve));
-    await until(() => existsSync(partial) && readFileSync(partial).length === 300_000, 30_000, () => 'the first pull never reached the stall');
+    await until(
+      () => existsSync(partial) && readFileSync(partial).length === 300_000,
+      30_000,
+      () => 'the first pull never reached the stall',
+    );
     assert.equal(readFileSync(partial).length, 300_000, 'the first pull is stalled mid-file');
 
     const held = /another "stemsplit models pull" or "models remove" is working in .*\/cache; let it finish, then run this again/;
-    for (const args of [['models', 'pull', 'htdemucs_6s'], ['models', 'remove', 'htdemucs_6s']]) {
+    for (const args of [
+      ['models', 'pull', 'htdemucs_6s'],
+      ['models', 'remove', 'htdemucs_6s'],
+    ]) {
       const refused = runCli(args, env);
       assert.equal(refused.status, 15, refused.stderr);
       assert.match(errorLine(refused.stderr), held);
@@ -670,7 +733,10 @@ if (isMainThread) {
     const again = runCli(['models', 'pull', 'htdemucs_6s'], env);
     assert.match(errorLine(again.stderr), /expected 34c22ccb/);
     // (The log also holds the earlier test's requests for this file.)
-    assert.deepEqual((await server.requestsFor(file)).slice(-2).map((r) => r.range), [null, 'bytes=300000-']);
+    assert.deepEqual(
+      (await server.requestsFor(file)).slice(-2).map((r) => r.range),
+      [null, 'bytes=300000-'],
+    );
   });
 
   test('CLI: models list shows a pulled bag and its alias; models remove deletes it', () => {

@@ -25,7 +25,13 @@ function random(length: number, seed: number, scale = 1): Float32Array {
   });
 }
 
-async function convolve(shape: readonly [number, number, number, number], weight: Float32Array, outChannels: number, input: Float32Array, build: (ops: Ops, x: Value) => Value): Promise<Float32Array> {
+async function convolve(
+  shape: readonly [number, number, number, number],
+  weight: Float32Array,
+  outChannels: number,
+  input: Float32Array,
+  build: (ops: Ops, x: Value) => Value,
+): Promise<Float32Array> {
   const graph = new OnnxGraph('conv');
   const ops = new Ops(graph);
   graph.output(build(ops, graph.input('x', shape)), 'y');
@@ -41,7 +47,10 @@ async function convolve(shape: readonly [number, number, number, number], weight
   }
 }
 
-for (const [variant, floor] of [[WINOGRAD_F4, 100], [WINOGRAD_F6, 90]] as const) {
+for (const [variant, floor] of [
+  [WINOGRAD_F4, 100],
+  [WINOGRAD_F6, 90],
+] as const) {
   const { out: m } = variant;
   describe(`Winograd F(${m}×${m}, 3×3)`, () => {
     const tileBytes = (m + 2) ** 2 * 64 * 4;

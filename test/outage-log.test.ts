@@ -50,10 +50,18 @@ test('an outage is logged once per component, with one line when it ends, and no
     );
     await outage.restore();
     assert.equal((await waitForSplit(node, id, 180_000)).json.data.status, 'succeeded', lines.join('\n'));
-    await until(() => lines.some((line) => line.startsWith('api: the database answers again')), 10_000, () => lines.join('\n'));
-    await until(() => lines.some((line) => line.startsWith('job runner: the database answers again')), 10_000, () => lines.join('\n'));
+    await until(
+      () => lines.some((line) => line.startsWith('api: the database answers again')),
+      10_000,
+      () => lines.join('\n'),
+    );
+    await until(
+      () => lines.some((line) => line.startsWith('job runner: the database answers again')),
+      10_000,
+      () => lines.join('\n'),
+    );
 
-    const log = lines.join("\n");
+    const log = lines.join('\n');
     assert.doesNotMatch(log, /\n\s+at /, 'no stack trace');
     assert.doesNotMatch(log, /progress not recorded/);
     for (const component of ['api', 'job runner']) {

@@ -23,8 +23,24 @@ const hot = join(work, 'hot.wav');
 
 before(() => {
   writeSong(song, SECONDS);
-  const args = ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=220:duration=${SECONDS}:sample_rate=44100`, '-f', 'lavfi', '-i', `anoisesrc=d=${SECONDS}:a=0.3:r=44100`,
-    '-filter_complex', '[0][1]amix=inputs=2,volume=30,aformat=channel_layouts=stereo:sample_fmts=flt', '-c:a', 'pcm_f32le', hot];
+  const args = [
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=220:duration=${SECONDS}:sample_rate=44100`,
+    '-f',
+    'lavfi',
+    '-i',
+    `anoisesrc=d=${SECONDS}:a=0.3:r=44100`,
+    '-filter_complex',
+    '[0][1]amix=inputs=2,volume=30,aformat=channel_layouts=stereo:sample_fmts=flt',
+    '-c:a',
+    'pcm_f32le',
+    hot,
+  ];
   const made = spawnSync(resolveFfmpegPath(), args, { encoding: 'utf8' });
   assert.equal(made.status, 0, made.stderr);
   assert.ok(peakOf(hot) > 2, 'the loud input is over full scale');
@@ -74,7 +90,7 @@ const EXPECTED = {
 } as const;
 
 describe('stemsplit split writes the new formats', () => {
-  it('--format opus --bitrate 96: Opus at 48 kHz (the rate Opus holds), stereo, the song\'s length', () => {
+  it("--format opus --bitrate 96: Opus at 48 kHz (the rate Opus holds), stereo, the song's length", () => {
     const out = join(work, 'cli-opus');
     const result = runCli(['split', song, '--format', 'opus', '--bitrate', '96', '--single-stem', 'vocals', '-o', out], env);
     assert.equal(result.status, 0, result.stderr);
@@ -173,7 +189,7 @@ describe('the API writes the new formats and levels', () => {
     }
   });
 
-  it('clipMode rescale keeps a loud input\'s stems at or under full scale; normalize scales the loud ones to its peak', async () => {
+  it("clipMode rescale keeps a loud input's stems at or under full scale; normalize scales the loud ones to its peak", async () => {
     const loud = hot;
     const plain = await split({ outputFormat: 'wav', bitDepth: 32 }, loud);
     const plainPeaks = await peaks(plain.stems, 'plain');

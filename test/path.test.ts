@@ -49,7 +49,11 @@ test('SIGTERM to the stemsplit a user or supervisor started stops its split: exi
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('close', (status) => resolve(status)));
-  await until(() => /\d+% separate/.test(stderr), 60_000, () => `separation never began: ${stderr}`);
+  await until(
+    () => /\d+% separate/.test(stderr),
+    60_000,
+    () => `separation never began: ${stderr}`,
+  );
   // The process the user started handles the signal itself: its one child is its split worker
   // (src/splitting/worker-pool.ts), whose children are ffmpeg's decoder and encoders. No
   // launcher in between to drop the signal.
@@ -63,14 +67,20 @@ test('SIGTERM to the stemsplit a user or supervisor started stops its split: exi
   assert.equal(await exited, 143, stderr);
   assert.match(stderr, /stemsplit: stopped by SIGTERM; nothing was written for long\n$/);
   const all = [worker, ...grandchildren];
-  await until(() => all.every(({ pid }) => !alive(pid)), 5_000, () => 'the split worker or an ffmpeg of the stopped split is still running');
+  await until(
+    () => all.every(({ pid }) => !alive(pid)),
+    5_000,
+    () => 'the split worker or an ffmpeg of the stopped split is still running',
+  );
   assert.deepEqual(existsSync(join(music, 'stopped')) ? readdirSync(join(music, 'stopped')) : [], []);
 });
 
 /** The processes whose parent is `pid`, with their command lines. */
 function childrenOf(pid: number): { pid: number; args: string }[] {
   return spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' })
-    .stdout.trim().split('\n').filter(Boolean)
+    .stdout.trim()
+    .split('\n')
+    .filter(Boolean)
     .map((line) => {
       const [id = '', ...args] = line.trim().split(/\s+/);
       return { pid: Number(id), args: args.join(' ') };

@@ -50,10 +50,13 @@ describe('an admin and a member', () => {
     const people = await t.request('GET', '/accounts');
     assert.equal(people.status, 200, people.text);
     openapi.assertMatches('GET', '/accounts', 200, people.json);
-    assert.deepEqual(people.json.data.items.map((p: { account: string; role: string }) => [p.account, p.role]), [['default', 'admin']]);
+    assert.deepEqual(
+      people.json.data.items.map((p: { account: string; role: string }) => [p.account, p.role]),
+      [['default', 'admin']],
+    );
   });
 
-  test('an admin invites a member with credits; the invite is exchanged once for the member\'s own key', async () => {
+  test("an admin invites a member with credits; the invite is exchanged once for the member's own key", async () => {
     const made = await t.request('POST', '/invites', { body: { account: 'bob', credits: 60 } });
     assert.equal(made.status, 200, made.text);
     openapi.assertMatches('POST', '/invites', 200, made.json);
@@ -73,7 +76,10 @@ describe('an admin and a member', () => {
     assert.equal(twice.status, 401);
     openapi.assertMatches('POST', '/invites/exchange', 401, twice.json);
     assert.match(twice.json.error.message, /already used/);
-    assert.match((await anonymous().request('POST', '/invites/exchange', { body: { invite: 'inv_stemsplit_made-up' } })).json.error.message, /not an invite of this server/);
+    assert.match(
+      (await anonymous().request('POST', '/invites/exchange', { body: { invite: 'inv_stemsplit_made-up' } })).json.error.message,
+      /not an invite of this server/,
+    );
   });
 
   test('an invite past its time no longer works', async () => {
@@ -85,7 +91,7 @@ describe('an admin and a member', () => {
     assert.match(late.json.error.message, /expired/);
   });
 
-  test('the member splits with their own credits; the admin\'s balance is untouched', { timeout: 120_000 }, async () => {
+  test("the member splits with their own credits; the admin's balance is untouched", { timeout: 120_000 }, async () => {
     const adminBefore = (await t.request('GET', '/credits')).json.data.balance;
     assert.equal((await member.request('GET', '/credits')).json.data.balance, 60);
     await split(member);
@@ -113,15 +119,22 @@ describe('an admin and a member', () => {
     assert.equal((await member.request('DELETE', `/audio/splits/${admins.id}`)).status, 404);
   });
 
-  test('the admin sees the member\'s use, grants credits, makes a key; revoking the member ends their key and stem URLs at once', { timeout: 120_000 }, async () => {
+  test("the admin sees the member's use, grants credits, makes a key; revoking the member ends their key and stem URLs at once", {
+    timeout: 120_000,
+  }, async () => {
     const bobs = await split(member);
     assert.equal((await fetch(bobs.stems['vocals'] as string)).status, 200);
 
-    const people = (await t.request('GET', '/accounts')).json.data.items as Array<{ account: string; balance: number; lastUsedAt: string | null; activeKeys: number }>;
+    const people = (await t.request('GET', '/accounts')).json.data.items as Array<{
+      account: string;
+      balance: number;
+      lastUsedAt: string | null;
+      activeKeys: number;
+    }>;
     const bob = people.find((p) => p.account === 'bob');
     assert.equal(bob?.balance, 54);
     assert.equal(bob?.activeKeys, 1);
-    assert.ok(bob?.lastUsedAt, 'the member\'s last use is shown');
+    assert.ok(bob?.lastUsedAt, "the member's last use is shown");
 
     const granted = await t.request('POST', '/credits/grants', { body: { account: 'bob', seconds: 100 } });
     assert.equal(granted.status, 200, granted.text);
@@ -161,7 +174,11 @@ test('serve prints a one-time invite, never a working key; the invite makes the 
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   try {
-    await until(() => /^Open \S+#invite=\S+ /m.test(output) && /one-time invite/.test(output), 60_000, () => output);
+    await until(
+      () => /^Open \S+#invite=\S+ /m.test(output) && /one-time invite/.test(output),
+      60_000,
+      () => output,
+    );
     const link = new URL(/^Open (\S+) /m.exec(output)?.[1] ?? '');
     const origin = link.origin;
     assert.equal(/sk_stemsplit_/.test(output), false, `no key in serve's output:\n${output}`);
@@ -172,7 +189,11 @@ test('serve prints a one-time invite, never a working key; the invite makes the 
     assert.equal(exchanged.json.data.role, 'admin');
     assert.equal((await new ApiClient(origin, exchanged.json.data.key).request('GET', '/keys')).status, 200);
     assert.equal((await client.request('POST', '/invites/exchange', { body: { invite } })).status, 401);
-    await until(() => / GET \/v1\/keys 200 /.test(output), 10_000, () => output);
+    await until(
+      () => / GET \/v1\/keys 200 /.test(output),
+      10_000,
+      () => output,
+    );
     assert.equal(/sk_stemsplit_/.test(output), false, `the access log holds no key:\n${output}`);
     assert.equal(output.split(invite).length - 1, 1, 'the invite is in the link serve printed, and nowhere else');
   } finally {

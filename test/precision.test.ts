@@ -61,7 +61,10 @@ describe('int8 precision', { skip: FIXTURES === undefined ? 'no fixtures' : fals
     assert.match(bad.stderr.trim(), /^stemsplit: --precision must be fp32 or int8, got "int4"$/m);
 
     const out = path.join(work, 'out');
-    const result = runCli(['split', song, '--model', path.join(dir, 'htdemucs_small.th'), '--precision', 'int8', '--format', 'wav', '--float32', '-o', out], env);
+    const result = runCli(
+      ['split', song, '--model', path.join(dir, 'htdemucs_small.th'), '--precision', 'int8', '--format', 'wav', '--float32', '-o', out],
+      env,
+    );
     assert.equal(result.status, 0, result.stderr);
     assert.match(readdirSync(path.join(env.STEMSPLIT_CACHE_DIR, 'demucs')).join(','), /-int8-7bit\.v\d+/);
     const reference = readF32(path.join(dir, 'htdemucs_small.separate.out.f32'));
@@ -72,7 +75,8 @@ describe('int8 precision', { skip: FIXTURES === undefined ? 'no fixtures' : fals
 });
 
 /** What a refusal says: the model, its family, why (with a measured figure), what to do, on one line. */
-const REFUSED = (name: string, family: string) => new RegExp(`^stemsplit: --precision int8: ${name} \\(${family}\\) runs in fp32 only: [^\\n]*\\d[^\\n]*; run it without --precision int8\\n$`);
+const REFUSED = (name: string, family: string) =>
+  new RegExp(`^stemsplit: --precision int8: ${name} \\(${family}\\) runs in fp32 only: [^\\n]*\\d[^\\n]*; run it without --precision int8\\n$`);
 
 /**
  * RoFormer, SCNet and MDX23C run in fp32 only: RoFormer's and SCNet's int8 stayed under 40 dB against
@@ -80,14 +84,29 @@ const REFUSED = (name: string, family: string) => new RegExp(`^stemsplit: --prec
  * `stemsplit split --precision int8` refuses each fixture's checkpoint before loading it.
  */
 describe('MSST checkpoints refuse --precision int8 through stemsplit split', () => {
-  const fixtures = [...msstFixtures(fixtureDir('roformer')).map((entry) => ['roformer', ...entry] as const), ...msstFixtures(fixtureDir('msst')).map((entry) => ['msst', ...entry] as const)];
+  const fixtures = [
+    ...msstFixtures(fixtureDir('roformer')).map((entry) => ['roformer', ...entry] as const),
+    ...msstFixtures(fixtureDir('msst')).map((entry) => ['msst', ...entry] as const),
+  ];
   // A missing fixture folder lists no fixtures (and fails under CI).
   for (const [folder, name, fixture] of fixtures) {
     it(`${name} (${fixture.model_type}): exit 2, one line saying why`, () => {
       const song = path.join(work, `${name}.wav`);
       writeFloatWav(song, readF32(path.join(fixtureDir(folder) as string, (fixture.files['demix_in'] as { file: string }).file)), fixture.channels);
       const env = { STEMSPLIT_DATA_DIR: path.join(work, `msst-${name}`), STEMSPLIT_CACHE_DIR: path.join(work, `msst-${name}`, 'cache') };
-      const refused = runCli(['split', song, '--model', path.join(fixtureDir(folder) as string, fixture.checkpoint.file), '--precision', 'int8', '-o', path.join(work, `msst-${name}`, 'out')], env);
+      const refused = runCli(
+        [
+          'split',
+          song,
+          '--model',
+          path.join(fixtureDir(folder) as string, fixture.checkpoint.file),
+          '--precision',
+          'int8',
+          '-o',
+          path.join(work, `msst-${name}`, 'out'),
+        ],
+        env,
+      );
       assert.equal(refused.status, 2, refused.stderr);
       assert.match(refused.stderr, REFUSED(name, fixture.model_type));
     });
@@ -96,7 +115,7 @@ describe('MSST checkpoints refuse --precision int8 through stemsplit split', () 
 
 describe('a server started with precision int8 and an MSST checkpoint in its library', () => {
   const dir = fixtureDir('msst');
-  it('refuses its jobs with 422 saying why, the job\'s modelOptions applied (the model type)', { skip: dir === undefined ? 'no fixtures' : false }, async () => {
+  it("refuses its jobs with 422 saying why, the job's modelOptions applied (the model type)", { skip: dir === undefined ? 'no fixtures' : false }, async () => {
     const dataDir = path.join(work, 'msst-api');
     const added = runCli(['--data-dir', dataDir, 'models', 'add', path.join(dir as string, 'scnet_4stem.ckpt'), '--terms', 'MIT (a test fixture)']);
     assert.equal(added.status, 0, added.stderr);
@@ -114,7 +133,10 @@ describe('a server started with precision int8 and an MSST checkpoint in its lib
         return String(reply.json.error.message);
       };
       assert.equal(await refused({ model: 'scnet_4stem' }), `scnet_4stem runs in fp32 only and this server computes in int8 (serve --precision int8): ${why}`);
-      assert.match(await refused({ model: 'scnet_4stem', modelOptions: { modelType: 'mdx23c' } }), /^scnet_4stem runs in fp32 only and this server computes in int8 \(serve --precision int8\): int8 is not implemented for MDX23C: .*\d/);
+      assert.match(
+        await refused({ model: 'scnet_4stem', modelOptions: { modelType: 'mdx23c' } }),
+        /^scnet_4stem runs in fp32 only and this server computes in int8 \(serve --precision int8\): int8 is not implemented for MDX23C: .*\d/,
+      );
     } finally {
       await t.close();
     }
@@ -156,7 +178,10 @@ describe(`the bundled model (${BUNDLED}) with --precision int8`, () => {
       outputs.push(await model.run(input));
       await model.dispose();
     }
-    assertStems('bundled int8 vs fp32, one segment', outputs[0] as Float32Array, outputs[1] as Float32Array, STEMS.length, { minDb: MIN_BUNDLED_INT8_DB, names: STEMS });
+    assertStems('bundled int8 vs fp32, one segment', outputs[0] as Float32Array, outputs[1] as Float32Array, STEMS.length, {
+      minDb: MIN_BUNDLED_INT8_DB,
+      names: STEMS,
+    });
   });
 
   it('stemsplit split --precision int8 is refused in one line saying why (exit 2), and models list says so', () => {
@@ -186,10 +211,15 @@ describe(`the bundled model (${BUNDLED}) with --precision int8`, () => {
       const why = models.find((model) => model.name === BUNDLED)?.int8Refused;
       assert.match(why ?? '', /\d dB/);
       assert.equal(models.find((model) => model.family === 'demucs')?.int8Refused, null);
-      const created = await t.request('POST', '/audio/splits', { body: { input: await uploadFile(t, readFileSync(song)), stemModel: '4s', outputFormat: 'wav' } });
+      const created = await t.request('POST', '/audio/splits', {
+        body: { input: await uploadFile(t, readFileSync(song)), stemModel: '4s', outputFormat: 'wav' },
+      });
       assert.equal(created.status, 422, created.text);
       assert.equal(created.json.error.code, 'VALIDATION_ERROR');
-      assert.ok(String(created.json.error.message).includes(`${BUNDLED} runs in fp32 only`) && String(created.json.error.message).includes(why as string), created.text);
+      assert.ok(
+        String(created.json.error.message).includes(`${BUNDLED} runs in fp32 only`) && String(created.json.error.message).includes(why as string),
+        created.text,
+      );
     } finally {
       await t.close();
     }

@@ -50,7 +50,7 @@ describe('presets', () => {
     writeFileSync(join(dataDir, 'presets.json'), JSON.stringify(USER_PRESETS));
   });
 
-  test('presets list: python-audio-separator\'s presets, as recorded, with each member\'s state and terms', () => {
+  test("presets list: python-audio-separator's presets, as recorded, with each member's state and terms", () => {
     const listed = runCli(['presets', 'list', '--json'], env);
     assert.equal(listed.status, 0, listed.stderr);
     const presets = JSON.parse(listed.stdout) as PresetJson[];
@@ -59,7 +59,10 @@ describe('presets', () => {
       assert.ok(preset, id);
       assert.equal(preset.origin, 'builtin');
       assert.equal(preset.algorithm, definition.algorithm);
-      assert.deepEqual(preset.members.map((m) => m.given), definition.models);
+      assert.deepEqual(
+        preset.members.map((m) => m.given),
+        definition.models,
+      );
     }
     const karaoke = presets.find((p) => p.id === 'karaoke') as PresetJson;
     // python-audio-separator's file name of a catalog model is that model, with the catalog's terms.
@@ -83,14 +86,20 @@ describe('presets', () => {
     writeFileSync(join(bad, 'presets.json'), JSON.stringify({ presets: { x: { models: ['a', 'b'], algorithm: 'max_wave', weights: [1, 2] } } }));
     const listed = runCli(['presets', 'list'], { STEMSPLIT_DATA_DIR: bad });
     assert.equal(listed.status, 2);
-    assert.equal(listed.stderr, `stemsplit: ${join(bad, 'presets.json')}: presets.x.weights: apply to avg_wave and avg_fft only (max_wave ignores weights); use null\n`);
+    assert.equal(
+      listed.stderr,
+      `stemsplit: ${join(bad, 'presets.json')}: presets.x.weights: apply to avg_wave and avg_fft only (max_wave ignores weights); use null\n`,
+    );
   });
 
   test('split --preset with members missing says which and how to get them, in one line (exit 12)', () => {
     const run = runCli(['split', song, '--preset', 'karaoke', '-o', join(dir, 'never')], env);
     assert.equal(run.status, 12, run.stderr);
     assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
-    assert.match(run.stderr, /^stemsplit: preset karaoke needs models not installed here: mel-roformer-karaoke, mel_band_roformer_karaoke_gabox_v2\.ckpt, mel_band_roformer_karaoke_becruily\.ckpt; run: stemsplit models pull mel-roformer-karaoke; .*not in stemsplit's catalog.*stemsplit models add FILE\n$/);
+    assert.match(
+      run.stderr,
+      /^stemsplit: preset karaoke needs models not installed here: mel-roformer-karaoke, mel_band_roformer_karaoke_gabox_v2\.ckpt, mel_band_roformer_karaoke_becruily\.ckpt; run: stemsplit models pull mel-roformer-karaoke; .*not in stemsplit's catalog.*stemsplit models add FILE\n$/,
+    );
     assert.equal(existsSync(join(dir, 'never')), false);
   });
 
@@ -105,7 +114,10 @@ describe('presets', () => {
     assert.equal(listed.status, 0, listed.stderr);
     const rows = JSON.parse(listed.stdout) as { name: string; scores: { sdr: Record<string, number>; source: string }[] }[];
     const vocals = rows.map((row) => row.scores[0]?.sdr['vocals'] ?? -Infinity);
-    assert.deepEqual(vocals, [...vocals].sort((a, b) => b - a));
+    assert.deepEqual(
+      vocals,
+      [...vocals].sort((a, b) => b - a),
+    );
     assert.equal(rows[0]?.name, 'bs-roformer-viperx-1296');
     assert.equal(rows[0]?.scores[0]?.sdr['vocals'], 12.1019);
     assert.match(rows[0]?.scores[0]?.source ?? '', /python-audio-separator.*models-scores\.json.*0a644db/);
@@ -133,7 +145,7 @@ describe('presets', () => {
       assert.match(run.stderr, /their stems are combined by avg_fft with weights 3, 1/);
     });
 
-    test('the API: GET /v1/presets, a job\'s preset, a preset with a member missing, and scores in GET /v1/models', async () => {
+    test("the API: GET /v1/presets, a job's preset, a preset with a member missing, and scores in GET /v1/models", async () => {
       server = await startTestServer({ dataDir });
       const presets = await server.request('GET', '/presets');
       assert.equal(presets.status, 200, presets.text);
@@ -144,10 +156,13 @@ describe('presets', () => {
       assert.equal(pair?.installed, true);
       assert.deepEqual(pair?.weights, [3, 1]);
       // Named by file as python-audio-separator names models; run as the library's names for those files.
-      assert.deepEqual(pair?.members.map((m) => [m.given, m.model, m.installed, m.terms]), [
-        [VOCALS, 'mdx_a_nfft6144_vocals', true, 'not stated'],
-        [INSTRUMENTAL, 'mdx_b_nfft4096_instrumental', true, 'not stated'],
-      ]);
+      assert.deepEqual(
+        pair?.members.map((m) => [m.given, m.model, m.installed, m.terms]),
+        [
+          [VOCALS, 'mdx_a_nfft6144_vocals', true, 'not stated'],
+          [INSTRUMENTAL, 'mdx_b_nfft4096_instrumental', true, 'not stated'],
+        ],
+      );
 
       const input = await uploadFile(server, readFileSync(song));
       const created = await server.request('POST', '/audio/splits', { body: { input, preset: 'mdx_pair', outputFormat: 'wav' } });
@@ -166,7 +181,9 @@ describe('presets', () => {
       const both = await server.request('POST', '/audio/splits', { body: { input, preset: 'mdx_pair', models: ['a', 'b'] } });
       assert.equal(both.status, 422, both.text);
       assert.match(both.json.error.message, /preset names its models and how they combine; drop models/);
-      const chained = await server.request('POST', '/audio/splits', { body: { input, preset: 'mdx_pair', chain: [{ model: 'mdx_a_nfft6144_vocals' }, { input: 'vocals', model: 'mdx_b_nfft4096_instrumental' }] } });
+      const chained = await server.request('POST', '/audio/splits', {
+        body: { input, preset: 'mdx_pair', chain: [{ model: 'mdx_a_nfft6144_vocals' }, { input: 'vocals', model: 'mdx_b_nfft4096_instrumental' }] },
+      });
       assert.equal(chained.status, 422, chained.text);
       assert.match(chained.json.error.message, /chain names each step's model; leave out preset/);
 

@@ -72,11 +72,24 @@ test('serve under umask 022: the data dir, its folders 0700, the database, uploa
     const done = await waitForSplit(t, created.json.data.id);
     assert.equal(done.json.data.status, 'succeeded', JSON.stringify(done.json));
     const files = entries(dataDir).filter((path) => lstatSync(path).isFile());
-    assert.ok(files.some((path) => path.endsWith('stemsplit.sqlite')), files.join('\n'));
-    assert.ok(files.some((path) => path.includes(join('stems', created.json.data.id))), `no stems among ${files.join(', ')}`);
-    assert.ok(files.some((path) => path.includes(`${join(dataDir, 'sources')}`) || path.includes(join(dataDir, 'uploads'))), 'the source is kept');
+    assert.ok(
+      files.some((path) => path.endsWith('stemsplit.sqlite')),
+      files.join('\n'),
+    );
+    assert.ok(
+      files.some((path) => path.includes(join('stems', created.json.data.id))),
+      `no stems among ${files.join(', ')}`,
+    );
+    assert.ok(
+      files.some((path) => path.includes(`${join(dataDir, 'sources')}`) || path.includes(join(dataDir, 'uploads'))),
+      'the source is kept',
+    );
     assert.deepEqual(looseEntries(dataDir), []);
-    assert.deepEqual(logged.filter((line) => /tightened/.test(line)), [], 'a fresh data dir has nothing to tighten');
+    assert.deepEqual(
+      logged.filter((line) => /tightened/.test(line)),
+      [],
+      'a fresh data dir has nothing to tighten',
+    );
   } finally {
     await t.close();
   }

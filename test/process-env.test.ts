@@ -38,7 +38,9 @@ test('the worker gets its allocator settings; a user’s own MALLOC_* replace th
   assert.equal(theirs['MALLOC_MMAP_THRESHOLD_'], ALLOCATOR_PROFILES['map-large-blocks'].MALLOC_MMAP_THRESHOLD_);
 });
 
-test('a split worker starts with the allocator settings, ORT_DISABLE_TELEMETRY and the user’s GLIBC_TUNABLES', { skip: !existsSync('/proc/self/environ') && 'no /proc to read a process environment from' }, async () => {
+test('a split worker starts with the allocator settings, ORT_DISABLE_TELEMETRY and the user’s GLIBC_TUNABLES', {
+  skip: !existsSync('/proc/self/environ') && 'no /proc to read a process environment from',
+}, async () => {
   const saved = { tunables: process.env['GLIBC_TUNABLES'], telemetry: process.env['ORT_DISABLE_TELEMETRY'] };
   process.env['GLIBC_TUNABLES'] = HUGE_PAGES;
   delete process.env['ORT_DISABLE_TELEMETRY'];
@@ -54,19 +56,25 @@ test('a split worker starts with the allocator settings, ORT_DISABLE_TELEMETRY a
     assert.equal(env.get('GLIBC_TUNABLES'), HUGE_PAGES, 'the user’s tunable passes through');
   } finally {
     await splitter.close();
-    for (const [name, value] of [['GLIBC_TUNABLES', saved.tunables], ['ORT_DISABLE_TELEMETRY', saved.telemetry]] as const) {
+    for (const [name, value] of [
+      ['GLIBC_TUNABLES', saved.tunables],
+      ['ORT_DISABLE_TELEMETRY', saved.telemetry],
+    ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }
   }
 });
 
-test('a pool of one worker runs each job with its family’s allocator settings, ending the idle worker whose settings differ', { skip: (!existsSync('/proc/self/environ') && 'no /proc to read a process environment from') || NO_V2 }, async () => {
+test('a pool of one worker runs each job with its family’s allocator settings, ending the idle worker whose settings differ', {
+  skip: (!existsSync('/proc/self/environ') && 'no /proc to read a process environment from') || NO_V2,
+}, async () => {
   const dir = tempDir();
   writeSong(join(dir, 'song.wav'), 2);
   const registry = new ModelRegistry({ bundledDir: 'models', cacheDir: dir, aliases: { '4s': ['bundled-4s'], '6s': ['bundled-6s'] } });
   const splitter = workerSplitter({ cacheDir: dir, intraOpThreads: 1 }, 1);
-  const split = (model: string, out: string) => splitter.split({ inputPath: join(dir, 'song.wav'), model: registry.resolve(model), outDir: join(dir, out), format: 'wav' }, () => undefined);
+  const split = (model: string, out: string) =>
+    splitter.split({ inputPath: join(dir, 'song.wav'), model: registry.resolve(model), outDir: join(dir, out), format: 'wav' }, () => undefined);
   try {
     await split(DEMUCS_V2, 'v2');
     const demucsWorker = splitWorker();
@@ -83,7 +91,9 @@ test('a pool of one worker runs each job with its family’s allocator settings,
   }
 });
 
-test('Demucs v2, alone or in a bag, asks for map-large-blocks; HDemucs, HTDemucs, other families and a file it cannot tell keep the default', { skip: NO_V2 }, () => {
+test('Demucs v2, alone or in a bag, asks for map-large-blocks; HDemucs, HTDemucs, other families and a file it cannot tell keep the default', {
+  skip: NO_V2,
+}, () => {
   const dir = tempDir();
   const registry = new ModelRegistry({ bundledDir: 'models', cacheDir: dir, aliases: { '4s': ['bundled-4s'], '6s': ['bundled-6s'] } });
   const fixtures = join('..', 'shared', 'fixtures');
@@ -107,7 +117,11 @@ test('Demucs v2, alone or in a bag, asks for map-large-blocks; HDemucs, HTDemucs
 function splitWorker(): { pid: number; env: Map<string, string> } {
   const [worker, ...others] = childrenOf(process.pid).filter((pid) => readIfThere(`/proc/${pid}/cmdline`)?.includes('worker-process'));
   assert.ok(worker !== undefined && others.length === 0, 'one split worker is running');
-  const env = new Map(readFileSync(`/proc/${worker}/environ`, 'utf8').split('\0').map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
+  const env = new Map(
+    readFileSync(`/proc/${worker}/environ`, 'utf8')
+      .split('\0')
+      .map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]),
+  );
   return { pid: worker, env };
 }
 

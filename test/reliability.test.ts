@@ -111,7 +111,9 @@ test('regression: a database that cannot grow answers 507 with a clear message, 
     await sql.raw(`PRAGMA max_page_count = ${pages}`).execute(db);
     let full;
     for (let i = 0; i < 500 && !full; i++) {
-      const reply = await t.request('POST', '/audio/uploads', { body: { filename: `${'f'.repeat(250)}${i}.wav`, contentType: 'audio/wav', contentLength: 1000 } });
+      const reply = await t.request('POST', '/audio/uploads', {
+        body: { filename: `${'f'.repeat(250)}${i}.wav`, contentType: 'audio/wav', contentLength: 1000 },
+      });
       if (reply.status !== 200) full = reply;
     }
     assert.ok(full, 'the database filled up');
@@ -160,14 +162,22 @@ test('regression: splitting contacts no one (ONNX Runtime telemetry is off, on t
     const [fromControl, fromMain, fromWorker] = children;
     if (fromControl === undefined || fromMain === undefined || fromWorker === undefined) throw new Error('unreachable');
     const controlReady = await fromControl.ready;
-    await until(() => fromControl.remotes().length > 0, 60_000, () => 'the control never looked anyone up: unpatched ONNX Runtime no longer phones home, so this test can no longer tell');
+    await until(
+      () => fromControl.remotes().length > 0,
+      60_000,
+      () => 'the control never looked anyone up: unpatched ONNX Runtime no longer phones home, so this test can no longer tell',
+    );
     const lookupAfter = Date.now() - controlReady;
     for (const child of [fromMain, fromWorker]) {
       const readyAt = await child.ready;
       await until(() => child.remotes().length > 0 || Date.now() - readyAt > 2 * lookupAfter, 4 * lookupAfter + 60_000);
     }
     assert.ok(readdirSync(join(dir, 'out')).includes('vocals.mp3'), 'the worker split the song');
-    assert.deepEqual(fromMain.remotes(), [], `main thread, watched for ${2 * lookupAfter} ms after its session (the control looked up after ${lookupAfter} ms)`);
+    assert.deepEqual(
+      fromMain.remotes(),
+      [],
+      `main thread, watched for ${2 * lookupAfter} ms after its session (the control looked up after ${lookupAfter} ms)`,
+    );
     assert.deepEqual(fromWorker.remotes(), [], 'split worker');
   } finally {
     await Promise.all(children.map((child) => child.stop()));

@@ -71,7 +71,9 @@ test("a revoked key's stem and source URLs answer 401 at once; the person's next
   assert.equal((await fetch(fresh.json.data.stems.vocals)).status, 200, "the account's new key fetches working URLs");
 });
 
-test("a URL issued to one key cannot be re-signed for another: changing keyId breaks the signature; another account's key is refused", { timeout: 120_000 }, async () => {
+test("a URL issued to one key cannot be re-signed for another: changing keyId breaks the signature; another account's key is refused", {
+  timeout: 120_000,
+}, async () => {
   const carol = await person('carol-urls');
   const dave = await person('dave-urls');
   const split = await splitDone(carol.client);
@@ -87,7 +89,9 @@ test("a URL issued to one key cannot be re-signed for another: changing keyId br
   assert.equal((await fetch(signer.url(t.server.url, split.id, 'drums', 'mp3', Date.now(), carol.keyId))).status, 200);
 });
 
-test('DELETE /v1/audio/splits/{id}: owner only; removes source and stems from disk, its URLs answer 404, GET and the list no longer show it', { timeout: 120_000 }, async () => {
+test('DELETE /v1/audio/splits/{id}: owner only; removes source and stems from disk, its URLs answer 404, GET and the list no longer show it', {
+  timeout: 120_000,
+}, async () => {
   const erin = await person('erin-deletes');
   const frank = await person('frank-deletes');
   const split = await splitDone(erin.client);
@@ -112,7 +116,10 @@ test('DELETE /v1/audio/splits/{id}: owner only; removes source and stems from di
   assert.equal((await fetch(split.sourceUrl)).status, 404);
   assert.equal((await erin.client.request('GET', `/audio/splits/${split.id}`)).status, 404);
   const listed = await erin.client.request('GET', '/audio/splits');
-  assert.equal(listed.json.data.items.some((item: { id: string }) => item.id === split.id), false);
+  assert.equal(
+    listed.json.data.items.some((item: { id: string }) => item.id === split.id),
+    false,
+  );
   assert.equal((await erin.client.request('DELETE', `/audio/splits/${split.id}`)).status, 404, 'deleting twice finds nothing');
 });
 
@@ -133,5 +140,9 @@ test('deleting a job while it runs cancels it (credits back) and leaves nothing 
   assert.equal(existsSync(layout.absolute(row?.sourcePath ?? '')), false);
   // The worker stops at its next chunk and removes its staging folder; nothing of the job stays.
   const left = () => readdirSync(dirname(stemDir)).filter((name) => name.startsWith(basename(stemDir)));
-  await until(() => left().length === 0, 30_000, () => `${left().join(', ')} stayed`);
+  await until(
+    () => left().length === 0,
+    30_000,
+    () => `${left().join(', ')} stayed`,
+  );
 });

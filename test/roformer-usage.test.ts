@@ -49,7 +49,10 @@ describe('RoFormer checkpoints in use', { skip: FIXTURES === undefined ? 'no fix
     for (let i = 0; i < mix.length; i++) worst = Math.max(worst, Math.abs((vocals[i] as number) + (rest[i] as number) - (mix[i] as number)));
     assert.ok(worst < 1e-4, `vocals + no_vocals differs from the mix by ${worst}`);
 
-    const named = runCli(['split', song, '--model', join(dir, 'voc.ckpt'), '--model-config', join(FIXTURES as string, 'bs_roformer_vocals.yaml'), '-o', join(dir, 'out2')], env);
+    const named = runCli(
+      ['split', song, '--model', join(dir, 'voc.ckpt'), '--model-config', join(FIXTURES as string, 'bs_roformer_vocals.yaml'), '-o', join(dir, 'out2')],
+      env,
+    );
     assert.equal(named.status, 0, named.stderr);
     const missing = runCli(['split', song, '--model', join(dir, 'voc.ckpt'), '--model-config', join(dir, 'nope.yaml')], env);
     assert.equal(missing.status, 12, missing.stderr);

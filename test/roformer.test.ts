@@ -61,7 +61,8 @@ describe('RoFormer fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : f
         for (let i = 0; i < length; i++) squares += (((track[i] as number) + (track[length + i] as number)) / 2 - mean) ** 2;
         const std = network.config.normalize ? Math.sqrt(squares / length) : 1;
         const shift = network.config.normalize ? mean : 0;
-        const input = network.config.channels === 2 ? track : Float32Array.from({ length }, (_, i) => ((track[i] as number) + (track[length + i] as number)) / 2);
+        const input =
+          network.config.channels === 2 ? track : Float32Array.from({ length }, (_, i) => ((track[i] as number) + (track[length + i] as number)) / 2);
         const whole = await network.demixTrack(input.map((v) => (v - shift) / std));
         const stems = network.config.numStems;
         const expected = new Float32Array(streamed.length * 2 * length);
@@ -87,7 +88,10 @@ describe('RoFormer fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : f
         const config = readRoformerConfig(path.join(FIXTURES as string, fixture.config.file), fixture.model_type as RoformerType);
         const bands = melBandBins(config.sampleRate, config.nFft, config.numBands);
         const expected = fixture.mel_bands?.band_bins_start_end_exclusive ?? [];
-        assert.deepEqual(bands.map((b) => [b[0], (b[b.length - 1] as number) + 1]), expected);
+        assert.deepEqual(
+          bands.map((b) => [b[0], (b[b.length - 1] as number) + 1]),
+          expected,
+        );
       });
     }
   }
@@ -113,7 +117,10 @@ describe('RoFormer configs', () => {
   });
 
   it('refuses an option it does not implement, by name', () => {
-    assert.throws(() => parseRoformerConfig({ ...base, model: { ...base.model, use_fancy_norm: true } }, 'x.yaml'), /unsupported bs_roformer option use_fancy_norm/);
+    assert.throws(
+      () => parseRoformerConfig({ ...base, model: { ...base.model, use_fancy_norm: true } }, 'x.yaml'),
+      /unsupported bs_roformer option use_fancy_norm/,
+    );
     assert.throws(() => parseRoformerConfig({ ...base, model: { ...base.model, use_pope: true } }, 'x.yaml'), /use_pope/);
     assert.throws(() => parseRoformerConfig({ ...base, model: { ...base.model, freqs_per_bands: [2, 2] } }, 'x.yaml'), /sums to 4/);
     assert.throws(() => parseRoformerConfig({ ...base, model: { ...base.model, num_stems: 2 } }, 'x.yaml'), /num_stems is 2/);
@@ -123,7 +130,10 @@ describe('RoFormer configs', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'stemsplit-roformer-yaml-'));
     try {
       const file = path.join(dir, 'm.yaml');
-      writeFileSync(file, 'audio:\n  chunk_size: 44100\nmodel:\n  dim: 8\n  depth: 1\n  freqs_per_bands: !!python/tuple\n  - 512\n  - 513\ntraining:\n  instruments: [vocals]\n');
+      writeFileSync(
+        file,
+        'audio:\n  chunk_size: 44100\nmodel:\n  dim: 8\n  depth: 1\n  freqs_per_bands: !!python/tuple\n  - 512\n  - 513\ntraining:\n  instruments: [vocals]\n',
+      );
       assert.deepEqual(readRoformerConfig(file).freqsPerBands, [512, 513]);
     } finally {
       rmSync(dir, { recursive: true, force: true });

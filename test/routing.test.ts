@@ -68,7 +68,10 @@ describe('POST /v1/audio/splits refuses a bad body with one sentence naming the 
 
 const uploadCases: Array<[unknown, string]> = [
   [{}, 'filename is required and must be a string'],
-  [{ filename: 'a.ogg', contentType: 'audio/ogg', contentLength: 10 }, 'contentType must be one of "audio/mpeg", "audio/wav", "audio/flac", "audio/mp4", "audio/x-m4a", "audio/x-wav", "audio/webm"'],
+  [
+    { filename: 'a.ogg', contentType: 'audio/ogg', contentLength: 10 },
+    'contentType must be one of "audio/mpeg", "audio/wav", "audio/flac", "audio/mp4", "audio/x-m4a", "audio/x-wav", "audio/webm"',
+  ],
   [{ filename: 'a.wav', contentType: 'audio/wav', contentLength: 0 }, 'contentLength must be an integer at least 1'],
   [{ filename: 'a.wav', contentType: 'audio/wav', contentLength: MAX_UPLOAD_BYTES + 1 }, `contentLength must be an integer at most ${MAX_UPLOAD_BYTES}`],
   [{ filename: 'a.wav', contentType: 'audio/wav', contentLength: 1.5 }, 'contentLength must be an integer'],

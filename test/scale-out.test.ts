@@ -63,7 +63,9 @@ test('20 concurrent creates over two API nodes never overdraw', { skip }, async 
   const key = await accountWith('overdraw', 10); // two jobs of 5 credits
   const inputs = await Promise.all(Array.from({ length: 20 }, () => new ApiClient(nodeA.server.url, key).upload(song, 'song.wav', 'audio/wav', 'POST')));
   const replies = await Promise.all(
-    inputs.map((input, i) => new ApiClient((i % 2 === 0 ? nodeA : nodeB).server.url, key).request('POST', '/audio/splits', { body: { input, stemModel: '4s' } })),
+    inputs.map((input, i) =>
+      new ApiClient((i % 2 === 0 ? nodeA : nodeB).server.url, key).request('POST', '/audio/splits', { body: { input, stemModel: '4s' } }),
+    ),
   );
   const statuses = replies.map((r) => r.status).sort();
   assert.deepEqual(statuses, [...Array(2).fill(200), ...Array(18).fill(402)], JSON.stringify(replies.map((r) => r.json)));
@@ -100,7 +102,10 @@ function startWorkerProcess(): { child: ChildProcess; log: () => string } {
   return { child, log: () => log };
 }
 
-test('two workers, one SIGKILLed mid-job: every job succeeds once charged, the ledger balances, every webhook is delivered', { skip, timeout: 300_000 }, async () => {
+test('two workers, one SIGKILLed mid-job: every job succeeds once charged, the ledger balances, every webhook is delivered', {
+  skip,
+  timeout: 300_000,
+}, async () => {
   const key = await accountWith('workers', 1000);
   const longer = tempDir();
   writeSong(join(longer, 'song.wav'), 24);
@@ -121,20 +126,39 @@ test('two workers, one SIGKILLed mid-job: every job succeeds once charged, the l
     const { store } = nodeA.server.data;
     // Kill the first worker while it holds a job it has started separating (early on, so it cannot finish first).
     let taken: string | undefined;
-    await until(async () => {
-      const held = await store.all(store.db.selectFrom('splits').select(['id', 'leaseOwner', 'progress']).where('status', '=', 'processing').where('id', 'in', ids));
-      taken = held.find((row) => row.leaseOwner?.split(':')[1] === doomedPid && row.progress > 0 && row.progress < 60)?.id;
-      return taken !== undefined;
-    }, 120_000, () => `the first worker never started a job: ${doomed.log()}`);
+    await until(
+      async () => {
+        const held = await store.all(
+          store.db.selectFrom('splits').select(['id', 'leaseOwner', 'progress']).where('status', '=', 'processing').where('id', 'in', ids),
+        );
+        taken = held.find((row) => row.leaseOwner?.split(':')[1] === doomedPid && row.progress > 0 && row.progress < 60)?.id;
+        return taken !== undefined;
+      },
+      120_000,
+      () => `the first worker never started a job: ${doomed.log()}`,
+    );
     await killHard(doomed.child);
-    const orphan = await store.first(store.db.selectFrom('splits').select(['status', 'leaseOwner']).where('id', '=', taken ?? ''));
+    const orphan = await store.first(
+      store.db
+        .selectFrom('splits')
+        .select(['status', 'leaseOwner'])
+        .where('id', '=', taken ?? ''),
+    );
     assert.equal(orphan?.status, 'processing', 'the job was still running when its worker died');
 
-    await until(async () => (await splitsOf('workers')).every((s) => s.status === 'succeeded' || s.status === 'failed'), 240_000, () => survivor.log());
+    await until(
+      async () => (await splitsOf('workers')).every((s) => s.status === 'succeeded' || s.status === 'failed'),
+      240_000,
+      () => survivor.log(),
+    );
     const splits = await splitsOf('workers');
-    assert.deepEqual(splits.map((s) => s.status), ['succeeded', 'succeeded', 'succeeded', 'succeeded'], survivor.log());
+    assert.deepEqual(
+      splits.map((s) => s.status),
+      ['succeeded', 'succeeded', 'succeeded', 'succeeded'],
+      survivor.log(),
+    );
     const retried = splits.find((s) => s.id === taken);
-    assert.ok(retried && retried.attempts >= 2, 'the killed worker\'s job ran again on the other');
+    assert.ok(retried && retried.attempts >= 2, "the killed worker's job ran again on the other");
     for (const split of splits) {
       for (const stem of ['vocals', 'drums', 'bass', 'other']) assert.ok(existsSync(join(dataDir, 'stems', split.id, `${stem}.mp3`)), `${split.id}/${stem}`);
     }
@@ -146,7 +170,12 @@ test('two workers, one SIGKILLed mid-job: every job succeeds once charged, the l
       const rows = await store.all(store.db.selectFrom('webhookDeliveries').select(['splitId', 'status']).where('splitId', 'in', ids));
       return rows.length === 4 && rows.every((row) => row.status === 'delivered');
     }, 60_000);
-    const delivered = new Set(hook.received.map((r) => JSON.parse(r.body).data).filter((d) => d.status === 'succeeded').map((d) => d.id));
+    const delivered = new Set(
+      hook.received
+        .map((r) => JSON.parse(r.body).data)
+        .filter((d) => d.status === 'succeeded')
+        .map((d) => d.id),
+    );
     assert.deepEqual([...delivered].sort(), [...ids].sort());
   } finally {
     await killHard(doomed.child);

@@ -39,7 +39,11 @@ describe('SCNet fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fals
     const stems = fixture.instruments_out.length;
 
     it(`${name}: forward and demix match MSST`, async () => {
-      const network = await ScnetNetwork.open(fixtureFile(fixture.checkpoint.file), { cacheDir, configPath: fixtureFile(fixture.config.file), intraOpThreads: 2 });
+      const network = await ScnetNetwork.open(fixtureFile(fixture.checkpoint.file), {
+        cacheDir,
+        configPath: fixtureFile(fixture.config.file),
+        intraOpThreads: 2,
+      });
       try {
         await checkForwardAndDemix(network, FIXTURES as string, name, fixture, MIN_SNR_DB);
       } finally {
@@ -61,11 +65,18 @@ describe('SCNet fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fals
     mkdirSync(dir, { recursive: true });
     const song = path.join(dir, 'song.wav');
     const track = readF32(fixtureFile((fixture.files['demix_in'] as FixtureFile).file));
-    writeFloatWav(song, track.subarray(0, 2 * 50_000).map((v, i) => (i < 50_000 ? v : (track[track.length / 2 + i - 50_000] as number))), 2);
+    writeFloatWav(
+      song,
+      track.subarray(0, 2 * 50_000).map((v, i) => (i < 50_000 ? v : (track[track.length / 2 + i - 50_000] as number))),
+      2,
+    );
     const checkpoint = path.join(dir, 'model.ckpt');
     copyFileSync(fixtureFile(fixture.checkpoint.file), checkpoint);
     const env = { STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: path.join(dir, 'cache') };
-    const named = runCli(['split', song, '--model', checkpoint, '--model-config', fixtureFile(fixture.config.file), '--model-type', 'scnet', '-o', path.join(dir, 'out')], env);
+    const named = runCli(
+      ['split', song, '--model', checkpoint, '--model-config', fixtureFile(fixture.config.file), '--model-type', 'scnet', '-o', path.join(dir, 'out')],
+      env,
+    );
     assert.equal(named.status, 0, named.stderr);
     assert.deepEqual(readdirSync(path.join(dir, 'out', 'song')).sort(), ['other.mp3', 'vocals.mp3']);
 
@@ -77,7 +88,13 @@ describe('SCNet fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fals
     // Refused in the split worker, with its own exit code (13, MODEL_INVALID), not the worker's 9.
     assert.equal(refused.status, 13, refused.stderr);
     assert.match(refused.stderr, /model\.yaml: unsupported scnet options mamba_layers, use_flash/);
-    assert.equal(refused.stderr.trim().split('\n').filter((line) => /unsupported/.test(line)).length, 1);
+    assert.equal(
+      refused.stderr
+        .trim()
+        .split('\n')
+        .filter((line) => /unsupported/.test(line)).length,
+      1,
+    );
   });
 });
 
@@ -130,7 +147,14 @@ describe('SCNet configs', () => {
     assert.equal(chunkPadding(485100, 1024), 1300); // 474 hops is even → 475
     const config = parseScnetConfig(withModel({ band_SR: [0.225, 0.372, 0.403] }), 'x.yaml');
     const geometry = bandGeometry(config, 2049, 'x.yaml');
-    assert.deepEqual(geometry.map((g) => [g.start, g.length, g.outLength]), [[0, 462, 462], [462, 762, 191], [1224, 825, 52]]);
+    assert.deepEqual(
+      geometry.map((g) => [g.start, g.length, g.outLength]),
+      [
+        [0, 462, 462],
+        [462, 762, 191],
+        [1224, 825, 52],
+      ],
+    );
   });
 });
 

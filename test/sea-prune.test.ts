@@ -25,9 +25,13 @@ function runtimeDir(parent: string, name: string, ageMs: number): string {
 
 /** A process that loads an addon from `dir` and keeps running; resolves once it is loaded. */
 async function processUsing(addon: string) {
-  const child = spawn(process.execPath, ['-e', `process.dlopen({ exports: {} }, ${JSON.stringify(addon)}); console.log('loaded'); setInterval(() => {}, 1000);`], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-e', `process.dlopen({ exports: {} }, ${JSON.stringify(addon)}); console.log('loaded'); setInterval(() => {}, 1000);`],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('loaded') && resolve());
     child.once('exit', (code) => reject(new Error(`exited with ${code}`)));

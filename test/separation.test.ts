@@ -107,11 +107,7 @@ class RefChunk {
 
 type Estimate = number[][][]; // [source][channel][time]
 
-async function refApply(
-  model: SegmentModel,
-  mix: RefChunk,
-  opts: { shifts: number; overlap: number; power: number; offsets: number[] },
-): Promise<Estimate> {
+async function refApply(model: SegmentModel, mix: RefChunk, opts: { shifts: number; overlap: number; power: number; offsets: number[] }): Promise<Estimate> {
   const S = model.sources.length;
   const zeros = (n: number): Estimate => Array.from({ length: S }, () => [new Array<number>(n).fill(0), new Array<number>(n).fill(0)]);
   if (opts.shifts > 0) {
@@ -192,7 +188,10 @@ describe('separate() against a plain transcription of Demucs apply_model', () =>
       assert.equal(ours.length, 3);
       for (const stem of ours) assert.equal(stem.length, 2 * length);
       const ref = await reference(model, data, length, options);
-      const difference = maxDifference(ours, ref.map((source) => source.flat()));
+      const difference = maxDifference(
+        ours,
+        ref.map((source) => source.flat()),
+      );
       assert.ok(difference < 2e-5, `max difference ${difference}`);
     });
   }
@@ -227,12 +226,19 @@ describe('separate() invariants', () => {
     const seen: string[] = [];
     await separate(model, { data, length: 2000 }, { shifts: 2, onProgress: (p) => seen.push(`${p.done}/${p.total}`) });
     const total = Number(seen[0]?.split('/')[1]);
-    assert.deepEqual(seen, Array.from({ length: total }, (_, i) => `${i + 1}/${total}`));
+    assert.deepEqual(
+      seen,
+      Array.from({ length: total }, (_, i) => `${i + 1}/${total}`),
+    );
     const controller = new AbortController();
-    const aborted = separate(model, { data, length: 2000 }, {
-      signal: controller.signal,
-      onProgress: (p) => p.done === 2 && controller.abort(),
-    });
+    const aborted = separate(
+      model,
+      { data, length: 2000 },
+      {
+        signal: controller.signal,
+        onProgress: (p) => p.done === 2 && controller.abort(),
+      },
+    );
     await assert.rejects(aborted, { name: 'AbortError' });
   });
 
@@ -306,7 +312,7 @@ describe('separateStream: the track as a stream, never held whole', () => {
     }
   });
 
-  it('a normalising model needs the whole track\'s statistics; the one-pass meter gives the two-pass values', async () => {
+  it("a normalising model needs the whole track's statistics; the one-pass meter gives the two-pass values", async () => {
     const length = 12_345;
     const data = testTrack(length, 9);
     await assert.rejects(
@@ -321,23 +327,30 @@ describe('separateStream: the track as a stream, never held whole', () => {
 });
 
 describe('combineBag', () => {
-  for (const segments of [[400, 400, 400], [400, 300, 512]]) {
-  it(`mixes members per source as Σ(wᵢ·yᵢ)/Σwᵢ, the same as mixing whole-track separations (segments ${segments.join(', ')})`, async () => {
-    const members = [windowedGainModel(segments[0]!, [1, 2]), windowedGainModel(segments[1]!, [-1, 0.5]), windowedGainModel(segments[2]!, [3, 3])];
-    const weights = [[1, 0], [1, 3], [0, 1]];
-    const data = testTrack(1234);
-    const bagged = await separate(combineBag(members, weights, 'bag'), { data, length: 1234 });
-    const each = await Promise.all(members.map((m) => separate(m, { data, length: 1234 })));
-    for (let s = 0; s < 2; s++) {
-      const total = weights.reduce((a, row) => a + row[s]!, 0);
-      let worst = 0;
-      for (let i = 0; i < 2 * 1234; i++) {
-        const expected = each.reduce((a, out, m) => a + weights[m]![s]! * out[s]![i]!, 0) / total;
-        worst = Math.max(worst, Math.abs(expected - bagged[s]![i]!));
+  for (const segments of [
+    [400, 400, 400],
+    [400, 300, 512],
+  ]) {
+    it(`mixes members per source as Σ(wᵢ·yᵢ)/Σwᵢ, the same as mixing whole-track separations (segments ${segments.join(', ')})`, async () => {
+      const members = [windowedGainModel(segments[0]!, [1, 2]), windowedGainModel(segments[1]!, [-1, 0.5]), windowedGainModel(segments[2]!, [3, 3])];
+      const weights = [
+        [1, 0],
+        [1, 3],
+        [0, 1],
+      ];
+      const data = testTrack(1234);
+      const bagged = await separate(combineBag(members, weights, 'bag'), { data, length: 1234 });
+      const each = await Promise.all(members.map((m) => separate(m, { data, length: 1234 })));
+      for (let s = 0; s < 2; s++) {
+        const total = weights.reduce((a, row) => a + row[s]!, 0);
+        let worst = 0;
+        for (let i = 0; i < 2 * 1234; i++) {
+          const expected = each.reduce((a, out, m) => a + weights[m]![s]! * out[s]![i]!, 0) / total;
+          worst = Math.max(worst, Math.abs(expected - bagged[s]![i]!));
+        }
+        assert.ok(worst < 1e-5, `source ${s}: max difference ${worst}`);
       }
-      assert.ok(worst < 1e-5, `source ${s}: max difference ${worst}`);
-    }
-  });
+    });
   }
 
   it('refuses members that disagree and weights that sum to zero', () => {
@@ -430,7 +443,10 @@ describe('bundled ONNX baselines', () => {
       const manifest = JSON.parse(JSON.stringify(await readModelManifest('models/bundled-4s/model.json')));
       manifest.segmentSamples = -3;
       await writeFile(path.join(dir, 'model.json'), JSON.stringify(manifest));
-      await assert.rejects(loadManifestModel(path.join(dir, 'model.json')), (e) => isStemsplitError(e) && e.code === 'MODEL_INVALID' && e.message.includes('"segmentSamples"'));
+      await assert.rejects(
+        loadManifestModel(path.join(dir, 'model.json')),
+        (e) => isStemsplitError(e) && e.code === 'MODEL_INVALID' && e.message.includes('"segmentSamples"'),
+      );
       manifest.segmentSamples = 441000;
       await writeFile(path.join(dir, 'model.json'), JSON.stringify(manifest));
       await writeFile(path.join(dir, 'model.onnx'), 'not a graph');

@@ -37,11 +37,14 @@ describe('split batches', () => {
     assert.equal(result.status, 8, `a batch whose failures are all unreadable files exits with the decode code: ${result.stderr}`);
     assert.deepEqual(readdirSync(join(dir, 'out')).sort(), ['a', 'b']);
     const listed = JSON.parse(result.stdout) as { input: string; stems?: Record<string, string>; error?: { code: string; message: string } }[];
-    assert.deepEqual(listed.map((entry) => [entry.input, entry.stems ? 'split' : entry.error?.code]), [
-      [join(dir, 'a.wav'), 'split'],
-      [join(dir, 'notes.txt'), 'AUDIO_DECODE_FAILED'],
-      [join(dir, 'b.wav'), 'split'],
-    ]);
+    assert.deepEqual(
+      listed.map((entry) => [entry.input, entry.stems ? 'split' : entry.error?.code]),
+      [
+        [join(dir, 'a.wav'), 'split'],
+        [join(dir, 'notes.txt'), 'AUDIO_DECODE_FAILED'],
+        [join(dir, 'b.wav'), 'split'],
+      ],
+    );
     assert.match(listed[1]?.error?.message ?? '', /notes\.txt is not audio stemsplit can read/);
     const lines = result.stderr.split('\n');
     const refusal = lines.findIndex((line) => /notes\.txt is not audio stemsplit can read/.test(line));
@@ -64,11 +67,14 @@ describe('split batches', () => {
     assert.match(result.stderr, new RegExp(`^stemsplit: no such file: ${missing}$`, 'm'));
     assert.deepEqual(readdirSync(join(dir, 'out')).sort(), ['one', 'two']);
     const listed = JSON.parse(result.stdout) as { input: string; error?: { code: string } }[];
-    assert.deepEqual(listed.map((entry) => [entry.input, entry.error?.code ?? 'split']), [
-      [join(dir, 'album', 'disc 2', 'two.flac'), 'split'],
-      [join(dir, 'album', 'one.wav'), 'split'],
-      [missing, 'NOT_FOUND'],
-    ]);
+    assert.deepEqual(
+      listed.map((entry) => [entry.input, entry.error?.code ?? 'split']),
+      [
+        [join(dir, 'album', 'disc 2', 'two.flac'), 'split'],
+        [join(dir, 'album', 'one.wav'), 'split'],
+        [missing, 'NOT_FOUND'],
+      ],
+    );
   });
 
   it('--filename places each stem from {track}, {stem}, {model} and {ext}; same-named tracks still get their own files', () => {
@@ -78,13 +84,32 @@ describe('split batches', () => {
     writeSong(join(dir, 'x', 'song.wav'), 1);
     writeSong(join(dir, 'y', 'song.wav'), 1);
     const out = join(dir, 'out');
-    const result = runCli(['split', join(dir, 'x', 'song.wav'), join(dir, 'y', 'song.wav'), '-o', out, '--format', 'flac', '--two-stems', 'vocals', '--filename', '{model}/{track} - {stem}.{ext}', '--json'], env);
+    const result = runCli(
+      [
+        'split',
+        join(dir, 'x', 'song.wav'),
+        join(dir, 'y', 'song.wav'),
+        '-o',
+        out,
+        '--format',
+        'flac',
+        '--two-stems',
+        'vocals',
+        '--filename',
+        '{model}/{track} - {stem}.{ext}',
+        '--json',
+      ],
+      env,
+    );
     assert.equal(result.status, 0, result.stderr);
     const [model] = readdirSync(out);
     assert.match(model ?? '', /^stemsplit-small-4s$/);
     assert.deepEqual(readdirSync(join(out, model as string)).sort(), ['song - no_vocals.flac', 'song - vocals.flac']);
     assert.deepEqual(readdirSync(join(out, `${model}-2`)).sort(), ['song - no_vocals.flac', 'song - vocals.flac']);
-    const flat = runCli(['split', join(dir, 'x', 'song.wav'), join(dir, 'y', 'song.wav'), '-o', join(dir, 'flat'), '--two-stems', 'vocals', '--filename', '{track}_{stem}.{ext}'], env);
+    const flat = runCli(
+      ['split', join(dir, 'x', 'song.wav'), join(dir, 'y', 'song.wav'), '-o', join(dir, 'flat'), '--two-stems', 'vocals', '--filename', '{track}_{stem}.{ext}'],
+      env,
+    );
     assert.equal(flat.status, 0, flat.stderr);
     assert.deepEqual(readdirSync(join(dir, 'flat')).sort(), ['song_no_vocals-2.mp3', 'song_no_vocals.mp3', 'song_vocals-2.mp3', 'song_vocals.mp3']);
     for (const bad of ['{track}/{stem}/x.{ext}', '../{stem}.{ext}', '{track}/{name}.{ext}', '{track}.{ext}']) {
@@ -104,10 +129,12 @@ describe('split batches', () => {
   });
 
   it('gives same-named tracks distinct folders, in the order given', () => {
-    assert.deepEqual(
-      outputFolders(['x/song.flac', 'y/song.flac', 'z/other.wav', 'w/song.mp3'], '/out'),
-      ['/out/song', '/out/song-2', '/out/other', '/out/song-3'],
-    );
+    assert.deepEqual(outputFolders(['x/song.flac', 'y/song.flac', 'z/other.wav', 'w/song.mp3'], '/out'), [
+      '/out/song',
+      '/out/song-2',
+      '/out/other',
+      '/out/song-3',
+    ]);
     const dir = join(work, 'names');
     mkdirSync(join(dir, 'x'), { recursive: true });
     mkdirSync(join(dir, 'y'), { recursive: true });
@@ -140,7 +167,10 @@ describe('split batches', () => {
 });
 
 describe('signals from another process', () => {
-  for (const [signal, code] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
+  for (const [signal, code] of [
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+  ] as const) {
     it(`${signal} mid-separation ends split with exit ${code}, one line and no partial output`, async () => {
       const dir = join(work, `signal-${signal}`);
       mkdirSync(dir);
@@ -150,7 +180,11 @@ describe('signals from another process', () => {
       let stderr = '';
       child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const exited = new Promise<number | null>((resolve) => child.once('close', (status) => resolve(status)));
-      await until(() => /\d+% separate/.test(stderr), 60_000, () => `separation never began: ${stderr}`);
+      await until(
+        () => /\d+% separate/.test(stderr),
+        60_000,
+        () => `separation never began: ${stderr}`,
+      );
       child.kill(signal);
       assert.equal(await exited, code, stderr);
       assert.match(stderr, new RegExp(`\nstemsplit: stopped by ${signal}; nothing was written for long\n$`));
@@ -176,12 +210,19 @@ describe('a killed run', () => {
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise((resolve) => child.once('close', resolve));
-    await until(() => /\d+% separate/.test(stderr), 60_000, () => `separation never began: ${stderr}`);
+    await until(
+      () => /\d+% separate/.test(stderr),
+      60_000,
+      () => `separation never began: ${stderr}`,
+    );
     child.kill('SIGKILL');
     await exited;
     const staging = readdirSync(out).filter((name) => name.startsWith('long.partial-'));
     assert.equal(staging.length, 1, `the killed run left its staging folder: ${readdirSync(out).join(', ')}`);
-    assert.ok(readdirSync(join(out, staging[0] as string)).some((name) => name.endsWith('.partial')), 'with half-encoded stems in it');
+    assert.ok(
+      readdirSync(join(out, staging[0] as string)).some((name) => name.endsWith('.partial')),
+      'with half-encoded stems in it',
+    );
 
     const next = runCli(['split', join(dir, 'next.wav'), '-o', out], env);
     assert.equal(next.status, 0, next.stderr);

@@ -20,8 +20,27 @@ const env = { STEMSPLIT_DATA_DIR: join(work, 'data'), STEMSPLIT_CACHE_DIR: join(
 /** A tone and noise at `rate`, `channels`, in `codec` (pcm_s24le, pcm_s16le, flac …). */
 function writeSource(path: string, rate: number, channels: 1 | 2, codec: string, extra: string[] = []): void {
   const layout = channels === 1 ? 'mono' : 'stereo';
-  const args = ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=220:duration=2:sample_rate=${rate}`, '-f', 'lavfi', '-i', `anoisesrc=d=2:a=0.05:r=${rate}`,
-    '-filter_complex', `[0][1]amix=inputs=2,aformat=channel_layouts=${layout}`, '-ar', String(rate), '-c:a', codec, ...extra, path];
+  const args = [
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=220:duration=2:sample_rate=${rate}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `anoisesrc=d=2:a=0.05:r=${rate}`,
+    '-filter_complex',
+    `[0][1]amix=inputs=2,aformat=channel_layouts=${layout}`,
+    '-ar',
+    String(rate),
+    '-c:a',
+    codec,
+    ...extra,
+    path,
+  ];
   const result = spawnSync(resolveFfmpegPath(), args, { encoding: 'utf8' });
   assert.equal(result.status, 0, result.stderr);
 }
@@ -68,8 +87,20 @@ describe('stem output format', () => {
     const refused = runCli(['split', join(dir, 'take.wav'), '--sample-rate', '96000', '-o', join(dir, 'out2')], env);
     assert.equal(refused.status, 2);
     assert.match(refused.stderr, /MP3 cannot hold 96000 Hz/);
-    assert.deepEqual(stemOutput({ sampleRate: 96_000, channels: 2, bitDepth: 24 }, 44_100, { format: 'mp3' }), { outputSampleRate: 48_000, channels: 2, depth: 24 });
-    assert.deepEqual(stemOutput({ sampleRate: 44_100, channels: 6, bitDepth: 'float' }, 44_100, { format: 'flac' }), { outputSampleRate: 44_100, channels: 2, depth: 24 });
-    assert.deepEqual(stemOutput({ sampleRate: undefined, channels: 2, bitDepth: undefined }, 44_100, { format: 'wav', bitDepth: 32 }), { outputSampleRate: 44_100, channels: 2, depth: 'float' });
+    assert.deepEqual(stemOutput({ sampleRate: 96_000, channels: 2, bitDepth: 24 }, 44_100, { format: 'mp3' }), {
+      outputSampleRate: 48_000,
+      channels: 2,
+      depth: 24,
+    });
+    assert.deepEqual(stemOutput({ sampleRate: 44_100, channels: 6, bitDepth: 'float' }, 44_100, { format: 'flac' }), {
+      outputSampleRate: 44_100,
+      channels: 2,
+      depth: 24,
+    });
+    assert.deepEqual(stemOutput({ sampleRate: undefined, channels: 2, bitDepth: undefined }, 44_100, { format: 'wav', bitDepth: 32 }), {
+      outputSampleRate: 44_100,
+      channels: 2,
+      depth: 'float',
+    });
   });
 });

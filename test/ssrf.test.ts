@@ -18,10 +18,33 @@ import { startTestServer, tempDir, waitForSplit } from './support/server.js';
 
 describe('the address check', () => {
   const refused = [
-    '127.0.0.1', '127.255.255.254', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254',
-    '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fe80::1%eth0', 'fc00::1', 'fd12:3456::1',
-    'ff02::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:192.168.0.1', '::127.0.0.1',
-    '64:ff9b::7f00:1', '2002:7f00:1::', '[::1]', 'not-an-ip',
+    '127.0.0.1',
+    '127.255.255.254',
+    '10.0.0.1',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '::1',
+    '::',
+    'fe80::1',
+    'fe80::1%eth0',
+    'fc00::1',
+    'fd12:3456::1',
+    'ff02::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    '::ffff:192.168.0.1',
+    '::127.0.0.1',
+    '64:ff9b::7f00:1',
+    '2002:7f00:1::',
+    '[::1]',
+    'not-an-ip',
   ];
   const allowed = ['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '::ffff:8.8.8.8', '172.32.0.1', '100.128.0.1'];
   for (const address of refused) test(`refuses ${address}`, () => assert.equal(isForbiddenAddress(address), true));
@@ -60,10 +83,21 @@ async function refusedWithoutConnecting(url: string, resolve?: (host: string) =>
 
 describe('guarded fetch refuses private targets by default', () => {
   const literalTargets = [
-    'http://127.0.0.1/', 'http://localhost/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]/', 'http://[::ffff:a00:1]/',
-    'http://10.0.0.1/', 'http://192.168.0.10:8080/', 'http://169.254.169.254/latest/meta-data/',
+    'http://127.0.0.1/',
+    'http://localhost/',
+    'http://[::1]/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://[::ffff:a00:1]/',
+    'http://10.0.0.1/',
+    'http://192.168.0.10:8080/',
+    'http://169.254.169.254/latest/meta-data/',
     // Other spellings of 127.0.0.1: decimal, octal, hex, short forms.
-    'http://2130706433/', 'http://0177.0.0.1/', 'http://0x7f.0.0.1/', 'http://0x7f000001/', 'http://127.1/', 'http://0/',
+    'http://2130706433/',
+    'http://0177.0.0.1/',
+    'http://0x7f.0.0.1/',
+    'http://0x7f000001/',
+    'http://127.1/',
+    'http://0/',
   ];
   for (const url of literalTargets) {
     test(`refuses ${url}`, async () => {
@@ -129,7 +163,11 @@ describe('guarded fetch refuses private targets by default', () => {
     const dir = tempDir();
     await assert.rejects(
       downloadToFile('http://big.example.test/a.mp3', join(dir, 'a'), {
-        allowPrivate: false, timeoutMs: 5000, maxBytes: 100_000, dial: dialSink, resolve: async () => ['93.184.216.34'],
+        allowPrivate: false,
+        timeoutMs: 5000,
+        maxBytes: 100_000,
+        dial: dialSink,
+        resolve: async () => ['93.184.216.34'],
       }),
       (error: unknown) => error instanceof FetchRefused,
     );

@@ -18,12 +18,15 @@ test('the database is in WAL mode, migrations run once, and reopening keeps the 
   await first.accounts.grant('default', 10);
   await first.close();
   const second = await openDataStore(dir, { initialCredits: 3600, idempotencyTtlSeconds: 86400 });
-  assert.equal((await second.accounts.balance('default')), 3610, 'the initial grant is given once, on creation');
+  assert.equal(await second.accounts.balance('default'), 3610, 'the initial grant is given once, on creation');
   await second.close();
   const raw = new BetterSqlite3(join(dir, 'stemsplit.sqlite'), { readonly: true });
   assert.equal(raw.pragma('journal_mode', { simple: true }), 'wal');
   const migrations = raw.prepare('select name from kysely_migration').all() as Array<{ name: string }>;
-  assert.deepEqual(migrations.map((m) => m.name), migrationNames);
+  assert.deepEqual(
+    migrations.map((m) => m.name),
+    migrationNames,
+  );
   raw.close();
 });
 
@@ -56,7 +59,10 @@ test('processes opening a fresh data dir at the same moment all succeed and migr
   }
   const raw = new BetterSqlite3(join(dir, 'stemsplit.sqlite'), { readonly: true });
   const migrations = raw.prepare('select name from kysely_migration').all() as Array<{ name: string }>;
-  assert.deepEqual(migrations.map((m) => m.name), migrationNames);
+  assert.deepEqual(
+    migrations.map((m) => m.name),
+    migrationNames,
+  );
   raw.close();
 });
 
@@ -85,11 +91,19 @@ test('a data dir a newer stemsplit migrated is refused in words, and left as it 
   raw.close();
   await assert.rejects(openDataStore(dir, { initialCredits: 3600, idempotencyTtlSeconds: 86400 }), (error: Error & { code?: string }) => {
     assert.equal(error.code, 'IO_ERROR');
-    assert.ok(error.message.endsWith(`was last used by a newer stemsplit (it has migration 9999_from_the_future; this version knows up to ${migrationNames.at(-1)}); run that version or a later one`), error.message);
+    assert.ok(
+      error.message.endsWith(
+        `was last used by a newer stemsplit (it has migration 9999_from_the_future; this version knows up to ${migrationNames.at(-1)}); run that version or a later one`,
+      ),
+      error.message,
+    );
     return true;
   });
   const after = new BetterSqlite3(join(dir, 'stemsplit.sqlite'), { readonly: true });
-  assert.deepEqual((after.prepare('select name from kysely_migration order by name').all() as Array<{ name: string }>).map((r) => r.name), [...migrationNames, '9999_from_the_future']);
+  assert.deepEqual(
+    (after.prepare('select name from kysely_migration order by name').all() as Array<{ name: string }>).map((r) => r.name),
+    [...migrationNames, '9999_from_the_future'],
+  );
   assert.equal((after.prepare("select balance from accounts where name = 'default'").get() as { balance: number }).balance, 3600);
   await after.close();
 });
@@ -99,9 +113,12 @@ test('the balance cannot go negative even if a caller errs', async () => {
   try {
     const account = await data.accounts.find('default');
     assert.ok(account);
-    await assert.rejects(data.store.transaction(() => data.accounts.addLedgerEntry(account.id, 'charge', -6, null, 'too much')), /CHECK/);
-    assert.equal((await data.accounts.balance('default')), 5);
-    assert.deepEqual((await data.accounts.ledgerTotals('default')), { grant: 5, charge: 0, refund: 0 });
+    await assert.rejects(
+      data.store.transaction(() => data.accounts.addLedgerEntry(account.id, 'charge', -6, null, 'too much')),
+      /CHECK/,
+    );
+    assert.equal(await data.accounts.balance('default'), 5);
+    assert.deepEqual(await data.accounts.ledgerTotals('default'), { grant: 5, charge: 0, refund: 0 });
   } finally {
     await data.close();
   }
@@ -125,12 +142,22 @@ test('cleanup removes stems past retention and expired unused uploads, and GET s
     // Nothing is old enough yet.
     assert.deepEqual(await cleanupOnce(data, { stemRetentionSeconds: 7 * 86400 }), { splits: 0, uploads: 0 });
     // Seven days and an hour later, as the clock would have it:
-    await data.store.run(data.store.db.updateTable('splits').set({ finishedAtMs: Date.now() - 7 * 86400_000 - 1 }).where('id', '=', done.id));
-    await data.store.run(data.store.db.updateTable('uploads').set({ expiresAtMs: Date.now() - 1 }).where('id', '=', unused.json.data.uploadId));
+    await data.store.run(
+      data.store.db
+        .updateTable('splits')
+        .set({ finishedAtMs: Date.now() - 7 * 86400_000 - 1 })
+        .where('id', '=', done.id),
+    );
+    await data.store.run(
+      data.store.db
+        .updateTable('uploads')
+        .set({ expiresAtMs: Date.now() - 1 })
+        .where('id', '=', unused.json.data.uploadId),
+    );
     const removed = await cleanupOnce(data, { stemRetentionSeconds: 7 * 86400 });
     assert.ok(removed.splits >= 1 && removed.uploads >= 1);
     assert.equal(existsSync(stemDir), false);
-    assert.equal((await data.uploads.get(unused.json.data.uploadId)), undefined);
+    assert.equal(await data.uploads.get(unused.json.data.uploadId), undefined);
     const after = (await t.request('GET', `/audio/splits/${done.id}`)).json.data;
     assert.equal(after.status, 'succeeded');
     assert.equal(after.stems, undefined);

@@ -42,18 +42,26 @@ describe('keys on the page', { skip: NEEDS_CHROMIUM }, () => {
     const { page, errors } = await openPage(context, `${t.server.url}/`);
     await page.getByRole('textbox', { name: 'API key' }).fill('sk_stemsplit_mistyped');
     await page.keyboard.press('Enter');
-    await page.locator('#key-error').getByText(/not a key of this server/).waitFor();
+    await page
+      .locator('#key-error')
+      .getByText(/not a key of this server/)
+      .waitFor();
     assert.equal(/revoked/.test(await page.locator('#key-error').innerText()), false);
 
     const made = await t.server.data.accounts.createKey('default', 'web session');
     await t.server.data.accounts.revokeKey(made.id);
     const revoked = await openPage(context, webSessionLink(t.server.url, made.key));
-    await revoked.page.locator('#key-error').getByText(/it was revoked/).waitFor();
+    await revoked.page
+      .locator('#key-error')
+      .getByText(/it was revoked/)
+      .waitFor();
     assert.deepEqual([...errors, ...revoked.errors], []);
     await context.close();
   });
 
-  test("an admin's invite opened by a member: their own key, their own credits, kept until 'Forget this key'; the invite works once", { timeout: 180_000 }, async () => {
+  test("an admin's invite opened by a member: their own key, their own credits, kept until 'Forget this key'; the invite works once", {
+    timeout: 180_000,
+  }, async () => {
     const invited = await t.request('POST', '/invites', { body: { account: 'mia', credits: 30 } });
     assert.equal(invited.status, 200, invited.text);
     const songPath = join(tempDir(), 'Mia Demo.wav');
@@ -73,11 +81,17 @@ describe('keys on the page', { skip: NEEDS_CHROMIUM }, () => {
     assert.equal(await t.server.data.accounts.balance('mia'), 27, "the split used mia's credits");
 
     await page.getByRole('button', { name: 'Forget this key' }).click();
-    await page.locator('#key-error').getByText(/no longer keeps your key/).waitFor();
+    await page
+      .locator('#key-error')
+      .getByText(/no longer keeps your key/)
+      .waitFor();
     assert.equal(await page.evaluate<string | null>("localStorage.getItem('stemsplit.apiKey')"), null);
 
     const again = await openPage(context, invited.json.data.url);
-    await again.page.locator('#key-error').getByText(/This invite doesn't work: this invite was already used/).waitFor();
+    await again.page
+      .locator('#key-error')
+      .getByText(/This invite doesn't work: this invite was already used/)
+      .waitFor();
     assert.equal(await again.page.locator('#upload-panel').isHidden(), true);
     assert.deepEqual([...errors, ...again.errors], []);
     await context.close();
@@ -95,7 +109,10 @@ describe('keys on the page', { skip: NEEDS_CHROMIUM }, () => {
     await page.locator('#invite-link-row').waitFor();
     const link = await page.locator('#invite-link').inputValue();
     assert.match(link, /#invite=inv_stemsplit_/);
-    await page.locator('#people li[data-account="noah"]').getByText(/2:00 of audio left/).waitFor();
+    await page
+      .locator('#people li[data-account="noah"]')
+      .getByText(/2:00 of audio left/)
+      .waitFor();
     await page.setViewportSize({ width: 390, height: 844 });
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     assert.ok(overflow <= 0, `the People view fits a phone's screen (${overflow} px over)`);
@@ -108,13 +125,22 @@ describe('keys on the page', { skip: NEEDS_CHROMIUM }, () => {
 
     await page.getByRole('spinbutton', { name: 'Minutes to give noah' }).fill('3');
     await page.locator('#people li[data-account="noah"]').getByRole('button', { name: 'Give minutes' }).click();
-    await page.locator('#people li[data-account="noah"]').getByText(/5:00 of audio left/).waitFor();
+    await page
+      .locator('#people li[data-account="noah"]')
+      .getByText(/5:00 of audio left/)
+      .waitFor();
     assert.equal(await t.server.data.accounts.balance('noah'), 300);
 
     await page.getByRole('button', { name: 'Revoke the keys of noah' }).click();
-    await page.locator('#people li[data-account="noah"]').getByText(/0 working keys/).waitFor();
+    await page
+      .locator('#people li[data-account="noah"]')
+      .getByText(/0 working keys/)
+      .waitFor();
     await member.page.getByRole('button', { name: 'Refresh' }).click();
-    await member.page.locator('#key-error').getByText(/it was revoked/).waitFor();
+    await member.page
+      .locator('#key-error')
+      .getByText(/it was revoked/)
+      .waitFor();
 
     // Delete: a finished split of the admin's leaves the list and the disk.
     const input = await t.client.upload(readFileSync(songPath()));
@@ -151,12 +177,16 @@ describe('keys on the page', { skip: NEEDS_CHROMIUM }, () => {
     await context.close();
   });
 
-  test("during a job: its place in the queue (GET says queuePosition), then the time left from the measured rate", { timeout: 240_000 }, async () => {
+  test('during a job: its place in the queue (GET says queuePosition), then the time left from the measured rate', { timeout: 240_000 }, async () => {
     const dir = tempDir();
     const long = join(dir, 'Long Take.wav');
     writeSong(long, 120);
     const ids: string[] = [];
-    for (const [path, name] of [[long, 'Long Take.wav'], [songPath(), 'Queued One.wav'], [songPath(), 'Queued Two.wav']] as const) {
+    for (const [path, name] of [
+      [long, 'Long Take.wav'],
+      [songPath(), 'Queued One.wav'],
+      [songPath(), 'Queued Two.wav'],
+    ] as const) {
       const input = await t.client.upload(readFileSync(path), name);
       const created = await t.request('POST', '/audio/splits', { body: { input, stemModel: '4s' } });
       assert.equal(created.status, 200, created.text);
@@ -175,7 +205,10 @@ describe('keys on the page', { skip: NEEDS_CHROMIUM }, () => {
       await page.getByRole('button', { name: 'Follow the progress of Queued Two.wav' }).click();
       await page.locator('#job-stage').getByText('Waiting for its turn: number 2 in the queue\u2026').waitFor();
       await page.getByRole('button', { name: 'Follow the progress of Long Take.wav' }).click();
-      await page.locator('#job-stage').getByText(/^Splitting \d+%( on .+)? \u00b7 about (\d+ min( \d+ s)?|\d+ s) left$/).waitFor({ timeout: 120_000 });
+      await page
+        .locator('#job-stage')
+        .getByText(/^Splitting \d+%( on .+)? \u00b7 about (\d+ min( \d+ s)?|\d+ s) left$/)
+        .waitFor({ timeout: 120_000 });
       assert.deepEqual(errors, []);
       await context.close();
     } finally {

@@ -131,8 +131,23 @@ describe('the upload limit', () => {
   });
 });
 
-const v4 = (address: string, internal = false): NetworkInterfaceInfo => ({ address, family: 'IPv4', internal, netmask: '255.255.255.0', mac: '00:00:00:00:00:00', cidr: null });
-const v6 = (address: string, internal = false): NetworkInterfaceInfo => ({ address, family: 'IPv6', internal, netmask: 'ffff:ffff:ffff:ffff::', mac: '00:00:00:00:00:00', cidr: null, scopeid: 0 });
+const v4 = (address: string, internal = false): NetworkInterfaceInfo => ({
+  address,
+  family: 'IPv4',
+  internal,
+  netmask: '255.255.255.0',
+  mac: '00:00:00:00:00:00',
+  cidr: null,
+});
+const v6 = (address: string, internal = false): NetworkInterfaceInfo => ({
+  address,
+  family: 'IPv6',
+  internal,
+  netmask: 'ffff:ffff:ffff:ffff::',
+  mac: '00:00:00:00:00:00',
+  cidr: null,
+  scopeid: 0,
+});
 
 describe('the page link', () => {
   const box = {
@@ -155,10 +170,15 @@ describe('the page link', () => {
     assert.deepEqual(pageOrigins({ host: '::1', port: 9000 }, box), ['http://[::1]:9000']);
   });
 
-  test('serve prints a working invite link; keys link prints a key link ending the key it replaces (--keep: not), serve --print-link a new invite', { timeout: 120_000 }, async () => {
+  test('serve prints a working invite link; keys link prints a key link ending the key it replaces (--keep: not), serve --print-link a new invite', {
+    timeout: 120_000,
+  }, async () => {
     const dataDir = tempDir();
     const serveOnce = async (args: string[]): Promise<{ lines: string[]; origin: string; stop: () => Promise<void> }> => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', '--data-dir', dataDir, 'serve', '--port', '0', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', '--data-dir', dataDir, 'serve', '--port', '0', ...args], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       const out = await new Promise<string>((resolve, reject) => {
         let text = '';
         child.stdout.on('data', (chunk: Buffer) => {
@@ -173,7 +193,11 @@ describe('the page link', () => {
     const keyOf = (link: string) => decodeURIComponent(new URL(link).hash.slice('#key='.length));
     /** The key the page gets for serve's one-time invite. */
     const exchanged = async (link: string) => {
-      const response = await fetch(`${new URL(link).origin}/v1/invites/exchange`, { method: 'POST', body: JSON.stringify({ invite: decodeURIComponent(new URL(link).hash.slice('#invite='.length)) }), headers: { 'content-type': 'application/json' } });
+      const response = await fetch(`${new URL(link).origin}/v1/invites/exchange`, {
+        method: 'POST',
+        body: JSON.stringify({ invite: decodeURIComponent(new URL(link).hash.slice('#invite='.length)) }),
+        headers: { 'content-type': 'application/json' },
+      });
       return ((await response.json()) as { data: { key: string } }).data.key;
     };
     // Retried once: a kept-alive socket the server closes as it idles (5 s, while keys link runs) fails a fetch.
@@ -210,7 +234,10 @@ describe('the page link', () => {
     }
     const later = await serveOnce([]);
     await later.stop();
-    assert.match(later.lines.find((line) => line.startsWith('The web page is at')) ?? '', /^The web page is at http:\/\/127\.0\.0\.1:\d+\/: browsers that opened its invite keep their key \("stemsplit serve --print-link" prints a new invite\)$/);
+    assert.match(
+      later.lines.find((line) => line.startsWith('The web page is at')) ?? '',
+      /^The web page is at http:\/\/127\.0\.0\.1:\d+\/: browsers that opened its invite keep their key \("stemsplit serve --print-link" prints a new invite\)$/,
+    );
     const printed = await serveOnce(['--print-link']);
     await printed.stop();
     assert.equal(printed.lines.filter((line) => /^Open http:\/\/127\.0\.0\.1:\d+\/#invite=inv_stemsplit_/.test(line)).length, 1, printed.lines.join('\n'));
@@ -224,7 +251,8 @@ describe('docs and help', () => {
     assert.ok(readme.includes(exitCodeMarkdown()), 'README holds the table scripts/exit-codes.ts prints');
     const help = runCli(['--help']);
     assert.equal(help.status, 0);
-    for (const { exitCode, meaning } of exitCodes()) assert.match(help.stdout, new RegExp(`^ +${exitCode}  ${meaning.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    for (const { exitCode, meaning } of exitCodes())
+      assert.match(help.stdout, new RegExp(`^ +${exitCode}  ${meaning.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
   });
 
   test('models pull, list and remove speak of every family they handle', () => {
@@ -238,9 +266,16 @@ describe('docs and help', () => {
 
   test("README's commands run the stemsplit on the PATH, never npx (which works only inside the clone)", () => {
     const commands = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) => (m[1] as string).split('\n'));
-    assert.deepEqual(commands.filter((line) => /\bnpx stemsplit\b/.test(line)), []);
+    assert.deepEqual(
+      commands.filter((line) => /\bnpx stemsplit\b/.test(line)),
+      [],
+    );
     assert.match(readme, /npm link {2,}# puts `stemsplit` on the PATH/);
     assert.match(readme, /npm_config_nodedir=\/usr npm install/, 'the offline install that works on npm 10 and 11');
-    assert.deepEqual(commands.filter((line) => /npm config set nodedir/.test(line)), [], 'npm 11 refuses it');
+    assert.deepEqual(
+      commands.filter((line) => /npm config set nodedir/.test(line)),
+      [],
+      'npm 11 refuses it',
+    );
   });
 });

@@ -22,7 +22,27 @@ before(() => {
   const dir = tempDir();
   cert = join(dir, 'cert.pem');
   key = join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
 });
 
 /** GET over HTTPS, trusting only the test's certificate. */
@@ -86,14 +106,19 @@ test('the access log: the account of each key, and a stem download logged withou
     assertClean(lines, [t.key, new URL(stem).searchParams.get('signature') as string]);
     const download = lines.find((line) => line.includes('/vocals.mp3')) as string;
     assert.match(download, new RegExp(` default GET /v1/files/${created.json.data.id}/vocals\\.mp3 200 \\d+ms$`));
-    assert.ok(lines.some((line) => / default POST \/v1\/uploads\/upl_\w+ 200 /.test(line) || / - (PUT|POST) \/v1\/uploads\/upl_\w+ 200 /.test(line)), lines.join('\n'));
+    assert.ok(
+      lines.some((line) => / default POST \/v1\/uploads\/upl_\w+ 200 /.test(line) || / - (PUT|POST) \/v1\/uploads\/upl_\w+ 200 /.test(line)),
+      lines.join('\n'),
+    );
     assert.ok(lines.some((line) => / default POST \/v1\/audio\/splits 200 /.test(line)));
   } finally {
     await t.close();
   }
 });
 
-test('stemsplit serve --tls-cert --tls-key --access-log FILE: the printed links say https, the log file is 0600 and holds no key', { timeout: 90_000 }, async () => {
+test('stemsplit serve --tls-cert --tls-key --access-log FILE: the printed links say https, the log file is 0600 and holds no key', {
+  timeout: 90_000,
+}, async () => {
   const dir = tempDir();
   const accessLog = join(dir, 'access.log');
   const dataDir = join(dir, 'data');

@@ -29,7 +29,12 @@ function mix(): [Float64Array, Float64Array] {
   const channel = (phase: number) =>
     new Float64Array(length).map((_, i) => {
       const t = i / 44_100;
-      return Math.fround(0.3 * Math.sin(2 * Math.PI * 220 * t + phase) + 0.15 * Math.sin(2 * Math.PI * 1375 * t) + 0.05 * Math.sin(2 * Math.PI * (5000 + 3000 * t) * t + phase) + 0.02 * Math.sin(2 * Math.PI * 12_500 * t));
+      return Math.fround(
+        0.3 * Math.sin(2 * Math.PI * 220 * t + phase) +
+          0.15 * Math.sin(2 * Math.PI * 1375 * t) +
+          0.05 * Math.sin(2 * Math.PI * (5000 + 3000 * t) * t + phase) +
+          0.02 * Math.sin(2 * Math.PI * 12_500 * t),
+      );
     });
   return [channel(0), channel(1.1)];
 }
@@ -77,14 +82,23 @@ const LAYOUTS = [
 describe('VR layouts and params beyond the fixtures', () => {
   const track = mix();
 
-  async function run(pth: string, param: string, nout?: readonly [number, number], highEndProcess = false): Promise<{ version: string; snr: number; equal: boolean }> {
+  async function run(
+    pth: string,
+    param: string,
+    nout?: readonly [number, number],
+    highEndProcess = false,
+  ): Promise<{ version: string; snr: number; equal: boolean }> {
     const data = checkVrKeys({ vr_model_param: param, primary_stem: 'Vocals', ...(nout ? { nout: nout[0], nout_lstm: nout[1] } : {}) }, param);
     const settings = vrSettings(data, { aggression: 0, highEndProcess });
     const network = await VrNetwork.open(pth, settings, { intraOpThreads: 2 });
     try {
       const [primary, secondary] = await separateVr(network, settings, track);
       // Two seconds fit one block; in blocks of 37 frames every slice of every band (stream.ts) must give the same numbers.
-      assert.deepEqual(await separateVr(network, settings, track, { blockFrames: 37 }), [primary, secondary], `${param}: blocks of 37 frames differ from the whole track`);
+      assert.deepEqual(
+        await separateVr(network, settings, track, { blockFrames: 37 }),
+        [primary, secondary],
+        `${param}: blocks of 37 frames differ from the whole track`,
+      );
       const length = primary[0].length;
       assert.ok(length > 1.9 * 44_100 && length <= track[0].length, `${param}: ${length} samples`);
       const equal = primary.every((channel, c) => channel.every((v, i) => v === (secondary[c] as Float64Array)[i]));
@@ -115,7 +129,11 @@ describe('VR layouts and params beyond the fixtures', () => {
   }
 
   it('VR 5.1 with its BiLSTMs: per-band channel conversion (stereo_n, mid_side) and the full-band params', async () => {
-    for (const [param, bins] of [['4band_v3_sn', 672], ['4band_v4_ms_fullband', 896], ['1band_sr44100_hl1024', 1024]] as const) {
+    for (const [param, bins] of [
+      ['4band_v3_sn', 672],
+      ['4band_v4_ms_fullband', 896],
+      ['1band_sr44100_hl1024', 1024],
+    ] as const) {
       const pth = join(work, `v51_${param}.pth`);
       writePth(pth, v51(bins, 8, 8));
       const { version, snr, equal } = await run(pth, param, [8, 8]);
@@ -135,7 +153,10 @@ describe('VR layouts and params beyond the fixtures', () => {
     const pth = join(work, 'five_levels.pth');
     writePth(pth, v50(2, true, 6));
     const settings = vrSettings(checkVrKeys({ vr_model_param: '4band_v2', primary_stem: 'Vocals' }, 'five'));
-    await assert.rejects(VrNetwork.open(pth, settings), /five_levels\.pth: stg1_low_band_net\.dec5\.conv\.conv joins \[1, 64, 22, 32\] with a skip of \[1, 32, 21, 32\]: .*\(the official code fails here too\)/);
+    await assert.rejects(
+      VrNetwork.open(pth, settings),
+      /five_levels\.pth: stg1_low_band_net\.dec5\.conv\.conv joins \[1, 64, 22, 32\] with a skip of \[1, 32, 21, 32\]: .*\(the official code fails here too\)/,
+    );
   });
 
   it('refuses a state dict that does not fit the params (an LSTM sized for other bins), in one line', async () => {

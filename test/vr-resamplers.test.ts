@@ -103,7 +103,14 @@ describe('VR resamplers against their libraries', () => {
   // Each label's resampler fed in blocks of odd sizes (rate.ts streams the track in and the stems out).
   for (const label of Object.keys(LIBRARY_SINES)) {
     it(`${label}: fed in blocks of 1 to 4099 samples, what it gives fed at once, bit for bit`, () => {
-      const [, from, to, , resType, dtype] = /^(\d+)->(\d+) ([\d.]+)Hz (\w+) (float32|float64)$/.exec(label) as unknown as [string, string, string, string, LibrosaResType, string];
+      const [, from, to, , resType, dtype] = /^(\d+)->(\d+) ([\d.]+)Hz (\w+) (float32|float64)$/.exec(label) as unknown as [
+        string,
+        string,
+        string,
+        string,
+        LibrosaResType,
+        string,
+      ];
       let seed = 3;
       const input = Float64Array.from({ length: Number(from) }, (_, i) => {
         seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -120,14 +127,25 @@ describe('VR resamplers against their libraries', () => {
       }
       const fed = Float64Array.from(blocks.flatMap((block) => [...block]));
       assert.equal(fed.length, atOnce.length);
-      assert.equal(fed.reduce((count, v, i) => count + (v === atOnce[i] ? 0 : 1), 0), 0, `${label}: samples that differ`);
+      assert.equal(
+        fed.reduce((count, v, i) => count + (v === atOnce[i] ? 0 : 1), 0),
+        0,
+        `${label}: samples that differ`,
+      );
     });
   }
 
   const fixtures = fixtureDir('vr');
-  it("reproduces libsamplerate's medium and best converters on the VR fixtures' sine checks (to 0.01 dB)", { skip: fixtures === undefined ? 'no fixtures' : false }, () => {
+  it("reproduces libsamplerate's medium and best converters on the VR fixtures' sine checks (to 0.01 dB)", {
+    skip: fixtures === undefined ? 'no fixtures' : false,
+  }, () => {
     const manifest = JSON.parse(readFileSync(path.join(fixtures as string, 'fixtures.json'), 'utf8')) as {
-      readonly self_checks: { readonly libsamplerate_sines: Record<string, { readonly out_frames: number; readonly interior_snr_db: number; readonly first_50ms_snr_db: number; readonly last_50ms_snr_db: number }> };
+      readonly self_checks: {
+        readonly libsamplerate_sines: Record<
+          string,
+          { readonly out_frames: number; readonly interior_snr_db: number; readonly first_50ms_snr_db: number; readonly last_50ms_snr_db: number }
+        >;
+      };
     };
     let checked = 0;
     for (const [label, expected] of Object.entries(manifest.self_checks.libsamplerate_sines)) {
@@ -178,7 +196,8 @@ describe('VR params not at 44.1 kHz through `stemsplit split`', () => {
     for (let c = 0; c < 2; c++) {
       for (let i = 0; i < length; i++) {
         const t = i / 44_100;
-        planar[c * length + i] = 0.3 * Math.sin(2 * Math.PI * 220 * t + c) + 0.15 * Math.sin(2 * Math.PI * 1375 * t) + 0.05 * Math.sin(2 * Math.PI * (3000 + 1000 * t) * t);
+        planar[c * length + i] =
+          0.3 * Math.sin(2 * Math.PI * 220 * t + c) + 0.15 * Math.sin(2 * Math.PI * 1375 * t) + 0.05 * Math.sin(2 * Math.PI * (3000 + 1000 * t) * t);
       }
     }
     return planar;
@@ -201,9 +220,15 @@ describe('VR params not at 44.1 kHz through `stemsplit split`', () => {
         STEMSPLIT_CACHE_DIR: path.join(dir, 'cache'),
       });
       assert.equal(result.status, 0, result.stderr);
-      const [vocals, instrumental] = ['vocals', 'instrumental'].map((stem) => decodePlanar(path.join(out, 'song', `${stem}.wav`), 2)) as [Float32Array, Float32Array];
+      const [vocals, instrumental] = ['vocals', 'instrumental'].map((stem) => decodePlanar(path.join(out, 'song', `${stem}.wav`), 2)) as [
+        Float32Array,
+        Float32Array,
+      ];
       assert.equal(vocals.length, input.length, `${param}: the track's length`);
-      assert.ok(vocals.every((v, i) => v === instrumental[i]), `${param}: a mask of 0.5 makes the two stems equal`);
+      assert.ok(
+        vocals.every((v, i) => v === instrumental[i]),
+        `${param}: a mask of 0.5 makes the two stems equal`,
+      );
       // The official stems end up to a hop before the track: compare the first 1.9 s of each channel.
       const length = input.length / 2;
       let signal = 0;

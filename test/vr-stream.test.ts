@@ -55,7 +55,8 @@ function song(fixture: Fixture): StereoWave {
   const [channels, length] = fixture.files.input.shape;
   const input = readF32(join(FIXTURES as string, fixture.files.input.path));
   const wave = Array.from({ length: channels }, () => new Float64Array(COPIES * length));
-  for (let copy = 0; copy < COPIES; copy++) for (let c = 0; c < channels; c++) (wave[c] as Float64Array).set(input.subarray(c * length, (c + 1) * length), copy * length);
+  for (let copy = 0; copy < COPIES; copy++)
+    for (let c = 0; c < channels; c++) (wave[c] as Float64Array).set(input.subarray(c * length, (c + 1) * length), copy * length);
   return wave as StereoWave;
 }
 
@@ -93,11 +94,17 @@ describe('VR streamed in blocks = VR over the whole track', { skip: FIXTURES ===
       }
       const kept = whole[0][0].length;
       assert.ok(kept > 0.99 * length, `${kept} of ${length} samples`);
-      assert.ok(progress.length > 2 && progress.every((p, i) => i === 0 || p > (progress[i - 1] as number)) && progress.at(-1) === 1, `progress ${progress.join(' ')}`);
+      assert.ok(
+        progress.length > 2 && progress.every((p, i) => i === 0 || p > (progress[i - 1] as number)) && progress.at(-1) === 1,
+        `progress ${progress.join(' ')}`,
+      );
 
       const flags = changed(fixture).flatMap(([, flag, value]) => (typeof value === 'boolean' ? [flag] : [flag, String(value)]));
       const out = join(dir, 'out');
-      const split = runCli(['split', wav, '--model', model, ...flags, '--format', 'wav', '--float32', '-o', out], { STEMSPLIT_DATA_DIR: join(dir, 'data'), STEMSPLIT_CACHE_DIR: join(dir, 'cache') });
+      const split = runCli(['split', wav, '--model', model, ...flags, '--format', 'wav', '--float32', '-o', out], {
+        STEMSPLIT_DATA_DIR: join(dir, 'data'),
+        STEMSPLIT_CACHE_DIR: join(dir, 'cache'),
+      });
       assert.equal(split.status, 0, split.stderr);
       const files = vrSources(settings.data.primaryStem).map((stem) => join(out, 'song', `${stem}.wav`));
       for (const [s, file] of files.entries()) {
@@ -106,13 +113,18 @@ describe('VR streamed in blocks = VR over the whole track', { skip: FIXTURES ===
         const cli = new Float32Array(2 * kept);
         for (let c = 0; c < 2; c++) {
           cli.set(decoded.subarray(c * length, c * length + kept), c * kept);
-          assert.ok(decoded.subarray(c * length + kept, (c + 1) * length).every((v) => v === 0), `${file}: silent after ${kept} samples`);
+          assert.ok(
+            decoded.subarray(c * length + kept, (c + 1) * length).every((v) => v === 0),
+            `${file}: silent after ${kept} samples`,
+          );
         }
         const inBlocks = planar(small[s] as StereoWave, kept);
         const viaCli = snrDb(reference, cli);
         const viaSmall = snrDb(reference, inBlocks);
         const differing = (stem: Float32Array) => stem.reduce((count, v, i) => count + (v === reference[i] ? 0 : 1), 0);
-        t.diagnostic(`${name} stem ${s}: split ${viaCli.toFixed(1)} dB (${differing(cli)} samples differ), blocks of 37 frames ${viaSmall.toFixed(1)} dB (${differing(inBlocks)} differ) against the whole track`);
+        t.diagnostic(
+          `${name} stem ${s}: split ${viaCli.toFixed(1)} dB (${differing(cli)} samples differ), blocks of 37 frames ${viaSmall.toFixed(1)} dB (${differing(inBlocks)} differ) against the whole track`,
+        );
         assert.ok(viaCli >= MIN_DB, `${file}: ${viaCli} dB`);
         assert.ok(viaSmall >= MIN_DB, `stem ${s} in blocks of 37 frames: ${viaSmall} dB`);
       }
@@ -185,7 +197,7 @@ describe('VR params at other rates and reversed: streamed = one block', () => {
         STEMSPLIT_CACHE_DIR: join(dir, 'cache'),
       });
       assert.equal(split.status, 0, split.stderr);
-      assert.equal(existsSync(abandoned), false, 'a killed worker\'s spool is removed by the next reverse split');
+      assert.equal(existsSync(abandoned), false, "a killed worker's spool is removed by the next reverse split");
       for (const [s, stem] of vrSources(settings.data.primaryStem).entries()) {
         const reference = planar(whole[s] as StereoWave, kept);
         assert.ok(snrDb(reference, planar(track, kept)) < 60, `stem ${s} is not the mix`);
@@ -193,7 +205,10 @@ describe('VR params at other rates and reversed: streamed = one block', () => {
         const cli = new Float32Array(2 * kept);
         for (let c = 0; c < 2; c++) {
           cli.set(decoded.subarray(c * length, c * length + kept), c * kept);
-          assert.ok(decoded.subarray(c * length + kept, (c + 1) * length).every((v) => v === 0), `${stem}: silent after ${kept} samples`);
+          assert.ok(
+            decoded.subarray(c * length + kept, (c + 1) * length).every((v) => v === 0),
+            `${stem}: silent after ${kept} samples`,
+          );
         }
         const differing = (other: Float32Array) => other.reduce((count, v, i) => count + (v === reference[i] ? 0 : 1), 0);
         const inBlocks = planar(small[s] as StereoWave, kept);

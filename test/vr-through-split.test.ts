@@ -74,7 +74,10 @@ function assertStemFiles(name: string, label: string, fixture: Fixture, stemFile
     const head = new Float32Array(channels * m);
     for (let c = 0; c < channels; c++) {
       head.set(decoded.subarray(c * length, c * length + m), c * m);
-      assert.ok(decoded.subarray(c * length + m, (c + 1) * length).every((v) => v === 0), `${name} ${stem}: silent after the official ${m} samples`);
+      assert.ok(
+        decoded.subarray(c * length + m, (c + 1) * length).every((v) => v === 0),
+        `${name} ${stem}: silent after the official ${m} samples`,
+      );
     }
     return snrDb(reference.subarray(s * channels * m, (s + 1) * channels * m), head);
   });
@@ -118,7 +121,11 @@ describe('VR fixtures through `stemsplit split`', { skip: FIXTURES === undefined
     const dir = join(work, 'misplaced');
     mkdirSync(dir, { recursive: true });
     const song = join(dir, 'song.wav');
-    writeFloatWav(song, new Float32Array(2 * 44_100).map((_, i) => Math.sin(i / 10) * 0.1), 2);
+    writeFloatWav(
+      song,
+      new Float32Array(2 * 44_100).map((_, i) => Math.sin(i / 10) * 0.1),
+      2,
+    );
     const result = runCli(['split', song, '--vr-enable-tta', '-o', join(dir, 'out')], { STEMSPLIT_DATA_DIR: join(dir, 'data') });
     assert.equal(result.status, 2, result.stderr);
     assert.match(result.stderr, /--vr-enable-tta applies to UVR VR \.pth models; .*4s runs /);
@@ -139,7 +146,9 @@ describe('VR fixtures through the API (outputFormat wav)', { skip: FIXTURES === 
       it('splits as the official code does', async () => {
         const input = await uploadFile(t, readFileSync(song));
         const modelOptions = modelOptionsOf(fixture);
-        const created = await t.request('POST', '/audio/splits', { body: { input, stemModel: '4s', outputFormat: 'wav', ...(Object.keys(modelOptions).length > 0 ? { modelOptions } : {}) } });
+        const created = await t.request('POST', '/audio/splits', {
+          body: { input, stemModel: '4s', outputFormat: 'wav', ...(Object.keys(modelOptions).length > 0 ? { modelOptions } : {}) },
+        });
         assert.equal(created.status, 200, created.text);
         const done = (await waitForSplit(t, created.json.data.id, 300_000)).json.data;
         assert.equal(done.status, 'succeeded', JSON.stringify(done.error));

@@ -59,7 +59,12 @@ interface Derived {
 
 interface Manifest {
   readonly fixtures: Record<string, Fixture & { readonly derived: Derived; readonly options: { readonly window_size: number } }>;
-  readonly self_checks: { readonly libsamplerate_sines: Record<string, { readonly out_frames: number; readonly interior_snr_db: number; readonly first_50ms_snr_db: number; readonly last_50ms_snr_db: number }> };
+  readonly self_checks: {
+    readonly libsamplerate_sines: Record<
+      string,
+      { readonly out_frames: number; readonly interior_snr_db: number; readonly first_50ms_snr_db: number; readonly last_50ms_snr_db: number }
+    >;
+  };
 }
 
 function manifest(): Manifest {
@@ -93,7 +98,13 @@ function modelAsShipped(name: string, fixture: Fixture): string {
 }
 
 /** Each stem's SNR over the reference's M samples per channel; what follows M must be silence. */
-function stemSnrsOverReference(label: string, reference: Float32Array, shape: readonly [number, number, number], stems: readonly Float32Array[], names: readonly string[]): void {
+function stemSnrsOverReference(
+  label: string,
+  reference: Float32Array,
+  shape: readonly [number, number, number],
+  stems: readonly Float32Array[],
+  names: readonly string[],
+): void {
   const [, channels, m] = shape;
   const snrs = stems.map((stem, s) => {
     const length = stem.length / channels;
@@ -101,7 +112,10 @@ function stemSnrsOverReference(label: string, reference: Float32Array, shape: re
     const head = new Float32Array(channels * m);
     for (let c = 0; c < channels; c++) {
       head.set(stem.subarray(c * length, c * length + m), c * m);
-      assert.ok(stem.subarray(c * length + m, (c + 1) * length).every((v) => v === 0), `${label}: the stem is not silent after the official output's ${m} samples`);
+      assert.ok(
+        stem.subarray(c * length + m, (c + 1) * length).every((v) => v === 0),
+        `${label}: the stem is not silent after the official output's ${m} samples`,
+      );
     }
     return snrDb(reference.subarray(s * channels * m, (s + 1) * channels * m), head);
   });
@@ -117,7 +131,11 @@ describe('VR fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : false }
         const sources = vrSources(fixture.model_data.primary_stem);
         assert.deepEqual(model.sources, sources);
         const [, length] = fixture.files.input.shape;
-        const stems = await separate(model, { data: readF32(path.join(FIXTURES as string, fixture.files.input.path)), length }, { onProgress: ({ done, total }) => progress.push(done / total) });
+        const stems = await separate(
+          model,
+          { data: readF32(path.join(FIXTURES as string, fixture.files.input.path)), length },
+          { onProgress: ({ done, total }) => progress.push(done / total) },
+        );
         assert.equal(progress.at(-1), 1);
         stemSnrsOverReference(`${name} library`, readF32(path.join(FIXTURES as string, fixture.files.output.path)), fixture.files.output.shape, stems, sources);
       } finally {
@@ -166,7 +184,10 @@ describe('VR fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : false }
     mkdirSync(dir, { recursive: true });
     const lonely = path.join(dir, 'mystery.pth');
     copyFileSync(path.join(FIXTURES as string, fixture.files.model.path), lonely);
-    assert.throws(() => readVrModelData(lonely), /mystery\.pth: VR model with hash [0-9a-f]{32} is not in stemsplit's table of UVR models; put its model data \(vr_model_param, primary_stem, and nout, nout_lstm for VR 5\.1\) in .*mystery\.json/);
+    assert.throws(
+      () => readVrModelData(lonely),
+      /mystery\.pth: VR model with hash [0-9a-f]{32} is not in stemsplit's table of UVR models; put its model data \(vr_model_param, primary_stem, and nout, nout_lstm for VR 5\.1\) in .*mystery\.json/,
+    );
     writeFileSync(path.join(dir, 'mystery.json'), JSON.stringify({ vr_model_param: '5band_nowhere', primary_stem: 'Vocals' }));
     assert.throws(() => readVrModelData(lonely), /mystery\.json: vr_model_param must be one of 1band_sr16000_hl512, .*, got "5band_nowhere"/);
     writeFileSync(path.join(dir, 'mystery.json'), JSON.stringify({ vr_model_param: '1band_sr44100_hl512', primary_stem: 'Vocals' }));
@@ -257,9 +278,15 @@ describe('VR model params and data', () => {
     const impostor = path.join(dir, 'UVR-De-Echo-Normal.pth');
     writeFileSync(impostor, 'not the model UVR keys as f200a145');
     const cache = path.join(dir, 'cache');
-    const result = runCli(['models', 'pull', 'uvr-de-echo-normal', '--file', impostor], { STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: cache });
+    const result = runCli(['models', 'pull', 'uvr-de-echo-normal', '--file', impostor], {
+      STEMSPLIT_DATA_DIR: path.join(dir, 'data'),
+      STEMSPLIT_CACHE_DIR: cache,
+    });
     assert.equal(result.status, new StemsplitError('DOWNLOAD_FAILED', '').exitCode, result.stderr);
-    assert.match(result.stderr, /UVR-De-Echo-Normal\.pth has UVR hash [0-9a-f]{32}, not f200a145434efc7dcf0cd093f517ed52 \(the file UVR's model data is for\); the file was deleted/);
+    assert.match(
+      result.stderr,
+      /UVR-De-Echo-Normal\.pth has UVR hash [0-9a-f]{32}, not f200a145434efc7dcf0cd093f517ed52 \(the file UVR's model data is for\); the file was deleted/,
+    );
     assert.equal(existsSync(path.join(cache, 'vr', 'UVR-De-Echo-Normal.pth')), false);
   });
 });

@@ -94,13 +94,16 @@ const levels = (page: Page): Promise<Record<string, number>> =>
 /** The meters' levels once `heard` accepts them (they follow a click within a moment); throws with the last levels after 5 s. */
 async function levelsOnce(page: Page, heard: (level: Record<string, number>) => boolean): Promise<Record<string, number>> {
   let level: Record<string, number> = {};
-  await until(async () => heard((level = await levels(page))), 5_000, () => `still ${JSON.stringify(level)} after 5000 ms`);
+  await until(
+    async () => heard((level = await levels(page))),
+    5_000,
+    () => `still ${JSON.stringify(level)} after 5000 ms`,
+  );
   return level;
 }
 const FOCUSED_LABEL = "document.activeElement.getAttribute('aria-label') || document.activeElement.textContent";
 const SOUNDING = 0.001; // -60 dBFS
 const SILENT = 1e-5; // -100 dBFS
-
 
 describe('the local session', () => {
   test('a new link makes a new "web session" key of the default account and revokes the previous one', async () => {
@@ -110,7 +113,10 @@ describe('the local session', () => {
     assert.equal(await t.server.data.accounts.authenticate(first.key), undefined, 'the previous session key is revoked');
     assert.ok(await t.server.data.accounts.authenticate(second.key));
     const live = (await t.server.data.accounts.listKeys()).filter((k) => k.name === WEB_SESSION_KEY_NAME && k.revokedAt === null);
-    assert.deepEqual(live.map((k) => k.id), [second.id]);
+    assert.deepEqual(
+      live.map((k) => k.id),
+      [second.id],
+    );
   });
 
   test('the link carries the key in the fragment (the addresses it is printed for: test/studio.test.ts)', () => {
@@ -148,7 +154,11 @@ describe('the local session', () => {
 
 /** The key an invite is exchanged for, as the page does it. */
 async function exchange(origin: string, invite: string): Promise<string> {
-  const response = await fetch(`${origin}/v1/invites/exchange`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invite }) });
+  const response = await fetch(`${origin}/v1/invites/exchange`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ invite }),
+  });
   assert.equal(response.status, 200);
   return ((await response.json()) as { data: { key: string } }).data.key;
 }
@@ -157,7 +167,10 @@ test('serve prints an invite until one is opened, then the address alone; --new-
   const dataDir = tempDir();
   /** The first link line of a serve on the data dir, and what `whileRunning` makes of it. */
   const firstLine = async (args: string[], whileRunning: (line: string) => Promise<void> = async () => undefined): Promise<string> => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--port', '0', '--data-dir', dataDir, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'serve', '--port', '0', '--data-dir', dataDir, ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     try {
       const line = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -183,10 +196,17 @@ test('serve prints an invite until one is opened, then the address alone; --new-
   });
   assert.match(made, /^Open http:\/\/127\.0\.0\.1:\d+\/#invite=inv_stemsplit_/);
   assert.match(key, /^sk_stemsplit_/);
-  assert.match(await firstLine([]), /^The web page is at http:\/\/127\.0\.0\.1:\d+\/: browsers that opened its invite keep their key \("stemsplit serve --print-link" prints a new invite\)/);
+  assert.match(
+    await firstLine([]),
+    /^The web page is at http:\/\/127\.0\.0\.1:\d+\/: browsers that opened its invite keep their key \("stemsplit serve --print-link" prints a new invite\)/,
+  );
   const renewed = await firstLine(['--new-link'], async (line) => {
     const at = new URL(/^Open (\S+) /.exec(line)?.[1] ?? '').origin;
-    assert.equal((await fetch(`${at}/v1/credits`, { headers: { authorization: `Bearer ${key}` } })).status, 401, '--new-link ended the key the first invite made');
+    assert.equal(
+      (await fetch(`${at}/v1/credits`, { headers: { authorization: `Bearer ${key}` } })).status,
+      401,
+      '--new-link ended the key the first invite made',
+    );
   });
   assert.match(renewed, /^Open http:\/\/127\.0\.0\.1:\d+\/#invite=inv_stemsplit_/);
   assert.ok(!renewed.includes(made.slice(made.indexOf('#'))), 'a new invite');
@@ -223,7 +243,10 @@ describe('in a real browser', { skip: NEEDS_CHROMIUM }, () => {
     const { page, errors } = await openPage(context, `${t.server.url}/`);
     await page.getByRole('textbox', { name: 'API key' }).fill('sk_stemsplit_not-a-real-key');
     await page.keyboard.press('Enter');
-    await page.locator('#key-error').getByText(/isn't accepted/).waitFor();
+    await page
+      .locator('#key-error')
+      .getByText(/isn't accepted/)
+      .waitFor();
     assert.equal(await page.locator('#upload-panel').isHidden(), true);
     await page.screenshot({ path: join(ARTIFACTS, 'web-key-refused.png') });
     assert.deepEqual(errors, []);
@@ -243,7 +266,11 @@ describe('in a real browser', { skip: NEEDS_CHROMIUM }, () => {
     // The song waits, with its length, until "Split".
     await page.locator('#pending-files').getByText('Night Drive.wav \u00b7 0:05').waitFor();
     await page.getByRole('button', { name: 'Split', exact: true }).click();
-    await page.locator('#job-stage').getByText(/Reserving|Uploading|Starting|Waiting|Splitting|Done/).first().waitFor();
+    await page
+      .locator('#job-stage')
+      .getByText(/Reserving|Uploading|Starting|Waiting|Splitting|Done/)
+      .first()
+      .waitFor();
     await page.locator('#stems li').nth(3).waitFor({ timeout: 60_000 });
     await page.locator('#stems li[data-stem="original"]').waitFor();
     const tracks = await page.$$eval('#stems li', (rows) => rows.map((row) => row.getAttribute('data-stem') as string));
@@ -271,7 +298,10 @@ describe('in a real browser', { skip: NEEDS_CHROMIUM }, () => {
       reached.push(await page.evaluate<string>(FOCUSED_LABEL));
       assert.notEqual(await page.evaluate<string>('getComputedStyle(document.activeElement).outlineStyle'), 'none', `focus is visible on ${reached.at(-1)}`);
     }
-    const expected = ['Position in the song', ...tracks.flatMap((name) => [`Mute ${name}`, `Solo ${name}`, `${name} volume`, `Download ${name} (${name === 'original' ? 'WAV' : 'MP3'})`])];
+    const expected = [
+      'Position in the song',
+      ...tracks.flatMap((name) => [`Mute ${name}`, `Solo ${name}`, `${name} volume`, `Download ${name} (${name === 'original' ? 'WAV' : 'MP3'})`]),
+    ];
     assert.deepEqual(reached, expected);
 
     // Play: time runs and every meter reads what its stem sends.
@@ -283,14 +313,10 @@ describe('in a real browser', { skip: NEEDS_CHROMIUM }, () => {
     // Solo the loudest stem: the others fall silent, it keeps sounding.
     await page.getByRole('button', { name: `Solo ${loudest}` }).click();
     assert.equal(await page.getByRole('button', { name: `Solo ${loudest}` }).getAttribute('aria-pressed'), 'true');
-    await levelsOnce(
-      page,
-      (level) => Object.entries(level).every(([stem, rms]) => (stem === loudest ? rms > SOUNDING : rms < SILENT)),
-    );
+    await levelsOnce(page, (level) => Object.entries(level).every(([stem, rms]) => (stem === loudest ? rms > SOUNDING : rms < SILENT)));
     assert.equal(await page.locator(`#stems li[data-stem="${loudest}"]`).getAttribute('class'), 'stem');
     assert.equal(await page.locator('#stems li.is-silent').count(), 4);
     await page.screenshot({ path: join(ARTIFACTS, 'web-mixer-playing.png') });
-
 
     // Space pauses when no control that takes space has the focus.
     await page.locator('#mixer-title').click();
@@ -304,10 +330,7 @@ describe('in a real browser', { skip: NEEDS_CHROMIUM }, () => {
     await page.getByRole('button', { name: 'A/B: hear the original' }).click();
     await levelsOnce(page, (level) => Object.entries(level).every(([track, rms]) => (track === 'original' ? rms > SOUNDING : rms < SILENT)));
     await page.getByRole('button', { name: 'A/B: back to the stems' }).click();
-    await levelsOnce(
-      page,
-      (level) => Object.entries(level).every(([track, rms]) => (track === loudest ? rms > SOUNDING : rms < SILENT)),
-    );
+    await levelsOnce(page, (level) => Object.entries(level).every(([track, rms]) => (track === loudest ? rms > SOUNDING : rms < SILENT)));
     await page.getByRole('button', { name: 'Pause' }).click();
 
     const stem = await download(page, () => page.getByRole('link', { name: `Download ${loudest} (MP3)` }).click());
@@ -317,7 +340,10 @@ describe('in a real browser', { skip: NEEDS_CHROMIUM }, () => {
     const zip = await download(page, () => page.getByRole('button', { name: 'Download all (zip)' }).click());
     assert.equal(zip.name, 'Night Drive-stems.zip');
     const entries = readStoredZip(zip.bytes);
-    assert.deepEqual([...entries.keys()].sort(), ['bass', 'drums', 'other', 'vocals'].map((s) => `Night Drive-${s}.mp3`));
+    assert.deepEqual(
+      [...entries.keys()].sort(),
+      ['bass', 'drums', 'other', 'vocals'].map((s) => `Night Drive-${s}.mp3`),
+    );
     for (const [name, bytes] of entries) {
       const stemName = /-(\w+)\.mp3$/.exec(name)?.[1] as string;
       assert.ok(bytes.equals(await stemBytes(t, splitId, stemName)), `${name} in the zip is the stem`);
@@ -359,7 +385,7 @@ describe('in a real browser', { skip: NEEDS_CHROMIUM }, () => {
     await phone.close();
   });
 
-  test('after a restart the same link still works and the list shows every split of the account, a CLI key\'s too', async () => {
+  test("after a restart the same link still works and the list shows every split of the account, a CLI key's too", async () => {
     const dataDir = tempDir();
     const first = await startTestServer({ dataDir });
     const session = await createWebSession(first.server.data);
@@ -423,7 +449,7 @@ describe('in a real browser', { skip: NEEDS_CHROMIUM }, () => {
     await context.close();
   });
 
-  test('a song dropped on the page without enough credits is refused before upload, in seconds and in a musician\'s words', async () => {
+  test("a song dropped on the page without enough credits is refused before upload, in seconds and in a musician's words", async () => {
     const poor = await t.server.data.accounts.createKey('poor', 'web');
     const context = await browser.newContext();
     const { page, errors } = await openPage(context, webSessionLink(t.server.url, poor.key));
@@ -437,9 +463,23 @@ describe('in a real browser', { skip: NEEDS_CHROMIUM }, () => {
     // Refused before anything is uploaded: Split cannot be pressed, and the words are a musician's.
     const message = page.locator('#pending-estimate');
     await message.getByText(/Not enough time left/).waitFor();
-    assert.match((await message.textContent()) ?? '', /this song is 5 seconds long and you have 0 seconds of audio left\. Ask the studio's admin for more time\./);
+    assert.match(
+      (await message.textContent()) ?? '',
+      /this song is 5 seconds long and you have 0 seconds of audio left\. Ask the studio's admin for more time\./,
+    );
     assert.equal(await page.getByRole('button', { name: 'Split', exact: true }).isDisabled(), true);
-    assert.equal((await t.server.data.store.all(t.server.data.store.db.selectFrom('uploads').select('id').where('accountId', '=', (await t.server.data.accounts.find('poor'))?.id ?? ''))).length, 0, 'nothing was uploaded');
+    assert.equal(
+      (
+        await t.server.data.store.all(
+          t.server.data.store.db
+            .selectFrom('uploads')
+            .select('id')
+            .where('accountId', '=', (await t.server.data.accounts.find('poor'))?.id ?? ''),
+        )
+      ).length,
+      0,
+      'nothing was uploaded',
+    );
     await page.locator('#upload-panel').screenshot({ path: join(ARTIFACTS, 'web-upload-402.png') });
     assert.deepEqual(errors, []);
     await context.close();
@@ -470,8 +510,20 @@ describe('the model library on the page', { skip: NEEDS_CHROMIUM }, () => {
   let lib: TestServer;
   /** A FLAC job made through the API with only the spec's stemModel: it also measures FOUR's time. */
   let apiJob: string;
-  interface ListedModel { name: string; task: string; installed: boolean; allowed: boolean; terms: string; secondsPerMinute: number | null; scores: { sdr: Record<string, number>; source: string }[] }
-  interface ModelList { items: ListedModel[]; ensembleAlgorithms: string[]; defaults: Record<string, string | null> }
+  interface ListedModel {
+    name: string;
+    task: string;
+    installed: boolean;
+    allowed: boolean;
+    terms: string;
+    secondsPerMinute: number | null;
+    scores: { sdr: Record<string, number>; source: string }[];
+  }
+  interface ModelList {
+    items: ListedModel[];
+    ensembleAlgorithms: string[];
+    defaults: Record<string, string | null>;
+  }
   const models = async (): Promise<ModelList> => (await lib.request('GET', '/models')).json.data as ModelList;
   const modelNamed = (list: ModelList, name: string): ListedModel => {
     const model = list.items.find((item) => item.name === name);
@@ -537,15 +589,25 @@ describe('the model library on the page', { skip: NEEDS_CHROMIUM }, () => {
 
     // Published SDR beside each scored model; ordered by it, the best vocal model comes first among the vocals ones.
     const viperx = list.items.find((model) => model.name === 'bs-roformer-viperx-1297');
-    assert.equal(await page.locator('li[data-model="bs-roformer-viperx-1297"] .model-scores').first().textContent(), `Published SDR: vocals 11.77 dB, instrumental 16.45 dB (${viperx?.scores[0]?.source})`);
+    assert.equal(
+      await page.locator('li[data-model="bs-roformer-viperx-1297"] .model-scores').first().textContent(),
+      `Published SDR: vocals 11.77 dB, instrumental 16.45 dB (${viperx?.scores[0]?.source})`,
+    );
     await page.locator('#library-sort-sdr').check();
     const vocalsOrder = await page.$$eval('.task-group[data-task="vocals"] li[data-model]', (rows) => rows.map((row) => row.getAttribute('data-model')));
-    assert.equal(vocalsOrder.filter((name) => list.items.some((model) => model.name === name && !model.installed))[0], 'bs-roformer-viperx-1296', vocalsOrder.join(', '));
+    assert.equal(
+      vocalsOrder.filter((name) => list.items.some((model) => model.name === name && !model.installed))[0],
+      'bs-roformer-viperx-1296',
+      vocalsOrder.join(', '),
+    );
 
     // The quick choices say which model their alias runs now, and its terms.
     await page.getByLabel(/6 stems/).check();
     assert.equal(await page.locator('#library').isHidden(), true);
-    assert.match((await page.locator('#choice-summary').textContent()) ?? '', new RegExp(`^Runs ${list.defaults['6s']}, writing MP3 files\\. Terms: .*time not measured yet for ${SIX}`));
+    assert.match(
+      (await page.locator('#choice-summary').textContent()) ?? '',
+      new RegExp(`^Runs ${list.defaults['6s']}, writing MP3 files\\. Terms: .*time not measured yet for ${SIX}`),
+    );
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -585,8 +647,14 @@ describe('the model library on the page', { skip: NEEDS_CHROMIUM }, () => {
       { models: split.models, ensemble: split.ensemble, ensembleWeights: split.ensembleWeights, outputFormat: split.outputFormat, bitDepth: split.bitDepth },
       { models: [FOUR, SIX], ensemble: 'avg_wave', ensembleWeights: [2, 1], outputFormat: 'flac', bitDepth: 24 },
     );
-    assert.match((await row.locator('.history-meta').textContent()) ?? '', new RegExp(`^Ensemble · ${FOUR} \\+ ${SIX} \\(avg_wave, weights 2, 1\\) · FLAC 24-bit · 0:05 · `));
-    assert.match((await page.locator('#mixer-model').textContent()) ?? '', new RegExp(`Made with an ensemble of ${FOUR}, ${SIX} \\(their stems combined with avg_wave, weights 2, 1\\)`));
+    assert.match(
+      (await row.locator('.history-meta').textContent()) ?? '',
+      new RegExp(`^Ensemble · ${FOUR} \\+ ${SIX} \\(avg_wave, weights 2, 1\\) · FLAC 24-bit · 0:05 · `),
+    );
+    assert.match(
+      (await page.locator('#mixer-model').textContent()) ?? '',
+      new RegExp(`Made with an ensemble of ${FOUR}, ${SIX} \\(their stems combined with avg_wave, weights 2, 1\\)`),
+    );
 
     // Each stem downloads as the FLAC file the server made, named and typed as one.
     const stems = Object.keys(split.stems as Record<string, string>);
@@ -614,7 +682,10 @@ describe('the model library on the page', { skip: NEEDS_CHROMIUM }, () => {
     await context.close();
   });
 
-  test('a model removed while the page offers it: its split is refused and its queued job fails, each saying why in words', { timeout: 180_000, skip: fixtureDir('mdx') === undefined ? 'needs ../shared/fixtures/mdx' : false }, async () => {
+  test('a model removed while the page offers it: its split is refused and its queued job fails, each saying why in words', {
+    timeout: 180_000,
+    skip: fixtureDir('mdx') === undefined ? 'needs ../shared/fixtures/mdx' : false,
+  }, async () => {
     const MDX = resolve('../shared/fixtures/mdx/mdx_a_nfft6144_vocals.onnx');
     const dataDir = tempDir();
     const added = runCli(['--data-dir', dataDir, 'models', 'add', MDX, '--name', 'mdx-vocals']);
@@ -624,7 +695,10 @@ describe('the model library on the page', { skip: NEEDS_CHROMIUM }, () => {
     await first.server.runner?.stop();
     const session = await createWebSession(first.server.data);
     const context = await browser.newContext();
-    const tabs = [await openPage(context, webSessionLink(first.server.url, session.key)), await openPage(context, webSessionLink(first.server.url, session.key))];
+    const tabs = [
+      await openPage(context, webSessionLink(first.server.url, session.key)),
+      await openPage(context, webSessionLink(first.server.url, session.key)),
+    ];
     for (const { page } of tabs) {
       await page.getByLabel(/Choose models/).check();
       await page.getByRole('checkbox', { name: /^mdx-vocals/ }).check();
@@ -642,7 +716,11 @@ describe('the model library on the page', { skip: NEEDS_CHROMIUM }, () => {
     const refusal = stale.page.locator('#upload-error');
     await refusal.getByText(/won't run that choice/).waitFor();
     assert.match((await refusal.textContent()) ?? '', /^This server won't run that choice: model: "mdx-vocals" is not a model of this server/);
-    await until(async () => (await stale.page.locator('li[data-model="mdx-vocals"]').count()) === 0, 5_000, () => 'mdx-vocals is still offered');
+    await until(
+      async () => (await stale.page.locator('li[data-model="mdx-vocals"]').count()) === 0,
+      5_000,
+      () => 'mdx-vocals is still offered',
+    );
 
     // The queued job, run after a restart (same address, so the page goes on following it), fails saying why.
     const port = Number(new URL(first.server.url).port);
@@ -651,7 +729,8 @@ describe('the model library on the page', { skip: NEEDS_CHROMIUM }, () => {
     try {
       const failure = queued.page.locator('#upload-error');
       await failure.getByText(/The split failed/).waitFor({ timeout: 60_000 });
-      const why = 'The split failed: the separation model failed on this song (the model mdx-vocals that this job asked for is no longer installed on this server; the credits were refunded).';
+      const why =
+        'The split failed: the separation model failed on this song (the model mdx-vocals that this job asked for is no longer installed on this server; the credits were refunded).';
       assert.equal(await failure.textContent(), why);
       const row = queued.page.locator('#history li').filter({ hasText: 'Night Drive.wav' });
       await row.getByText('Failed', { exact: true }).waitFor();
@@ -668,7 +747,9 @@ describe('the model library on the page', { skip: NEEDS_CHROMIUM }, () => {
 });
 
 describe('cancelling on the page', { skip: NEEDS_CHROMIUM }, () => {
-  test('a waiting split has a Cancel button: its row then says it was cancelled, no error is shown, and the credits come back', { timeout: 120_000 }, async () => {
+  test('a waiting split has a Cancel button: its row then says it was cancelled, no error is shown, and the credits come back', {
+    timeout: 120_000,
+  }, async () => {
     const server = await startTestServer();
     // The job waits in the queue: nothing runs it.
     await server.server.runner?.stop();
@@ -685,9 +766,19 @@ describe('cancelling on the page', { skip: NEEDS_CHROMIUM }, () => {
       await row().getByRole('button', { name: 'Cancel the split of Night Drive.wav' }).click();
       await row().getByText('Cancelled', { exact: true }).waitFor();
       assert.equal(await row().locator('.history-why').textContent(), 'Cancelled: no stems were kept and its credits were refunded.');
-      assert.equal(await row().getByRole('button', { name: /Cancel the split/ }).count(), 0, 'no Cancel button on a cancelled split');
+      assert.equal(
+        await row()
+          .getByRole('button', { name: /Cancel the split/ })
+          .count(),
+        0,
+        'no Cancel button on a cancelled split',
+      );
       // The page stops following it without calling it a failure.
-      await until(async () => !(await page.locator('#job').isVisible()), 10_000, () => 'the job line is still shown');
+      await until(
+        async () => !(await page.locator('#job').isVisible()),
+        10_000,
+        () => 'the job line is still shown',
+      );
       assert.equal(((await page.locator('#upload-error').textContent()) ?? '').trim(), '');
       const split = (await server.request('GET', '/audio/splits', { key: session.key })).json.data.items[0];
       assert.deepEqual([split.status, split.error.code], ['failed', 'CANCELLED']);

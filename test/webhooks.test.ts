@@ -60,9 +60,16 @@ test('a failed job is delivered with its error, and its credits are refunded', a
   writeFileSync(
     join(modelsDir, 'broken', 'model.json'),
     JSON.stringify({
-      format: 'stemsplit-model/1', name: 'broken', description: 'corrupt on purpose', sampleRate: 44100,
-      sources: ['drums', 'bass', 'other', 'vocals'], segmentSamples: 44100, overlap: 0.25, normalize: false,
-      input: 'waveform', onnx: 'broken.onnx',
+      format: 'stemsplit-model/1',
+      name: 'broken',
+      description: 'corrupt on purpose',
+      sampleRate: 44100,
+      sources: ['drums', 'bass', 'other', 'vocals'],
+      segmentSamples: 44100,
+      overlap: 0.25,
+      normalize: false,
+      input: 'waveform',
+      onnx: 'broken.onnx',
     }),
   );
   const broken = await startTestServer(

@@ -61,7 +61,9 @@ const label = `${kind} (random, released size)`;
 const phases: string[] = [];
 const phase = (name: string): void => {
   const { rss, arrayBuffers } = process.memoryUsage();
-  phases.push(`${name} ${(rss / 2 ** 20).toFixed(0)}/${(process.resourceUsage().maxRSS / 1024).toFixed(0)} (JS buffers ${(arrayBuffers / 2 ** 20).toFixed(0)})`);
+  phases.push(
+    `${name} ${(rss / 2 ** 20).toFixed(0)}/${(process.resourceUsage().maxRSS / 1024).toFixed(0)} (JS buffers ${(arrayBuffers / 2 ** 20).toFixed(0)})`,
+  );
 };
 
 if (cached) {
@@ -69,7 +71,9 @@ if (cached) {
   try {
     let started = performance.now();
     await (await openV3(config, { file: label, read: readState, cache: { checkpoint: fixture, cacheDir } }, kind, options)).dispose();
-    console.log(`converted into the cache in ${((performance.now() - started) / 1000).toFixed(1)} s (this process's peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB)`);
+    console.log(
+      `converted into the cache in ${((performance.now() - started) / 1000).toFixed(1)} s (this process's peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB)`,
+    );
     started = performance.now();
     const script = fileURLToPath(import.meta.url);
     const child = spawnSync(process.execPath, [...process.execArgv, script, kind, secondsArg, threadsArg, '--from-cache', cacheDir], {
@@ -86,7 +90,13 @@ if (cached) {
   const weights: V3Weights =
     childCache === undefined
       ? { file: label, read: readState }
-      : { file: label, read: () => { throw new Error('the cache should hold the stages'); }, cache: { checkpoint: fixture, cacheDir: childCache } };
+      : {
+          file: label,
+          read: () => {
+            throw new Error('the cache should hold the stages');
+          },
+          cache: { checkpoint: fixture, cacheDir: childCache },
+        };
   let started = performance.now();
   const model = await openV3(config, weights, kind, options);
   const opened = (performance.now() - started) / 1000;

@@ -91,9 +91,24 @@ function benchTrack(seconds: number, sampleRate: number): { data: Float32Array; 
 }
 
 const cold = JSON.parse(
-  execFileSync(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'demucs.ts'), '--convert-only', '--checkpoint', checkpoint, '--cache-dir', cacheDir, '--precision', precision], {
-    encoding: 'utf8',
-  }),
+  execFileSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.resolve(import.meta.dirname, 'demucs.ts'),
+      '--convert-only',
+      '--checkpoint',
+      checkpoint,
+      '--cache-dir',
+      cacheDir,
+      '--precision',
+      precision,
+    ],
+    {
+      encoding: 'utf8',
+    },
+  ),
 ) as { seconds: number; maxRssMb: number };
 
 const sampler = rssSampler();
@@ -179,8 +194,12 @@ const line = (label: string, ms: number): string =>
   `  ${label.padEnd(22)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
 
 console.log(`checkpoint      ${checkpoint} (${precision})`);
-console.log(`process         ${runningAsSplitWorker() ? 'its own, with the split worker\'s allocator settings, as serve and split run it' : 'this one (--in-process)'}`);
-console.log(`audio           ${seconds} s, ${segmentMs.length} segments of ${model.segmentSamples} samples, shifts ${values.shifts}, ${values.threads} intra-op threads`);
+console.log(
+  `process         ${runningAsSplitWorker() ? "its own, with the split worker's allocator settings, as serve and split run it" : 'this one (--in-process)'}`,
+);
+console.log(
+  `audio           ${seconds} s, ${segmentMs.length} segments of ${model.segmentSamples} samples, shifts ${values.shifts}, ${values.threads} intra-op threads`,
+);
 console.log(
   `conversion      ${cold.seconds.toFixed(1)} s${values.cold ? ' (cold: empty cache)' : ' (cache as found; --cold for a cold start)'}, peak RSS ${cold.maxRssMb.toFixed(0)} MiB in its own process`,
 );
@@ -188,14 +207,18 @@ console.log(`load            ${(loadMs / 1000).toFixed(2)} s from the cache, pea
 if (results.length > 1) console.log(`runs            ${results.map((r) => (r.wallMs / 1000).toFixed(1)).join(', ')} s wall; the fastest is reported`);
 console.log(`separation      ${(wallMs / 1000).toFixed(2)} s wall, ${(best.cpuMs / 1000).toFixed(2)} s CPU`);
 console.log(`speed           ${((wallMs / 1000) * (60 / seconds)).toFixed(1)} s per minute of audio`);
-console.log(`per segment     first ${(best.segmentMs[0] ?? 0).toFixed(0)} ms, median ${median(best.segmentMs).toFixed(0)} ms, fastest ${Math.min(...best.segmentMs).toFixed(0)} ms`);
+console.log(
+  `per segment     first ${(best.segmentMs[0] ?? 0).toFixed(0)} ms, median ${median(best.segmentMs).toFixed(0)} ms, fastest ${Math.min(...best.segmentMs).toFixed(0)} ms`,
+);
 console.log('where the time goes');
 console.log(line('stft + normalize', best.timings.get('stft') ?? 0));
 for (const [part, ms] of best.timings) if (part.startsWith('graph:')) console.log(line(part, ms));
 console.log(line('graph total', graphMs));
 console.log(line('istft + sum', best.timings.get('istft') ?? 0));
 console.log(line('pipeline (overlap-add)', wallMs - best.modelMs));
-console.log(`peak RSS        ${mb(separatePeak)} MiB during separation${results.length > 1 ? ' (highest over the runs)' : ''} (outputs ${mb(outputBytes)} MiB, input ${mb(track.data.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`);
+console.log(
+  `peak RSS        ${mb(separatePeak)} MiB during separation${results.length > 1 ? ' (highest over the runs)' : ''} (outputs ${mb(outputBytes)} MiB, input ${mb(track.data.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`,
+);
 
 await model.dispose();
 if (values.cold) rmSync(cacheDir, { recursive: true, force: true });
@@ -214,29 +237,49 @@ interface VariantRun {
 /** Runs every variant `--runs` times, interleaved, each in a fresh child process; prints fastest runs, peaks and ratios. */
 async function compareVariants(names: readonly string[]): Promise<void> {
   const own = path.resolve(import.meta.dirname, 'demucs.ts');
-  const common = ['--checkpoint', values.checkpoint, '--seconds', values.seconds, '--threads', values.threads, '--cache-dir', values['cache-dir'], '--shifts', values.shifts];
+  const common = [
+    '--checkpoint',
+    values.checkpoint,
+    '--seconds',
+    values.seconds,
+    '--threads',
+    values.threads,
+    '--cache-dir',
+    values['cache-dir'],
+    '--shifts',
+    values.shifts,
+  ];
   for (const name of names) if (name !== 'pytorch') parsePrecision(name);
   const runs = new Map<string, VariantRun[]>(names.map((name) => [name, []]));
   for (let run = 0; run < Number(values.runs); run++) {
     for (const name of names) {
       const output =
         name === 'pytorch'
-          ? execFileSync(values.python, ['-c', pytorchBench(), values.checkpoint, values.seconds, values.threads, values.shifts], { encoding: 'utf8', maxBuffer: 1 << 26 })
+          ? execFileSync(values.python, ['-c', pytorchBench(), values.checkpoint, values.seconds, values.threads, values.shifts], {
+              encoding: 'utf8',
+              maxBuffer: 1 << 26,
+            })
           : execFileSync(process.execPath, ['--import', 'tsx', own, ...common, '--precision', name, '--json'], { encoding: 'utf8', maxBuffer: 1 << 26 });
       const result = JSON.parse(output.trim().split('\n').pop() ?? '{}') as VariantRun;
       runs.get(name)?.push(result);
-      console.log(`run ${run + 1} ${name.padEnd(8)} ${(result.wallMs / 1000).toFixed(1)} s wall, ${(result.cpuMs / 1000).toFixed(1)} s CPU, peak ${result.peakMiB.toFixed(0)} MiB`);
+      console.log(
+        `run ${run + 1} ${name.padEnd(8)} ${(result.wallMs / 1000).toFixed(1)} s wall, ${(result.cpuMs / 1000).toFixed(1)} s CPU, peak ${result.peakMiB.toFixed(0)} MiB`,
+      );
     }
   }
   const seconds = Number(values.seconds);
   const fastest = (name: string): number => Math.min(...(runs.get(name) ?? []).map((r) => r.wallMs));
-  console.log(`\n${values.checkpoint}, ${seconds} s of audio, ${values.threads} threads, overlap 0.25, shifts ${values.shifts}; fastest of ${values.runs} interleaved runs, highest peak`);
+  console.log(
+    `\n${values.checkpoint}, ${seconds} s of audio, ${values.threads} threads, overlap 0.25, shifts ${values.shifts}; fastest of ${values.runs} interleaved runs, highest peak`,
+  );
   console.log('variant   s per minute   peak RSS   vs pytorch   vs fp32');
   for (const name of names) {
     const best = fastest(name);
     const peak = Math.max(...(runs.get(name) ?? []).map((r) => r.peakMiB));
     const ratio = (other: string) => (runs.has(other) && other !== name ? `${(fastest(other) / best).toFixed(2)}×` : '—');
-    console.log(`${name.padEnd(9)} ${((best / 1000) * (60 / seconds)).toFixed(1).padStart(12)}   ${peak.toFixed(0).padStart(5)} MiB   ${ratio('pytorch').padStart(10)}   ${ratio('fp32').padStart(7)}`);
+    console.log(
+      `${name.padEnd(9)} ${((best / 1000) * (60 / seconds)).toFixed(1).padStart(12)}   ${peak.toFixed(0).padStart(5)} MiB   ${ratio('pytorch').padStart(10)}   ${ratio('fp32').padStart(7)}`,
+    );
   }
 }
 

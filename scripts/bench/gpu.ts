@@ -45,10 +45,14 @@ interface BenchRow {
 }
 
 function bench(model: string, device: 'gpu' | 'cpu', dataDir: string): BenchRow | string {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', '--data-dir', dataDir, 'models', 'bench', model, '--device', device, '--seconds', values.seconds as string, '--json'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/run.ts', '--data-dir', dataDir, 'models', 'bench', model, '--device', device, '--seconds', values.seconds as string, '--json'],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+    },
+  );
   if (result.status !== 0) return (result.stderr.trim().split('\n').at(-1) ?? `exit ${result.status}`).slice(0, 120);
   const [row] = JSON.parse(result.stdout) as BenchRow[];
   return row as BenchRow;

@@ -105,7 +105,9 @@ try {
     path.join(dir, 'bench.json'),
     JSON.stringify({ compensate: 1.021, mdx_dim_f_set: DIM_F, mdx_dim_t_set: Math.log2(DIM_T), mdx_n_fft_scale_set: N_FFT, primary_stem: 'Vocals' }),
   );
-  console.log(`network: TFC-TDF-shaped U-Net, growth ${growth}, ${(parameters / 1e6).toFixed(1)} M parameters, built in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `network: TFC-TDF-shaped U-Net, growth ${growth}, ${(parameters / 1e6).toFixed(1)} M parameters, built in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   started = performance.now();
   const model = await loadMdx(
     { path: modelPath, options: { mdx: { overlap: Number(values.overlap), denoise: values.denoise } } },
@@ -126,7 +128,9 @@ try {
   const elapsed = (performance.now() - started) / 1000;
   const peakRss = await rss.stop();
   await model.dispose();
-  console.log(`separate: ${seconds} s of audio in ${elapsed.toFixed(1)} s (${chunks} chunks, ${(elapsed / chunks).toFixed(2)} s a chunk, threads ${values.threads}, overlap ${values.overlap}${values.denoise ? ', denoise' : ''})`);
+  console.log(
+    `separate: ${seconds} s of audio in ${elapsed.toFixed(1)} s (${chunks} chunks, ${(elapsed / chunks).toFixed(2)} s a chunk, threads ${values.threads}, overlap ${values.overlap}${values.denoise ? ', denoise' : ''})`,
+  );
   console.log(`speed: ${((elapsed / seconds) * 60).toFixed(1)} s per minute of audio`);
   console.log(`peak RSS while separating: ${(peakRss / 2 ** 20).toFixed(0)} MiB`);
 } finally {

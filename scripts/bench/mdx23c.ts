@@ -29,7 +29,18 @@ import { parseMdx23cConfig, type Mdx23cConfig } from '../../src/mdx23c/config.js
 import { Mdx23cNetwork } from '../../src/mdx23c/engine.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { rssSampler } from './rss.js';
-import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, msstSideBySide, printDemixRun, randomTensor, rerunAsSplitWorker, writeWeightBlob } from './synthetic.js';
+import {
+  answerBuilt,
+  buildInChild,
+  chunkTimings,
+  mb,
+  measureDemix,
+  msstSideBySide,
+  printDemixRun,
+  randomTensor,
+  rerunAsSplitWorker,
+  writeWeightBlob,
+} from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
@@ -54,7 +65,17 @@ rerunAsSplitWorker(import.meta.url, Boolean(values['build-only']) || values['in-
 const PRESETS: Readonly<Record<string, Record<string, Record<string, unknown>>>> = {
   'instvoc-hq': {
     audio: { chunk_size: 261120, dim_f: 4096, dim_t: 256, hop_length: 1024, n_fft: 8192, num_channels: 2, sample_rate: 44100, min_mean_abs: 0.001 },
-    model: { act: 'gelu', bottleneck_factor: 4, growth: 128, norm: 'InstanceNorm', num_blocks_per_scale: 2, num_channels: 128, num_scales: 5, num_subbands: 4, scale: [2, 2] },
+    model: {
+      act: 'gelu',
+      bottleneck_factor: 4,
+      growth: 128,
+      norm: 'InstanceNorm',
+      num_blocks_per_scale: 2,
+      num_channels: 128,
+      num_scales: 5,
+      num_subbands: 4,
+      scale: [2, 2],
+    },
     training: { instruments: ['vocals', 'other'], target_instrument: null, use_amp: true },
     inference: { batch_size: 1, dim_t: 256, num_overlap: 4 },
   },
@@ -152,15 +173,29 @@ let network: Mdx23cNetwork;
 const configFile = path.join(work, 'model.yaml');
 if (values.checkpoint) {
   if (values.msst) throw new Error('--msst compares random weights; leave out --checkpoint');
-  network = await Mdx23cNetwork.open(values.checkpoint, { cacheDir: work, intraOpThreads: threads, onTiming, ...(values.config ? { configPath: values.config } : {}) });
+  network = await Mdx23cNetwork.open(values.checkpoint, {
+    cacheDir: work,
+    intraOpThreads: threads,
+    onTiming,
+    ...(values.config ? { configPath: values.config } : {}),
+  });
 } else {
   const document = presetDocument();
   writeFileSync(configFile, stringify(document));
   const config = parseMdx23cConfig(document, values.preset);
-  const args = ['--preset', values.preset, '--build-only', work, ...(values.set ?? []).flatMap((pair) => ['--set', pair]), ...(values.msst ? ['--msst', values.msst] : [])];
+  const args = [
+    '--preset',
+    values.preset,
+    '--build-only',
+    work,
+    ...(values.set ?? []).flatMap((pair) => ['--set', pair]),
+    ...(values.msst ? ['--msst', values.msst] : []),
+  ];
   if (values['winograd-min-channels'] !== undefined) args.push('--winograd-min-channels', values['winograd-min-channels']);
   const built = buildInChild(path.resolve(import.meta.dirname, 'mdx23c.ts'), args);
-  console.log(`model           ${values.preset}: n_fft ${config.nFft}, dim_f ${config.dimF}, ${config.numChannels}+${config.growth} channels × ${config.numScales} scales, ${built.millions} M parameters (random)`);
+  console.log(
+    `model           ${values.preset}: n_fft ${config.nFft}, dim_f ${config.dimF}, ${config.numChannels}+${config.growth} channels × ${config.numScales} scales, ${built.millions} M parameters (random)`,
+  );
   network = await Mdx23cNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });
 }
 const loadSeconds = (performance.now() - loadStarted) / 1000;
@@ -181,7 +216,16 @@ const perMinute = printDemixRun(run, {
 
 if (values.msst) {
   msstSideBySide(
-    { python: values.python, msst: values.msst, modelType: 'mdx23c', config: configFile, work, channels: config.channels, threads, referenceEnv: values['reference-env'] },
+    {
+      python: values.python,
+      msst: values.msst,
+      modelType: 'mdx23c',
+      config: configFile,
+      work,
+      channels: config.channels,
+      threads,
+      referenceEnv: values['reference-env'],
+    },
     { track, out, seconds, perMinute, peak },
   );
 }

@@ -30,13 +30,32 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function makeSource(file: string, seconds: number): void {
   const made = spawnSync(resolveFfmpegPath(), [
-    '-loglevel', 'error', '-y',
-    '-f', 'lavfi', '-i', `sine=frequency=55:duration=${seconds}`,
-    '-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}`,
-    '-f', 'lavfi', '-i', `sine=frequency=659:duration=${seconds}`,
-    '-f', 'lavfi', '-i', `anoisesrc=d=${seconds}:a=0.1:c=pink`,
-    '-filter_complex', '[3]volume=enable=\'lt(mod(t,0.5),0.05)\':volume=1,volume=enable=\'gte(mod(t,0.5),0.05)\':volume=0.1[hat];[0][1][2][hat]amix=inputs=4,aformat=channel_layouts=stereo',
-    '-ar', '44100', '-c:a', 'flac', file,
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=55:duration=${seconds}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=440:duration=${seconds}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=659:duration=${seconds}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `anoisesrc=d=${seconds}:a=0.1:c=pink`,
+    '-filter_complex',
+    "[3]volume=enable='lt(mod(t,0.5),0.05)':volume=1,volume=enable='gte(mod(t,0.5),0.05)':volume=0.1[hat];[0][1][2][hat]amix=inputs=4,aformat=channel_layouts=stereo",
+    '-ar',
+    '44100',
+    '-c:a',
+    'flac',
+    file,
   ]);
   if (made.status !== 0) throw new Error(made.stderr.toString());
 }
@@ -93,11 +112,15 @@ async function measure(minutes: number): Promise<Row> {
     const song = join(dir, `long-${minutes}.flac`);
     makeSource(song, minutes * 60);
     const started = Date.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'split', song, '-o', join(dir, 'out'), ...(values.model as string[]).flatMap((model) => ['--model', model])], {
-      cwd: root,
-      env: { ...process.env, STEMSPLIT_DATA_DIR: join(dir, 'data') },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/run.ts', 'split', song, '-o', join(dir, 'out'), ...(values.model as string[]).flatMap((model) => ['--model', model])],
+      {
+        cwd: root,
+        env: { ...process.env, STEMSPLIT_DATA_DIR: join(dir, 'data') },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
     let peakKb = 0;
@@ -118,14 +141,26 @@ async function measure(minutes: number): Promise<Row> {
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     clearInterval(timer);
     if (code !== 0) throw new Error(`split of ${minutes} minutes exited with ${code}: ${stderr.split('\r').at(-1)}`);
-    return { minutes, peakMiB: peakKb / 1024, workerMiB: workerKb / 1024, heapMiB: heapKb / 1024, ffmpegMiB: ffmpegKb / 1024, wall: (Date.now() - started) / 1000, load: loadavg()[0] ?? 0 };
+    return {
+      minutes,
+      peakMiB: peakKb / 1024,
+      workerMiB: workerKb / 1024,
+      heapMiB: heapKb / 1024,
+      ffmpegMiB: ffmpegKb / 1024,
+      wall: (Date.now() - started) / 1000,
+      load: loadavg()[0] ?? 0,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-console.log(`stemsplit split ${(values.model as string[]).map((model) => `--model ${model}`).join(' ')} (ONNX threads: one per core, ${availableParallelism()} here), FLAC source, MP3 320 kb/s stems`);
-console.log('| source | peak RSS (split worker) | its glibc heap (peak) | peak RSS (CLI) | ffmpeg processes (peak sum) | wall | s per minute of audio | load avg at end |');
+console.log(
+  `stemsplit split ${(values.model as string[]).map((model) => `--model ${model}`).join(' ')} (ONNX threads: one per core, ${availableParallelism()} here), FLAC source, MP3 320 kb/s stems`,
+);
+console.log(
+  '| source | peak RSS (split worker) | its glibc heap (peak) | peak RSS (CLI) | ffmpeg processes (peak sum) | wall | s per minute of audio | load avg at end |',
+);
 console.log('|---|---|---|---|---|---|---|---|');
 const rows: Row[] = [];
 for (const minutes of (values.minutes as string).split(',').map(Number)) {

@@ -93,7 +93,14 @@ try {
   const optimized = path.join(work, 'optimized.onnx');
   const named = path.join(work, 'named.onnx');
   writeFileSync(named, withNodeNames(readFileSync(model)));
-  const session = await createOrtSession(named, { intraOpThreads: Number(values.threads), cpuMemArena: false, memPattern: false, allowSpinning: false, optimizedModelPath: optimized, logSeverity: 3 });
+  const session = await createOrtSession(named, {
+    intraOpThreads: Number(values.threads),
+    cpuMemArena: false,
+    memPattern: false,
+    allowSpinning: false,
+    optimizedModelPath: optimized,
+    logSeverity: 3,
+  });
   const feeds: Record<string, Float32Tensor> = {};
   for (const spec of values.input) {
     const [name, dims] = spec.split('=') as [string, string | undefined];
@@ -140,7 +147,9 @@ try {
   const largest = [...peak.live.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top));
   for (const [tensor, bytes] of largest) {
     const from = producer.get(tensor) ?? '';
-    console.log(`  ${(bytes / MiB).toFixed(0).padStart(6)} MiB  ${(nodes.get(from)?.op ?? '').padEnd(22)} ${from.slice(0, 70)} (node ${position.get(from)}, last read at ${lastRead.get(tensor)})`);
+    console.log(
+      `  ${(bytes / MiB).toFixed(0).padStart(6)} MiB  ${(nodes.get(from)?.op ?? '').padEnd(22)} ${from.slice(0, 70)} (node ${position.get(from)}, last read at ${lastRead.get(tensor)})`,
+    );
   }
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -75,11 +75,13 @@ function multiplyAdds(operator: string, inputs: readonly (readonly number[])[], 
     case 'MatMulIntegerToFloat':
     case 'MatMulInteger':
       return product(output) * (input.at(-1) ?? 0);
-    case 'MultiHeadAttention': { // query [B, S, D], key [B, L, D]: Q·Kᵀ and P·V
+    case 'MultiHeadAttention': {
+      // query [B, S, D], key [B, L, D]: Q·Kᵀ and P·V
       const key = inputs[1] ?? [];
       return 2 * product(input) * (key[1] ?? 0);
     }
-    case 'LSTM': { // X [T, B, in], Y [T, dirs, B, H]: four gates per step over [x, h]
+    case 'LSTM': {
+      // X [T, B, in], Y [T, dirs, B, H]: four gates per step over [x, h]
       const hidden = output.at(-1) ?? 0;
       return product(output) * 4 * ((input.at(-1) ?? 0) + hidden);
     }

@@ -28,7 +28,18 @@ import { parseRoformerConfig, type RoformerConfig } from '../../src/roformer/con
 import { RoformerNetwork } from '../../src/roformer/engine.js';
 import { PRESETS, randomState } from './roformer-random.js';
 import { rssSampler } from './rss.js';
-import { answerBuilt, buildInChild, chunkTimings, mb, measureDemix, msstSideBySide, printDemixRun, rerunAsSplitWorker, runningAsSplitWorker, writeWeightBlob } from './synthetic.js';
+import {
+  answerBuilt,
+  buildInChild,
+  chunkTimings,
+  mb,
+  measureDemix,
+  msstSideBySide,
+  printDemixRun,
+  rerunAsSplitWorker,
+  runningAsSplitWorker,
+  writeWeightBlob,
+} from './synthetic.js';
 
 /** Each preset's published config in an MSST checkout, and the model type MSST builds it as. */
 const PUBLISHED: Readonly<Record<string, { readonly modelType: string; readonly config: string }>> = {
@@ -58,11 +69,15 @@ const { values } = parseArgs({
 const variants = values.precision.split(',').map((name) => parsePrecision(name));
 if (!runningAsSplitWorker() && variants.length > 1) {
   // Interleaved (fp32, int8, fp32, …) so other load on the box hits every variant alike.
-  const own = process.argv.slice(2).filter((arg, i, all) => arg !== '--precision' && all[i - 1] !== '--precision' && arg !== '--runs' && all[i - 1] !== '--runs');
+  const own = process.argv
+    .slice(2)
+    .filter((arg, i, all) => arg !== '--precision' && all[i - 1] !== '--precision' && arg !== '--runs' && all[i - 1] !== '--runs');
   for (let run = 1; run <= Number(values.runs); run++) {
     for (const variant of variants) {
       console.log(`--- run ${run}, ${variant}`);
-      execFileSync(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'roformer.ts'), ...own, '--precision', variant], { stdio: 'inherit' });
+      execFileSync(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'roformer.ts'), ...own, '--precision', variant], {
+        stdio: 'inherit',
+      });
     }
   }
   process.exit(0);
@@ -95,12 +110,30 @@ if (values['build-only']) {
 }
 const loadStarted = performance.now();
 if (values.checkpoint) {
-  network = await RoformerNetwork.open(values.checkpoint, { cacheDir: work, intraOpThreads: threads, precision, onTiming, ...(values.config ? { configPath: values.config } : {}) });
+  network = await RoformerNetwork.open(values.checkpoint, {
+    cacheDir: work,
+    intraOpThreads: threads,
+    precision,
+    onTiming,
+    ...(values.config ? { configPath: values.config } : {}),
+  });
 } else {
   const config = presetConfig();
-  const args = ['--preset', values.preset, '--build-only', work, '--precision', precision, ...(values.msst ? ['--msst', values.msst] : []), ...(values.depth ? ['--depth', values.depth] : []), ...(values.set ?? []).flatMap((pair) => ['--set', pair])];
+  const args = [
+    '--preset',
+    values.preset,
+    '--build-only',
+    work,
+    '--precision',
+    precision,
+    ...(values.msst ? ['--msst', values.msst] : []),
+    ...(values.depth ? ['--depth', values.depth] : []),
+    ...(values.set ?? []).flatMap((pair) => ['--set', pair]),
+  ];
   const built = buildInChild(path.resolve(import.meta.dirname, 'roformer.ts'), args);
-  console.log(`model           ${values.preset}: ${config.type}, dim ${config.dim}, depth ${config.depth}, ${built.millions} M parameters (random), ${built.stages.length} graphs, ${precision}`);
+  console.log(
+    `model           ${values.preset}: ${config.type}, dim ${config.dim}, depth ${config.depth}, ${built.millions} M parameters (random), ${built.stages.length} graphs, ${precision}`,
+  );
   network = await RoformerNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });
 }
 const loadSeconds = (performance.now() - loadStarted) / 1000;
@@ -120,11 +153,19 @@ printDemixRun(run, {
 
 if (values.msst) {
   const published = PUBLISHED[values.preset];
-  if (published === undefined || values.checkpoint || values.depth || values.set) throw new Error('--msst compares a preset as published: no --checkpoint, --depth or --set');
+  if (published === undefined || values.checkpoint || values.depth || values.set)
+    throw new Error('--msst compares a preset as published: no --checkpoint, --depth or --set');
   msstSideBySide(
     {
-      python: values.python, msst: values.msst, modelType: published.modelType, config: path.join(values.msst, published.config), work,
-      channels: network.settings.channels, threads, referenceEnv: values['reference-env'], set: ['model.flash_attn=false'],
+      python: values.python,
+      msst: values.msst,
+      modelType: published.modelType,
+      config: path.join(values.msst, published.config),
+      work,
+      channels: network.settings.channels,
+      threads,
+      referenceEnv: values['reference-env'],
+      set: ['model.flash_attn=false'],
     },
     { track: run.track, out: run.out, seconds, perMinute: (run.wallMs / 1000) * (60 / seconds), peak: run.peak },
   );

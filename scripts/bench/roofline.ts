@@ -54,7 +54,8 @@ function convolution(channels: number, out: number, kernel: readonly [number, nu
     label: `Conv ${channels} → ${out}, ${kernel[0]}×${kernel[1]}, ${height} × ${width}`,
     input: [1, channels, height, width],
     flop: 2 * channels * out * kernel[0] * kernel[1] * height * width,
-    build: (ops, x, seed) => ops.conv(x, ops.graph.constant(randomTensor([out, channels, ...kernel], 0.05, seed).data, [out, channels, ...kernel], 'w'), undefined, { pads }),
+    build: (ops, x, seed) =>
+      ops.conv(x, ops.graph.constant(randomTensor([out, channels, ...kernel], 0.05, seed).data, [out, channels, ...kernel], 'w'), undefined, { pads }),
   };
 }
 
@@ -102,7 +103,11 @@ async function time(kernel: Kernel, index: number): Promise<Timing> {
 }
 
 async function main(): Promise<void> {
-  console.log(`# ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} CPUs, ${values.threads} intra-op threads, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}, ${new Date().toISOString()}`);
+  console.log(
+    `# ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} CPUs, ${values.threads} intra-op threads, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}, ${new Date().toISOString()}`,
+  );
   console.log('| kernel | GFLOP | fastest of %d (s) | CPU (s) | GFLOP/s |'.replace('%d', String(runs)));
   console.log('|---|---:|---:|---:|---:|');
   let peak = 0;
@@ -115,9 +120,17 @@ async function main(): Promise<void> {
   // demucs.apply's overlap 0.25 on 7.8-s segments: a minute of audio is 60 / (0.75 · 7.8) segments.
   const segmentsPerMinute = 60 / (0.75 * 7.8);
   const perMinute = (Number(values['gflop-per-segment']) * segmentsPerMinute) / peak;
-  console.log(`\nbest rate ${peak.toFixed(1)} GFLOP/s; HTDemucs at ${values['gflop-per-segment']} GFLOP a segment, ${segmentsPerMinute.toFixed(2)} segments a minute:`);
-  console.log(`roofline ${perMinute.toFixed(1)} s per minute of audio (every operation at the best rate, nothing else taking time); within 10 %: ${(perMinute * 1.1).toFixed(1)} s`);
-  console.log(`load after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `\nbest rate ${peak.toFixed(1)} GFLOP/s; HTDemucs at ${values['gflop-per-segment']} GFLOP a segment, ${segmentsPerMinute.toFixed(2)} segments a minute:`,
+  );
+  console.log(
+    `roofline ${perMinute.toFixed(1)} s per minute of audio (every operation at the best rate, nothing else taking time); within 10 %: ${(perMinute * 1.1).toFixed(1)} s`,
+  );
+  console.log(
+    `load after: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 }
 
 try {

@@ -47,7 +47,10 @@ async function deploy(store: 'sqlite' | 'postgres', serveWorkers: number, worker
   const server = await startServeProcess(['--rate-limit', '1000000', '--workers', String(serveWorkers)], env);
   const workers: ChildProcess[] = [];
   for (let i = 0; i < workerProcesses; i++) workers.push(spawnCli(['worker', '--concurrency', '1'], env));
-  const label = store === 'sqlite' ? `SQLite, one serve (${serveWorkers} job at a time)` : `PostgreSQL, serve --workers 0 + ${workerProcesses} worker process${workerProcesses === 1 ? '' : 'es'}`;
+  const label =
+    store === 'sqlite'
+      ? `SQLite, one serve (${serveWorkers} job at a time)`
+      : `PostgreSQL, serve --workers 0 + ${workerProcesses} worker process${workerProcesses === 1 ? '' : 'es'}`;
   return {
     label,
     client: new ApiClient(server.url, key),

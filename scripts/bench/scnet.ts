@@ -43,7 +43,6 @@ const { values } = parseArgs({
   },
 });
 
-
 /** Settings `--set` may change (smaller runs), and where each sits in the MSST config. */
 const SETTABLE: Readonly<Record<string, readonly ['audio' | 'model' | 'inference', string]>> = {
   chunkSize: ['audio', 'chunk_size'],
@@ -99,11 +98,19 @@ try {
   const config = benchConfig();
   const sampler = rssSampler();
   const loadStarted = performance.now();
-  const built = buildInChild(path.resolve(import.meta.dirname, 'scnet.ts'), ['--build-only', work, '--precision', values.precision, ...(values.set ?? []).flatMap((pair) => ['--set', pair])]);
+  const built = buildInChild(path.resolve(import.meta.dirname, 'scnet.ts'), [
+    '--build-only',
+    work,
+    '--precision',
+    values.precision,
+    ...(values.set ?? []).flatMap((pair) => ['--set', pair]),
+  ]);
   const network = await ScnetNetwork.fromStages(config, work, built.stages, { intraOpThreads: threads, onTiming });
   const loadSeconds = (performance.now() - loadStarted) / 1000;
   const loadPeak = sampler.peakBytes();
-  console.log(`model           SCNet-large: dims ${config.dims.join('-')}, ${config.numDualPathLayers} dual-path layers, ${built.millions} M parameters (random), ${values.precision}`);
+  console.log(
+    `model           SCNet-large: dims ${config.dims.join('-')}, ${config.numDualPathLayers} dual-path layers, ${built.millions} M parameters (random), ${values.precision}`,
+  );
   const seconds = Number(values.seconds);
   const run = await measureDemix(network, seconds, sampler);
   const { track, out, wallMs, peak } = run;
@@ -122,8 +129,15 @@ try {
     const unchanged = config.numDualPathLayers === SCNET_LARGE.model.num_dplayer;
     msstSideBySide(
       {
-        python: values.python, msst: values.msst, modelType: 'scnet', config: path.join(work, 'config.yaml'), work, channels: config.channels, threads,
-        referenceEnv: values['reference-env'], ...(unchanged ? { published: path.join(values.msst, 'configs/config_musdb18_scnet_large.yaml') } : {}),
+        python: values.python,
+        msst: values.msst,
+        modelType: 'scnet',
+        config: path.join(work, 'config.yaml'),
+        work,
+        channels: config.channels,
+        threads,
+        referenceEnv: values['reference-env'],
+        ...(unchanged ? { published: path.join(values.msst, 'configs/config_musdb18_scnet_large.yaml') } : {}),
       },
       { track, out, seconds, perMinute: (wallMs / 1000) * (60 / seconds), peak: processPeak },
     );

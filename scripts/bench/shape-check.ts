@@ -49,7 +49,11 @@ function copyWithBeside(file: string, dir: string, write: (from: string, to: str
   return target;
 }
 
-console.log(`# ${new Date().toISOString()}, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+console.log(
+  `# ${new Date().toISOString()}, load average ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')}`,
+);
 for (const file of files) {
   const work = mkdtempSync(join(tmpdir(), 'stemsplit-shape-check-'));
   const cacheDir = join(work, 'cache');
@@ -78,5 +82,7 @@ for (const file of files) {
   if (structure.value.klass !== 'demucs.htdemucs.HTDemucs') continue;
   const dry = await measured(() => buildHTDemucsGraph(parseHTDemucsConfig(structure.value.kwargs), structure.value.state));
   const hash = await measured(() => sha256File(good));
-  console.log(`  HTDemucs parts of a cache hit: structure ${structure.seconds.toFixed(3)} s (read ${mb(structure.read)}), graph against stand-ins ${dry.seconds.toFixed(3)} s, SHA-256 ${hash.seconds.toFixed(3)} s (read ${mb(hash.read)})`);
+  console.log(
+    `  HTDemucs parts of a cache hit: structure ${structure.seconds.toFixed(3)} s (read ${mb(structure.read)}), graph against stand-ins ${dry.seconds.toFixed(3)} s, SHA-256 ${hash.seconds.toFixed(3)} s (read ${mb(hash.read)})`,
+  );
 }

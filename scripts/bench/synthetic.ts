@@ -162,14 +162,41 @@ export function msstSideBySide(side: MsstSide, ours: OurSide): void {
   const outFile = path.join(side.work, 'msst.f32');
   writeFileSync(trackFile, ours.track);
   const args = [
-    path.resolve(import.meta.dirname, 'msst_reference.py'), '--msst', side.msst, '--model-type', side.modelType, '--config', side.config,
-    '--weights', side.work, '--track', trackFile, '--channels', String(side.channels), '--out', outFile, '--threads', String(side.threads),
+    path.resolve(import.meta.dirname, 'msst_reference.py'),
+    '--msst',
+    side.msst,
+    '--model-type',
+    side.modelType,
+    '--config',
+    side.config,
+    '--weights',
+    side.work,
+    '--track',
+    trackFile,
+    '--channels',
+    String(side.channels),
+    '--out',
+    outFile,
+    '--threads',
+    String(side.threads),
     ...(side.set ?? []).flatMap((pair) => ['--set', pair]),
     ...(side.published ? ['--published', side.published] : []),
   ];
-  const output = execFileSync(side.python, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24, env: referenceEnv(side.referenceEnv) });
+  const output = execFileSync(side.python, args, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 1 << 24,
+    env: referenceEnv(side.referenceEnv),
+  });
   const report = JSON.parse(output.trim().split('\n').pop() as string) as {
-    torch: string; threads: number; batch_size: number; load_seconds: number; seconds: number; cpu_seconds: number; peak_rss_bytes: number; max_rss_bytes: number;
+    torch: string;
+    threads: number;
+    batch_size: number;
+    load_seconds: number;
+    seconds: number;
+    cpu_seconds: number;
+    peak_rss_bytes: number;
+    max_rss_bytes: number;
   };
   const theirs = readFileSync(outFile);
   const reference = new Float32Array(theirs.buffer, theirs.byteOffset, theirs.byteLength / 4);
@@ -177,9 +204,15 @@ export function msstSideBySide(side: MsstSide, ours: OurSide): void {
   const snrs = stemSnrs(reference, ours.out.subarray(0, reference.length), reference.length / ours.track.length);
   const theirsPerMinute = report.seconds * (60 / ours.seconds);
   const peakChange = (100 * (ours.peak - report.peak_rss_bytes)) / report.peak_rss_bytes;
-  console.log(`MSST PyTorch    torch ${report.torch}, ${report.threads} threads, batch_size ${report.batch_size}: load ${report.load_seconds.toFixed(1)} s, separation ${report.seconds.toFixed(1)} s wall, ${report.cpu_seconds.toFixed(1)} s CPU`);
-  console.log(`                ${theirsPerMinute.toFixed(1)} s per minute of audio; peak RSS ${mb(report.peak_rss_bytes)} MiB while separating, process max ${mb(report.max_rss_bytes)} MiB`);
-  console.log(`side by side    stemsplit ${(theirsPerMinute / ours.perMinute).toFixed(2)}× faster, peak RSS ${mb(ours.peak)} vs ${mb(report.peak_rss_bytes)} MiB (${peakChange >= 0 ? '+' : ''}${peakChange.toFixed(0)} %)`);
+  console.log(
+    `MSST PyTorch    torch ${report.torch}, ${report.threads} threads, batch_size ${report.batch_size}: load ${report.load_seconds.toFixed(1)} s, separation ${report.seconds.toFixed(1)} s wall, ${report.cpu_seconds.toFixed(1)} s CPU`,
+  );
+  console.log(
+    `                ${theirsPerMinute.toFixed(1)} s per minute of audio; peak RSS ${mb(report.peak_rss_bytes)} MiB while separating, process max ${mb(report.max_rss_bytes)} MiB`,
+  );
+  console.log(
+    `side by side    stemsplit ${(theirsPerMinute / ours.perMinute).toFixed(2)}× faster, peak RSS ${mb(ours.peak)} vs ${mb(report.peak_rss_bytes)} MiB (${peakChange >= 0 ? '+' : ''}${peakChange.toFixed(0)} %)`,
+  );
   console.log(`stems vs MSST   ${snrs.map((snr) => snr.toFixed(1)).join(' / ')} dB`);
 }
 
@@ -257,17 +290,26 @@ export function printDemixRun(run: DemixRun, settings: ReportSettings): number {
   const medianChunk = sorted[Math.floor(sorted.length / 2)] ?? 0;
   const step = Math.floor(settings.chunkSize / settings.numOverlap) / settings.sampleRate;
   const perMinute = (wallMs / 1000) * (60 / seconds);
-  const line = (label: string, ms: number) => `  ${label.padEnd(20)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
-  console.log(`audio           ${seconds} s, ${chunkMs.length} chunks of ${settings.chunkSize} samples (num_overlap ${settings.numOverlap}), ${settings.threads} intra-op threads`);
+  const line = (label: string, ms: number) =>
+    `  ${label.padEnd(20)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${((100 * ms) / wallMs).toFixed(1).padStart(5)} %`;
+  console.log(
+    `audio           ${seconds} s, ${chunkMs.length} chunks of ${settings.chunkSize} samples (num_overlap ${settings.numOverlap}), ${settings.threads} intra-op threads`,
+  );
   console.log(`graph load      ${settings.load}`);
-  console.log(`separation      ${(wallMs / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU (${(cpu.system / 1e6).toFixed(1)} s of it in the kernel, ${run.pageFaults} page faults)`);
+  console.log(
+    `separation      ${(wallMs / 1000).toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU (${(cpu.system / 1e6).toFixed(1)} s of it in the kernel, ${run.pageFaults} page faults)`,
+  );
   console.log(`per chunk       median ${(medianChunk / 1000).toFixed(2)} s (one chunk per ${step.toFixed(2)} s of audio)`);
-  console.log(`speed           ${perMinute.toFixed(1)} s per minute of audio (this track, borders included); ${((medianChunk / 1000) * (60 / step)).toFixed(1)} s per minute on a long track`);
+  console.log(
+    `speed           ${perMinute.toFixed(1)} s per minute of audio (this track, borders included); ${((medianChunk / 1000) * (60 / step)).toFixed(1)} s per minute on a long track`,
+  );
   console.log('where the time goes');
   console.log(line(settings.parts[0], timings.stft));
   console.log(line(settings.parts[1], timings.graph));
   console.log(line(settings.parts[2], timings.istft));
-  console.log(`peak RSS        ${mb(run.peak)} MiB while separating (input ${mb(run.track.byteLength)} MiB, output ${mb(run.out.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`);
+  console.log(
+    `peak RSS        ${mb(run.peak)} MiB while separating (input ${mb(run.track.byteLength)} MiB, output ${mb(run.out.byteLength)} MiB); process max ${mb(process.resourceUsage().maxRSS * 1024)} MiB`,
+  );
   return perMinute;
 }
 

@@ -34,8 +34,25 @@ for (const [name, entry] of Object.entries(manifest)) {
   const out = path.join(dir, 'out');
   const flags = entry.options['high_end_process'] === true ? ['--vr-high-end-process'] : [];
   const started = performance.now();
-  const args = ['--import', 'tsx', cli, 'split', path.join(reference, 'song.wav'), '--model', path.join(dir, `${name}.pth`), ...flags, '--format', 'wav', '--float32', '-o', out];
-  const result = spawnSync(process.execPath, args, { encoding: 'utf8', env: { ...process.env, STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: path.join(dir, 'cache') } });
+  const args = [
+    '--import',
+    'tsx',
+    cli,
+    'split',
+    path.join(reference, 'song.wav'),
+    '--model',
+    path.join(dir, `${name}.pth`),
+    ...flags,
+    '--format',
+    'wav',
+    '--float32',
+    '-o',
+    out,
+  ];
+  const result = spawnSync(process.execPath, args, {
+    encoding: 'utf8',
+    env: { ...process.env, STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: path.join(dir, 'cache') },
+  });
   if (result.status !== 0) {
     console.log(`${entry.params}: split failed\n${result.stderr}`);
     continue;
@@ -51,8 +68,10 @@ for (const [name, entry] of Object.entries(manifest)) {
       head.set(decoded.subarray(c * length, c * length + m), c * m);
       silentAfter &&= decoded.subarray(c * length + m, (c + 1) * length).every((v) => v === 0);
     }
-    return `${stem} ${snrDb(official.subarray(s * channels * m, (s + 1) * channels * m), head).toFixed(1)} dB`
-      + ` (${length} samples, official ${m}, silent after: ${silentAfter})`;
+    return (
+      `${stem} ${snrDb(official.subarray(s * channels * m, (s + 1) * channels * m), head).toFixed(1)} dB` +
+      ` (${length} samples, official ${m}, silent after: ${silentAfter})`
+    );
   });
   console.log(`${entry.params}${flags.length > 0 ? ' (high_end_process)' : ''}: ${figures.join('; ')}; ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }

@@ -82,7 +82,9 @@ try {
   const elapsed = (performance.now() - started) / 1000;
   const peakRss = await rss.stop();
   await model.dispose();
-  console.log(`separate: ${seconds} s of audio in ${elapsed.toFixed(1)} s (${windows} windows of ${values.window} frames, ${(elapsed / windows).toFixed(2)} s a window, threads ${values.threads}, params ${params.name})`);
+  console.log(
+    `separate: ${seconds} s of audio in ${elapsed.toFixed(1)} s (${windows} windows of ${values.window} frames, ${(elapsed / windows).toFixed(2)} s a window, threads ${values.threads}, params ${params.name})`,
+  );
   console.log(`speed: ${((elapsed / seconds) * 60).toFixed(1)} s per minute of audio`);
   console.log(`peak RSS while separating: ${(peakRss / 2 ** 20).toFixed(0)} MiB`);
 } finally {

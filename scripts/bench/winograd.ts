@@ -20,7 +20,11 @@ import { randomTensor, stemSnrs } from './synthetic.js';
 
 const { values } = parseArgs({
   options: {
-    shape: { type: 'string', multiple: true, default: ['128,128,256,1024', '256,128,256,1024', '256,256,128,512', '512,256,128,512', '384,384,64,256', '512,512,32,128'] },
+    shape: {
+      type: 'string',
+      multiple: true,
+      default: ['128,128,256,1024', '256,128,256,1024', '256,256,128,512', '512,256,128,512', '384,384,64,256', '512,512,32,128'],
+    },
     runs: { type: 'string', default: '3' },
     threads: { type: 'string', default: '2' },
     variant: { type: 'string', default: '4' },
@@ -61,7 +65,9 @@ for (const spec of values.shape) {
   const seed = { seed: 7 };
   const weight = randomTensor([out, channels, 3, 3], 1 / Math.sqrt(channels * 9), seed).data;
   const input = randomTensor(shape, 0.5, seed).data;
-  const direct = await time('direct', shape, input, (ops, x) => ops.conv(x, ops.graph.constant(weight, [out, channels, 3, 3], 'w'), undefined, { pads: [1, 1, 1, 1] }));
+  const direct = await time('direct', shape, input, (ops, x) =>
+    ops.conv(x, ops.graph.constant(weight, [out, channels, 3, 3], 'w'), undefined, { pads: [1, 1, 1, 1] }),
+  );
   const gmac = (channels * out * 9 * height * width) / 1e9;
   for (const variant of variants) {
     const winograd = await time('winograd', shape, input, (ops, x) => winogradConv3x3(ops, x, weight, out, 'w', variant));

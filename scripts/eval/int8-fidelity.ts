@@ -116,12 +116,19 @@ const min = (values: readonly number[]): number => Math.min(...values);
 function record(row: Row): void {
   rows.push(row);
   const refs = row.fp32VsRef && row.int8VsRef ? `   vs reference: fp32 ${fmt(row.fp32VsRef)}, int8 ${fmt(row.int8VsRef)}` : '';
-  const time = row.seconds ? `   fp32 ${min(row.seconds.fp32).toFixed(2)} s, int8 ${min(row.seconds.int8).toFixed(2)} s (${(min(row.seconds.fp32) / min(row.seconds.int8)).toFixed(2)}×)` : '';
-  console.log(`${`${row.family} ${row.network} ${row.test}`.padEnd(50)} int8 vs fp32 ${fmt(row.int8VsFp32)} dB (min ${min(row.int8VsFp32).toFixed(1)})${refs}${time}`);
+  const time = row.seconds
+    ? `   fp32 ${min(row.seconds.fp32).toFixed(2)} s, int8 ${min(row.seconds.int8).toFixed(2)} s (${(min(row.seconds.fp32) / min(row.seconds.int8)).toFixed(2)}×)`
+    : '';
+  console.log(
+    `${`${row.family} ${row.network} ${row.test}`.padEnd(50)} int8 vs fp32 ${fmt(row.int8VsFp32)} dB (min ${min(row.int8VsFp32).toFixed(1)})${refs}${time}`,
+  );
 }
 
 /** Runs `pass` for fp32 and int8 interleaved `times` times; the outputs of the first run and every run's seconds. */
-async function interleaved(pass: (precision: Precision) => Promise<Float32Array>, times: number): Promise<{ fp32: Float32Array; int8: Float32Array; seconds: { fp32: number[]; int8: number[] } }> {
+async function interleaved(
+  pass: (precision: Precision) => Promise<Float32Array>,
+  times: number,
+): Promise<{ fp32: Float32Array; int8: Float32Array; seconds: { fp32: number[]; int8: number[] } }> {
   const outputs = new Map<Precision, Float32Array>();
   const seconds = { fp32: [] as number[], int8: [] as number[] };
   for (let run = 0; run < times; run++) {
@@ -165,7 +172,18 @@ async function demucsFixtures(): Promise<void> {
   const dir = path.join(values.shared, 'fixtures/demucs');
   const manifest = JSON.parse(readFileSync(path.join(dir, 'fixtures.json'), 'utf8')) as {
     output_stride: number;
-    fixtures: Record<string, { checkpoint?: string; bag?: string; sources: string[]; forward_in?: [string, number[]]; forward_out?: [string, number[]]; separate_in?: [string, number[]]; separate_out?: [string, number[]] }>;
+    fixtures: Record<
+      string,
+      {
+        checkpoint?: string;
+        bag?: string;
+        sources: string[];
+        forward_in?: [string, number[]];
+        forward_out?: [string, number[]];
+        separate_in?: [string, number[]];
+        separate_out?: [string, number[]];
+      }
+    >;
   };
   const stride = manifest.output_stride;
   for (const [name, fixture] of Object.entries(manifest.fixtures)) {
@@ -178,13 +196,29 @@ async function demucsFixtures(): Promise<void> {
       const input = readF32(path.join(dir, fixture.forward_in[0]));
       const reference = readF32(path.join(dir, fixture.forward_out[0]));
       const out = await interleaved((precision) => models.get(precision)!.run(input), name.includes('full') ? runs : 1);
-      record({ family: 'demucs', network, test: 'forward', int8VsFp32: snrs(out.fp32, out.int8, stems), fp32VsRef: snrs(reference, out.fp32, stems, stride), int8VsRef: snrs(reference, out.int8, stems, stride), ...(name.includes('full') ? { seconds: out.seconds } : {}) });
+      record({
+        family: 'demucs',
+        network,
+        test: 'forward',
+        int8VsFp32: snrs(out.fp32, out.int8, stems),
+        fp32VsRef: snrs(reference, out.fp32, stems, stride),
+        int8VsRef: snrs(reference, out.int8, stems, stride),
+        ...(name.includes('full') ? { seconds: out.seconds } : {}),
+      });
     }
     if (fixture.separate_in && fixture.separate_out) {
       const track = { data: readF32(path.join(dir, fixture.separate_in[0])), length: fixture.separate_in[1][1] as number };
       const reference = readF32(path.join(dir, fixture.separate_out[0]));
       const out = await separateBoth(models, track);
-      record({ family: 'demucs', network, test: 'whole track', int8VsFp32: snrs(out.fp32, out.int8, stems), fp32VsRef: snrs(reference, out.fp32, stems, stride), int8VsRef: snrs(reference, out.int8, stems, stride), seconds: out.seconds });
+      record({
+        family: 'demucs',
+        network,
+        test: 'whole track',
+        int8VsFp32: snrs(out.fp32, out.int8, stems),
+        fp32VsRef: snrs(reference, out.fp32, stems, stride),
+        int8VsRef: snrs(reference, out.int8, stems, stride),
+        seconds: out.seconds,
+      });
     }
     for (const model of models.values()) await model.dispose();
   }
@@ -195,7 +229,18 @@ async function demucsV3Fixtures(): Promise<void> {
   const dir = path.join(values.shared, 'fixtures/demucs-v3');
   const manifest = JSON.parse(readFileSync(path.join(dir, 'fixtures.json'), 'utf8')) as {
     output_stride: number;
-    fixtures: Record<string, { class?: string; checkpoint?: string; bag?: string; sources: string[]; forward_out?: [string, number[]]; separate_in?: [string, number[]]; separate_out?: [string, number[]] }>;
+    fixtures: Record<
+      string,
+      {
+        class?: string;
+        checkpoint?: string;
+        bag?: string;
+        sources: string[];
+        forward_out?: [string, number[]];
+        separate_in?: [string, number[]];
+        separate_out?: [string, number[]];
+      }
+    >;
   };
   const stride = manifest.output_stride;
   const mix = readF32(path.join(dir, 'mix.in.f32'));
@@ -209,7 +254,14 @@ async function demucsV3Fixtures(): Promise<void> {
     if (fixture.class === 'HDemucs' && fixture.forward_out) {
       const reference = readF32(path.join(dir, fixture.forward_out[0]));
       const out = await interleaved((precision) => models.get(precision)!.run(mix), 1);
-      record({ family: 'demucs v3', network, test: 'forward', int8VsFp32: snrs(out.fp32, out.int8, stems), fp32VsRef: snrs(reference, out.fp32, stems, stride), int8VsRef: snrs(reference, out.int8, stems, stride) });
+      record({
+        family: 'demucs v3',
+        network,
+        test: 'forward',
+        int8VsFp32: snrs(out.fp32, out.int8, stems),
+        fp32VsRef: snrs(reference, out.fp32, stems, stride),
+        int8VsRef: snrs(reference, out.int8, stems, stride),
+      });
     } else if (fixture.class !== undefined) {
       const out = await separateBoth(models, track);
       record({ family: 'demucs v2', network, test: 'whole track', int8VsFp32: snrs(out.fp32, out.int8, stems), seconds: out.seconds });
@@ -217,7 +269,15 @@ async function demucsV3Fixtures(): Promise<void> {
     if (fixture.separate_out) {
       const reference = readF32(path.join(dir, fixture.separate_out[0]));
       const out = await separateBoth(models, track);
-      record({ family: 'demucs v3', network, test: 'whole track', int8VsFp32: snrs(out.fp32, out.int8, stems), fp32VsRef: snrs(reference, out.fp32, stems, stride), int8VsRef: snrs(reference, out.int8, stems, stride), seconds: out.seconds });
+      record({
+        family: 'demucs v3',
+        network,
+        test: 'whole track',
+        int8VsFp32: snrs(out.fp32, out.int8, stems),
+        fp32VsRef: snrs(reference, out.fp32, stems, stride),
+        int8VsRef: snrs(reference, out.int8, stems, stride),
+        seconds: out.seconds,
+      });
     }
     for (const model of models.values()) await model.dispose();
   }
@@ -230,7 +290,12 @@ interface MsstNetwork {
 }
 
 /** Every MSST fixture of `modelTypes` under `folder`, forward and demix, in fp32 and int8 through the family's engine. */
-async function msstFixtures(family: string, folder: string, modelTypes: readonly string[], open: (checkpoint: string, precision: Precision) => Promise<MsstNetwork>): Promise<void> {
+async function msstFixtures(
+  family: string,
+  folder: string,
+  modelTypes: readonly string[],
+  open: (checkpoint: string, precision: Precision) => Promise<MsstNetwork>,
+): Promise<void> {
   const dir = path.join(values.shared, folder);
   const manifest = JSON.parse(readFileSync(path.join(dir, 'fixtures.json'), 'utf8')) as {
     fixtures: Record<string, { model_type: string; checkpoint: { file: string }; instruments_out: string[]; files: Record<string, { file: string }> }>;
@@ -240,14 +305,24 @@ async function msstFixtures(family: string, folder: string, modelTypes: readonly
     const stems = fixture.instruments_out.length;
     const networks = new Map<Precision, MsstNetwork>();
     for (const precision of PRECISIONS) networks.set(precision, await open(path.join(dir, fixture.checkpoint.file), precision));
-    for (const [test, pass] of [['forward', 'forward'], ['demix', 'demixTrack']] as const) {
+    for (const [test, pass] of [
+      ['forward', 'forward'],
+      ['demix', 'demixTrack'],
+    ] as const) {
       const input = fixture.files[`${test}_in`];
       const output = fixture.files[`${test}_out`];
       if (!input || !output) continue;
       const data = readF32(path.join(dir, input.file));
       const reference = readF32(path.join(dir, output.file));
       const out = await interleaved((precision) => networks.get(precision)![pass](data), 1);
-      record({ family, network: name, test, int8VsFp32: snrs(out.fp32, out.int8, stems), fp32VsRef: snrs(reference, out.fp32, stems), int8VsRef: snrs(reference, out.int8, stems) });
+      record({
+        family,
+        network: name,
+        test,
+        int8VsFp32: snrs(out.fp32, out.int8, stems),
+        fp32VsRef: snrs(reference, out.fp32, stems),
+        int8VsRef: snrs(reference, out.int8, stems),
+      });
     }
     for (const network of networks.values()) await network.release();
   }
@@ -257,14 +332,26 @@ function openRoformer(checkpoint: string, precision: Precision): Promise<Roforme
   const options = msstBuild(precision);
   if (options === undefined) return RoformerNetwork.open(checkpoint, { cacheDir, intraOpThreads: threads, precision });
   const configPath = configBeside(checkpoint);
-  return RoformerNetwork.family.open(checkpoint, readRoformerConfig(configPath), configPath, { options, variant: `${values.int8.replace(':', '')}${values['keep-float'] ? '-keep' : ''}`, cacheDir }, { intraOpThreads: threads });
+  return RoformerNetwork.family.open(
+    checkpoint,
+    readRoformerConfig(configPath),
+    configPath,
+    { options, variant: `${values.int8.replace(':', '')}${values['keep-float'] ? '-keep' : ''}`, cacheDir },
+    { intraOpThreads: threads },
+  );
 }
 
 function openScnet(checkpoint: string, precision: Precision): Promise<ScnetNetwork> {
   const options = msstBuild(precision);
   if (options === undefined) return ScnetNetwork.open(checkpoint, { cacheDir, intraOpThreads: threads, precision });
   const configPath = configBeside(checkpoint);
-  return ScnetNetwork.family.open(checkpoint, readScnetConfig(configPath), configPath, { options, variant: `${values.int8.replace(':', '')}${values['keep-float'] ? '-keep' : ''}`, cacheDir }, { intraOpThreads: threads });
+  return ScnetNetwork.family.open(
+    checkpoint,
+    readScnetConfig(configPath),
+    configPath,
+    { options, variant: `${values.int8.replace(':', '')}${values['keep-float'] ? '-keep' : ''}`, cacheDir },
+    { intraOpThreads: threads },
+  );
 }
 
 /** A full-size random network's stages at both precisions, one chunk of the bench's synthetic music through each, timed interleaved. */
@@ -288,7 +375,9 @@ async function fullRoformer(preset: 'viperx-bs' | 'kim-mel'): Promise<void> {
   const state = randomState(config);
   await fullSize('roformer', `${preset} size (random)`, config.chunkSize, async (directory, precision) => {
     const options = msstBuild(precision);
-    const stages = options ? RoformerNetwork.family.writeStages(config, state, directory, options) : RoformerNetwork.writeStages(config, state, directory, precision);
+    const stages = options
+      ? RoformerNetwork.family.writeStages(config, state, directory, options)
+      : RoformerNetwork.writeStages(config, state, directory, precision);
     return RoformerNetwork.fromStages(config, directory, stages, { intraOpThreads: threads });
   });
 }
@@ -319,12 +408,22 @@ async function fullV3(kind: 'HDemucs' | 'Demucs'): Promise<void> {
     return new Map(v3Parameters(config).map(([name, shape]) => [name, randomTensor(shape, 0.015, seed)]));
   };
   const models = new Map<Precision, SegmentModel>();
-  for (const precision of PRECISIONS) models.set(precision, await openV3(config, { file: `${kind} (random, released size)`, read }, kind, { intraOpThreads: threads, precision, bagSegment: 10 }));
+  for (const precision of PRECISIONS)
+    models.set(
+      precision,
+      await openV3(config, { file: `${kind} (random, released size)`, read }, kind, { intraOpThreads: threads, precision, bagSegment: 10 }),
+    );
   const fp32 = models.get('fp32')!;
   const window = fp32.windowSamples?.(fp32.segmentSamples) ?? fp32.segmentSamples;
   const input = benchTrack(window / 44_100, 44_100, 2);
   const out = await interleaved((precision) => models.get(precision)!.run(input), runs);
-  record({ family: kind === 'HDemucs' ? 'demucs v3' : 'demucs v2', network: `${kind === 'HDemucs' ? 'hdemucs_mmi' : 'mdx member'} size (random)`, test: 'one 10-s window', int8VsFp32: snrs(out.fp32, out.int8, fp32.sources.length), seconds: out.seconds });
+  record({
+    family: kind === 'HDemucs' ? 'demucs v3' : 'demucs v2',
+    network: `${kind === 'HDemucs' ? 'hdemucs_mmi' : 'mdx member'} size (random)`,
+    test: 'one 10-s window',
+    int8VsFp32: snrs(out.fp32, out.int8, fp32.sources.length),
+    seconds: out.seconds,
+  });
   for (const model of models.values()) await model.dispose();
 }
 
@@ -337,7 +436,13 @@ async function bundled(): Promise<void> {
     const models = new Map<Precision, SegmentModel>();
     for (const precision of PRECISIONS) models.set(precision, await loadManifestModel(manifest, { intraOpThreads: threads, precision }));
     const out = await interleaved(async (precision) => concat(await separate(models.get(precision)!, track, { overlap: 0.25, shifts: 0 })), runs);
-    record({ family: 'bundled', network: name, test: '12-s synthetic song', int8VsFp32: snrs(out.fp32, out.int8, models.get('fp32')!.sources.length), seconds: out.seconds });
+    record({
+      family: 'bundled',
+      network: name,
+      test: '12-s synthetic song',
+      int8VsFp32: snrs(out.fp32, out.int8, models.get('fp32')!.sources.length),
+      seconds: out.seconds,
+    });
     for (const model of models.values()) await model.dispose();
   }
 }
@@ -349,18 +454,28 @@ function table(): string[] {
     '|---|---|---|---|---:|---|---|---|---:|---:|---:|',
   ];
   for (const row of rows) {
-    const time = row.seconds ? [min(row.seconds.fp32).toFixed(2), min(row.seconds.int8).toFixed(2), `${(min(row.seconds.fp32) / min(row.seconds.int8)).toFixed(2)}×`] : ['', '', ''];
-    lines.push(`| ${row.family} | ${row.network} | ${row.test} | ${fmt(row.int8VsFp32)} | ${min(row.int8VsFp32).toFixed(1)} | ${min(row.int8VsFp32) >= BAR_DB ? 'yes' : '**no**'} | ${cell(row.fp32VsRef)} | ${cell(row.int8VsRef)} | ${time.join(' | ')} |`);
+    const time = row.seconds
+      ? [min(row.seconds.fp32).toFixed(2), min(row.seconds.int8).toFixed(2), `${(min(row.seconds.fp32) / min(row.seconds.int8)).toFixed(2)}×`]
+      : ['', '', ''];
+    lines.push(
+      `| ${row.family} | ${row.network} | ${row.test} | ${fmt(row.int8VsFp32)} | ${min(row.int8VsFp32).toFixed(1)} | ${min(row.int8VsFp32) >= BAR_DB ? 'yes' : '**no**'} | ${cell(row.fp32VsRef)} | ${cell(row.int8VsRef)} | ${time.join(' | ')} |`,
+    );
   }
   return lines;
 }
 
-const load = (): string => loadavg().map((v) => v.toFixed(2)).join(' ');
+const load = (): string =>
+  loadavg()
+    .map((v) => v.toFixed(2))
+    .join(' ');
 try {
   const started = new Date().toISOString();
-  console.log(`int8 vs fp32, SNR per stem (dB); ${threads} threads; MSST int8: ${values.int8}; ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores; ${started}; load ${load()}`);
+  console.log(
+    `int8 vs fp32, SNR per stem (dB); ${threads} threads; MSST int8: ${values.int8}; ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores; ${started}; load ${load()}`,
+  );
   const fixtures = (family: string) => families.includes(family) && !values['full-only'];
-  const full = (family: string, network: string) => families.includes(family) && (values.full || values['full-only']) && values.networks.split(',').includes(network);
+  const full = (family: string, network: string) =>
+    families.includes(family) && (values.full || values['full-only']) && values.networks.split(',').includes(network);
   if (fixtures('demucs')) await demucsFixtures();
   if (fixtures('demucs-v3')) await demucsV3Fixtures();
   if (fixtures('roformer')) await msstFixtures('roformer', 'fixtures/roformer', ['bs_roformer', 'mel_band_roformer'], openRoformer);
@@ -371,7 +486,9 @@ try {
   if (full('roformer', 'viperx-bs')) await fullRoformer('viperx-bs');
   if (full('roformer', 'kim-mel')) await fullRoformer('kim-mel');
   if (full('scnet', 'scnet-large')) await fullScnet();
-  console.log(`\nload before ${started}: see the first line; after (${new Date().toISOString()}): ${load()}; times: the fastest of ${runs} interleaved run(s)\n`);
+  console.log(
+    `\nload before ${started}: see the first line; after (${new Date().toISOString()}): ${load()}; times: the fastest of ${runs} interleaved run(s)\n`,
+  );
   for (const line of table()) console.log(line);
 } finally {
   rmSync(cacheDir, { recursive: true, force: true });

@@ -47,5 +47,7 @@ for (const conv of learnedConvolutions(readFileSync(file))) {
   const channels = conv.dims[0] as number;
   const trained = ranges(conv.data, channels);
   const gaussian = ranges(randomTensor(conv.dims, 1, state).data, channels);
-  console.log(`| ${conv.weight} | ${conv.dims.join('×')} | ${trained.spread.toFixed(1)} | ${trained.crestMedian.toFixed(1)}, ${trained.crestMax.toFixed(1)} | ${gaussian.spread.toFixed(1)} | ${gaussian.crestMedian.toFixed(1)}, ${gaussian.crestMax.toFixed(1)} |`);
+  console.log(
+    `| ${conv.weight} | ${conv.dims.join('×')} | ${trained.spread.toFixed(1)} | ${trained.crestMedian.toFixed(1)}, ${trained.crestMax.toFixed(1)} | ${gaussian.spread.toFixed(1)} | ${gaussian.crestMedian.toFixed(1)}, ${gaussian.crestMax.toFixed(1)} |`,
+  );
 }

@@ -112,7 +112,8 @@ function withOptimizedGraphs(placement: Placement, dir: string): Placement {
     named += unlisted;
     byOp.set(op, entry);
   }
-  if (named !== placement.unlistedGpuNodes) console.log(`(the optimised graphs name ${named} of the ${placement.unlistedGpuNodes} nodes ORT placed on the GPU without naming them)\n`);
+  if (named !== placement.unlistedGpuNodes)
+    console.log(`(the optimised graphs name ${named} of the ${placement.unlistedGpuNodes} nodes ORT placed on the GPU without naming them)\n`);
   return { sessions: placement.sessions, unlistedGpuNodes: 0, byOp };
 }
 
@@ -141,16 +142,29 @@ function main(): void {
     const optimized = path.join(out, 'optimized');
     mkdirSync(optimized, { recursive: true });
     const started = Date.now();
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'split', song, '--model', modelArg, '--device', 'gpu', '--format', 'wav', '-o', path.join(out, 'stems')], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      maxBuffer: 1 << 30,
-      env: { ...process.env, STEMSPLIT_ORT_LOG_SEVERITY: '0', STEMSPLIT_ORT_OPTIMIZED_DIR: optimized, STEMSPLIT_DATA_DIR: path.join(work, 'data'), STEMSPLIT_CACHE_DIR: path.join(work, 'cache') },
-    });
+    const result = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/run.ts', 'split', song, '--model', modelArg, '--device', 'gpu', '--format', 'wav', '-o', path.join(out, 'stems')],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        maxBuffer: 1 << 30,
+        env: {
+          ...process.env,
+          STEMSPLIT_ORT_LOG_SEVERITY: '0',
+          STEMSPLIT_ORT_OPTIMIZED_DIR: optimized,
+          STEMSPLIT_DATA_DIR: path.join(work, 'data'),
+          STEMSPLIT_CACHE_DIR: path.join(work, 'cache'),
+        },
+      },
+    );
     const device = /, on (GPU: .*|CPU)$/m.exec(result.stderr)?.[1] ?? '?';
     console.log(`## ${family} (\`--model ${model}\`, on ${device}, ${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
     if (result.status !== 0) {
-      const error = result.stderr.split('\n').filter((line) => line.startsWith('stemsplit:')).join(' ');
+      const error = result.stderr
+        .split('\n')
+        .filter((line) => line.startsWith('stemsplit:'))
+        .join(' ');
       console.log(`split failed (exit ${result.status}): ${error}\n`);
       continue;
     }

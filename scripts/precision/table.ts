@@ -47,7 +47,13 @@ function cases(): Case[] {
   const calibrated = manifest('demucs-calibrated') as { sources: string[]; fixtures: Record<string, { input: string }> } | undefined;
   for (const [name, fixture] of Object.entries(calibrated?.fixtures ?? {})) {
     const dir = path.join(SHARED, 'demucs-calibrated');
-    out.push({ name: `demucs-calibrated/${name}`, family: 'Demucs v4 (HTDemucs, calibrated)', model: path.join(dir, 'vis_htdemucs.th'), input: path.join(dir, fixture.input), sources: calibrated?.sources ?? [] });
+    out.push({
+      name: `demucs-calibrated/${name}`,
+      family: 'Demucs v4 (HTDemucs, calibrated)',
+      model: path.join(dir, 'vis_htdemucs.th'),
+      input: path.join(dir, fixture.input),
+      sources: calibrated?.sources ?? [],
+    });
   }
   type Separate = { checkpoint?: string; bag?: string; sources: string[]; separate_in?: [string, number[]] };
   const v4 = manifest('demucs') as { fixtures: Record<string, Separate> } | undefined;
@@ -55,21 +61,36 @@ function cases(): Case[] {
     const model = fixture.checkpoint ?? fixture.bag;
     if (fixture.separate_in === undefined || model === undefined) continue;
     const dir = path.join(SHARED, 'demucs');
-    out.push({ name: `demucs/${name}`, family: fixture.bag ? 'Demucs v4 (HTDemucs bag)' : 'Demucs v4 (HTDemucs)', model: path.join(dir, model), input: path.join(dir, fixture.separate_in[0]), sources: fixture.sources });
+    out.push({
+      name: `demucs/${name}`,
+      family: fixture.bag ? 'Demucs v4 (HTDemucs bag)' : 'Demucs v4 (HTDemucs)',
+      model: path.join(dir, model),
+      input: path.join(dir, fixture.separate_in[0]),
+      sources: fixture.sources,
+    });
   }
   const v3 = manifest('demucs-v3') as { fixtures: Record<string, { bag?: string; class?: string; sources: string[] }> } | undefined;
   for (const [name, fixture] of Object.entries(v3?.fixtures ?? {})) {
     // mdx_small's bag holds a diffq-quantized member (diffq is not packaged) and Demucs v2 members (julius).
     if (fixture.bag === undefined || name !== 'hdemucs_mmi_small') continue;
     const dir = path.join(SHARED, 'demucs-v3');
-    out.push({ name: `demucs-v3/${name}`, family: 'Demucs v3 (HDemucs)', model: path.join(dir, fixture.bag), input: path.join(dir, 'mix.in.f32'), sources: fixture.sources });
+    out.push({
+      name: `demucs-v3/${name}`,
+      family: 'Demucs v3 (HDemucs)',
+      model: path.join(dir, fixture.bag),
+      input: path.join(dir, 'mix.in.f32'),
+      sources: fixture.sources,
+    });
   }
   return out;
 }
 
 function readPlanar(file: string, bytes: 4 | 8): Float64Array {
   const buffer = readFileSync(file);
-  const view = bytes === 8 ? new Float64Array(buffer.buffer, buffer.byteOffset, buffer.byteLength / 8) : new Float32Array(buffer.buffer, buffer.byteOffset, buffer.byteLength / 4);
+  const view =
+    bytes === 8
+      ? new Float64Array(buffer.buffer, buffer.byteOffset, buffer.byteLength / 8)
+      : new Float32Array(buffer.buffer, buffer.byteOffset, buffer.byteLength / 4);
   return Float64Array.from(view);
 }
 
@@ -125,7 +146,27 @@ function main(): void {
       const song = asWav(c.input, dir);
       const official = (dtype: 'float32' | 'float64'): Float64Array => {
         const out = path.join(dir, `${dtype}.raw`);
-        const result = spawnSync(values.python as string, [helper, '--demucs-src', demucsSrc, '--model', c.model, '--input', song, '--dtype', dtype, '--threads', values.threads as string, '--ffmpeg', resolveFfmpegPath(), '--out', out], { encoding: 'utf8' });
+        const result = spawnSync(
+          values.python as string,
+          [
+            helper,
+            '--demucs-src',
+            demucsSrc,
+            '--model',
+            c.model,
+            '--input',
+            song,
+            '--dtype',
+            dtype,
+            '--threads',
+            values.threads as string,
+            '--ffmpeg',
+            resolveFfmpegPath(),
+            '--out',
+            out,
+          ],
+          { encoding: 'utf8' },
+        );
         if (result.status !== 0) throw new Error(`${c.name}: the official code (${dtype}) failed: ${result.stderr}`);
         return readPlanar(out, dtype === 'float64' ? 8 : 4);
       };
@@ -140,10 +181,14 @@ function main(): void {
       const plane = exact.length / c.sources.length;
       const track = path.basename(song, path.extname(song));
       const theirs = c.sources.map((_, s) => snrDb(exact.subarray(s * plane, (s + 1) * plane), float32.subarray(s * plane, (s + 1) * plane)));
-      const ours = c.sources.map((source, s) => snrDb(exact.subarray(s * plane, (s + 1) * plane), Float64Array.from(decodePlanar(path.join(stems, track, `${source}.wav`), CHANNELS))));
+      const ours = c.sources.map((source, s) =>
+        snrDb(exact.subarray(s * plane, (s + 1) * plane), Float64Array.from(decodePlanar(path.join(stems, track, `${source}.wav`), CHANNELS))),
+      );
       const worst = Math.min(...ours.map((snr, s) => snr - (theirs[s] as number)));
       const perStem = (snrs: number[]) => `${snrs.map((snr) => snr.toFixed(1)).join(' / ')} (${range(snrs)})`;
-      console.log(`| ${c.family} | ${c.name} (${c.sources.join(', ')}) | ${perStem(theirs)} | ${perStem(ours)} | ${worst >= 0 ? '+' : ''}${worst.toFixed(1)} |`);
+      console.log(
+        `| ${c.family} | ${c.name} (${c.sources.join(', ')}) | ${perStem(theirs)} | ${perStem(ours)} | ${worst >= 0 ? '+' : ''}${worst.toFixed(1)} |`,
+      );
     }
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -45,7 +45,8 @@ function presetDifferences(ours: PresetDefinition, theirs: TheirPreset): string[
   if (ours.name !== theirs.name) differences.push(`name ${ours.name} ≠ ${theirs.name}`);
   if (JSON.stringify(ours.models) !== JSON.stringify(theirs.models)) differences.push(`models ${ours.models.join(', ')} ≠ ${theirs.models.join(', ')}`);
   if (ours.algorithm !== theirs.algorithm) differences.push(`algorithm ${ours.algorithm} ≠ ${theirs.algorithm}`);
-  if (JSON.stringify(ours.weights) !== JSON.stringify(theirs.weights ?? null)) differences.push(`weights ${JSON.stringify(ours.weights)} ≠ ${JSON.stringify(theirs.weights)}`);
+  if (JSON.stringify(ours.weights) !== JSON.stringify(theirs.weights ?? null))
+    differences.push(`weights ${JSON.stringify(ours.weights)} ≠ ${JSON.stringify(theirs.weights)}`);
   return differences;
 }
 
@@ -68,13 +69,25 @@ function compareScores(checkout: string): number {
   let failures = 0;
   for (const [file, sdr] of recordedPasScores()) {
     const median = theirs[file]?.median_scores;
-    const differences = median === undefined
-      ? ['not in their models-scores.json']
-      : Object.entries(sdr).filter(([stem, value]) => median[stem]?.SDR !== value).map(([stem, value]) => `${stem} ${value} ≠ ${String(median[stem]?.SDR)}`);
-    const unrecorded = median === undefined ? [] : Object.entries(median).filter(([stem, value]) => typeof value.SDR === 'number' && sdr[stem] === undefined).map(([stem]) => `${stem} not recorded`);
+    const differences =
+      median === undefined
+        ? ['not in their models-scores.json']
+        : Object.entries(sdr)
+            .filter(([stem, value]) => median[stem]?.SDR !== value)
+            .map(([stem, value]) => `${stem} ${value} ≠ ${String(median[stem]?.SDR)}`);
+    const unrecorded =
+      median === undefined
+        ? []
+        : Object.entries(median)
+            .filter(([stem, value]) => typeof value.SDR === 'number' && sdr[stem] === undefined)
+            .map(([stem]) => `${stem} not recorded`);
     if (differences.length + unrecorded.length > 0) failures++;
-    const same = Object.entries(sdr).map(([stem, value]) => `${stem} ${value}`).join(', ');
-    console.log(`scores ${file.padEnd(58)} ${differences.length + unrecorded.length === 0 ? `same (${same})` : `DIFFERS: ${[...differences, ...unrecorded].join('; ')}`}`);
+    const same = Object.entries(sdr)
+      .map(([stem, value]) => `${stem} ${value}`)
+      .join(', ');
+    console.log(
+      `scores ${file.padEnd(58)} ${differences.length + unrecorded.length === 0 ? `same (${same})` : `DIFFERS: ${[...differences, ...unrecorded].join('; ')}`}`,
+    );
   }
   return failures;
 }

@@ -18,12 +18,21 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Runs test/ssrf.test.ts and counts its cases by what they refuse. */
 export function runSsrfTable(): { rows: Array<[string, number, number]>; problems: string[] } {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', 'test/ssrf.test.ts'], { cwd: ROOT, encoding: 'utf8', timeout: 600_000 });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', 'test/ssrf.test.ts'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 600_000,
+  });
   const groups = new Map<string, [number, number]>();
   for (const match of run.stdout.matchAll(/^\s*(not ok|ok) \d+ - (.+)$/gm)) {
     const [, verdict = '', name = ''] = match;
     if (/^(the address check|guarded fetch|direct_url through)/.test(name)) continue; // the suites themselves
-    const group = name.startsWith('refuses ') && !name.includes(' ', 8) ? 'address literals and spellings' : name.startsWith('allows ') ? 'public addresses (allowed)' : name;
+    const group =
+      name.startsWith('refuses ') && !name.includes(' ', 8)
+        ? 'address literals and spellings'
+        : name.startsWith('allows ')
+          ? 'public addresses (allowed)'
+          : name;
     const [ok, bad] = groups.get(group) ?? [0, 0];
     groups.set(group, verdict === 'ok' ? [ok + 1, bad] : [ok, bad + 1]);
   }
@@ -34,11 +43,16 @@ export function runSsrfTable(): { rows: Array<[string, number, number]>; problem
 
 function runDiskFullChild(): { text: string; problems: string[] } {
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/reliability/disk-full.ts'], { cwd: ROOT, encoding: 'utf8', timeout: 600_000 });
-  return { text: run.stdout.trim() || run.stderr.trim(), problems: run.status === 0 ? [] : [`disk-full exited ${run.status}: ${run.stderr.trim().split('\n').slice(-3).join(' ')}`] };
+  return {
+    text: run.stdout.trim() || run.stderr.trim(),
+    problems: run.status === 0 ? [] : [`disk-full exited ${run.status}: ${run.stderr.trim().split('\n').slice(-3).join(' ')}`],
+  };
 }
 
 if (isMain(import.meta.url)) {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, seed: { type: 'string', default: '4242' } } });
+  const { values } = parseArgs({
+    options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, seed: { type: 'string', default: '4242' } },
+  });
   const quick = values.quick;
   const seed = Number(values.seed);
   const wanted = new Set((values.only ?? 'ssrf,fuzz,faults,upload-cut,disk-full,load,queue').split(','));
@@ -72,7 +86,9 @@ if (isMain(import.meta.url)) {
     problems.push(...disk.problems);
   }
   if (wanted.has('load')) {
-    const load = await runLoad(quick ? { connections: 50, seconds: 2, posts: 100, repeats: 4, log } : { connections: 50, seconds: 10, posts: 500, repeats: 20, log });
+    const load = await runLoad(
+      quick ? { connections: 50, seconds: 2, posts: 100, repeats: 4, log } : { connections: 50, seconds: 10, posts: 500, repeats: 20, log },
+    );
     section('Load (loopback, autocannon)', formatLoad(load));
     problems.push(...load.problems);
   }

@@ -21,7 +21,11 @@ try {
   } else {
     // Not root: try again as root of a fresh user and mount namespace.
     const self = fileURLToPath(import.meta.url);
-    const rerun = spawnSync('unshare', ['--user', '--map-root-user', '--mount', process.execPath, '--import', 'tsx', self, '--in-namespace', ...(values.json ? ['--json'] : [])], { stdio: 'inherit' });
+    const rerun = spawnSync(
+      'unshare',
+      ['--user', '--map-root-user', '--mount', process.execPath, '--import', 'tsx', self, '--in-namespace', ...(values.json ? ['--json'] : [])],
+      { stdio: 'inherit' },
+    );
     process.exitCode = rerun.status ?? 2;
   }
 }

@@ -15,7 +15,13 @@ const { values } = parseArgs({
 const report = await runLoad(
   values.quick
     ? { connections: 50, seconds: 2, posts: 100, repeats: 4, log: (line) => process.stderr.write(`${line}\n`) }
-    : { connections: Number(values.connections), seconds: Number(values.seconds), posts: Number(values.posts), repeats: Number(values.repeats), log: (line) => process.stderr.write(`${line}\n`) },
+    : {
+        connections: Number(values.connections),
+        seconds: Number(values.seconds),
+        posts: Number(values.posts),
+        repeats: Number(values.repeats),
+        log: (line) => process.stderr.write(`${line}\n`),
+      },
 );
 console.log(values.json ? JSON.stringify(report, null, 2) : formatLoad(report));
 if (report.problems.length > 0) {

@@ -111,7 +111,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const response = errorResponse(error);
     if (isStemsplitError(error) && error.code === 'DATABASE_UNAVAILABLE') outage.failed(error);
     // A refusal the server explains (a full disk) is one line; only a bug gets its stack.
-    else if (response.status >= 500 && isStemsplitError(error)) deps.log?.(`${c.req.method} ${new URL(c.req.url).pathname}: ${response.status} ${describeError(error)}`);
+    else if (response.status >= 500 && isStemsplitError(error))
+      deps.log?.(`${c.req.method} ${new URL(c.req.url).pathname}: ${response.status} ${describeError(error)}`);
     else if (response.status >= 500) deps.log?.(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     return response;
   });

@@ -24,19 +24,17 @@ export interface MappedError {
 export function mapError(error: unknown): MappedError {
   if (isStemsplitError(error)) {
     const status = error.httpStatus;
-    const code: ApiErrorCode = isApiErrorCode(error.code)
-      ? error.code
-      : status >= 500
-        ? 'SERVER_ERROR'
-        : status === 404
-          ? 'NOT_FOUND'
-          : 'VALIDATION_ERROR';
+    const code: ApiErrorCode = isApiErrorCode(error.code) ? error.code : status >= 500 ? 'SERVER_ERROR' : status === 404 ? 'NOT_FOUND' : 'VALIDATION_ERROR';
     return { status, body: { success: false, error: { code, message: error.message } }, headers: error.headers };
   }
   if (error instanceof HTTPException) {
     const status = error.status;
     const code: ApiErrorCode = status === 401 ? 'UNAUTHORIZED' : status === 404 ? 'NOT_FOUND' : status >= 500 ? 'SERVER_ERROR' : 'VALIDATION_ERROR';
-    return { status: code === 'VALIDATION_ERROR' ? 422 : status, body: { success: false, error: { code, message: error.message || 'invalid request' } }, headers: {} };
+    return {
+      status: code === 'VALIDATION_ERROR' ? 422 : status,
+      body: { success: false, error: { code, message: error.message || 'invalid request' } },
+      headers: {},
+    };
   }
   return {
     status: 500,

@@ -59,7 +59,7 @@ export function serveAndDocument<R extends RouteConfig & { getRoutingPath(): str
 }
 
 const WEBHOOK_DESCRIPTION =
-  "Sent when a job reaches succeeded or failed. Header Stemsplit-Signature: t=<unix>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\"> keyed with the account's webhook signing secret; Stemsplit-Delivery: a delivery id (the same on retries). Retried with exponential backoff until a 2xx, for about 24 hours.";
+  'Sent when a job reaches succeeded or failed. Header Stemsplit-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>"> keyed with the account\'s webhook signing secret; Stemsplit-Delivery: a delivery id (the same on retries). Retried with exponential backoff until a 2xx, for about 24 hours.';
 
 /** The description of `v1`, an app with every v1 route mounted (call it once, after the last). */
 export function describeApi(v1: OpenAPIHono<AppEnv>) {
@@ -75,7 +75,11 @@ export function describeApi(v1: OpenAPIHono<AppEnv>) {
   return Object.freeze(
     v1.getOpenAPI31Document({
       openapi: '3.1.0',
-      info: { title: 'stemsplit stem-splitting API', version: VERSION, description: 'The v1 stem-splitting API served by a self-hosted stemsplit. v1 is stable.' },
+      info: {
+        title: 'stemsplit stem-splitting API',
+        version: VERSION,
+        description: 'The v1 stem-splitting API served by a self-hosted stemsplit. v1 is stable.',
+      },
       servers: [{ url: '/v1' }],
       security: [{ bearer: [] }],
     }),

@@ -30,7 +30,8 @@ function sentenceOf(issue: Issue | undefined, body: unknown): string {
       return `unknown field ${name === '' ? '' : `${name}.`}${issue.keys[0] ?? ''}`;
     case 'invalid_type': {
       // Every number in this API is an integer.
-      const wanted = issue.expected === 'int' || issue.expected === 'number' ? 'an integer' : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`;
+      const wanted =
+        issue.expected === 'int' || issue.expected === 'number' ? 'an integer' : `${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`;
       if (name === '') return `request body must be ${wanted}`;
       return valueAt(body, issue.path) === undefined ? `${name} is required and must be ${wanted}` : `${name} must be ${wanted}`;
     }

@@ -20,13 +20,18 @@ export const ApiKeyResource = z
   .strict()
   .openapi('ApiKey');
 
-export const ApiKeyList = z.object({ items: z.array(ApiKeyResource) }).strict().openapi('ApiKeyList');
+export const ApiKeyList = z
+  .object({ items: z.array(ApiKeyResource) })
+  .strict()
+  .openapi('ApiKeyList');
 
 export const KeyRequest = z
   .object({
     account: AccountName,
     name: text(64).optional().openapi({ description: 'A label for the key; "api" by default.' }),
-    role: RoleName.optional().openapi({ description: 'The role of the account when this request makes it (member by default); an existing account keeps its role.' }),
+    role: RoleName.optional().openapi({
+      description: 'The role of the account when this request makes it (member by default); an existing account keeps its role.',
+    }),
   })
   .strict()
   .openapi('KeyRequest');
@@ -53,20 +58,36 @@ export const Person = z
   .strict()
   .openapi('Person');
 
-export const PeopleList = z.object({ items: z.array(Person) }).strict().openapi('PeopleList');
+export const PeopleList = z
+  .object({ items: z.array(Person) })
+  .strict()
+  .openapi('PeopleList');
 
 export const GrantRequest = z
   .object({ account: AccountName, seconds: z.int().min(1).max(1_000_000_000).openapi({ description: 'Credits to add, in seconds of audio.' }) })
   .strict()
   .openapi('GrantRequest');
 
-export const GrantResult = z.object({ account: z.string(), balance: count, unit: z.literal('seconds') }).strict().openapi('GrantResult');
+export const GrantResult = z
+  .object({ account: z.string(), balance: count, unit: z.literal('seconds') })
+  .strict()
+  .openapi('GrantResult');
 
 export const InviteRequest = z
   .object({
     account: AccountName,
-    credits: z.int().min(0).max(1_000_000_000).optional().openapi({ description: 'Credits (seconds of audio) granted to the account with the invite; 0 by default.' }),
-    expiresInSeconds: z.int().min(60).max(30 * 24 * 3600).optional().openapi({ description: 'How long the invite may be used; a day by default.' }),
+    credits: z
+      .int()
+      .min(0)
+      .max(1_000_000_000)
+      .optional()
+      .openapi({ description: 'Credits (seconds of audio) granted to the account with the invite; 0 by default.' }),
+    expiresInSeconds: z
+      .int()
+      .min(60)
+      .max(30 * 24 * 3600)
+      .optional()
+      .openapi({ description: 'How long the invite may be used; a day by default.' }),
   })
   .strict()
   .openapi('InviteRequest');
@@ -77,9 +98,14 @@ export const InviteCreated = z
     invite: z.string().openapi({ description: 'The one-time invite: shown this once, never stored (only its SHA-256).' }),
     account: z.string(),
     expiresAt: isoTime,
-    url: z.string().openapi({ description: "The web page's address with the invite in its fragment (which browsers never send): open it once to get the account's own key." }),
+    url: z.string().openapi({
+      description: "The web page's address with the invite in its fragment (which browsers never send): open it once to get the account's own key.",
+    }),
   })
   .strict()
   .openapi('InviteCreated');
 
-export const InviteExchange = z.object({ invite: z.string().min(1).max(200) }).strict().openapi('InviteExchange');
+export const InviteExchange = z
+  .object({ invite: z.string().min(1).max(200) })
+  .strict()
+  .openapi('InviteExchange');

@@ -20,7 +20,14 @@ export type AudioSplitResource = z.output<typeof AudioSplit>;
  * made the job), so that revoking that key ends them. `queuePosition`: a queued job's place, where the
  * caller looked it up.
  */
-export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: string, nowMs: number, apiKeyId: string, queuePosition?: number): AudioSplitResource {
+export function presentSplit(
+  split: Split,
+  signer: StemUrlSigner,
+  baseUrl: string,
+  nowMs: number,
+  apiKeyId: string,
+  queuePosition?: number,
+): AudioSplitResource {
   const options = parseJobOptions(split.jobOptions);
   const resource: AudioSplitResource = {
     id: split.id,
@@ -47,7 +54,7 @@ export function presentSplit(split: Split, signer: StemUrlSigner, baseUrl: strin
     models: options.chain ? options.chain.flatMap((step) => step.models ?? [step.model as string]) : ensembleMembers(split.modelName),
     ensembleWeights: options.ensembleWeights ? [...options.ensembleWeights] : null,
     modelOptions: options.modelOptions ? { ...options.modelOptions } : null,
-    chain: options.chain ? options.chain.map((step) => ({ ...step })) as AudioSplitResource['chain'] : null,
+    chain: options.chain ? (options.chain.map((step) => ({ ...step })) as AudioSplitResource['chain']) : null,
     error: null,
   };
   if (resource.models.length > 1 && !options.chain) resource.ensemble = (options.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM) as AudioSplitResource['ensemble'];

@@ -38,10 +38,17 @@ export const count = z.int().min(0);
 
 export const StemModel = z.enum(STEM_MODEL_ALIASES);
 /** A model as a job names it: a name from GET /v1/models or an alias (checked against the library when the job is made). */
-const ModelName = z.string().min(1).max(200).regex(/^[A-Za-z0-9][A-Za-z0-9._+-]*$/, 'must be a model name from GET /v1/models');
+const ModelName = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._+-]*$/, 'must be a model name from GET /v1/models');
 const StemKey = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be a stem name the model writes (lower-case)');
 /** A family's settings by their names (the CLI flags' attributes: `mdxSegmentSize`), checked against the chosen models when the job is made. */
-const ModelOptions = z.record(z.string().regex(/^[a-z][A-Za-z0-9]{0,39}$/, 'must be an option name from GET /v1/models'), z.union([z.string().max(64), z.number(), z.boolean()]));
+const ModelOptions = z.record(
+  z.string().regex(/^[a-z][A-Za-z0-9]{0,39}$/, 'must be an option name from GET /v1/models'),
+  z.union([z.string().max(64), z.number(), z.boolean()]),
+);
 /** Most ensembles are 2 or 3 models; 8 bounds a request's work. */
 const MAX_ENSEMBLE_MEMBERS = 8;
 
@@ -59,7 +66,11 @@ export function uploadRequestSchema(maxUploadBytes: number) {
     .object({
       filename: text(255).refine((name) => !/[\u0000-\u001f\u007f]/.test(name), 'filename must not contain control characters'),
       contentType: z.enum(ALLOWED_CONTENT_TYPES),
-      contentLength: z.int().min(1).max(maxUploadBytes).openapi({ description: 'Bytes; at most this server\'s limit (GET /v1/limits), 52428800 unless its operator set serve --max-upload-mb.' }),
+      contentLength: z
+        .int()
+        .min(1)
+        .max(maxUploadBytes)
+        .openapi({ description: "Bytes; at most this server's limit (GET /v1/limits), 52428800 unless its operator set serve --max-upload-mb." }),
     })
     .strict()
     .openapi('UploadRequest');
@@ -70,7 +81,7 @@ export const UploadRequest = uploadRequestSchema(MAX_UPLOAD_BYTES);
 
 export const ServerLimits = z
   .object({
-    maxUploadBytes: z.int().min(1).openapi({ description: 'The largest upload or direct_url source (serve --max-upload-mb; the spec\'s 52428800 by default).' }),
+    maxUploadBytes: z.int().min(1).openapi({ description: "The largest upload or direct_url source (serve --max-upload-mb; the spec's 52428800 by default)." }),
     maxSourceSeconds: z.int().min(1).nullable().openapi({ description: 'The longest source a job accepts (serve --max-minutes), or null: any length.' }),
     uploadTtlSeconds: z.int().min(1).openapi({ description: 'How long an upload reservation stays usable.' }),
     stemUrlTtlSeconds: z.int().min(1).openapi({ description: 'How long a signed stem URL stays valid after it is issued.' }),
@@ -100,7 +111,10 @@ export const UploadResult = z
   .strict()
   .openapi('UploadResult');
 
-export const DirectUrlInput = z.object({ type: z.literal('direct_url'), url: httpUrl }).strict().openapi('DirectUrlInput');
+export const DirectUrlInput = z
+  .object({ type: z.literal('direct_url'), url: httpUrl })
+  .strict()
+  .openapi('DirectUrlInput');
 
 export const UploadedFileInput = z
   .object({
@@ -154,47 +168,44 @@ export const SplitRequest = z
       .max(MAX_ENSEMBLE_MEMBERS)
       .optional()
       .openapi({ description: 'An addition, with `models` and avg_wave or avg_fft: one weight per model.' }),
-    preset: z
-      .string()
-      .regex(PRESET_ID, 'must be a preset id from GET /v1/presets')
-      .optional()
-      .openapi({ description: 'An addition: a named ensemble from GET /v1/presets (its models, algorithm and weights), instead of model, models, ensemble and ensembleWeights.' }),
-    twoStems: StemKey.optional().openapi({ description: 'An addition: write this stem and no_<stem> (the rest), as the CLI\'s --two-stems.' }),
-    outputFormat: z
-      .enum(STEM_FORMATS)
-      .default(DEFAULT_STEM_FORMAT)
-      .openapi({
-        description:
-          '`mp3` as in the spec; the others are additions of this server: lossless `wav`, `flac`, `aiff` and `alac` (Apple Lossless, .m4a), at the source\'s depth; lossy `ogg` (Vorbis), `opus` and `m4a` (AAC).',
-      }),
-    bitDepth: BitDepthSchema
-      .optional()
-      .openapi({ description: 'An addition, for the lossless formats: 16, 24, or 32 (32-bit float, wav only); default the source\'s depth.' }),
-    bitrateKbps: z
-      .int()
-      .optional()
-      .openapi({ description: 'An addition, for the lossy formats: kb/s (mp3 32–320, default 320; ogg 45–500, default 320; opus 6–512, default 256; m4a 32–512, default 256).' }),
-    clipMode: z
-      .enum(CLIP_MODES)
-      .optional()
-      .openapi({ description: 'An addition, as demucs\' --clip-mode: `rescale` divides a stem that would clip by 1.01 × its peak, `clamp` clips it at ±1; default `none` (integer formats clip, float and lossy ones keep it).' }),
+    preset: z.string().regex(PRESET_ID, 'must be a preset id from GET /v1/presets').optional().openapi({
+      description:
+        'An addition: a named ensemble from GET /v1/presets (its models, algorithm and weights), instead of model, models, ensemble and ensembleWeights.',
+    }),
+    twoStems: StemKey.optional().openapi({ description: "An addition: write this stem and no_<stem> (the rest), as the CLI's --two-stems." }),
+    outputFormat: z.enum(STEM_FORMATS).default(DEFAULT_STEM_FORMAT).openapi({
+      description:
+        "`mp3` as in the spec; the others are additions of this server: lossless `wav`, `flac`, `aiff` and `alac` (Apple Lossless, .m4a), at the source's depth; lossy `ogg` (Vorbis), `opus` and `m4a` (AAC).",
+    }),
+    bitDepth: BitDepthSchema.optional().openapi({
+      description: "An addition, for the lossless formats: 16, 24, or 32 (32-bit float, wav only); default the source's depth.",
+    }),
+    bitrateKbps: z.int().optional().openapi({
+      description:
+        'An addition, for the lossy formats: kb/s (mp3 32–320, default 320; ogg 45–500, default 320; opus 6–512, default 256; m4a 32–512, default 256).',
+    }),
+    clipMode: z.enum(CLIP_MODES).optional().openapi({
+      description:
+        "An addition, as demucs' --clip-mode: `rescale` divides a stem that would clip by 1.01 × its peak, `clamp` clips it at ±1; default `none` (integer formats clip, float and lossy ones keep it).",
+    }),
     normalize: z
       .union([z.boolean(), z.number().gt(0).max(1)])
       .optional()
-      .openapi({ description: `An addition: scale each stem whose peak exceeds this level (0–1) down to it; \`true\` is ${DEFAULT_NORMALIZE_PEAK}, as python-audio-separator's --normalization.` }),
-    modelOptions: ModelOptions.optional().openapi({
-      description: 'An addition: the model family\'s own settings, as the CLI\'s flags name them (e.g. {"mdxSegmentSize": 512, "vrAggression": 10}); GET /v1/models lists each model\'s.',
-    }),
-    chain: z
-      .array(ChainStep)
-      .min(1)
-      .max(MAX_CHAIN_STEPS)
-      .optional()
       .openapi({
-        description:
-          'An addition: models run one after another, each later step splitting a stem an earlier one made, e.g. [{"model": "A"}, {"input": "vocals", "model": "B"}]; replaces model/models. Costs the seconds of audio once per step.',
+        description: `An addition: scale each stem whose peak exceeds this level (0–1) down to it; \`true\` is ${DEFAULT_NORMALIZE_PEAK}, as python-audio-separator's --normalization.`,
       }),
-    keepIntermediate: z.boolean().optional().openapi({ description: 'An addition, with `chain`: also keep the stems later steps split (default: only the stems no step split).' }),
+    modelOptions: ModelOptions.optional().openapi({
+      description:
+        'An addition: the model family\'s own settings, as the CLI\'s flags name them (e.g. {"mdxSegmentSize": 512, "vrAggression": 10}); GET /v1/models lists each model\'s.',
+    }),
+    chain: z.array(ChainStep).min(1).max(MAX_CHAIN_STEPS).optional().openapi({
+      description:
+        'An addition: models run one after another, each later step splitting a stem an earlier one made, e.g. [{"model": "A"}, {"input": "vocals", "model": "B"}]; replaces model/models. Costs the seconds of audio once per step.',
+    }),
+    keepIntermediate: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'An addition, with `chain`: also keep the stems later steps split (default: only the stems no step split).' }),
     webhookUrl: httpUrl.optional(),
   })
   .strict()
@@ -205,7 +216,16 @@ export const SplitRequest = z
   .openapi('SplitRequest');
 
 /** A chain replaces the model fields, and its steps follow the recipe's rules (chains/recipe.ts). */
-function chainRequestProblem(body: { preset?: string | undefined; model?: string | undefined; models?: string[] | undefined; ensemble?: string | undefined; ensembleWeights?: number[] | undefined; twoStems?: string | undefined; chain?: RecipeStep[] | undefined; keepIntermediate?: boolean | undefined }): string | undefined {
+function chainRequestProblem(body: {
+  preset?: string | undefined;
+  model?: string | undefined;
+  models?: string[] | undefined;
+  ensemble?: string | undefined;
+  ensembleWeights?: number[] | undefined;
+  twoStems?: string | undefined;
+  chain?: RecipeStep[] | undefined;
+  keepIntermediate?: boolean | undefined;
+}): string | undefined {
   if (body.chain === undefined) return body.keepIntermediate !== undefined ? 'keepIntermediate applies to a chain' : undefined;
   const given = (['model', 'models', 'preset', 'ensemble', 'ensembleWeights', 'twoStems'] as const).filter((field) => body[field] !== undefined);
   if (given.length > 0) return `chain names each step's model; leave out ${given.join(', ')}`;
@@ -214,19 +234,32 @@ function chainRequestProblem(body: { preset?: string | undefined; model?: string
 }
 
 /** The rules between a split request's fields, in a sentence: the fields alone are checked by their schemas. */
-function splitRequestProblem(body: { preset?: string | undefined; model?: string | undefined; models?: string[] | undefined; ensemble?: string | undefined; ensembleWeights?: number[] | undefined; outputFormat: StemFormat; bitDepth?: number | undefined; bitrateKbps?: number | undefined }): string | undefined {
+function splitRequestProblem(body: {
+  preset?: string | undefined;
+  model?: string | undefined;
+  models?: string[] | undefined;
+  ensemble?: string | undefined;
+  ensembleWeights?: number[] | undefined;
+  outputFormat: StemFormat;
+  bitDepth?: number | undefined;
+  bitrateKbps?: number | undefined;
+}): string | undefined {
   if (body.model !== undefined && body.models !== undefined) return 'give either model or models (an ensemble), not both';
   const presetClash = (['model', 'models', 'ensemble', 'ensembleWeights'] as const).filter((field) => body.preset !== undefined && body[field] !== undefined);
   if (presetClash.length > 0) return `preset names its models and how they combine; drop ${presetClash.join(', ')}`;
-  if (body.models === undefined && (body.ensemble !== undefined || body.ensembleWeights !== undefined)) return 'ensemble and ensembleWeights combine the models of `models`; name them there';
+  if (body.models === undefined && (body.ensemble !== undefined || body.ensembleWeights !== undefined))
+    return 'ensemble and ensembleWeights combine the models of `models`; name them there';
   if (body.models !== undefined && body.ensembleWeights !== undefined) {
-    if (body.ensembleWeights.length !== body.models.length) return `ensembleWeights needs one weight per model (${body.models.length}), got ${body.ensembleWeights.length}`;
+    if (body.ensembleWeights.length !== body.models.length)
+      return `ensembleWeights needs one weight per model (${body.models.length}), got ${body.ensembleWeights.length}`;
     const algorithm = body.ensemble ?? 'avg_wave';
     if (algorithm !== 'avg_wave' && algorithm !== 'avg_fft') return `ensembleWeights apply to avg_wave and avg_fft only (${algorithm} ignores weights)`;
     if (body.ensembleWeights.every((weight) => weight === 0)) return 'ensembleWeights must not all be 0';
   }
   if (body.bitDepth !== undefined && !holdsDepth(body.outputFormat, body.bitDepth as BitDepth)) {
-    return body.bitDepth === 32 ? `bitDepth 32 (float) applies to outputFormat ${formatsHolding(32).join(', ')} only` : `bitDepth applies to outputFormat ${formatsHolding(16).join(', ')}`;
+    return body.bitDepth === 32
+      ? `bitDepth 32 (float) applies to outputFormat ${formatsHolding(32).join(', ')} only`
+      : `bitDepth applies to outputFormat ${formatsHolding(16).join(', ')}`;
   }
   if (body.bitrateKbps !== undefined) return bitrateProblem(body.outputFormat, body.bitrateKbps, 'bitrateKbps');
   return undefined;
@@ -259,49 +292,43 @@ export const AudioSplit = z
     id: z.string().regex(/^split_/),
     status: z.enum(['queued', 'processing', 'succeeded', 'failed']),
     stemModel: StemModel,
-    model: z.string().openapi({ description: 'The model that ran, e.g. htdemucs or stemsplit-small-4s; an ensemble\'s members joined by +.' }),
-    ensemble: z.enum(ENSEMBLE_ALGORITHMS).nullable().openapi({ description: 'An addition: how an ensemble\'s stems were combined; null for one model.' }),
+    model: z.string().openapi({ description: "The model that ran, e.g. htdemucs or stemsplit-small-4s; an ensemble's members joined by +." }),
+    ensemble: z.enum(ENSEMBLE_ALGORITHMS).nullable().openapi({ description: "An addition: how an ensemble's stems were combined; null for one model." }),
     twoStems: z.string().nullable().openapi({ description: 'An addition: the stem the job wrote beside no_<stem>, or null.' }),
-    outputFormat: z.enum(STEM_FORMATS).openapi({ description: 'An addition: the stems\' file format.' }),
-    bitDepth: BitDepthSchema.nullable().openapi({ description: 'An addition: the depth asked for (lossless formats), or null: the source\'s.' }),
-    bitrateKbps: z.int().nullable().openapi({ description: 'An addition: the bitrate asked for (lossy formats), or null: the format\'s default.' }),
+    outputFormat: z.enum(STEM_FORMATS).openapi({ description: "An addition: the stems' file format." }),
+    bitDepth: BitDepthSchema.nullable().openapi({ description: "An addition: the depth asked for (lossless formats), or null: the source's." }),
+    bitrateKbps: z.int().nullable().openapi({ description: "An addition: the bitrate asked for (lossy formats), or null: the format's default." }),
     clipMode: z.enum(CLIP_MODES).openapi({ description: 'An addition: how stems that would clip were written (see SplitRequest.clipMode).' }),
     normalize: z.number().nullable().openapi({ description: 'An addition: the peak louder stems were scaled down to, or null.' }),
     filename: z.string(),
     durationSeconds: count,
     creditsUsed: count,
     progress: z.int().min(0).max(100),
-    device: z
-      .string()
-      .nullable()
-      .openapi({ description: 'An addition: what ran the job, "CPU" or "GPU: <adapter> (<API>)", e.g. "GPU: NVIDIA H200 (Vulkan)"; null until its model has loaded.' }),
-    queuePosition: z
-      .int()
-      .min(1)
-      .optional()
-      .openapi({ description: 'An addition, in GET /v1/audio/splits/{id} of a queued job: its place in the server\'s queue (1: the next to start), every account\'s jobs counted.' }),
-    chainStep: z
-      .int()
-      .min(1)
-      .nullable()
-      .openapi({ description: 'An addition, for a chain: the step running now (1-based; from its progress, each step an equal share), the last step once done; null for one model.' }),
+    device: z.string().nullable().openapi({
+      description: 'An addition: what ran the job, "CPU" or "GPU: <adapter> (<API>)", e.g. "GPU: NVIDIA H200 (Vulkan)"; null until its model has loaded.',
+    }),
+    queuePosition: z.int().min(1).optional().openapi({
+      description:
+        "An addition, in GET /v1/audio/splits/{id} of a queued job: its place in the server's queue (1: the next to start), every account's jobs counted.",
+    }),
+    chainStep: z.int().min(1).nullable().openapi({
+      description:
+        'An addition, for a chain: the step running now (1-based; from its progress, each step an equal share), the last step once done; null for one model.',
+    }),
     createdAt: isoTime,
     updatedAt: isoTime,
-    sourceUrl: z
-      .string()
-      .optional()
-      .openapi({ format: 'uri', description: 'Present with stems (an addition): a signed URL of the source they came from, kept as long as they are, for comparing.' }),
+    sourceUrl: z.string().optional().openapi({
+      format: 'uri',
+      description: 'Present with stems (an addition): a signed URL of the source they came from, kept as long as they are, for comparing.',
+    }),
     models: z.array(z.string()).openapi({ description: 'An addition: every model that ran (one, or each member of an ensemble).' }),
-    ensembleWeights: z.array(z.number()).nullable().openapi({ description: 'An addition: the ensemble\'s weights as asked, or null (equal).' }),
+    ensembleWeights: z.array(z.number()).nullable().openapi({ description: "An addition: the ensemble's weights as asked, or null (equal)." }),
     modelOptions: ModelOptions.nullable().openapi({ description: 'An addition: the family settings the job asked for, or null.' }),
     chain: z.array(ChainStep).nullable().openapi({ description: 'An addition: the chain the job runs, as asked, or null for one model or ensemble.' }),
-    mixStems: z
-      .array(z.string())
-      .optional()
-      .openapi({
-        description:
-          'An addition, present with stems: the stems that add up to the mix, each part of the song once (play or sum these, not every stem: an ensemble of a 4-stem and a vocals/instrumental model writes no_vocals too, which is drums + bass + other again). Empty when the job wrote one stem; absent for jobs made before stemsplit kept it.',
-      }),
+    mixStems: z.array(z.string()).optional().openapi({
+      description:
+        'An addition, present with stems: the stems that add up to the mix, each part of the song once (play or sum these, not every stem: an ensemble of a 4-stem and a vocals/instrumental model writes no_vocals too, which is drums + bass + other again). Empty when the job wrote one stem; absent for jobs made before stemsplit kept it.',
+    }),
     stems: z
       .record(z.string(), z.string().openapi({ format: 'uri' }))
       .optional()
@@ -317,7 +344,11 @@ export const AudioSplit = z
 /** GET /audio/splits?limit&cursor */
 export const ListSplitsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().regex(/^[0-9A-Za-z_]{1,64}$/).optional().openapi({ description: 'The nextCursor of the previous page.' }),
+  cursor: z
+    .string()
+    .regex(/^[0-9A-Za-z_]{1,64}$/)
+    .optional()
+    .openapi({ description: 'The nextCursor of the previous page.' }),
 });
 
 export const SplitPage = z
@@ -325,35 +356,53 @@ export const SplitPage = z
   .strict()
   .openapi('SplitPage');
 
-export const CreditBalance = z.object({ balance: count, unit: z.literal('seconds') }).strict().openapi('CreditBalance');
+export const CreditBalance = z
+  .object({ balance: count, unit: z.literal('seconds') })
+  .strict()
+  .openapi('CreditBalance');
 
 export const ModelInfo = z
   .object({
     name: z.string(),
-    family: z.string().openapi({ description: 'How the model runs: demucs; bs_roformer, mel_band_roformer, scnet or mdx23c (MSST checkpoints); mdx (UVR MDX-Net); vr (UVR VR); bundled.' }),
-    origin: z
-      .enum(['bundled', 'pulled', 'library', 'available'])
-      .openapi({ description: 'bundled: shipped inside stemsplit; pulled: fetched with `stemsplit models pull`; library: added with `stemsplit models add`; available: can be pulled.' }),
+    family: z.string().openapi({
+      description: 'How the model runs: demucs; bs_roformer, mel_band_roformer, scnet or mdx23c (MSST checkpoints); mdx (UVR MDX-Net); vr (UVR VR); bundled.',
+    }),
+    origin: z.enum(['bundled', 'pulled', 'library', 'available']).openapi({
+      description:
+        'bundled: shipped inside stemsplit; pulled: fetched with `stemsplit models pull`; library: added with `stemsplit models add`; available: can be pulled.',
+    }),
     installed: z.boolean(),
-    allowed: z.boolean().openapi({ description: 'Whether API keys may run it (the operator\'s serve --models; all installed models by default).' }),
-    task: z.enum(TASKS).openapi({ description: 'What it is for: four-stems, six-stems, vocals, instrumental, karaoke, dereverb, deecho, denoise, drum-parts or other.' }),
+    allowed: z.boolean().openapi({ description: "Whether API keys may run it (the operator's serve --models; all installed models by default)." }),
+    task: z
+      .enum(TASKS)
+      .openapi({ description: 'What it is for: four-stems, six-stems, vocals, instrumental, karaoke, dereverb, deecho, denoise, drum-parts or other.' }),
     aliases: z.array(StemModel).openapi({ description: 'The stemModel values that run this model now.' }),
-    secondsPerMinute: z.number().nullable().openapi({ description: 'Seconds this server took per minute of audio, over the jobs that ran it; null until one has.' }),
+    secondsPerMinute: z
+      .number()
+      .nullable()
+      .openapi({ description: 'Seconds this server took per minute of audio, over the jobs that ran it; null until one has.' }),
     options: z.array(z.string()).openapi({ description: 'The modelOptions names its family takes (e.g. mdxSegmentSize).' }),
-    int8Refused: z.string().nullable().openapi({ description: 'Why it runs in fp32 only, so a server started with --precision int8 refuses its jobs (422); null where it computes in int8.' }),
+    int8Refused: z
+      .string()
+      .nullable()
+      .openapi({ description: 'Why it runs in fp32 only, so a server started with --precision int8 refuses its jobs (422); null where it computes in int8.' }),
     sources: z.array(z.string()).openapi({ description: 'The stems it writes, lower-case.' }),
     description: z.string(),
     terms: z.string().openapi({ description: 'The licence or terms of the weights as their publisher states them, or "not stated".' }),
-    scores: z
-      .array(z.object({ sdr: z.record(z.string(), z.number()), source: z.string() }).strict())
-      .openapi({ description: 'An addition: per-stem SDR (dB) as its publishers state them (python-audio-separator\'s models-scores.json, MSST\'s tables), each set with its source; empty where none is published.' }),
+    scores: z.array(z.object({ sdr: z.record(z.string(), z.number()), source: z.string() }).strict()).openapi({
+      description:
+        "An addition: per-stem SDR (dB) as its publishers state them (python-audio-separator's models-scores.json, MSST's tables), each set with its source; empty where none is published.",
+    }),
   })
   .strict()
   .openapi('ModelInfo');
 
 export const ListModelsQuery = z.object({
   task: z.enum(TASKS).optional().openapi({ description: 'Only the models for this task.' }),
-  sort: z.enum(['sdr']).optional().openapi({ description: 'sdr: best published SDR first (of the task\'s stem: vocals for vocals and karaoke, instrumental for instrumental; else the mean of the scored stems), unscored last.' }),
+  sort: z.enum(['sdr']).optional().openapi({
+    description:
+      "sdr: best published SDR first (of the task's stem: vocals for vocals and karaoke, instrumental for instrumental; else the mean of the scored stems), unscored last.",
+  }),
 });
 
 export const ModelList = z
@@ -365,7 +414,8 @@ export const ModelList = z
       .strict()
       .openapi({ description: 'The model (or A+B ensemble) each stemModel runs now; null: none installed.' }),
     devices: z.array(z.string()).openapi({
-      description: 'What this server runs jobs on, in the order a job is offered them, e.g. ["GPU: NVIDIA H200 (Vulkan)", "CPU"] (serve --device); empty where this node runs no jobs (serve --workers 0). A job\'s own `device` says what ran it.',
+      description:
+        'What this server runs jobs on, in the order a job is offered them, e.g. ["GPU: NVIDIA H200 (Vulkan)", "CPU"] (serve --device); empty where this node runs no jobs (serve --workers 0). A job\'s own `device` says what ran it.',
     }),
   })
   .strict()
@@ -373,10 +423,10 @@ export const ModelList = z
 
 export const PresetInfo = z
   .object({
-    id: z.string().openapi({ description: 'What a split request\'s `preset` takes, e.g. vocal_balanced.' }),
+    id: z.string().openapi({ description: "What a split request's `preset` takes, e.g. vocal_balanced." }),
     name: z.string(),
     description: z.string(),
-    origin: z.enum(['builtin', 'user']).openapi({ description: 'builtin: python-audio-separator\'s curated presets; user: the operator\'s presets.json.' }),
+    origin: z.enum(['builtin', 'user']).openapi({ description: "builtin: python-audio-separator's curated presets; user: the operator's presets.json." }),
     source: z.string().openapi({ description: 'Where it is defined.' }),
     algorithm: z.enum(ENSEMBLE_ALGORITHMS),
     weights: z.array(z.number()).nullable().openapi({ description: 'One per member; null: equal.' }),
@@ -396,9 +446,15 @@ export const PresetInfo = z
   .strict()
   .openapi('PresetInfo');
 
-export const PresetList = z.object({ items: z.array(PresetInfo) }).strict().openapi('PresetList');
+export const PresetList = z
+  .object({ items: z.array(PresetInfo) })
+  .strict()
+  .openapi('PresetList');
 
-export const Health = z.object({ status: z.literal('ok'), version: z.string() }).strict().openapi('Health');
+export const Health = z
+  .object({ status: z.literal('ok'), version: z.string() })
+  .strict()
+  .openapi('Health');
 
 export const WebhookEvent = z
   .object({ event: z.literal('audio.split.completed'), data: AudioSplit })

@@ -40,10 +40,7 @@ const FALLBACK_CAPACITY_SECONDS = 60;
  * Streams the decoded audio as interleaved stereo float32 chunks (whole frames only).
  * The chunks are fresh arrays the caller may keep.
  */
-export async function* decodeInterleaved(
-  file: string,
-  options: DecodeOptions & { readonly header?: AudioHeader } = {},
-): AsyncGenerator<Float32Array> {
+export async function* decodeInterleaved(file: string, options: DecodeOptions & { readonly header?: AudioHeader } = {}): AsyncGenerator<Float32Array> {
   const sampleRate = options.sampleRate ?? 44_100;
   const ffmpegPath = options.ffmpegPath ?? resolveFfmpegPath();
   const header = options.header ?? (await readAudioHeader(file, ffmpegPath));
@@ -51,8 +48,24 @@ export async function* decodeInterleaved(
   // mono signal unchanged on both channels (as Demucs does), so copy it explicitly.
   const channelArgs = header.channels === 1 ? ['-af', 'pan=stereo|c0=c0|c1=c0'] : ['-ac', '2'];
   const args = [
-    '-nostdin', '-v', 'error', '-i', ffmpegInputUrl(file), '-map', '0:a:0', '-vn', '-sn', '-dn',
-    ...channelArgs, '-ar', String(sampleRate), '-c:a', 'pcm_f32le', '-f', 'f32le', 'pipe:1',
+    '-nostdin',
+    '-v',
+    'error',
+    '-i',
+    ffmpegInputUrl(file),
+    '-map',
+    '0:a:0',
+    '-vn',
+    '-sn',
+    '-dn',
+    ...channelArgs,
+    '-ar',
+    String(sampleRate),
+    '-c:a',
+    'pcm_f32le',
+    '-f',
+    'f32le',
+    'pipe:1',
   ];
   const run = spawnFfmpeg(ffmpegPath, args);
   run.child.stdin.end();
@@ -89,9 +102,7 @@ export async function decodeToPlanar(file: string, options: DecodeOptions = {}):
   const header = await readAudioHeader(file, ffmpegPath);
   const expectedFrames = header.durationSeconds === undefined ? undefined : Math.ceil(header.durationSeconds * sampleRate);
   // A little headroom over the header's duration avoids a regrow for rounding or a short lie.
-  const builder = new PlanarBuilder(
-    expectedFrames === undefined ? FALLBACK_CAPACITY_SECONDS * sampleRate : expectedFrames + Math.ceil(sampleRate / 10),
-  );
+  const builder = new PlanarBuilder(expectedFrames === undefined ? FALLBACK_CAPACITY_SECONDS * sampleRate : expectedFrames + Math.ceil(sampleRate / 10));
   for await (const interleaved of decodeInterleaved(file, { ...options, sampleRate, ffmpegPath, header })) {
     builder.append(interleaved);
     options.onProgress?.({ decodedSeconds: builder.length / sampleRate, totalSeconds: header.durationSeconds });

@@ -107,12 +107,7 @@ export async function openStemEncoder(outPath: string, totalFrames: number, opti
 }
 
 /** Writes a whole planar stem (a convenience over `openStemEncoder`). */
-export async function encodeStem(
-  planar: Float32Array,
-  length: number,
-  outPath: string,
-  options: EncodeOptions,
-): Promise<void> {
+export async function encodeStem(planar: Float32Array, length: number, outPath: string, options: EncodeOptions): Promise<void> {
   if (planar.length < 2 * length) {
     throw new StemsplitError('ENCODE_FAILED', `stem buffer holds ${planar.length} samples, ${2 * length} needed`);
   }
@@ -155,7 +150,9 @@ function codecArgs(options: EncodeOptions): string[] {
       // `-write_xing 1` is the default; spelled out because exact stem length depends on it.
       return ['-c:a', 'libmp3lame', '-b:a', kbps, '-write_xing', '1', '-f', 'mp3'];
     case 'flac':
-      return depth === 16 ? ['-c:a', 'flac', '-sample_fmt', 's16', '-f', 'flac'] : ['-c:a', 'flac', '-sample_fmt', 's32', '-bits_per_raw_sample', '24', '-f', 'flac'];
+      return depth === 16
+        ? ['-c:a', 'flac', '-sample_fmt', 's16', '-f', 'flac']
+        : ['-c:a', 'flac', '-sample_fmt', 's32', '-bits_per_raw_sample', '24', '-f', 'flac'];
     case 'wav':
       return ['-c:a', depth === 'float' ? 'pcm_f32le' : depth === 24 ? 'pcm_s24le' : 'pcm_s16le', '-f', 'wav'];
     case 'ogg':
@@ -166,7 +163,9 @@ function codecArgs(options: EncodeOptions): string[] {
     case 'm4a':
       return ['-c:a', 'aac', '-b:a', kbps, '-f', 'ipod'];
     case 'alac':
-      return depth === 16 ? ['-c:a', 'alac', '-sample_fmt', 's16p', '-f', 'ipod'] : ['-c:a', 'alac', '-sample_fmt', 's32p', '-bits_per_raw_sample', '24', '-f', 'ipod'];
+      return depth === 16
+        ? ['-c:a', 'alac', '-sample_fmt', 's16p', '-f', 'ipod']
+        : ['-c:a', 'alac', '-sample_fmt', 's32p', '-bits_per_raw_sample', '24', '-f', 'ipod'];
     case 'aiff':
       return ['-c:a', depth === 16 ? 'pcm_s16be' : 'pcm_s24be', '-f', 'aiff'];
   }
@@ -174,7 +173,18 @@ function codecArgs(options: EncodeOptions): string[] {
 
 /** libvorbis' quality levels and their nominal bitrates for 44.1 kHz stereo (its documentation's table), in kb/s. */
 const VORBIS_QUALITY_KBPS: ReadonlyArray<readonly [quality: number, kbps: number]> = [
-  [-1, 45], [0, 64], [1, 80], [2, 96], [3, 112], [4, 128], [5, 160], [6, 192], [7, 224], [8, 256], [9, 320], [10, 500],
+  [-1, 45],
+  [0, 64],
+  [1, 80],
+  [2, 96],
+  [3, 112],
+  [4, 128],
+  [5, 160],
+  [6, 192],
+  [7, 224],
+  [8, 256],
+  [9, 320],
+  [10, 500],
 ];
 
 /** The Vorbis quality whose nominal bitrate is `kbps`, between the table's points. */
@@ -218,8 +228,20 @@ function openFfmpegSink(file: string, options: EncodeOptions): FrameSink {
   const sampleRate = String(options.sampleRate ?? 44_100);
   const ffmpegPath = options.ffmpegPath ?? resolveFfmpegPath();
   const args = [
-    '-v', 'error', '-f', 'f32le', '-ar', sampleRate, '-ac', '2', '-i', 'pipe:0',
-    ...filterArgs(options, ffmpegPath), ...codecArgs(options), '-y', `file:${file}`,
+    '-v',
+    'error',
+    '-f',
+    'f32le',
+    '-ar',
+    sampleRate,
+    '-ac',
+    '2',
+    '-i',
+    'pipe:0',
+    ...filterArgs(options, ffmpegPath),
+    ...codecArgs(options),
+    '-y',
+    `file:${file}`,
   ];
   const run = spawnFfmpeg(ffmpegPath, args);
   run.child.stdout.resume();

@@ -51,7 +51,13 @@ export const STEM_FORMAT_INFO: Readonly<Record<StemFormat, StemFormatInfo>> = {
   flac: { title: 'FLAC', extension: 'flac', contentType: 'audio/flac', depths: [16, 24] },
   // Vorbis in its quality mode (encode.ts): the bitrate picks the quality whose nominal rate it is.
   ogg: { title: 'Ogg Vorbis', extension: 'ogg', contentType: 'audio/ogg', bitrate: { min: 45, max: 500, default: 320 } },
-  opus: { title: 'Opus', extension: 'opus', contentType: 'audio/ogg; codecs=opus', bitrate: { min: 6, max: 512, default: 256, monoMax: 256 }, rates: OPUS_RATES },
+  opus: {
+    title: 'Opus',
+    extension: 'opus',
+    contentType: 'audio/ogg; codecs=opus',
+    bitrate: { min: 6, max: 512, default: 256, monoMax: 256 },
+    rates: OPUS_RATES,
+  },
   m4a: { title: 'AAC (M4A)', extension: 'm4a', contentType: 'audio/mp4', bitrate: { min: 32, max: 512, default: 256 }, rates: AAC_RATES },
   aiff: { title: 'AIFF', extension: 'aiff', contentType: 'audio/aiff', depths: [16, 24] },
   alac: { title: 'ALAC (M4A)', extension: 'm4a', contentType: 'audio/mp4', depths: [16, 24] },
@@ -78,7 +84,8 @@ export function stemExtension(format: StemFormat): string {
 export function bitrateProblem(format: StemFormat, kbps: number, field: string): string | undefined {
   const range = STEM_FORMAT_INFO[format].bitrate;
   if (range === undefined) return `${field} applies to lossy formats (${lossyFormats().join(', ')}); ${format} is lossless`;
-  if (!Number.isInteger(kbps) || kbps < range.min || kbps > range.max) return `${field} for ${format} must be a whole number of kb/s from ${range.min} to ${range.max}, got ${kbps}`;
+  if (!Number.isInteger(kbps) || kbps < range.min || kbps > range.max)
+    return `${field} for ${format} must be a whole number of kb/s from ${range.min} to ${range.max}, got ${kbps}`;
   return undefined;
 }
 

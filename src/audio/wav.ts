@@ -53,14 +53,7 @@ export function bytesPerFrame(format: WavSampleFormat | 'f32le'): number {
  * Interleaves frames [start, start + count) of a planar stereo buffer into `out`
  * (which must be a `Buffer.alloc` buffer, so its offset is aligned) as little-endian samples.
  */
-export function interleaveFrames(
-  planar: Float32Array,
-  length: number,
-  start: number,
-  count: number,
-  format: WavSampleFormat | 'f32le',
-  out: Buffer,
-): Buffer {
+export function interleaveFrames(planar: Float32Array, length: number, start: number, count: number, format: WavSampleFormat | 'f32le', out: Buffer): Buffer {
   const left = planar.subarray(start, start + count);
   const right = planar.subarray(length + start, length + start + count);
   if (format === 'pcm16') {
@@ -85,13 +78,7 @@ function toPcm16(sample: number): number {
   return scaled > 32767 ? 32767 : scaled < -32768 ? -32768 : scaled;
 }
 
-export async function writeWavTo(
-  file: FileHandle,
-  planar: Float32Array,
-  length: number,
-  sampleRate: number,
-  format: WavSampleFormat,
-): Promise<void> {
+export async function writeWavTo(file: FileHandle, planar: Float32Array, length: number, sampleRate: number, format: WavSampleFormat): Promise<void> {
   await file.write(wavHeader(length, sampleRate, format));
   const scratch = Buffer.alloc(FRAMES_PER_WRITE * bytesPerFrame(format));
   for (let start = 0; start < length; start += FRAMES_PER_WRITE) {

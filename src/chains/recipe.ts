@@ -63,7 +63,10 @@ export interface ChainStems {
  * the step whose input no earlier step makes. A step's own names may be unknown (`undefined`:
  * a model whose listing does not say) until it is loaded: then nothing after it is checked yet.
  */
-export function chainStems(inputs: readonly (string | undefined)[], stepStems: readonly (readonly string[] | undefined)[]): ChainStems | { readonly problem: string } {
+export function chainStems(
+  inputs: readonly (string | undefined)[],
+  stepStems: readonly (readonly string[] | undefined)[],
+): ChainStems | { readonly problem: string } {
   const produced: string[] = [];
   const consumed = new Set<string>();
   for (const [index, own] of stepStems.entries()) {
@@ -116,16 +119,19 @@ export function recipeFrom(value: unknown): Recipe | { readonly problem: string 
   const steps: RecipeStep[] = [];
   for (const [index, raw] of value.entries()) {
     const where = `step ${index + 1}`;
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { problem: `${where} is not a mapping of input, model, models, ensemble, ensembleWeights` };
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      return { problem: `${where} is not a mapping of input, model, models, ensemble, ensembleWeights` };
     const step = raw as Record<string, unknown>;
     const unknown = Object.keys(step).find((key) => !STEP_KEYS.has(key));
     if (unknown !== undefined) return { problem: `${where}: unknown key "${unknown}" (a step has input, model, models, ensemble, ensembleWeights)` };
     for (const key of ['input', 'model', 'ensemble'] as const) {
       if (step[key] !== undefined && typeof step[key] !== 'string') return { problem: `${where}: "${key}" is a string` };
     }
-    if (step['models'] !== undefined && !(Array.isArray(step['models']) && step['models'].every((name) => typeof name === 'string'))) return { problem: `${where}: "models" is a list of model names` };
+    if (step['models'] !== undefined && !(Array.isArray(step['models']) && step['models'].every((name) => typeof name === 'string')))
+      return { problem: `${where}: "models" is a list of model names` };
     const weights = step['ensembleWeights'];
-    if (weights !== undefined && !(Array.isArray(weights) && weights.every((weight) => typeof weight === 'number'))) return { problem: `${where}: "ensembleWeights" is a list of numbers` };
+    if (weights !== undefined && !(Array.isArray(weights) && weights.every((weight) => typeof weight === 'number')))
+      return { problem: `${where}: "ensembleWeights" is a list of numbers` };
     steps.push(step as RecipeStep);
   }
   const problem = recipeProblem(steps);

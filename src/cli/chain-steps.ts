@@ -66,12 +66,13 @@ export function thenSteps(values: readonly string[]): RecipeStep[] {
  */
 export function resolveSteps(registry: ModelRegistry, steps: readonly RecipeStep[], options: FamilyOptions | undefined, base?: string): ResolvedStep[] {
   return steps.map((step, index) => {
-    const where = step.input === undefined ? 'the chain\'s first step' : `the step that splits ${step.input}`;
+    const where = step.input === undefined ? "the chain's first step" : `the step that splits ${step.input}`;
     const specs = step.models ?? [step.model as string];
     const located = specs.map((spec) => (base !== undefined && !isAbsolute(spec) && existsSync(resolve(base, spec)) ? resolve(base, spec) : spec));
     const ref = located.length === 1 ? registry.resolve(located[0] as string, undefined, options) : registry.resolveEnsemble(located, options);
     const named = step.ensemble !== undefined || step.ensembleWeights !== undefined;
-    if (named && !isEnsembleRef(ref)) throw new StemsplitError('USAGE', `${where} (step ${index + 1}): ensemble and ensembleWeights combine two or more models`);
+    if (named && !isEnsembleRef(ref))
+      throw new StemsplitError('USAGE', `${where} (step ${index + 1}): ensemble and ensembleWeights combine two or more models`);
     const ensemble = isEnsembleRef(ref) ? parseEnsembleMethod(step.ensemble, step.ensembleWeights?.join(','), ref.members.length) : undefined;
     return { input: step.input, ref, ensemble };
   });
@@ -80,7 +81,10 @@ export function resolveSteps(registry: ModelRegistry, steps: readonly RecipeStep
 /** The chain's stems checked before anything loads, where each step's listing names its stems; the worker checks again once they are loaded. */
 export function checkChainStems(steps: readonly ResolvedStep[]): void {
   const known = steps.map((step) => (!isEnsembleRef(step.ref) && step.ref.sources.length > 0 ? step.ref.sources : undefined));
-  const stems = chainStems(steps.map((step) => step.input), known);
+  const stems = chainStems(
+    steps.map((step) => step.input),
+    known,
+  );
   if ('problem' in stems) throw new StemsplitError('USAGE', `the chain: ${stems.problem}`);
 }
 

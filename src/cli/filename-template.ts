@@ -56,7 +56,11 @@ export function outputFolders(files: readonly string[], output: string): string[
  * Where each input's stems go under `--filename`'s template (filename-template.ts); two inputs
  * that would write the same files get `-2`, `-3`, … on their folder (or, in `-o` itself, on their stems).
  */
-export function outputPlaces(files: readonly string[], output: string, naming: { readonly template: string; readonly model: string; readonly ext: string }): Array<{ outDir: string; stemFile: string }> {
+export function outputPlaces(
+  files: readonly string[],
+  output: string,
+  naming: { readonly template: string; readonly model: string; readonly ext: string },
+): Array<{ outDir: string; stemFile: string }> {
   const taken = new Map<string, number>();
   return files.map((file) => {
     const { folder, stemFile } = placeStems(naming.template, { track: basename(file, extname(file)), model: naming.model, ext: naming.ext });

@@ -10,7 +10,26 @@ import type { ErrorCode } from '../errors.js';
 
 /** Extensions of the audio files a folder's walk takes (what ffmpeg reads and people keep songs in). */
 export const AUDIO_EXTENSIONS: ReadonlySet<string> = new Set([
-  'mp3', 'wav', 'wave', 'flac', 'm4a', 'aac', 'mp4', 'ogg', 'oga', 'opus', 'webm', 'mka', 'aif', 'aiff', 'aifc', 'alac', 'wma', 'ape', 'wv', 'caf',
+  'mp3',
+  'wav',
+  'wave',
+  'flac',
+  'm4a',
+  'aac',
+  'mp4',
+  'ogg',
+  'oga',
+  'opus',
+  'webm',
+  'mka',
+  'aif',
+  'aiff',
+  'aifc',
+  'alac',
+  'wma',
+  'ape',
+  'wv',
+  'caf',
 ]);
 
 export interface InputProblem {
@@ -61,7 +80,11 @@ function walkFolder(folder: string): { audio: string[]; skipped: number } {
     for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) visit(path);
-      else if ((entry.isFile() || (entry.isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isFile())) && AUDIO_EXTENSIONS.has(extname(entry.name).slice(1).toLowerCase())) audio.push(path);
+      else if (
+        (entry.isFile() || (entry.isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isFile())) &&
+        AUDIO_EXTENSIONS.has(extname(entry.name).slice(1).toLowerCase())
+      )
+        audio.push(path);
       else skipped++;
     }
   };

@@ -54,18 +54,20 @@ function withJobFlags(command: Command, reaches: string): Command {
     const example = alias === '4s' ? ' (e.g. htdemucs_ft,htdemucs,bundled-4s); A+B: an ensemble of A and B' : '';
     command.option(`${ALIAS_FLAGS[alias]} <names>`, `models stemModel "${alias}" runs, first installed wins${example}`, nameList(ALIAS_FLAGS[alias]));
   }
-  return command
-    .addOption(ensembleOption())
-    .addOption(ensembleWeightsOption(`member of each A+B in ${STEM_MODEL_ALIASES.map((alias) => ALIAS_FLAGS[alias]).join(' / ')}, in order`))
-    // Not `.env()`: commander would turn a boolean on for any value, =0 too; config reads the variable.
-    .option('--allow-private-urls', `let ${reaches} reach private and loopback addresses (trusted LAN only; or ${ENV.allowPrivateUrls}=1)`)
-    .addOption(precisionOption())
-    .addOption(deviceOption())
-    .addOption(
-      new Option('--gpu-workers <n>', 'split jobs the GPU runs at once, beside the CPU workers (GPU memory is the limit; default 1)')
-        .env(ENV.gpuWorkers)
-        .argParser(integer('--gpu-workers', 0, 64)),
-    );
+  return (
+    command
+      .addOption(ensembleOption())
+      .addOption(ensembleWeightsOption(`member of each A+B in ${STEM_MODEL_ALIASES.map((alias) => ALIAS_FLAGS[alias]).join(' / ')}, in order`))
+      // Not `.env()`: commander would turn a boolean on for any value, =0 too; config reads the variable.
+      .option('--allow-private-urls', `let ${reaches} reach private and loopback addresses (trusted LAN only; or ${ENV.allowPrivateUrls}=1)`)
+      .addOption(precisionOption())
+      .addOption(deviceOption())
+      .addOption(
+        new Option('--gpu-workers <n>', 'split jobs the GPU runs at once, beside the CPU workers (GPU memory is the limit; default 1)')
+          .env(ENV.gpuWorkers)
+          .argParser(integer('--gpu-workers', 0, 64)),
+      )
+  );
 }
 
 /** JobFlags as config takes them. */
@@ -94,7 +96,10 @@ function deviceOption(): Option {
 
 /** `--precision`, the same for split, serve and worker (its variable when not given). */
 function precisionOption(): Option {
-  return new Option('--precision <precision>', `what models compute in: ${PRECISIONS.join(' or ')} (int8: Demucs, faster at ≥ 40 dB SNR against fp32; models that fall short are refused saying why, as models list shows; docs/benchmarks.md)`)
+  return new Option(
+    '--precision <precision>',
+    `what models compute in: ${PRECISIONS.join(' or ')} (int8: Demucs, faster at ≥ 40 dB SNR against fp32; models that fall short are refused saying why, as models list shows; docs/benchmarks.md)`,
+  )
     .env(ENV.precision)
     .argParser((value) => parsePrecision(value));
 }
@@ -104,7 +109,10 @@ function precisionOption(): Option {
  * stems are combined (ensemble/algorithms.ts `parseEnsembleMethod` checks both, on each command).
  */
 function ensembleOption(): Option {
-  return new Option('--ensemble <algorithm>', `how an ensemble's stems are combined: ${ENSEMBLE_ALGORITHMS.join(', ')} (default ${DEFAULT_ENSEMBLE_ALGORITHM}; python-audio-separator's names)`);
+  return new Option(
+    '--ensemble <algorithm>',
+    `how an ensemble's stems are combined: ${ENSEMBLE_ALGORITHMS.join(', ')} (default ${DEFAULT_ENSEMBLE_ALGORITHM}; python-audio-separator's names)`,
+  );
 }
 
 /** `weightsFor`: what each weight is given for on that command. */
@@ -118,7 +126,10 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .version(VERSION, '-V, --version')
     .addOption(new Option('--data-dir <dir>', 'data folder (database, uploads, stems)').env(ENV.dataDir))
     .addOption(
-      new Option('--database-url <url>', 'postgres://… : keep accounts, credits and jobs in PostgreSQL, shared by several nodes (default: SQLite in the data dir)')
+      new Option(
+        '--database-url <url>',
+        'postgres://… : keep accounts, credits and jobs in PostgreSQL, shared by several nodes (default: SQLite in the data dir)',
+      )
         .env(ENV.databaseUrl)
         .argParser(parseDatabaseUrl),
     )
@@ -137,9 +148,17 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .description('serve the v1 API on this machine')
     // Each flag has its variable, for service managers and containers; a flag given wins.
     .addOption(new Option('--host <host>', 'address to listen on').env(ENV.host).default(DEFAULTS.host))
-    .addOption(new Option('--port <port>', 'port to listen on').env(ENV.port).argParser(integer('--port', 0, 65535)).default(DEFAULTS.port))
     .addOption(
-      new Option('--public-url <url>', 'the URL clients reach this server at behind a reverse proxy (e.g. https://studio.example/stemsplit); the API hands out URLs under it')
+      new Option('--port <port>', 'port to listen on')
+        .env(ENV.port)
+        .argParser(integer('--port', 0, 65535))
+        .default(DEFAULTS.port),
+    )
+    .addOption(
+      new Option(
+        '--public-url <url>',
+        'the URL clients reach this server at behind a reverse proxy (e.g. https://studio.example/stemsplit); the API hands out URLs under it',
+      )
         .env(ENV.publicUrl)
         .argParser(parsePublicUrl),
     )
@@ -148,7 +167,12 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         .env(ENV.workers)
         .argParser(integer('--workers', 0, 64)),
     )
-    .addOption(new Option('--concurrency <n>', 'the same as --workers, at least 1').env(ENV.concurrency).argParser(integer('--concurrency', 1, 64)).default(DEFAULTS.concurrency))
+    .addOption(
+      new Option('--concurrency <n>', 'the same as --workers, at least 1')
+        .env(ENV.concurrency)
+        .argParser(integer('--concurrency', 1, 64))
+        .default(DEFAULTS.concurrency),
+    )
     .addOption(
       new Option('--rate-limit <n>', 'POST /v1/audio/splits per API key per minute')
         .env(ENV.rateLimit)
@@ -161,18 +185,46 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         .argParser(integer('--max-minutes', 1, 24 * 60)),
     )
     .addOption(
-      new Option('--max-upload-mb <n>', 'largest upload or direct_url source in MB (MiB), for the API and the web page (default: 50, the v1 spec\'s 52428800 bytes)')
+      new Option(
+        '--max-upload-mb <n>',
+        "largest upload or direct_url source in MB (MiB), for the API and the web page (default: 50, the v1 spec's 52428800 bytes)",
+      )
         .env(ENV.maxUploadMb)
         .argParser(integer('--max-upload-mb', 1, MAX_UPLOAD_MB_LIMIT)),
     )
     .addOption(new Option('--tls-cert <file>', 'serve HTTPS with this PEM certificate (with --tls-key); the printed links say https').env(ENV.tlsCert))
     .addOption(new Option('--tls-key <file>', "the certificate's PEM private key (with --tls-cert)").env(ENV.tlsKey))
-    .addOption(new Option('--access-log <file>', 'append the access log (one line per request, never a key or signature) to this file instead of stdout').env(ENV.accessLog))
-    .option('--models <names>', `the models a job may name through the API (its "model" or "models"), comma-separated; default: every installed model (or ${ENV.servedModels})`, nameList('--models'))
+    .addOption(
+      new Option('--access-log <file>', 'append the access log (one line per request, never a key or signature) to this file instead of stdout').env(
+        ENV.accessLog,
+      ),
+    )
+    .option(
+      '--models <names>',
+      `the models a job may name through the API (its "model" or "models"), comma-separated; default: every installed model (or ${ENV.servedModels})`,
+      nameList('--models'),
+    )
     .option('--new-link', "print a new one-time invite to the web page, ending the admin's page keys made so far")
     .option('--print-link', 'print a new one-time invite to the web page, the page keys made so far still working');
-  withJobFlags(serve, 'direct_url and webhooks')
-    .action(async (opts: JobFlags & { host: string; port: number; publicUrl?: string; maxMinutes?: number; maxUploadMb?: number; workers?: number; concurrency: number; rateLimit: number; models?: string[]; newLink?: boolean; printLink?: boolean; tlsCert?: string; tlsKey?: string; accessLog?: string }) => {
+  withJobFlags(serve, 'direct_url and webhooks').action(
+    async (
+      opts: JobFlags & {
+        host: string;
+        port: number;
+        publicUrl?: string;
+        maxMinutes?: number;
+        maxUploadMb?: number;
+        workers?: number;
+        concurrency: number;
+        rateLimit: number;
+        models?: string[];
+        newLink?: boolean;
+        printLink?: boolean;
+        tlsCert?: string;
+        tlsKey?: string;
+        accessLog?: string;
+      },
+    ) => {
       const { serveCommand } = await import('./commands/serve.js');
       await run((ctx) => serveCommand(ctx, { newLink: opts.newLink === true, printLink: opts.printLink === true }), {
         ...dataDir(),
@@ -189,12 +241,18 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
         servedModels: opts.models,
         ...jobConfig(opts),
       });
-    });
+    },
+  );
 
   const worker = program
     .command('worker')
     .description('run split jobs from a shared PostgreSQL (--database-url), beside serve --workers 0 on any box that mounts the data dir')
-    .addOption(new Option('--concurrency <n>', 'split jobs run at once').env(ENV.concurrency).argParser(integer('--concurrency', 1, 64)).default(DEFAULTS.concurrency));
+    .addOption(
+      new Option('--concurrency <n>', 'split jobs run at once')
+        .env(ENV.concurrency)
+        .argParser(integer('--concurrency', 1, 64))
+        .default(DEFAULTS.concurrency),
+    );
   withJobFlags(worker, 'webhooks').action(async (opts: JobFlags & { concurrency: number }) => {
     const { workerCommand } = await import('./commands/worker.js');
     await run(workerCommand, { ...dataDir(), concurrency: opts.concurrency, ...jobConfig(opts) });
@@ -214,15 +272,21 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     )
     .addOption(ensembleOption())
     .addOption(ensembleWeightsOption('--model, in order'))
-    .option('--preset <name>', 'run a named ensemble instead of --model/--ensemble: python-audio-separator\'s presets or your own (stemsplit presets list)')
+    .option('--preset <name>', "run a named ensemble instead of --model/--ensemble: python-audio-separator's presets or your own (stemsplit presets list)")
     .option('--model-config <file>', "an MSST checkpoint's .yaml (default: the .yaml beside the checkpoint)")
     .addOption(
-      new Option('--then <input=model>', 'chain another model after --model: split the stem <input> an earlier step made with <model> (a name, a path, or A+B); its stems are named <input>-<stem>; repeatable, e.g. --then vocals=karaoke.ckpt')
+      new Option(
+        '--then <input=model>',
+        'chain another model after --model: split the stem <input> an earlier step made with <model> (a name, a path, or A+B); its stems are named <input>-<stem>; repeatable, e.g. --then vocals=karaoke.ckpt',
+      )
         .argParser(collect)
         .default([] as string[], 'none'),
     )
-    .option('--chain <file>', 'run the chain in this recipe (JSON or YAML: a list of steps, {model} then {input, model}; see docs/workflows.md) instead of --model/--then')
-    .option('--keep-intermediate', "a chain also writes the stems its later steps split (default: only the ones no step split)");
+    .option(
+      '--chain <file>',
+      'run the chain in this recipe (JSON or YAML: a list of steps, {model} then {input, model}; see docs/workflows.md) instead of --model/--then',
+    )
+    .option('--keep-intermediate', 'a chain also writes the stems its later steps split (default: only the ones no step split)');
   // Each family's options, declared in its options table (models/family.ts).
   // A family's `--no-…` switch is a switch of its own (`noSplit`), not commander's negation of a `--split`.
   for (const { flags, description } of familyFlags()) split.addOption(Object.assign(new Option(flags, description), { negate: false }));
@@ -230,15 +294,24 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     .option('--two-stems <stem>', 'write <stem> and no_<stem> (the sum of the others), e.g. vocals for karaoke')
     .option('--single-stem <stem>', 'write only this stem: one the model writes, or no_<stem> (the sum of the others), e.g. no_vocals for an instrumental')
     .option('-o, --output <dir>', 'output folder; stems go to <dir>/<track>/<stem>.<ext> (see --filename)', 'separated')
-    .option('--filename <template>', 'where each stem goes under -o, from {track}, {stem}, {model} and {ext}, e.g. {model}/{track}/{stem}.{ext} or {track}_{stem}.{ext} (default {track}/{stem}.{ext})')
+    .option(
+      '--filename <template>',
+      'where each stem goes under -o, from {track}, {stem}, {model} and {ext}, e.g. {model}/{track}/{stem}.{ext} or {track}_{stem}.{ext} (default {track}/{stem}.{ext})',
+    )
     .option('--format <format>', `${STEM_FORMATS.join(', ')} (ogg: Vorbis; m4a: AAC; alac: Apple Lossless in .m4a)`, DEFAULT_STEM_FORMAT)
     .option('--float32', 'write 32-bit float WAV (with --format wav)')
     .option('--int24', 'write 24-bit WAV, FLAC, AIFF or ALAC (default: the source depth; 16-bit for lossy sources)')
     .option('--sample-rate <hz>', "write stems at this rate (default: the source's)")
     .option('--bitrate <kbps>', `bitrate of a lossy format (${bitrateHelp()})`)
     .option('--mp3-bitrate <kbps>', 'the old name of --bitrate, for --format mp3')
-    .option('--clip-mode <mode>', `${CLIP_MODES.join(', ')}: as demucs, rescale divides a stem that would clip by 1.01 × its peak, clamp clips at ±1 (default ${DEFAULT_CLIP_MODE}: integer formats clip, float and lossy ones keep it)`)
-    .option('--normalize [peak]', `scale each stem whose peak exceeds <peak> down to it (default ${DEFAULT_NORMALIZE_PEAK}), as python-audio-separator's --normalization`)
+    .option(
+      '--clip-mode <mode>',
+      `${CLIP_MODES.join(', ')}: as demucs, rescale divides a stem that would clip by 1.01 × its peak, clamp clips at ±1 (default ${DEFAULT_CLIP_MODE}: integer formats clip, float and lossy ones keep it)`,
+    )
+    .option(
+      '--normalize [peak]',
+      `scale each stem whose peak exceeds <peak> down to it (default ${DEFAULT_NORMALIZE_PEAK}), as python-audio-separator's --normalization`,
+    )
     .option('--json', 'print the result as JSON on stdout')
     .option('--pull', 'first pull the catalog models named with --model or --then that are not installed (as models pull: resumable, SHA-256 checked)')
     .addOption(precisionOption())
@@ -282,8 +355,10 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   keys
     .command('link')
-    .description("print the web page's link again, for each address the last serve recorded (a new web-session key, revoking the one it replaces unless --keep)")
-    .option('--account <account>', 'account the link\'s key belongs to', 'default')
+    .description(
+      "print the web page's link again, for each address the last serve recorded (a new web-session key, revoking the one it replaces unless --keep)",
+    )
+    .option('--account <account>', "account the link's key belongs to", 'default')
     .option('--keep', "keep the account's earlier web-session keys working (by default the new link replaces them)")
     .option('--json', 'print {"id","account","links","revoked"}')
     .action(async (opts) => {
@@ -344,7 +419,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
 
   program
     .command('presets')
-    .description('named ensembles: python-audio-separator\'s curated presets and your own (<data-dir>/presets.json); split --preset NAME runs one')
+    .description("named ensembles: python-audio-separator's curated presets and your own (<data-dir>/presets.json); split --preset NAME runs one")
     .command('list')
     .description('each preset: its models (installed or not, with their terms), algorithm and weights')
     .option('--json', 'print JSON')
@@ -357,7 +432,9 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   const models = program.command('models').description('list, pull and remove models');
   models
     .command('list')
-    .description('installed models and those available to pull, with family (demucs, bs_roformer, mel_band_roformer, scnet, mdx23c, mdx, vr, bundled) and terms')
+    .description(
+      'installed models and those available to pull, with family (demucs, bs_roformer, mel_band_roformer, scnet, mdx23c, mdx, vr, bundled) and terms',
+    )
     .option('--installed', 'only the models installed here')
     .addOption(new Option('--task <task>', 'only the models for this task').choices([...TASKS]))
     .addOption(new Option('--sort <key>', 'sdr: best published SDR first (for --task, its stem), unscored last').choices(['sdr']))
@@ -368,10 +445,17 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   models
     .command('pull')
-    .description('download catalog models into the cache: Demucs v4, MSST checkpoints + yaml (RoFormer, SCNet, MDX23C), UVR MDX-Net .onnx and VR .pth + model data (resumes; checks SHA-256, or records it where none is published)')
+    .description(
+      'download catalog models into the cache: Demucs v4, MSST checkpoints + yaml (RoFormer, SCNet, MDX23C), UVR MDX-Net .onnx and VR .pth + model data (resumes; checks SHA-256, or records it where none is published)',
+    )
     .argument('<names...>', `any of ${pullable}`)
     .addOption(new Option('--base-url <url>', 'folder URL to download from (a mirror)').env(ENV.modelsBaseUrl))
-    .option('--file <path>', 'install a file already on disk instead of downloading it (matched to the catalog\'s file by its name, else the first file; hash-checked as a download is); repeatable', collect, [])
+    .option(
+      '--file <path>',
+      "install a file already on disk instead of downloading it (matched to the catalog's file by its name, else the first file; hash-checked as a download is); repeatable",
+      collect,
+      [],
+    )
     .option('--json', 'print JSON')
     .action(async (names: string[], opts) => {
       const { modelsPull } = await import('./commands/models.js');
@@ -379,13 +463,18 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   models
     .command('add')
-    .description(`add your own model files to this data dir's library under a name: ${familyFilesInWords()} (UVR's files with NAME.json where UVR's table lacks them); loaded once to check it, then split, serve and the API run it by name`)
-    .argument('<files...>', 'the model file (its companions beside it are found: NAME.yaml, NAME.json, a bag\'s members); several files add several models')
+    .description(
+      `add your own model files to this data dir's library under a name: ${familyFilesInWords()} (UVR's files with NAME.json where UVR's table lacks them); loaded once to check it, then split, serve and the API run it by name`,
+    )
+    .argument('<files...>', "the model file (its companions beside it are found: NAME.yaml, NAME.json, a bag's members); several files add several models")
     .option('--name <name>', 'the name it goes by (default: the file name without its extension; one file only)')
     .option('--config <yaml>', "an MSST checkpoint's yaml, where it is not NAME.yaml beside it (one file only)")
     .option('--terms <text>', 'the terms of its weights as their publisher states them (default: "not stated")')
     .addOption(new Option('--task <task>', 'what it is for, where its stems do not tell').choices([...TASKS]))
-    .option('--link', 'hard-link the files instead of copying them (same file system only; the original may then move or be deleted, but editing it changes the library\'s copy too)')
+    .option(
+      '--link',
+      "hard-link the files instead of copying them (same file system only; the original may then move or be deleted, but editing it changes the library's copy too)",
+    )
     .option('--json', 'print JSON')
     .action(async (files: string[], opts) => {
       const { modelsAdd } = await import('./commands/models.js');
@@ -393,7 +482,9 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   models
     .command('bench')
-    .description("time models on this box as a job runs them (loaded once, then a test song split), and record the seconds per minute of audio that models list, GET /v1/models and the web page's estimate show")
+    .description(
+      "time models on this box as a job runs them (loaded once, then a test song split), and record the seconds per minute of audio that models list, GET /v1/models and the web page's estimate show",
+    )
     .argument('<names...>', 'installed models (names, library names, paths, or 4s/6s)')
     .addOption(new Option('--seconds <n>', 'length of the test song').argParser(integer('--seconds', 5, 3600)).default(60))
     .addOption(precisionOption())
@@ -405,7 +496,9 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     });
   models
     .command('remove')
-    .description("delete pulled models of any family (checkpoints, yaml, MDX-Net model data, partial downloads and converted graphs), or models added to the library")
+    .description(
+      'delete pulled models of any family (checkpoints, yaml, MDX-Net model data, partial downloads and converted graphs), or models added to the library',
+    )
     .argument('<names...>', `pulled models among ${pullable}, or library models`)
     .action(async (names: string[]) => {
       const { modelsRemove } = await import('./commands/models.js');

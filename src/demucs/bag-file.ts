@@ -30,7 +30,8 @@ export function parseBagFile(text: string, where = 'bag'): BagFile {
   if (!Array.isArray(models) || models.length === 0 || !models.every((m) => typeof m === 'string' || typeof m === 'number')) {
     throw invalid(where, '`models` must be a non-empty list of names');
   }
-  if (models.length > MAX_BAG_MEMBERS) throw invalid(where, `\`models\` lists ${models.length} members; Demucs' bags have 1 to 4, and stemsplit takes at most ${MAX_BAG_MEMBERS}`);
+  if (models.length > MAX_BAG_MEMBERS)
+    throw invalid(where, `\`models\` lists ${models.length} members; Demucs' bags have 1 to 4, and stemsplit takes at most ${MAX_BAG_MEMBERS}`);
   const names = models.map(String);
   for (const name of names) checkMemberName(name, where);
   const weights = entries.get('weights');
@@ -74,7 +75,8 @@ function findMember(directory: string, name: string): string {
 /** Demucs reads bags with yaml.safe_load (no Python tags); a member is a `.th` in the bag's own folder, never a path. */
 function checkMemberName(name: string, where: string): void {
   const tag = /^!\S*/.exec(name)?.[0];
-  if (tag !== undefined) throw invalid(where, `the tag ${tag} asks to build a Python object, which Demucs' yaml.safe_load refuses too; stemsplit never runs code from a model file`);
+  if (tag !== undefined)
+    throw invalid(where, `the tag ${tag} asks to build a Python object, which Demucs' yaml.safe_load refuses too; stemsplit never runs code from a model file`);
   if (!/^[\w-][\w.-]*$/.test(name)) throw invalid(where, `member "${name}" is not a model name (a member is a .th file in the bag's own folder)`);
 }
 

@@ -60,7 +60,11 @@ export async function convertCheckpoint(file: string, cacheDir: string, options:
  * (`v3`, its tensors stand-ins: checked, not read): those convert per window length as they open
  * (segment-model-v3.ts), reading the weights only when a conversion is not in the cache.
  */
-export async function convertOrRead(file: string, cacheDir: string, options: ConvertOptions = {}): Promise<{ readonly converted: ConvertedModel } | { readonly v3: Checkpoint }> {
+export async function convertOrRead(
+  file: string,
+  cacheDir: string,
+  options: ConvertOptions = {},
+): Promise<{ readonly converted: ConvertedModel } | { readonly v3: Checkpoint }> {
   const precision = options.precision ?? 'fp32';
   // A damaged or hostile checkpoint, or one whose weights do not fit its class and kwargs, is refused
   // before it is hashed (which reads every byte): from its structure, then by its shapes (no weight read).

@@ -74,7 +74,7 @@ function quantizedParameter(item: PickleValue): QuantizedParameter {
   const [levels, scales, widths] = parts;
   const bounds = scales instanceof PickleTuple ? scales.items : Array.isArray(scales) ? scales : [];
   const [min, max] = bounds;
-  const perWidth = list(levels ?? null, 'a quantized entry\'s levels');
+  const perWidth = list(levels ?? null, "a quantized entry's levels");
   if (parts.length !== 3 || typeof min !== 'number' || typeof max !== 'number' || perWidth.length !== WIDTHS) {
     throw invalid('a quantized entry is not (levels by width, (min, max), widths)');
   }

@@ -84,7 +84,15 @@ async function shorterSegment(model: SegmentModel, seconds: number): Promise<Seg
     for (let plane = 0; plane < planes; plane++) cut.set(output.subarray(plane * trained, plane * trained + samples), plane * samples);
     return cut;
   };
-  return { name: model.name, sampleRate: model.sampleRate, sources: model.sources, normalize: model.normalize, segmentSamples: samples, run, dispose: () => model.dispose() };
+  return {
+    name: model.name,
+    sampleRate: model.sampleRate,
+    sources: model.sources,
+    normalize: model.normalize,
+    segmentSamples: samples,
+    run,
+    dispose: () => model.dispose(),
+  };
 }
 
 async function loadBag(file: string, name: string, options: LoadDemucsOptions): Promise<SegmentModel> {

@@ -98,7 +98,9 @@ export const demucsFamily: ModelFamilyRecord = {
     async conversions(model, dir, cacheDir) {
       const hashes = model.files.map(expectedHashPrefix);
       const entries = existsSync(dir) ? readdirSync(dir) : [];
-      const htdemucs = entries.filter((entry) => /^[0-9a-f]{64}\.v\d+$/.test(entry) && hashes.some((sha8) => entry.startsWith(sha8))).map((entry) => path.join(dir, entry));
+      const htdemucs = entries
+        .filter((entry) => /^[0-9a-f]{64}\.v\d+$/.test(entry) && hashes.some((sha8) => entry.startsWith(sha8)))
+        .map((entry) => path.join(dir, entry));
       // v3/v2 stages are keyed by checkpoint and window length; their manifests name the checkpoint.
       const staged = await Promise.all(model.files.map((file) => conversionsOf(cacheDir, path.join(dir, file), [CONVERTED_FOLDER])));
       return [...new Set([...htdemucs, ...staged.flat()])];

@@ -35,7 +35,6 @@ import { GROUP_NORM_EPS, HTDemucsWeights, type StageInProgress } from './htdemuc
 export const GRAPH_INPUTS = { spec: 'spec', wave: 'wave' } as const;
 export const GRAPH_OUTPUTS = { spec: 'spec_out', wave: 'wave_out' } as const;
 
-
 /** One stage: its graph and the named tensors it reads and writes. */
 export interface GraphStage {
   readonly name: string;
@@ -102,11 +101,7 @@ class HTDemucsBuilder {
   }
 
   /** Builds one stage graph: `body` maps the named inputs to named outputs. */
-  private stage(
-    name: string,
-    inputs: readonly TensorSpec[],
-    body: (values: Record<string, Value>) => Record<string, Value>,
-  ): TensorSpec[] {
+  private stage(name: string, inputs: readonly TensorSpec[], body: (values: Record<string, Value>) => Record<string, Value>): TensorSpec[] {
     const graph = new OnnxGraph(`htdemucs_${name}`);
     this.current = { graph, ops: new Ops(graph, this.opsOptions) };
     const values: Record<string, Value> = {};
@@ -130,12 +125,8 @@ class HTDemucsBuilder {
     for (let index = 0; index < config.depth; index++) {
       timeLengths.push(xt.shape[2] as number);
       const [encoded, encodedT] = this.stage(`encoder${index}`, [x, xt], (v) => {
-        const xtOut = this.graph.scope(`tencoder.${index}`, () =>
-          this.encoderLayer(this.layerSpec('tencoder', index, false, 1), v[xt.name] as Value),
-        );
-        let xOut = this.graph.scope(`encoder.${index}`, () =>
-          this.encoderLayer(this.layerSpec('encoder', index, true, 1), v[x.name] as Value),
-        );
+        const xtOut = this.graph.scope(`tencoder.${index}`, () => this.encoderLayer(this.layerSpec('tencoder', index, false, 1), v[xt.name] as Value));
+        let xOut = this.graph.scope(`encoder.${index}`, () => this.encoderLayer(this.layerSpec('encoder', index, true, 1), v[x.name] as Value));
         if (index === 0 && config.freqEmb > 0) xOut = this.addFrequencyEmbedding(xOut);
         return { [`enc${index}`]: xOut, [`enc${index}_t`]: xtOut };
       }) as [TensorSpec, TensorSpec];

@@ -58,10 +58,14 @@ export interface V3Weights {
 /** The model, its segment's stages converted (or found in the cache) and opened: a checkpoint that does not fit its class is refused as it loads. */
 export async function openV3(config: V3Config, weights: V3Weights, name: string, options: OpenV3Options): Promise<SegmentModel> {
   if (options.bagSegment !== undefined && !(options.bagSegment > 0 && options.bagSegment <= MAX_SEGMENT_SECONDS)) {
-    throw new StemsplitError('MODEL_INVALID', `the bag of ${name} sets segment ${options.bagSegment} s (Demucs' bags use up to 44; stemsplit takes 0 to ${MAX_SEGMENT_SECONDS})`);
+    throw new StemsplitError(
+      'MODEL_INVALID',
+      `the bag of ${name} sets segment ${options.bagSegment} s (Demucs' bags use up to 44; stemsplit takes 0 to ${MAX_SEGMENT_SECONDS})`,
+    );
   }
   const segment = options.segment ?? (options.bagSegment !== undefined && options.bagSegment > config.segment ? options.bagSegment : config.segment);
-  const model = config.klass === 'HDemucs' ? new HDemucsModel(config, weights, name, segment, options) : new DemucsModel(config, weights, name, segment, options);
+  const model =
+    config.klass === 'HDemucs' ? new HDemucsModel(config, weights, name, segment, options) : new DemucsModel(config, weights, name, segment, options);
   try {
     await model.openSegment();
   } catch (error) {
@@ -142,7 +146,10 @@ abstract class V3Model<C extends V3Config> implements SegmentModel {
     if (this.open?.length === length) return this.open.sessions;
     const previous = this.open;
     const sessions = (async () => {
-      await previous?.sessions.then((opened) => opened.release(), () => undefined);
+      await previous?.sessions.then(
+        (opened) => opened.release(),
+        () => undefined,
+      );
       return this.openLength(length);
     })();
     this.open = { length, sessions };
@@ -166,7 +173,8 @@ abstract class V3Model<C extends V3Config> implements SegmentModel {
   }
 
   protected lengthOf(segment: Float32Array): number {
-    if (segment.length % 2 !== 0 || segment.length === 0) throw new StemsplitError('SEPARATION_FAILED', `${this.name} takes stereo segments, got ${segment.length} samples`);
+    if (segment.length % 2 !== 0 || segment.length === 0)
+      throw new StemsplitError('SEPARATION_FAILED', `${this.name} takes stereo segments, got ${segment.length} samples`);
     return segment.length / 2;
   }
 
@@ -174,7 +182,10 @@ abstract class V3Model<C extends V3Config> implements SegmentModel {
     const open = this.open;
     this.open = undefined;
     // Sessions that failed to open have nothing to release.
-    await open?.sessions.then((opened) => opened.release(), () => undefined);
+    await open?.sessions.then(
+      (opened) => opened.release(),
+      () => undefined,
+    );
   }
 }
 
@@ -222,7 +233,12 @@ class HDemucsModel extends V3Model<HDemucsConfig> {
     const specOut = results[V3_OUTPUTS.spec];
     const waveOut = results[V3_OUTPUTS.wave];
     const sources = this.sources.length;
-    if (specOut === undefined || waveOut === undefined || specOut.data.length !== sources * specChannels * plane || waveOut.data.length !== sources * 2 * length) {
+    if (
+      specOut === undefined ||
+      waveOut === undefined ||
+      specOut.data.length !== sources * specChannels * plane ||
+      waveOut.data.length !== sources * 2 * length
+    ) {
       throw new StemsplitError('SEPARATION_FAILED', `${this.name}: the graph's outputs have unexpected shapes`);
     }
     // Without CaC the network gives magnitudes: they take the mixture's phase (Wiener filtering with 0 iterations).
@@ -251,7 +267,7 @@ function withMixturePhase(magnitudes: Float32Array, stats: { mean: number; std: 
   for (let s = 0; s < sources; s++) {
     for (let c = 0; c < 2; c++) {
       const from = (s * 2 + c) * plane;
-      const re = (2 * c) * plane;
+      const re = 2 * c * plane;
       const im = (2 * c + 1) * plane;
       const to = (s * 4 + 2 * c) * plane;
       for (let i = 0; i < plane; i++) {

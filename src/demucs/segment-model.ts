@@ -96,10 +96,12 @@ class HTDemucsModel implements SegmentModel {
     const { data: wave, stats: waveStats } = normalized(segment);
     this.onTiming('stft', performance.now() - started);
 
-    const outputs = await this.runStages(new Map([
-      [GRAPH_INPUTS.spec, { data: spec, dims: [1, 2 * channels, stft.freqs, stft.frames] }],
-      [GRAPH_INPUTS.wave, { data: wave, dims: [1, channels, length] }],
-    ]));
+    const outputs = await this.runStages(
+      new Map([
+        [GRAPH_INPUTS.spec, { data: spec, dims: [1, 2 * channels, stft.freqs, stft.frames] }],
+        [GRAPH_INPUTS.wave, { data: wave, dims: [1, channels, length] }],
+      ]),
+    );
     const specOut = outputs.get(GRAPH_OUTPUTS.spec);
     const waveOut = outputs.get(GRAPH_OUTPUTS.wave);
     const sources = this.sources.length;
@@ -107,9 +109,15 @@ class HTDemucsModel implements SegmentModel {
     const [, specPhases, specPlanes, specRows] = specOut?.dims ?? [];
     const [, wavePhases, wavePlanes, waveRows] = waveOut?.dims ?? [];
     if (
-      specOut === undefined || waveOut === undefined ||
-      specPhases === undefined || specPlanes !== sources * 2 * channels || specRows === undefined ||
-      wavePhases === undefined || wavePlanes !== sources * channels || waveRows === undefined || wavePhases * waveRows < length
+      specOut === undefined ||
+      waveOut === undefined ||
+      specPhases === undefined ||
+      specPlanes !== sources * 2 * channels ||
+      specRows === undefined ||
+      wavePhases === undefined ||
+      wavePlanes !== sources * channels ||
+      waveRows === undefined ||
+      wavePhases * waveRows < length
     ) {
       throw new StemsplitError('SEPARATION_FAILED', `${this.name}: the graph's outputs have unexpected shapes`);
     }

@@ -41,7 +41,11 @@ export class SegmentStft {
    * `hybridOld`: HDemucs' MDX-era padding bug (`hybrid_old`): zeros rather than reflection
    * around the signal, and the inverse read from the iSTFT's start rather than 3/2 hop in.
    */
-  constructor(nfft: number, length: number, private readonly options: { readonly hybridOld?: boolean } = {}) {
+  constructor(
+    nfft: number,
+    length: number,
+    private readonly options: { readonly hybridOld?: boolean } = {},
+  ) {
     this.nfft = nfft;
     this.hop = nfft / 4;
     this.length = length;
@@ -97,7 +101,6 @@ export class SegmentStft {
     for (let i = 0; i < out.length; i++) out[i] = core[reflect(i - reflectLeft, n)] as number;
     return out;
   }
-
 
   /**
    * Stereo planar signal [2, length] → spectrogram [4, freqs, frames] (CaC layout),

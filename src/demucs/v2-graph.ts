@@ -11,7 +11,6 @@ import type { DemucsConfig } from './v3-config.js';
 import { V3Builder } from './v3-builder.js';
 import { V3_INPUTS, V3_OUTPUTS } from './v3-graph.js';
 
-
 /** julius.resample_frac's defaults, as Demucs calls it. */
 const RESAMPLE_ZEROS = 24;
 const RESAMPLE_ROLLOFF = 0.945;
@@ -24,7 +23,13 @@ export function demucsValidLength(config: DemucsConfig, chunk: number): number {
   return config.resample ? Math.ceil(length / 2) : length;
 }
 
-export function buildDemucsStages(config: DemucsConfig, state: ReadonlyMap<string, CheckpointTensor>, file: string, length: number, options: OpsOptions = {}): GraphStage[] {
+export function buildDemucsStages(
+  config: DemucsConfig,
+  state: ReadonlyMap<string, CheckpointTensor>,
+  file: string,
+  length: number,
+  options: OpsOptions = {},
+): GraphStage[] {
   if (demucsValidLength(config, length) !== length) throw new Error(`Demucs graph for ${length} samples, not a valid length`);
   const b = new V3Builder('demucs', state, file, options);
   const activation = (value: Value): Value => (config.glu ? b.ops.glu(value, 1) : b.ops.relu(value));
@@ -47,22 +52,27 @@ export function buildDemucsStages(config: DemucsConfig, state: ReadonlyMap<strin
   for (let step = 0; step < config.depth; step++) {
     const index = config.depth - 1 - step;
     const p = `decoder.${step}`;
-    [x] = b.stage(p, [x, saved.pop() as Value], (input, skip) => {
-      const width = (input as Value).shape[2] as number;
-      const trim = (((skip as Value).shape[2] as number) - width) >> 1;
-      let y = b.ops.add(input as Value, b.ops.slice(skip as Value, 2, trim, trim + width));
-      let next = 0;
-      if (config.rewrite) {
-        y = activation(norm(`${p}.1`, index, b.sameConv(`${p}.0`, y)));
-        next = 3;
-      }
-      if (config.dconv.mode & 2) y = b.dconv(`${p}.${next++}`, y, config.dconv, index);
-      y = b.convTranspose(`${p}.${next}`, y, [config.stride]);
-      if (index > 0) return [act2(norm(`${p}.${next + 1}`, index, y))];
-      if (config.resample) y = resample(b, y, 2, 1);
-      const outer = ((y.shape[2] as number) - length) >> 1;
-      return [b.ops.slice(y, 2, outer, outer + length)];
-    }, step === config.depth - 1 ? [V3_OUTPUTS.wave] : undefined) as [Value];
+    [x] = b.stage(
+      p,
+      [x, saved.pop() as Value],
+      (input, skip) => {
+        const width = (input as Value).shape[2] as number;
+        const trim = (((skip as Value).shape[2] as number) - width) >> 1;
+        let y = b.ops.add(input as Value, b.ops.slice(skip as Value, 2, trim, trim + width));
+        let next = 0;
+        if (config.rewrite) {
+          y = activation(norm(`${p}.1`, index, b.sameConv(`${p}.0`, y)));
+          next = 3;
+        }
+        if (config.dconv.mode & 2) y = b.dconv(`${p}.${next++}`, y, config.dconv, index);
+        y = b.convTranspose(`${p}.${next}`, y, [config.stride]);
+        if (index > 0) return [act2(norm(`${p}.${next + 1}`, index, y))];
+        if (config.resample) y = resample(b, y, 2, 1);
+        const outer = ((y.shape[2] as number) - length) >> 1;
+        return [b.ops.slice(y, 2, outer, outer + length)];
+      },
+      step === config.depth - 1 ? [V3_OUTPUTS.wave] : undefined,
+    ) as [Value];
   }
   b.state.refuseUnused('Demucs');
   return b.stages;
@@ -93,12 +103,9 @@ function resample(b: V3Builder, x: Value, from: number, to: number): Value {
     for (let j = 0; j < taps; j++) kernels[i * taps + j] = (kernel[j] as number) / sum;
   }
   const rows = ops.reshape(x, [channels, 1, length]);
-  const padded = graph.op(
-    'Pad',
-    [rows, graph.ints([0, 0, width, 0, 0, width + from], 'pads')],
-    [channels, 1, length + 2 * width + from],
-    { mode: attr.string('edge') },
-  );
+  const padded = graph.op('Pad', [rows, graph.ints([0, 0, width, 0, 0, width + from], 'pads')], [channels, 1, length + 2 * width + from], {
+    mode: attr.string('edge'),
+  });
   const phases = ops.conv(padded, graph.constant(kernels, [to, 1, taps], 'resample_kernel'), undefined, { strides: [from] }); // [C, to, n]
   const n = phases.shape[2] as number;
   const interleaved = ops.reshape(ops.transpose(phases, [0, 2, 1]), [1, channels, n * to]);

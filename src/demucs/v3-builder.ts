@@ -11,7 +11,6 @@ import { Ops, onnxLstmWeights, type OpsOptions } from '../onnx/ops.js';
 import type { GraphStage } from '../onnx/stages.js';
 import type { DConvConfig } from './v3-config.js';
 
-
 export const GROUP_NORM_EPS = 1e-5;
 /** BLSTM(max_steps=200): longer inputs run in frames of 200 steps with stride 100. */
 export const LSTM_MAX_STEPS = 200;
@@ -153,7 +152,11 @@ export class V3Builder {
       previous = moments.variance;
     }
     // Weighted by each band's share of the steps: E over bands of the band means, then of v + (m − μ)².
-    const shares = graph.constant(Float32Array.from(bands, ([from, to]) => ((to - from) * count) / steps), [1, count], 'band_shares');
+    const shares = graph.constant(
+      Float32Array.from(bands, ([from, to]) => ((to - from) * count) / steps),
+      [1, count],
+      'band_shares',
+    );
     const bandMeans = ops.concat(means, 1);
     const bandMean = ops.reduceMean(ops.mul(bandMeans, shares), 1);
     const deviation = ops.sub(bandMeans, bandMean);
@@ -190,7 +193,10 @@ export class V3Builder {
       const padded = (frames - 1) * stride + width;
       const zeros = this.graph.constant(new Float32Array(batch * channels * (padded - steps)), [batch, channels, padded - steps], 'lstm_pad');
       const full = ops.concat([x, zeros], 2);
-      input = ops.concat(Array.from({ length: frames }, (_, k) => ops.slice(full, 2, k * stride, k * stride + width)), 0);
+      input = ops.concat(
+        Array.from({ length: frames }, (_, k) => ops.slice(full, 2, k * stride, k * stride + width)),
+        0,
+      );
     }
     const rows = batch * frames;
     let sequence = ops.transpose(input, [2, 0, 1]); // [width, rows, C]
@@ -204,7 +210,11 @@ export class V3Builder {
       const out = ops.lstm(sequence, onnxLstmWeights([direction(''), direction('_reverse')], channels)); // [width, 2, rows, C]
       sequence = ops.reshape(ops.transpose(out, [0, 2, 1, 3]), [width, rows, 2 * channels]);
     }
-    const projected = ops.linear(ops.reshape(sequence, [width * rows, 2 * channels]), this.value(`${prefix}.linear.weight`), this.value(`${prefix}.linear.bias`));
+    const projected = ops.linear(
+      ops.reshape(sequence, [width * rows, 2 * channels]),
+      this.value(`${prefix}.linear.weight`),
+      this.value(`${prefix}.linear.bias`),
+    );
     let y = ops.transpose(ops.reshape(projected, [width, rows, channels]), [1, 2, 0]); // [rows, C, width]
     if (framed) {
       const limit = stride / 2;
@@ -240,7 +250,11 @@ export class V3Builder {
     const decays = ops.mul(ops.sigmoid(split(this.conv(`${prefix}.query_decay`, x), ATTENTION_DECAYS)), graph.scalar(0.5, 'half'));
     const coefficients = Float32Array.from({ length: ATTENTION_DECAYS }, (_, f) => (-(f + 1) / Math.sqrt(ATTENTION_DECAYS)) * ATTENTION_DECAYS);
     const g = ops.reduceMean(ops.mul(decays, graph.constant(coefficients, [1, ATTENTION_DECAYS, 1], 'decay_coefficients')), 1); // [rows, 1, T]
-    const ramp = graph.constant(Float32Array.from({ length: steps }, (_, t) => t), [steps], 'ramp');
+    const ramp = graph.constant(
+      Float32Array.from({ length: steps }, (_, t) => t),
+      [steps],
+      'ramp',
+    );
     // After g, a value of the run: otherwise ONNX Runtime folds the |t − s| and self masks below, which
     // depend on constants only, into initializers of [keys, queries] per block (about 260 MB at a
     // v2 Demucs' layer 4 on a 60 s window), kept with the session.
@@ -251,7 +265,10 @@ export class V3Builder {
       const to = Math.min(steps, from + block);
       const width = to - from;
       // dots[t, s] = keys[:, t] · queries[:, s] / √per (t: keys, s: this block's queries).
-      let dots = ops.mul(ops.matmul(keysT, width === steps ? queries : ops.slice(queries, 2, from, to), { fixed: true }), graph.scalar(1 / Math.sqrt(per), 'inv_sqrt'));
+      let dots = ops.mul(
+        ops.matmul(keysT, width === steps ? queries : ops.slice(queries, 2, from, to), { fixed: true }),
+        graph.scalar(1 / Math.sqrt(per), 'inv_sqrt'),
+      );
       const queryTimes = ops.reshape(width === steps ? ramp : ops.slice(ramp, 0, from, to), [1, width]);
       const distance = graph.op('Abs', [ops.sub(keyTimes, queryTimes)], [steps, width]);
       dots = ops.add(dots, ops.mul(distance, width === steps ? g : ops.slice(g, 2, from, to)));
@@ -263,5 +280,4 @@ export class V3Builder {
     const result = ops.reshape(results.length === 1 ? (results[0] as Value) : ops.concat(results, 2), [batch, channels, steps]);
     return ops.add(x, this.conv(`${prefix}.proj`, result));
   }
-
 }

@@ -126,29 +126,44 @@ class HDemucsBuilder {
       const givesPre = tlayer?.empty === true;
       const p = `decoder.${step}`;
       const below = y;
-      const outs = b.stage(p, below === undefined ? [skip] : [below, skip], (...values) => {
-        const skipValue = values[values.length - 1] as Value;
-        const input = below === undefined ? b.ops.mul(skipValue, b.graph.scalar(0, 'zero')) : (values[0] as Value);
-        if (layer.bands.length > 0) {
-          const out = this.decodeBands(p, layer, input, skipValue, last);
-          return givesPre ? [out, out] : [out];
-        }
-        if (!givesPre && this.rowBanded(p, layer, input)) return [this.decodeRows(p, layer, input, skipValue, last)];
-        const [out, pre] = this.decode(p, layer, input, skipValue, frameCount, last);
-        return givesPre ? [out, pre] : [out];
-      }, last ? [V3_OUTPUTS.spec] : undefined);
+      const outs = b.stage(
+        p,
+        below === undefined ? [skip] : [below, skip],
+        (...values) => {
+          const skipValue = values[values.length - 1] as Value;
+          const input = below === undefined ? b.ops.mul(skipValue, b.graph.scalar(0, 'zero')) : (values[0] as Value);
+          if (layer.bands.length > 0) {
+            const out = this.decodeBands(p, layer, input, skipValue, last);
+            return givesPre ? [out, out] : [out];
+          }
+          if (!givesPre && this.rowBanded(p, layer, input)) return [this.decodeRows(p, layer, input, skipValue, last)];
+          const [out, pre] = this.decode(p, layer, input, skipValue, frameCount, last);
+          return givesPre ? [out, pre] : [out];
+        },
+        last ? [V3_OUTPUTS.spec] : undefined,
+      );
       y = outs[0] as Value;
       if (tlayer !== undefined) {
         const lengthT = lengthsT.pop() as number;
         const tp = `tdecoder.${step - offset}`;
         const names = last ? [V3_OUTPUTS.wave] : undefined;
         if (tlayer.empty) {
-          [yt] = b.stage(tp, [outs[1] as Value], (pre) => {
-            const flat = b.ops.reshape(pre as Value, [1, (pre as Value).shape[1] as number, (pre as Value).shape[3] as number]);
-            return [this.decode(tp, tlayer, flat, undefined, lengthT, last)[0]];
-          }, names) as [Value];
+          [yt] = b.stage(
+            tp,
+            [outs[1] as Value],
+            (pre) => {
+              const flat = b.ops.reshape(pre as Value, [1, (pre as Value).shape[1] as number, (pre as Value).shape[3] as number]);
+              return [this.decode(tp, tlayer, flat, undefined, lengthT, last)[0]];
+            },
+            names,
+          ) as [Value];
         } else {
-          [yt] = b.stage(tp, [yt as Value, savedT.pop() as Value], (input, skipT) => [this.decode(tp, tlayer, input as Value, skipT, lengthT, last)[0]], names) as [Value];
+          [yt] = b.stage(
+            tp,
+            [yt as Value, savedT.pop() as Value],
+            (input, skipT) => [this.decode(tp, tlayer, input as Value, skipT, lengthT, last)[0]],
+            names,
+          ) as [Value];
         }
       }
     }
@@ -175,7 +190,14 @@ class HDemucsBuilder {
     y = ops.gelu(this.norm(`${p}.norm1`, layer, y));
     const rewrite = (value: Value): Value => ops.glu(this.norm(`${p}.norm2`, layer, b.sameConv(`${p}.rewrite`, value)), 1);
     // Without a norm the rewrite (a 1×1 convolution to twice the channels, then GLU) treats every row apart: it runs in the DConv's row bands.
-    const rowwise = config.rewrite && y.shape.length === 4 && !layer.norm && b.state.get(`${p}.rewrite.weight`).shape.slice(2).every((k) => k === 1);
+    const rowwise =
+      config.rewrite &&
+      y.shape.length === 4 &&
+      !layer.norm &&
+      b.state
+        .get(`${p}.rewrite.weight`)
+        .shape.slice(2)
+        .every((k) => k === 1);
     if (config.dconv.mode & 1) {
       y = this.dconv(`${p}.dconv`, y, layer, rowwise ? rewrite : undefined);
       if (rowwise) return y;
@@ -379,7 +401,13 @@ function pyRound(value: number): number {
   return floor % 2 === 0 ? floor : floor + 1;
 }
 
-export function buildHDemucsStages(config: HDemucsConfig, state: ReadonlyMap<string, CheckpointTensor>, file: string, length: number, options: OpsOptions = {}): GraphStage[] {
+export function buildHDemucsStages(
+  config: HDemucsConfig,
+  state: ReadonlyMap<string, CheckpointTensor>,
+  file: string,
+  length: number,
+  options: OpsOptions = {},
+): GraphStage[] {
   const frames = Math.ceil(length / (config.nfft / 4));
   return new HDemucsBuilder(config, state, file, options).build(frames, length);
 }

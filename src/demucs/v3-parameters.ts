@@ -87,8 +87,24 @@ interface HEncArgs {
  */
 export type HybridUNetConfig = Pick<
   HDemucsConfig,
-  | 'audioChannels' | 'cac' | 'channels' | 'context' | 'contextEnc' | 'dconv' | 'depth' | 'freqEmb' | 'growth'
-  | 'kernelSize' | 'multiFreqs' | 'multiFreqsDepth' | 'nfft' | 'normStarts' | 'rewrite' | 'sources' | 'stride' | 'timeStride'
+  | 'audioChannels'
+  | 'cac'
+  | 'channels'
+  | 'context'
+  | 'contextEnc'
+  | 'dconv'
+  | 'depth'
+  | 'freqEmb'
+  | 'growth'
+  | 'kernelSize'
+  | 'multiFreqs'
+  | 'multiFreqsDepth'
+  | 'nfft'
+  | 'normStarts'
+  | 'rewrite'
+  | 'sources'
+  | 'stride'
+  | 'timeStride'
 > & { readonly channelsTime?: number | null };
 
 /** The encoders', decoders' and frequency embedding's parameters of HDemucs or HTDemucs (`HDemucs.__init__`'s loop). */

@@ -40,7 +40,10 @@ export function resolveDevice(choice: DeviceChoice, survey: AdapterSurvey = surv
   const adapter = autoAdapter(survey) ?? survey.adapters[0];
   if (adapter === undefined) {
     const why = survey.missing.length > 0 ? survey.missing.join('; ') : 'no GPU adapter was found';
-    throw new StemsplitError('GPU_UNAVAILABLE', `--device gpu: no GPU to run on: ${why} (stemsplit devices lists what it finds; --device cpu or auto runs on the CPU)`);
+    throw new StemsplitError(
+      'GPU_UNAVAILABLE',
+      `--device gpu: no GPU to run on: ${why} (stemsplit devices lists what it finds; --device cpu or auto runs on the CPU)`,
+    );
   }
   return { kind: 'gpu', adapter };
 }

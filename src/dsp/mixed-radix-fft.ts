@@ -88,7 +88,16 @@ export class MixedRadixFft {
  * and writes the R-point DFT at g·R + s + k·P. One function per radix keeps each loop's
  * butterfly inlined.
  */
-type StockhamStage = (srcRe: Float64Array, srcIm: Float64Array, dstRe: Float64Array, dstIm: Float64Array, stride: number, product: number, table: Float64Array, conj: 1 | -1) => void;
+type StockhamStage = (
+  srcRe: Float64Array,
+  srcIm: Float64Array,
+  dstRe: Float64Array,
+  dstIm: Float64Array,
+  stride: number,
+  product: number,
+  table: Float64Array,
+  conj: 1 | -1,
+) => void;
 
 const radix2Stage: StockhamStage = (srcRe, srcIm, dstRe, dstIm, stride, product, table, conj) => {
   for (let g = 0; g < stride; g += product) {

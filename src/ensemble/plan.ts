@@ -62,13 +62,18 @@ function partOf(names: readonly string[], stem: string): number[] | undefined {
 export function ensemblePlan(members: readonly MemberStems[], twoStems?: string): EnsemblePlan {
   const names = members.map((member) => matchingNames(member.sources));
   const wanted = twoStems === undefined ? [...new Set(names.flat())] : [twoStems.toLowerCase(), `no_${twoStems.toLowerCase()}`];
-  const parts = wanted.map((stem) => names.flatMap((own, member) => {
-    const sources = partOf(own, stem);
-    return sources ? [{ member, sources }] : [];
-  }));
+  const parts = wanted.map((stem) =>
+    names.flatMap((own, member) => {
+      const sources = partOf(own, stem);
+      return sources ? [{ member, sources }] : [];
+    }),
+  );
   for (const [index, stem] of wanted.entries()) {
     if ((parts[index] as StemPart[]).length === 0) {
-      throw new StemsplitError('USAGE', `--two-stems ${twoStems}: no model of the ensemble makes ${stem} (${members.map((m) => `${m.name}: ${m.sources.join(', ')}`).join('; ')})`);
+      throw new StemsplitError(
+        'USAGE',
+        `--two-stems ${twoStems}: no model of the ensemble makes ${stem} (${members.map((m) => `${m.name}: ${m.sources.join(', ')}`).join('; ')})`,
+      );
     }
   }
   return { stems: wanted, parts };

@@ -45,7 +45,10 @@ export async function cancelSplit(data: DataStore, split: Split, present: Presen
   if (cancelled) return cancelled;
   const now = (await data.splits.get(split.id)) as Split;
   if (now.status === 'failed' && now.errorCode === 'CANCELLED') return now;
-  throw new StemsplitError('VALIDATION_ERROR', `split ${split.id} already ${now.status === 'succeeded' ? 'succeeded' : `failed (${now.errorCode ?? 'unknown'})`}; only a queued or processing split can be cancelled`);
+  throw new StemsplitError(
+    'VALIDATION_ERROR',
+    `split ${split.id} already ${now.status === 'succeeded' ? 'succeeded' : `failed (${now.errorCode ?? 'unknown'})`}; only a queued or processing split can be cancelled`,
+  );
 }
 
 /**

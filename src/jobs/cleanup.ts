@@ -51,8 +51,7 @@ export async function removeStalePartials(data: DataStore): Promise<number> {
 
 /** Runs `cleanupOnce` now and then every interval (10 minutes by default); returns a stop function. */
 export function startCleanup(data: DataStore, options: CleanupOptions, log?: (line: string) => void): () => void {
-  const run = () =>
-    cleanupOnce(data, options).catch((error: Error) => log?.(`cleanup failed: ${error.message}`));
+  const run = () => cleanupOnce(data, options).catch((error: Error) => log?.(`cleanup failed: ${error.message}`));
   void run();
   const timer = setInterval(run, options.intervalMs ?? 600_000);
   timer.unref();

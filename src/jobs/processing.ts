@@ -36,7 +36,10 @@ export function startJobProcessing(data: DataStore, registry: ModelRegistry, con
   });
   const splitter =
     config.concurrency > 0
-      ? deviceSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, config.concurrency, { choice: config.device, gpuWorkers: config.gpuWorkers })
+      ? deviceSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, config.concurrency, {
+          choice: config.device,
+          gpuWorkers: config.gpuWorkers,
+        })
       : undefined;
   const runner = splitter
     ? new JobRunner(data, registry, splitter, options.present, {

@@ -195,7 +195,10 @@ export class JobRunner {
   }
 
   /** Runs the separation; decides the outcome but records nothing terminal. */
-  async #process(split: Split, stop: AbortSignal): Promise<'lost' | { ok: true; stems: string[]; mixStems: readonly string[] | undefined } | { ok: false; code: JobErrorCode; message: string }> {
+  async #process(
+    split: Split,
+    stop: AbortSignal,
+  ): Promise<'lost' | { ok: true; stems: string[]; mixStems: readonly string[] | undefined } | { ok: false; code: JobErrorCode; message: string }> {
     let stage: JobErrorCode = 'SEPARATION_FAILED';
     try {
       const { ref, then } = this.#modelsOf(split);
@@ -210,29 +213,37 @@ export class JobRunner {
       const started = Date.now();
       // The first progress comes once the worker has the model loaded (a first load may convert for minutes).
       let loadedAt: number | undefined;
-      const result = await this.#splitter.split(job, ({ phase, percent }) => {
-        loadedAt ??= Date.now();
-        stage = phase === 'decode' ? 'AUDIO_DECODE_FAILED' : phase === 'separate' ? 'SEPARATION_FAILED' : 'ENCODE_FAILED';
-        const whole = Math.floor(percent);
-        if (whole !== lastPercent && whole < 100) {
-          lastPercent = whole;
-          void this.#recordProgress(split.id, whole);
-        }
-      }, stop, (device, fellBackBecause) => {
-        if (fellBackBecause !== undefined) this.#options.log?.(`split ${split.id}: the GPU failed (${fellBackBecause}); it starts over on the ${device}`);
-        void this.#data.splits.setDevice(split.id, this.name, device).catch((error: unknown) => this.#outage.failed(error));
-      });
+      const result = await this.#splitter.split(
+        job,
+        ({ phase, percent }) => {
+          loadedAt ??= Date.now();
+          stage = phase === 'decode' ? 'AUDIO_DECODE_FAILED' : phase === 'separate' ? 'SEPARATION_FAILED' : 'ENCODE_FAILED';
+          const whole = Math.floor(percent);
+          if (whole !== lastPercent && whole < 100) {
+            lastPercent = whole;
+            void this.#recordProgress(split.id, whole);
+          }
+        },
+        stop,
+        (device, fellBackBecause) => {
+          if (fellBackBecause !== undefined) this.#options.log?.(`split ${split.id}: the GPU failed (${fellBackBecause}); it starts over on the ${device}`);
+          void this.#data.splits.setDevice(split.id, this.name, device).catch((error: unknown) => this.#outage.failed(error));
+        },
+      );
       // One line per finished job, so whoever runs the server sees the work it does.
       const finished = Date.now();
-      this.#options.log?.(`split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} on ${result.device} in ${((finished - started) / 1000).toFixed(1)} s`);
+      this.#options.log?.(
+        `split ${split.id} succeeded: ${result.durationSeconds.toFixed(1)} s of audio with ${ref.name} on ${result.device} in ${((finished - started) / 1000).toFixed(1)} s`,
+      );
       // What an estimate needs: the split itself, not a model's one-time load or conversion.
       const splitSeconds = (finished - (loadedAt ?? started)) / 1000;
       // A chain's time is its steps' together, no one model's.
-      if (then.then === undefined) await this.#data.modelTimings.record(ref.name, splitSeconds, result.durationSeconds).catch((error: unknown) => this.#outage.failed(error));
+      if (then.then === undefined)
+        await this.#data.modelTimings.record(ref.name, splitSeconds, result.durationSeconds).catch((error: unknown) => this.#outage.failed(error));
       return { ok: true, stems: Object.keys(result.stems), mixStems: result.mixStems };
     } catch (error) {
       if (stop.aborted) return { ok: false, code: 'CANCELLED', message: describeError(error) };
-      const code: JobErrorCode = isDiskFull(error) ? 'STORAGE_FAILED' : (isStemsplitError(error) ? jobErrorCodeOf(error.code) : undefined) ?? stage;
+      const code: JobErrorCode = isDiskFull(error) ? 'STORAGE_FAILED' : ((isStemsplitError(error) ? jobErrorCodeOf(error.code) : undefined) ?? stage);
       this.#options.log?.(`split ${split.id} failed: ${describeError(error)}`);
       return { ok: false, code, message: describeError(error) };
     }
@@ -248,12 +259,24 @@ export class JobRunner {
     if (chain === undefined) return { ref: this.#modelOf(split.modelName, () => this.#registry.resolve(split.modelName, undefined, options)), then: {} };
     const steps = chain.map((step) => {
       const name = step.models?.join('+') ?? (step.model as string);
-      const ref = this.#modelOf(name, () => (step.models ? this.#registry.resolveEnsemble(step.models, options) : this.#registry.resolve(name, undefined, options)));
-      const ensemble = isEnsembleRef(ref) ? { ensemble: { algorithm: (step.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM) as EnsembleMethod['algorithm'], ...(step.ensembleWeights ? { weights: step.ensembleWeights } : {}) } } : {};
+      const ref = this.#modelOf(name, () =>
+        step.models ? this.#registry.resolveEnsemble(step.models, options) : this.#registry.resolve(name, undefined, options),
+      );
+      const ensemble = isEnsembleRef(ref)
+        ? {
+            ensemble: {
+              algorithm: (step.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM) as EnsembleMethod['algorithm'],
+              ...(step.ensembleWeights ? { weights: step.ensembleWeights } : {}),
+            },
+          }
+        : {};
       return { input: step.input as string, model: ref, ...ensemble };
     });
     const [first, ...later] = steps as [ChainStepRef, ...ChainStepRef[]];
-    return { ref: first.model, then: { ...(first.ensemble ? { ensemble: first.ensemble } : {}), then: later, ...(keepIntermediate ? { keepIntermediate } : {}) } };
+    return {
+      ref: first.model,
+      then: { ...(first.ensemble ? { ensemble: first.ensemble } : {}), then: later, ...(keepIntermediate ? { keepIntermediate } : {}) },
+    };
   }
 
   /** A model the job named, as installed now; one removed since the job was made fails it in words its client understands. */
@@ -261,15 +284,23 @@ export class JobRunner {
     try {
       return resolve();
     } catch (error) {
-      const why = isStemsplitError(error) && error.code === 'MODEL_NOT_FOUND' ? 'is no longer installed on this server' : `cannot be loaded: ${describeError(error)}`;
-      throw new StemsplitError(isStemsplitError(error) ? error.code : 'MODEL_INVALID', `the model ${name} that this job asked for ${why}; the credits were refunded`, { cause: error });
+      const why =
+        isStemsplitError(error) && error.code === 'MODEL_NOT_FOUND' ? 'is no longer installed on this server' : `cannot be loaded: ${describeError(error)}`;
+      throw new StemsplitError(
+        isStemsplitError(error) ? error.code : 'MODEL_INVALID',
+        `the model ${name} that this job asked for ${why}; the credits were refunded`,
+        { cause: error },
+      );
     }
   }
 
   /** What the job asked to be written: its ensemble method (decided when it was made; a row from before then: avg_wave), two stems, depth. */
   #outputOf(split: Split, ensembled: boolean): Omit<SplitJob, 'inputPath' | 'model' | 'outDir' | 'format'> {
     const options = parseJobOptions(split.jobOptions);
-    const method: EnsembleMethod = { algorithm: options.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM, ...(options.ensembleWeights ? { weights: options.ensembleWeights } : {}) };
+    const method: EnsembleMethod = {
+      algorithm: options.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM,
+      ...(options.ensembleWeights ? { weights: options.ensembleWeights } : {}),
+    };
     return {
       ...(ensembled ? { ensemble: method } : {}),
       ...(options.twoStems !== undefined ? { twoStems: options.twoStems } : {}),

@@ -72,13 +72,18 @@ export function mdxSettings(data: MdxModelData, options: Partial<MdxOptions> = {
     throw new StemsplitError('USAGE', message);
   };
   if (!Fft.supports(data.nFft)) {
-    throw new StemsplitError('MODEL_INVALID', `${data.origin}: n_fft ${data.nFft} has a prime factor other than 2, 3 and 5, which stemsplit's FFT does not take`);
+    throw new StemsplitError(
+      'MODEL_INVALID',
+      `${data.origin}: n_fft ${data.nFft} has a prime factor other than 2, 3 and 5, which stemsplit's FFT does not take`,
+    );
   }
   checkOptionKeys(MDX_OPTION_TABLE, merged);
   const settings: MdxSettings = { ...data, ...merged };
   const geometry = mdxGeometry(settings, 1);
   if (geometry.gen <= 0) {
-    usage(`--mdx-segment-size ${merged.segmentSize} is too small for n_fft ${data.nFft}: chunks of ${MDX_HOP}·(segment − 1) samples must be longer than ${data.nFft}`);
+    usage(
+      `--mdx-segment-size ${merged.segmentSize} is too small for n_fft ${data.nFft}: chunks of ${MDX_HOP}·(segment − 1) samples must be longer than ${data.nFft}`,
+    );
   }
   if (geometry.step < 1) usage(`--mdx-overlap ${merged.overlap} leaves no step between chunks`);
   return settings;
@@ -122,7 +127,8 @@ export class MdxNetwork {
     const trial = async () => {
       const estimate = await network.predict(new Float32Array(4 * settings.dimF * settings.segmentSize));
       // A separator's estimate of silence is finite; NaN or ∞ there would fill every stem with it.
-      if (!estimate.every(Number.isFinite)) throw new StemsplitError('MODEL_INVALID', `${onnxPath}: its graph gives NaN or infinite values for a silent chunk, so its stems would be noise`);
+      if (!estimate.every(Number.isFinite))
+        throw new StemsplitError('MODEL_INVALID', `${onnxPath}: its graph gives NaN or infinite values for a silent chunk, so its stems would be noise`);
     };
     try {
       if (options.cacheDir === undefined) await trial();
@@ -165,11 +171,16 @@ export class MdxNetwork {
       result = await runTensors(this.session, { input: { data: spec, dims } }, [output]);
     } catch (error) {
       // The input has the shape the file declares (checked as it opened): a graph that still fails is the file's fault, so name it.
-      throw new StemsplitError('MODEL_INVALID', `${this.onnxPath}: its graph fails on a [${dims.join(', ')}] spectrogram (${describeError(error)})`, { cause: error });
+      throw new StemsplitError('MODEL_INVALID', `${this.onnxPath}: its graph fails on a [${dims.join(', ')}] spectrogram (${describeError(error)})`, {
+        cause: error,
+      });
     }
     const tensor = result[output] as { data: Float32Array };
     if (tensor.data.length !== spec.length) {
-      throw new StemsplitError('MODEL_INVALID', `${this.onnxPath}: the MDX-Net model returned ${tensor.data.length} values for a [${dims.join(', ')}] spectrogram`);
+      throw new StemsplitError(
+        'MODEL_INVALID',
+        `${this.onnxPath}: the MDX-Net model returned ${tensor.data.length} values for a [${dims.join(', ')}] spectrogram`,
+      );
     }
     return tensor.data;
   }
@@ -215,10 +226,15 @@ function contractBreach(session: OrtSessionHandle, settings: MdxSettings): strin
   const output = outputMetadata[0];
   if (output === undefined) return 'the model has no output';
   const expected = [undefined, 4, settings.dimF, settings.segmentSize];
-  for (const [what, value] of [['input', input], [`output "${output.name}"`, output]] as const) {
+  for (const [what, value] of [
+    ['input', input],
+    [`output "${output.name}"`, output],
+  ] as const) {
     if (!value.isTensor || value.type !== 'float32') return `its ${what} is not a float32 tensor`;
     const shape = value.shape;
-    const fits = shape.length === 0 || (shape.length === 4 && shape.every((dim, axis) => typeof dim !== 'number' || dim <= 0 || expected[axis] === undefined || dim === expected[axis]));
+    const fits =
+      shape.length === 0 ||
+      (shape.length === 4 && shape.every((dim, axis) => typeof dim !== 'number' || dim <= 0 || expected[axis] === undefined || dim === expected[axis]));
     if (!fits) {
       return `its ${what} is [${shape.join(', ')}], but MDX-Net with this model data (dim_f ${settings.dimF}, dim_t ${settings.dimT}) runs [batch, 4, ${settings.dimF}, ${settings.segmentSize}]; is the model data for this model?`;
     }
@@ -255,7 +271,8 @@ async function demixFrom(network: MdxNetwork, source: TrackWindow, length: numbe
   const { trim, chunk, padded, step, chunks } = mdxGeometry(settings, length);
   // spec_utils.normalize with NumPy 2's float32 scalar arithmetic.
   const scale = peak > NORMALIZATION_THRESHOLD ? Math.fround(NORMALIZATION_THRESHOLD / peak) : 1;
-  const mix = (channel: number, position: number): number => (scale === 1 ? source.sample(channel, position) : Math.fround(source.sample(channel, position) * scale));
+  const mix = (channel: number, position: number): number =>
+    scale === 1 ? source.sample(channel, position) : Math.fround(source.sample(channel, position) * scale);
   const compensate = Math.fround(settings.compensate);
   const input = new Float32Array(2 * chunk);
   // Sums of weighted chunk outputs and of weights over mixture positions [base, base + chunk).
@@ -350,7 +367,8 @@ export async function loadMdx(ref: MdxModelRef, options: MdxOpenOptions = {}): P
     sources,
     normalize: false,
     stereoForMono: true,
-    streamTrack: (input: TrackStream, write: StemWriter, run: MdxRunOptions) => demixMdx(network, input, (primary, secondary, _start, count) => write([primary, secondary], count), run),
+    streamTrack: (input: TrackStream, write: StemWriter, run: MdxRunOptions) =>
+      demixMdx(network, input, (primary, secondary, _start, count) => write([primary, secondary], count), run),
     dispose: () => network.release(),
   };
 }

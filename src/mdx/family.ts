@@ -30,7 +30,10 @@ export const mdxFamily: ModelFamilyRecord = {
   async load(model, options) {
     const { loadMdx } = await import('./engine.js');
     const mdx = model.options?.['mdx'] as Partial<MdxOptions> | undefined;
-    return loadMdx({ name: model.name, path: model.path, ...(mdx ? { options: { mdx } } : {}) }, { intraOpThreads: options.intraOpThreads, cacheDir: options.cacheDir });
+    return loadMdx(
+      { name: model.name, path: model.path, ...(mdx ? { options: { mdx } } : {}) },
+      { intraOpThreads: options.intraOpThreads, cacheDir: options.cacheDir },
+    );
   },
   pull: {
     dir: (cacheDir) => path.join(cacheDir, 'mdx'),
@@ -41,7 +44,11 @@ export const mdxFamily: ModelFamilyRecord = {
       return onnx;
     },
     notes: (model) =>
-      model.mdxModelData === undefined ? [] : [`${uvrDataFileFor(model.files[0] as string)}: UVR's model data for this file (UVR hash ${model.uvrHash ?? 'not checked'}, from ${MDX_MODEL_DATA_SOURCE})`],
+      model.mdxModelData === undefined
+        ? []
+        : [
+            `${uvrDataFileFor(model.files[0] as string)}: UVR's model data for this file (UVR hash ${model.uvrHash ?? 'not checked'}, from ${MDX_MODEL_DATA_SOURCE})`,
+          ],
     extraFiles: (model) => (model.mdxModelData === undefined ? [] : [uvrDataFileFor(model.files[0] as string)]),
     conversions: (model, dir, cacheDir) => conversionsOf(cacheDir, path.join(dir, model.files[0] as string), ['mdx']),
   },

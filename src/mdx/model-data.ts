@@ -118,7 +118,6 @@ export function readModelData(onnxPath: string): MdxModelData {
   return fromUvrKeys(entry, `the built-in UVR model data (${entry.name ?? 'hash ' + hash})`);
 }
 
-
 function parseModelDataFile(file: string): UvrModelData {
   return checkUvrKeys(readUvrModelDataJson(file), file);
 }
@@ -133,7 +132,6 @@ const RANGES = {
   mdx_dim_t_set: [1, 12],
   mdx_n_fft_scale_set: [4, 32_768],
 } as const;
-
 
 /** UVR's flags that only other separators read: checked for their type, otherwise ignored. */
 const BOOLEAN_KEYS = ['is_karaoke', 'is_bv_model'];

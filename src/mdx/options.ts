@@ -32,7 +32,15 @@ export const MDX_OPTION_TABLE: readonly FamilyOption[] = [
     separatorSpelling: '--mdx_segment_size',
     help: `MDX-Net: spectrogram frames per chunk (default ${MDX_DEFAULTS.segmentSize})`,
   },
-  { flags: '--mdx-overlap <fraction>', key: 'overlap', type: 'number', min: 0, below: 1, separatorSpelling: '--mdx_overlap', help: `MDX-Net: overlap of consecutive chunks (default ${MDX_DEFAULTS.overlap})` },
+  {
+    flags: '--mdx-overlap <fraction>',
+    key: 'overlap',
+    type: 'number',
+    min: 0,
+    below: 1,
+    separatorSpelling: '--mdx_overlap',
+    help: `MDX-Net: overlap of consecutive chunks (default ${MDX_DEFAULTS.overlap})`,
+  },
   {
     flags: '--mdx-batch-size <n>',
     key: 'batchSize',
@@ -41,6 +49,17 @@ export const MDX_OPTION_TABLE: readonly FamilyOption[] = [
     separatorSpelling: '--mdx_batch_size',
     help: `MDX-Net: taken for python-audio-separator command lines, and as there it changes nothing: each network run takes one chunk whatever n is (docs/mdx.md; default ${MDX_DEFAULTS.batchSize})`,
   },
-  { flags: '--tta', key: 'tta', type: 'switch', help: 'MDX-Net: also run each chunk channel-swapped and polarity-inverted, undo each, average the three (3× slower)' },
-  { flags: '--mdx-denoise', key: 'denoise', type: 'switch', separatorSpelling: '--mdx_enable_denoise', help: 'MDX-Net: run the network on the mix and its negation and average (UVR denoise)' },
+  {
+    flags: '--tta',
+    key: 'tta',
+    type: 'switch',
+    help: 'MDX-Net: also run each chunk channel-swapped and polarity-inverted, undo each, average the three (3× slower)',
+  },
+  {
+    flags: '--mdx-denoise',
+    key: 'denoise',
+    type: 'switch',
+    separatorSpelling: '--mdx_enable_denoise',
+    help: 'MDX-Net: run the network on the mix and its negation and average (UVR denoise)',
+  },
 ];

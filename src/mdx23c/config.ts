@@ -37,17 +37,7 @@ export interface Mdx23cConfig extends MsstCommon {
   readonly frames: number;
 }
 
-const MODEL_OPTIONS = new Set([
-  'act',
-  'bottleneck_factor',
-  'growth',
-  'norm',
-  'num_blocks_per_scale',
-  'num_channels',
-  'num_scales',
-  'num_subbands',
-  'scale',
-]);
+const MODEL_OPTIONS = new Set(['act', 'bottleneck_factor', 'growth', 'norm', 'num_blocks_per_scale', 'num_channels', 'num_scales', 'num_subbands', 'scale']);
 
 export function readMdx23cConfig(file: string): Mdx23cConfig {
   return mdx23cConfigOf(readMsstDocument(file));
@@ -65,7 +55,8 @@ export function mdx23cConfigOf(doc: MsstDocument): Mdx23cConfig {
   const channelCount = int(audio, 'num_channels', 2, 1);
   if (channelCount > 2) throw doc.fail(`audio.num_channels ${channelCount}: only mono and stereo models are supported`);
   const channels = channelCount as 1 | 2;
-  const targets = typeof doc.training['target_instrument'] === 'string' ? 1 : Array.isArray(doc.training['instruments']) ? doc.training['instruments'].length : 0;
+  const targets =
+    typeof doc.training['target_instrument'] === 'string' ? 1 : Array.isArray(doc.training['instruments']) ? doc.training['instruments'].length : 0;
   if (targets === 0) throw doc.fail('training names no instruments (instruments or target_instrument)');
   const common = msstCommon(doc, { channels, numStems: targets, stemsFrom: 'the number of target instruments' });
   const nFft = int(audio, 'n_fft', undefined, 4);
@@ -139,7 +130,9 @@ function checkShapes(doc: MsstDocument, config: Mdx23cConfig): void {
   if (chunkSize % hop !== 0) throw doc.fail(`chunk_size ${chunkSize} is not a multiple of hop_length ${hop}, so the network's output is shorter than a chunk`);
   const [timeScale, freqScale] = scale;
   if (frames % timeScale ** numScales !== 0) {
-    throw doc.fail(`chunk_size ${chunkSize} gives ${frames} STFT frames, not divisible by scale[0]^num_scales = ${timeScale ** numScales} (the U-Net's skips would not line up)`);
+    throw doc.fail(
+      `chunk_size ${chunkSize} gives ${frames} STFT frames, not divisible by scale[0]^num_scales = ${timeScale ** numScales} (the U-Net's skips would not line up)`,
+    );
   }
   const subbandBins = dimF / numSubbands;
   if (subbandBins % freqScale ** numScales !== 0) {

@@ -41,7 +41,8 @@ export class ChunkSpectrum {
       throw new StemsplitError('MODEL_INVALID', `MDX23C with n_fft ${nFft}: ${(error as Error).message}`);
     }
     // torch.istft refuses the same (its NOLA check): some samples would be divided by zero.
-    if (this.stft.hasGaps) throw new StemsplitError('MODEL_INVALID', `hop_length ${hop} leaves gaps between n_fft ${nFft} Hann windows; the inverse STFT cannot be taken`);
+    if (this.stft.hasGaps)
+      throw new StemsplitError('MODEL_INVALID', `hop_length ${hop} leaves gaps between n_fft ${nFft} Hann windows; the inverse STFT cannot be taken`);
     this.frames = this.stft.frames;
     this.subbandBins = dimF / numSubbands;
     this.inputChannels = channels * 2 * numSubbands;

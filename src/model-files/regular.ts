@@ -35,7 +35,8 @@ export function refuseLinkLoop(path: string, what = 'model file'): void {
   try {
     statSync(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new StemsplitError('MODEL_INVALID', `${path}: the ${what} is a link that leads back to itself (a loop of links), not a file`);
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP')
+      throw new StemsplitError('MODEL_INVALID', `${path}: the ${what} is a link that leads back to itself (a loop of links), not a file`);
   }
 }
 
@@ -114,5 +115,8 @@ export function refuseLinkOutOfFolder(companion: string, modelFolder: string, wh
     return;
   }
   if (dirname(target) === folder || target.startsWith(folder + sep)) return;
-  throw new StemsplitError('MODEL_INVALID', `${companion}: the ${what} is a link out of the model's folder (to ${target}); stemsplit reads only the files in a model's folder, so copy it in`);
+  throw new StemsplitError(
+    'MODEL_INVALID',
+    `${companion}: the ${what} is a link out of the model's folder (to ${target}); stemsplit reads only the files in a model's folder, so copy it in`,
+  );
 }

@@ -101,7 +101,7 @@ function refusedTag(warning: YAMLError, lines: LineCounter): string {
   const tag = full.startsWith('tag:yaml.org,2002:') ? `!!${full.slice('tag:yaml.org,2002:'.length)}` : full;
   const { line } = lines.linePos(warning.pos[0]);
   const why = full.startsWith(PYTHON)
-    ? 'asks to build a Python object or call Python code, which PyYAML\'s full_load (what MSST uses) refuses too; stemsplit never runs code from a model file'
-    : 'is not a tag PyYAML\'s full_load knows (it refuses the file too)';
+    ? "asks to build a Python object or call Python code, which PyYAML's full_load (what MSST uses) refuses too; stemsplit never runs code from a model file"
+    : "is not a tag PyYAML's full_load knows (it refuses the file too)";
   return `line ${line}: the tag ${tag} ${why}`;
 }

@@ -27,7 +27,13 @@ export async function addModel(registry: ModelRegistry, libraryDir: string, file
   return addToLibrary(
     libraryDir,
     added,
-    { name: options.name ?? defaultModelName(file), terms: options.terms ?? 'not stated', ...(options.task ? { task: options.task } : {}), link: options.link === true, now: new Date() },
+    {
+      name: options.name ?? defaultModelName(file),
+      terms: options.terms ?? 'not stated',
+      ...(options.task ? { task: options.task } : {}),
+      link: options.link === true,
+      now: new Date(),
+    },
     (staged) => verify(registry, staged, load, added.files),
   );
 }
@@ -71,7 +77,9 @@ async function verify(registry: ModelRegistry, staged: LibraryModel, load: Model
   try {
     model = await load(registry.resolveModel(staged.path, staged.configPath));
   } catch (error) {
-    const told = isStemsplitError(error) ? error : new StemsplitError('MODEL_INVALID', `${basename(staged.path)} cannot be run: ${(error as Error).message}`, { cause: error });
+    const told = isStemsplitError(error)
+      ? error
+      : new StemsplitError('MODEL_INVALID', `${basename(staged.path)} cannot be run: ${(error as Error).message}`, { cause: error });
     throw new StemsplitError(told.code, namingOriginals(told.message, dirname(staged.path), originals), { cause: error });
   }
   const stems = model.sources.map((stem) => stem.toLowerCase());

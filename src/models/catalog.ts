@@ -125,7 +125,7 @@ const DEMUCS_MODELS: readonly CatalogModel[] = [
   {
     name: 'mdx',
     family: 'demucs',
-    description: "Demucs v3 bag (2 time-domain Demucs, 2 HDemucs) trained on MUSDB18-HQ only, 4 stems; won track A of the MDX 2021 challenge",
+    description: 'Demucs v3 bag (2 time-domain Demucs, 2 HDemucs) trained on MUSDB18-HQ only, 4 stems; won track A of the MDX 2021 challenge',
     terms: DEMUCS_TERMS,
     sources: FOUR,
     ...mdxFinal(['0d19c1c6-0f06f20e.th', '7ecf8ec1-70f50cc9.th', 'c511e2ab-fe698775.th', '7d865c68-3d5dd56b.th']),
@@ -135,7 +135,8 @@ const DEMUCS_MODELS: readonly CatalogModel[] = [
   {
     name: 'mdx_extra',
     family: 'demucs',
-    description: 'Demucs v3 bag of 4 HDemucs trained with extra data (the MUSDB18 test set included, so MUSDB scores flatter it), 4 stems; 2nd on MDX 2021 track B',
+    description:
+      'Demucs v3 bag of 4 HDemucs trained with extra data (the MUSDB18 test set included, so MUSDB scores flatter it), 4 stems; 2nd on MDX 2021 track B',
     terms: DEMUCS_TERMS,
     sources: FOUR,
     ...mdxFinal(['e51eebcc-c1b80bdd.th', 'a1d90b5c-ae9d2452.th', '5d2d6c55-db83574e.th', 'cfa93e08-61801ae1.th']),
@@ -190,7 +191,8 @@ const UVR_GUI_CONFIGS = `https://raw.githubusercontent.com/Anjok07/ultimatevocal
  */
 const UVR_TERMS = "not stated for the weights; UVR's README asks apps that use its models to credit UVR and its developers (MIT, its code's licence)";
 /** Where the catalog's MDX-Net model data comes from (UVR's table, at the commit read). */
-export const MDX_MODEL_DATA_SOURCE = 'https://github.com/TRvlvr/application_data/blob/3826b05b570dbd4fbedbc807758803b35348ba1b/mdx_model_data/model_data_new.json';
+export const MDX_MODEL_DATA_SOURCE =
+  'https://github.com/TRvlvr/application_data/blob/3826b05b570dbd4fbedbc807758803b35348ba1b/mdx_model_data/model_data_new.json';
 
 /** python-audio-separator's table of median scores (audio_separator/models-scores.json), at the commit read. */
 const SEPARATOR_SCORES = "python-audio-separator's median scores (models-scores.json, commit 0a644db)";
@@ -364,7 +366,8 @@ const MDX23C_MODELS: readonly CatalogModel[] = [
   {
     name: 'mdx23c-drumsep',
     family: 'msst',
-    description: "aufr33 & jarredou's MDX23C DrumSep: a drum stem into kick, snare, toms, hh, ride, crash (DrumSep test SDR kick 14.54, snare 9.79, toms 10.63 in MSST's table)",
+    description:
+      "aufr33 & jarredou's MDX23C DrumSep: a drum stem into kick, snare, toms, hh, ride, crash (DrumSep test SDR kick 14.54, snare 9.79, toms 10.63 in MSST's table)",
     terms: "not stated: the publisher's repository (github.com/jarredou/models, where the release is) has no licence, nor does MSST's table",
     sources: ['kick', 'snare', 'toms', 'hh', 'ride', 'crash'],
     modelType: 'mdx23c',
@@ -414,7 +417,8 @@ const TASK_MODELS: readonly CatalogModel[] = [
     name: 'mel-roformer-dereverb',
     family: 'msst',
     description: "anvuew's de-reverb Mel-Band RoFormer (SDR 19.17): the dry signal (noreverb) + no_noreverb (the reverb)",
-    terms: 'GPL-3.0, per its Hugging Face card (huggingface.co/anvuew/dereverb_mel_band_roformer, `license: gpl-3.0`, set in the commit that added this checkpoint)',
+    terms:
+      'GPL-3.0, per its Hugging Face card (huggingface.co/anvuew/dereverb_mel_band_roformer, `license: gpl-3.0`, set in the commit that added this checkpoint)',
     sources: ['noreverb', 'no_noreverb'],
     modelType: 'mel_band_roformer',
     files: ['dereverb_mel_band_roformer_anvuew_sdr_19.1729.ckpt', 'dereverb_mel_band_roformer_anvuew_sdr_19.1729.yaml'],
@@ -491,7 +495,9 @@ const MDX_MODELS: readonly CatalogModel[] = [
 ];
 
 /** A UVR MDX-Net `.onnx` from UVR's repository (UVR's terms), with the model data UVR keeps under its key. */
-function uvrMdxNet(entry: Pick<CatalogModel, 'name' | 'description' | 'sources'> & { readonly file: string; readonly uvrHash: string; readonly mdxModelData: UvrModelData }): CatalogModel {
+function uvrMdxNet(
+  entry: Pick<CatalogModel, 'name' | 'description' | 'sources'> & { readonly file: string; readonly uvrHash: string; readonly mdxModelData: UvrModelData },
+): CatalogModel {
   const { file, ...rest } = entry;
   return { ...rest, family: 'mdx', terms: UVR_TERMS, files: [file], downloads: [{ file, url: `${UVR_MODELS}${file}`, hashSource: NO_HASH }] };
 }
@@ -502,13 +508,55 @@ function uvrMdxNet(entry: Pick<CatalogModel, 'name' | 'description' | 'sources'>
  */
 const VR_MODELS: readonly CatalogModel[] = (
   [
-    ['5-hp-karaoke-uvr', '5_HP-Karaoke-UVR', 'f6ea8473ff86017b5ebd586ccacf156b', ['instrumental', 'vocals'], `UVR's 5_HP-Karaoke-UVR (VR 5.0), the instrumental with the backing vocals + the lead vocals; instrumental SDR 12.22 in ${SEPARATOR_SCORES}`],
-    ['6-hp-karaoke-uvr', '6_HP-Karaoke-UVR', '6b5916069a49be3fe29d4397ecfd73fa', ['instrumental', 'vocals'], `UVR's 6_HP-Karaoke-UVR (VR 5.0), the instrumental with the backing vocals + the lead vocals; instrumental SDR 12.97 in ${SEPARATOR_SCORES}`],
-    ['uvr-deecho-dereverb', 'UVR-DeEcho-DeReverb', '0fb9249ffe4ffc38d7b16243f394c0ff', ['no_reverb', 'reverb'], "FoxJoy's UVR-DeEcho-DeReverb (VR 5.1), the dry signal (no_reverb: echo and reverb taken out) + the reverb"],
-    ['uvr-de-echo-normal', 'UVR-De-Echo-Normal', 'f200a145434efc7dcf0cd093f517ed52', ['no_echo', 'echo'], "FoxJoy's UVR-De-Echo-Normal (VR 5.1), the signal without its echo (no_echo) + the echo"],
-    ['uvr-de-echo-aggressive', 'UVR-De-Echo-Aggressive', '6857b2972e1754913aad0c9a1678c753', ['no_echo', 'echo'], "FoxJoy's UVR-De-Echo-Aggressive (VR 5.1), the signal without its echo (no_echo) + the echo, taken out more deeply than Normal"],
-    ['uvr-denoise', 'UVR-DeNoise', '44c55d8b5d2e3edea98c2b2bf93071c7', ['noise', 'no_noise'], "FoxJoy's UVR-DeNoise (VR 5.1), the noise + the denoised signal (no_noise)"],
-    ['uvr-denoise-lite', 'UVR-DeNoise-Lite', '51ea8c43a6928ed3c10ef5cb2707d57b', ['noise', 'no_noise'], "FoxJoy's UVR-DeNoise-Lite (VR 5.1, a small network), the noise + the denoised signal (no_noise)"],
+    [
+      '5-hp-karaoke-uvr',
+      '5_HP-Karaoke-UVR',
+      'f6ea8473ff86017b5ebd586ccacf156b',
+      ['instrumental', 'vocals'],
+      `UVR's 5_HP-Karaoke-UVR (VR 5.0), the instrumental with the backing vocals + the lead vocals; instrumental SDR 12.22 in ${SEPARATOR_SCORES}`,
+    ],
+    [
+      '6-hp-karaoke-uvr',
+      '6_HP-Karaoke-UVR',
+      '6b5916069a49be3fe29d4397ecfd73fa',
+      ['instrumental', 'vocals'],
+      `UVR's 6_HP-Karaoke-UVR (VR 5.0), the instrumental with the backing vocals + the lead vocals; instrumental SDR 12.97 in ${SEPARATOR_SCORES}`,
+    ],
+    [
+      'uvr-deecho-dereverb',
+      'UVR-DeEcho-DeReverb',
+      '0fb9249ffe4ffc38d7b16243f394c0ff',
+      ['no_reverb', 'reverb'],
+      "FoxJoy's UVR-DeEcho-DeReverb (VR 5.1), the dry signal (no_reverb: echo and reverb taken out) + the reverb",
+    ],
+    [
+      'uvr-de-echo-normal',
+      'UVR-De-Echo-Normal',
+      'f200a145434efc7dcf0cd093f517ed52',
+      ['no_echo', 'echo'],
+      "FoxJoy's UVR-De-Echo-Normal (VR 5.1), the signal without its echo (no_echo) + the echo",
+    ],
+    [
+      'uvr-de-echo-aggressive',
+      'UVR-De-Echo-Aggressive',
+      '6857b2972e1754913aad0c9a1678c753',
+      ['no_echo', 'echo'],
+      "FoxJoy's UVR-De-Echo-Aggressive (VR 5.1), the signal without its echo (no_echo) + the echo, taken out more deeply than Normal",
+    ],
+    [
+      'uvr-denoise',
+      'UVR-DeNoise',
+      '44c55d8b5d2e3edea98c2b2bf93071c7',
+      ['noise', 'no_noise'],
+      "FoxJoy's UVR-DeNoise (VR 5.1), the noise + the denoised signal (no_noise)",
+    ],
+    [
+      'uvr-denoise-lite',
+      'UVR-DeNoise-Lite',
+      '51ea8c43a6928ed3c10ef5cb2707d57b',
+      ['noise', 'no_noise'],
+      "FoxJoy's UVR-DeNoise-Lite (VR 5.1, a small network), the noise + the denoised signal (no_noise)",
+    ],
   ] as const
 ).map(([name, file, uvrHash, sources, description]) => uvrVr({ name, description, sources, file: `${file}.pth`, uvrHash }));
 

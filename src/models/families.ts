@@ -17,7 +17,8 @@ export const MODEL_FAMILIES: readonly ModelFamilyRecord[] = [manifestFamily, vrF
 
 export function familyById(id: string): ModelFamilyRecord {
   const family = MODEL_FAMILIES.find((record) => record.id === id);
-  if (family === undefined) throw new StemsplitError('MODEL_INVALID', `no model family "${id}" (this stemsplit runs ${MODEL_FAMILIES.map((record) => record.id).join(', ')})`);
+  if (family === undefined)
+    throw new StemsplitError('MODEL_INVALID', `no model family "${id}" (this stemsplit runs ${MODEL_FAMILIES.map((record) => record.id).join(', ')})`);
   return family;
 }
 

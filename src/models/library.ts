@@ -52,7 +52,10 @@ export function libraryDir(dataDir: string): string {
 
 export function checkLibraryName(name: string): string {
   if (!LIBRARY_NAME.test(name) || isStemModelAlias(name)) {
-    throw new StemsplitError('USAGE', `"${name}" cannot name a model: use 1-64 letters, digits, ".", "_" or "-" (not 4s or 6s), starting with a letter or digit`);
+    throw new StemsplitError(
+      'USAGE',
+      `"${name}" cannot name a model: use 1-64 letters, digits, ".", "_" or "-" (not 4s or 6s), starting with a letter or digit`,
+    );
   }
   return name;
 }
@@ -114,10 +117,19 @@ export interface VerifiedModel {
  * never shows a half-copied model. `verify` runs on the staged copy (it loads the model); a
  * refusal leaves nothing behind.
  */
-export async function addToLibrary(dir: string, added: AddedFiles, options: AddOptions, verify: (model: LibraryModel) => Promise<VerifiedModel>): Promise<LibraryModel> {
+export async function addToLibrary(
+  dir: string,
+  added: AddedFiles,
+  options: AddOptions,
+  verify: (model: LibraryModel) => Promise<VerifiedModel>,
+): Promise<LibraryModel> {
   const name = checkLibraryName(options.name);
   const target = join(dir, name);
-  if (existsSync(target)) throw new StemsplitError('USAGE', `the library already has a model named ${name}; remove it first (stemsplit models remove ${name}) or add this one with --name`);
+  if (existsSync(target))
+    throw new StemsplitError(
+      'USAGE',
+      `the library already has a model named ${name}; remove it first (stemsplit models remove ${name}) or add this one with --name`,
+    );
   const staging = join(dir, `.${name}.adding-${process.pid}`);
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });

@@ -28,4 +28,3 @@ export class ModelCache {
     await Promise.all(models.map(async (m) => (await m.catch(() => undefined))?.dispose()));
   }
 }
-

@@ -44,12 +44,19 @@ export async function installVerified(source: string, destination: string, expec
   try {
     await copyFile(source, partial);
   } catch (error) {
-    throw new StemsplitError('IO_ERROR', `cannot read ${source}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`, { cause: error });
+    throw new StemsplitError(
+      'IO_ERROR',
+      `cannot read ${source}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+      { cause: error },
+    );
   }
   const actual = await sha256File(partial);
   if (expectedSha !== undefined && !actual.startsWith(expectedSha)) {
     await rm(partial, { force: true });
-    throw new StemsplitError('MODEL_INVALID', `${source} has SHA-256 ${actual.slice(0, 8)}…, not ${expectedSha.slice(0, 8)}… (the catalog's ${file}); nothing was installed`);
+    throw new StemsplitError(
+      'MODEL_INVALID',
+      `${source} has SHA-256 ${actual.slice(0, 8)}…, not ${expectedSha.slice(0, 8)}… (the catalog's ${file}); nothing was installed`,
+    );
   }
   if (expectedSha === undefined) await writeAtomically(`${destination}.sha256`, `${actual}  ${file}\n`);
   await rename(partial, destination);
@@ -68,7 +75,8 @@ export function matchLocalFiles(model: CatalogModel, paths: readonly string[]): 
   }
   for (const path of unnamed) {
     const file = model.files.find((candidate) => !matched.has(candidate));
-    if (file === undefined) throw new StemsplitError('USAGE', `--file ${path}: ${model.name} has ${model.files.length} file(s) (${model.files.join(', ')}), all given already`);
+    if (file === undefined)
+      throw new StemsplitError('USAGE', `--file ${path}: ${model.name} has ${model.files.length} file(s) (${model.files.join(', ')}), all given already`);
     matched.set(file, path);
   }
   return matched;
@@ -112,12 +120,13 @@ async function pullUnlocked(model: CatalogModel, options: PullOptions): Promise<
     }
     const source = sourceOf(model, file, options.baseUrl);
     const local = options.localFiles?.get(file);
-    downloaded.push(local === undefined ? await downloadVerified(source.url, destination, source.sha256, options) : await installVerified(local, destination, source.sha256));
+    downloaded.push(
+      local === undefined ? await downloadVerified(source.url, destination, source.sha256, options) : await installVerified(local, destination, source.sha256),
+    );
   }
   const path = steps.install ? await steps.install(model, dir, downloaded.length > 0) : join(dir, model.files[0] as string);
   return { name: model.name, path, downloaded, present };
 }
-
 
 /** Where a catalog file comes from and the hash it must have: its own address (a mirror's, with --base-url), or its family's (Demucs' release folder, the hash prefix in the name). */
 function sourceOf(model: CatalogModel, file: string, baseUrl: string | undefined): { url: string; sha256: string | undefined } {
@@ -146,7 +155,9 @@ async function removeUnlocked(model: CatalogModel, cacheDir: string): Promise<st
   }
   const conversions = (await steps.conversions?.(model, dir, cacheDir)) ?? [];
   const extra = steps.extraFiles?.(model) ?? [];
-  const doomed = entries.filter((entry) => extra.includes(entry) || model.files.some((file) => entry === file || entry === `${file}.partial` || entry === `${file}.sha256`));
+  const doomed = entries.filter(
+    (entry) => extra.includes(entry) || model.files.some((file) => entry === file || entry === `${file}.partial` || entry === `${file}.sha256`),
+  );
   // What the install wrote goes first (a bag's yaml), so an interrupted removal never leaves a model that looks installed.
   doomed.sort((a, b) => Number(extra.includes(b)) - Number(extra.includes(a)));
   const removed: string[] = [];

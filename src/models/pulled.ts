@@ -14,4 +14,3 @@ export function pullStepsOf(family: string): FamilyPull {
 export function modelDir(cacheDir: string, family: string): string {
   return pullStepsOf(family).dir(cacheDir);
 }
-

@@ -56,7 +56,9 @@ export interface ModelListing extends Omit<ModelRef, 'path' | 'task'> {
   /** API aliases that currently resolve to this model. */
   readonly aliases: readonly StemModelAlias[];
   /** Why `--precision int8` is refused for it (one line, with the measured figure); null where it computes in int8. */
-  readonly int8Refused: string | null;  /** Per-stem SDR as its publishers state them, each set with its source (models/scores.ts); empty where none is published. */
+  readonly int8Refused:
+    | string
+    | null /** Per-stem SDR as its publishers state them, each set with its source (models/scores.ts); empty where none is published. */;
   readonly scores: readonly PublishedScores[];
 }
 
@@ -97,4 +99,3 @@ export function ensembleOf(members: readonly ModelRef[]): EnsembleRef {
 
 /** Loads a model the way its family does (models/loaders.ts). */
 export type ModelLoader = (ref: ModelRef) => Promise<SeparationModel>;
-

@@ -15,14 +15,38 @@ import { MODEL_CATALOG, type CatalogModel } from './catalog.js';
 import { MODEL_FAMILIES } from './families.js';
 import type { ClaimedFile, FamilyOptions, ModelFamilyRecord } from './family.js';
 import { pullStepsOf } from './pulled.js';
-import { ensembleOf, int8Refusal, isEnsembleRef, listedFamily, type EnsembleRef, type ModelChoice, type ModelListing, type ModelOrigin, type ModelRef } from './refs.js';
+import {
+  ensembleOf,
+  int8Refusal,
+  isEnsembleRef,
+  listedFamily,
+  type EnsembleRef,
+  type ModelChoice,
+  type ModelListing,
+  type ModelOrigin,
+  type ModelRef,
+} from './refs.js';
 import { libraryDir, libraryModels, type LibraryModel } from './library.js';
 import { taskOf } from './tasks.js';
 import { publishedScores } from './scores.js';
 
 export type { StemModelAlias };
 export type { FamilyOptions };
-export { allocatorOf, ensembleOf, int8Refusal, isEnsembleRef, listedFamily, type EnsembleRef, type ListedFamily, type ModelChoice, type ModelKind, type ModelListing, type ModelLoader, type ModelOrigin, type ModelRef } from './refs.js';
+export {
+  allocatorOf,
+  ensembleOf,
+  int8Refusal,
+  isEnsembleRef,
+  listedFamily,
+  type EnsembleRef,
+  type ListedFamily,
+  type ModelChoice,
+  type ModelKind,
+  type ModelListing,
+  type ModelLoader,
+  type ModelOrigin,
+  type ModelRef,
+} from './refs.js';
 export { modelDir, pullStepsOf } from './pulled.js';
 export { ModelCache } from './model-cache.js';
 
@@ -42,7 +66,12 @@ export function registryFor(config: {
   readonly dataDir: string;
   readonly modelAliases: RegistryOptions['aliases'];
 }): ModelRegistry {
-  return new ModelRegistry({ bundledDir: config.bundledModelsDir, cacheDir: config.cacheDir, libraryDir: libraryDir(config.dataDir), aliases: config.modelAliases });
+  return new ModelRegistry({
+    bundledDir: config.bundledModelsDir,
+    cacheDir: config.cacheDir,
+    libraryDir: libraryDir(config.dataDir),
+    aliases: config.modelAliases,
+  });
 }
 
 const UNKNOWN_TERMS = 'not stated';
@@ -112,10 +141,7 @@ export class ModelRegistry {
       const members = ensembleMembers(entry).map(find);
       if (members.every((member) => member !== undefined)) return members.length === 1 ? (members[0] as ModelRef) : ensembleOf(members as ModelRef[]);
     }
-    throw new StemsplitError(
-      'MODEL_NOT_FOUND',
-      `no installed model for ${alias} (tried ${this.#options.aliases[alias].join(', ')})`,
-    );
+    throw new StemsplitError('MODEL_NOT_FOUND', `no installed model for ${alias} (tried ${this.#options.aliases[alias].join(', ')})`);
   }
 
   /**
@@ -207,7 +233,12 @@ export class ModelRegistry {
       const claimed = family.claim(path, family.takesConfig ? configPath : undefined);
       if (claimed === undefined) continue;
       if (configPath !== undefined && !family.takesConfig) {
-        throw new StemsplitError('USAGE', `--model-config applies to ${MODEL_FAMILIES.filter((f) => f.takesConfig).map((f) => f.takers).join(', ')}; ${spec} is one of the ${family.takers}`);
+        throw new StemsplitError(
+          'USAGE',
+          `--model-config applies to ${MODEL_FAMILIES.filter((f) => f.takesConfig)
+            .map((f) => f.takers)
+            .join(', ')}; ${spec} is one of the ${family.takers}`,
+        );
       }
       return refOf(family, claimed);
     }

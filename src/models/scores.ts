@@ -13,7 +13,8 @@ export interface PublishedScores {
 
 // Read at nomadkaraoke/python-audio-separator 0a644dbb07d94a7e747d5265e3abbaf600459449 and
 // ZFTurbo/Music-Source-Separation-Training ccc011abf7f89dd7922bb2888d48493b575c0289.
-export const PAS_SCORES_SOURCE = 'python-audio-separator audio_separator/models-scores.json, median over the 13 tracks it scores (nomadkaraoke/python-audio-separator@0a644db)';
+export const PAS_SCORES_SOURCE =
+  'python-audio-separator audio_separator/models-scores.json, median over the 13 tracks it scores (nomadkaraoke/python-audio-separator@0a644db)';
 const MSST_TABLE = 'MSST docs/pretrained_models.md';
 const MSST_AT = 'ZFTurbo/Music-Source-Separation-Training@ccc011a';
 const MSST_MULTISONG = `${MSST_TABLE}, Multisong dataset (${MSST_AT})`;
@@ -48,7 +49,10 @@ const MSST_SDR: ReadonlyArray<readonly [string, PublishedScores]> = [
   ['5c90dfd2-34c22ccb.th', { sdr: { bass: 11.22, drums: 10.22, vocals: 8.05 }, source: MSST_MULTISONG }],
   ['75fc33f5-1941ce65.th', { sdr: { bass: 11.17, drums: 10.7, vocals: 8.22, other: 5.42 }, source: MSST_MULTISONG }],
   ['f7e0c4bc-ba3fe64a.th', { sdr: { drums: 11.13 }, source: `${MSST_MULTISONG}, the drums specialist of the bag` }],
-  ['aufr33-jarredou_DrumSep_model_mdx23c_ep_141_sdr_10.8059.ckpt', { sdr: { kick: 14.54, snare: 9.79, toms: 10.63, hh: 3.19, cymbals: 6.08 }, source: MSST_DRUMSEP }],
+  [
+    'aufr33-jarredou_DrumSep_model_mdx23c_ep_141_sdr_10.8059.ckpt',
+    { sdr: { kick: 14.54, snare: 9.79, toms: 10.63, hh: 3.19, cymbals: 6.08 }, source: MSST_DRUMSEP },
+  ],
   ['SCNet-large_starrytong_fixed.ckpt', { sdr: { bass: 9.38, drums: 11.15, vocals: 10.94, other: 7.31 }, source: MSST_MUSDB }],
   ['SCNet-large_starrytong_fixed.ckpt', { sdr: { bass: 11.27, drums: 11.23, vocals: 9.05, other: 5.57 }, source: MSST_MULTISONG }],
   ['model_scnet_ep_36_sdr_10.0891.ckpt', { sdr: { bass: 9.23, drums: 11.81, vocals: 11.42, other: 7.88 }, source: MSST_MUSDB }],

@@ -15,7 +15,6 @@ export interface ServedModels {
   readonly servedModels: readonly string[] | undefined;
 }
 
-
 export function checkServedModels(registry: ModelRegistry, served: ServedModels): void {
   const known = new Map(registry.listing().map((row) => [row.name, row]));
   for (const alias of STEM_MODEL_ALIASES) {
@@ -31,7 +30,11 @@ export function checkServedModels(registry: ModelRegistry, served: ServedModels)
     } catch (error) {
       if (isStemsplitError(error) && error.message.startsWith(flag)) throw error;
       const pull = served.modelAliases[alias].find((entry) => known.has(entry));
-      throw new StemsplitError('MODEL_NOT_FOUND', `${flag}: none of ${served.modelAliases[alias].join(', ')} is installed${pull ? `; run: stemsplit models pull ${pull}` : ''}`, { cause: error });
+      throw new StemsplitError(
+        'MODEL_NOT_FOUND',
+        `${flag}: none of ${served.modelAliases[alias].join(', ')} is installed${pull ? `; run: stemsplit models pull ${pull}` : ''}`,
+        { cause: error },
+      );
     }
   }
   for (const name of served.servedModels ?? []) {

@@ -69,7 +69,8 @@ export class MsstDocument {
   int(section: Readonly<Record<string, unknown>>, key: string, fallback?: number, min = 0): number {
     const value = section[key] ?? fallback;
     const max = INT_CEILINGS[key] ?? DEFAULT_INT_CEILING;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw this.fail(`${key} must be an integer from ${min} to ${max}, got ${String(value)}`);
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+      throw this.fail(`${key} must be an integer from ${min} to ${max}, got ${String(value)}`);
     return value;
   }
 
@@ -126,7 +127,20 @@ export function configBeside(checkpoint: string): string {
 }
 
 /** SCNet's constructor options that no other family's has (a yaml may list only some of them). */
-const SCNET_ONLY_KEYS = ['band_SR', 'num_dplayer', 'band_stride', 'band_kernel', 'conv_depths', 'conv_kernel', 'compress', 'expand', 'dims', 'nfft', 'hop_size', 'win_size'];
+const SCNET_ONLY_KEYS = [
+  'band_SR',
+  'num_dplayer',
+  'band_stride',
+  'band_kernel',
+  'conv_depths',
+  'conv_kernel',
+  'compress',
+  'expand',
+  'dims',
+  'nfft',
+  'hop_size',
+  'win_size',
+];
 
 /**
  * The model type is not in MSST's yaml (it is MSST's `--model_type` argument): given, or told
@@ -139,7 +153,9 @@ export function msstModelType(doc: MsstDocument, given?: MsstModelType): MsstMod
   if (has('num_subbands') || has('num_scales') || has('bottleneck_factor')) return 'mdx23c';
   if (has('num_bands') || has('sample_rate')) return 'mel_band_roformer';
   if (has('dim') && has('depth')) return 'bs_roformer';
-  throw doc.fail(`cannot tell the model type from its options (${Object.keys(doc.model).join(', ') || 'none'}); name it with --model-type ${MSST_MODEL_TYPES.join('|')}`);
+  throw doc.fail(
+    `cannot tell the model type from its options (${Object.keys(doc.model).join(', ') || 'none'}); name it with --model-type ${MSST_MODEL_TYPES.join('|')}`,
+  );
 }
 
 /**
@@ -149,7 +165,12 @@ export function msstModelType(doc: MsstDocument, given?: MsstModelType): MsstMod
  */
 export function msstCommon(
   doc: MsstDocument,
-  network: { readonly channels: 1 | 2; readonly numStems: number; readonly sampleRate?: number; /** Where the stem count comes from, for errors. */ readonly stemsFrom: string },
+  network: {
+    readonly channels: 1 | 2;
+    readonly numStems: number;
+    readonly sampleRate?: number /** Where the stem count comes from, for errors. */;
+    readonly stemsFrom: string;
+  },
 ): MsstCommon {
   const { audio, training, inference } = doc;
   const isName = (item: unknown): item is string => typeof item === 'string';
@@ -162,7 +183,8 @@ export function msstCommon(
     throw doc.fail(`${network.stemsFrom} is ${network.numStems} but the config names ${instruments.length} output stem(s) (${instruments.join(', ')})`);
   }
   const audioChannels = audio['num_channels'];
-  if (audioChannels !== undefined && audioChannels !== network.channels) throw doc.fail(`audio.num_channels ${String(audioChannels)} contradicts the model's ${network.channels} channel(s)`);
+  if (audioChannels !== undefined && audioChannels !== network.channels)
+    throw doc.fail(`audio.num_channels ${String(audioChannels)} contradicts the model's ${network.channels} channel(s)`);
   return {
     sampleRate: network.sampleRate ?? doc.int(audio, 'sample_rate', 44100, 1),
     channels: network.channels,

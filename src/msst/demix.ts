@@ -88,9 +88,17 @@ export async function demix(
     discardBefore: () => undefined,
     value: (channel, position) => track[channel * length + position] as number,
   };
-  await demixStream(run, source, channels, stems, settings, (planes, start, count) => {
-    for (const [plane, values] of planes.entries()) output.set(values.subarray(0, count), plane * length + start);
-  }, options);
+  await demixStream(
+    run,
+    source,
+    channels,
+    stems,
+    settings,
+    (planes, start, count) => {
+      for (const [plane, values] of planes.entries()) output.set(values.subarray(0, count), plane * length + start);
+    },
+    options,
+  );
   return output;
 }
 
@@ -202,7 +210,14 @@ function trackSpan(geometry: DemixGeometry, length: number, start: number, used:
 }
 
 /** Copies padded samples [start, start+used) of each channel; pads to `size` by reflection when used > size/2, else zeros. */
-function readPaddedChunk(value: (channel: number, j: number) => number, channels: number, start: number, used: number, size: number, chunk: Float32Array): void {
+function readPaddedChunk(
+  value: (channel: number, j: number) => number,
+  channels: number,
+  start: number,
+  used: number,
+  size: number,
+  chunk: Float32Array,
+): void {
   const reflectTail = used > Math.floor(size / 2);
   for (let c = 0; c < channels; c++) {
     const target = chunk.subarray(c * size, (c + 1) * size);

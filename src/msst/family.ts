@@ -28,7 +28,13 @@ const CONVERTED_FOLDERS = ['roformer', 'scnet', 'mdx23c'] as const;
  * and MSST's `--use_tta`. The chunk size is the graphs' own and is not offered.
  */
 const MSST_OPTION_TABLE: readonly FamilyOption[] = [
-  { flags: '--model-type <type>', key: 'modelType', type: 'choice', choices: MSST_MODEL_TYPES, help: "an MSST checkpoint's model type (default: told from the yaml)" },
+  {
+    flags: '--model-type <type>',
+    key: 'modelType',
+    type: 'choice',
+    choices: MSST_MODEL_TYPES,
+    help: "an MSST checkpoint's model type (default: told from the yaml)",
+  },
   {
     flags: '--mdxc-overlap <n>',
     key: 'numOverlap',
@@ -54,7 +60,12 @@ const MSST_OPTION_TABLE: readonly FamilyOption[] = [
     separatorSpelling: '--invert_spect',
     help: "MSST single-target models: make no_<target> by UVR's spectral inversion of the mix and the target, not their difference",
   },
-  { flags: '--tta', key: 'tta', type: 'switch', help: "MSST's --use_tta: also run each chunk channel-swapped and polarity-inverted, undo each, average the three (3× slower)" },
+  {
+    flags: '--tta',
+    key: 'tta',
+    type: 'switch',
+    help: "MSST's --use_tta: also run each chunk channel-swapped and polarity-inverted, undo each, average the three (3× slower)",
+  },
 ];
 
 export const msstFamily: ModelFamilyRecord = {
@@ -82,7 +93,9 @@ export const msstFamily: ModelFamilyRecord = {
   load: loadMsst,
   int8: (model) => {
     const type = model.options?.['modelType'];
-    return typeof type === 'string' && isMsstModelType(type) ? (INT8_REFUSED[type] ?? true) : 'int8 is refused for every MSST model type (docs/benchmarks.md#int8-fidelity-and-speed-issue-40)';
+    return typeof type === 'string' && isMsstModelType(type)
+      ? (INT8_REFUSED[type] ?? true)
+      : 'int8 is refused for every MSST model type (docs/benchmarks.md#int8-fidelity-and-speed-issue-40)';
   },
   pull: {
     dir: (cacheDir) => path.join(cacheDir, 'roformer', 'checkpoints'),
@@ -97,7 +110,8 @@ export const msstFamily: ModelFamilyRecord = {
  * bar (≥ 40 dB against fp32 on every shared fixture and full-size random network, and faster than
  * fp32): `scripts/eval/int8-fidelity.ts --full`, docs/benchmarks.md#int8-fidelity-and-speed-issue-40.
  */
-const ROFORMER_INT8 = 'its int8 stems measured 30.6–35.4 dB against fp32 on the RoFormer fixtures (37.1–42.6 at best: per-block activation scales, band split and masks in fp32), under the 40 dB asked';
+const ROFORMER_INT8 =
+  'its int8 stems measured 30.6–35.4 dB against fp32 on the RoFormer fixtures (37.1–42.6 at best: per-block activation scales, band split and masks in fp32), under the 40 dB asked';
 const INT8_REFUSED: Readonly<Partial<Record<MsstModelType, string>>> = {
   bs_roformer: ROFORMER_INT8,
   mel_band_roformer: ROFORMER_INT8,
@@ -121,7 +135,9 @@ function refuseConfigAsModel(file: string): undefined {
   if (/^models\s*:/m.test(text) || !MSST_CONFIG_SECTION.test(text)) return undefined;
   const stem = file.slice(0, -path.extname(file).length);
   const checkpoint = MSST_CHECKPOINT_EXTENSIONS.map((ext) => stem + ext).find((candidate) => existsSync(candidate));
-  const hint = checkpoint ? `run its checkpoint: --model ${checkpoint}` : 'give its checkpoint (.ckpt or .pth) as --model, with --model-config for the yaml where it is not beside it';
+  const hint = checkpoint
+    ? `run its checkpoint: --model ${checkpoint}`
+    : 'give its checkpoint (.ckpt or .pth) as --model, with --model-config for the yaml where it is not beside it';
   throw new StemsplitError('USAGE', `${file} is an MSST model config, not a model: ${hint}`);
 }
 

@@ -39,7 +39,14 @@ function demixSettings(settings: MsstCommon, knobs: DemixKnobs): DemixSettings {
 /** MSST's demix of a whole track [channels, length] → [instruments, channels, length], no normalisation. */
 export function demixTrack(network: ChunkNetwork, track: Float32Array, options: DemixRunOptions = {}): Promise<Float32Array> {
   const { settings } = network;
-  return demix((chunk) => network.forward(chunk), track, settings.channels, settings.instruments.length, demixSettings(settings, options.batchSize === undefined ? {} : { batchSize: options.batchSize }), options);
+  return demix(
+    (chunk) => network.forward(chunk),
+    track,
+    settings.channels,
+    settings.instruments.length,
+    demixSettings(settings, options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+    options,
+  );
 }
 
 /** The stems a model made of `settings` writes: its instruments, or the target and `no_<target>`. */

@@ -44,11 +44,7 @@ export interface StageRunOptions {
  * and peaked 8-21 % lower, docs/benchmarks.md); and no spinning threads taking the next stage's
  * cores (MDX23C measured the same wall time with spinning, for 7–13 % more CPU).
  */
-function openStages(
-  directory: string,
-  files: readonly StageFile[],
-  options: { readonly intraOpThreads?: number },
-): Promise<StagedSessions> {
+function openStages(directory: string, files: readonly StageFile[], options: { readonly intraOpThreads?: number }): Promise<StagedSessions> {
   return StagedSessions.open(directory, files, {
     ...(options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads }),
     cpuMemArena: false,

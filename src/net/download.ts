@@ -27,7 +27,6 @@ export interface DownloadOptions {
   readonly idleTimeoutMs?: number | undefined;
 }
 
-
 export type { DownloadResult } from './fetch.js';
 
 const MAX_REDIRECTS = 5;
@@ -130,7 +129,12 @@ async function appendBody(response: IncomingMessage, partial: string, from: Cont
  * prefix Demucs names carry; undefined where none is published: the hash is only recorded).
  * A mismatching file is deleted, so the next attempt starts afresh.
  */
-export async function downloadVerified(url: string, destination: string, expectedSha: string | undefined, options: DownloadOptions = {}): Promise<DownloadResult> {
+export async function downloadVerified(
+  url: string,
+  destination: string,
+  expectedSha: string | undefined,
+  options: DownloadOptions = {},
+): Promise<DownloadResult> {
   const file = basename(destination);
   const partial = `${destination}.partial`;
   const offset = await sizeOf(partial);
@@ -165,4 +169,3 @@ export async function downloadVerified(url: string, destination: string, expecte
   await rename(partial, destination);
   return { path: destination, bytes, contentType, filename: filenameOf(url), resumedFrom, sha256: actual };
 }
-

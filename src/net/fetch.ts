@@ -75,9 +75,11 @@ export async function assertAllowedTarget(rawUrl: string, options: GuardOptions)
 /** The address to connect to for `url`, after the SSRF check. */
 async function checkedAddress(url: URL, options: GuardOptions): Promise<string> {
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  const addresses = isIP(hostname) ? [hostname] : await (options.resolve ?? systemResolver)(hostname).catch((error: Error) => {
-    throw new FetchRefused(`cannot resolve ${hostname}: ${error.message}`);
-  });
+  const addresses = isIP(hostname)
+    ? [hostname]
+    : await (options.resolve ?? systemResolver)(hostname).catch((error: Error) => {
+        throw new FetchRefused(`cannot resolve ${hostname}: ${error.message}`);
+      });
   const address = addresses[0];
   if (address === undefined) throw new FetchRefused(`${hostname} has no address`);
   if (!options.allowPrivate && isForbiddenAddress(address)) {

@@ -32,7 +32,9 @@ function freeGraph(graph: Uint8Array, axes: readonly number[], name: string): Ui
       if (info.number !== VALUE_INFO_TYPE) return info.raw;
       const type = rewrite(info.body, (tensor) => {
         if (tensor.number !== TYPE_TENSOR) return tensor.raw;
-        const tensorType = rewrite(tensor.body, (shape) => (shape.number === TENSOR_SHAPE ? lengthField(TENSOR_SHAPE, freeShape(shape.body, axes, name)) : shape.raw));
+        const tensorType = rewrite(tensor.body, (shape) =>
+          shape.number === TENSOR_SHAPE ? lengthField(TENSOR_SHAPE, freeShape(shape.body, axes, name)) : shape.raw,
+        );
         return lengthField(TYPE_TENSOR, tensorType);
       });
       return lengthField(VALUE_INFO_TYPE, type);

@@ -20,9 +20,16 @@ function checkGraph(): Uint8Array {
   const graph = new OnnxGraph('gpu-check');
   const x = graph.input('x', [1, CHANNELS, LENGTH]);
   const weights = seeded(CHANNELS * CHANNELS * 3, 1);
-  const conv = graph.op('Conv', [x, graph.constant(weights, [CHANNELS, CHANNELS, 3]), graph.constant(seeded(CHANNELS, 2), [CHANNELS])], [1, CHANNELS, LENGTH], { pads: attr.ints([1, 1]) });
+  const conv = graph.op('Conv', [x, graph.constant(weights, [CHANNELS, CHANNELS, 3]), graph.constant(seeded(CHANNELS, 2), [CHANNELS])], [1, CHANNELS, LENGTH], {
+    pads: attr.ints([1, 1]),
+  });
   const rows = graph.op('Transpose', [conv], [1, LENGTH, CHANNELS], { perm: attr.ints([0, 2, 1]) });
-  const normed = graph.op('LayerNormalization', [rows, graph.constant(seeded(CHANNELS, 3), [CHANNELS]), graph.constant(seeded(CHANNELS, 4), [CHANNELS])], [1, LENGTH, CHANNELS], { axis: attr.int(-1) });
+  const normed = graph.op(
+    'LayerNormalization',
+    [rows, graph.constant(seeded(CHANNELS, 3), [CHANNELS]), graph.constant(seeded(CHANNELS, 4), [CHANNELS])],
+    [1, LENGTH, CHANNELS],
+    { axis: attr.int(-1) },
+  );
   const product = graph.op('MatMul', [normed, graph.constant(seeded(CHANNELS * CHANNELS, 5), [CHANNELS, CHANNELS])], [1, LENGTH, CHANNELS]);
   graph.output(graph.op('Softmax', [product], [1, LENGTH, CHANNELS], { axis: attr.int(-1) }), 'y');
   return graph.encode().toBytes();

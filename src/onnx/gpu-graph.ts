@@ -56,10 +56,13 @@ export function gpuGraph(model: Uint8Array): GpuGraph {
   const counts = { attention: 0, splits: 0, convolutions: 0 };
   const padsAsInput = defaultOpset(model) >= 11;
   for (const node of parsed.nodes) {
-    const [kind, rewrite] = isAttention(node) ? ['attention', writtenOutAttention(node, parsed)] as const
-      : isWideSplit(node) ? ['splits', splitTree(node, parsed)] as const
-      : isConv(node) && padsAsInput ? ['convolutions', paddedConv(node, parsed)] as const
-      : [undefined, undefined];
+    const [kind, rewrite] = isAttention(node)
+      ? (['attention', writtenOutAttention(node, parsed)] as const)
+      : isWideSplit(node)
+        ? (['splits', splitTree(node, parsed)] as const)
+        : isConv(node) && padsAsInput
+          ? (['convolutions', paddedConv(node, parsed)] as const)
+          : [undefined, undefined];
     if (kind === undefined || rewrite === undefined) continue;
     replaced.set(node, rewrite);
     counts[kind]++;
@@ -130,7 +133,8 @@ function readAttribute(body: Uint8Array): { name: string; int?: number; float?: 
   let float: number | undefined;
   for (const field of protoFields(body)) {
     if (field.number === 1) name = new TextDecoder().decode(field.body);
-    else if (field.number === 2 && field.wire === 5) float = new DataView(field.raw.buffer, field.raw.byteOffset + field.raw.byteLength - 4, 4).getFloat32(0, true);
+    else if (field.number === 2 && field.wire === 5)
+      float = new DataView(field.raw.buffer, field.raw.byteOffset + field.raw.byteLength - 4, 4).getFloat32(0, true);
     else if (field.number === 3 && field.wire === 0) int = field.value;
   }
   return { name, ...(int === undefined ? {} : { int }), ...(float === undefined ? {} : { float }) };
@@ -163,10 +167,18 @@ function writtenOutAttention(node: Node, graph: Graph): Rewrite | undefined {
 
   const out = new RewriteBuilder(`${PREFIX}${node.outputs[0]}/`);
   const withBias = (input: string, part: number, what: string): string =>
-    bias === undefined ? input : out.node('Add', [input, out.constant(`${what}_bias`, bias.slice(part * (hidden as number), (part + 1) * (hidden as number)), [hidden as number])], out.name(`${what}_biased`));
+    bias === undefined
+      ? input
+      : out.node(
+          'Add',
+          [input, out.constant(`${what}_bias`, bias.slice(part * (hidden as number), (part + 1) * (hidden as number)), [hidden as number])],
+          out.name(`${what}_biased`),
+        );
   const headsShape = out.constant('heads_shape', BigInt64Array.from([0n, 0n, BigInt(heads), -1n]), [4]);
   const perHead = (input: string, what: string, perm: readonly number[]): string =>
-    out.node('Transpose', [out.node('Reshape', [input, headsShape], out.name(`${what}_4d`))], out.name(`${what}_heads`), [encodeAttribute('perm', attr.ints(perm)).toBytes()]);
+    out.node('Transpose', [out.node('Reshape', [input, headsShape], out.name(`${what}_4d`))], out.name(`${what}_heads`), [
+      encodeAttribute('perm', attr.ints(perm)).toBytes(),
+    ]);
   const q = perHead(withBias(query, 0, 'q'), 'q', [0, 2, 1, 3]);
   const k = perHead(withBias(key, 1, 'k'), 'k', [0, 2, 3, 1]);
   const v = perHead(withBias(value, 2, 'v'), 'v', [0, 2, 1, 3]);
@@ -180,7 +192,8 @@ function writtenOutAttention(node: Node, graph: Graph): Rewrite | undefined {
     const weights = out.node('Softmax', [scores], out.name(`weights${h}`), [encodeAttribute('axis', attr.int(-1)).toBytes()]);
     return out.node('MatMul', [weights, pick(v, 'v')], out.name(`attended${h}`));
   });
-  const attended = heads === 1 ? (perHeadOutputs[0] as string) : out.node('Concat', perHeadOutputs, out.name('attended'), [encodeAttribute('axis', attr.int(1)).toBytes()]);
+  const attended =
+    heads === 1 ? (perHeadOutputs[0] as string) : out.node('Concat', perHeadOutputs, out.name('attended'), [encodeAttribute('axis', attr.int(1)).toBytes()]);
   const rows = out.node('Transpose', [attended], out.name('rows'), [encodeAttribute('perm', attr.ints([0, 2, 1, 3])).toBytes()]);
   out.node('Reshape', [rows, out.constant('merged_shape', BigInt64Array.from([0n, 0n, -1n]), [3])], node.outputs[0] as string);
   return out.done();
@@ -203,7 +216,11 @@ function splitTree(node: Node, graph: Graph): Rewrite | undefined {
     const groups: number[][] = [];
     for (let start = 0; start < parts.length; start += per) groups.push(parts.slice(start, start + per));
     const groupNames = groups.map((_, g) => out.name(`group${step}_${g}`));
-    split(from, groups.map((group) => group.reduce((a, b) => a + b, 0)), groupNames);
+    split(
+      from,
+      groups.map((group) => group.reduce((a, b) => a + b, 0)),
+      groupNames,
+    );
     let at = 0;
     groups.forEach((group, g) => {
       split(groupNames[g] as string, group, names.slice(at, at + group.length));

@@ -106,7 +106,11 @@ export class OnnxGraph {
   }
 
   ints(values: readonly number[], hint = 'ints'): Value {
-    return this.constant(BigInt64Array.from(values, (v) => BigInt(v)), [values.length], hint);
+    return this.constant(
+      BigInt64Array.from(values, (v) => BigInt(v)),
+      [values.length],
+      hint,
+    );
   }
 
   scalar(value: number, hint = 'scalar'): Value {
@@ -114,13 +118,7 @@ export class OnnxGraph {
   }
 
   /** Adds a node; returns its outputs. An empty string stands for an omitted optional input. */
-  node(
-    opType: string,
-    inputs: readonly (Value | '')[],
-    attributes: Readonly<Record<string, Attribute>>,
-    options: NodeOptions,
-    outputName?: string,
-  ): Value[] {
+  node(opType: string, inputs: readonly (Value | '')[], attributes: Readonly<Record<string, Attribute>>, options: NodeOptions, outputName?: string): Value[] {
     const outputs = options.outputs.map((shape, i) => ({
       name: i === 0 && outputName !== undefined ? this.claim(outputName) : this.fresh(opType.toLowerCase()),
       shape,
@@ -140,13 +138,7 @@ export class OnnxGraph {
   }
 
   /** One-output shorthand for `node`. */
-  op(
-    opType: string,
-    inputs: readonly (Value | '')[],
-    shape: Shape,
-    attributes: Readonly<Record<string, Attribute>> = {},
-    domain?: string,
-  ): Value {
+  op(opType: string, inputs: readonly (Value | '')[], shape: Shape, attributes: Readonly<Record<string, Attribute>> = {}, domain?: string): Value {
     return this.node(opType, inputs, attributes, { outputs: [shape], ...(domain ? { domain } : {}) })[0] as Value;
   }
 

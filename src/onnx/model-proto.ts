@@ -90,9 +90,12 @@ function readInitializer(body: Uint8Array): [string, Initializer] {
   }
   const count = dims.reduce((a, b) => a * b, 1);
   const usable = dataType === DATA_TYPE.float && bytes !== undefined && bytes.byteLength === 4 * count;
-  const ints = dataType !== DATA_TYPE.int64 ? undefined
-    : bytes !== undefined && bytes.byteLength === 8 * count ? Array.from(new BigInt64Array(Uint8Array.from(bytes).buffer), Number)
-    : packedInts;
+  const ints =
+    dataType !== DATA_TYPE.int64
+      ? undefined
+      : bytes !== undefined && bytes.byteLength === 8 * count
+        ? Array.from(new BigInt64Array(Uint8Array.from(bytes).buffer), Number)
+        : packedInts;
   return [name, { dims, data: usable ? new Float32Array(Uint8Array.from(bytes as Uint8Array).buffer) : undefined, ...(ints === undefined ? {} : { ints }) }];
 }
 

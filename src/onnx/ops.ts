@@ -70,12 +70,11 @@ export class Ops {
       (k, i) => ((x.shape[2 + i] as number) - 1) * (strides[i] as number) + k - (crop[i] as number) - (crop[kernel.length + i] as number),
     );
     this.expectChannels(x, weight.shape[0] as number, 'ConvTranspose', weight);
-    return this.graph.op(
-      'ConvTranspose',
-      bias ? [x, weight, bias] : [x, weight],
-      [x.shape[0] as number, weight.shape[1] as number, ...outSpatial],
-      { kernel_shape: attr.ints(kernel), strides: attr.ints(strides), pads: attr.ints(crop) },
-    );
+    return this.graph.op('ConvTranspose', bias ? [x, weight, bias] : [x, weight], [x.shape[0] as number, weight.shape[1] as number, ...outSpatial], {
+      kernel_shape: attr.ints(kernel),
+      strides: attr.ints(strides),
+      pads: attr.ints(crop),
+    });
   }
 
   /** y = x·Wᵀ + b for x [N, in], W [out, in] (PyTorch's Linear layout). */
@@ -183,7 +182,12 @@ export class Ops {
   }
 
   transpose(x: Value, perm: readonly number[]): Value {
-    return this.graph.op('Transpose', [x], perm.map((p) => x.shape[p] as number), { perm: attr.ints(perm) });
+    return this.graph.op(
+      'Transpose',
+      [x],
+      perm.map((p) => x.shape[p] as number),
+      { perm: attr.ints(perm) },
+    );
   }
 
   /** DepthToSpace (DCR): x [N, b·b·C, H, W] with channels ordered (row, column, c) → [N, C, H·b, W·b]. */
@@ -203,7 +207,12 @@ export class Ops {
   concat(values: readonly Value[], axis: number): Value {
     const first = values[0] as Value;
     const total = values.reduce((sum, v) => sum + (v.shape[axis] as number), 0);
-    return this.graph.op('Concat', values, first.shape.map((d, i) => (i === axis ? total : d)), { axis: attr.int(axis) });
+    return this.graph.op(
+      'Concat',
+      values,
+      first.shape.map((d, i) => (i === axis ? total : d)),
+      { axis: attr.int(axis) },
+    );
   }
 
   softmax(x: Value, axis = -1): Value {
@@ -284,7 +293,13 @@ export class Ops {
     if (this.options.precision === 'int8') {
       const w = this.quantizedLstmWeight(weights.w, directions, input, 4 * hidden, 'lstm_w');
       const r = this.quantizedLstmWeight(weights.r, directions, hidden, 4 * hidden, 'lstm_r');
-      return this.graph.op('DynamicQuantizeLSTM', [x, w.values, r.values, b, '', '', '', '', w.scales, w.zeros, r.scales, r.zeros], shape, attributes, MS_DOMAIN);
+      return this.graph.op(
+        'DynamicQuantizeLSTM',
+        [x, w.values, r.values, b, '', '', '', '', w.scales, w.zeros, r.scales, r.zeros],
+        shape,
+        attributes,
+        MS_DOMAIN,
+      );
     }
     const w = this.graph.constant(weights.w, [directions, 4 * hidden, input], 'lstm_w');
     const r = this.graph.constant(weights.r, [directions, 4 * hidden, hidden], 'lstm_r');
@@ -292,7 +307,13 @@ export class Ops {
   }
 
   /** ONNX's [dirs, gates, inputs] weight as DynamicQuantizeLSTM takes it: int8 [dirs, inputs, gates], scales and zero points [dirs, gates]. */
-  private quantizedLstmWeight(weight: Float32Array, directions: number, inputs: number, gates: number, hint: string): { values: Value; scales: Value; zeros: Value } {
+  private quantizedLstmWeight(
+    weight: Float32Array,
+    directions: number,
+    inputs: number,
+    gates: number,
+    hint: string,
+  ): { values: Value; scales: Value; zeros: Value } {
     const values = new Int8Array(directions * inputs * gates);
     const scales = new Float32Array(directions * gates);
     for (let d = 0; d < directions; d++) {
@@ -322,10 +343,29 @@ export class Ops {
   after(x: Value, dependency: Value): Value {
     const { graph } = this;
     const ones = dependency.shape.map(() => 1);
-    const first = graph.op('Slice', [dependency, graph.ints(ones.map(() => 0), 'start'), graph.ints(ones, 'end')], ones);
+    const first = graph.op(
+      'Slice',
+      [
+        dependency,
+        graph.ints(
+          ones.map(() => 0),
+          'start',
+        ),
+        graph.ints(ones, 'end'),
+      ],
+      ones,
+    );
     const always = graph.op('Or', [graph.op('Equal', [first, first], ones), graph.op('IsNaN', [first], ones)], ones);
     const one = graph.op('Cast', [always], ones, { to: attr.int(DATA_TYPE.float) });
-    return this.mul(x, x.shape.length === ones.length ? one : this.reshape(one, x.shape.map(() => 1)));
+    return this.mul(
+      x,
+      x.shape.length === ones.length
+        ? one
+        : this.reshape(
+            one,
+            x.shape.map(() => 1),
+          ),
+    );
   }
 
   /** A constant shared by every node that needs the same values in the same shape. */

@@ -53,7 +53,11 @@ export interface LearnedConvolution {
 
 /** The Conv nodes whose weight is a float initializer, in graph order (what int8 would quantize, ends included). */
 export function learnedConvolutions(model: Uint8Array): LearnedConvolution[] {
-  return learnedConvs(readGraph(graphOf(model))).map(({ node, conv }) => ({ weight: node.inputs[1] as string, dims: conv.weight.dims, data: conv.weight.data }));
+  return learnedConvs(readGraph(graphOf(model))).map(({ node, conv }) => ({
+    weight: node.inputs[1] as string,
+    dims: conv.weight.dims,
+    data: conv.weight.data,
+  }));
 }
 
 function learnedConvs(graph: Graph): { node: Node; conv: QuantizableConv }[] {

@@ -66,7 +66,10 @@ export function quantizeChannels(weight: Float32Array, channels: number): Quanti
   const values = new Int8Array(weight.length);
   for (let c = 0; c < channels; c++) {
     const row = weight.subarray(c * size, (c + 1) * size);
-    const scale = scaleFor(row.reduce((peak, w) => Math.max(peak, Math.abs(w)), 0), SEVEN_BIT_PEAK);
+    const scale = scaleFor(
+      row.reduce((peak, w) => Math.max(peak, Math.abs(w)), 0),
+      SEVEN_BIT_PEAK,
+    );
     scales[c] = scale;
     for (let i = 0; i < size; i++) values[c * size + i] = Math.round((row[i] as number) / scale);
   }

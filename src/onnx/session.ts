@@ -105,7 +105,8 @@ export type GpuProviderName = (typeof GPU_PROVIDERS)[number];
 export function sessionGpuProvider(env: NodeJS.ProcessEnv = process.env): GpuProviderName | undefined {
   const name = env[ORT_PROVIDER_ENV];
   if (name === undefined || name === '' || name === 'cpu') return undefined;
-  if (!(GPU_PROVIDERS as readonly string[]).includes(name)) throw new StemsplitError('USAGE', `${ORT_PROVIDER_ENV} must be cpu or one of ${GPU_PROVIDERS.join(', ')}, got "${name}"`);
+  if (!(GPU_PROVIDERS as readonly string[]).includes(name))
+    throw new StemsplitError('USAGE', `${ORT_PROVIDER_ENV} must be cpu or one of ${GPU_PROVIDERS.join(', ')}, got "${name}"`);
   return name as GpuProviderName;
 }
 
@@ -132,10 +133,7 @@ function loadOrt(): Promise<OrtModule> {
   return ortModule;
 }
 
-export async function createOrtSession(
-  model: string | Uint8Array,
-  options: OrtSessionOptions = {},
-): Promise<OrtSessionHandle> {
+export async function createOrtSession(model: string | Uint8Array, options: OrtSessionOptions = {}): Promise<OrtSessionHandle> {
   const ort = await loadOrt();
   const profilePrefix = process.env[ORT_PROFILE_ENV];
   const gpu = options.provider === undefined ? sessionGpuProvider() : options.provider === 'cpu' ? undefined : options.provider;

@@ -64,7 +64,10 @@ export async function convertCached(request: ConvertRequest): Promise<{ director
     throw new StemsplitError('MODEL_NOT_FOUND', `cannot read checkpoint ${request.checkpoint}`, { cause: error });
   }
   const config = request.configPath === undefined ? '' : readFileSync(request.configPath);
-  const configSha = createHash('sha256').update(config).update(request.variant ?? '').digest('hex');
+  const configSha = createHash('sha256')
+    .update(config)
+    .update(request.variant ?? '')
+    .digest('hex');
   const key = createHash('sha256').update(`${checkpointSha}:${configSha}`).digest('hex');
   const directory = cacheEntryDir(request.cacheDir, key, request.converterVersion, request.family);
   const format = `stemsplit-${request.family}/1`;

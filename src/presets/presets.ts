@@ -130,7 +130,11 @@ export function missingMembersLine(id: string, missing: readonly PresetMember[])
   const elsewhere = missing.filter((member) => member.catalog === null).map((member) => member.given);
   const how = [
     ...(pullable.length > 0 ? [`run: stemsplit models pull ${pullable.join(' ')}`] : []),
-    ...(elsewhere.length > 0 ? [`${elsewhere.join(', ')} ${elsewhere.length === 1 ? 'is' : 'are'} not in stemsplit's catalog: download ${elsewhere.length === 1 ? 'it' : 'each'} (python-audio-separator's models.json names where) and run: stemsplit models add FILE`] : []),
+    ...(elsewhere.length > 0
+      ? [
+          `${elsewhere.join(', ')} ${elsewhere.length === 1 ? 'is' : 'are'} not in stemsplit's catalog: download ${elsewhere.length === 1 ? 'it' : 'each'} (python-audio-separator's models.json names where) and run: stemsplit models add FILE`,
+        ]
+      : []),
   ];
   return `preset ${id} needs models not installed here: ${missing.map((member) => member.model).join(', ')}; ${how.join('; ')}`;
 }

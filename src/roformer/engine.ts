@@ -51,7 +51,11 @@ export class RoformerNetwork extends StagedChunkNetwork<RoformerConfig> {
   static async open(checkpoint: string, options: LoadRoformerOptions & StageRunOptions): Promise<RoformerNetwork> {
     const configPath = options.configPath ?? configBeside(checkpoint);
     const config = readRoformerConfig(configPath, options.type);
-    const build = { options: { precision: options.precision ?? 'fp32' }, variant: `${config.type}${precisionKey(options.precision)}`, cacheDir: options.cacheDir } as const;
+    const build = {
+      options: { precision: options.precision ?? 'fp32' },
+      variant: `${config.type}${precisionKey(options.precision)}`,
+      cacheDir: options.cacheDir,
+    } as const;
     return RoformerNetwork.family.open(checkpoint, config, configPath, build, options);
   }
 
@@ -88,7 +92,10 @@ export class RoformerNetwork extends StagedChunkNetwork<RoformerConfig> {
 
 function chunkSpectrum(config: RoformerConfig, configPath: string): ChunkSpectrum {
   if (config.type === 'mel_band_roformer' && !config.matchInputLength && config.chunkSize % config.hop !== 0) {
-    throw new StemsplitError('MODEL_INVALID', `${configPath}: chunk_size ${config.chunkSize} is not a multiple of the hop ${config.hop}, which Mel-Band RoFormer's demix needs`);
+    throw new StemsplitError(
+      'MODEL_INVALID',
+      `${configPath}: chunk_size ${config.chunkSize} is not a multiple of the hop ${config.hop}, which Mel-Band RoFormer's demix needs`,
+    );
   }
   return new ChunkSpectrum(config, config.chunkSize, bandBins(config));
 }

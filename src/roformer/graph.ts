@@ -46,7 +46,12 @@ export type RoformerStage = GraphStage;
  */
 export function buildRoformerStages(config: RoformerConfig, state: State, shape: RoformerGraphShape, file: string, options: OpsOptions = {}): RoformerStage[] {
   const weights = new StateReader(state, file);
-  const stage = (name: string, inputs: readonly { name: string; shape: readonly number[] }[], output: string, body: (net: Network, values: Value[]) => Value): RoformerStage => {
+  const stage = (
+    name: string,
+    inputs: readonly { name: string; shape: readonly number[] }[],
+    output: string,
+    body: (net: Network, values: Value[]) => Value,
+  ): RoformerStage => {
     const graph = new OnnxGraph(`${config.type}-${name}`);
     const net = new Network(graph, new Ops(graph, options), weights, config, shape);
     const values = inputs.map((input) => graph.input(input.name, input.shape));
@@ -58,7 +63,9 @@ export function buildRoformerStages(config: RoformerConfig, state: State, shape:
   const stages = [stage('band-split', [{ name: GRAPH_INPUT, shape: [shape.frames, width] }], 'x', (net, [features]) => net.bandSplit(features as Value))];
   for (let block = 0; block < config.depth; block++) {
     const skips = config.skipConnection ? Array.from({ length: block }, (_, j) => ({ name: `block${j}`, shape: tokens })) : [];
-    stages.push(stage(`block${block}`, [{ name: 'x_in', shape: tokens }, ...skips], `block${block}`, (net, [x, ...earlier]) => net.block(block, x as Value, earlier)));
+    stages.push(
+      stage(`block${block}`, [{ name: 'x_in', shape: tokens }, ...skips], `block${block}`, (net, [x, ...earlier]) => net.block(block, x as Value, earlier)),
+    );
   }
   stages.push(stage('masks', [{ name: 'x_in', shape: tokens }], GRAPH_OUTPUT, (net, [x]) => net.masks(x as Value)));
   // Rotary frequencies are recomputed from the config, so they count as read.
@@ -164,7 +171,9 @@ class Network {
     const inner = heads * dimHead;
     const h = this.rmsNorm(x, `${prefix}.norm.gamma`);
     const qkv = this.linear(h, `${prefix}.to_qkv`, 3 * inner, this.dim, false);
-    const [q, k, v] = this.ops.split(this.ops.reshape(qkv, [batch, n, 3, heads, dimHead]), 2, 3).map((t) => this.ops.reshape(t, [batch, n, heads, dimHead])) as [Value, Value, Value];
+    const [q, k, v] = this.ops
+      .split(this.ops.reshape(qkv, [batch, n, 3, heads, dimHead]), 2, 3)
+      .map((t) => this.ops.reshape(t, [batch, n, heads, dimHead])) as [Value, Value, Value];
     const freqs = this.weights.get(`${prefix}.rotary_embed.freqs`, [dimHead / 2]).data;
     const flat = (t: Value) => this.ops.reshape(t, [batch, n, inner]);
     const [qf, kf, vf] = [flat(this.rotary(q, freqs, n)), flat(this.rotary(k, freqs, n)), flat(v)];
@@ -175,10 +184,18 @@ class Network {
     for (let start = 0; start < batch; start += size) {
       const end = Math.min(batch, start + size);
       const pick = (t: Value) => (groups === 1 ? t : this.ops.slice(t, 0, start, end));
-      parts.push(this.graph.op('MultiHeadAttention', [pick(qf), pick(kf), pick(vf)], [end - start, n, inner], {
-        num_heads: attr.int(heads),
-        scale: attr.float(dimHead ** -0.5),
-      }, MS_DOMAIN));
+      parts.push(
+        this.graph.op(
+          'MultiHeadAttention',
+          [pick(qf), pick(kf), pick(vf)],
+          [end - start, n, inner],
+          {
+            num_heads: attr.int(heads),
+            scale: attr.float(dimHead ** -0.5),
+          },
+          MS_DOMAIN,
+        ),
+      );
     }
     const attended = parts.length === 1 ? (parts[0] as Value) : this.ops.concat(parts, 0);
     const gates = this.ops.sigmoid(this.linear(h, `${prefix}.to_gates`, heads, this.dim, true)); // [batch, n, heads]

@@ -127,7 +127,8 @@ export class ChunkSpectrum {
         }
       }
       if (this.config.zeroDc) for (let t = 0; t < frames; t++) for (let c = 0; c < channels; c++) summed.fill(0, (t * rows + c) * 2, (t * rows + c) * 2 + 2);
-      for (let c = 0; c < channels; c++) this.inverse(summed, c, out.subarray((s * channels + c) * this.outputLength, (s * channels + c + 1) * this.outputLength));
+      for (let c = 0; c < channels; c++)
+        this.inverse(summed, c, out.subarray((s * channels + c) * this.outputLength, (s * channels + c + 1) * this.outputLength));
     }
     return out;
   }

@@ -86,7 +86,11 @@ export function scnetConfigOf(doc: MsstDocument): ScnetConfig {
   const strides = three('band_stride', isInteger, 'integers', [1, 4, 16]);
   const kernels = three('band_kernel', isInteger, 'integers', [3, 4, 16]);
   if (strides.some((s) => s < 1) || kernels.some((k) => k < 1)) throw doc.fail('band_stride and band_kernel must be positive');
-  const bands = [0, 1, 2].map((i) => ({ share: shares[i] as number, stride: strides[i] as number, kernel: kernels[i] as number })) as [ScnetBand, ScnetBand, ScnetBand];
+  const bands = [0, 1, 2].map((i) => ({ share: shares[i] as number, stride: strides[i] as number, kernel: kernels[i] as number })) as [
+    ScnetBand,
+    ScnetBand,
+    ScnetBand,
+  ];
   // ConvolutionModule takes abs(depth).
   const convDepths = three('conv_depths', isInteger, 'integers', [3, 2, 1]).map(Math.abs) as [number, number, number];
   const compress = doc.number(model, 'compress', 4);

@@ -63,10 +63,15 @@ export function bandGeometry(config: ScnetConfig, bins: number, where: string): 
     const total = band.stride === 1 ? band.kernel - band.stride : (band.stride - (length % band.stride)) % band.stride;
     const padLeft = Math.floor(total / 2);
     const outLength = Math.floor((length + total - band.kernel) / band.stride) + 1;
-    if (length < 1 || outLength < 1) throw new StemsplitError('MODEL_INVALID', `${where}: band ${i} of ${bins} bins is ${length} bins, too few for its kernel ${band.kernel}`);
+    if (length < 1 || outLength < 1)
+      throw new StemsplitError('MODEL_INVALID', `${where}: band ${i} of ${bins} bins is ${length} bins, too few for its kernel ${band.kernel}`);
     const upLength = (outLength - 1) * band.stride + band.kernel;
     // The transposed conv must give back at least the band's bins (else the official code fails to concatenate).
-    if (upLength < length) throw new StemsplitError('MODEL_INVALID', `${where}: band ${i} (${length} bins, stride ${band.stride}, kernel ${band.kernel}) does not up-sample back to its size`);
+    if (upLength < length)
+      throw new StemsplitError(
+        'MODEL_INVALID',
+        `${where}: band ${i} (${length} bins, stride ${band.stride}, kernel ${band.kernel}) does not up-sample back to its size`,
+      );
     return { start, length, padLeft, padRight: total - padLeft, outLength, upLength, trim: Math.floor((upLength - length) / 2) };
   });
 }
@@ -91,7 +96,12 @@ export function buildScnetStages(config: ScnetConfig, state: State, shape: Scnet
   }
   const stages: GraphStage[] = [];
   let previous = { name: GRAPH_INPUT, shape: [1, 2 * config.channels, shape.bins, shape.frames] as readonly number[] };
-  const stage = (name: string, output: string, skips: readonly { name: string; shape: readonly number[] }[], body: (net: Network, x: Value, skips: Value[]) => Value) => {
+  const stage = (
+    name: string,
+    output: string,
+    skips: readonly { name: string; shape: readonly number[] }[],
+    body: (net: Network, x: Value, skips: Value[]) => Value,
+  ) => {
     const graph = new OnnxGraph(`scnet-${name}`);
     const net = new Network(graph, new Ops(graph, options), weights, config, file);
     const x = graph.input(stages.length === 0 ? GRAPH_INPUT : 'x_in', previous.shape);
@@ -101,7 +111,9 @@ export function buildScnetStages(config: ScnetConfig, state: State, shape: Scnet
     previous = { name: output, shape: result.shape };
   };
   for (let level = 0; level < levels; level++) {
-    stage(`encoder${level}`, `skip${level}`, [], (net, x) => net.encoder(level, level === 0 ? x : net.globalConv(level - 1, x), geometries[level] as BandGeometry[]));
+    stage(`encoder${level}`, `skip${level}`, [], (net, x) =>
+      net.encoder(level, level === 0 ? x : net.globalConv(level - 1, x), geometries[level] as BandGeometry[]),
+    );
   }
   // The dual-path layers pass their activations on channels-last; the first opens with the last encoder level's 3×3 conv.
   for (let layer = 0; layer < config.numDualPathLayers; layer++) {
@@ -207,7 +219,11 @@ class Network {
     const path = (index: number, sequences: Value) => {
       const [seq, batch] = sequences.shape as [number, number, number];
       const norm = `${prefix}.norm_layers.${index}`;
-      const normed = this.ops.channelsLastGroupNorm(sequences, this.weights.get(`${norm}.weight`, [channels]).data, this.weights.get(`${norm}.bias`, [channels]).data);
+      const normed = this.ops.channelsLastGroupNorm(
+        sequences,
+        this.weights.get(`${norm}.weight`, [channels]).data,
+        this.weights.get(`${norm}.bias`, [channels]).data,
+      );
       const lstm = this.ops.lstm(normed, this.lstmWeights(`${prefix}.lstm_layers.${index}`, channels, hidden));
       const both = this.ops.reshape(this.ops.transpose(lstm, [0, 2, 1, 3]), [seq * batch, 2 * hidden]); // forward ‖ backward
       const weight = this.constant(`${prefix}.linear_layers.${index}.weight`, [channels, 2 * hidden]);
@@ -265,12 +281,21 @@ class Network {
     const fused = this.ops.add(x, skip);
     const weight = this.weights.get(`${prefix}.0.conv.weight`, [2 * channels, 2 * channels, 3, 3]).data;
     const folded = foldRepeatedInput(weight, 2 * channels, channels, 9);
-    const conv = this.ops.conv(fused, this.graph.constant(folded, [2 * channels, channels, 3, 3], 'fusion_w'), this.constant(`${prefix}.0.conv.bias`, [2 * channels]), {
-      pads: [1, 1, 1, 1],
-    });
+    const conv = this.ops.conv(
+      fused,
+      this.graph.constant(folded, [2 * channels, channels, 3, 3], 'fusion_w'),
+      this.constant(`${prefix}.0.conv.bias`, [2 * channels]),
+      {
+        pads: [1, 1, 1, 1],
+      },
+    );
     const gated = this.ops.glu(conv, 1);
     const channelsOut = level === 0 ? 2 * audioChannels * sources.length : (dims[level] as number);
-    const parts = this.ops.split(gated, 2, geometry.map((g) => g.outLength));
+    const parts = this.ops.split(
+      gated,
+      2,
+      geometry.map((g) => g.outLength),
+    );
     const up = parts.map((part, b) => {
       const band = bands[b] as (typeof bands)[number];
       const g = geometry[b] as BandGeometry;
@@ -306,7 +331,7 @@ function foldRepeatedInput(weight: Float32Array, out: number, half: number, kern
   const folded = new Float32Array(out * half * kernel);
   for (let o = 0; o < out; o++) {
     for (let i = 0; i < half * kernel; i++) {
-      folded[o * half * kernel + i] = (weight[(o * 2 * half) * kernel + i] as number) + (weight[(o * 2 * half + half) * kernel + i] as number);
+      folded[o * half * kernel + i] = (weight[o * 2 * half * kernel + i] as number) + (weight[(o * 2 * half + half) * kernel + i] as number);
     }
   }
   return folded;

@@ -40,7 +40,9 @@ export function mappedFiles(procDir = '/proc'): Set<string> {
  * returns their names. A dir is renamed aside first, so no start ever finds it half-deleted.
  */
 export function pruneRuntimes(parentDir: string, keep: string, nowMs = Date.now(), inUse: () => Set<string> = mappedFiles): string[] {
-  const stale = readdirSync(parentDir).filter((name) => name !== keep && RUNTIME_DIR_NAME.test(name) && unusedFor(join(parentDir, name), nowMs) >= UNUSED_FOR_MS);
+  const stale = readdirSync(parentDir).filter(
+    (name) => name !== keep && RUNTIME_DIR_NAME.test(name) && unusedFor(join(parentDir, name), nowMs) >= UNUSED_FOR_MS,
+  );
   if (stale.length === 0) return [];
   const mapped = [...inUse()];
   const removed: string[] = [];

@@ -37,7 +37,10 @@ export const manifestFamily: ModelFamilyRecord = {
   int8: () => 'its int8 stems measured 33.4 dB against fp32 on the lowest real clip (40 dB asked) and int8 ran 1.4× slower than fp32 (docs/quality.md#int8)',
   async load(model, options) {
     const { loadManifestModel } = await import('./manifest.js');
-    const loaded = await loadManifestModel(model.path, { intraOpThreads: options.intraOpThreads, ...(options.precision ? { precision: options.precision } : {}) });
+    const loaded = await loadManifestModel(model.path, {
+      intraOpThreads: options.intraOpThreads,
+      ...(options.precision ? { precision: options.precision } : {}),
+    });
     return withSegmentKnobs(loaded, model.options?.['bundled'] as SegmentKnobs | undefined);
   },
 };

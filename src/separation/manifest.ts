@@ -38,8 +38,7 @@ export async function readModelManifest(manifestPath: string): Promise<ModelMani
 
 /** Checks every field of a parsed manifest; the error names the first bad field. */
 export function parseModelManifest(value: unknown, where = 'model.json'): ModelManifest {
-  const bad = (field: string, expected: string): StemsplitError =>
-    new StemsplitError('MODEL_INVALID', `${where}: field "${field}" must be ${expected}`);
+  const bad = (field: string, expected: string): StemsplitError => new StemsplitError('MODEL_INVALID', `${where}: field "${field}" must be ${expected}`);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad('(root)', 'an object');
   const record = value as Record<string, unknown>;
   const text = (field: string): string => {
@@ -110,7 +109,10 @@ export async function loadManifestModel(manifestPath: string, options: LoadModel
       const { stems } = await runTensors(handle, { mix: { data: segment, dims: [1, 2, segmentSamples] } }, ['stems']);
       const expected = [1, sources.length, 2, segmentSamples];
       if (stems === undefined || stems.dims.join() !== expected.join()) {
-        throw new StemsplitError('SEPARATION_FAILED', `${manifest.name}: output "stems" has shape [${stems?.dims.join(', ') ?? ''}], expected [${expected.join(', ')}]`);
+        throw new StemsplitError(
+          'SEPARATION_FAILED',
+          `${manifest.name}: output "stems" has shape [${stems?.dims.join(', ') ?? ''}], expected [${expected.join(', ')}]`,
+        );
       }
       return stems.data;
     },

@@ -70,7 +70,11 @@ export interface TrackModel extends ModelIdentity {
    * Separates the streamed track (with its statistics when `normalize`), writing one planar
    * [2, n] block per source, in order, as separateStream's own pipeline does.
    */
-  streamTrack(input: TrackStream, write: StemWriter, options: { readonly onProgress?: (progress: SeparationProgress) => void; readonly signal?: AbortSignal }): Promise<void>;
+  streamTrack(
+    input: TrackStream,
+    write: StemWriter,
+    options: { readonly onProgress?: (progress: SeparationProgress) => void; readonly signal?: AbortSignal },
+  ): Promise<void>;
 }
 
 export type SeparationModel = SegmentModel | TrackModel;

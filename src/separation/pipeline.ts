@@ -33,11 +33,7 @@ export type SeparateOptions = StreamOptions;
 const BLOCK_FRAMES = 65_536;
 
 /** Separates a stereo track into one planar [2, length] buffer per model source. */
-export async function separate(
-  model: SeparationModel,
-  track: StereoTrack,
-  options: SeparateOptions = {},
-): Promise<Float32Array[]> {
+export async function separate(model: SeparationModel, track: StereoTrack, options: SeparateOptions = {}): Promise<Float32Array[]> {
   checkTrack(track);
   const { length } = track;
   const outputs = model.sources.map(() => new Float32Array(2 * length));
@@ -50,7 +46,12 @@ export async function separate(
     }
     written += frames;
   };
-  await separateStream(model, { length, statistics: statisticsOf(track), frames: interleavedBlocks(track), reread: () => interleavedBlocks(track) }, collect, options);
+  await separateStream(
+    model,
+    { length, statistics: statisticsOf(track), frames: interleavedBlocks(track), reread: () => interleavedBlocks(track) },
+    collect,
+    options,
+  );
   return outputs;
 }
 

@@ -19,7 +19,15 @@ const MAX_SHIFTS = 20;
 
 export const SEGMENT_MODEL_OPTIONS: readonly FamilyOption[] = [
   // prettier-ignore
-  { flags: '--shifts <n>', key: 'shifts', type: 'integer', min: 0, max: MAX_SHIFTS, separatorSpelling: '--demucs_shifts', help: 'random-shift averaging passes (Demucs --shifts; slower, slightly better; default 0)' },
+  {
+    flags: '--shifts <n>',
+    key: 'shifts',
+    type: 'integer',
+    min: 0,
+    max: MAX_SHIFTS,
+    separatorSpelling: '--demucs_shifts',
+    help: 'random-shift averaging passes (Demucs --shifts; slower, slightly better; default 0)',
+  },
   {
     flags: '--overlap <fraction>',
     key: 'overlap',
@@ -29,7 +37,12 @@ export const SEGMENT_MODEL_OPTIONS: readonly FamilyOption[] = [
     separatorSpelling: '--demucs_overlap',
     help: "share of a segment consecutive chunks overlap (Demucs --overlap; default the model's, 0.25)",
   },
-  { flags: '--tta', key: 'tta', type: 'switch', help: 'test-time augmentation: also run each chunk channel-swapped and polarity-inverted, undo each, average the three (3× slower)' },
+  {
+    flags: '--tta',
+    key: 'tta',
+    type: 'switch',
+    help: 'test-time augmentation: also run each chunk channel-swapped and polarity-inverted, undo each, average the three (3× slower)',
+  },
 ];
 
 /** The model with the knobs given: its overlap and shifts replaced, its chunks (each bag member's) run with TTA. */

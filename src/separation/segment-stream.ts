@@ -40,7 +40,10 @@ const DEFAULT_OVERLAP = 0.25;
 export async function separateStream(model: SeparationModel, input: TrackStream, write: StemWriter, options: StreamOptions = {}): Promise<void> {
   if (isTrackModel(model)) {
     if (!(Number.isInteger(input.length) && input.length > 0)) throw new StemsplitError('SEPARATION_FAILED', 'cannot separate an empty track');
-    return model.streamTrack(input, write, { ...(options.onProgress ? { onProgress: options.onProgress } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+    return model.streamTrack(input, write, {
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   }
   const overlap = options.overlap ?? model.overlap ?? DEFAULT_OVERLAP;
   const shifts = options.shifts ?? model.shifts ?? 0;
@@ -106,7 +109,10 @@ function checkOneChunk(model: SegmentModel, length: number, trackLength: number)
   if (length <= segment) return;
   const shifted = length > trackLength ? ` (${(trackLength / model.sampleRate).toFixed(2)} s and --shifts' margin)` : '';
   const seconds = (samples: number) => (samples / model.sampleRate).toFixed(2);
-  throw new StemsplitError('USAGE', `--no-split runs the track in one piece, and ${model.name} takes at most ${seconds(segment)} s in one (its segment; --segment sets a longer one where the model allows); the track is ${seconds(length)} s${shifted}`);
+  throw new StemsplitError(
+    'USAGE',
+    `--no-split runs the track in one piece, and ${model.name} takes at most ${seconds(segment)} s in one (its segment; --segment sets a longer one where the model allows); the track is ${seconds(length)} s${shifted}`,
+  );
 }
 
 /**

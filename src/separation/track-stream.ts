@@ -87,7 +87,7 @@ export class TrackWindow {
 
   /** The raw sample of `channel` (0 left, 1 right) at a held track position. */
   sample(channel: number, position: number): number {
-    return ((channel === 0 ? this.#left : this.#right)[position - this.#base] as number);
+    return (channel === 0 ? this.#left : this.#right)[position - this.#base] as number;
   }
 
   /** Checks the stream ends where the track does (the decoder's own errors surface here too). */

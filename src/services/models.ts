@@ -61,7 +61,14 @@ export class ModelService {
   /** Where the operator's own presets are (`<data-dir>/presets.json`); undefined: the built-in ones only. */
   readonly #dataDir: string | undefined;
 
-  constructor(registry: ModelRegistry, timings: ModelTimings, allowed?: readonly string[], precision: Precision = 'fp32', devices: readonly string[] = [], dataDir?: string) {
+  constructor(
+    registry: ModelRegistry,
+    timings: ModelTimings,
+    allowed?: readonly string[],
+    precision: Precision = 'fp32',
+    devices: readonly string[] = [],
+    dataDir?: string,
+  ) {
     this.#devices = devices;
     this.#dataDir = dataDir;
     this.#registry = registry;
@@ -132,13 +139,18 @@ export class ModelService {
       const families = names.get(name);
       if (families === undefined) throw invalid(`modelOptions.${name} is not an option of any model family here (they are ${[...names.keys()].join(', ')})`);
       if (!refs.some((ref) => families.some((family) => ref.kind === family.id))) {
-        throw invalid(`modelOptions.${name} applies to ${families.map((family) => family.takers).join(', ')}, and ${model.name} ${refs.length > 1 ? 'has none' : 'is not one'}`);
+        throw invalid(
+          `modelOptions.${name} applies to ${families.map((family) => family.takers).join(', ')}, and ${model.name} ${refs.length > 1 ? 'has none' : 'is not one'}`,
+        );
       }
     }
     try {
       familyOptionsFrom(values);
     } catch (error) {
-      const message = describeError(error).replace(/--([a-z0-9-]+)/g, (_flag, long: string) => `modelOptions.${long.replace(/-([a-z0-9])/g, (_dash, letter: string) => letter.toUpperCase())}`);
+      const message = describeError(error).replace(
+        /--([a-z0-9-]+)/g,
+        (_flag, long: string) => `modelOptions.${long.replace(/-([a-z0-9])/g, (_dash, letter: string) => letter.toUpperCase())}`,
+      );
       throw invalid(message);
     }
   }
@@ -158,14 +170,20 @@ export class ModelService {
 
   /** The presets (python-audio-separator's and the operator's), with their members as this server has them. */
   presets(): Array<Omit<PresetListing, 'weights' | 'members'> & { weights: number[] | null; members: PresetListing['members'][number][] }> {
-    return presetListings(this.#dataDir, this.#registry).map((preset) => ({ ...preset, weights: preset.weights ? [...preset.weights] : null, members: [...preset.members] }));
+    return presetListings(this.#dataDir, this.#registry).map((preset) => ({
+      ...preset,
+      weights: preset.weights ? [...preset.weights] : null,
+      members: [...preset.members],
+    }));
   }
 
   /**
    * A job's `preset` as the `models`, `ensemble` and `ensembleWeights` it stands for (choose() then
    * checks each member as it checks `models`); a preset with a member missing is a 422 saying how to get it.
    */
-  expandPreset<Request extends { readonly preset?: string | undefined }>(request: Request): Request & { readonly models?: readonly string[]; readonly ensemble?: PresetListing['algorithm']; readonly ensembleWeights?: readonly number[] } {
+  expandPreset<Request extends { readonly preset?: string | undefined }>(
+    request: Request,
+  ): Request & { readonly models?: readonly string[]; readonly ensemble?: PresetListing['algorithm']; readonly ensembleWeights?: readonly number[] } {
     if (request.preset === undefined) return request;
     let preset;
     try {
@@ -176,7 +194,12 @@ export class ModelService {
     const members = presetMembers(preset, this.#registry);
     const missing = members.filter((member) => !member.installed);
     if (missing.length > 0) throw invalid(`preset: ${missingMembersLine(preset.id, missing)} (on this server: its operator can run that)`);
-    return { ...request, models: members.map((member) => member.model), ensemble: preset.algorithm, ...(preset.weights ? { ensembleWeights: preset.weights } : {}) };
+    return {
+      ...request,
+      models: members.map((member) => member.model),
+      ensemble: preset.algorithm,
+      ...(preset.weights ? { ensembleWeights: preset.weights } : {}),
+    };
   }
 
   #alias(alias: StemModelAlias): ModelChoice {

@@ -32,7 +32,10 @@ export class PeopleService {
     const [accounts, keys] = await Promise.all([this.#data.accounts.listAccounts(), this.#data.accounts.listKeys()]);
     return accounts.map((account) => {
       const own = keys.filter((key) => key.accountId === account.id);
-      const used = own.map((key) => key.lastUsedAt).filter((at): at is string => at !== null).sort();
+      const used = own
+        .map((key) => key.lastUsedAt)
+        .filter((at): at is string => at !== null)
+        .sort();
       return {
         account: account.name,
         role: account.role,
@@ -56,7 +59,8 @@ export class PeopleService {
 
   async revokeKey(principal: Principal, id: string): Promise<ApiKeyInfo> {
     admin(principal);
-    if (id === principal.apiKeyId) throw new StemsplitError('VALIDATION_ERROR', 'this is the key making the request; revoke it from another admin key or with "stemsplit keys revoke"');
+    if (id === principal.apiKeyId)
+      throw new StemsplitError('VALIDATION_ERROR', 'this is the key making the request; revoke it from another admin key or with "stemsplit keys revoke"');
     const key = (await this.#data.accounts.listKeys()).find((k) => k.id === id);
     if (!key) throw new StemsplitError('NOT_FOUND', `no API key ${id.slice(0, 64)}`);
     if (key.revokedAt === null) await this.#data.accounts.revokeKey(id);

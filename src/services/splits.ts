@@ -17,9 +17,7 @@ import { assertAllowedTarget, downloadToFile, FetchRefused, type GuardOptions } 
 import { ID_PATTERN, isoAt, newId, serializeJobOptions, type DataStore, type JobOptions, type Principal, type Split } from '../store/index.js';
 import type { ModelService } from './models.js';
 
-export type SplitInput =
-  | { readonly type: 'direct_url'; readonly url: string }
-  | { readonly type: 'uploaded_file'; readonly uploadId: string };
+export type SplitInput = { readonly type: 'direct_url'; readonly url: string } | { readonly type: 'uploaded_file'; readonly uploadId: string };
 
 export interface CreateSplitRequest {
   readonly input: SplitInput;
@@ -85,7 +83,8 @@ export class SplitService {
   /** One of the account's jobs; another account's job is as invisible as one that does not exist. */
   async get(principal: Principal, splitId: string): Promise<Split> {
     const split = await this.#find(splitId);
-    if (!split || split.accountId !== principal.accountId || split.deletedAt !== null) throw new StemsplitError('NOT_FOUND', `no split ${splitId.slice(0, 64)}`);
+    if (!split || split.accountId !== principal.accountId || split.deletedAt !== null)
+      throw new StemsplitError('NOT_FOUND', `no split ${splitId.slice(0, 64)}`);
     return split;
   }
 
@@ -138,7 +137,15 @@ export class SplitService {
       const seconds = await this.#probe(source.path);
       const credits = chainCredits(seconds, steps?.length ?? 1);
       return await this.#data.store.transaction(async () => {
-        const split = await this.#insert(id, principal, request, source, { modelName, stemModel: stemModelOf(request, model), jobOptions: serializeJobOptions(options) }, credits, baseUrl);
+        const split = await this.#insert(
+          id,
+          principal,
+          request,
+          source,
+          { modelName, stemModel: stemModelOf(request, model), jobOptions: serializeJobOptions(options) },
+          credits,
+          baseUrl,
+        );
         await onCreated?.(split);
         return split;
       });
@@ -158,15 +165,23 @@ export class SplitService {
       try {
         const ref = this.#models.choose({ stemModel: request.stemModel, model: step.model, models: step.models });
         if (isEnsembleRef(ref)) parseEnsembleMethod(step.ensemble, step.ensembleWeights?.join(','), ref.members.length);
-        else if (step.ensemble !== undefined || step.ensembleWeights !== undefined) throw new StemsplitError('VALIDATION_ERROR', 'ensemble and ensembleWeights combine the models of `models`');
+        else if (step.ensemble !== undefined || step.ensembleWeights !== undefined)
+          throw new StemsplitError('VALIDATION_ERROR', 'ensemble and ensembleWeights combine the models of `models`');
         return ref;
       } catch (error) {
         if (!isStemsplitError(error)) throw error;
-        throw new StemsplitError(error.code === 'USAGE' ? 'VALIDATION_ERROR' : error.code, `chain step ${index + 1}: ${error.message.replace(/^--ensemble(-weights)?/, (flag) => (flag === '--ensemble' ? 'ensemble' : 'ensembleWeights'))}`, { cause: error });
+        throw new StemsplitError(
+          error.code === 'USAGE' ? 'VALIDATION_ERROR' : error.code,
+          `chain step ${index + 1}: ${error.message.replace(/^--ensemble(-weights)?/, (flag) => (flag === '--ensemble' ? 'ensemble' : 'ensembleWeights'))}`,
+          { cause: error },
+        );
       }
     });
     const known = steps.map((ref) => (!isEnsembleRef(ref) && ref.sources.length > 0 ? ref.sources : undefined));
-    const stems = chainStems(recipe.map((step) => step.input), known);
+    const stems = chainStems(
+      recipe.map((step) => step.input),
+      known,
+    );
     if ('problem' in stems) throw new StemsplitError('VALIDATION_ERROR', `chain: ${stems.problem}`);
     return steps;
   }
@@ -212,15 +227,20 @@ export class SplitService {
     };
   }
 
-  async #insert(id: string, principal: Principal, request: CreateSplitRequest, source: Source, model: Pick<Split, 'modelName' | 'stemModel' | 'jobOptions'>, credits: number, baseUrl: string): Promise<Split> {
+  async #insert(
+    id: string,
+    principal: Principal,
+    request: CreateSplitRequest,
+    source: Source,
+    model: Pick<Split, 'modelName' | 'stemModel' | 'jobOptions'>,
+    credits: number,
+    baseUrl: string,
+  ): Promise<Split> {
     // Locked until the charge commits: a concurrent create on another node reads the balance after it.
     const account = await this.#data.accounts.lockForCharge(principal.accountId);
     if (!account) throw new StemsplitError('UNAUTHORIZED', 'the API key has no account');
     if (account.balance < credits) {
-      throw new StemsplitError(
-        'INSUFFICIENT_CREDITS',
-        `this job needs ${credits} credits (seconds of audio) and the balance is ${account.balance}`,
-      );
+      throw new StemsplitError('INSUFFICIENT_CREDITS', `this job needs ${credits} credits (seconds of audio) and the balance is ${account.balance}`);
     }
     if (source.uploadId && !(await this.#data.uploads.consume(source.uploadId))) {
       throw new StemsplitError('VALIDATION_ERROR', `upload ${source.uploadId} was already used by another split`);
@@ -315,7 +335,10 @@ export class SplitService {
 function resolvedStep(step: RecipeStep, ref: ModelChoice): RecipeStep {
   const input = step.input !== undefined ? { input: step.input } : {};
   if (!isEnsembleRef(ref)) return { ...input, model: ref.name };
-  const method = { ...(step.ensemble !== undefined ? { ensemble: step.ensemble } : {}), ...(step.ensembleWeights !== undefined ? { ensembleWeights: [...step.ensembleWeights] } : {}) };
+  const method = {
+    ...(step.ensemble !== undefined ? { ensemble: step.ensemble } : {}),
+    ...(step.ensembleWeights !== undefined ? { ensembleWeights: [...step.ensembleWeights] } : {}),
+  };
   return { ...input, models: ref.members.map((member) => member.name), ...method };
 }
 

@@ -35,7 +35,10 @@ export class UploadService {
   async reserve(principal: Principal, input: ReserveInput): Promise<Reservation> {
     const free = await freeBytesAt(this.#data.layout.absolute('uploads'));
     if (free && free.bytes < input.contentLength) {
-      throw new StemsplitError('STORAGE_FAILED', `the server has no room for this file: it is ${diskSize(input.contentLength)} and ${free.at} has ${diskSize(free.bytes)} free`);
+      throw new StemsplitError(
+        'STORAGE_FAILED',
+        `the server has no room for this file: it is ${diskSize(input.contentLength)} and ${free.at} has ${diskSize(free.bytes)} free`,
+      );
     }
     return this.#data.uploads.create({ ...principal, ...input, ttlSeconds: this.#ttlSeconds });
   }
@@ -53,10 +56,7 @@ export class UploadService {
     }
     if (this.#data.uploads.isExpired(upload)) throw new StemsplitError('VALIDATION_ERROR', `upload reservation ${uploadId} has expired`);
     if (declaredLength !== undefined && declaredLength !== upload.contentLength) {
-      throw new StemsplitError(
-        'VALIDATION_ERROR',
-        `Content-Length ${declaredLength} does not match the reserved contentLength ${upload.contentLength}`,
-      );
+      throw new StemsplitError('VALIDATION_ERROR', `Content-Length ${declaredLength} does not match the reserved contentLength ${upload.contentLength}`);
     }
     if (!(await this.#data.uploads.beginTransfer(uploadId))) {
       throw new StemsplitError('VALIDATION_ERROR', `upload ${uploadId} was already received or is being received`);

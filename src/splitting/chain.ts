@@ -20,7 +20,15 @@ import { StemsplitError } from '../errors.js';
 import { mixStems, type StemPartition } from '../separation/mix-set.js';
 import type { SeparationModel } from '../separation/model.js';
 import { isEnsemble, planOf, type Ensemble } from './ensemble.js';
-import { encoderOptions, splitAudioFile, stemFileName, stemOutput, type SplitFileOptions, type SplitFileResult, type SplitProgress } from './split-audio-file.js';
+import {
+  encoderOptions,
+  splitAudioFile,
+  stemFileName,
+  stemOutput,
+  type SplitFileOptions,
+  type SplitFileResult,
+  type SplitProgress,
+} from './split-audio-file.js';
 import { moveIntoPlace, openStaging } from './staging.js';
 
 /** A chain's step with its model loaded. */
@@ -35,7 +43,6 @@ export interface ChainOptions extends SplitFileOptions {
   readonly keepIntermediate?: boolean;
 }
 
-
 /** The stems one loaded step makes, by its own names. */
 function stemsOf(model: SeparationModel | Ensemble): readonly string[] {
   return isEnsemble(model) ? planOf(model, undefined).stems : model.sources;
@@ -43,9 +50,15 @@ function stemsOf(model: SeparationModel | Ensemble): readonly string[] {
 
 export async function splitChain(inputPath: string, steps: readonly LoadedStep[], outDir: string, options: ChainOptions): Promise<SplitFileResult> {
   if (options.twoStems !== undefined || options.singleStem !== undefined) {
-    throw new StemsplitError('USAGE', 'two stems and a single stem apply to one model; a chain writes every stem its steps make (name the stems you do not want as inputs of later steps)');
+    throw new StemsplitError(
+      'USAGE',
+      'two stems and a single stem apply to one model; a chain writes every stem its steps make (name the stems you do not want as inputs of later steps)',
+    );
   }
-  const stems = chainStems(steps.map((step) => step.input), steps.map((step) => stemsOf(step.model)));
+  const stems = chainStems(
+    steps.map((step) => step.input),
+    steps.map((step) => stemsOf(step.model)),
+  );
   if ('problem' in stems) throw new StemsplitError('USAGE', `the chain: ${stems.problem}`);
   const written = writtenStems(stems, options.keepIntermediate ?? false);
   const work = join(outDir, `.chain-${await fingerprint(inputPath, steps, options)}`);
@@ -57,13 +70,19 @@ export async function splitChain(inputPath: string, steps: readonly LoadedStep[]
     for (const [index, step] of steps.entries()) {
       const source = step.input === undefined ? inputPath : (made.get(step.input) as string);
       const share = (percent: number) => (CHAIN_STEPS_SHARE * (index + percent / 100)) / steps.length;
-      const own = await runStep(join(work, `step-${index + 1}`), source, step.model, options, (progress) => report({ phase: progress.phase, percent: share(progress.percent), step: index + 1 }));
+      const own = await runStep(join(work, `step-${index + 1}`), source, step.model, options, (progress) =>
+        report({ phase: progress.phase, percent: share(progress.percent), step: index + 1 }),
+      );
       for (const [stem, path] of Object.entries(own.stems)) made.set(chainStemName(step.input, stem), path);
       partitions.push({ ...(step.input !== undefined ? { whole: step.input } : {}), parts: own.mixStems.map((stem) => chainStemName(step.input, stem)) });
     }
     report({ phase: 'encode', percent: CHAIN_STEPS_SHARE, step: steps.length });
-    const files = await encodeWritten(inputPath, written.map((stem) => ({ stem, path: made.get(stem) as string })), outDir, options, (fraction) =>
-      report({ phase: 'encode', percent: CHAIN_STEPS_SHARE + (100 - CHAIN_STEPS_SHARE) * fraction, step: steps.length }),
+    const files = await encodeWritten(
+      inputPath,
+      written.map((stem) => ({ stem, path: made.get(stem) as string })),
+      outDir,
+      options,
+      (fraction) => report({ phase: 'encode', percent: CHAIN_STEPS_SHARE + (100 - CHAIN_STEPS_SHARE) * fraction, step: steps.length }),
     );
     const { frames, sampleRate } = await readWavLayout(made.get(written[0] as string) as string);
     await rm(work, { recursive: true, force: true });
@@ -79,9 +98,18 @@ export async function splitChain(inputPath: string, steps: readonly LoadedStep[]
  * One step: its stems as float WAV in `dir`, or those a killed run already finished there
  * (`done.json` lists them).
  */
-async function runStep(dir: string, source: string, model: SeparationModel | Ensemble, options: ChainOptions, onProgress: (progress: SplitProgress) => void): Promise<StepStems> {
+async function runStep(
+  dir: string,
+  source: string,
+  model: SeparationModel | Ensemble,
+  options: ChainOptions,
+  onProgress: (progress: SplitProgress) => void,
+): Promise<StepStems> {
   const done = join(dir, 'done.json');
-  const kept = await readFile(done, 'utf8').then((text) => JSON.parse(text) as StepStems, () => undefined);
+  const kept = await readFile(done, 'utf8').then(
+    (text) => JSON.parse(text) as StepStems,
+    () => undefined,
+  );
   if (kept !== undefined) {
     onProgress({ phase: 'encode', percent: 100 });
     return kept;

@@ -42,7 +42,10 @@ export function ensembleSampleRate(ensemble: Ensemble): number {
 }
 
 export function planOf(ensemble: Ensemble, twoStems: string | undefined): EnsemblePlan {
-  return ensemblePlan(ensemble.members.map((member) => ({ name: member.name, sources: member.sources })), twoStems);
+  return ensemblePlan(
+    ensemble.members.map((member) => ({ name: member.name, sources: member.sources })),
+    twoStems,
+  );
 }
 
 /** Bytes of spool a track of `length` samples needs: every part of every member but the last, stereo float32. */
@@ -90,7 +93,10 @@ export async function separateEnsemble(
       });
     } catch (error) {
       // A member's file failing as it runs (an .onnx graph) says which member, as a member failing to load does.
-      if (isStemsplitError(error) && error.code === 'MODEL_INVALID') throw new StemsplitError('MODEL_INVALID', `ensemble member ${member + 1} of ${count}, model ${model.name} failed as it ran: ${error.message}`, { cause: error });
+      if (isStemsplitError(error) && error.code === 'MODEL_INVALID')
+        throw new StemsplitError('MODEL_INVALID', `ensemble member ${member + 1} of ${count}, model ${model.name} failed as it ran: ${error.message}`, {
+          cause: error,
+        });
       throw error;
     }
   };
@@ -114,7 +120,13 @@ export async function separateEnsemble(
     plan.parts.map((parts, stem) => Promise.all(parts.map((part) => (part.member === last ? undefined : SpoolFile.read(spool(stem, part.member)))))),
   );
   try {
-    const combiners: StemCombiner[] = plan.parts.map((parts) => stemCombiner(ensemble.method.algorithm, parts.map((part) => weights[part.member] as number), track.length));
+    const combiners: StemCombiner[] = plan.parts.map((parts) =>
+      stemCombiner(
+        ensemble.method.algorithm,
+        parts.map((part) => weights[part.member] as number),
+        track.length,
+      ),
+    );
     const aligned = new AlignedOutput(plan.stems.length);
     await run(last, async (blocks, frames) => {
       for (const [stem, parts] of plan.parts.entries()) {

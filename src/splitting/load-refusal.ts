@@ -37,7 +37,10 @@ export async function loadNamed(ref: ModelRef, load: (ref: ModelRef) => Promise<
   }
   const unsafe = model.sources.find((name) => !STEM_FILE_NAME.test(name) || name.includes('..'));
   if (unsafe !== undefined) {
-    const why = new StemsplitError('MODEL_INVALID', `its stem ${JSON.stringify(unsafe.slice(0, 64))} is not a plain file name (a split writes each stem as <stem>.<format> in the track's folder)`);
+    const why = new StemsplitError(
+      'MODEL_INVALID',
+      `its stem ${JSON.stringify(unsafe.slice(0, 64))} is not a plain file name (a split writes each stem as <stem>.<format> in the track's folder)`,
+    );
     throw loadRefusal(ref, why, place);
   }
   return model;

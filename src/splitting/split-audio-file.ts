@@ -114,7 +114,9 @@ export async function splitAudioFile(
   const sampleRate = isEnsemble(model) ? ensembleSampleRate(model) : model.sampleRate;
   const twoStems = options.twoStems ?? pairOfSingleStem(options.singleStem);
   const ensemble = isEnsemble(model) ? { ensemble: model, plan: planOf(model, twoStems) } : undefined;
-  const planned = ensemble ? { names: ensemble.plan.stems, combine: (blocks: readonly Float32Array[]) => blocks } : stemPlan(model as SeparationModel, twoStems);
+  const planned = ensemble
+    ? { names: ensemble.plan.stems, combine: (blocks: readonly Float32Array[]) => blocks }
+    : stemPlan(model as SeparationModel, twoStems);
   const stems = options.singleStem === undefined ? planned : onlyStem(planned, options.singleStem, model.name);
 
   report('decode', 0);
@@ -132,9 +134,7 @@ export async function splitAudioFile(
   let leveledStems: LeveledStems | undefined;
   try {
     for (const file of files) {
-      encoders.push(
-        await openStemEncoder(join(staging, file), source.length, encoderOptions(options, sampleRate, output)),
-      );
+      encoders.push(await openStemEncoder(join(staging, file), source.length, encoderOptions(options, sampleRate, output)));
     }
     // --normalize and --clip-mode stand between the stems and their encoders (levels.ts).
     const leveling = await openLeveledStems(encoders, join(staging, 'levels'), options);
@@ -147,7 +147,10 @@ export async function splitAudioFile(
     if (ensemble) {
       // Each member decodes the track again; all but the last spool their stems in the staging folder.
       const track = { length: source.length, statistics: source.statistics, frames: () => decodeInterleaved(inputPath, source.decode) };
-      await separateEnsemble(ensemble.ensemble, ensemble.plan, track, join(staging, 'ensemble'), write, { ...passes, onProgress: (fraction) => report('separate', fraction) });
+      await separateEnsemble(ensemble.ensemble, ensemble.plan, track, join(staging, 'ensemble'), write, {
+        ...passes,
+        onProgress: (fraction) => report('separate', fraction),
+      });
     } else {
       // The second decode goes straight into the model.
       const frames = decodeInterleaved(inputPath, source.decode);
@@ -223,7 +226,8 @@ export function stemBytes(
   spool = 0,
 ): number {
   const kbps = stemBitrate(options.format, options.bitrateKbps, output.channels);
-  const perSecond = kbps !== undefined ? (kbps * 1000) / 8 : output.outputSampleRate * output.channels * (output.depth === 16 ? 2 : output.depth === 24 ? 3 : 4);
+  const perSecond =
+    kbps !== undefined ? (kbps * 1000) / 8 : output.outputSampleRate * output.channels * (output.depth === 16 ? 2 : output.depth === 24 ? 3 : 4);
   return Math.ceil(stems * (seconds * perSecond * 1.01 + 65_536) + spool);
 }
 
@@ -273,7 +277,11 @@ function pairOfSingleStem(singleStem: string | undefined): string | undefined {
 /** The plan cut down to one of its stems (python-audio-separator's --single_stem). */
 function onlyStem(plan: StemPlan, stem: string, modelName: string): StemPlan {
   const index = plan.names.indexOf(stem);
-  if (index < 0) throw new StemsplitError('USAGE', `--single-stem ${stem}: model ${modelName} writes no such stem (it writes ${plan.names.join(', ')}; no_<stem> for the rest of one)`);
+  if (index < 0)
+    throw new StemsplitError(
+      'USAGE',
+      `--single-stem ${stem}: model ${modelName} writes no such stem (it writes ${plan.names.join(', ')}; no_<stem> for the rest of one)`,
+    );
   return { names: [stem], combine: (blocks, frames) => [plan.combine(blocks, frames)[index] as Float32Array] };
 }
 

@@ -284,7 +284,11 @@ export function gpuLane(choice: DeviceChoice, workers: number, survey?: AdapterS
 export function deviceSplitter(data: SplitWorkerData, cpuWorkers: number, device: { readonly choice: DeviceChoice; readonly gpuWorkers: number }): Splitter {
   // int8 graphs are for the CPU: the GPU providers have no integer matrix products, so those would run on the CPU anyway.
   if (data.precision === 'int8') {
-    if (device.choice === 'gpu') throw new StemsplitError('USAGE', '--precision int8 runs on the CPU only (the GPU providers have no integer matrix products); use --device gpu with fp32, or --device cpu');
+    if (device.choice === 'gpu')
+      throw new StemsplitError(
+        'USAGE',
+        '--precision int8 runs on the CPU only (the GPU providers have no integer matrix products); use --device gpu with fp32, or --device cpu',
+      );
     return workerSplitter(data, cpuWorkers);
   }
   return workerSplitter(data, cpuWorkers, gpuLane(device.choice, device.gpuWorkers));
@@ -357,7 +361,13 @@ export function workerSplitter(data: SplitWorkerData, size: number, gpu?: GpuLan
       return;
     }
   };
-  const runOn = async (among: readonly Lane[], job: SplitJob, onProgress: (progress: SplitProgress) => void, stop?: AbortSignal, onLoaded?: OnLoaded): Promise<SplitRun> => {
+  const runOn = async (
+    among: readonly Lane[],
+    job: SplitJob,
+    onProgress: (progress: SplitProgress) => void,
+    stop?: AbortSignal,
+    onLoaded?: OnLoaded,
+  ): Promise<SplitRun> => {
     const worker = await acquire(jobAllocator(job), among);
     const device = describeDevice(worker.device);
     try {

@@ -118,7 +118,10 @@ export class Accounts {
       role,
     };
     const { changes } = await this.#store.run(
-      this.#store.db.insertInto('accounts').values(account).onConflict((oc) => oc.column('name').doNothing()),
+      this.#store.db
+        .insertInto('accounts')
+        .values(account)
+        .onConflict((oc) => oc.column('name').doNothing()),
     );
     return { account: await this.#require(name), created: changes === 1 };
   }
@@ -225,7 +228,12 @@ export class Accounts {
   async #noteUse(id: string, lastUsedAt: string | null): Promise<void> {
     const now = this.#clock.now();
     if (lastUsedAt !== null && now - Date.parse(lastUsedAt) < LAST_USED_RESOLUTION_MS) return;
-    await this.#store.run(this.#store.db.updateTable('apiKeys').set({ lastUsedAt: isoAt(now) }).where('id', '=', id));
+    await this.#store.run(
+      this.#store.db
+        .updateTable('apiKeys')
+        .set({ lastUsedAt: isoAt(now) })
+        .where('id', '=', id),
+    );
   }
 
   async balance(accountName: string): Promise<number> {
@@ -254,9 +262,7 @@ export class Accounts {
         .set((eb) => ({ balance: eb('balance', '+', amount) }))
         .where('id', '=', accountId),
     );
-    await this.#store.run(
-      this.#store.db.insertInto('ledger').values({ accountId, kind, amount, splitId, note, createdAt: isoAt(this.#clock.now()) }),
-    );
+    await this.#store.run(this.#store.db.insertInto('ledger').values({ accountId, kind, amount, splitId, note, createdAt: isoAt(this.#clock.now()) }));
   }
 
   /** Sums of the ledger by kind, for audits (balance = grants − charges + refunds). */

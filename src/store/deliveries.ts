@@ -55,7 +55,12 @@ export class Deliveries {
       const due = await this.#store.all(this.#store.lockRows(query, { skipLocked: true }));
       if (due.length === 0) return due;
       const ids = due.map((delivery) => delivery.id);
-      await this.#store.run(this.#store.db.updateTable('webhookDeliveries').set({ nextAttemptAtMs: now + holdMs }).where('id', 'in', ids));
+      await this.#store.run(
+        this.#store.db
+          .updateTable('webhookDeliveries')
+          .set({ nextAttemptAtMs: now + holdMs })
+          .where('id', 'in', ids),
+      );
       return due;
     });
   }

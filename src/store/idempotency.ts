@@ -9,9 +9,7 @@ import type { IdempotencyTable } from './schema.js';
 
 export type IdempotencyRecord = IdempotencyTable;
 
-export type ClaimResult =
-  | { readonly kind: 'claimed' }
-  | { readonly kind: 'existing'; readonly record: IdempotencyRecord };
+export type ClaimResult = { readonly kind: 'claimed' } | { readonly kind: 'existing'; readonly record: IdempotencyRecord };
 
 /**
  * A claim with no response this long after it was made belongs to a node that died mid-request:
@@ -63,18 +61,12 @@ export class IdempotencyKeys {
   }
 
   get(apiKeyId: string, key: string): Promise<IdempotencyRecord | undefined> {
-    return this.#store.first(
-      this.#store.db.selectFrom('idempotencyKeys').selectAll().where('apiKeyId', '=', apiKeyId).where('key', '=', key),
-    );
+    return this.#store.first(this.#store.db.selectFrom('idempotencyKeys').selectAll().where('apiKeyId', '=', apiKeyId).where('key', '=', key));
   }
 
   async complete(apiKeyId: string, key: string, status: number, body: string): Promise<void> {
     await this.#store.run(
-      this.#store.db
-        .updateTable('idempotencyKeys')
-        .set({ responseStatus: status, responseBody: body })
-        .where('apiKeyId', '=', apiKeyId)
-        .where('key', '=', key),
+      this.#store.db.updateTable('idempotencyKeys').set({ responseStatus: status, responseBody: body }).where('apiKeyId', '=', apiKeyId).where('key', '=', key),
     );
   }
 

@@ -23,7 +23,6 @@ export interface CreatedInvite {
   readonly expiresAt: string;
 }
 
-
 export class Invites {
   readonly #store: Store;
   readonly #clock: Clock;
@@ -43,7 +42,9 @@ export class Invites {
     const id = newId('inv');
     const expiresAtMs = now + ttlSeconds * 1000;
     await this.#store.run(
-      this.#store.db.insertInto('invites').values({ id, accountId: account.id, tokenHash: sha256Hex(invite), createdAt: isoAt(now), expiresAtMs, usedAt: null, apiKeyId: null }),
+      this.#store.db
+        .insertInto('invites')
+        .values({ id, accountId: account.id, tokenHash: sha256Hex(invite), createdAt: isoAt(now), expiresAtMs, usedAt: null, apiKeyId: null }),
     );
     return { id, invite, account: account.name, expiresAt: isoAt(expiresAtMs) };
   }
@@ -61,16 +62,22 @@ export class Invites {
    */
   exchange(invite: string): Promise<CreatedApiKey> {
     return this.#store.transaction(async () => {
-      const row = invite.startsWith(INVITE_PREFIX) && invite.length <= 200
-        ? await this.#store.first(this.#store.lockRows(this.#store.db.selectFrom('invites').selectAll().where('tokenHash', '=', sha256Hex(invite))))
-        : undefined;
+      const row =
+        invite.startsWith(INVITE_PREFIX) && invite.length <= 200
+          ? await this.#store.first(this.#store.lockRows(this.#store.db.selectFrom('invites').selectAll().where('tokenHash', '=', sha256Hex(invite))))
+          : undefined;
       if (!row) throw new StemsplitError('UNAUTHORIZED', 'this is not an invite of this server');
-      if (row.usedAt !== null) throw new StemsplitError('UNAUTHORIZED', 'this invite was already used; ask the studio\'s admin for a new one');
-      if (row.expiresAtMs <= this.#clock.now()) throw new StemsplitError('UNAUTHORIZED', 'this invite has expired; ask the studio\'s admin for a new one');
+      if (row.usedAt !== null) throw new StemsplitError('UNAUTHORIZED', "this invite was already used; ask the studio's admin for a new one");
+      if (row.expiresAtMs <= this.#clock.now()) throw new StemsplitError('UNAUTHORIZED', "this invite has expired; ask the studio's admin for a new one");
       const account = await this.#accounts.byId(row.accountId);
-      if (!account) throw new StemsplitError('UNAUTHORIZED', 'this invite\'s account no longer exists');
+      if (!account) throw new StemsplitError('UNAUTHORIZED', "this invite's account no longer exists");
       const created = await this.#accounts.createKey(account.name, INVITED_KEY_NAME);
-      await this.#store.run(this.#store.db.updateTable('invites').set({ usedAt: isoAt(this.#clock.now()), apiKeyId: created.id }).where('id', '=', row.id));
+      await this.#store.run(
+        this.#store.db
+          .updateTable('invites')
+          .set({ usedAt: isoAt(this.#clock.now()), apiKeyId: created.id })
+          .where('id', '=', row.id),
+      );
       return created;
     });
   }

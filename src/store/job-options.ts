@@ -59,12 +59,15 @@ export function parseJobOptions(column: string | null): JobOptions {
   try {
     value = JSON.parse(column);
   } catch {
-    throw new StemsplitError('INTERNAL_ERROR', 'the job\'s recorded options are not JSON');
+    throw new StemsplitError('INTERNAL_ERROR', "the job's recorded options are not JSON");
   }
   const parsed = JobOptionsSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new StemsplitError('INTERNAL_ERROR', `the job's recorded options are not what stemsplit writes: ${issue?.path.join('.') || 'the record'}: ${issue?.message ?? 'invalid'}`);
+    throw new StemsplitError(
+      'INTERNAL_ERROR',
+      `the job's recorded options are not what stemsplit writes: ${issue?.path.join('.') || 'the record'}: ${issue?.message ?? 'invalid'}`,
+    );
   }
   return parsed.data;
 }

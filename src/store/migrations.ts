@@ -18,9 +18,7 @@ interface ColumnTypes {
 }
 
 function typesFor(dialect: Dialect): ColumnTypes {
-  return dialect === 'postgres'
-    ? { id: sql`text collate "C"`, ms: 'bigint', serial: 'bigserial' }
-    : { id: 'text', ms: 'integer', serial: 'integer' };
+  return dialect === 'postgres' ? { id: sql`text collate "C"`, ms: 'bigint', serial: 'bigserial' } : { id: 'text', ms: 'integer', serial: 'integer' };
 }
 
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {
@@ -159,7 +157,10 @@ async function jobLeases(db: Kysely<unknown>, t: ColumnTypes): Promise<void> {
 
 /** The file format of a job's stems (`outputFormat`): MP3 as the spec has it, or WAV/FLAC (an addition). */
 async function outputFormat(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable('splits').addColumn('outputFormat', 'text', (c) => c.notNull().defaultTo('mp3')).execute();
+  await db.schema
+    .alterTable('splits')
+    .addColumn('outputFormat', 'text', (c) => c.notNull().defaultTo('mp3'))
+    .execute();
 }
 
 /** The device that ran a job ("GPU: NVIDIA H200 (Vulkan)", "CPU"), set once its worker has loaded the model. */
@@ -190,7 +191,10 @@ async function modelLibrary(db: Kysely<unknown>): Promise<void> {
  * person's own key, kept as SHA-256 hashes like keys.
  */
 async function people(db: Kysely<unknown>, t: ColumnTypes): Promise<void> {
-  await db.schema.alterTable('accounts').addColumn('role', 'text', (c) => c.notNull().defaultTo('member')).execute();
+  await db.schema
+    .alterTable('accounts')
+    .addColumn('role', 'text', (c) => c.notNull().defaultTo('member'))
+    .execute();
   await sql`update accounts set role = 'admin' where name = 'default'`.execute(db);
   await db.schema.alterTable('splits').addColumn('deletedAt', 'text').execute();
   await db.schema

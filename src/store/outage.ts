@@ -35,7 +35,9 @@ export class OutageLog {
   answered(): void {
     if (this.#sinceMs === undefined) return;
     const seconds = Math.round((Date.now() - this.#sinceMs) / 1000);
-    this.#log?.(`${this.#component}: the database answers again after ${seconds} s (${this.#failures} operation${this.#failures === 1 ? '' : 's'} failed meanwhile)`);
+    this.#log?.(
+      `${this.#component}: the database answers again after ${seconds} s (${this.#failures} operation${this.#failures === 1 ? '' : 's'} failed meanwhile)`,
+    );
     this.#sinceMs = undefined;
     this.#failures = 0;
   }

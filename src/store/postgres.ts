@@ -43,7 +43,10 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: 5_000,
     // Counts and millisecond timestamps are int8; every one of ours fits a double exactly.
-    types: { getTypeParser: ((oid: number, format?: string) => (oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
   });
   // A connection the server or the network dropped (a restart, a failover) must not take the
   // process down: the pool reports idle ones, and a checked-out one between two queries would

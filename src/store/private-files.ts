@@ -58,5 +58,6 @@ async function tighten(path: string): Promise<number> {
 export async function makeDataDirPrivate(root: string, log: (line: string) => void): Promise<void> {
   keepNewFilesPrivate();
   const count = await tightenDataDir(root);
-  if (count > 0) log(`tightened the data dir ${root}: ${count} ${count === 1 ? 'entry' : 'entries'} other users could read, now private (folders 0700, files 0600)`);
+  if (count > 0)
+    log(`tightened the data dir ${root}: ${count} ${count === 1 ? 'entry' : 'entries'} other users could read, now private (folders 0700, files 0600)`);
 }

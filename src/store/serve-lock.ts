@@ -8,8 +8,5 @@ import { join } from 'node:path';
 import { takeProcessLock, type ProcessLock } from '../process-lock.js';
 
 export function lockDataDirForServe(dataDir: string): ProcessLock {
-  return takeProcessLock(
-    join(dataDir, 'serve.lock'),
-    `another stemsplit serve is using the data dir ${dataDir}; stop it, or give this one its own --data-dir`,
-  );
+  return takeProcessLock(join(dataDir, 'serve.lock'), `another stemsplit serve is using the data dir ${dataDir}; stop it, or give this one its own --data-dir`);
 }

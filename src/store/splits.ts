@@ -189,7 +189,15 @@ export class Splits {
     const result = await this.#store.run(
       this.#store.db
         .updateTable('splits')
-        .set({ status: 'failed', errorCode: 'CANCELLED', errorMessage: message, updatedAt: isoAt(now), finishedAtMs: now, leaseOwner: null, leaseExpiresAtMs: null })
+        .set({
+          status: 'failed',
+          errorCode: 'CANCELLED',
+          errorMessage: message,
+          updatedAt: isoAt(now),
+          finishedAtMs: now,
+          leaseOwner: null,
+          leaseExpiresAtMs: null,
+        })
         .where('id', '=', id)
         .where('status', 'in', ['queued', 'processing']),
     );
@@ -199,7 +207,14 @@ export class Splits {
   /** Of `ids`, those their owner cancelled. */
   async cancelled(ids: readonly string[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    const rows = await this.#store.all(this.#store.db.selectFrom('splits').select('id').where('id', 'in', [...ids]).where('status', '=', 'failed').where('errorCode', '=', 'CANCELLED'));
+    const rows = await this.#store.all(
+      this.#store.db
+        .selectFrom('splits')
+        .select('id')
+        .where('id', 'in', [...ids])
+        .where('status', '=', 'failed')
+        .where('errorCode', '=', 'CANCELLED'),
+    );
     return rows.map((row) => row.id);
   }
 
@@ -219,10 +234,20 @@ export class Splits {
   /** Marks the job deleted (and its files purged): the API no longer shows it. */
   async markDeleted(id: string): Promise<void> {
     const now = isoAt(this.#clock.now());
-    await this.#store.run(this.#store.db.updateTable('splits').set((eb) => ({ deletedAt: now, purgedAt: eb.fn.coalesce('purgedAt', eb.val(now)) })).where('id', '=', id));
+    await this.#store.run(
+      this.#store.db
+        .updateTable('splits')
+        .set((eb) => ({ deletedAt: now, purgedAt: eb.fn.coalesce('purgedAt', eb.val(now)) }))
+        .where('id', '=', id),
+    );
   }
 
   async markPurged(id: string): Promise<void> {
-    await this.#store.run(this.#store.db.updateTable('splits').set({ purgedAt: isoAt(this.#clock.now()) }).where('id', '=', id));
+    await this.#store.run(
+      this.#store.db
+        .updateTable('splits')
+        .set({ purgedAt: isoAt(this.#clock.now()) })
+        .where('id', '=', id),
+    );
   }
 }

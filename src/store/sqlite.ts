@@ -178,7 +178,9 @@ async function switchToWal(sqlite: BetterSqlite3.Database): Promise<void> {
 
 function stayedLocked(sqlite: BetterSqlite3.Database, error: unknown): StemsplitError {
   const seconds = LOCK_WAIT_MS / 1000;
-  return new StemsplitError('IO_ERROR', `database ${sqlite.name} stayed locked by another process for ${seconds} s: ${(error as Error).message}`, { cause: error });
+  return new StemsplitError('IO_ERROR', `database ${sqlite.name} stayed locked by another process for ${seconds} s: ${(error as Error).message}`, {
+    cause: error,
+  });
 }
 
 /**

@@ -109,9 +109,7 @@ export class Uploads {
   }
 
   async #setStatus(id: string, from: Upload['status'], to: Upload['status']): Promise<boolean> {
-    const result = await this.#store.run(
-      this.#store.db.updateTable('uploads').set({ status: to }).where('id', '=', id).where('status', '=', from),
-    );
+    const result = await this.#store.run(this.#store.db.updateTable('uploads').set({ status: to }).where('id', '=', id).where('status', '=', from));
     return result.changes === 1;
   }
 }

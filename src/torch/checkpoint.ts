@@ -7,18 +7,20 @@
  */
 import { createHash } from 'node:crypto';
 import { describeError, isStemsplitError, StemsplitError } from '../errors.js';
-import {
-  PickleCallable,
-  PickleGlobalRef,
-  PickleTuple,
-  unpickle,
-  type PickleKey,
-  type PickleOpaque,
-  type PickleValue,
-} from './pickle.js';
+import { PickleCallable, PickleGlobalRef, PickleTuple, unpickle, type PickleKey, type PickleOpaque, type PickleValue } from './pickle.js';
 import { ZipArchive } from './zip.js';
 
-import { BYTES_PER_ELEMENT, materialize, standInTensor, STORAGE_TYPES, StorageRef, StorageType, TensorRef, type CheckpointTensor, type StorageDtype } from './storage.js';
+import {
+  BYTES_PER_ELEMENT,
+  materialize,
+  standInTensor,
+  STORAGE_TYPES,
+  StorageRef,
+  StorageType,
+  TensorRef,
+  type CheckpointTensor,
+  type StorageDtype,
+} from './storage.js';
 
 export type { CheckpointTensor } from './storage.js';
 
@@ -172,7 +174,10 @@ function checkByteOrder(path: string, archive: ZipArchive, entry: string): void 
   const order = archive.read(entry, 16).toString('latin1').trim();
   if (order === 'little') return;
   const stored = order === 'big' ? 'its weights are stored big-endian' : `its byteorder entry says ${JSON.stringify(order)}`;
-  throw new StemsplitError('MODEL_INVALID', `${path}: ${stored}; stemsplit reads little-endian checkpoints only (load and save it again with torch on an x86 or ARM machine)`);
+  throw new StemsplitError(
+    'MODEL_INVALID',
+    `${path}: ${stored}; stemsplit reads little-endian checkpoints only (load and save it again with torch on an x86 or ARM machine)`,
+  );
 }
 
 /**
@@ -181,7 +186,8 @@ function checkByteOrder(path: string, archive: ZipArchive, entry: string): void 
  */
 function namingFile(path: string, error: unknown): unknown {
   if (isStemsplitError(error)) return error.message.includes(path) ? error : new StemsplitError(error.code, `${path}: ${error.message}`, { cause: error });
-  if (error instanceof RangeError) return new StemsplitError('MODEL_INVALID', `${path} is not a PyTorch checkpoint stemsplit can read (${describeError(error)})`, { cause: error });
+  if (error instanceof RangeError)
+    return new StemsplitError('MODEL_INVALID', `${path} is not a PyTorch checkpoint stemsplit can read (${describeError(error)})`, { cause: error });
   return error;
 }
 
@@ -202,13 +208,15 @@ function checkView(path: string, archive: ZipArchive, entryName: string, name: s
   const entry = archive.entries.get(entryName);
   if (entry === undefined) throw fail(`names storage ${storage.key}, which the checkpoint lacks`);
   const bytes = storage.numel * BYTES_PER_ELEMENT[storage.dtype];
-  if (bytes > entry.size) throw fail(`claims a storage of ${storage.numel} ${storage.dtype} values (${bytes} bytes), but storage ${storage.key} holds ${entry.size} bytes`);
+  if (bytes > entry.size)
+    throw fail(`claims a storage of ${storage.numel} ${storage.dtype} values (${bytes} bytes), but storage ${storage.key} holds ${entry.size} bytes`);
   if (shape.includes(0)) return entryName;
   let count = 1;
   let last = offset;
   for (const [axis, size] of shape.entries()) {
     const step = stride[axis] as number;
-    if (size > 1 && !(Number.isSafeInteger(step) && step >= 1)) throw fail(`has stride ${step} on an axis of ${size}: only an empty tensor may have zero or negative strides`);
+    if (size > 1 && !(Number.isSafeInteger(step) && step >= 1))
+      throw fail(`has stride ${step} on an axis of ${size}: only an empty tensor may have zero or negative strides`);
     count *= size;
     if (size > 1) last += (size - 1) * step;
     if (count > storage.numel || last >= storage.numel) {
@@ -254,7 +262,13 @@ function interpretPackage(path: string, root: PickleValue, load: TensorLoader): 
   if (!(kwargs instanceof Map)) throw invalid(path, '`kwargs` is not a dict');
   if (!(state instanceof Map)) throw invalid(path, '`state` is not a dict');
   if (state.has('__quantized')) {
-    return { klass: klass.qualifiedName, args: args instanceof PickleTuple ? args.items : Array.isArray(args) ? args : [], kwargs: stringKeyed(path, kwargs), state: new Map(), quantized: loadedTree(state, load) };
+    return {
+      klass: klass.qualifiedName,
+      args: args instanceof PickleTuple ? args.items : Array.isArray(args) ? args : [],
+      kwargs: stringKeyed(path, kwargs),
+      state: new Map(),
+      quantized: loadedTree(state, load),
+    };
   }
   const tensors: [string, TensorRef][] = [];
   for (const [name, value] of state) {

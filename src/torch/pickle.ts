@@ -157,74 +157,219 @@ class Unpickler {
   private step(op: number): void {
     switch (op) {
       // Framing and protocol.
-      case 0x80 /* PROTO */: this.pos += 1; return;
-      case 0x95 /* FRAME */: this.pos += 8; return;
+      case 0x80 /* PROTO */:
+        this.pos += 1;
+        return;
+      case 0x95 /* FRAME */:
+        this.pos += 8;
+        return;
       // Stack manipulation.
-      case 0x28 /* MARK */: this.counted(); this.marks.push(this.stack); this.stack = []; return;
-      case 0x30 /* POP */: this.pop(); return;
-      case 0x31 /* POP_MARK */: this.popMark(); return;
-      case 0x32 /* DUP */: this.push(this.top()); return;
+      case 0x28 /* MARK */:
+        this.counted();
+        this.marks.push(this.stack);
+        this.stack = [];
+        return;
+      case 0x30 /* POP */:
+        this.pop();
+        return;
+      case 0x31 /* POP_MARK */:
+        this.popMark();
+        return;
+      case 0x32 /* DUP */:
+        this.push(this.top());
+        return;
       // Constants and numbers.
-      case 0x4e /* NONE */: this.push(null); return;
-      case 0x88 /* NEWTRUE */: this.push(true); return;
-      case 0x89 /* NEWFALSE */: this.push(false); return;
-      case 0x4a /* BININT */: this.push(this.view.getInt32(this.advance(4), true)); return;
-      case 0x4b /* BININT1 */: this.push(this.byte()); return;
-      case 0x4d /* BININT2 */: this.push(this.view.getUint16(this.advance(2), true)); return;
-      case 0x8a /* LONG1 */: this.push(this.longBytes(this.byte())); return;
-      case 0x8b /* LONG4 */: this.push(this.longBytes(this.view.getInt32(this.advance(4), true))); return;
-      case 0x47 /* BINFLOAT */: this.push(this.view.getFloat64(this.advance(8), false)); return;
-      case 0x49 /* INT */: this.push(this.textInt(this.line())); return;
-      case 0x4c /* LONG */: this.push(this.textInt(this.line().replace(/L$/, ''))); return;
-      case 0x46 /* FLOAT */: this.push(Number.parseFloat(this.line())); return;
+      case 0x4e /* NONE */:
+        this.push(null);
+        return;
+      case 0x88 /* NEWTRUE */:
+        this.push(true);
+        return;
+      case 0x89 /* NEWFALSE */:
+        this.push(false);
+        return;
+      case 0x4a /* BININT */:
+        this.push(this.view.getInt32(this.advance(4), true));
+        return;
+      case 0x4b /* BININT1 */:
+        this.push(this.byte());
+        return;
+      case 0x4d /* BININT2 */:
+        this.push(this.view.getUint16(this.advance(2), true));
+        return;
+      case 0x8a /* LONG1 */:
+        this.push(this.longBytes(this.byte()));
+        return;
+      case 0x8b /* LONG4 */:
+        this.push(this.longBytes(this.view.getInt32(this.advance(4), true)));
+        return;
+      case 0x47 /* BINFLOAT */:
+        this.push(this.view.getFloat64(this.advance(8), false));
+        return;
+      case 0x49 /* INT */:
+        this.push(this.textInt(this.line()));
+        return;
+      case 0x4c /* LONG */:
+        this.push(this.textInt(this.line().replace(/L$/, '')));
+        return;
+      case 0x46 /* FLOAT */:
+        this.push(Number.parseFloat(this.line()));
+        return;
       // Strings and bytes.
-      case 0x58 /* BINUNICODE */: this.push(this.utf8(this.view.getUint32(this.advance(4), true))); return;
-      case 0x8c /* SHORT_BINUNICODE */: this.push(this.utf8(this.byte())); return;
-      case 0x8d /* BINUNICODE8 */: this.push(this.utf8(this.u64())); return;
-      case 0x56 /* UNICODE */: this.push(this.rawUnicodeLine()); return;
-      case 0x54 /* BINSTRING */: this.push(this.latin(this.view.getInt32(this.advance(4), true))); return;
-      case 0x55 /* SHORT_BINSTRING */: this.push(this.latin(this.byte())); return;
-      case 0x42 /* BINBYTES */: this.push(this.bytes(this.view.getUint32(this.advance(4), true))); return;
-      case 0x43 /* SHORT_BINBYTES */: this.push(this.bytes(this.byte())); return;
-      case 0x8e /* BINBYTES8 */: this.push(this.bytes(this.u64())); return;
+      case 0x58 /* BINUNICODE */:
+        this.push(this.utf8(this.view.getUint32(this.advance(4), true)));
+        return;
+      case 0x8c /* SHORT_BINUNICODE */:
+        this.push(this.utf8(this.byte()));
+        return;
+      case 0x8d /* BINUNICODE8 */:
+        this.push(this.utf8(this.u64()));
+        return;
+      case 0x56 /* UNICODE */:
+        this.push(this.rawUnicodeLine());
+        return;
+      case 0x54 /* BINSTRING */:
+        this.push(this.latin(this.view.getInt32(this.advance(4), true)));
+        return;
+      case 0x55 /* SHORT_BINSTRING */:
+        this.push(this.latin(this.byte()));
+        return;
+      case 0x42 /* BINBYTES */:
+        this.push(this.bytes(this.view.getUint32(this.advance(4), true)));
+        return;
+      case 0x43 /* SHORT_BINBYTES */:
+        this.push(this.bytes(this.byte()));
+        return;
+      case 0x8e /* BINBYTES8 */:
+        this.push(this.bytes(this.u64()));
+        return;
       // Containers.
-      case 0x5d /* EMPTY_LIST */: this.push([]); return;
-      case 0x6c /* LIST */: this.push(this.popMark()); return;
-      case 0x61 /* APPEND */: { const item = this.pop(); this.listAt().push(item); return; }
-      case 0x65 /* APPENDS */: { const items = this.popMark(); const list = this.listAt(); for (const item of items) list.push(item); return; }
-      case 0x29 /* EMPTY_TUPLE */: this.push(new PickleTuple([])); return;
-      case 0x74 /* TUPLE */: this.push(new PickleTuple(this.popMark())); return;
-      case 0x85 /* TUPLE1 */: this.push(new PickleTuple(this.popN(1))); return;
-      case 0x86 /* TUPLE2 */: this.push(new PickleTuple(this.popN(2))); return;
-      case 0x87 /* TUPLE3 */: this.push(new PickleTuple(this.popN(3))); return;
-      case 0x7d /* EMPTY_DICT */: this.push(new Map()); return;
-      case 0x64 /* DICT */: { const dict = new Map<PickleKey, PickleValue>(); this.setPairs(dict, this.popMark()); this.push(dict); return; }
-      case 0x73 /* SETITEM */: { const [key, value] = this.popN(2); this.setPairs(this.dictAt(), [key ?? null, value ?? null]); return; }
-      case 0x75 /* SETITEMS */: { const items = this.popMark(); this.setPairs(this.dictAt(), items); return; }
-      case 0x8f /* EMPTY_SET */: this.push(new Set()); return;
-      case 0x90 /* ADDITEMS */: { const items = this.popMark(); const set = this.top(); if (!(set instanceof Set)) throw this.malformed('ADDITEMS on a non-set'); for (const item of items) set.add(this.asKey(item)); return; }
-      case 0x91 /* FROZENSET */: this.push(new Set(this.popMark().map((item) => this.asKey(item)))); return;
+      case 0x5d /* EMPTY_LIST */:
+        this.push([]);
+        return;
+      case 0x6c /* LIST */:
+        this.push(this.popMark());
+        return;
+      case 0x61 /* APPEND */:
+        {
+          const item = this.pop();
+          this.listAt().push(item);
+          return;
+        }
+      case 0x65 /* APPENDS */:
+        {
+          const items = this.popMark();
+          const list = this.listAt();
+          for (const item of items) list.push(item);
+          return;
+        }
+      case 0x29 /* EMPTY_TUPLE */:
+        this.push(new PickleTuple([]));
+        return;
+      case 0x74 /* TUPLE */:
+        this.push(new PickleTuple(this.popMark()));
+        return;
+      case 0x85 /* TUPLE1 */:
+        this.push(new PickleTuple(this.popN(1)));
+        return;
+      case 0x86 /* TUPLE2 */:
+        this.push(new PickleTuple(this.popN(2)));
+        return;
+      case 0x87 /* TUPLE3 */:
+        this.push(new PickleTuple(this.popN(3)));
+        return;
+      case 0x7d /* EMPTY_DICT */:
+        this.push(new Map());
+        return;
+      case 0x64 /* DICT */:
+        {
+          const dict = new Map<PickleKey, PickleValue>();
+          this.setPairs(dict, this.popMark());
+          this.push(dict);
+          return;
+        }
+      case 0x73 /* SETITEM */:
+        {
+          const [key, value] = this.popN(2);
+          this.setPairs(this.dictAt(), [key ?? null, value ?? null]);
+          return;
+        }
+      case 0x75 /* SETITEMS */:
+        {
+          const items = this.popMark();
+          this.setPairs(this.dictAt(), items);
+          return;
+        }
+      case 0x8f /* EMPTY_SET */:
+        this.push(new Set());
+        return;
+      case 0x90 /* ADDITEMS */:
+        {
+          const items = this.popMark();
+          const set = this.top();
+          if (!(set instanceof Set)) throw this.malformed('ADDITEMS on a non-set');
+          for (const item of items) set.add(this.asKey(item));
+          return;
+        }
+      case 0x91 /* FROZENSET */:
+        this.push(new Set(this.popMark().map((item) => this.asKey(item))));
+        return;
       // Memo.
-      case 0x71 /* BINPUT */: this.memo.set(this.byte(), this.top()); return;
-      case 0x72 /* LONG_BINPUT */: this.memo.set(this.view.getUint32(this.advance(4), true), this.top()); return;
-      case 0x70 /* PUT */: this.memo.set(Number.parseInt(this.line(), 10), this.top()); return;
-      case 0x94 /* MEMOIZE */: this.memo.set(this.memo.size, this.top()); return;
-      case 0x68 /* BINGET */: this.push(this.memoGet(this.byte())); return;
-      case 0x6a /* LONG_BINGET */: this.push(this.memoGet(this.view.getUint32(this.advance(4), true))); return;
-      case 0x67 /* GET */: this.push(this.memoGet(Number.parseInt(this.line(), 10))); return;
+      case 0x71 /* BINPUT */:
+        this.memo.set(this.byte(), this.top());
+        return;
+      case 0x72 /* LONG_BINPUT */:
+        this.memo.set(this.view.getUint32(this.advance(4), true), this.top());
+        return;
+      case 0x70 /* PUT */:
+        this.memo.set(Number.parseInt(this.line(), 10), this.top());
+        return;
+      case 0x94 /* MEMOIZE */:
+        this.memo.set(this.memo.size, this.top());
+        return;
+      case 0x68 /* BINGET */:
+        this.push(this.memoGet(this.byte()));
+        return;
+      case 0x6a /* LONG_BINGET */:
+        this.push(this.memoGet(this.view.getUint32(this.advance(4), true)));
+        return;
+      case 0x67 /* GET */:
+        this.push(this.memoGet(Number.parseInt(this.line(), 10)));
+        return;
       // Names, calls and persistent ids: only what the hooks allow.
-      case 0x63 /* GLOBAL */: { const module = this.line(); const name = this.line(); this.push(this.hooks.resolveGlobal(module, name)); return; }
-      case 0x93 /* STACK_GLOBAL */: { const [module, name] = this.popN(2); if (typeof module !== 'string' || typeof name !== 'string') throw this.malformed('STACK_GLOBAL needs two strings'); this.push(this.hooks.resolveGlobal(module, name)); return; }
-      case 0x52 /* REDUCE */: { const args = this.pop(); const callable = this.pop(); this.push(this.reduce(callable, args)); return; }
+      case 0x63 /* GLOBAL */:
+        {
+          const module = this.line();
+          const name = this.line();
+          this.push(this.hooks.resolveGlobal(module, name));
+          return;
+        }
+      case 0x93 /* STACK_GLOBAL */:
+        {
+          const [module, name] = this.popN(2);
+          if (typeof module !== 'string' || typeof name !== 'string') throw this.malformed('STACK_GLOBAL needs two strings');
+          this.push(this.hooks.resolveGlobal(module, name));
+          return;
+        }
+      case 0x52 /* REDUCE */:
+        {
+          const args = this.pop();
+          const callable = this.pop();
+          this.push(this.reduce(callable, args));
+          return;
+        }
       // BUILD sets an object's attributes (a state_dict's `_metadata`, which nothing here reads): dropped.
-      case 0x62 /* BUILD */: this.pop(); return;
-      case 0x51 /* BINPERSID */: this.push(this.persistent(this.pop())); return;
-      case 0x50 /* PERSID */: this.push(this.persistent(this.line())); return;
+      case 0x62 /* BUILD */:
+        this.pop();
+        return;
+      case 0x51 /* BINPERSID */:
+        this.push(this.persistent(this.pop()));
+        return;
+      case 0x50 /* PERSID */:
+        this.push(this.persistent(this.line()));
+        return;
       default:
-        throw new StemsplitError(
-          'MODEL_INVALID',
-          `${this.file}: unsupported pickle opcode 0x${op.toString(16).padStart(2, '0')} at byte ${this.pos - 1}`,
-        );
+        throw new StemsplitError('MODEL_INVALID', `${this.file}: unsupported pickle opcode 0x${op.toString(16).padStart(2, '0')} at byte ${this.pos - 1}`);
     }
   }
 

@@ -27,7 +27,16 @@ export const STORAGE_TYPES: Readonly<Record<string, StorageDtype>> = {
   BoolStorage: 'bool',
 };
 
-export const BYTES_PER_ELEMENT: Readonly<Record<StorageDtype, number>> = { float16: 2, float32: 4, float64: 8, bfloat16: 2, int64: 8, int32: 4, uint8: 1, bool: 1 };
+export const BYTES_PER_ELEMENT: Readonly<Record<StorageDtype, number>> = {
+  float16: 2,
+  float32: 4,
+  float64: 8,
+  bfloat16: 2,
+  int64: 8,
+  int32: 4,
+  uint8: 1,
+  bool: 1,
+};
 
 export class StorageType implements PickleOpaque {
   readonly pickleKind = 'storage-type';

@@ -48,7 +48,11 @@ export class ZipArchive {
   }
 
   static open(path: string): ZipArchive {
-    const { fd, size } = openModelFile(path, 'checkpoint', (error) => new StemsplitError('MODEL_NOT_FOUND', `cannot open checkpoint ${path}`, { cause: error }));
+    const { fd, size } = openModelFile(
+      path,
+      'checkpoint',
+      (error) => new StemsplitError('MODEL_NOT_FOUND', `cannot open checkpoint ${path}`, { cause: error }),
+    );
     try {
       return new ZipArchive(path, fd, readCentralDirectory(path, fd, size));
     } catch (error) {
@@ -85,7 +89,10 @@ function inflateBounded(path: string, name: string, raw: Buffer, size: number): 
   try {
     out = inflateRawSync(raw, { maxOutputLength: Math.max(1, size) });
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? `inflates to more than the ${size} bytes it declares` : 'is not a valid deflate stream';
+    const reason =
+      (error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE'
+        ? `inflates to more than the ${size} bytes it declares`
+        : 'is not a valid deflate stream';
     throw invalid(path, `entry ${name} ${reason}`);
   }
   if (out.length !== size) throw invalid(path, `entry ${name} inflates to ${out.length} bytes, not the ${size} it declares`);

@@ -27,7 +27,10 @@ export async function installUvrModelData(modelFile: string, model: UvrPulledMod
     if (actual !== model.hash) {
       await rm(modelFile, { force: true });
       await rm(`${modelFile}.sha256`, { force: true });
-      throw new StemsplitError('DOWNLOAD_FAILED', `${path.basename(modelFile)} has UVR hash ${actual}, not ${model.hash} (the file UVR's model data is for); the file was deleted`);
+      throw new StemsplitError(
+        'DOWNLOAD_FAILED',
+        `${path.basename(modelFile)} has UVR hash ${actual}, not ${model.hash} (the file UVR's model data is for); the file was deleted`,
+      );
     }
   }
   if (model.data === undefined) return;

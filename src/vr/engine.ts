@@ -81,7 +81,11 @@ export class VrNetwork {
     buildVrGraph(checkStateDict(pthPath), pthPath, settings.params.bins, windowSize);
     const { graph, version } = buildVrGraph(readStateDict(pthPath), pthPath, settings.params.bins, windowSize);
     const offset = version === '5.0' ? 128 : 64;
-    if (windowSize <= 2 * offset) throw new StemsplitError('USAGE', `--vr-window-size ${windowSize} leaves no frames: a VR ${version} network crops ${offset} frames at each end of a window`);
+    if (windowSize <= 2 * offset)
+      throw new StemsplitError(
+        'USAGE',
+        `--vr-window-size ${windowSize} leaves no frames: a VR ${version} network crops ${offset} frames at each end of a window`,
+      );
     const session = await createOrtSession(graph.encode().toBytes(), options.intraOpThreads === undefined ? {} : { intraOpThreads: options.intraOpThreads });
     return new VrNetwork(version, settings.params.bins, windowSize, session);
   }

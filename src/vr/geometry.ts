@@ -39,7 +39,10 @@ export function vrGeometry(params: VrParams, length: number): VrGeometry {
   for (let d = 1; d <= top; d++) {
     const below = resampledLength(outputLengths[d - 1] as number, (bands[d - 1] as VrBand).sr, (bands[d] as VrBand).sr);
     if (below !== outputLengths[d]) {
-      throw new StemsplitError('SEPARATION_FAILED', `VR params ${params.name}: band waves of ${below} and ${outputLengths[d]} samples do not line up (the official code fails here too)`);
+      throw new StemsplitError(
+        'SEPARATION_FAILED',
+        `VR params ${params.name}: band waves of ${below} and ${outputLengths[d]} samples do not line up (the official code fails here too)`,
+      );
     }
   }
   return { inputLengths, frames, outputLengths };

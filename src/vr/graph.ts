@@ -46,7 +46,12 @@ export function vrVersion(state: ReadonlyMap<string, CheckpointTensor>, file: st
 }
 
 /** The one-window graph for `bins` (the params' bins) and `window` frames. */
-export function buildVrGraph(state: ReadonlyMap<string, CheckpointTensor>, file: string, bins: number, window: number): { graph: OnnxGraph; version: VrVersion } {
+export function buildVrGraph(
+  state: ReadonlyMap<string, CheckpointTensor>,
+  file: string,
+  bins: number,
+  window: number,
+): { graph: OnnxGraph; version: VrVersion } {
   const version = vrVersion(state, file);
   const graph = new OnnxGraph(`vr-${version}`);
   const builder = new VrBuilder(graph, new StateReader(state, file), file);
@@ -74,7 +79,10 @@ class VrBuilder {
     const { ops } = this;
     const x = ops.slice(input, 2, 0, bins);
     const bandwidth = Math.floor(bins / 2);
-    const aux1 = ops.concat([this.asppNet('stg1_low_band_net', ops.slice(x, 2, 0, bandwidth)), this.asppNet('stg1_high_band_net', ops.slice(x, 2, bandwidth, bins))], 2);
+    const aux1 = ops.concat(
+      [this.asppNet('stg1_low_band_net', ops.slice(x, 2, 0, bandwidth)), this.asppNet('stg1_high_band_net', ops.slice(x, 2, bandwidth, bins))],
+      2,
+    );
     const aux2 = this.asppNet('stg2_full_band_net', this.conv('stg2_bridge.conv', ops.concat([x, aux1], 1), 1, 'relu'));
     const h = this.asppNet('stg3_full_band_net', this.conv('stg3_bridge.conv', ops.concat([x, aux1, aux2], 1), 1, 'relu'));
     return this.maskOut(h, bins);
@@ -159,7 +167,9 @@ class VrBuilder {
   private asppV51(prefix: string, x: Value): Value {
     const features = [this.pooled(`${prefix}.conv1.1.conv`, x), this.conv(`${prefix}.conv2.conv`, x, 1, 'relu')];
     V51_DILATIONS.forEach(([df, dt], i) => {
-      features.push(this.convBn(`${prefix}.conv${i + 3}.conv.0.weight`, `${prefix}.conv${i + 3}.conv.1`, x, { pads: [df, dt, df, dt], dilations: [df, dt] }, 'relu'));
+      features.push(
+        this.convBn(`${prefix}.conv${i + 3}.conv.0.weight`, `${prefix}.conv${i + 3}.conv.1`, x, { pads: [df, dt, df, dt], dilations: [df, dt] }, 'relu'),
+      );
     });
     return this.conv(`${prefix}.bottleneck.conv`, this.ops.concat(features, 1), 1, 'relu');
   }
@@ -172,7 +182,8 @@ class VrBuilder {
     const sequence = ops.reshape(ops.transpose(squeezed, [1, 0]), [frames, 1, bins]);
     const weightIh = this.weights.get(`${prefix}.lstm.weight_ih_l0`);
     const hidden = (weightIh.shape[0] as number) / 4;
-    if (weightIh.shape[1] !== bins) throw new StemsplitError('MODEL_INVALID', `${this.file}: ${prefix}.lstm takes ${weightIh.shape[1]} bins, the params give ${bins} there`);
+    if (weightIh.shape[1] !== bins)
+      throw new StemsplitError('MODEL_INVALID', `${this.file}: ${prefix}.lstm takes ${weightIh.shape[1]} bins, the params give ${bins} there`);
     const direction = (suffix: string) => ({
       weightIh: this.weights.get(`${prefix}.lstm.weight_ih_l0${suffix}`, [4 * hidden, bins]).data,
       weightHh: this.weights.get(`${prefix}.lstm.weight_hh_l0${suffix}`, [4 * hidden, hidden]).data,
@@ -190,7 +201,9 @@ class VrBuilder {
       for (let i = 0; i < 2 * hidden; i++) weight[o * 2 * hidden + i] = (dense.data[o * 2 * hidden + i] as number) * (scale[o] as number);
       folded[o] = (bias.data[o] as number) * (scale[o] as number) + (shift[o] as number);
     }
-    const out = ops.relu(ops.linear(features, graph.constant(weight, [bins, 2 * hidden], `${prefix}.dense`), graph.constant(folded, [bins], `${prefix}.dense_bias`)));
+    const out = ops.relu(
+      ops.linear(features, graph.constant(weight, [bins, 2 * hidden], `${prefix}.dense`), graph.constant(folded, [bins], `${prefix}.dense_bias`)),
+    );
     return ops.reshape(ops.transpose(out, [1, 0]), [1, 1, bins, frames]);
   }
 
@@ -223,7 +236,10 @@ class VrBuilder {
     });
     const [, , skipF, skipT] = skip.shape as [number, number, number, number];
     if (skipF !== 2 * f || skipT < 2 * t) {
-      throw new StemsplitError('MODEL_INVALID', `${this.file}: ${prefix} joins [${size.join(', ')}] with a skip of [${skip.shape.join(', ')}]: the params' bins or the window do not halve evenly through this network's encoders (the official code fails here too)`);
+      throw new StemsplitError(
+        'MODEL_INVALID',
+        `${this.file}: ${prefix} joins [${size.join(', ')}] with a skip of [${skip.shape.join(', ')}]: the params' bins or the window do not halve evenly through this network's encoders (the official code fails here too)`,
+      );
     }
     const start = Math.floor((skipT - 2 * t) / 2);
     const cropped = skipT === 2 * t ? skip : this.ops.slice(skip, 3, start, start + 2 * t);
@@ -239,14 +255,25 @@ class VrBuilder {
   }
 
   /** A bias-free conv with the BatchNorm after it folded in, then the activation. */
-  private convBn(weightName: string, bnPrefix: string, x: Value, options: { strides?: number[]; pads?: number[]; dilations?: number[] }, activation: Activation): Value {
+  private convBn(
+    weightName: string,
+    bnPrefix: string,
+    x: Value,
+    options: { strides?: number[]; pads?: number[]; dilations?: number[] },
+    activation: Activation,
+  ): Value {
     const weight = this.weights.get(weightName);
     const out = weight.shape[0] as number;
     const perOut = weight.data.length / out;
     const { scale, shift } = this.batchNorm(bnPrefix, out);
     const folded = new Float32Array(weight.data.length);
     for (let o = 0; o < out; o++) for (let i = 0; i < perOut; i++) folded[o * perOut + i] = (weight.data[o * perOut + i] as number) * (scale[o] as number);
-    const y = this.ops.conv(x, this.graph.constant(folded, weight.shape, weightName), this.graph.constant(Float32Array.from(shift), [out], `${bnPrefix}.shift`), options);
+    const y = this.ops.conv(
+      x,
+      this.graph.constant(folded, weight.shape, weightName),
+      this.graph.constant(Float32Array.from(shift), [out], `${bnPrefix}.shift`),
+      options,
+    );
     return activation === 'relu' ? this.ops.relu(y) : this.graph.op('LeakyRelu', [y], y.shape, { alpha: attr.float(LEAKY_SLOPE) });
   }
 

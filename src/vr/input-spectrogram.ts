@@ -40,7 +40,9 @@ export class InputSpectrogram {
     private readonly reversed: boolean,
   ) {
     const { bands } = params;
-    this.#resamplers = bands.slice(0, -1).map((band, d) => new RangeResampler(geometry.inputLengths[d + 1] as number, (bands[d + 1] as VrBand).sr, band.sr, band.resType, true, whole));
+    this.#resamplers = bands
+      .slice(0, -1)
+      .map((band, d) => new RangeResampler(geometry.inputLengths[d + 1] as number, (bands[d + 1] as VrBand).sr, band.sr, band.resType, true, whole));
   }
 
   async block(from: number, to: number): Promise<SpectrogramBlock> {

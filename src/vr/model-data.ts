@@ -136,8 +136,6 @@ export function readVrModelData(pthPath: string): VrModelData {
   );
 }
 
-
-
 /** nout and nout_lstm: UVR's models use 16 to 64 and 128; wide enough for any, bounded so no value allocates without limit. */
 const MAX_WIDTH = 1024;
 
@@ -153,7 +151,8 @@ export function checkVrKeys(value: unknown, where: string): VrModelData {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('expected an object with UVR model data keys');
   const data = value as Record<string, unknown>;
   const param = data['vr_model_param'];
-  if (typeof param !== 'string' || !VR_PARAM_NAMES.includes(param.replace(/\.json$/i, ''))) fail(`vr_model_param must be one of ${VR_PARAM_NAMES.join(', ')}, got ${JSON.stringify(param).slice(0, 80)}`);
+  if (typeof param !== 'string' || !VR_PARAM_NAMES.includes(param.replace(/\.json$/i, '')))
+    fail(`vr_model_param must be one of ${VR_PARAM_NAMES.join(', ')}, got ${JSON.stringify(param).slice(0, 80)}`);
   const primary = data['primary_stem'] ?? 'Vocals';
   if (typeof primary !== 'string' || !UVR_STEM_NAME.test(primary)) {
     fail(`primary_stem must be a stem name (up to 64 letters, digits, spaces and _&+()'-), got ${JSON.stringify(primary).slice(0, 80)}`);
@@ -161,14 +160,23 @@ export function checkVrKeys(value: unknown, where: string): VrModelData {
   const width = (key: string): number | undefined => {
     const v = data[key];
     if (v === undefined) return undefined;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_WIDTH) fail(`${key} must be a whole number from 1 to ${MAX_WIDTH}, got ${JSON.stringify(v)}`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_WIDTH)
+      fail(`${key} must be a whole number from 1 to ${MAX_WIDTH}, got ${JSON.stringify(v)}`);
     return v as number;
   };
-  for (const key of ['is_karaoke', 'is_bv_model']) if (key in data && typeof data[key] !== 'boolean') fail(`${key} must be true or false, got ${JSON.stringify(data[key])}`);
+  for (const key of ['is_karaoke', 'is_bv_model'])
+    if (key in data && typeof data[key] !== 'boolean') fail(`${key} must be true or false, got ${JSON.stringify(data[key])}`);
   const nout = width('nout');
   const noutLstm = width('nout_lstm');
   const lstm = nout !== undefined && noutLstm !== undefined ? { nout, noutLstm } : {};
-  return { vrModelParam: param as string, primaryStem: primary as string, ...lstm, isKaraoke: data['is_karaoke'] === true, isBvModel: data['is_bv_model'] === true, origin: where };
+  return {
+    vrModelParam: param as string,
+    primaryStem: primary as string,
+    ...lstm,
+    isKaraoke: data['is_karaoke'] === true,
+    isBvModel: data['is_bv_model'] === true,
+    origin: where,
+  };
 }
 
 /** CommonSeparator.NON_ACCOM_STEMS: primary stems whose aggression is applied as 1 − a. */

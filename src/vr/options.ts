@@ -63,7 +63,13 @@ export const VR_OPTION_TABLE: readonly FamilyOption[] = [
     separatorSpelling: '--vr_batch_size',
     help: `UVR VR: taken for python-audio-separator command lines; the stems do not depend on it (default ${VR_DEFAULTS.batchSize})`,
   },
-  { flags: '--vr-enable-tta', key: 'enableTta', type: 'switch', separatorSpelling: '--vr_enable_tta', help: 'UVR VR: test-time augmentation, a second pass shifted by half a window, averaged (slower)' },
+  {
+    flags: '--vr-enable-tta',
+    key: 'enableTta',
+    type: 'switch',
+    separatorSpelling: '--vr_enable_tta',
+    help: 'UVR VR: test-time augmentation, a second pass shifted by half a window, averaged (slower)',
+  },
   { flags: '--tta', key: 'enableTta', type: 'switch', help: "UVR's own test-time augmentation, as --vr-enable-tta" },
   {
     flags: '--vr-enable-post-process',
@@ -81,7 +87,13 @@ export const VR_OPTION_TABLE: readonly FamilyOption[] = [
     separatorSpelling: '--vr_post_process_threshold',
     help: `UVR VR: the post-process threshold (default ${VR_DEFAULTS.postProcessThreshold})`,
   },
-  { flags: '--vr-high-end-process', key: 'highEndProcess', type: 'switch', separatorSpelling: '--vr_high_end_process', help: "UVR VR: mirror the input's highest frequencies into the stems" },
+  {
+    flags: '--vr-high-end-process',
+    key: 'highEndProcess',
+    type: 'switch',
+    separatorSpelling: '--vr_high_end_process',
+    help: "UVR VR: mirror the input's highest frequencies into the stems",
+  },
 ];
 
 /** The options merged over the defaults, each checked against the table (a USAGE error names its flag). */

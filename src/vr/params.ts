@@ -48,7 +48,15 @@ interface Filters {
   readonly lpf?: readonly [number, number];
 }
 
-function band(sr: number, hl: number, nFft: number, crop: readonly [number, number], filters: Filters, resType: ResType, convertChannels?: ConvertChannels): VrBand {
+function band(
+  sr: number,
+  hl: number,
+  nFft: number,
+  crop: readonly [number, number],
+  filters: Filters,
+  resType: ResType,
+  convertChannels?: ConvertChannels,
+): VrBand {
   return {
     sr,
     hl,

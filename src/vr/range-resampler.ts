@@ -30,7 +30,11 @@ function reduced(from: number, to: number): { readonly up: number; readonly down
 export function slicedExactly(params: VrParams): boolean {
   return params.bands.every((band, d) => {
     const above = params.bands[d + 1];
-    return above === undefined || above.sr === band.sr || ([band.resType, OUTPUT_RESAMPLER] as ResType[]).every((resType) => resType === 'polyphase' || isSinc(resType));
+    return (
+      above === undefined ||
+      above.sr === band.sr ||
+      ([band.resType, OUTPUT_RESAMPLER] as ResType[]).every((resType) => resType === 'polyphase' || isSinc(resType))
+    );
   });
 }
 

@@ -32,7 +32,12 @@ export function stemLengthAtTrackRate(params: VrParams, trackRate: number, track
 }
 
 /** `separate` (at the params' rate) as a separation of a track at `trackRate`; itself where the rates agree. */
-export function atModelRate<Run extends { readonly signal?: AbortSignal }>(params: VrParams, trackRate: number, officialLength: OfficialLength, separate: StemSeparation<Run>): StemSeparation<Run> {
+export function atModelRate<Run extends { readonly signal?: AbortSignal }>(
+  params: VrParams,
+  trackRate: number,
+  officialLength: OfficialLength,
+  separate: StemSeparation<Run>,
+): StemSeparation<Run> {
   if (params.sr === trackRate) return separate;
   return async (input, write, run) => {
     const { reread } = input;
@@ -54,7 +59,11 @@ const RESAMPLE_FRAMES = 4096;
  * between every RESAMPLE_FRAMES input frames it lets other events in (a cancel reaches the worker
  * as one) and checks the signal.
  */
-async function* resampledFrames(frames: AsyncIterable<Float32Array>, channel: () => ChannelResampler, signal: AbortSignal | undefined): AsyncGenerator<Float32Array> {
+async function* resampledFrames(
+  frames: AsyncIterable<Float32Array>,
+  channel: () => ChannelResampler,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Float32Array> {
   const resamplers = [channel(), channel()] as const;
   for await (const block of frames) {
     for (let from = 0; from < block.length / 2; from += RESAMPLE_FRAMES) {
@@ -91,7 +100,9 @@ class StemsAtTrackRate {
     const from = Math.min(frames, Math.max(0, this.kept - this.#received));
     this.#received += frames;
     if (from === 0) return;
-    const back = this.#resamplers.map((channels, s) => channels.map((resampler, c) => resampler.push(Float64Array.from((planes[s] as Float32Array).subarray(c * frames, c * frames + from))))) as Float64Array[][];
+    const back = this.#resamplers.map((channels, s) =>
+      channels.map((resampler, c) => resampler.push(Float64Array.from((planes[s] as Float32Array).subarray(c * frames, c * frames + from)))),
+    ) as Float64Array[][];
     await this.#emit(back);
   }
 

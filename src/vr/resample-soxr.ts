@@ -174,7 +174,8 @@ export function soxrHqPlan(inRate: number, outRate: number): SoxrPlan {
   const key = `${inRate}/${outRate}`;
   const cached = planCache.get(key);
   if (cached !== undefined) return cached;
-  const unsupported = (why: string): StemsplitError => new StemsplitError('SEPARATION_FAILED', `soxr ${inRate} → ${outRate} Hz: ${why}, which stemsplit does not reproduce`);
+  const unsupported = (why: string): StemsplitError =>
+    new StemsplitError('SEPARATION_FAILED', `soxr ${inRate} → ${outRate} Hz: ${why}, which stemsplit does not reproduce`);
   const ioRatio = inRate / outRate;
   let arbM = ioRatio;
   const upsample = arbM < 1;

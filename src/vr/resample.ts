@@ -148,4 +148,3 @@ export function firwinLowpass(taps: number, cutoff: number, beta: number): Float
   }
   return h.map((v) => v / sum);
 }
-

@@ -37,12 +37,20 @@ const f32 = Math.fround;
  * wave (`slice` says where it lies; it must hold every sample those frames reach). The `reverse`
  * params transform the band flipped: for them the caller gives a slice of the flipped band.
  */
-export function bandSpectrogram(wave: StereoWave, slice: WaveSlice, band: VrBand, params: VrParams, isV51: boolean, frames: readonly [number, number]): Spectrogram {
+export function bandSpectrogram(
+  wave: StereoWave,
+  slice: WaveSlice,
+  band: VrBand,
+  params: VrParams,
+  isV51: boolean,
+  frames: readonly [number, number],
+): Spectrogram {
   const [l, r] = wave;
   let channels: StereoWave = wave;
   if (!isV51) {
     if (params.channels === 'mid_side') channels = [l.map((v, i) => f32(f32(v + (r[i] as number)) / 2)), l.map((v, i) => f32(v - (r[i] as number)))];
-    else if (params.channels === 'mid_side_b2') channels = [l.map((v, i) => f32((r[i] as number) + f32(v * 0.5))), l.map((v, i) => f32(v - f32((r[i] as number) * 0.5)))];
+    else if (params.channels === 'mid_side_b2')
+      channels = [l.map((v, i) => f32((r[i] as number) + f32(v * 0.5))), l.map((v, i) => f32(v - f32((r[i] as number) * 0.5)))];
   }
   const spec = stft(channels, band.nFft, band.hl, slice, frames);
   if (isV51 && band.convertChannels !== undefined) convertChannels(spec, band.convertChannels);
@@ -198,7 +206,11 @@ export function mirrorHighEnd(spec: Spectrogram, highEnd: HighEnd, params: VrPar
   const bound = (i: number) => Math.min(spec.bins, Math.max(0, i < 0 ? i + spec.bins : i));
   const first = bound(params.preFilterStart - 10 - h);
   const end = bound(params.preFilterStart - 10);
-  if (end - first !== h) throw new StemsplitError('MODEL_INVALID', `VR params ${params.name}: high_end_process mirrors ${h} bins from a slice of ${Math.max(0, end - first)} (the official code fails here too)`);
+  if (end - first !== h)
+    throw new StemsplitError(
+      'MODEL_INVALID',
+      `VR params ${params.name}: high_end_process mirrors ${h} bins from a slice of ${Math.max(0, end - first)} (the official code fails here too)`,
+    );
   const out = emptySpectrogram(h, frames, 'complex64');
   for (let c = 0; c < 2; c++) {
     for (let k = 0; k < h; k++) {

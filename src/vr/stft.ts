@@ -21,7 +21,9 @@ export interface Spectrogram {
 
 export function emptySpectrogram(bins: number, frames: number, precision: 'complex64' | 'complex128'): Spectrogram {
   const size = 2 * bins * frames;
-  return precision === 'complex64' ? { bins, frames, re: new Float32Array(size), im: new Float32Array(size) } : { bins, frames, re: new Float64Array(size), im: new Float64Array(size) };
+  return precision === 'complex64'
+    ? { bins, frames, re: new Float32Array(size), im: new Float32Array(size) }
+    : { bins, frames, re: new Float64Array(size), im: new Float64Array(size) };
 }
 
 const transforms = new Map<number, Fft>();
@@ -47,7 +49,13 @@ export interface WaveSlice {
  * With `slice` and `frames`, the channels hold part of a longer signal and only its frames
  * [from, to) are computed, each exactly as the whole signal's transform computes it.
  */
-export function stft(channels: readonly [Float64Array, Float64Array], nFft: number, hop: number, slice?: WaveSlice, range?: readonly [from: number, to: number]): Spectrogram {
+export function stft(
+  channels: readonly [Float64Array, Float64Array],
+  nFft: number,
+  hop: number,
+  slice?: WaveSlice,
+  range?: readonly [from: number, to: number],
+): Spectrogram {
   const [left, right] = channels;
   const { start, length } = slice ?? { start: 0, length: left.length };
   const [from, to] = range ?? [0, 1 + Math.floor(length / hop)];

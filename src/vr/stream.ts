@@ -67,14 +67,28 @@ export interface VrStreamOptions {
 }
 
 /** Separates the streamed track, writing both stems (primary first) block by block, the track's length each (silence after hop·(frames − 1)). */
-export async function streamVr(network: MaskNetwork, settings: VrStreamSettings, input: TrackStream, write: StemWriter, run: VrStreamOptions = {}): Promise<void> {
+export async function streamVr(
+  network: MaskNetwork,
+  settings: VrStreamSettings,
+  input: TrackStream,
+  write: StemWriter,
+  run: VrStreamOptions = {},
+): Promise<void> {
   const { params } = settings;
   const geometry = vrGeometry(params, input.length);
   const roi = network.window - 2 * network.offset;
   const requested = Math.max(1, run.blockFrames ?? roi);
   const whole = !slicedExactly(params) || requested >= geometry.frames;
   const isV51 = network.version === '5.1';
-  const plan: VrPlan = { network, settings, geometry, isV51, whole, reversed: params.channels === 'reverse' && !isV51, blockFrames: whole ? geometry.frames : requested };
+  const plan: VrPlan = {
+    network,
+    settings,
+    geometry,
+    isV51,
+    whole,
+    reversed: params.channels === 'reverse' && !isV51,
+    blockFrames: whole ? geometry.frames : requested,
+  };
   if (plan.reversed) return streamReversed(plan, input, write, run);
   const { reread } = input;
   if (reread === undefined) throw new Error('unreachable: a VR model reads its track twice, and this stream cannot be read again');
@@ -149,7 +163,13 @@ function windowSource(window: TrackWindow): TrackSource {
 }
 
 /** The second pass: the stems, block by block, written in the order they are made (from the end for `reverse`), with each block's first sample. */
-async function separateBlocks(plan: VrPlan, track: TrackSource, max: number, run: VrStreamOptions, emit: (planes: Float32Array[], frames: number, start: number) => Promise<void> | void): Promise<void> {
+async function separateBlocks(
+  plan: VrPlan,
+  track: TrackSource,
+  max: number,
+  run: VrStreamOptions,
+  emit: (planes: Float32Array[], frames: number, start: number) => Promise<void> | void,
+): Promise<void> {
   const { settings, geometry, whole, reversed, blockFrames } = plan;
   const { params } = settings;
   const source = new InputSpectrogram(params, plan.isV51, settings.options.highEndProcess, geometry, track, whole, reversed);
@@ -269,7 +289,8 @@ class MaskStore {
       const copy = (source: Spectrogram, target: Spectrogram) => {
         const lo = Math.max(from, block.from);
         const hi = Math.min(to, block.to);
-        for (const part of ['re', 'im'] as const) copyFrames(source[part], target[part], 2 * source.bins, block.to - block.from, lo - block.from, count, lo - from, hi - lo);
+        for (const part of ['re', 'im'] as const)
+          copyFrames(source[part], target[part], 2 * source.bins, block.to - block.from, lo - block.from, count, lo - from, hi - lo);
       };
       copy(stem, spec);
       if (highEnd !== undefined && block.highEnd !== undefined) copy(block.highEnd.spec, highEnd);
@@ -331,7 +352,8 @@ class MaskStore {
       const lo = Math.max(start, block.from);
       const hi = Math.min(start + window, block.to);
       for (let row = 0; row < rows; row++) {
-        for (let frame = lo; frame < hi; frame++) windowData[row * window + frame - start] = Math.fround((block.magnitude[row * n + frame - block.from] as number) / this.max);
+        for (let frame = lo; frame < hi; frame++)
+          windowData[row * window + frame - start] = Math.fround((block.magnitude[row * n + frame - block.from] as number) / this.max);
       }
     }
     const mask = await this.network.predict(windowData);
@@ -382,7 +404,16 @@ class MaskStore {
 }
 
 /** Copies frames [from, from + count) of each of `rows` rows of `n` frames into rows of `m` frames at `at`. */
-function copyFrames(source: Float32Array | Float64Array, target: Float32Array | Float64Array, rows: number, n: number, from: number, m: number, at: number, count: number): void {
+function copyFrames(
+  source: Float32Array | Float64Array,
+  target: Float32Array | Float64Array,
+  rows: number,
+  n: number,
+  from: number,
+  m: number,
+  at: number,
+  count: number,
+): void {
   for (let row = 0; row < rows; row++) target.set(source.subarray(row * n + from, row * n + from + count), row * m + at);
 }
 
@@ -400,7 +431,10 @@ class StemWaves {
     private readonly reversed: boolean,
   ) {
     const { bands } = params;
-    const upwards = () => bands.slice(1).map((band, i) => new RangeResampler(geometry.outputLengths[i] as number, (bands[i] as VrBand).sr, band.sr, OUTPUT_RESAMPLER, false, whole));
+    const upwards = () =>
+      bands
+        .slice(1)
+        .map((band, i) => new RangeResampler(geometry.outputLengths[i] as number, (bands[i] as VrBand).sr, band.sr, OUTPUT_RESAMPLER, false, whole));
     this.#resamplers = [upwards(), upwards()];
   }
 

@@ -4,15 +4,12 @@ import { isStemsplitError, type ErrorCode } from '../../src/errors.js';
 
 /** Asserts that `action` (a promise, or a function that throws or rejects) fails with a StemsplitError of `code` whose message matches. */
 export async function rejectsWith(action: Promise<unknown> | (() => unknown), code: ErrorCode, pattern: RegExp): Promise<void> {
-  await assert.rejects(
-    typeof action === 'function' ? async () => action() : action,
-    (error: unknown) => {
-      assert.ok(isStemsplitError(error), `expected a StemsplitError, got ${String(error)}`);
-      assert.equal(error.code, code);
-      assert.match(error.message, pattern);
-      return true;
-    },
-  );
+  await assert.rejects(typeof action === 'function' ? async () => action() : action, (error: unknown) => {
+    assert.ok(isStemsplitError(error), `expected a StemsplitError, got ${String(error)}`);
+    assert.equal(error.code, code);
+    assert.match(error.message, pattern);
+    return true;
+  });
 }
 
 /** The largest |a − b| over planes of equal shape (channels, or sources). */

@@ -7,12 +7,26 @@ export function writeSong(path: string, seconds: number, options: { sampleRate?:
   const rate = options.sampleRate ?? 44100;
   const layout = options.channels === 1 ? 'mono' : 'stereo';
   const args = [
-    '-loglevel', 'error', '-y',
-    '-f', 'lavfi', '-i', `sine=frequency=110:duration=${seconds}:sample_rate=${rate}`,
-    '-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}:sample_rate=${rate}`,
-    '-f', 'lavfi', '-i', `anoisesrc=d=${seconds}:a=0.05:r=${rate}`,
-    '-filter_complex', `[0][1][2]amix=inputs=3,aformat=channel_layouts=${layout}`,
-    '-ar', String(rate), path,
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=110:duration=${seconds}:sample_rate=${rate}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=440:duration=${seconds}:sample_rate=${rate}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `anoisesrc=d=${seconds}:a=0.05:r=${rate}`,
+    '-filter_complex',
+    `[0][1][2]amix=inputs=3,aformat=channel_layouts=${layout}`,
+    '-ar',
+    String(rate),
+    path,
   ];
   const result = spawnSync(resolveFfmpegPath(), args, { encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`ffmpeg could not write ${path}: ${result.stderr}`);

@@ -46,17 +46,19 @@ export function msstCases(family: string): FixtureCase[] {
     const input = fixture.files['demix_in'];
     const output = fixture.files['demix_out'];
     if (!input || !output) return [];
-    return [{
-      name: `${family}/${name}`,
-      files: [join(dir as string, fixture.checkpoint.file), join(dir as string, fixture.config.file)],
-      input: join(dir as string, input.file),
-      channels: input.shape[0] as number,
-      reference: join(dir as string, output.file),
-      // stemsplit lower-cases the yaml's names (`Vocals` → vocals.wav).
-      stems: fixture.instruments_out.map((stem) => stem.toLowerCase()),
-      stride: 1,
-      minSnrDb: 60,
-    }];
+    return [
+      {
+        name: `${family}/${name}`,
+        files: [join(dir as string, fixture.checkpoint.file), join(dir as string, fixture.config.file)],
+        input: join(dir as string, input.file),
+        channels: input.shape[0] as number,
+        reference: join(dir as string, output.file),
+        // stemsplit lower-cases the yaml's names (`Vocals` → vocals.wav).
+        stems: fixture.instruments_out.map((stem) => stem.toLowerCase()),
+        stride: 1,
+        minSnrDb: 60,
+      },
+    ];
   });
 }
 
@@ -73,21 +75,23 @@ interface DemucsFixture {
 export function demucsCases(): FixtureCase[] {
   const dir = fixtureDir('demucs');
   // Demucs' outputs keep every `output_stride`-th sample, a top-level field of its manifest.
-  const stride = dir ? (JSON.parse(readFileSync(join(dir, 'fixtures.json'), 'utf8')) as { output_stride?: number }).output_stride ?? 1 : 1;
+  const stride = dir ? ((JSON.parse(readFileSync(join(dir, 'fixtures.json'), 'utf8')) as { output_stride?: number }).output_stride ?? 1) : 1;
   return fixtureManifest<DemucsFixture>(dir).flatMap(([name, fixture]) => {
     if (!fixture.separate_in || !fixture.separate_out) return [];
     const model = fixture.checkpoint ?? fixture.bag;
     if (!model) return [];
-    return [{
-      name: `demucs/${name}`,
-      files: [model, ...(fixture.members ?? [])].map((file) => join(dir as string, file)),
-      input: join(dir as string, fixture.separate_in[0]),
-      channels: 2,
-      reference: join(dir as string, fixture.separate_out[0]),
-      stems: fixture.sources,
-      stride,
-      minSnrDb: 60,
-    }];
+    return [
+      {
+        name: `demucs/${name}`,
+        files: [model, ...(fixture.members ?? [])].map((file) => join(dir as string, file)),
+        input: join(dir as string, fixture.separate_in[0]),
+        channels: 2,
+        reference: join(dir as string, fixture.separate_out[0]),
+        stems: fixture.sources,
+        stride,
+        minSnrDb: 60,
+      },
+    ];
   });
 }
 
@@ -121,7 +125,12 @@ export function demucsV3Cases(): FixtureCase[] {
 
 /** MDX-Net fixtures: the .onnx with its model data beside it, python-audio-separator's stems (named as stemsplit names them). */
 interface MdxFixture {
-  readonly files: { model: { path: string }; model_data?: { path: string }; input: { path: string; shape: number[] }; output: { path: string; stems: string[] } };
+  readonly files: {
+    model: { path: string };
+    model_data?: { path: string };
+    input: { path: string; shape: number[] };
+    output: { path: string; stems: string[] };
+  };
   readonly arch_config: { segment_size: number; overlap: number; batch_size: number; enable_denoise: boolean };
 }
 
@@ -135,18 +144,20 @@ export function mdxCases(): FixtureCase[] {
       ...(arch.batch_size !== MDX_DEFAULTS.batchSize ? ['--mdx-batch-size', String(arch.batch_size)] : []),
       ...(arch.enable_denoise ? ['--mdx-denoise'] : []),
     ];
-    return [{
-      name: `mdx/${name}`,
-      files: [join(dir as string, files.model.path), ...(files.model_data ? [join(dir as string, files.model_data.path)] : [])],
-      input: join(dir as string, files.input.path),
-      channels: files.input.shape[0] as number,
-      reference: join(dir as string, files.output.path),
-      stems: files.output.stems.map((stem) => stem.toLowerCase().replace(/\s+/g, '_')),
-      stride: 1,
-      minSnrDb: 90,
-      cliArgs: settings,
-      ...(settings.length > 0 ? { apiSkip: 'the API runs MDX-Net models with the official default settings' } : {}),
-    }];
+    return [
+      {
+        name: `mdx/${name}`,
+        files: [join(dir as string, files.model.path), ...(files.model_data ? [join(dir as string, files.model_data.path)] : [])],
+        input: join(dir as string, files.input.path),
+        channels: files.input.shape[0] as number,
+        reference: join(dir as string, files.output.path),
+        stems: files.output.stems.map((stem) => stem.toLowerCase().replace(/\s+/g, '_')),
+        stride: 1,
+        minSnrDb: 90,
+        cliArgs: settings,
+        ...(settings.length > 0 ? { apiSkip: 'the API runs MDX-Net models with the official default settings' } : {}),
+      },
+    ];
   });
 }
 

@@ -60,7 +60,12 @@ export async function checkForwardAndDemix(network: FixtureNetwork, dir: string,
  * `<work>/out/x/` (with `extraArgs`, e.g. a precision), and returns the stems it wrote, decoded,
  * as [stems, channels, length] with the reference demix_out.
  */
-export function splitThroughCli(work: string, dir: string, fixture: MsstFixture, extraArgs: readonly string[] = []): { actual: Float32Array; expected: Float32Array; stemDir: string } {
+export function splitThroughCli(
+  work: string,
+  dir: string,
+  fixture: MsstFixture,
+  extraArgs: readonly string[] = [],
+): { actual: Float32Array; expected: Float32Array; stemDir: string } {
   mkdirSync(work, { recursive: true });
   const { channels } = fixture;
   const song = path.join(work, 'x.wav');

@@ -11,5 +11,5 @@ process.stdout.write('ready\n');
 await once(process.stdin, 'data');
 process.stdin.destroy();
 const data = await openDataStore(dataDir, { initialCredits: 3600, idempotencyTtlSeconds: 86400 });
-process.stdout.write(`balance ${(await data.accounts.balance('default'))}\n`);
+process.stdout.write(`balance ${await data.accounts.balance('default')}\n`);
 await data.close();

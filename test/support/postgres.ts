@@ -100,9 +100,7 @@ async function freePort(): Promise<number> {
 /** initdb refuses to run as root: as root, the cluster belongs to the `postgres` user. */
 function asClusterOwner(command: string, args: string[]): { status: number | null; stderr: string } {
   const root = userInfo().uid === 0;
-  const result = root
-    ? spawnSync('runuser', ['-u', 'postgres', '--', command, ...args], { encoding: 'utf8' })
-    : spawnSync(command, args, { encoding: 'utf8' });
+  const result = root ? spawnSync('runuser', ['-u', 'postgres', '--', command, ...args], { encoding: 'utf8' }) : spawnSync(command, args, { encoding: 'utf8' });
   return { status: result.status, stderr: `${result.stderr ?? ''}${result.error?.message ?? ''}` };
 }
 

@@ -82,7 +82,9 @@ export interface StemCheck {
  * the two is [stems, channels, …] in one array, or one planar [channels, …] array per stem.
  */
 export function assertStems(label: string, reference: Stems, actual: Stems, stems: number, check: StemCheck): void {
-  const snrs = Array.from({ length: stems }, (_, s) => stridedSnrDb(stemAt(reference, stems, s), stemAt(actual, stems, s), check.channels ?? 2, check.stride ?? 1));
+  const snrs = Array.from({ length: stems }, (_, s) =>
+    stridedSnrDb(stemAt(reference, stems, s), stemAt(actual, stems, s), check.channels ?? 2, check.stride ?? 1),
+  );
   assertSnrs(label, snrs, check.minDb, check.names);
 }
 

@@ -68,14 +68,27 @@ function baseNet(prefix: string, nin: number, n: number, ninLstm: number, noutLs
   tensors.push(...convBn(`${prefix}.aspp.conv1.1.conv`, a, a, 1), ...convBn(`${prefix}.aspp.conv2.conv`, a, a, 1));
   for (const branch of [3, 4, 5]) tensors.push(...convBn(`${prefix}.aspp.conv${branch}.conv`, a, a, 3));
   tensors.push(...convBn(`${prefix}.aspp.bottleneck.conv`, a, 5 * a, 1));
-  tensors.push(...convBn(`${prefix}.dec4.conv1.conv`, 6 * n, 14 * n, 3), ...convBn(`${prefix}.dec3.conv1.conv`, 4 * n, 10 * n, 3), ...convBn(`${prefix}.dec2.conv1.conv`, 2 * n, 6 * n, 3));
+  tensors.push(
+    ...convBn(`${prefix}.dec4.conv1.conv`, 6 * n, 14 * n, 3),
+    ...convBn(`${prefix}.dec3.conv1.conv`, 4 * n, 10 * n, 3),
+    ...convBn(`${prefix}.dec2.conv1.conv`, 2 * n, 6 * n, 3),
+  );
   const hidden = noutLstm / 2;
   tensors.push(...convBn(`${prefix}.lstm_dec2.conv.conv`, 1, 2 * n, 1));
   for (const suffix of ['', '_reverse']) {
     const lstm = `${prefix}.lstm_dec2.lstm`;
-    tensors.push([`${lstm}.weight_ih_l0${suffix}`, [4 * hidden, ninLstm]], [`${lstm}.weight_hh_l0${suffix}`, [4 * hidden, hidden]], [`${lstm}.bias_ih_l0${suffix}`, [4 * hidden]], [`${lstm}.bias_hh_l0${suffix}`, [4 * hidden]]);
+    tensors.push(
+      [`${lstm}.weight_ih_l0${suffix}`, [4 * hidden, ninLstm]],
+      [`${lstm}.weight_hh_l0${suffix}`, [4 * hidden, hidden]],
+      [`${lstm}.bias_ih_l0${suffix}`, [4 * hidden]],
+      [`${lstm}.bias_hh_l0${suffix}`, [4 * hidden]],
+    );
   }
-  tensors.push([`${prefix}.lstm_dec2.dense.0.weight`, [ninLstm, noutLstm]], [`${prefix}.lstm_dec2.dense.0.bias`, [ninLstm]], ...batchNorm(`${prefix}.lstm_dec2.dense.1`, ninLstm));
+  tensors.push(
+    [`${prefix}.lstm_dec2.dense.0.weight`, [ninLstm, noutLstm]],
+    [`${prefix}.lstm_dec2.dense.0.bias`, [ninLstm]],
+    ...batchNorm(`${prefix}.lstm_dec2.dense.1`, ninLstm),
+  );
   tensors.push(...convBn(`${prefix}.dec1.conv1.conv`, n, 3 * n + 1, 3));
   return tensors;
 }

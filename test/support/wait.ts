@@ -4,7 +4,11 @@
  */
 
 /** Polls `condition` every 20 ms; throws `describe()` as an error if it still fails after `timeoutMs`. */
-export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 30_000, describe: () => string = () => 'timed out waiting'): Promise<void> {
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 30_000,
+  describe: () => string = () => 'timed out waiting',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(describe());

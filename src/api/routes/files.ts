@@ -43,7 +43,8 @@ const downloadStemRoute = createRoute({
   method: 'get',
   path: '/files/{splitId}/{stem}.{format}',
   operationId: 'downloadStem',
-  description: "Signed, expiring stem download (the URLs in AudioSplit.stems), in the job's outputFormat; the path ends in its file extension (alac and m4a: .m4a, ogg: .ogg, opus: .opus). Supports Range.",
+  description:
+    "Signed, expiring stem download (the URLs in AudioSplit.stems), in the job's outputFormat; the path ends in its file extension (alac and m4a: .m4a, ogg: .ogg, opus: .opus). Supports Range.",
   security: [],
   request: {
     params: z.object({ splitId: z.string(), stem: z.string(), format: z.enum(STEM_EXTENSIONS) }),
@@ -70,45 +71,50 @@ const downloadStemRoute = createRoute({
  */
 export function fileRoutes(deps: FileRoutesDeps): OpenAPIHono<AppEnv> {
   const app = openApiRoutes();
-  serveAndDocument(app, downloadStemRoute, async (c) => {
-    const splitId = c.req.param('splitId');
-    const file = c.req.param('file');
-    const named = /^(.+)\.([a-z0-9]+)$/.exec(file);
-    const stem = file === SOURCE ? SOURCE : named?.[1] ?? '';
-    const format = file === SOURCE ? undefined : named?.[2];
-    if (!ID_PATTERN.test(splitId) || (stem !== SOURCE && !isStemName(stem))) throw new StemsplitError('NOT_FOUND', 'no such stem');
-    const query = { expires: c.req.query('expires'), keyId: c.req.query('keyId'), signature: c.req.query('signature') };
-    const keyId = deps.signer.verify(splitId, stem, query, deps.data.clock.now());
-    if (!keyId) throw new StemsplitError('UNAUTHORIZED', 'the stem URL is invalid or has expired; GET the split again for fresh URLs');
-    const kept = await (stem === SOURCE ? deps.splits.sourceFile(splitId) : deps.splits.stemFile(splitId, stem));
-    if (!kept) throw new StemsplitError('NOT_FOUND', `the ${stem === SOURCE ? 'source' : 'stem'} is no longer kept`);
-    const { split, path } = kept;
-    // The key the URL was issued to must still work, and still be the job's account's.
-    const holder = await deps.data.accounts.activeKey(keyId);
-    if (!holder || holder.accountId !== split.accountId) {
-      throw new StemsplitError('UNAUTHORIZED', 'the API key this stem URL was issued to has been revoked; sign in again and GET the split for fresh URLs');
-    }
-    c.set('principal', holder);
-    const extension = stemExtension(split.outputFormat);
-    if (stem !== SOURCE && format !== extension) throw new StemsplitError('NOT_FOUND', `this split's stems are .${extension} files`);
-    const info = await stat(path).catch(() => undefined);
-    if (!info) throw new StemsplitError('NOT_FOUND', `the ${stem === SOURCE ? 'source' : 'stem'} is no longer kept`);
+  serveAndDocument(
+    app,
+    downloadStemRoute,
+    async (c) => {
+      const splitId = c.req.param('splitId');
+      const file = c.req.param('file');
+      const named = /^(.+)\.([a-z0-9]+)$/.exec(file);
+      const stem = file === SOURCE ? SOURCE : (named?.[1] ?? '');
+      const format = file === SOURCE ? undefined : named?.[2];
+      if (!ID_PATTERN.test(splitId) || (stem !== SOURCE && !isStemName(stem))) throw new StemsplitError('NOT_FOUND', 'no such stem');
+      const query = { expires: c.req.query('expires'), keyId: c.req.query('keyId'), signature: c.req.query('signature') };
+      const keyId = deps.signer.verify(splitId, stem, query, deps.data.clock.now());
+      if (!keyId) throw new StemsplitError('UNAUTHORIZED', 'the stem URL is invalid or has expired; GET the split again for fresh URLs');
+      const kept = await (stem === SOURCE ? deps.splits.sourceFile(splitId) : deps.splits.stemFile(splitId, stem));
+      if (!kept) throw new StemsplitError('NOT_FOUND', `the ${stem === SOURCE ? 'source' : 'stem'} is no longer kept`);
+      const { split, path } = kept;
+      // The key the URL was issued to must still work, and still be the job's account's.
+      const holder = await deps.data.accounts.activeKey(keyId);
+      if (!holder || holder.accountId !== split.accountId) {
+        throw new StemsplitError('UNAUTHORIZED', 'the API key this stem URL was issued to has been revoked; sign in again and GET the split for fresh URLs');
+      }
+      c.set('principal', holder);
+      const extension = stemExtension(split.outputFormat);
+      if (stem !== SOURCE && format !== extension) throw new StemsplitError('NOT_FOUND', `this split's stems are .${extension} files`);
+      const info = await stat(path).catch(() => undefined);
+      if (!info) throw new StemsplitError('NOT_FOUND', `the ${stem === SOURCE ? 'source' : 'stem'} is no longer kept`);
 
-    const base = split.filename.replace(/\.[^.]*$/, '').replace(/[^\w .()-]+/g, '_') || 'audio';
-    const sourceExtension = /\.[A-Za-z0-9]{1,5}$/.exec(split.filename)?.[0] ?? '';
-    const headers: Record<string, string> = {
-      'content-type': stem === SOURCE ? 'application/octet-stream' : STEM_CONTENT_TYPES[split.outputFormat],
-      'accept-ranges': 'bytes',
-      'cache-control': 'private, max-age=3600',
-      'content-disposition': stem === SOURCE ? `attachment; filename="${base}${sourceExtension}"` : `attachment; filename="${base} - ${stem}.${extension}"`,
-    };
-    const range = parseRange(c.req.header('range'), info.size);
-    const start = range?.start ?? 0;
-    const end = range?.end ?? info.size - 1;
-    headers['content-length'] = String(end - start + 1);
-    if (range) headers['content-range'] = `bytes ${start}-${end}/${info.size}`;
-    const body = Readable.toWeb(createReadStream(path, { start, end })) as ReadableStream;
-    return new Response(body, { status: range ? 206 : 200, headers });
-  }, { path: '/files/:splitId/:file' });
+      const base = split.filename.replace(/\.[^.]*$/, '').replace(/[^\w .()-]+/g, '_') || 'audio';
+      const sourceExtension = /\.[A-Za-z0-9]{1,5}$/.exec(split.filename)?.[0] ?? '';
+      const headers: Record<string, string> = {
+        'content-type': stem === SOURCE ? 'application/octet-stream' : STEM_CONTENT_TYPES[split.outputFormat],
+        'accept-ranges': 'bytes',
+        'cache-control': 'private, max-age=3600',
+        'content-disposition': stem === SOURCE ? `attachment; filename="${base}${sourceExtension}"` : `attachment; filename="${base} - ${stem}.${extension}"`,
+      };
+      const range = parseRange(c.req.header('range'), info.size);
+      const start = range?.start ?? 0;
+      const end = range?.end ?? info.size - 1;
+      headers['content-length'] = String(end - start + 1);
+      if (range) headers['content-range'] = `bytes ${start}-${end}/${info.size}`;
+      const body = Readable.toWeb(createReadStream(path, { start, end })) as ReadableStream;
+      return new Response(body, { status: range ? 206 : 200, headers });
+    },
+    { path: '/files/:splitId/:file' },
+  );
   return app;
 }

@@ -9,7 +9,8 @@ const listModelsRoute = createRoute({
   method: 'get',
   path: '/models',
   operationId: 'listModels',
-  description: 'The models this server has and can pull, what each is for, which stemModel runs which, which a job may name, how fast each ran here, and the terms of their weights and their published scores; `?task=` keeps the models of one task, `?sort=sdr` orders by published SDR (an addition to the v1 spec).',
+  description:
+    'The models this server has and can pull, what each is for, which stemModel runs which, which a job may name, how fast each ran here, and the terms of their weights and their published scores; `?task=` keeps the models of one task, `?sort=sdr` orders by published SDR (an addition to the v1 spec).',
   request: { query: ListModelsQuery },
   responses: { 200: ok('The models.', ModelList), 401: failure('Missing or invalid API key.') },
 });
@@ -18,7 +19,8 @@ const listPresetsRoute = createRoute({
   method: 'get',
   path: '/presets',
   operationId: 'listPresets',
-  description: "The named ensembles a split request's `preset` takes: python-audio-separator's curated presets and the operator's own, each with its models (installed here or not, with their terms), algorithm and weights (an addition to the v1 spec).",
+  description:
+    "The named ensembles a split request's `preset` takes: python-audio-separator's curated presets and the operator's own, each with its models (installed here or not, with their terms), algorithm and weights (an addition to the v1 spec).",
   responses: { 200: ok('The presets.', PresetList), 401: failure('Missing or invalid API key.') },
 });
 

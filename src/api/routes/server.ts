@@ -16,7 +16,8 @@ const limitsRoute = createRoute({
   method: 'get',
   path: '/limits',
   operationId: 'getLimits',
-  description: 'What this server accepts and how long it keeps what it makes: its upload size limit, stem retention, accepted content types, stem URL lifetime (an addition to the v1 spec).',
+  description:
+    'What this server accepts and how long it keeps what it makes: its upload size limit, stem retention, accepted content types, stem URL lifetime (an addition to the v1 spec).',
   security: [],
   responses: { 200: ok("The server's limits.", ServerLimits) },
 });

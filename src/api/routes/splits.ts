@@ -86,8 +86,8 @@ const deleteSplitRoute = createRoute({
   path: '/audio/splits/{splitId}',
   operationId: 'deleteSplit',
   description:
-    "Deletes a job (an addition to the v1 spec): its source and stems are removed from disk at once, its signed URLs answer 404, and it is gone from GET and the list. " +
-    'A queued or processing job is cancelled first (refunded, its webhook sent). The account that owns the job may delete it, and an admin may delete anyone\'s.',
+    'Deletes a job (an addition to the v1 spec): its source and stems are removed from disk at once, its signed URLs answer 404, and it is gone from GET and the list. ' +
+    "A queued or processing job is cancelled first (refunded, its webhook sent). The account that owns the job may delete it, and an admin may delete anyone's.",
   request: { params: z.object({ splitId: z.string() }) },
   responses: {
     200: ok('The job was deleted.', SplitDeleted),
@@ -114,44 +114,49 @@ export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
   const gate = new IdempotencyGate(deps.data.idempotency);
 
   const limited = rateLimit({ limit: deps.rateLimitPerMinute });
-  serveAndDocument(app, createSplitRoute, async (c) => {
-    const principal = c.get('principal');
-    const idempotencyKey = parseIdempotencyKey(c.req.header('idempotency-key'));
-    const { value } = await readJsonObject(c, deps.maxJsonBodyBytes);
-    const body = parseBody(SplitRequest, value);
-    if (body.input.type === 'uploaded_file') checkUploadReference(body.input);
-    // The request's fields are the service's, by the same names; only the upload reference and normalize's `true` are reshaped.
-    const { input, normalize, ...fields } = body;
-    const request: CreateSplitRequest = {
-      ...fields,
-      input: input.type === 'uploaded_file' ? { type: 'uploaded_file', uploadId: input.uploadId } : input,
-      normalize: normalize === true ? DEFAULT_NORMALIZE_PEAK : normalize === false ? undefined : normalize,
-    };
-    const origin = c.get('publicBase');
+  serveAndDocument(
+    app,
+    createSplitRoute,
+    async (c) => {
+      const principal = c.get('principal');
+      const idempotencyKey = parseIdempotencyKey(c.req.header('idempotency-key'));
+      const { value } = await readJsonObject(c, deps.maxJsonBodyBytes);
+      const body = parseBody(SplitRequest, value);
+      if (body.input.type === 'uploaded_file') checkUploadReference(body.input);
+      // The request's fields are the service's, by the same names; only the upload reference and normalize's `true` are reshaped.
+      const { input, normalize, ...fields } = body;
+      const request: CreateSplitRequest = {
+        ...fields,
+        input: input.type === 'uploaded_file' ? { type: 'uploaded_file', uploadId: input.uploadId } : input,
+        normalize: normalize === true ? DEFAULT_NORMALIZE_PEAK : normalize === false ? undefined : normalize,
+      };
+      const origin = c.get('publicBase');
 
-    const created = (split: Split): StoredResponse => {
-      const data = { id: split.id, status: split.status, creditsUsed: split.creditsUsed, createdAt: split.createdAt };
-      return { status: 200, body: JSON.stringify(successBody(data)) };
-    };
-    const create = async (remember?: (response: StoredResponse) => Promise<void>): Promise<StoredResponse> => {
-      try {
-        const split = await deps.splits.create(principal, request, origin, remember && ((split) => remember(created(split))));
-        deps.enqueue(split.id);
-        return created(split);
-      } catch (error) {
-        const mapped = mapError(error);
-        if (mapped.status >= 500) throw error;
-        return { status: mapped.status, body: JSON.stringify(mapped.body) };
-      }
-    };
+      const created = (split: Split): StoredResponse => {
+        const data = { id: split.id, status: split.status, creditsUsed: split.creditsUsed, createdAt: split.createdAt };
+        return { status: 200, body: JSON.stringify(successBody(data)) };
+      };
+      const create = async (remember?: (response: StoredResponse) => Promise<void>): Promise<StoredResponse> => {
+        try {
+          const split = await deps.splits.create(principal, request, origin, remember && ((split) => remember(created(split))));
+          deps.enqueue(split.id);
+          return created(split);
+        } catch (error) {
+          const mapped = mapError(error);
+          if (mapped.status >= 500) throw error;
+          return { status: mapped.status, body: JSON.stringify(mapped.body) };
+        }
+      };
 
-    const response = idempotencyKey
-      ? await gate.run(principal.apiKeyId, idempotencyKey, requestHash(value), create)
-      : { ...(await create()), replayed: false };
-    const headers: Record<string, string> = { ...JSON_HEADERS };
-    if (response.replayed) headers['Idempotent-Replayed'] = 'true';
-    return new Response(response.body, { status: response.status, headers });
-  }, { middleware: [limited] });
+      const response = idempotencyKey
+        ? await gate.run(principal.apiKeyId, idempotencyKey, requestHash(value), create)
+        : { ...(await create()), replayed: false };
+      const headers: Record<string, string> = { ...JSON_HEADERS };
+      if (response.replayed) headers['Idempotent-Replayed'] = 'true';
+      return new Response(response.body, { status: response.status, headers });
+    },
+    { middleware: [limited] },
+  );
 
   // Read by hand as before: zod's query validator would refuse a repeated parameter, which
   // the route has always read the first of.

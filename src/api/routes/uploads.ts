@@ -27,7 +27,7 @@ function reserveUploadRoute(maxUploadBytes: number) {
     responses: {
       200: ok('Reservation created; send the bytes to uploadUrl with uploadHeaders.', UploadReservation),
       401: failure('Missing or invalid API key.'),
-      422: failure('Invalid request body, or a contentLength over this server\'s limit.'),
+      422: failure("Invalid request body, or a contentLength over this server's limit."),
       507: failure('The server has no disk room for a file of this size.'),
     },
   });
@@ -82,31 +82,36 @@ export function uploadReservationRoutes(deps: UploadRoutesDeps): OpenAPIHono<App
 export function uploadTransferRoutes(deps: UploadRoutesDeps): OpenAPIHono<AppEnv> {
   const app = openApiRoutes();
   const methods = ['POST', 'PUT'];
-  serveAndDocument(app, uploadBytesRoute, async (c) => {
-    const uploadId = c.req.param('uploadId');
-    if (!ID_PATTERN.test(uploadId)) {
-      const response = errorResponse(new StemsplitError('NOT_FOUND', 'no such upload reservation'));
-      response.headers.set('connection', 'close');
-      return response;
-    }
-    const lengthHeader = c.req.header('content-length');
-    const declared = lengthHeader === undefined ? undefined : Number(lengthHeader);
-    const stream = c.req.raw.body ? Readable.fromWeb(c.req.raw.body as import('node:stream/web').ReadableStream) : Readable.from([]);
-    let upload;
-    try {
-      upload = await deps.uploads.receive(uploadId, c.req.header(UPLOAD_TOKEN_HEADER), stream, declared);
-    } catch (error) {
-      // A client still sending would get a reset connection instead of this answer: read what is
-      // left first (bounded), then close the connection so no client reuses it mid-stream.
-      await discardRest(stream, deps.limits.maxUploadBytes);
-      const response = errorResponse(error);
-      response.headers.set('connection', 'close');
-      return response;
-    }
-    const origin = c.get('publicBase');
-    const received: z.output<typeof UploadResult> = { url: `${origin}${uploadPath(upload.id)}`, key: storageKeyOf(upload.id) };
-    return c.json(successBody(received));
-  }, { methods });
+  serveAndDocument(
+    app,
+    uploadBytesRoute,
+    async (c) => {
+      const uploadId = c.req.param('uploadId');
+      if (!ID_PATTERN.test(uploadId)) {
+        const response = errorResponse(new StemsplitError('NOT_FOUND', 'no such upload reservation'));
+        response.headers.set('connection', 'close');
+        return response;
+      }
+      const lengthHeader = c.req.header('content-length');
+      const declared = lengthHeader === undefined ? undefined : Number(lengthHeader);
+      const stream = c.req.raw.body ? Readable.fromWeb(c.req.raw.body as import('node:stream/web').ReadableStream) : Readable.from([]);
+      let upload;
+      try {
+        upload = await deps.uploads.receive(uploadId, c.req.header(UPLOAD_TOKEN_HEADER), stream, declared);
+      } catch (error) {
+        // A client still sending would get a reset connection instead of this answer: read what is
+        // left first (bounded), then close the connection so no client reuses it mid-stream.
+        await discardRest(stream, deps.limits.maxUploadBytes);
+        const response = errorResponse(error);
+        response.headers.set('connection', 'close');
+        return response;
+      }
+      const origin = c.get('publicBase');
+      const received: z.output<typeof UploadResult> = { url: `${origin}${uploadPath(upload.id)}`, key: storageKeyOf(upload.id) };
+      return c.json(successBody(received));
+    },
+    { methods },
+  );
   return app;
 }
 

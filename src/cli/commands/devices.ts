@@ -33,7 +33,12 @@ export async function devicesCommand(ctx: CommandContext, options: DevicesOption
   print(ctx, `--device auto runs on ${describeDevice(auto)}${autoWhy}`);
   print(ctx, gpu === undefined ? '--device gpu fails: there is no adapter' : `--device gpu runs on ${describeDevice(gpu)}`);
   if (check !== undefined) {
-    print(ctx, check.ok ? `check: ${describeDevice(gpu as Device)} ran a test graph in ${check.milliseconds} ms, ${check.agreementDb} dB from the CPU's answer` : `check: the GPU failed: ${check.error}`);
+    print(
+      ctx,
+      check.ok
+        ? `check: ${describeDevice(gpu as Device)} ran a test graph in ${check.milliseconds} ms, ${check.agreementDb} dB from the CPU's answer`
+        : `check: the GPU failed: ${check.error}`,
+    );
   }
   if (!autoAdapter(survey) && !survey.adapters.some((adapter) => adapter.software)) {
     print(ctx, 'for a software GPU (to try --device gpu): Debian/Ubuntu: apt install mesa-vulkan-drivers (Mesa 24 or later)');

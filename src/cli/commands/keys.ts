@@ -4,7 +4,6 @@ import { addWebSession, createWebSession, recordedPageOrigins } from '../../serv
 import { pageOrigins, webSessionLink } from '../../web/session.js';
 import { print, printJson, withStore, type CommandContext } from '../context.js';
 
-
 export async function keysCreate(ctx: CommandContext, options: { name?: string; account?: string; json?: boolean }): Promise<void> {
   const created = await withStore(ctx, (data) => data.accounts.createKey(options.account ?? DEFAULT_ACCOUNT, options.name ?? 'cli'));
   if (options.json) {
@@ -20,7 +19,10 @@ export async function keysList(ctx: CommandContext, options: { all?: boolean; js
   // serve --new-link revokes web-session keys: revoked ones would bury the keys in use.
   const keys = options.all ? everyKey : everyKey.filter((k) => k.revokedAt === null);
   if (options.json) {
-    printJson(ctx, keys.map((k) => ({ id: k.id, name: k.name, account: k.accountName, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, revokedAt: k.revokedAt })));
+    printJson(
+      ctx,
+      keys.map((k) => ({ id: k.id, name: k.name, account: k.accountName, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, revokedAt: k.revokedAt })),
+    );
     return;
   }
   const hidden = everyKey.length - keys.length;
@@ -50,7 +52,8 @@ export async function keysLink(ctx: CommandContext, options: { account?: string;
   const { origins, created } = await withStore(ctx, async (data) => {
     const recorded = await recordedPageOrigins(data);
     return {
-      origins: recorded ?? pageOrigins({ host: ctx.config.host, port: ctx.config.port, publicUrl: ctx.config.publicUrl, tls: ctx.config.tls !== undefined }, {}),
+      origins:
+        recorded ?? pageOrigins({ host: ctx.config.host, port: ctx.config.port, publicUrl: ctx.config.publicUrl, tls: ctx.config.tls !== undefined }, {}),
       created: options.keep ? { ...(await addWebSession(data, account)), revoked: [] } : await createWebSession(data, account),
     };
   });

@@ -76,8 +76,7 @@ export function listingTable(rows: readonly TimedListing[], width: number): stri
   const widths = [widthOf('name', 'NAME', NAME_COLUMN_MAX), widthOf('stems', 'STEMS'), widthOf('state', 'STATE'), widthOf('family', 'FAMILY')];
   const termsAt = widths.reduce((sum, w) => sum + w + GAP.length, 0);
   const termsInColumn = width - termsAt >= TERMS_COLUMN_MIN;
-  const row = (columns: readonly string[], terms: string) =>
-    [...columns.map((text, i) => text.padEnd(widths[i] as number)), terms].join(GAP).trimEnd();
+  const row = (columns: readonly string[], terms: string) => [...columns.map((text, i) => text.padEnd(widths[i] as number)), terms].join(GAP).trimEnd();
   const lines = [row(['NAME', 'STEMS', 'STATE', 'FAMILY'], termsInColumn ? 'TERMS' : '')];
   // Why a model runs in fp32 only is the same words for many: each reason once, as a note the rows point to.
   const int8Reasons: string[] = [];
@@ -96,9 +95,18 @@ export function listingTable(rows: readonly TimedListing[], width: number): stri
     for (const text of wrap(listing.description, width - 2)) lines.push(`  ${text}`);
     const speed = listing.secondsPerMinute === null ? '' : `; ${listing.secondsPerMinute} s per minute of audio here`;
     const int8 = listing.int8Refused === null ? '' : `; fp32 only [${int8Note(listing.int8Refused)}]`;
-    for (const text of wrap(`task: ${listing.task}; stems: ${listing.sources.join(', ') || 'told when it loads'}${speed}${int8}`, width - 2)) lines.push(`  ${text}`);
+    for (const text of wrap(`task: ${listing.task}; stems: ${listing.sources.join(', ') || 'told when it loads'}${speed}${int8}`, width - 2))
+      lines.push(`  ${text}`);
     if (listing.card) lines.push(`  card: ${listing.card}`);
-    for (const scores of listing.scores) lines.push(...wrap(`SDR ${Object.entries(scores.sdr).map(([stem, sdr]) => `${stem} ${sdr.toFixed(2)}`).join(', ')} dB: ${scores.source}`, width - 2).map((text) => `  ${text}`));
+    for (const scores of listing.scores)
+      lines.push(
+        ...wrap(
+          `SDR ${Object.entries(scores.sdr)
+            .map(([stem, sdr]) => `${stem} ${sdr.toFixed(2)}`)
+            .join(', ')} dB: ${scores.source}`,
+          width - 2,
+        ).map((text) => `  ${text}`),
+      );
   }
   if (int8Reasons.length > 0) lines.push('');
   for (const [index, reason] of int8Reasons.entries()) lines.push(...wrap(`[${index + 1}] fp32 only (--precision int8 refused): ${reason}`, width));
@@ -230,7 +238,10 @@ export async function modelsAdd(ctx: CommandContext, paths: readonly string[], o
       continue;
     }
     checking.clear();
-    const how = model.installedBy === 'link' ? 'hard-linked (moving or deleting the original is safe; editing it in place changes this copy)' : 'copied (the original may move or be deleted)';
+    const how =
+      model.installedBy === 'link'
+        ? 'hard-linked (moving or deleting the original is safe; editing it in place changes this copy)'
+        : 'copied (the original may move or be deleted)';
     if (!options.json) {
       print(ctx, `${model.name} added: ${model.stems.length} stems (${model.stems.join(', ')}), ${model.files.length} file(s) ${how} into ${model.dir}`);
       print(ctx, `  terms: ${model.terms}; run it with: stemsplit split song.wav --model ${model.name}`);
@@ -252,7 +263,11 @@ export async function modelsAdd(ctx: CommandContext, paths: readonly string[], o
  * belong to the bag) is not a model of its own.
  */
 function modelFilesIn(paths: readonly string[], registry: ModelRegistry): string[] {
-  const inFolder = (folder: string) => readdirSync(folder).sort().map((entry) => join(folder, entry)).filter((file) => statSync(file).isFile() && registry.isModelFile(file));
+  const inFolder = (folder: string) =>
+    readdirSync(folder)
+      .sort()
+      .map((entry) => join(folder, entry))
+      .filter((file) => statSync(file).isFile() && registry.isModelFile(file));
   const files = paths.flatMap((path) => (statSync(path, { throwIfNoEntry: false })?.isDirectory() ? inFolder(path) : [path]));
   if (files.length === 1) return files;
   const stemOf = (file: string) => join(dirname(file), basename(file, extname(file)));

@@ -12,7 +12,9 @@ export function presetsList(ctx: CommandContext, options: { readonly json?: bool
     return;
   }
   for (const listing of listings) {
-    const state = listing.installed ? 'installed' : `${listing.members.filter((member) => !member.installed).length} of ${listing.members.length} models missing`;
+    const state = listing.installed
+      ? 'installed'
+      : `${listing.members.filter((member) => !member.installed).length} of ${listing.members.length} models missing`;
     print(ctx, `${listing.id}  ${listing.name}  [${listing.origin}; ${state}]`);
     if (listing.description) print(ctx, `  ${listing.description}`);
     print(ctx, `  combined by ${describeEnsembleMethod(methodOf(listing))}${listing.weights ? '' : ' (equal weights)'}`);
@@ -24,7 +26,11 @@ export function presetsList(ctx: CommandContext, options: { readonly json?: bool
 
 function memberLine(member: PresetMember): string {
   const name = member.model === member.given ? member.given : `${member.model} (${member.given})`;
-  const state = member.installed ? 'installed' : member.catalog !== null ? `not installed: stemsplit models pull ${member.catalog}` : "not installed, not in stemsplit's catalog";
+  const state = member.installed
+    ? 'installed'
+    : member.catalog !== null
+      ? `not installed: stemsplit models pull ${member.catalog}`
+      : "not installed, not in stemsplit's catalog";
   return `${name}: ${state}; terms: ${member.terms ?? 'not known to stemsplit'}`;
 }
 
@@ -54,6 +60,8 @@ export function expandPreset<Options extends PresetFlags>(dataDir: string, regis
   ].filter((flag): flag is string => flag !== false);
   if (clash.length > 0) throw new StemsplitError('USAGE', `--preset names its models and how they combine; drop ${clash.join(', ')}`);
   const preset = findPreset(dataDir, options.preset);
-  const { models, method } = options.pull ? { models: presetMembers(preset, registry).map((member) => member.model), method: methodOf(preset) } : presetEnsemble(preset, registry);
+  const { models, method } = options.pull
+    ? { models: presetMembers(preset, registry).map((member) => member.model), method: methodOf(preset) }
+    : presetEnsemble(preset, registry);
   return { ...options, model: models, ensemble: method.algorithm, ...(method.weights ? { ensembleWeights: method.weights.join(',') } : {}) };
 }

@@ -30,7 +30,9 @@ export async function serveCommand(ctx: CommandContext, options: ServeOptions = 
   await printPageLinks(ctx, server.data, origins, options);
   const limits = `uploads up to ${ctx.config.maxUploadBytes / MIB} MB (--max-upload-mb)`;
   const length = ctx.config.maxMinutes === undefined ? 'sources of any length (streamed)' : `each of at most ${ctx.config.maxMinutes} minutes of audio`;
-  const ensembles = aliasModels.some(({ model }) => model.includes('+')) ? ` (ensembles combined by ${describeEnsembleMethod(ctx.config.ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM })})` : '';
+  const ensembles = aliasModels.some(({ model }) => model.includes('+'))
+    ? ` (ensembles combined by ${describeEnsembleMethod(ctx.config.ensemble ?? { algorithm: DEFAULT_ENSEMBLE_ALGORITHM })})`
+    : '';
   const aliases = aliasModels.map(({ alias, model }) => `${alias} → ${model}`).join(', ');
   ctx.stderr.write(`models: ${aliases}${ensembles}; ${jobSlots(server.devices, ctx.config)}, ${length}, ${limits}\n`);
   const elsewhere = ctx.config.databaseUrl ? 'another node' : 'the next start';
@@ -54,10 +56,15 @@ async function printPageLinks(ctx: CommandContext, data: DataStore, origins: rea
     await data.invites.withdrawUnused(DEFAULT_ACCOUNT);
     const created = await data.invites.create(DEFAULT_ACCOUNT, INVITE_TTL_SECONDS);
     for (const origin of origins) print(ctx, `Open ${inviteLink(origin, created.invite)} to split songs in the browser`);
-    ctx.stderr.write(`That link is a one-time invite for the admin account "${DEFAULT_ACCOUNT}": the first browser to open it, within ${INVITE_TTL_SECONDS / 3600} hours, gets its own key ("stemsplit serve --print-link" prints a new one).\n`);
+    ctx.stderr.write(
+      `That link is a one-time invite for the admin account "${DEFAULT_ACCOUNT}": the first browser to open it, within ${INVITE_TTL_SECONDS / 3600} hours, gets its own key ("stemsplit serve --print-link" prints a new one).\n`,
+    );
     return;
   }
   for (const origin of origins) {
-    print(ctx, `The web page is at ${webSessionLink(origin, '')}: browsers that opened its invite keep their key ("stemsplit serve --print-link" prints a new invite)`);
+    print(
+      ctx,
+      `The web page is at ${webSessionLink(origin, '')}: browsers that opened its invite keep their key ("stemsplit serve --print-link" prints a new invite)`,
+    );
   }
 }

@@ -9,7 +9,14 @@ import { removeLeftoverStaging, removeStaging } from '../../splitting/staging.js
 import { deviceSplitter, type OnLoaded, type SplitJob, type Splitter } from '../../splitting/worker-pool.js';
 import { chainName } from '../../chains/recipe.js';
 import { checkChainStems, laterSteps, readRecipeFile, recipeBase, resolveSteps, thenSteps, type ResolvedStep } from '../chain-steps.js';
-import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod, ENSEMBLE_ALGORITHMS, isEnsembleAlgorithm, parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
+import {
+  DEFAULT_ENSEMBLE_ALGORITHM,
+  describeEnsembleMethod,
+  ENSEMBLE_ALGORITHMS,
+  isEnsembleAlgorithm,
+  parseEnsembleMethod,
+  type EnsembleMethod,
+} from '../../ensemble/algorithms.js';
 import { ENV, ensembleMembers } from '../../config.js';
 import { ALIAS_QUALITY_MODELS, CLI_DEFAULT_ALIAS, isStemModelAlias } from '../../models/aliases.js';
 import { familyFlags, familyOptionsFrom, MODEL_FAMILIES } from '../../models/families.js';
@@ -59,7 +66,6 @@ export interface SplitOptions {
   readonly [familyFlag: string]: unknown;
 }
 
-
 /** The flags of what to write, checked, in the one shape a split job carries them to the worker. */
 function parseOptions(options: SplitOptions): StemOutputOptions {
   // python-audio-separator writes its formats in capitals (--output_format FLAC).
@@ -89,13 +95,13 @@ function parseOptions(options: SplitOptions): StemOutputOptions {
   };
 }
 
-
 /**
  * --bitrate (or its old name --mp3-bitrate, for MP3), checked against the format's range; undefined:
  * the format's default. `320k` is 320, as python-audio-separator's --output_bitrate writes it.
  */
 function parseBitrate(format: StemFormat, options: SplitOptions): number | undefined {
-  if (options.mp3Bitrate !== undefined && format !== 'mp3') throw new StemsplitError('USAGE', `--mp3-bitrate applies to --format mp3; for ${format} use --bitrate`);
+  if (options.mp3Bitrate !== undefined && format !== 'mp3')
+    throw new StemsplitError('USAGE', `--mp3-bitrate applies to --format mp3; for ${format} use --bitrate`);
   if (options.mp3Bitrate !== undefined && options.bitrate !== undefined && options.mp3Bitrate !== options.bitrate) {
     throw new StemsplitError('USAGE', '--mp3-bitrate is the old name of --bitrate; give one of them');
   }
@@ -110,8 +116,14 @@ function parseBitrate(format: StemFormat, options: SplitOptions): number | undef
 /** --clip-mode and --normalize [peak] (audio/levels.ts). */
 function parseLevels(options: SplitOptions): LevelOptions {
   const clipMode = options.clipMode?.toLowerCase();
-  if (clipMode !== undefined && !isClipMode(clipMode)) throw new StemsplitError('USAGE', `--clip-mode must be ${CLIP_MODES.join(', ')}, got "${options.clipMode}"`);
-  const peak = options.normalize === undefined || options.normalize === false ? undefined : options.normalize === true ? DEFAULT_NORMALIZE_PEAK : Number(options.normalize);
+  if (clipMode !== undefined && !isClipMode(clipMode))
+    throw new StemsplitError('USAGE', `--clip-mode must be ${CLIP_MODES.join(', ')}, got "${options.clipMode}"`);
+  const peak =
+    options.normalize === undefined || options.normalize === false
+      ? undefined
+      : options.normalize === true
+        ? DEFAULT_NORMALIZE_PEAK
+        : Number(options.normalize);
   const problem = peak === undefined ? undefined : normalizePeakProblem(peak, '--normalize');
   if (problem !== undefined) throw new StemsplitError('USAGE', problem.replace(/got NaN$/, `got "${String(options.normalize)}"`));
   return { ...(clipMode !== undefined ? { clipMode } : {}), ...(peak !== undefined ? { normalizePeak: peak } : {}) };
@@ -131,7 +143,10 @@ function chooseModel(registry: ModelRegistry, options: SplitOptions): { ref: Mod
     throw new StemsplitError('USAGE', "--model-config applies to a single MSST checkpoint; in an ensemble, put each checkpoint's .yaml beside it");
   }
   // One spec may still be an ensemble: an alias whose entry joins models.
-  const ref = specs.length === 1 ? registry.resolve(specs[0] as string, options.modelConfig, familyOptionsFrom(options)) : registry.resolveEnsemble(specs, familyOptionsFrom(options));
+  const ref =
+    specs.length === 1
+      ? registry.resolve(specs[0] as string, options.modelConfig, familyOptionsFrom(options))
+      : registry.resolveEnsemble(specs, familyOptionsFrom(options));
   if (isEnsembleRef(ref)) return { ref, ensemble: parseEnsembleMethod(options.ensemble, options.ensembleWeights, ref.members.length) };
   if (options.ensemble !== undefined || options.ensembleWeights !== undefined) {
     throw new StemsplitError('USAGE', '--ensemble and --ensemble-weights combine two or more models: name each with --model');
@@ -150,7 +165,10 @@ function chooseChain(registry: ModelRegistry, options: SplitOptions): ResolvedSt
     return undefined;
   }
   if (options.twoStems !== undefined || options.singleStem !== undefined) {
-    throw new StemsplitError('USAGE', '--two-stems and --single-stem apply to one model; a chain writes the stems no later step splits (--keep-intermediate: those too)');
+    throw new StemsplitError(
+      'USAGE',
+      '--two-stems and --single-stem apply to one model; a chain writes the stems no later step splits (--keep-intermediate: those too)',
+    );
   }
   let steps: ResolvedStep[];
   if (options.chain !== undefined) {
@@ -198,7 +216,10 @@ function checkFamilyFlags(choice: ModelChoice, options: SplitOptions): void {
     if (!given || refs.some((ref) => families.some((family) => family.id === ref.kind))) continue;
     const takers = families.map((family) => family.takers).join(', ');
     const running = refs.map((ref) => `${ref.name} (${listedFamily(ref)})`).join(', ');
-    const which = options.model.length === 0 ? `no --model was given, so ${CLI_DEFAULT_ALIAS} runs ${running}` : `${running} ${refs.length === 1 ? 'is not one' : 'are not'}`;
+    const which =
+      options.model.length === 0
+        ? `no --model was given, so ${CLI_DEFAULT_ALIAS} runs ${running}`
+        : `${running} ${refs.length === 1 ? 'is not one' : 'are not'}`;
     throw new StemsplitError('USAGE', `${flag} applies to ${takers}; ${which}`);
   }
 }
@@ -208,7 +229,8 @@ export function checkPrecision(choice: ModelChoice, precision: Precision): void 
   if (precision !== 'int8') return;
   for (const ref of isEnsembleRef(choice) ? choice.members : [choice]) {
     const why = int8Refusal(ref);
-    if (why !== undefined) throw new StemsplitError('USAGE', `--precision int8: ${ref.name} (${listedFamily(ref)}) runs in fp32 only: ${why}; run it without --precision int8`);
+    if (why !== undefined)
+      throw new StemsplitError('USAGE', `--precision int8: ${ref.name} (${listedFamily(ref)}) runs in fp32 only: ${why}; run it without --precision int8`);
   }
 }
 
@@ -302,17 +324,22 @@ export async function splitCommand(ctx: CommandContext, names: string[], given: 
   const folders = new StemFolders(config.dataDir);
   // What the run is called in folders, records and --json: the model, or the chain's models in order.
   const runName = chain ? chainName(chain.map((step) => step.ref.name)) : ref.name;
-  const places = outputPlaces(files, options.output, { template: options.filename ?? DEFAULT_FILENAME, model: runName, ext: stemExtension(output.format) }).map((place) => {
-    if (options.filename === undefined) return { ...place, outDir: folders.defaultFolder(place.outDir, runName) };
-    folders.refuseOverwriting(place.outDir, place.stemFile, runName);
-    return place;
-  });
+  const places = outputPlaces(files, options.output, { template: options.filename ?? DEFAULT_FILENAME, model: runName, ext: stemExtension(output.format) }).map(
+    (place) => {
+      if (options.filename === undefined) return { ...place, outDir: folders.defaultFolder(place.outDir, runName) };
+      folders.refuseOverwriting(place.outDir, place.stemFile, runName);
+      return place;
+    },
+  );
   const readable = files.flatMap((file, i) => (failures.has(file) ? [] : [{ file, ...(places[i] as { outDir: string; stemFile: string }) }]));
   const results: SplitOutcome[] = [];
   if (readable.length > 0) {
     // One worker process runs the jobs (as `serve` does): this one keeps drawing the progress.
     // --device gpu with no adapter is refused here, in one line, before any model loads.
-    const splitter = deviceSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, 1, { choice: config.device, gpuWorkers: 1 });
+    const splitter = deviceSplitter({ cacheDir: config.cacheDir, intraOpThreads: config.intraOpThreads, precision: config.precision }, 1, {
+      choice: config.device,
+      gpuWorkers: 1,
+    });
     // Said once the model has loaded: a model file refused as it loads leaves its one line alone on stderr.
     const loading = createStatusLine(ctx.stderr);
     loading.show(`Loading ${isEnsembleRef(everyModel) ? `models ${everyModel.members.map((member) => member.name).join(', ')}` : `model ${ref.name}`}…`);
@@ -331,8 +358,17 @@ export async function splitCommand(ctx: CommandContext, names: string[], given: 
         try {
           const named = stemFile === '{stem}.' + stemExtension(output.format) ? output : { ...output, stemFile };
           const steps = chain ? { then: laterSteps(chain), ...(options.keepIntermediate ? { keepIntermediate: true } : {}) } : {};
-          const outcome = await splitOne(ctx, splitter, { file, outDir, ref, name: runName, ensemble, output: { ...named, ...steps }, many, onLoaded }, interrupts.received);
-          folders.record(outDir, runName, Object.values(outcome.stems).map((path) => basename(path)));
+          const outcome = await splitOne(
+            ctx,
+            splitter,
+            { file, outDir, ref, name: runName, ensemble, output: { ...named, ...steps }, many, onLoaded },
+            interrupts.received,
+          );
+          folders.record(
+            outDir,
+            runName,
+            Object.values(outcome.stems).map((path) => basename(path)),
+          );
           results.push(outcome);
         } catch (error) {
           if (isStemsplitError(error) && (error.code === 'INTERRUPTED' || error.code === 'TERMINATED')) throw error;
@@ -375,7 +411,9 @@ function loadedLines(registry: ModelRegistry, ref: ModelChoice, ensemble: Ensemb
   const lines = [`Loaded model ${ref.name} (terms of its weights: ${ref.terms})`];
   const alias = models.length <= 1 ? (models[0] ?? CLI_DEFAULT_ALIAS) : undefined;
   if (alias !== undefined && isStemModelAlias(alias) && registry.bundled().some((bundled) => bundled.path === ref.path)) {
-    lines.push(`(the small bundled model; for Demucs v4 quality run "stemsplit models pull ${ALIAS_QUALITY_MODELS[alias]}" once; its weights are for research use only)`);
+    lines.push(
+      `(the small bundled model; for Demucs v4 quality run "stemsplit models pull ${ALIAS_QUALITY_MODELS[alias]}" once; its weights are for research use only)`,
+    );
   }
   return lines;
 }
@@ -421,15 +459,24 @@ async function splitOne(ctx: CommandContext, splitter: Splitter, one: OneSplit, 
     ...one.output,
   };
   const label = ({ phase, step, steps }: SplitProgress) => (steps === undefined ? phase : `step ${step}/${steps} ${phase}`);
-  const result = await splitter.split(job, (progress) => bar.update(progress.percent, label(progress)), undefined, one.onLoaded).catch(async (error: unknown) => {
-    bar.done();
-    const signal = signalled();
-    if (!signal) throw error;
-    await removeStaging(one.outDir);
-    throw new StemsplitError(signal === 'SIGTERM' ? 'TERMINATED' : 'INTERRUPTED', `stopped by ${signal}; nothing was written for ${track}`);
-  });
+  const result = await splitter
+    .split(job, (progress) => bar.update(progress.percent, label(progress)), undefined, one.onLoaded)
+    .catch(async (error: unknown) => {
+      bar.done();
+      const signal = signalled();
+      if (!signal) throw error;
+      await removeStaging(one.outDir);
+      throw new StemsplitError(signal === 'SIGTERM' ? 'TERMINATED' : 'INTERRUPTED', `stopped by ${signal}; nothing was written for ${track}`);
+    });
   const seconds = (Date.now() - started) / 1000;
   const count = Object.keys(result.stems).length;
   bar.done(`${track}: ${count} stem${count === 1 ? '' : 's'} in ${one.outDir} (${seconds.toFixed(1)} s for ${result.durationSeconds.toFixed(1)} s of audio)`);
-  return { input: one.file, model: one.name, device: result.device, durationSeconds: result.durationSeconds, stems: { ...result.stems }, mixStems: [...(result.mixStems ?? Object.keys(result.stems))] };
+  return {
+    input: one.file,
+    model: one.name,
+    device: result.device,
+    durationSeconds: result.durationSeconds,
+    stems: { ...result.stems },
+    mixStems: [...(result.mixStems ?? Object.keys(result.stems))],
+  };
 }

@@ -14,7 +14,9 @@ const MIB = 1024 * 1024;
 let limits = null;
 
 /** The server's limits, or null before they are known. */
-export function serverLimits() { return limits; }
+export function serverLimits() {
+  return limits;
+}
 
 /** Asks the server what it takes (no key needed); resolves with the limits, or null when it cannot be reached. */
 export async function loadLimits() {
@@ -28,12 +30,26 @@ export async function loadLimits() {
 }
 
 /** The API's content types as a musician names them. */
-const TYPE_NAMES = { 'audio/mpeg': 'MP3', 'audio/wav': 'WAV', 'audio/x-wav': 'WAV', 'audio/flac': 'FLAC', 'audio/mp4': 'M4A', 'audio/x-m4a': 'M4A', 'audio/webm': 'WebM' };
+const TYPE_NAMES = {
+  'audio/mpeg': 'MP3',
+  'audio/wav': 'WAV',
+  'audio/x-wav': 'WAV',
+  'audio/flac': 'FLAC',
+  'audio/mp4': 'M4A',
+  'audio/x-m4a': 'M4A',
+  'audio/webm': 'WebM',
+};
 
 /** `MP3, WAV, FLAC, M4A or WebM`: the kinds of file this server takes. */
 export function acceptedKinds() {
   const types = limits ? limits.contentTypes : Object.keys(TYPE_NAMES);
-  const names = Array.from(new Set(types.map(function (type) { return TYPE_NAMES[type] || type; })));
+  const names = Array.from(
+    new Set(
+      types.map(function (type) {
+        return TYPE_NAMES[type] || type;
+      }),
+    ),
+  );
   return names.length > 1 ? names.slice(0, -1).join(', ') + ' or ' + names[names.length - 1] : names.join('');
 }
 
@@ -143,10 +159,16 @@ export function createApi(getKey) {
       xhr.upload.onprogress = function (event) {
         if (event.lengthComputable) onProgress(event.loaded / event.total);
       };
-      xhr.onerror = function () { reject(new ApiError(0, 'NETWORK', 'upload failed')); };
+      xhr.onerror = function () {
+        reject(new ApiError(0, 'NETWORK', 'upload failed'));
+      };
       xhr.onload = function () {
         let body;
-        try { body = JSON.parse(xhr.responseText); } catch (ignored) { body = undefined; }
+        try {
+          body = JSON.parse(xhr.responseText);
+        } catch (ignored) {
+          body = undefined;
+        }
         if (xhr.status === 200 && body && body.success) return resolve(body.data);
         const error = body && body.error ? body.error : { code: 'SERVER_ERROR', message: xhr.statusText };
         reject(new ApiError(xhr.status, error.code, error.message));
@@ -156,8 +178,12 @@ export function createApi(getKey) {
   }
 
   return namingFailures({
-    credits: function () { return request('GET', '/credits'); },
-    models: function () { return request('GET', '/models'); },
+    credits: function () {
+      return request('GET', '/credits');
+    },
+    models: function () {
+      return request('GET', '/models');
+    },
     reserveUpload: function (file, contentType) {
       return request('POST', '/audio/uploads', { filename: file.name, contentType: contentType, contentLength: file.size });
     },
@@ -166,16 +192,34 @@ export function createApi(getKey) {
     createSplit: function (input, choice, idempotencyKey) {
       return request('POST', '/audio/splits', Object.assign({ input: input }, choice), { 'idempotency-key': idempotencyKey });
     },
-    split: function (id) { return request('GET', '/audio/splits/' + encodeURIComponent(id)); },
-    cancelSplit: function (id) { return request('POST', '/audio/splits/' + encodeURIComponent(id) + '/cancel'); },
+    split: function (id) {
+      return request('GET', '/audio/splits/' + encodeURIComponent(id));
+    },
+    cancelSplit: function (id) {
+      return request('POST', '/audio/splits/' + encodeURIComponent(id) + '/cancel');
+    },
     /** A one-time invite (the `#invite=` of an admin's link) for this person's own key: `{id, key, account, role}`. */
-    exchangeInvite: function (invite) { return request('POST', '/invites/exchange', { invite: invite }); },
-    deleteSplit: function (id) { return request('DELETE', '/audio/splits/' + encodeURIComponent(id)); },
-    people: function () { return request('GET', '/accounts'); },
-    keys: function () { return request('GET', '/keys'); },
-    revokeKey: function (id) { return request('DELETE', '/keys/' + encodeURIComponent(id)); },
-    grant: function (account, seconds) { return request('POST', '/credits/grants', { account: account, seconds: seconds }); },
-    invite: function (account, credits) { return request('POST', '/invites', { account: account, credits: credits }); },
+    exchangeInvite: function (invite) {
+      return request('POST', '/invites/exchange', { invite: invite });
+    },
+    deleteSplit: function (id) {
+      return request('DELETE', '/audio/splits/' + encodeURIComponent(id));
+    },
+    people: function () {
+      return request('GET', '/accounts');
+    },
+    keys: function () {
+      return request('GET', '/keys');
+    },
+    revokeKey: function (id) {
+      return request('DELETE', '/keys/' + encodeURIComponent(id));
+    },
+    grant: function (account, seconds) {
+      return request('POST', '/credits/grants', { account: account, seconds: seconds });
+    },
+    invite: function (account, credits) {
+      return request('POST', '/invites', { account: account, credits: credits });
+    },
     listSplits: function (cursor) {
       return request('GET', '/audio/splits?limit=10' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
     },
@@ -183,14 +227,31 @@ export function createApi(getKey) {
 }
 
 const CONTENT_TYPES = {
-  mp3: 'audio/mpeg', wav: 'audio/wav', wave: 'audio/wav', flac: 'audio/flac',
-  m4a: 'audio/mp4', mp4: 'audio/mp4', aac: 'audio/mp4', webm: 'audio/webm', weba: 'audio/webm',
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  wave: 'audio/wav',
+  flac: 'audio/flac',
+  m4a: 'audio/mp4',
+  mp4: 'audio/mp4',
+  aac: 'audio/mp4',
+  webm: 'audio/webm',
+  weba: 'audio/webm',
 };
 const TYPE_ALIASES = {
-  'audio/mp3': 'audio/mpeg', 'audio/mpeg': 'audio/mpeg', 'audio/wav': 'audio/wav', 'audio/wave': 'audio/wav',
-  'audio/x-wav': 'audio/wav', 'audio/vnd.wave': 'audio/wav', 'audio/flac': 'audio/flac', 'audio/x-flac': 'audio/flac',
-  'audio/mp4': 'audio/mp4', 'audio/x-m4a': 'audio/mp4', 'audio/m4a': 'audio/mp4', 'audio/aac': 'audio/mp4',
-  'audio/webm': 'audio/webm', 'video/webm': 'audio/webm',
+  'audio/mp3': 'audio/mpeg',
+  'audio/mpeg': 'audio/mpeg',
+  'audio/wav': 'audio/wav',
+  'audio/wave': 'audio/wav',
+  'audio/x-wav': 'audio/wav',
+  'audio/vnd.wave': 'audio/wav',
+  'audio/flac': 'audio/flac',
+  'audio/x-flac': 'audio/flac',
+  'audio/mp4': 'audio/mp4',
+  'audio/x-m4a': 'audio/mp4',
+  'audio/m4a': 'audio/mp4',
+  'audio/aac': 'audio/mp4',
+  'audio/webm': 'audio/webm',
+  'video/webm': 'audio/webm',
 };
 
 /** The content type of a file with this extension (`flac` → `audio/flac`), or a generic one. */
@@ -210,13 +271,24 @@ export function fileProblem(file) {
   if (!contentTypeOf(file)) return '"' + file.name + '" is not a file type stemsplit takes. Use ' + acceptedKinds() + '.';
   if (file.size === 0) return '"' + file.name + '" is empty.';
   if (limits && file.size > limits.maxUploadBytes) {
-    return '"' + file.name + '" is ' + (file.size / MIB).toFixed(1) + ' MB; this server takes files up to ' + uploadLimitWords() + '. ' +
-      RAISE_LIMIT + '; or try an MP3 of the song.';
+    return (
+      '"' +
+      file.name +
+      '" is ' +
+      (file.size / MIB).toFixed(1) +
+      ' MB; this server takes files up to ' +
+      uploadLimitWords() +
+      '. ' +
+      RAISE_LIMIT +
+      '; or try an MP3 of the song.'
+    );
   }
   return undefined;
 }
 
-function plural(n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); }
+function plural(n, word) {
+  return n + ' ' + word + (n === 1 ? '' : 's');
+}
 
 /**
  * An API failure in the words a musician would use, with what to do next: chosen by the error's
@@ -228,21 +300,22 @@ function plural(n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); }
  * @param {{songSeconds?: number, balance?: number, models?: string[]}} [song]
  */
 export function explainError(error, song) {
-  if (!(error instanceof ApiError)) return 'Something went wrong in the page: ' + String(error && /** @type {Error} */ (error).message || error);
+  if (!(error instanceof ApiError)) return 'Something went wrong in the page: ' + String((error && /** @type {Error} */ (error).message) || error);
   switch (error.code) {
     case 'NETWORK':
       return 'The stemsplit server can\'t be reached. Check that "stemsplit serve" is still running, then try again.';
     case 'FORBIDDEN':
-      return 'Only the studio\'s admin can do that.';
+      return "Only the studio's admin can do that.";
     case 'UNAUTHORIZED':
-      if (error.call === 'exchangeInvite') return 'This invite doesn\'t work: ' + error.message.replace(/\.$/, '') + '.';
+      if (error.call === 'exchangeInvite') return "This invite doesn't work: " + error.message.replace(/\.$/, '') + '.';
       // The server tells a key it revoked from one it never made (a typo, another server's key).
       if (/revoked/.test(error.message)) {
-        return 'This API key isn\'t accepted: it was revoked (by the studio\'s admin, or replaced by a newer link). ' +
-          'Ask the studio\'s admin for a new invite, or open the newest link you were given.';
+        return (
+          "This API key isn't accepted: it was revoked (by the studio's admin, or replaced by a newer link). " +
+          "Ask the studio's admin for a new invite, or open the newest link you were given."
+        );
       }
-      return 'This key isn\'t accepted: it is not a key of this server. Check that you pasted all of it, ' +
-        'or ask the studio\'s admin for an invite.';
+      return "This key isn't accepted: it is not a key of this server. Check that you pasted all of it, " + "or ask the studio's admin for an invite.";
     case 'INSUFFICIENT_CREDITS':
       return notEnoughCredits(song || {});
     case 'NOT_FOUND':
@@ -253,39 +326,54 @@ export function explainError(error, song) {
       }
       if (error.call === 'uploadBytes') return 'The upload arrived incomplete. Try again.';
       if (error.call === 'createSplit' && namesTheChoice(error.message, (song && song.models) || [])) {
-        return 'This server won\'t run that choice: ' + error.message + '. Pick another model; its operator decides which ones it runs ("stemsplit models list" there).';
+        return (
+          "This server won't run that choice: " +
+          error.message +
+          '. Pick another model; its operator decides which ones it runs ("stemsplit models list" there).'
+        );
       }
       if (error.call === 'createSplit') return unusableSong(song || {});
-      return 'The server couldn\'t use this request: ' + error.message;
+      return "The server couldn't use this request: " + error.message;
     case 'RATE_LIMITED': {
       const wait = error.retryAfterSeconds;
-      return 'Too many splits started in the last minute. ' +
-        (wait !== undefined ? 'Try again in ' + plural(Math.max(1, Math.ceil(wait)), 'second') + '.' : 'Wait a moment and try again.');
+      return (
+        'Too many splits started in the last minute. ' +
+        (wait !== undefined ? 'Try again in ' + plural(Math.max(1, Math.ceil(wait)), 'second') + '.' : 'Wait a moment and try again.')
+      );
     }
     case 'STORAGE_FAILED':
-      return 'The server\'s disk has no room for this file, so the upload couldn\'t be stored. Free some space and try again.';
+      return "The server's disk has no room for this file, so the upload couldn't be stored. Free some space and try again.";
     default:
       return 'The server ran into a problem (error ' + error.status + '). Try again; if it keeps happening, look at the output of "stemsplit serve".';
   }
 }
 
 /** Who tops a person up: the studio's admin (the People view), not a shell the musician has no access to. */
-const MORE_TIME = 'Ask the studio\'s admin for more time.';
+const MORE_TIME = "Ask the studio's admin for more time.";
 
 /** Whether a refused split's reason is the models or options asked for (else it is the song): it names one of them. */
 function namesTheChoice(message, models) {
-  return models.some(function (name) { return message.indexOf(name) >= 0; }) ||
-    /\b(models?|ensemble|ensembleWeights|twoStems|outputFormat|bitDepth)\b/.test(message);
+  return (
+    models.some(function (name) {
+      return message.indexOf(name) >= 0;
+    }) || /\b(models?|ensemble|ensembleWeights|twoStems|outputFormat|bitDepth)\b/.test(message)
+  );
 }
 
 /** A split the server refused for its source: longer than the server's --max-minutes, or not audio it can read. */
 function unusableSong(/** @type {{songSeconds?: number}} */ song) {
   const max = limits ? limits.maxSourceSeconds : null;
   if (max !== null && song.songSeconds !== undefined && song.songSeconds > max) {
-    return 'This song is ' + plural(song.songSeconds, 'second') + ' long; this server splits at most ' + plural(max, 'second') + ' of audio per song. ' +
-      'The server\'s operator can raise it with "stemsplit serve --max-minutes N".';
+    return (
+      'This song is ' +
+      plural(song.songSeconds, 'second') +
+      ' long; this server splits at most ' +
+      plural(max, 'second') +
+      ' of audio per song. ' +
+      'The server\'s operator can raise it with "stemsplit serve --max-minutes N".'
+    );
   }
-  return 'stemsplit couldn\'t read this file as audio. Is it a song in ' + acceptedKinds() + '?';
+  return "stemsplit couldn't read this file as audio. Is it a song in " + acceptedKinds() + '?';
 }
 
 /**
@@ -294,11 +382,22 @@ function unusableSong(/** @type {{songSeconds?: number}} */ song) {
  */
 export function notEnoughCredits(credit) {
   if (credit.songSeconds === undefined || credit.balance === undefined) {
-    return 'Not enough time left for this song' + (credit.balance === undefined ? '' : ': you have ' + plural(credit.balance, 'second') + ' of audio left') +
-      '. ' + MORE_TIME;
+    return (
+      'Not enough time left for this song' +
+      (credit.balance === undefined ? '' : ': you have ' + plural(credit.balance, 'second') + ' of audio left') +
+      '. ' +
+      MORE_TIME
+    );
   }
-  return 'Not enough time left: ' + (credit.songs > 1 ? 'these songs are ' : 'this song is ') + plural(credit.songSeconds, 'second') + ' long and you have ' +
-    plural(credit.balance, 'second') + ' of audio left. ' + MORE_TIME;
+  return (
+    'Not enough time left: ' +
+    (credit.songs > 1 ? 'these songs are ' : 'this song is ') +
+    plural(credit.songSeconds, 'second') +
+    ' long and you have ' +
+    plural(credit.balance, 'second') +
+    ' of audio left. ' +
+    MORE_TIME
+  );
 }
 
 /**
@@ -317,10 +416,16 @@ export function songSeconds(file) {
       audio.removeAttribute('src');
       resolve(seconds);
     };
-    const timer = setTimeout(function () { done(undefined); }, 5000);
+    const timer = setTimeout(function () {
+      done(undefined);
+    }, 5000);
     audio.preload = 'metadata';
-    audio.onloadedmetadata = function () { done(Number.isFinite(audio.duration) ? Math.ceil(audio.duration) : undefined); };
-    audio.onerror = function () { done(undefined); };
+    audio.onloadedmetadata = function () {
+      done(Number.isFinite(audio.duration) ? Math.ceil(audio.duration) : undefined);
+    };
+    audio.onerror = function () {
+      done(undefined);
+    };
     audio.src = url;
   });
 }
@@ -328,11 +433,11 @@ export function songSeconds(file) {
 /** One sentence per job error code: the type makes tsc check the list against src/errors.ts. */
 /** @type {Record<import('../../errors.js').JobErrorCode, string>} */
 const JOB_FAILURES = {
-  SOURCE_FETCH_FAILED: 'the server couldn\'t read the uploaded song back',
-  AUDIO_DECODE_FAILED: 'the song couldn\'t be decoded as audio',
+  SOURCE_FETCH_FAILED: "the server couldn't read the uploaded song back",
+  AUDIO_DECODE_FAILED: "the song couldn't be decoded as audio",
   SEPARATION_FAILED: 'the separation model failed on this song',
   ENCODE_FAILED: 'writing the stem files failed',
-  STORAGE_FAILED: 'the server\'s disk is full or not writable',
+  STORAGE_FAILED: "the server's disk is full or not writable",
   INTERNAL_ERROR: 'the job was interrupted',
   CANCELLED: 'it was cancelled',
 };

@@ -3,7 +3,21 @@
  * Browser module `/web/app.js`: the page's controller. The key (from the `#key=` link or pasted),
  * the upload → reservation → split → progress flow, the key's past jobs, and the keyboard.
  */
-import { acceptedKinds, ApiError, contentTypeOf, createApi, explainError, explainJobFailure, fileProblem, loadLimits, notEnoughCredits, retentionWords, serverLimits, songSeconds, uploadLimitWords } from './api.js';
+import {
+  acceptedKinds,
+  ApiError,
+  contentTypeOf,
+  createApi,
+  explainError,
+  explainJobFailure,
+  fileProblem,
+  loadLimits,
+  notEnoughCredits,
+  retentionWords,
+  serverLimits,
+  songSeconds,
+  uploadLimitWords,
+} from './api.js';
 import { formatTime, h, show } from './dom.js';
 import { formatWords, LibraryView, spanWords, TASK_NAMES } from './library-view.js';
 import { MixerView } from './mixer-view.js';
@@ -15,12 +29,20 @@ const RETRY_MS = 3000;
 const HISTORY_REFRESH_MS = 2000;
 const STATUS_WORDS = { queued: 'Queued', processing: 'Splitting', succeeded: 'Ready', failed: 'Failed' };
 /** The page's element with this id; the markup (index.html) guarantees each one exists. */
-const $ = function (/** @type {string} */ id) { return document.getElementById(id); };
+const $ = function (/** @type {string} */ id) {
+  return document.getElementById(id);
+};
 /** An input of the page by id. */
-const input$ = function (/** @type {string} */ id) { return /** @type {HTMLInputElement} */ ($(id)); };
+const input$ = function (/** @type {string} */ id) {
+  return /** @type {HTMLInputElement} */ ($(id));
+};
 
 const state = {
-  key: '', following: 0, busy: false, cursor: null, historyTimer: undefined,
+  key: '',
+  following: 0,
+  busy: false,
+  cursor: null,
+  historyTimer: undefined,
   /** @type {number | undefined} the account's balance in seconds, as last read */
   balance: undefined,
   /** What the last batch could not start, naming each file: shown while its other songs split. */
@@ -28,42 +50,89 @@ const state = {
   /** @type {{file: File, seconds: number | undefined}[]} the chosen songs, waiting for "Split" */
   pending: [],
 };
-const api = createApi(function () { return state.key; });
+const api = createApi(function () {
+  return state.key;
+});
 const statusLine = $('status');
 
 function announce(text) {
   statusLine.textContent = '';
   // A change of text is what screen readers announce: clear first so a repeat is spoken too.
-  setTimeout(function () { statusLine.textContent = text; }, 50);
+  setTimeout(function () {
+    statusLine.textContent = text;
+  }, 50);
 }
 
-const peopleView = new PeopleView({
-  panel: $('people-panel'), list: $('people'), form: /** @type {HTMLFormElement} */ ($('invite-form')), name: input$('invite-name'),
-  minutes: input$('invite-minutes'), link: input$('invite-link'), linkRow: $('invite-link-row'), error: $('people-error'),
-}, api, function (error) { return explainError(error); });
+const peopleView = new PeopleView(
+  {
+    panel: $('people-panel'),
+    list: $('people'),
+    form: /** @type {HTMLFormElement} */ ($('invite-form')),
+    name: input$('invite-name'),
+    minutes: input$('invite-minutes'),
+    link: input$('invite-link'),
+    linkRow: $('invite-link-row'),
+    error: $('people-error'),
+  },
+  api,
+  function (error) {
+    return explainError(error);
+  },
+);
 
-const mixerView = new MixerView({
-  panel: $('mixer-panel'), title: $('mixer-title'), status: $('mixer-status'), play: $('play'),
-  time: $('time'), seek: $('seek'), stems: $('stems'), downloadAll: $('download-all'),
-  downloadInstrumental: $('download-instrumental'), downloadMix: $('download-mix'), compare: $('compare'),
-}, announce);
+const mixerView = new MixerView(
+  {
+    panel: $('mixer-panel'),
+    title: $('mixer-title'),
+    status: $('mixer-status'),
+    play: $('play'),
+    time: $('time'),
+    seek: $('seek'),
+    stems: $('stems'),
+    downloadAll: $('download-all'),
+    downloadInstrumental: $('download-instrumental'),
+    downloadMix: $('download-mix'),
+    compare: $('compare'),
+  },
+  announce,
+);
 
-const library = new LibraryView({
-  library: $('library'), groups: $('library-groups'), empty: $('library-empty'), ensembleOptions: $('ensemble-options'),
-  algorithm: $('ensemble-algorithm'), weights: $('ensemble-weights'), twoStems: $('two-stems'),
-  bitDepthLabel: $('bit-depth-label'), bitDepth: $('bit-depth'), summary: $('choice-summary'),
-  chain: $('chain'), chainSteps: $('chain-steps'), chainAdd: $('chain-add'), chainKeep: $('chain-keep'), twoStemsRow: $('two-stems-row'),
-}, showPending);
+const library = new LibraryView(
+  {
+    library: $('library'),
+    groups: $('library-groups'),
+    empty: $('library-empty'),
+    ensembleOptions: $('ensemble-options'),
+    algorithm: $('ensemble-algorithm'),
+    weights: $('ensemble-weights'),
+    twoStems: $('two-stems'),
+    bitDepthLabel: $('bit-depth-label'),
+    bitDepth: $('bit-depth'),
+    summary: $('choice-summary'),
+    chain: $('chain'),
+    chainSteps: $('chain-steps'),
+    chainAdd: $('chain-add'),
+    chainKeep: $('chain-keep'),
+    twoStemsRow: $('two-stems-row'),
+  },
+  showPending,
+);
 
 function storedKey() {
-  try { return localStorage.getItem(KEY_STORAGE) || ''; } catch (ignored) { return ''; }
+  try {
+    return localStorage.getItem(KEY_STORAGE) || '';
+  } catch (ignored) {
+    return '';
+  }
 }
 
 function storeKey(key) {
   try {
     if (key) localStorage.setItem(KEY_STORAGE, key);
     else localStorage.removeItem(KEY_STORAGE);
-  } catch (ignored) { /* storage disabled: the key lasts as long as the page */ }
+  } catch (ignored) {
+    /* storage disabled: the key lasts as long as the page */
+  }
 }
 
 /** The key a "stemsplit serve" link carries in its fragment; the fragment is then cleared from the address bar. */
@@ -94,7 +163,9 @@ async function acceptInvite(invite) {
 
 function randomToken() {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(bytes, function (b) { return b.toString(16).padStart(2, '0'); }).join('');
+  return Array.from(bytes, function (b) {
+    return b.toString(16).padStart(2, '0');
+  }).join('');
 }
 
 function setError(element, message) {
@@ -169,10 +240,12 @@ function ensembleWords(split) {
 
 /** `voc, then vocals with karaoke`: a chain's steps in words. */
 function chainWords(chain) {
-  return chain.map(function (step, index) {
-    const model = step.models ? step.models.join(' + ') : step.model;
-    return index === 0 ? model : 'then ' + step.input + ' with ' + model;
-  }).join(', ');
+  return chain
+    .map(function (step, index) {
+      const model = step.models ? step.models.join(' + ') : step.model;
+      return index === 0 ? model : 'then ' + step.input + ' with ' + model;
+    })
+    .join(', ');
 }
 
 /** "Made with <model>" (or the members of an ensemble and how they were combined), the terms of their weights, and for the bundled model what a pull gives. */
@@ -182,18 +255,34 @@ function modelLines(split) {
   const device = split.device ? (split.status === 'succeeded' ? ' Ran on ' : ' Runs on ') + split.device + '.' : '';
   if (split.chain) return ['Made with a chain: ' + chainWords(split.chain) + '. Terms: ' + library.termsWords(members) + '.' + device];
   if (members.length > 1) {
-    return ['Made with an ensemble of ' + members.join(', ') + ' (their stems combined with ' + ensembleWords(split) + '). Terms: ' + library.termsWords(members) + '.' + device];
+    return [
+      'Made with an ensemble of ' +
+        members.join(', ') +
+        ' (their stems combined with ' +
+        ensembleWords(split) +
+        '). Terms: ' +
+        library.termsWords(members) +
+        '.' +
+        device,
+    ];
   }
   const model = library.model(split.model);
   const lines = ['Made with ' + split.model + (model ? '. Terms: ' + model.terms : '') + '.' + device];
   if (model && model.origin === 'bundled') {
-    lines.push('This is the small model bundled with stemsplit, weak on vocals: for Demucs v4 quality run "stemsplit models pull htdemucs" on the server (its weights are for research use only).');
+    lines.push(
+      'This is the small model bundled with stemsplit, weak on vocals: for Demucs v4 quality run "stemsplit models pull htdemucs" on the server (its weights are for research use only).',
+    );
   }
   return lines;
 }
 
 function showModel(element, split) {
-  element.replaceChildren.apply(element, modelLines(split).map(function (line) { return h('span', { class: 'model-text' }, [line]); }));
+  element.replaceChildren.apply(
+    element,
+    modelLines(split).map(function (line) {
+      return h('span', { class: 'model-text' }, [line]);
+    }),
+  );
   show(element, true);
 }
 
@@ -207,7 +296,11 @@ function showCredits(credits) {
 }
 
 async function refreshCredits() {
-  try { showCredits(await api.credits()); } catch (ignored) { /* the next action reports it */ }
+  try {
+    showCredits(await api.credits());
+  } catch (ignored) {
+    /* the next action reports it */
+  }
 }
 
 $('key-form').addEventListener('submit', function (event) {
@@ -216,12 +309,16 @@ $('key-form').addEventListener('submit', function (event) {
   if (key) connect(key);
 });
 
-$('change-key').addEventListener('click', function () { showKeyPanel(''); });
+$('change-key').addEventListener('click', function () {
+  showKeyPanel('');
+});
 $('forget-key').addEventListener('click', function () {
   forgetKey();
   showKeyPanel('This browser no longer keeps your key. Open your invite link again, or paste your key, to come back.');
 });
-$('key-cancel').addEventListener('click', function () { connect(state.key); });
+$('key-cancel').addEventListener('click', function () {
+  connect(state.key);
+});
 
 // ---- upload and split ----
 
@@ -260,7 +357,12 @@ async function startSplit(file, choice) {
 
 /** What a refused split is put in numbers and names with: the song's length, the account's balance, the models asked for. */
 async function songFacts(file, choice) {
-  const [seconds, credits] = await Promise.all([songSeconds(file), api.credits().catch(function () { return undefined; })]);
+  const [seconds, credits] = await Promise.all([
+    songSeconds(file),
+    api.credits().catch(function () {
+      return undefined;
+    }),
+  ]);
   if (credits) showCredits(credits);
   return { songSeconds: seconds, balance: credits ? credits.balance : undefined, models: choice.members };
 }
@@ -282,9 +384,19 @@ async function stageFiles(files) {
   if (problems.length > 0) setError($('upload-error'), problems.join(' '));
   if (accepted.length === 0) return;
   const lengths = await Promise.all(accepted.map(songSeconds));
-  state.pending = accepted.map(function (file, i) { return { file: file, seconds: lengths[i] }; });
-  const known = lengths.every(function (seconds) { return seconds !== undefined; });
-  library.setSongSeconds(known ? lengths.reduce(function (sum, seconds) { return sum + seconds; }, 0) : undefined);
+  state.pending = accepted.map(function (file, i) {
+    return { file: file, seconds: lengths[i] };
+  });
+  const known = lengths.every(function (seconds) {
+    return seconds !== undefined;
+  });
+  library.setSongSeconds(
+    known
+      ? lengths.reduce(function (sum, seconds) {
+          return sum + seconds;
+        }, 0)
+      : undefined,
+  );
   $('start').focus();
 }
 
@@ -294,9 +406,12 @@ function showPending() {
   show($('pending'), pending.length > 0);
   if (pending.length === 0) return;
   const list = $('pending-files');
-  list.replaceChildren.apply(list, pending.map(function (song) {
-    return h('li', {}, [song.file.name + ' \u00b7 ' + (song.seconds === undefined ? 'length unknown' : formatTime(song.seconds))]);
-  }));
+  list.replaceChildren.apply(
+    list,
+    pending.map(function (song) {
+      return h('li', {}, [song.file.name + ' \u00b7 ' + (song.seconds === undefined ? 'length unknown' : formatTime(song.seconds))]);
+    }),
+  );
   const choice = library.choice();
   const short = shortOfTime(pending);
   $('pending-estimate').textContent = short || choice.problem || library.estimateWords(choice.members) + '.';
@@ -310,8 +425,16 @@ function showPending() {
  * @param {{file: File, seconds: number | undefined}[]} pending
  */
 function shortOfTime(pending) {
-  if (state.balance === undefined || pending.some(function (song) { return song.seconds === undefined; })) return '';
-  const total = pending.reduce(function (sum, song) { return sum + /** @type {number} */ (song.seconds); }, 0);
+  if (
+    state.balance === undefined ||
+    pending.some(function (song) {
+      return song.seconds === undefined;
+    })
+  )
+    return '';
+  const total = pending.reduce(function (sum, song) {
+    return sum + /** @type {number} */ (song.seconds);
+  }, 0);
   return total > state.balance ? notEnoughCredits({ songSeconds: total, balance: state.balance, songs: pending.length }) : '';
 }
 
@@ -323,7 +446,9 @@ function clearPending() {
 $('start').addEventListener('click', function () {
   const choice = library.choice();
   if (choice.problem) return setError($('upload-error'), choice.problem);
-  const files = state.pending.map(function (song) { return song.file; });
+  const files = state.pending.map(function (song) {
+    return song.file;
+  });
   clearPending();
   splitFiles(files, choice);
 });
@@ -352,7 +477,8 @@ async function splitFiles(files, choice) {
         failed.length = 0;
         break;
       }
-      const why = error.code === 'INSUFFICIENT_CREDITS' || error.call === 'createSplit' ? explainError(error, await songFacts(file, choice)) : explainError(error);
+      const why =
+        error.code === 'INSUFFICIENT_CREDITS' || error.call === 'createSplit' ? explainError(error, await songFacts(file, choice)) : explainError(error);
       failed.push(files.length > 1 ? '"' + file.name + '": ' + why : why);
       // A model refused may have been removed or barred since the page listed it.
       if (error.code === 'VALIDATION_ERROR' && error.call === 'createSplit') await loadModels();
@@ -425,7 +551,16 @@ async function follow(id, name) {
     if (split.status === 'processing') {
       const left = pace.secondsLeft(split.progress, Date.now());
       const step = split.chain ? ' (step ' + split.chainStep + ' of ' + split.chain.length + ')' : '';
-      setJob(name, 'Splitting ' + split.progress + '%' + step + (split.device ? ' on ' + split.device : '') + (left === undefined ? '' : ' \u00b7 about ' + spanWords(left) + ' left'), split.progress);
+      setJob(
+        name,
+        'Splitting ' +
+          split.progress +
+          '%' +
+          step +
+          (split.device ? ' on ' + split.device : '') +
+          (left === undefined ? '' : ' \u00b7 about ' + spanWords(left) + ' left'),
+        split.progress,
+      );
     }
     if (split.status === 'failed') {
       show($('job'), false);
@@ -449,7 +584,9 @@ async function follow(id, name) {
 }
 
 function delay(ms) {
-  return new Promise(function (resolve) { setTimeout(resolve, ms); });
+  return new Promise(function (resolve) {
+    setTimeout(resolve, ms);
+  });
 }
 
 /**
@@ -535,21 +672,79 @@ function historyItem(split) {
   const expired = split.status === 'succeeded' && !split.stems;
   const when = new Date(split.createdAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
   const meta = [kindWords(split), ranWords(split), formatWords(split.outputFormat, split.bitDepth), formatTime(split.durationSeconds), when].join(' \u00b7 ');
-  const badgeText = expired ? 'Expired' : isCancelled(split) ? 'Cancelled' : split.status === 'processing' ? 'Splitting ' + split.progress + '%' : STATUS_WORDS[split.status];
-  const details = [h('span', { class: 'history-name' }, [split.filename]), h('span', { class: 'history-meta', title: 'Terms of ' + library.termsWords(split.models) }, [meta])];
+  const badgeText = expired
+    ? 'Expired'
+    : isCancelled(split)
+      ? 'Cancelled'
+      : split.status === 'processing'
+        ? 'Splitting ' + split.progress + '%'
+        : STATUS_WORDS[split.status];
+  const details = [
+    h('span', { class: 'history-name' }, [split.filename]),
+    h('span', { class: 'history-meta', title: 'Terms of ' + library.termsWords(split.models) }, [meta]),
+  ];
   if (isCancelled(split)) details.push(h('span', { class: 'history-why' }, ['Cancelled: no stems were kept and its credits were refunded.']));
   else if (split.status === 'failed') details.push(h('span', { class: 'history-why' }, [explainJobFailure(split.error)]));
   if (expired) details.push(h('span', { class: 'history-why' }, ['The stems were removed after ' + retentionWords() + '.']));
   const children = [h('div', { class: 'history-main' }, details), h('span', { class: 'badge badge-' + (expired ? 'expired' : split.status) }, [badgeText])];
   if (split.status === 'succeeded' && split.stems) {
     const listedAt = Date.now();
-    children.push(h('button', { type: 'button', 'aria-label': 'Open ' + split.filename + ' in the mixer', onclick: function () { openListed(split, listedAt); } }, ['Open']));
+    children.push(
+      h(
+        'button',
+        {
+          type: 'button',
+          'aria-label': 'Open ' + split.filename + ' in the mixer',
+          onclick: function () {
+            openListed(split, listedAt);
+          },
+        },
+        ['Open'],
+      ),
+    );
   } else if (split.status === 'queued' || split.status === 'processing') {
-    children.push(h('button', { type: 'button', 'aria-label': 'Follow the progress of ' + split.filename, onclick: function () { follow(split.id, split.filename); } }, ['Follow']));
-    children.push(h('button', { type: 'button', 'aria-label': 'Cancel the split of ' + split.filename, onclick: function () { cancelListed(split); } }, ['Cancel']));
+    children.push(
+      h(
+        'button',
+        {
+          type: 'button',
+          'aria-label': 'Follow the progress of ' + split.filename,
+          onclick: function () {
+            follow(split.id, split.filename);
+          },
+        },
+        ['Follow'],
+      ),
+    );
+    children.push(
+      h(
+        'button',
+        {
+          type: 'button',
+          'aria-label': 'Cancel the split of ' + split.filename,
+          onclick: function () {
+            cancelListed(split);
+          },
+        },
+        ['Cancel'],
+      ),
+    );
   }
   if (split.status === 'succeeded' || split.status === 'failed') {
-    children.push(h('button', { type: 'button', class: 'quiet', 'aria-label': 'Delete ' + split.filename + ' and its stems', onclick: function () { deleteListed(split); } }, ['Delete']));
+    children.push(
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'quiet',
+          'aria-label': 'Delete ' + split.filename + ' and its stems',
+          onclick: function () {
+            deleteListed(split);
+          },
+        },
+        ['Delete'],
+      ),
+    );
   }
   return h('li', { class: 'history-item', 'data-split': split.id }, children);
 }
@@ -602,16 +797,25 @@ async function loadHistory(more) {
     show($('history-more'), Boolean(page.nextCursor));
     setError($('history-error'), '');
     // Jobs still running (made here, by the CLI or by a script) keep their rows moving.
-    const running = page.items.some(function (split) { return split.status === 'queued' || split.status === 'processing'; });
+    const running = page.items.some(function (split) {
+      return split.status === 'queued' || split.status === 'processing';
+    });
     clearTimeout(state.historyTimer);
-    if (running && !more) state.historyTimer = setTimeout(function () { loadHistory(false); }, HISTORY_REFRESH_MS);
+    if (running && !more)
+      state.historyTimer = setTimeout(function () {
+        loadHistory(false);
+      }, HISTORY_REFRESH_MS);
   } catch (error) {
     report($('history-error'), error);
   }
 }
 
-$('history-more').addEventListener('click', function () { loadHistory(true); });
-$('history-refresh').addEventListener('click', function () { loadHistory(false); });
+$('history-more').addEventListener('click', function () {
+  loadHistory(true);
+});
+$('history-refresh').addEventListener('click', function () {
+  loadHistory(false);
+});
 
 // ---- keyboard: space plays and pauses unless a control that uses space has the focus ----
 
@@ -627,7 +831,8 @@ document.addEventListener('keydown', function (event) {
 /** The drop zone's line: what this server takes, from its limits. */
 function showAccepted() {
   const size = uploadLimitWords();
-  $('drop-hint').textContent = acceptedKinds() + (size ? ', up to ' + size + ' each' : '') + '; several split one after another. One second of audio uses one credit.';
+  $('drop-hint').textContent =
+    acceptedKinds() + (size ? ', up to ' + size + ' each' : '') + '; several split one after another. One second of audio uses one credit.';
 }
 
 const invite = inviteFromFragment();

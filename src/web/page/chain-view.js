@@ -39,12 +39,16 @@ export class ChainView {
       self.draw();
       self.onChange();
     });
-    elements.keep.addEventListener('change', function () { self.onChange(); });
+    elements.keep.addEventListener('change', function () {
+      self.onChange();
+    });
   }
 
   /** What step 1 makes (its models' stems) and which models a step can pick; redraws the later steps. */
   setFirst(/** @type {string[]} */ firstStems, /** @type {string[]} */ runnable) {
-    this.firstStems = firstStems.map(function (stem) { return stem.toLowerCase(); });
+    this.firstStems = firstStems.map(function (stem) {
+      return stem.toLowerCase();
+    });
     this.runnable = runnable;
     this.later = this.later.filter((step) => runnable.includes(step.model));
     this.draw();
@@ -55,7 +59,15 @@ export class ChainView {
     let made = this.firstStems.slice();
     for (const step of this.later.slice(0, index)) {
       const model = this.lookup(step.model);
-      made = made.filter(function (stem) { return stem !== step.input; }).concat((model ? model.sources : []).map(function (stem) { return step.input + '-' + stem.toLowerCase(); }));
+      made = made
+        .filter(function (stem) {
+          return stem !== step.input;
+        })
+        .concat(
+          (model ? model.sources : []).map(function (stem) {
+            return step.input + '-' + stem.toLowerCase();
+          }),
+        );
     }
     return made;
   }
@@ -72,8 +84,20 @@ export class ChainView {
     const self = this;
     const stems = this.stemsBefore(index);
     if (!stems.includes(step.input)) step.input = stems[0] || '';
-    const input = h('select', { 'aria-label': 'Stem step ' + (index + 2) + ' splits' }, stems.map(function (stem) { return h('option', { value: stem, selected: stem === step.input }, [stem]); }));
-    const model = h('select', { 'aria-label': 'Model of step ' + (index + 2) }, this.runnable.map(function (name) { return h('option', { value: name, selected: name === step.model }, [name]); }));
+    const input = h(
+      'select',
+      { 'aria-label': 'Stem step ' + (index + 2) + ' splits' },
+      stems.map(function (stem) {
+        return h('option', { value: stem, selected: stem === step.input }, [stem]);
+      }),
+    );
+    const model = h(
+      'select',
+      { 'aria-label': 'Model of step ' + (index + 2) },
+      this.runnable.map(function (name) {
+        return h('option', { value: name, selected: name === step.model }, [name]);
+      }),
+    );
     const change = function () {
       step.input = /** @type {HTMLSelectElement} */ (input).value;
       step.model = /** @type {HTMLSelectElement} */ (model).value;
@@ -92,13 +116,24 @@ export class ChainView {
     return h('li', { class: 'chain-step', 'data-step': String(index + 2) }, [
       h('span', { class: 'chain-step-head' }, ['Step ' + (index + 2) + ': split ', input, ' with ', model, ' ', remove]),
       h('span', { class: 'model-terms' }, [listed ? this.words(listed) : '']),
-      h('span', { class: 'model-stems' }, ['Writes ' + (listed ? listed.sources.map(function (stem) { return step.input + '-' + stem.toLowerCase(); }).join(', ') : '')]),
+      h('span', { class: 'model-stems' }, [
+        'Writes ' +
+          (listed
+            ? listed.sources
+                .map(function (stem) {
+                  return step.input + '-' + stem.toLowerCase();
+                })
+                .join(', ')
+            : ''),
+      ]),
     ]);
   }
 
   /** The later steps as the API's chain takes them (empty: no chain). */
   steps() {
-    return this.later.map(function (step) { return { input: step.input, model: step.model }; });
+    return this.later.map(function (step) {
+      return { input: step.input, model: step.model };
+    });
   }
 
   keepIntermediate() {

@@ -52,8 +52,15 @@ export function rateWords(seconds) {
 
 /** How long `seconds` of audio takes with these models run one after another; undefined when one is not measured yet. */
 export function estimateSeconds(models, seconds) {
-  if (models.some(function (model) { return !model || model.secondsPerMinute === null; })) return undefined;
-  return models.reduce(function (sum, model) { return sum + (model.secondsPerMinute * seconds) / 60; }, 0);
+  if (
+    models.some(function (model) {
+      return !model || model.secondsPerMinute === null;
+    })
+  )
+    return undefined;
+  return models.reduce(function (sum, model) {
+    return sum + (model.secondsPerMinute * seconds) / 60;
+  }, 0);
 }
 
 /** The formats the page offers that hold a bit depth (the others are lossy: the server refuses a depth for them). */
@@ -68,7 +75,11 @@ export function formatWords(format, bitDepth) {
 
 /** `vocals 11.77 dB, instrumental 16.45 dB` */
 function sdrWords(/** @type {Record<string, number>} */ sdr) {
-  return Object.entries(sdr).map(function ([stem, value]) { return stem + ' ' + value.toFixed(2) + ' dB'; }).join(', ');
+  return Object.entries(sdr)
+    .map(function ([stem, value]) {
+      return stem + ' ' + value.toFixed(2) + ' dB';
+    })
+    .join(', ');
 }
 
 export class LibraryView {
@@ -93,12 +104,24 @@ export class LibraryView {
     /** Step 1 is the ticked model or ensemble; the chain view holds the steps after it. */
     this.chain = new ChainView(
       { steps: elements.chainSteps, add: elements.chainAdd, keep: elements.chainKeep },
-      function (name) { return self.byName.get(name); },
-      function (model) { return 'Terms: ' + model.terms + '. ' + self.timeWords(model); },
-      function () { self.changed(); },
+      function (name) {
+        return self.byName.get(name);
+      },
+      function (model) {
+        return 'Terms: ' + model.terms + '. ' + self.timeWords(model);
+      },
+      function () {
+        self.changed();
+      },
     );
-    for (const radio of this.radios('model').concat(this.radios('format'))) radio.addEventListener('change', function () { self.changed(); });
-    for (const control of [elements.algorithm, elements.twoStems, elements.bitDepth]) control.addEventListener('change', function () { self.changed(); });
+    for (const radio of this.radios('model').concat(this.radios('format')))
+      radio.addEventListener('change', function () {
+        self.changed();
+      });
+    for (const control of [elements.algorithm, elements.twoStems, elements.bitDepth])
+      control.addEventListener('change', function () {
+        self.changed();
+      });
   }
 
   /** @param {string} name */
@@ -108,23 +131,40 @@ export class LibraryView {
 
   /** @param {string} name */
   checked(name) {
-    const radio = this.radios(name).find(function (input) { return input.checked; });
+    const radio = this.radios(name).find(function (input) {
+      return input.checked;
+    });
     return radio ? radio.value : '';
   }
 
   /** The server's models: grouped by task, with what each writes, its terms and its time. */
   load(/** @type {ModelList} */ list) {
     this.list = list;
-    this.byName = new Map(list.items.map(function (model) { return [model.name, model]; }));
+    this.byName = new Map(
+      list.items.map(function (model) {
+        return [model.name, model];
+      }),
+    );
     this.ticked = this.ticked.filter((name) => this.runnable(this.byName.get(name)));
     const algorithm = this.el.algorithm.value;
-    this.el.algorithm.replaceChildren.apply(this.el.algorithm, list.ensembleAlgorithms.map(function (name, index) {
-      return h('option', { value: name }, [name + (index === 0 ? ' (default)' : '')]);
-    }));
+    this.el.algorithm.replaceChildren.apply(
+      this.el.algorithm,
+      list.ensembleAlgorithms.map(function (name, index) {
+        return h('option', { value: name }, [name + (index === 0 ? ' (default)' : '')]);
+      }),
+    );
     // Read again after a job: the user's algorithm stays chosen.
     if (list.ensembleAlgorithms.includes(algorithm)) this.el.algorithm.value = algorithm;
-    const tasks = Object.keys(TASK_NAMES).concat(list.items.map(function (model) { return model.task; }));
-    const groups = [this.sortControl()].concat(Array.from(new Set(tasks)).map((task) => this.group(task)).filter(Boolean));
+    const tasks = Object.keys(TASK_NAMES).concat(
+      list.items.map(function (model) {
+        return model.task;
+      }),
+    );
+    const groups = [this.sortControl()].concat(
+      Array.from(new Set(tasks))
+        .map((task) => this.group(task))
+        .filter(Boolean),
+    );
     this.el.groups.replaceChildren.apply(this.el.groups, groups);
     show(this.el.empty, list.items.length === 0);
     this.changed();
@@ -132,18 +172,36 @@ export class LibraryView {
 
   /** The fieldset of one task's models, or null when the library has none; those it can't run folded away. */
   group(task) {
-    const models = this.list.items.filter(function (model) { return model.task === task; });
+    const models = this.list.items.filter(function (model) {
+      return model.task === task;
+    });
     if (models.length === 0) return null;
-    if (this.sortBySdr) models.sort(function (a, b) { return (headlineSdr(b.scores, b.task) ?? -Infinity) - (headlineSdr(a.scores, a.task) ?? -Infinity); });
+    if (this.sortBySdr)
+      models.sort(function (a, b) {
+        return (headlineSdr(b.scores, b.task) ?? -Infinity) - (headlineSdr(a.scores, a.task) ?? -Infinity);
+      });
     const runnable = models.filter((model) => this.runnable(model));
     const others = models.filter((model) => !this.runnable(model));
     const children = [h('legend', {}, [TASK_NAMES[task] || task])];
-    if (runnable.length > 0) children.push(h('ul', { class: 'model-rows' }, runnable.map((model) => this.row(model))));
+    if (runnable.length > 0)
+      children.push(
+        h(
+          'ul',
+          { class: 'model-rows' },
+          runnable.map((model) => this.row(model)),
+        ),
+      );
     if (others.length > 0) {
-      children.push(h('details', { class: 'more-models' }, [
-        h('summary', {}, [others.length + (runnable.length > 0 ? ' more' : '') + ' not available on this server']),
-        h('ul', { class: 'model-rows' }, others.map((model) => this.row(model))),
-      ]));
+      children.push(
+        h('details', { class: 'more-models' }, [
+          h('summary', {}, [others.length + (runnable.length > 0 ? ' more' : '') + ' not available on this server']),
+          h(
+            'ul',
+            { class: 'model-rows' },
+            others.map((model) => this.row(model)),
+          ),
+        ]),
+      );
     }
     return h('fieldset', { class: 'task-group', 'data-task': task }, children);
   }
@@ -152,7 +210,10 @@ export class LibraryView {
   sortControl() {
     const self = this;
     const box = h('input', { type: 'checkbox', id: 'library-sort-sdr', checked: this.sortBySdr });
-    box.addEventListener('change', function () { self.sortBySdr = box.checked; self.load(self.list); });
+    box.addEventListener('change', function () {
+      self.sortBySdr = box.checked;
+      self.load(self.list);
+    });
     return h('label', { class: 'library-sort' }, [box, ' Order each task by published SDR, best first (models without one last)']);
   }
 
@@ -167,14 +228,24 @@ export class LibraryView {
 
   row(/** @type {ModelInfo} */ model) {
     const self = this;
-    const box = h('input', { type: 'checkbox', name: 'library-model', value: model.name, disabled: !this.runnable(model), checked: this.ticked.includes(model.name) });
-    box.addEventListener('change', function () { self.tick(model.name, box.checked); });
+    const box = h('input', {
+      type: 'checkbox',
+      name: 'library-model',
+      value: model.name,
+      disabled: !this.runnable(model),
+      checked: this.ticked.includes(model.name),
+    });
+    box.addEventListener('change', function () {
+      self.tick(model.name, box.checked);
+    });
     const lines = [
       h('label', { class: 'model-pick' }, [box, h('strong', {}, [model.name]), h('span', { class: 'model-family' }, [model.family])]),
       h('span', { class: 'model-about' }, [model.description]),
       h('span', { class: 'model-stems' }, ['Writes ' + model.sources.join(', ')]),
       h('span', { class: 'model-terms' }, ['Terms: ' + model.terms]),
-      ...model.scores.map(function (set) { return h('span', { class: 'model-scores' }, ['Published SDR: ' + sdrWords(set.sdr) + ' (' + set.source + ')']); }),
+      ...model.scores.map(function (set) {
+        return h('span', { class: 'model-scores' }, ['Published SDR: ' + sdrWords(set.sdr) + ' (' + set.source + ')']);
+      }),
       h('span', { class: 'model-time' }, [this.timeWords(model)]),
     ];
     const why = this.unavailableWords(model);
@@ -185,7 +256,7 @@ export class LibraryView {
   /** Why a listed model can't be ticked, or undefined. */
   unavailableWords(model) {
     if (!model.installed) return 'Not installed on this server ("stemsplit models pull ' + model.name + '" there adds it).';
-    if (!model.allowed) return 'This server\'s operator doesn\'t let API keys run it (serve --models).';
+    if (!model.allowed) return "This server's operator doesn't let API keys run it (serve --models).";
     return undefined;
   }
 
@@ -198,7 +269,11 @@ export class LibraryView {
   }
 
   tick(name, on) {
-    this.ticked = this.ticked.filter(function (other) { return other !== name; }).concat(on ? [name] : []);
+    this.ticked = this.ticked
+      .filter(function (other) {
+        return other !== name;
+      })
+      .concat(on ? [name] : []);
     this.changed();
   }
 
@@ -236,15 +311,30 @@ export class LibraryView {
   /** One weight field per member, kept while the members stay; only for the algorithms that weigh. */
   drawWeights() {
     const weighs = takesWeights(/** @type {any} */ (this.el.algorithm.value));
-    const kept = new Map(Array.from(this.el.weights.querySelectorAll('input')).map(function (input) {
-      return [input.getAttribute('data-member'), /** @type {HTMLInputElement} */ (input).value];
-    }));
+    const kept = new Map(
+      Array.from(this.el.weights.querySelectorAll('input')).map(function (input) {
+        return [input.getAttribute('data-member'), /** @type {HTMLInputElement} */ (input).value];
+      }),
+    );
     const self = this;
-    const fields = weighs ? this.ticked.map(function (name) {
-      const field = h('input', { type: 'number', min: '0', step: 'any', placeholder: '1', value: kept.get(name) || '', 'data-member': name, 'aria-label': 'Weight of ' + name });
-      field.addEventListener('input', function () { self.el.summary.textContent = self.summaryWords(self.choice()); self.onChange(); });
-      return h('label', { class: 'weight' }, [name + ' \u00d7 ', field]);
-    }) : [h('span', { class: 'muted' }, [this.el.algorithm.value + ' takes no weights'])];
+    const fields = weighs
+      ? this.ticked.map(function (name) {
+          const field = h('input', {
+            type: 'number',
+            min: '0',
+            step: 'any',
+            placeholder: '1',
+            value: kept.get(name) || '',
+            'data-member': name,
+            'aria-label': 'Weight of ' + name,
+          });
+          field.addEventListener('input', function () {
+            self.el.summary.textContent = self.summaryWords(self.choice());
+            self.onChange();
+          });
+          return h('label', { class: 'weight' }, [name + ' \u00d7 ', field]);
+        })
+      : [h('span', { class: 'muted' }, [this.el.algorithm.value + ' takes no weights'])];
     this.el.weights.replaceChildren.apply(this.el.weights, fields);
   }
 
@@ -253,7 +343,11 @@ export class LibraryView {
     show(this.el.chain, library && this.ticked.length > 0);
     const stems = new Set();
     for (const name of library ? this.ticked : []) for (const source of (this.byName.get(name) || { sources: [] }).sources) stems.add(source);
-    const runnable = this.list.items.filter((model) => this.runnable(model)).map(function (model) { return model.name; });
+    const runnable = this.list.items
+      .filter((model) => this.runnable(model))
+      .map(function (model) {
+        return model.name;
+      });
     this.chain.setFirst(Array.from(stems), runnable);
     show(this.el.twoStemsRow, this.chain.steps().length === 0);
   }
@@ -267,9 +361,11 @@ export class LibraryView {
       const model = this.byName.get(name);
       for (const source of model ? model.sources : []) if (!/^no_/i.test(source)) stems.add(source.toLowerCase());
     }
-    const options = [h('option', { value: '' }, ['every stem the models write'])].concat(Array.from(stems).map(function (stem) {
-      return h('option', { value: stem }, [stem + ' and no_' + stem + ' (everything else)']);
-    }));
+    const options = [h('option', { value: '' }, ['every stem the models write'])].concat(
+      Array.from(stems).map(function (stem) {
+        return h('option', { value: stem }, [stem + ' and no_' + stem + ' (everything else)']);
+      }),
+    );
     select.replaceChildren.apply(select, options);
     select.value = stems.has(previous) ? previous : '';
   }
@@ -301,10 +397,18 @@ export class LibraryView {
     }
     body.models = members;
     body.ensemble = this.el.algorithm.value;
-    const weights = Array.from(this.el.weights.querySelectorAll('input')).map(function (input) { return /** @type {HTMLInputElement} */ (input).value.trim(); });
+    const weights = Array.from(this.el.weights.querySelectorAll('input')).map(function (input) {
+      return /** @type {HTMLInputElement} */ (input).value.trim();
+    });
     if (weights.some(Boolean)) {
-      const values = weights.map(function (value) { return value === '' ? 1 : Number(value); });
-      if (values.some(function (value) { return !Number.isFinite(value) || value <= 0; })) {
+      const values = weights.map(function (value) {
+        return value === '' ? 1 : Number(value);
+      });
+      if (
+        values.some(function (value) {
+          return !Number.isFinite(value) || value <= 0;
+        })
+      ) {
         return { body: body, members: members, problem: 'Each weight is a number above 0 (an empty one counts as 1).' };
       }
       body.ensembleWeights = values;
@@ -322,7 +426,15 @@ export class LibraryView {
     for (const field of ['model', 'models', 'ensemble', 'ensembleWeights', 'twoStems']) delete body[field];
     body.chain = [first].concat(later);
     if (this.chain.keepIntermediate()) body.keepIntermediate = true;
-    return { body: body, members: members.concat(later.map(function (step) { return step.model; })), problem: undefined };
+    return {
+      body: body,
+      members: members.concat(
+        later.map(function (step) {
+          return step.model;
+        }),
+      ),
+      problem: undefined,
+    };
   }
 
   /** The choice in one sentence: what runs, under which terms, for how long, into which files. */
@@ -332,8 +444,20 @@ export class LibraryView {
     const terms = this.termsWords(choice.members);
     const weights = choice.body.ensembleWeights ? ' (weights ' + /** @type {number[]} */ (choice.body.ensembleWeights).join(', ') + ')' : '';
     if (choice.body.chain) return this.chainWords(choice, terms);
-    const runs = choice.members.length > 1 ? 'Runs ' + choice.members.join(' + ') + ' one after another, combined with ' + choice.body.ensemble + weights : 'Runs ' + choice.members[0];
-    return runs + ', writing ' + formatWords(choice.body.outputFormat, choice.body.bitDepth) + ' files. Terms: ' + terms + '. ' + this.estimateWords(choice.members) + '.';
+    const runs =
+      choice.members.length > 1
+        ? 'Runs ' + choice.members.join(' + ') + ' one after another, combined with ' + choice.body.ensemble + weights
+        : 'Runs ' + choice.members[0];
+    return (
+      runs +
+      ', writing ' +
+      formatWords(choice.body.outputFormat, choice.body.bitDepth) +
+      ' files. Terms: ' +
+      terms +
+      '. ' +
+      this.estimateWords(choice.members) +
+      '.'
+    );
   }
 
   /** A chain in one sentence: each step, the cost (each step splits the whole song), terms and time. */
@@ -343,8 +467,21 @@ export class LibraryView {
       const model = step.models ? step.models.join(' + ') + ' (' + step.ensemble + ')' : step.model;
       return index === 0 ? 'step 1 splits the song with ' + model : 'step ' + (index + 1) + ' splits ' + step.input + ' with ' + model;
     });
-    return 'Runs a chain of ' + steps.length + ' steps: ' + words.join('; ') + '. It costs ' + steps.length + ' credits per second of audio (each step splits the whole length), writing ' +
-      formatWords(choice.body.outputFormat, choice.body.bitDepth) + ' files. Terms: ' + terms + '. ' + this.estimateWords(choice.members) + '.';
+    return (
+      'Runs a chain of ' +
+      steps.length +
+      ' steps: ' +
+      words.join('; ') +
+      '. It costs ' +
+      steps.length +
+      ' credits per second of audio (each step splits the whole length), writing ' +
+      formatWords(choice.body.outputFormat, choice.body.bitDepth) +
+      ' files. Terms: ' +
+      terms +
+      '. ' +
+      this.estimateWords(choice.members) +
+      '.'
+    );
   }
 
   /** `a and b: MIT; c: not stated`: the terms of each model, those under the same terms named together. */
@@ -356,7 +493,9 @@ export class LibraryView {
       const terms = model ? model.terms : 'not listed by this server';
       byTerms.set(terms, (byTerms.get(terms) || []).concat([name]));
     }
-    return Array.from(byTerms, function (entry) { return entry[1].join(' and ') + ': ' + entry[0]; }).join('; ');
+    return Array.from(byTerms, function (entry) {
+      return entry[1].join(' and ') + ': ' + entry[0];
+    }).join('; ');
   }
 
   /** How long the chosen songs will take with these models (names), in words. */
@@ -366,8 +505,17 @@ export class LibraryView {
     const seconds = estimateSeconds(models, this.songSeconds);
     const audio = formatTime(this.songSeconds) + ' of audio';
     if (seconds === undefined) {
-      const unmeasured = names.filter(function (name, i) { return !models[i] || models[i].secondsPerMinute === null; });
-      return audio + ': time not measured yet for ' + unmeasured.join(', ') + ' on this server (the first job with ' + (unmeasured.length > 1 ? 'each' : 'it') + ' measures it)';
+      const unmeasured = names.filter(function (name, i) {
+        return !models[i] || models[i].secondsPerMinute === null;
+      });
+      return (
+        audio +
+        ': time not measured yet for ' +
+        unmeasured.join(', ') +
+        ' on this server (the first job with ' +
+        (unmeasured.length > 1 ? 'each' : 'it') +
+        ' measures it)'
+      );
     }
     return audio + ': about ' + spanWords(seconds) + ' on this server';
   }

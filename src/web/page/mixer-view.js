@@ -15,7 +15,12 @@ import { wavBlob } from './wav.js';
 import { zipStore } from './zip.js';
 
 const STEM_COLORS = {
-  vocals: '#f472b6', drums: '#fbbf24', bass: '#60a5fa', other: '#a78bfa', guitar: '#34d399', piano: '#fb923c',
+  vocals: '#f472b6',
+  drums: '#fbbf24',
+  bass: '#60a5fa',
+  other: '#a78bfa',
+  guitar: '#34d399',
+  piano: '#fb923c',
 };
 const FALLBACK_COLORS = ['#f472b6', '#fbbf24', '#60a5fa', '#a78bfa', '#34d399', '#fb923c'];
 const STEM_ORDER = ['vocals', 'drums', 'bass', 'guitar', 'piano', 'other'];
@@ -50,9 +55,11 @@ function orderOf(name) {
 async function fetchStem(name, url) {
   const response = await fetch(url, { cache: 'no-store' });
   if (!response.ok) {
-    throw new Error(response.status === 404
-      ? 'the ' + name + ' stem is gone from the server (stems are kept for ' + retentionWords() + ')'
-      : 'the ' + name + ' stem could not be loaded (HTTP ' + response.status + ')');
+    throw new Error(
+      response.status === 404
+        ? 'the ' + name + ' stem is gone from the server (stems are kept for ' + retentionWords() + ')'
+        : 'the ' + name + ' stem could not be loaded (HTTP ' + response.status + ')',
+    );
   }
   return new Uint8Array(await response.arrayBuffer());
 }
@@ -80,14 +87,30 @@ export class MixerView {
 
   bindTransport() {
     const self = this;
-    this.el.play.addEventListener('click', function () { self.toggle(); });
-    this.el.seek.addEventListener('input', function () { self.seekTo(Number(self.el.seek.value)); });
-    this.el.seek.addEventListener('pointerdown', function () { self.scrubbing = true; });
-    window.addEventListener('pointerup', function () { self.scrubbing = false; });
-    this.el.downloadAll.addEventListener('click', function () { self.downloadAll(); });
-    this.el.downloadInstrumental.addEventListener('click', function () { self.downloadInstrumental(); });
-    this.el.downloadMix.addEventListener('click', function () { self.downloadMix(); });
-    this.el.compare.addEventListener('click', function () { self.compare(); });
+    this.el.play.addEventListener('click', function () {
+      self.toggle();
+    });
+    this.el.seek.addEventListener('input', function () {
+      self.seekTo(Number(self.el.seek.value));
+    });
+    this.el.seek.addEventListener('pointerdown', function () {
+      self.scrubbing = true;
+    });
+    window.addEventListener('pointerup', function () {
+      self.scrubbing = false;
+    });
+    this.el.downloadAll.addEventListener('click', function () {
+      self.downloadAll();
+    });
+    this.el.downloadInstrumental.addEventListener('click', function () {
+      self.downloadInstrumental();
+    });
+    this.el.downloadMix.addEventListener('click', function () {
+      self.downloadMix();
+    });
+    this.el.compare.addEventListener('click', function () {
+      self.compare();
+    });
   }
 
   /** A/B: the original alone, or back to the stems as they were mixed. */
@@ -110,18 +133,26 @@ export class MixerView {
     this.el.title.textContent = split.filename;
     this.setStatus('Loading ' + Object.keys(split.stems).length + ' stems\u2026');
     if (!this.context) this.context = new AudioContext();
-    const names = Object.keys(split.stems).sort(function (a, b) { return orderOf(a) - orderOf(b); });
+    const names = Object.keys(split.stems).sort(function (a, b) {
+      return orderOf(a) - orderOf(b);
+    });
     const context = this.context;
     const format = split.outputFormat;
-    let stems = await Promise.all(names.map(async function (name) {
-      const bytes = await fetchStem(name, split.stems[name]);
-      // decodeAudioData takes the buffer over: keep our own bytes for the downloads.
-      const buffer = await context.decodeAudioData(bytes.slice().buffer);
-      return { name: name, bytes: bytes, buffer: buffer, peaks: computePeaks(buffer), format: format };
-    }));
+    let stems = await Promise.all(
+      names.map(async function (name) {
+        const bytes = await fetchStem(name, split.stems[name]);
+        // decodeAudioData takes the buffer over: keep our own bytes for the downloads.
+        const buffer = await context.decodeAudioData(bytes.slice().buffer);
+        return { name: name, bytes: bytes, buffer: buffer, peaks: computePeaks(buffer), format: format };
+      }),
+    );
     if (generation !== this.generation) return;
     // The source itself, for A/B: one more track, muted until the user compares.
-    const original = split.sourceUrl ? await loadOriginal(context, split).catch(function () { return null; }) : null;
+    const original = split.sourceUrl
+      ? await loadOriginal(context, split).catch(function () {
+          return null;
+        })
+      : null;
     if (original) stems = stems.concat([original]);
     if (generation !== this.generation) return;
     this.stems = stems;
@@ -129,15 +160,33 @@ export class MixerView {
     this.mixer = new Mixer(this.context);
     this.mixer.load(stems);
     const self = this;
-    this.mixer.onEnded = function () { self.updatePlayButton(); self.render(); };
+    this.mixer.onEnded = function () {
+      self.updatePlayButton();
+      self.render();
+    };
     this.el.seek.max = String(this.mixer.duration);
     this.el.seek.disabled = false;
     this.el.play.disabled = false;
     this.setExportsEnabled(true);
-    const loudest = Math.max(SILENCE, Math.max.apply(null, stems.map(function (stem) { return peakMagnitude(stem.peaks); })));
+    const loudest = Math.max(
+      SILENCE,
+      Math.max.apply(
+        null,
+        stems.map(function (stem) {
+          return peakMagnitude(stem.peaks);
+        }),
+      ),
+    );
     const waveScale = WAVE_HEADROOM / loudest;
-    this.el.stems.replaceChildren.apply(this.el.stems, stems.map(function (stem, i) { return self.buildRow(stem, i, waveScale); }));
-    const originalRow = this.rows.find(function (row) { return row.name === ORIGINAL; });
+    this.el.stems.replaceChildren.apply(
+      this.el.stems,
+      stems.map(function (stem, i) {
+        return self.buildRow(stem, i, waveScale);
+      }),
+    );
+    const originalRow = this.rows.find(function (row) {
+      return row.name === ORIGINAL;
+    });
     // The original, and stems that repeat others, start muted: what plays adds up to the song once.
     for (const row of this.rows) if (!this.mixSet.has(row.name)) this.toggleFlag(row.name, 'muted', row.mute);
     show(this.el.compare, Boolean(originalRow));
@@ -196,10 +245,17 @@ export class MixerView {
     const played = h('span', { class: 'wave-played' });
     const wave = h('div', { class: 'wave' }, [canvas, played]);
     const label = format.toUpperCase();
-    const download = h('a', { class: 'button download', href: url, download: this.fileName(name, format), 'aria-label': 'Download ' + name + ' (' + label + ')' }, [icon('download'), h('span', { class: 'download-label' }, [label])]);
+    const download = h(
+      'a',
+      { class: 'button download', href: url, download: this.fileName(name, format), 'aria-label': 'Download ' + name + ' (' + label + ')' },
+      [icon('download'), h('span', { class: 'download-label' }, [label])],
+    );
     const repeats = name !== ORIGINAL && !this.mixSet.has(name);
     const nameParts = [h('span', {}, [name])];
-    if (repeats) nameParts.push(h('span', { class: 'stem-note', title: 'Other stems here add up to it: it starts muted so the song is counted once' }, ['repeats others']));
+    if (repeats)
+      nameParts.push(
+        h('span', { class: 'stem-note', title: 'Other stems here add up to it: it starts muted so the song is counted once' }, ['repeats others']),
+      );
     nameParts.push(h('span', { class: 'meter', 'aria-hidden': 'true' }, [meterFill]));
     const row = h('li', { class: 'stem', 'data-stem': name, 'data-in-mix': String(name !== ORIGINAL && !repeats) }, [
       h('div', { class: 'stem-name' }, nameParts),
@@ -209,9 +265,15 @@ export class MixerView {
       download,
     ]);
     row.style.setProperty('--stem-color', color);
-    mute.addEventListener('click', function () { self.toggleFlag(name, 'muted', mute); });
-    solo.addEventListener('click', function () { self.toggleFlag(name, 'soloed', solo); });
-    volume.addEventListener('input', function () { self.mixer.setVolume(name, Number(volume.value)); });
+    mute.addEventListener('click', function () {
+      self.toggleFlag(name, 'muted', mute);
+    });
+    solo.addEventListener('click', function () {
+      self.toggleFlag(name, 'soloed', solo);
+    });
+    volume.addEventListener('input', function () {
+      self.mixer.setVolume(name, Number(volume.value));
+    });
     wave.addEventListener('pointerdown', function (event) {
       wave.setPointerCapture(event.pointerId);
       self.seekFromPointer(wave, event);
@@ -219,7 +281,9 @@ export class MixerView {
     wave.addEventListener('pointermove', function (event) {
       if (wave.hasPointerCapture(event.pointerId)) self.seekFromPointer(wave, event);
     });
-    new ResizeObserver(function () { drawWaveform(canvas, stem.peaks, color, waveScale); }).observe(canvas);
+    new ResizeObserver(function () {
+      drawWaveform(canvas, stem.peaks, color, waveScale);
+    }).observe(canvas);
     this.rows.push({ name: name, row: row, played: played, meterFill: meterFill, mute: mute, solo: solo });
     return row;
   }
@@ -241,7 +305,9 @@ export class MixerView {
   seekTo(seconds) {
     if (!this.mixer) return;
     const self = this;
-    this.mixer.seek(seconds).then(function () { self.render(); });
+    this.mixer.seek(seconds).then(function () {
+      self.render();
+    });
     this.render();
   }
 
@@ -283,7 +349,9 @@ export class MixerView {
     }
     if (mixer.playing) {
       const self = this;
-      this.frame = requestAnimationFrame(function () { self.render(); });
+      this.frame = requestAnimationFrame(function () {
+        self.render();
+      });
     } else {
       this.updatePlayButton();
     }
@@ -299,8 +367,12 @@ export class MixerView {
   downloadAll() {
     if (!this.ready) return;
     const self = this;
-    const stems = this.stems.filter(function (stem) { return stem.name !== ORIGINAL; });
-    const files = stems.map(function (stem) { return { name: self.fileName(stem.name, stem.format), bytes: stem.bytes }; });
+    const stems = this.stems.filter(function (stem) {
+      return stem.name !== ORIGINAL;
+    });
+    const files = stems.map(function (stem) {
+      return { name: self.fileName(stem.name, stem.format), bytes: stem.bytes };
+    });
     saveBlob(zipStore(files), songBaseName(this.split.filename) + '-stems.zip');
   }
 
@@ -308,7 +380,9 @@ export class MixerView {
   downloadInstrumental() {
     if (!this.ready) return;
     const mixSet = this.mixSet;
-    const mix = this.mixer.mixdown(function (name) { return mixSet.has(name) && !isVocalStem(name) ? 1 : 0; });
+    const mix = this.mixer.mixdown(function (name) {
+      return mixSet.has(name) && !isVocalStem(name) ? 1 : 0;
+    });
     saveBlob(wavBlob(mix.channels, mix.sampleRate), songBaseName(this.split.filename) + '-instrumental.wav');
     this.announce('Instrumental saved');
   }
@@ -329,7 +403,9 @@ function saveBlob(blob, name) {
   document.body.append(link);
   link.click();
   link.remove();
-  setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
+  setTimeout(function () {
+    URL.revokeObjectURL(url);
+  }, 60000);
 }
 
 /** The job's source, decoded like the stems, as the `original` track (its download the file as uploaded). */

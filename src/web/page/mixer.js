@@ -91,7 +91,11 @@ export class Mixer {
     for (const track of this.tracks.values()) {
       if (track.source) {
         track.source.onended = null;
-        try { track.source.stop(); } catch (ignored) { /* never started */ }
+        try {
+          track.source.stop();
+        } catch (ignored) {
+          /* never started */
+        }
         track.source.disconnect();
         track.source = null;
       }
@@ -161,7 +165,9 @@ export class Mixer {
    */
   mixdown(gainOf) {
     const weigh = gainOf || this.gainOf.bind(this);
-    const weighted = Array.from(this.tracks, function ([name, track]) { return { buffer: track.buffer, gain: weigh(name) }; });
+    const weighted = Array.from(this.tracks, function ([name, track]) {
+      return { buffer: track.buffer, gain: weigh(name) };
+    });
     const first = weighted[0];
     return { channels: sumBuffers(weighted), sampleRate: first ? first.buffer.sampleRate : this.context.sampleRate };
   }
@@ -193,7 +199,9 @@ export function sumBuffers(weighted) {
   const first = weighted[0];
   const channels = first ? first.buffer.numberOfChannels : 2;
   const length = first ? first.buffer.length : 0;
-  const out = Array.from({ length: channels }, function () { return new Float32Array(length); });
+  const out = Array.from({ length: channels }, function () {
+    return new Float32Array(length);
+  });
   for (const { buffer, gain } of weighted) {
     if (gain === 0) continue;
     for (let channel = 0; channel < channels; channel++) {

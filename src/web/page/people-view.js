@@ -47,31 +47,65 @@ export class PeopleView {
     }
     show(this.elements.panel, true);
     const self = this;
-    this.elements.list.replaceChildren.apply(this.elements.list, people.items.map(function (person) { return self.row(person); }));
+    this.elements.list.replaceChildren.apply(
+      this.elements.list,
+      people.items.map(function (person) {
+        return self.row(person);
+      }),
+    );
   }
 
   /** @param {Person} person */
   row(person) {
     const self = this;
-    const used = person.lastUsedAt ? 'last used ' + new Date(person.lastUsedAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : 'never used';
-    const minutes = /** @type {HTMLInputElement} */ (h('input', { type: 'number', min: '1', max: '100000', value: '60', 'aria-label': 'Minutes to give ' + person.account }, []));
+    const used = person.lastUsedAt
+      ? 'last used ' + new Date(person.lastUsedAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+      : 'never used';
+    const minutes = /** @type {HTMLInputElement} */ (
+      h('input', { type: 'number', min: '1', max: '100000', value: '60', 'aria-label': 'Minutes to give ' + person.account }, [])
+    );
     const children = [
       h('div', { class: 'history-main' }, [
         h('span', { class: 'history-name' }, [person.account + (person.role === 'admin' ? ' (admin)' : '')]),
-        h('span', { class: 'history-meta' }, [formatTime(person.balance) + ' of audio left \u00b7 ' + person.activeKeys + ' working key' + (person.activeKeys === 1 ? '' : 's') + ' \u00b7 ' + used]),
+        h('span', { class: 'history-meta' }, [
+          formatTime(person.balance) + ' of audio left \u00b7 ' + person.activeKeys + ' working key' + (person.activeKeys === 1 ? '' : 's') + ' \u00b7 ' + used,
+        ]),
       ]),
       minutes,
-      h('button', { type: 'button', onclick: function () { self.grant(person.account, Number(minutes.value) * 60); } }, ['Give minutes']),
+      h(
+        'button',
+        {
+          type: 'button',
+          onclick: function () {
+            self.grant(person.account, Number(minutes.value) * 60);
+          },
+        },
+        ['Give minutes'],
+      ),
     ];
     if (person.role !== 'admin' && person.activeKeys > 0) {
-      children.push(h('button', { type: 'button', 'aria-label': 'Revoke the keys of ' + person.account, onclick: function () { self.revoke(person.account); } }, ['Revoke']));
+      children.push(
+        h(
+          'button',
+          {
+            type: 'button',
+            'aria-label': 'Revoke the keys of ' + person.account,
+            onclick: function () {
+              self.revoke(person.account);
+            },
+          },
+          ['Revoke'],
+        ),
+      );
     }
     return h('li', { class: 'history-item', 'data-account': person.account }, children);
   }
 
   /** @param {string} account @param {number} seconds */
   async grant(account, seconds) {
-    await this.act(async () => { await this.api.grant(account, seconds); });
+    await this.act(async () => {
+      await this.api.grant(account, seconds);
+    });
   }
 
   /** Revokes every working key of the account: their pages and stem links stop at once. */

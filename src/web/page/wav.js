@@ -14,7 +14,9 @@ export function wavBlob(channels, sampleRate) {
   const count = channels.length;
   const dataBytes = frames * count * 4;
   const header = new DataView(new ArrayBuffer(58));
-  const text = function (at, value) { for (let i = 0; i < value.length; i++) header.setUint8(at + i, value.charCodeAt(i)); };
+  const text = function (at, value) {
+    for (let i = 0; i < value.length; i++) header.setUint8(at + i, value.charCodeAt(i));
+  };
   text(0, 'RIFF');
   header.setUint32(4, 50 + dataBytes, true);
   text(8, 'WAVE');

@@ -49,21 +49,55 @@ export function zipStore(files, date) {
     const crc = crc32(file.bytes);
     const size = file.bytes.length;
     const local = header(30, [
-      [4, 0, 0x04034b50], [2, 4, 20], [2, 6, UTF8_NAMES], [2, 8, 0], [2, 10, stamp.time], [2, 12, stamp.day],
-      [4, 14, crc], [4, 18, size], [4, 22, size], [2, 26, name.length], [2, 28, 0],
+      [4, 0, 0x04034b50],
+      [2, 4, 20],
+      [2, 6, UTF8_NAMES],
+      [2, 8, 0],
+      [2, 10, stamp.time],
+      [2, 12, stamp.day],
+      [4, 14, crc],
+      [4, 18, size],
+      [4, 22, size],
+      [2, 26, name.length],
+      [2, 28, 0],
     ]);
     parts.push(local, name, file.bytes);
-    central.push(header(46, [
-      [4, 0, 0x02014b50], [2, 4, 20], [2, 6, 20], [2, 8, UTF8_NAMES], [2, 10, 0], [2, 12, stamp.time], [2, 14, stamp.day],
-      [4, 16, crc], [4, 20, size], [4, 24, size], [2, 28, name.length], [2, 30, 0], [2, 32, 0], [2, 34, 0], [2, 36, 0],
-      [4, 38, 0], [4, 42, offset],
-    ]), name);
+    central.push(
+      header(46, [
+        [4, 0, 0x02014b50],
+        [2, 4, 20],
+        [2, 6, 20],
+        [2, 8, UTF8_NAMES],
+        [2, 10, 0],
+        [2, 12, stamp.time],
+        [2, 14, stamp.day],
+        [4, 16, crc],
+        [4, 20, size],
+        [4, 24, size],
+        [2, 28, name.length],
+        [2, 30, 0],
+        [2, 32, 0],
+        [2, 34, 0],
+        [2, 36, 0],
+        [4, 38, 0],
+        [4, 42, offset],
+      ]),
+      name,
+    );
     offset += local.length + name.length + size;
   }
-  const centralSize = central.reduce(function (sum, part) { return sum + part.length; }, 0);
+  const centralSize = central.reduce(function (sum, part) {
+    return sum + part.length;
+  }, 0);
   const end = header(22, [
-    [4, 0, 0x06054b50], [2, 4, 0], [2, 6, 0], [2, 8, files.length], [2, 10, files.length],
-    [4, 12, centralSize], [4, 16, offset], [2, 20, 0],
+    [4, 0, 0x06054b50],
+    [2, 4, 0],
+    [2, 6, 0],
+    [2, 8, files.length],
+    [2, 10, files.length],
+    [4, 12, centralSize],
+    [4, 16, offset],
+    [2, 20, 0],
   ]);
   return new Blob(parts.concat(central, [end]), { type: 'application/zip' });
 }

@@ -10,20 +10,7 @@ import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync
 import { dirname, join } from 'node:path';
 import { attr, DATA_TYPE, nodeProto, OnnxGraph, writeModel, type Value } from '../../../src/onnx/graph.js';
 import { ProtoMessage } from '../../../src/onnx/protobuf.js';
-import {
-  demucsPackageOps,
-  floats,
-  global,
-  op,
-  pickle,
-  stateDictOps,
-  str,
-  torchFile,
-  u32,
-  zeroBomb,
-  zip,
-  type TensorMeta,
-} from './torch-files.js';
+import { demucsPackageOps, floats, global, op, pickle, stateDictOps, str, torchFile, u32, zeroBomb, zip, type TensorMeta } from './torch-files.js';
 
 export type HostileKind = 'pickle' | 'zip' | 'tensor' | 'yaml' | 'onnx' | 'model-data' | 'config' | 'path' | 'bag';
 
@@ -54,7 +41,19 @@ function demucsFile(dir: string, pickleBytes: Uint8Array, storages: Readonly<Rec
 
 /** A Demucs package whose state holds `tensors`. */
 export function demucsPackage(tensors: readonly (readonly [string, TensorMeta])[]): Buffer {
-  return pickle(demucsPackageOps(stateDictOps(tensors), [...op.emptyDict, ...op.mark, ...str('sources'), ...op.emptyList, ...op.mark, ...str('vocals'), ...str('other'), ...op.appends, ...op.setitems]));
+  return pickle(
+    demucsPackageOps(stateDictOps(tensors), [
+      ...op.emptyDict,
+      ...op.mark,
+      ...str('sources'),
+      ...op.emptyList,
+      ...op.mark,
+      ...str('vocals'),
+      ...str('other'),
+      ...op.appends,
+      ...op.setitems,
+    ]),
+  );
 }
 
 /** A BS-RoFormer config small enough to convert in a moment: n_fft 16 (9 bins), dim 8, one layer. */
@@ -133,7 +132,11 @@ function configCase(name: string, replace: Readonly<Record<string, string>>): Ho
     name,
     kind: 'config',
     family: 'msst',
-    write: (dir) => msstFiles(dir, Object.entries(replace).reduce((yaml, [key, value]) => yaml.replace(new RegExp(`^(\\s*${key}:).*$`, 'm'), `$1 ${value}`), SMALL_ROFORMER_YAML)),
+    write: (dir) =>
+      msstFiles(
+        dir,
+        Object.entries(replace).reduce((yaml, [key, value]) => yaml.replace(new RegExp(`^(\\s*${key}:).*$`, 'm'), `$1 ${value}`), SMALL_ROFORMER_YAML),
+      ),
   };
 }
 
@@ -203,12 +206,18 @@ function tensorShapeOf(shape: readonly number[]): ProtoMessage {
  * `location`, which ONNX Runtime opens as the session opens.
  */
 export function externalDataOnnx(file: string, location: string, shape: readonly number[] = [1, 4, 8, 8]): void {
-  const valueInfo = (name: string) => new ProtoMessage().string(1, name).message(2, new ProtoMessage().message(1, new ProtoMessage().int(1, DATA_TYPE.float).message(2, tensorShapeOf(shape))));
+  const valueInfo = (name: string) =>
+    new ProtoMessage().string(1, name).message(2, new ProtoMessage().message(1, new ProtoMessage().int(1, DATA_TYPE.float).message(2, tensorShapeOf(shape))));
   const weight = new ProtoMessage();
   for (const size of shape) weight.int(1, size);
   // TensorProto: data_type, name, external_data {location}, data_location EXTERNAL.
   weight.int(2, DATA_TYPE.float).string(8, 'w').message(13, new ProtoMessage().string(1, 'location').string(2, location)).int(14, 1);
-  const graph = new ProtoMessage().message(1, nodeProto('Add', ['input', 'w'], ['output'])).string(2, 'hostile').message(5, weight).message(11, valueInfo('input')).message(12, valueInfo('output'));
+  const graph = new ProtoMessage()
+    .message(1, nodeProto('Add', ['input', 'w'], ['output']))
+    .string(2, 'hostile')
+    .message(5, weight)
+    .message(11, valueInfo('input'))
+    .message(12, valueInfo('output'));
   writeModel(new ProtoMessage().int(1, 8).message(7, graph).message(8, new ProtoMessage().int(2, 17)), file);
 }
 
@@ -250,7 +259,12 @@ export const ISSUE_CASES: readonly HostileCase[] = [
       return { model: files.model, names: files.model };
     },
   },
-  { name: 'onnx: an input with absurd static dimensions', kind: 'onnx', family: 'mdx', write: (dir) => mdxFiles(dir, SMALL_MDX_DATA, [1, 4, 100_000, 100_000]) },
+  {
+    name: 'onnx: an input with absurd static dimensions',
+    kind: 'onnx',
+    family: 'mdx',
+    write: (dir) => mdxFiles(dir, SMALL_MDX_DATA, [1, 4, 100_000, 100_000]),
+  },
   modelDataCase('model data: n_fft 2^30', { ...SMALL_MDX_DATA, mdx_n_fft_scale_set: 2 ** 30 }),
   {
     name: 'checkpoint: a weight of the wrong shape',
@@ -279,7 +293,13 @@ export const MORE_CASES: readonly HostileCase[] = [
   // L0 = []; L(i+1) = [Li, Li] through the memo: 2^100 items once shared references are followed.
   pickleCase(
     'pickle: a list of itself twice, 100 times over',
-    concat(op.emptyList, [0x94], op.pop, ...Array.from({ length: 100 }, (_, i) => [...op.emptyList, 0x68, i, ...op.append, 0x68, i, ...op.append, 0x94, ...op.pop]), [0x68, 100]),
+    concat(
+      op.emptyList,
+      [0x94],
+      op.pop,
+      ...Array.from({ length: 100 }, (_, i) => [...op.emptyList, 0x68, i, ...op.append, 0x68, i, ...op.append, 0x94, ...op.pop]),
+      [0x68, 100],
+    ),
   ),
   pickleCase('pickle: an unknown opcode', [0xff]),
   {
@@ -312,7 +332,9 @@ export const MORE_CASES: readonly HostileCase[] = [
     return out;
   }),
   zipCase('zip: cut in half', (file) => file.subarray(0, file.length >> 1)),
-  fileCase('zip: data.pkl claiming 1 KiB, inflating to 1 GiB', 'zip', () => zip([{ name: 'archive/data.pkl', data: zeroBomb(2 ** 30), method: 8, size: 1024 }])),
+  fileCase('zip: data.pkl claiming 1 KiB, inflating to 1 GiB', 'zip', () =>
+    zip([{ name: 'archive/data.pkl', data: zeroBomb(2 ** 30), method: 8, size: 1024 }]),
+  ),
   fileCase('zip: no data.pkl', 'zip', () => zip([{ name: 'archive/other', data: Buffer.from('x') }])),
   tensorCase('tensor: its storage entry is missing', { shape: [2, 2], key: '7' }),
   tensorCase('tensor: a negative stride', { shape: [2, 2], stride: [-2, 1], key: '0' }),
@@ -322,9 +344,21 @@ export const MORE_CASES: readonly HostileCase[] = [
   tensorCase('tensor: ComplexFloatStorage', { shape: [2, 2], storage: 'ComplexFloatStorage', key: '0' }),
   tensorCase('tensor: 65 dimensions', { shape: Array.from({ length: 65 }, () => 1), key: '0' }),
   yamlCase('yaml: !!python/name:os.system', SMALL_ROFORMER_YAML.replace('  depth: 1\n', '  depth: !!python/name:os.system\n')),
-  yamlCase('yaml: !!python/object/new:subprocess.Popen', SMALL_ROFORMER_YAML.replace('  heads: 2\n', '  heads: !!python/object/new:subprocess.Popen [["ls"]]\n')),
+  yamlCase(
+    'yaml: !!python/object/new:subprocess.Popen',
+    SMALL_ROFORMER_YAML.replace('  heads: 2\n', '  heads: !!python/object/new:subprocess.Popen [["ls"]]\n'),
+  ),
   yamlCase('yaml: an unknown tag', SMALL_ROFORMER_YAML.replace('  heads: 2\n', '  heads: !custom 2\n')),
-  yamlCase('yaml: a billion laughs of aliases', `a: &a [x, x, x, x, x, x, x, x, x]\n${Array.from({ length: 9 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(9).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`).join('\n')}\n${SMALL_ROFORMER_YAML}`),
+  yamlCase(
+    'yaml: a billion laughs of aliases',
+    `a: &a [x, x, x, x, x, x, x, x, x]\n${Array.from(
+      { length: 9 },
+      (_, i) =>
+        `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(9)
+          .fill(`*${String.fromCharCode(97 + i)}`)
+          .join(', ')}]`,
+    ).join('\n')}\n${SMALL_ROFORMER_YAML}`,
+  ),
   yamlCase('yaml: 10⁵ nested flow lists', `${SMALL_ROFORMER_YAML}extra: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`),
   yamlCase('yaml: 2·10⁵ nested block lists', `${SMALL_ROFORMER_YAML}extra:\n  ${'- '.repeat(200_000)}x\n`),
   yamlCase('yaml: a 20 MB config', `${SMALL_ROFORMER_YAML}${'# padding padding padding padding padding padding padding\n'.repeat(350_000)}`),
@@ -372,7 +406,18 @@ export const MORE_CASES: readonly HostileCase[] = [
   },
   folderCase('model.json: a stem named ../../escaped', 'config', (manifest) => {
     identityOnnx(join(dirname(manifest), 'graph.onnx'), [1, 2, 8], 'mix', 'stems');
-    const fields = { format: 'stemsplit-model/1', name: 'escape', description: 'hostile', sampleRate: 44100, sources: ['../../escaped', 'other'], segmentSamples: 8, overlap: 0.25, normalize: false, input: 'waveform', onnx: 'graph.onnx' };
+    const fields = {
+      format: 'stemsplit-model/1',
+      name: 'escape',
+      description: 'hostile',
+      sampleRate: 44100,
+      sources: ['../../escaped', 'other'],
+      segmentSamples: 8,
+      overlap: 0.25,
+      normalize: false,
+      input: 'waveform',
+      onnx: 'graph.onnx',
+    };
     writeFileSync(manifest, JSON.stringify(fields));
   }),
   folderCase('path: a model folder whose model.json is a FIFO', 'path', mkfifo),
@@ -380,7 +425,18 @@ export const MORE_CASES: readonly HostileCase[] = [
     const graph = join(dirname(manifest), 'graph.onnx');
     identityOnnx(graph, [1, 2, 8], 'mix', 'stems');
     linkOut(graph, join(dirname(manifest), '..', 'outside.onnx'));
-    const fields = { format: 'stemsplit-model/1', name: 'linked', description: 'hostile', sampleRate: 44100, sources: ['vocals', 'other'], segmentSamples: 8, overlap: 0.25, normalize: false, input: 'waveform', onnx: 'graph.onnx' };
+    const fields = {
+      format: 'stemsplit-model/1',
+      name: 'linked',
+      description: 'hostile',
+      sampleRate: 44100,
+      sources: ['vocals', 'other'],
+      segmentSamples: 8,
+      overlap: 0.25,
+      normalize: false,
+      input: 'waveform',
+      onnx: 'graph.onnx',
+    };
     writeFileSync(manifest, JSON.stringify(fields));
   }),
   {
@@ -408,7 +464,7 @@ export const MORE_CASES: readonly HostileCase[] = [
   },
   fileCase('bag: a member under !!python/object/apply', 'bag', () => Buffer.from('models:\n- !!python/object/apply:os.system ["echo pwned"]\n'), 'bag.yaml'),
   {
-    name: 'bag: a member outside the bag\'s folder',
+    name: "bag: a member outside the bag's folder",
     kind: 'bag',
     family: 'demucs',
     write: (dir) => {

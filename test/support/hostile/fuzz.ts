@@ -73,7 +73,12 @@ export async function runHostileFuzz(options: HostileFuzzOptions): Promise<Hosti
     cliOutcomes.push(outcome);
     log(`cli: ${hostile.name}: exit ${String(outcome.code)}, ${outcome.seconds.toFixed(1)} s, ${outcome.peakMb} MB`);
   }
-  return { seed: options.seed, library, cli: figures(cliOutcomes, (performance.now() - cliStarted) / 1000), problems: [...problems, ...problemsOf(cliOutcomes, 'cli')] };
+  return {
+    seed: options.seed,
+    library,
+    cli: figures(cliOutcomes, (performance.now() - cliStarted) / 1000),
+    problems: [...problems, ...problemsOf(cliOutcomes, 'cli')],
+  };
 }
 
 export function formatHostileFuzz(report: HostileFuzzReport): string {

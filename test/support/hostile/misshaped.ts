@@ -21,7 +21,9 @@ const FIXED_ARGS: Readonly<Record<number, number>> = {
   0x4a: 4, // BININT
   0x47: 8, // BINFLOAT
 };
-const NO_ARGS = new Set([0x7d, 0x5d, 0x29, 0x28, 0x74, 0x85, 0x86, 0x87, 0x51, 0x52, 0x73, 0x75, 0x61, 0x65, 0x4e, 0x88, 0x89, 0x62, 0x94, 0x81, 0x30, 0x32, 0x2e]);
+const NO_ARGS = new Set([
+  0x7d, 0x5d, 0x29, 0x28, 0x74, 0x85, 0x86, 0x87, 0x51, 0x52, 0x73, 0x75, 0x61, 0x65, 0x4e, 0x88, 0x89, 0x62, 0x94, 0x81, 0x30, 0x32, 0x2e,
+]);
 
 interface Op {
   readonly code: number;
@@ -37,9 +39,12 @@ function opcodes(bytes: Buffer, start: number, end: number): Op[] {
     const code = bytes[at] as number;
     let next = at + 1;
     if (code in FIXED_ARGS) next += FIXED_ARGS[code] as number;
-    else if (code === 0x58 || code === 0x42 || code === 0x54) next += 4 + bytes.readUInt32LE(at + 1); // BINUNICODE, BINBYTES, BINSTRING
-    else if (code === 0x8c || code === 0x43 || code === 0x55 || code === 0x8a) next += 1 + (bytes[at + 1] as number); // SHORT_BINUNICODE, SHORT_BINBYTES, SHORT_BINSTRING, LONG1
-    else if (code === 0x63) next = bytes.indexOf(0x0a, bytes.indexOf(0x0a, next) + 1) + 1; // GLOBAL: two lines
+    else if (code === 0x58 || code === 0x42 || code === 0x54)
+      next += 4 + bytes.readUInt32LE(at + 1); // BINUNICODE, BINBYTES, BINSTRING
+    else if (code === 0x8c || code === 0x43 || code === 0x55 || code === 0x8a)
+      next += 1 + (bytes[at + 1] as number); // SHORT_BINUNICODE, SHORT_BINBYTES, SHORT_BINSTRING, LONG1
+    else if (code === 0x63)
+      next = bytes.indexOf(0x0a, bytes.indexOf(0x0a, next) + 1) + 1; // GLOBAL: two lines
     else if (!NO_ARGS.has(code)) throw new Error(`opcode 0x${code.toString(16)} at ${at} is not one torch writes`);
     ops.push({ code, at, next });
     if (code === 0x2e) break;

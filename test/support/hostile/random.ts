@@ -37,14 +37,71 @@ class Dice {
 const EXTREME_INTS = [0, 1, -1, 2, 3, 7, 255, 256, 65_535, 65_536, 2 ** 31 - 1, -(2 ** 31), 2 ** 32 - 1, 2 ** 32, 2 ** 40, 2 ** 53, 1e12, 50_000];
 /** What a yaml or json value may be replaced by. */
 const YAML_VALUES = [
-  '!!python/object/apply:os.system ["echo pwned"]', '!!python/name:os.system', '!!python/module:os', '!!python/object:__main__.X {}', '!custom 1',
-  '-1', '0', '1e300', '.nan', '.inf', '2147483648', '1099511627776', '"string"', 'null', 'true', '[]', '{}', '[[[[[[]]]]]]', '*nowhere', '&a [*a]',
-  '!!binary AAAA', '!!python/tuple [1, 2]', '0.5', '!!float 1e999', '!!int "x"',
+  '!!python/object/apply:os.system ["echo pwned"]',
+  '!!python/name:os.system',
+  '!!python/module:os',
+  '!!python/object:__main__.X {}',
+  '!custom 1',
+  '-1',
+  '0',
+  '1e300',
+  '.nan',
+  '.inf',
+  '2147483648',
+  '1099511627776',
+  '"string"',
+  'null',
+  'true',
+  '[]',
+  '{}',
+  '[[[[[[]]]]]]',
+  '*nowhere',
+  '&a [*a]',
+  '!!binary AAAA',
+  '!!python/tuple [1, 2]',
+  '0.5',
+  '!!float 1e999',
+  '!!int "x"',
 ];
-const JSON_VALUES: readonly unknown[] = [null, true, 'x', '', -1, 0, 0.5, 1e308, 2 ** 31, 2 ** 53, [], {}, [1, 2], 'Vocals/../..', 'A'.repeat(300), '\u0000', 'No Vocals', 6144, 2048, 8];
+const JSON_VALUES: readonly unknown[] = [
+  null,
+  true,
+  'x',
+  '',
+  -1,
+  0,
+  0.5,
+  1e308,
+  2 ** 31,
+  2 ** 53,
+  [],
+  {},
+  [1, 2],
+  'Vocals/../..',
+  'A'.repeat(300),
+  '\u0000',
+  'No Vocals',
+  6144,
+  2048,
+  8,
+];
 
 /** Each family's config knobs: the keys a mutation pushes to extremes. */
-const ROFORMER_KEYS = ['dim', 'depth', 'num_stems', 'stft_n_fft', 'stft_hop_length', 'stft_win_length', 'dim_head', 'heads', 'chunk_size', 'num_overlap', 'sample_rate', 'time_transformer_depth', 'freq_transformer_depth'];
+const ROFORMER_KEYS = [
+  'dim',
+  'depth',
+  'num_stems',
+  'stft_n_fft',
+  'stft_hop_length',
+  'stft_win_length',
+  'dim_head',
+  'heads',
+  'chunk_size',
+  'num_overlap',
+  'sample_rate',
+  'time_transformer_depth',
+  'freq_transformer_depth',
+];
 
 const SCNET_YAML = `audio:
   chunk_size: 88200
@@ -98,20 +155,54 @@ inference:
   dim_t: 32
   num_overlap: 4
 `;
-const MDX23C_KEYS = ['chunk_size', 'dim_f', 'dim_t', 'hop_length', 'n_fft', 'num_channels', 'bottleneck_factor', 'growth', 'num_blocks_per_scale', 'num_scales', 'num_subbands'];
+const MDX23C_KEYS = [
+  'chunk_size',
+  'dim_f',
+  'dim_t',
+  'hop_length',
+  'n_fft',
+  'num_channels',
+  'bottleneck_factor',
+  'growth',
+  'num_blocks_per_scale',
+  'num_scales',
+  'num_subbands',
+];
 
 /** HTDemucs' constructor options, which a Demucs package carries as `kwargs`. */
-const DEMUCS_KWARGS = ['audio_channels', 'channels', 'growth', 'nfft', 'depth', 'kernel_size', 'stride', 'context', 't_layers', 't_heads', 'bottom_channels', 'samplerate', 'segment'];
+const DEMUCS_KWARGS = [
+  'audio_channels',
+  'channels',
+  'growth',
+  'nfft',
+  'depth',
+  'kernel_size',
+  'stride',
+  'context',
+  't_layers',
+  't_heads',
+  'bottom_channels',
+  'samplerate',
+  'segment',
+];
 
 function mutateBytes(dice: Dice, bytes: Uint8Array): Buffer {
   let out = Buffer.from(bytes);
   for (let round = 1 + dice.below(4); round > 0 && out.length > 0; round--) {
     const at = dice.below(out.length);
     switch (dice.below(5)) {
-      case 0: out[at] = dice.below(256); break;
-      case 1: out = out.subarray(0, at); break;
-      case 2: out = Buffer.concat([out.subarray(0, at), out.subarray(at, at + 1 + dice.below(64)), out.subarray(at)]); break;
-      case 3: out = Buffer.concat([out.subarray(0, at), out.subarray(Math.min(out.length, at + 1 + dice.below(16)))]); break;
+      case 0:
+        out[at] = dice.below(256);
+        break;
+      case 1:
+        out = out.subarray(0, at);
+        break;
+      case 2:
+        out = Buffer.concat([out.subarray(0, at), out.subarray(at, at + 1 + dice.below(64)), out.subarray(at)]);
+        break;
+      case 3:
+        out = Buffer.concat([out.subarray(0, at), out.subarray(Math.min(out.length, at + 1 + dice.below(16)))]);
+        break;
       default: {
         const value = Buffer.alloc(4);
         value.writeUInt32LE(dice.pick(EXTREME_INTS) >>> 0);
@@ -126,15 +217,27 @@ function mutateBytes(dice: Dice, bytes: Uint8Array): Buffer {
 function extremeOpcode(dice: Dice): number[] {
   const n = dice.pick(EXTREME_INTS);
   switch (dice.below(9)) {
-    case 0: return [0x8b, ...u32(n)];
-    case 1: return [0x58, ...u32(n)];
-    case 2: return [0x42, ...u32(n)];
-    case 3: return [0x6a, ...u32(n)];
-    case 4: return [0x72, ...u32(n)];
-    case 5: return [0x49, ...Buffer.from(`${n}\n`)];
-    case 6: return global(dice.pick(['os', 'builtins', 'subprocess', 'torch', 'torch._utils', 'collections']), dice.pick(['system', 'eval', 'Popen', 'FloatStorage', '_rebuild_tensor_v2', 'OrderedDict']));
-    case 7: return [...op.mark, ...op.mark, ...op.tuple, ...op.reduce];
-    default: return [dice.below(256)];
+    case 0:
+      return [0x8b, ...u32(n)];
+    case 1:
+      return [0x58, ...u32(n)];
+    case 2:
+      return [0x42, ...u32(n)];
+    case 3:
+      return [0x6a, ...u32(n)];
+    case 4:
+      return [0x72, ...u32(n)];
+    case 5:
+      return [0x49, ...Buffer.from(`${n}\n`)];
+    case 6:
+      return global(
+        dice.pick(['os', 'builtins', 'subprocess', 'torch', 'torch._utils', 'collections']),
+        dice.pick(['system', 'eval', 'Popen', 'FloatStorage', '_rebuild_tensor_v2', 'OrderedDict']),
+      );
+    case 7:
+      return [...op.mark, ...op.mark, ...op.tuple, ...op.reduce];
+    default:
+      return [dice.below(256)];
   }
 }
 
@@ -146,7 +249,8 @@ function tensorMeta(dice: Dice): TensorMeta {
   if (choice === 0) return { ...meta, stride: shape.map(() => dice.pick(EXTREME_INTS)) };
   if (choice === 1) return { ...meta, offset: dice.pick(EXTREME_INTS) };
   if (choice === 2) return { ...meta, numel: dice.pick(EXTREME_INTS) };
-  if (choice === 3) return { ...meta, storage: dice.pick(['HalfStorage', 'DoubleStorage', 'LongStorage', 'BoolStorage', 'ComplexFloatStorage', 'UntypedStorage']) };
+  if (choice === 3)
+    return { ...meta, storage: dice.pick(['HalfStorage', 'DoubleStorage', 'LongStorage', 'BoolStorage', 'ComplexFloatStorage', 'UntypedStorage']) };
   return meta;
 }
 
@@ -213,10 +317,28 @@ function randomCase(dice: Dice, index: number, seed: number): HostileCase {
     default: {
       const family = dice.below(4);
       if (family === 3) {
-        const kwargs = [...op.emptyDict, ...op.mark, ...str('sources'), ...op.emptyList, ...op.mark, ...str('vocals'), ...str('other'), ...op.appends, ...str(dice.pick(DEMUCS_KWARGS)), ...int(dice.pick(EXTREME_INTS) | 0), ...op.setitems];
+        const kwargs = [
+          ...op.emptyDict,
+          ...op.mark,
+          ...str('sources'),
+          ...op.emptyList,
+          ...op.mark,
+          ...str('vocals'),
+          ...str('other'),
+          ...op.appends,
+          ...str(dice.pick(DEMUCS_KWARGS)),
+          ...int(dice.pick(EXTREME_INTS) | 0),
+          ...op.setitems,
+        ];
         return demucs(() => torchFile(pickle(demucsPackageOps(stateDictOps(goodState), kwargs)), { '0': floats(4) }));
       }
-      const [yaml, keys] = ([[SMALL_ROFORMER_YAML, ROFORMER_KEYS], [SCNET_YAML, SCNET_KEYS], [MDX23C_YAML, MDX23C_KEYS]] as const)[family] as readonly [string, readonly string[]];
+      const [yaml, keys] = (
+        [
+          [SMALL_ROFORMER_YAML, ROFORMER_KEYS],
+          [SCNET_YAML, SCNET_KEYS],
+          [MDX23C_YAML, MDX23C_KEYS],
+        ] as const
+      )[family] as readonly [string, readonly string[]];
       return { name, kind, family: 'msst', write: (dir) => msstFiles(dir, mutateYaml(dice, yaml, keys), pickle(stateDictOps(goodState))) };
     }
   }

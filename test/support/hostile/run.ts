@@ -43,11 +43,17 @@ export interface HostileOutcome {
 }
 
 /** Judges a refusal: one line, naming the file, with the model-file code, in time and memory. */
-function problemsOf(outcome: Omit<HostileOutcome, 'problems'>, files: HostileFiles, expectedCode: string | number, limits: { readonly seconds: number; readonly megabytes: number }): string[] {
+function problemsOf(
+  outcome: Omit<HostileOutcome, 'problems'>,
+  files: HostileFiles,
+  expectedCode: string | number,
+  limits: { readonly seconds: number; readonly megabytes: number },
+): string[] {
   const problems: string[] = [];
   if (outcome.result === 'refused') {
     if (outcome.code !== expectedCode) problems.push(`code ${String(outcome.code)}, expected ${String(expectedCode)}`);
-    if (![files.names, files.model].some((file) => outcome.message.includes(basename(file)))) problems.push(`the message does not name ${basename(files.names)}`);
+    if (![files.names, files.model].some((file) => outcome.message.includes(basename(file))))
+      problems.push(`the message does not name ${basename(files.names)}`);
     if (outcome.message.trim().includes('\n')) problems.push('more than one line');
     if (/\(node:\d+\)|\bat .+:\d+:\d+|Maximum call stack|out of range|Received /.test(outcome.message)) problems.push('a raw JavaScript message');
   }
@@ -139,7 +145,26 @@ export function cliRunner(): (hostile: HostileCase, extraModels?: readonly strin
     const run = await finished(
       spawn(
         '/usr/bin/time',
-        ['-q', '-f', 'peak-kb %M', 'timeout', '-s', 'KILL', '60', process.execPath, '--import', 'tsx', 'src/cli/run.ts', '--data-dir', join(dir, 'data'), 'split', song, ...models, '-o', out],
+        [
+          '-q',
+          '-f',
+          'peak-kb %M',
+          'timeout',
+          '-s',
+          'KILL',
+          '60',
+          process.execPath,
+          '--import',
+          'tsx',
+          'src/cli/run.ts',
+          '--data-dir',
+          join(dir, 'data'),
+          'split',
+          song,
+          ...models,
+          '-o',
+          out,
+        ],
         { cwd: ROOT, env: { ...process.env, STEMSPLIT_CACHE_DIR: join(dir, 'cache') }, stdio: ['ignore', 'ignore', 'pipe'], timeout: 120_000 },
       ),
     );

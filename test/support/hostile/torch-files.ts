@@ -86,13 +86,25 @@ export function tensor(meta: TensorMeta): number[] {
   return [
     ...global('torch._utils', '_rebuild_tensor_v2'),
     ...op.mark,
-    ...op.mark, ...str('storage'), ...global('torch', meta.storage ?? 'FloatStorage'), ...str(meta.key), ...str('cpu'), ...int(meta.numel ?? numelOf(meta.shape)), ...op.tuple,
+    ...op.mark,
+    ...str('storage'),
+    ...global('torch', meta.storage ?? 'FloatStorage'),
+    ...str(meta.key),
+    ...str('cpu'),
+    ...int(meta.numel ?? numelOf(meta.shape)),
+    ...op.tuple,
     ...op.binpersid,
     ...int(meta.offset ?? 0),
-    ...op.mark, ...meta.shape.flatMap(int), ...op.tuple,
-    ...op.mark, ...stride.flatMap(int), ...op.tuple,
+    ...op.mark,
+    ...meta.shape.flatMap(int),
+    ...op.tuple,
+    ...op.mark,
+    ...stride.flatMap(int),
+    ...op.tuple,
     ...op.newfalse,
-    ...global('collections', 'OrderedDict'), ...op.emptyTuple, ...op.reduce,
+    ...global('collections', 'OrderedDict'),
+    ...op.emptyTuple,
+    ...op.reduce,
     ...op.tuple,
     ...op.reduce,
   ];
@@ -106,11 +118,16 @@ export function stateDictOps(tensors: readonly (readonly [string, TensorMeta])[]
 /** A Demucs package: `{klass, args, kwargs, state}` with `kwargsOps` the kwargs dict's opcodes. */
 export function demucsPackageOps(state: readonly number[], kwargsOps: readonly number[] = [...op.emptyDict]): number[] {
   return [
-    ...op.emptyDict, ...op.mark,
-    ...str('klass'), ...global('demucs.htdemucs', 'HTDemucs'),
-    ...str('args'), ...op.emptyTuple,
-    ...str('kwargs'), ...kwargsOps,
-    ...str('state'), ...state,
+    ...op.emptyDict,
+    ...op.mark,
+    ...str('klass'),
+    ...global('demucs.htdemucs', 'HTDemucs'),
+    ...str('args'),
+    ...op.emptyTuple,
+    ...str('kwargs'),
+    ...kwargsOps,
+    ...str('state'),
+    ...state,
     ...op.setitems,
   ];
 }
@@ -142,14 +159,38 @@ export function zip(items: readonly ZipItem[]): Buffer {
     const method = item.method ?? 0;
     const version = big ? 45 : 20;
     const claimed = [big ? ZIP64_LIMIT : compressedSize, big ? ZIP64_LIMIT : size] as const;
-    const local = record(30, [[0, 4, 0x04034b50], [4, 2, version], [8, 2, method], [18, 4, claimed[0]], [22, 4, claimed[1]], [26, 2, name.length], [28, 2, extra.length]]);
+    const local = record(30, [
+      [0, 4, 0x04034b50],
+      [4, 2, version],
+      [8, 2, method],
+      [18, 4, claimed[0]],
+      [22, 4, claimed[1]],
+      [26, 2, name.length],
+      [28, 2, extra.length],
+    ]);
     parts.push(local, name, extra, Buffer.from(item.data));
-    const entry = record(46, [[0, 4, 0x02014b50], [4, 2, 45], [6, 2, version], [10, 2, method], [20, 4, claimed[0]], [24, 4, claimed[1]], [28, 2, name.length], [30, 2, extra.length], [42, 4, offset]]);
+    const entry = record(46, [
+      [0, 4, 0x02014b50],
+      [4, 2, 45],
+      [6, 2, version],
+      [10, 2, method],
+      [20, 4, claimed[0]],
+      [24, 4, claimed[1]],
+      [28, 2, name.length],
+      [30, 2, extra.length],
+      [42, 4, offset],
+    ]);
     central.push(entry, name, extra);
     offset += local.length + name.length + extra.length + item.data.length;
   }
   const directory = Buffer.concat(central);
-  const end = record(22, [[0, 4, 0x06054b50], [8, 2, items.length], [10, 2, items.length], [12, 4, directory.length], [16, 4, offset]]);
+  const end = record(22, [
+    [0, 4, 0x06054b50],
+    [8, 2, items.length],
+    [10, 2, items.length],
+    [12, 4, directory.length],
+    [16, 4, offset],
+  ]);
   return Buffer.concat([...parts, directory, end]);
 }
 

@@ -107,7 +107,13 @@ export type { Reply, UploadedInput };
 export { parseJsonOr, sleep };
 
 /** One request to the server at `base` (its origin) with `key`, through the harness's client. */
-export function api(base: string, key: string | null, method: string, path: string, init: { body?: unknown; headers?: Record<string, string> } = {}): Promise<Reply> {
+export function api(
+  base: string,
+  key: string | null,
+  method: string,
+  path: string,
+  init: { body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   return new ApiClient(base, key).request(method, path, init);
 }
 

@@ -93,8 +93,11 @@ export async function runDiskFull(log: (line: string) => void = () => undefined)
     if (!ok) problems.push(`${name}: ${outcome}`);
     log(`${ok ? 'ok ' : 'BAD'} ${name}: ${outcome}`);
   };
-  const reserve = () => api(server.url, key, 'POST', '/audio/uploads', { body: { filename: 'song.wav', contentType: 'audio/wav', contentLength: song.length } });
-  const send = async (reply: Reply): Promise<{ status: number; json: { success: boolean; data?: { url: string; key: string }; error?: { code: string; message: string } } }> => {
+  const reserve = () =>
+    api(server.url, key, 'POST', '/audio/uploads', { body: { filename: 'song.wav', contentType: 'audio/wav', contentLength: song.length } });
+  const send = async (
+    reply: Reply,
+  ): Promise<{ status: number; json: { success: boolean; data?: { url: string; key: string }; error?: { code: string; message: string } } }> => {
     const { uploadUrl, uploadHeaders } = reply.json.data as { uploadUrl: string; uploadHeaders: Record<string, string> };
     const sent = await fetch(uploadUrl, { method: 'PUT', headers: uploadHeaders, body: song });
     return { status: sent.status, json: (await sent.json()) as never };
@@ -125,7 +128,12 @@ export async function runDiskFull(log: (line: string) => void = () => undefined)
     const retried = await send(reservation);
     free = leaveFree(dataDir, 128 * 1024);
     const created = await split(reservation, retried);
-    record('the retried upload, once there is room', free, `upload HTTP ${retried.status}, split HTTP ${created.status}`, retried.status === 200 && created.status === 200);
+    record(
+      'the retried upload, once there is room',
+      free,
+      `upload HTTP ${retried.status}, split HTTP ${created.status}`,
+      retried.status === 200 && created.status === 200,
+    );
     if (created.status === 200) {
       jobIds.push(created.json.data.id);
       const views = await server.client(key).waitForSplits([created.json.data.id], 120_000);
@@ -172,11 +180,23 @@ export async function runDiskFull(log: (line: string) => void = () => undefined)
     const views = await server.client(key).waitForSplits(jobIds, 120_000);
     const last = views.get(recovered.json?.data?.id);
     const stemProblems = last?.status === 'succeeded' ? await checkStems(last.stems, 4) : ['not succeeded'];
-    record('after making room: a new job', freeBytes(dataDir), `job ${last?.status}; stems: ${stemProblems.join(', ') || 'all download'}`, stemProblems.length === 0);
+    record(
+      'after making room: a new job',
+      freeBytes(dataDir),
+      `job ${last?.status}; stems: ${stemProblems.join(', ') || 'all download'}`,
+      stemProblems.length === 0,
+    );
     const earlier = views.get(runningJob.json?.data?.id);
-    record('after making room: the job that was running', freeBytes(dataDir), `job ${earlier?.status} ${earlier?.error?.code ?? ''}`, earlier?.status === 'succeeded' || earlier?.error?.code === 'STORAGE_FAILED');
+    record(
+      'after making room: the job that was running',
+      freeBytes(dataDir),
+      `job ${earlier?.status} ${earlier?.error?.code ?? ''}`,
+      earlier?.status === 'succeeded' || earlier?.error?.code === 'STORAGE_FAILED',
+    );
   } catch (error) {
-    problems.push(`${(error as Error).message}; the server ${server.running ? 'runs' : `exited ${JSON.stringify(server.exit)}`}; its last words:\n${server.stderr.split('\n').slice(-15).join('\n')}`);
+    problems.push(
+      `${(error as Error).message}; the server ${server.running ? 'runs' : `exited ${JSON.stringify(server.exit)}`}; its last words:\n${server.stderr.split('\n').slice(-15).join('\n')}`,
+    );
   } finally {
     const missingHooks = await waitWebhooks(receiver, jobIds, 30_000);
     if (missingHooks.length > 0) problems.push(`${missingHooks.length} terminal jobs without a webhook`);

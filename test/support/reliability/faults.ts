@@ -220,19 +220,35 @@ export async function runFaults(options: FaultOptions): Promise<FaultReport> {
 
 export function formatFaults(r: FaultReport): string {
   return table(
-    ['jobs', 'SIGKILLs (while a job ran / mid-request)', 'server starts', 'succeeded', 'failed', 'jobs interrupted mid-run', 'client retries', 'webhooks (duplicates)', 'stems downloaded', 'ledger: grants − charges + refunds = balance', 'wall'],
-    [[
-      r.jobs,
-      `${r.kills} (${r.killsWhileProcessing} / ${r.killsMidRequest})`,
-      r.starts,
-      r.succeeded,
-      Object.entries(r.failed).map(([code, n]) => `${n} ${code}`).join(', ') || '0',
-      r.interruptedJobs,
-      r.clientRetries,
-      `${r.webhookDeliveries} (${r.webhookDuplicates})`,
-      r.stemsDownloaded,
-      `${r.ledger.grants} − ${r.ledger.charges} + ${r.ledger.refunds} = ${r.ledger.balance}`,
-      `${r.wallSeconds.toFixed(0)} s`,
-    ]],
+    [
+      'jobs',
+      'SIGKILLs (while a job ran / mid-request)',
+      'server starts',
+      'succeeded',
+      'failed',
+      'jobs interrupted mid-run',
+      'client retries',
+      'webhooks (duplicates)',
+      'stems downloaded',
+      'ledger: grants − charges + refunds = balance',
+      'wall',
+    ],
+    [
+      [
+        r.jobs,
+        `${r.kills} (${r.killsWhileProcessing} / ${r.killsMidRequest})`,
+        r.starts,
+        r.succeeded,
+        Object.entries(r.failed)
+          .map(([code, n]) => `${n} ${code}`)
+          .join(', ') || '0',
+        r.interruptedJobs,
+        r.clientRetries,
+        `${r.webhookDeliveries} (${r.webhookDuplicates})`,
+        r.stemsDownloaded,
+        `${r.ledger.grants} − ${r.ledger.charges} + ${r.ledger.refunds} = ${r.ledger.balance}`,
+        `${r.wallSeconds.toFixed(0)} s`,
+      ],
+    ],
   );
 }

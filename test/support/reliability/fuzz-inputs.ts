@@ -59,9 +59,7 @@ export type FuzzRequest =
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-const fakeUlid = fc
-  .array(fc.integer({ min: 0, max: 31 }), { minLength: 26, maxLength: 26 })
-  .map((digits) => digits.map((d) => CROCKFORD[d]).join(''));
+const fakeUlid = fc.array(fc.integer({ min: 0, max: 31 }), { minLength: 26, maxLength: 26 }).map((digits) => digits.map((d) => CROCKFORD[d]).join(''));
 
 function traversals(nonce: string): string[] {
   return [
@@ -152,7 +150,13 @@ function jsonContentType(): fc.Arbitrary<string | undefined> {
 /** Printable Latin-1 without leading or trailing spaces: what fetch sends verbatim. */
 function headerValue(): fc.Arbitrary<string> {
   return fc
-    .string({ unit: fc.integer({ min: 0x21, max: 0xff }).filter((c) => c !== 0x7f && (c < 0x80 || c >= 0xa0)).map((c) => String.fromCharCode(c)), maxLength: 200 })
+    .string({
+      unit: fc
+        .integer({ min: 0x21, max: 0xff })
+        .filter((c) => c !== 0x7f && (c < 0x80 || c >= 0xa0))
+        .map((c) => String.fromCharCode(c)),
+      maxLength: 200,
+    })
     .filter((s) => s.length > 0);
 }
 
@@ -164,7 +168,14 @@ function authorization(t: FuzzTarget): fc.Arbitrary<{ header: string | undefined
     {
       weight: 2,
       arbitrary: fc.oneof(
-        fc.constantFrom(invalid(undefined), invalid(''), invalid('Bearer'), invalid(`Bearer ${t.revokedKey}`), invalid(`Basic ${t.key}`), invalid(`Bearer ${t.key}x`)),
+        fc.constantFrom(
+          invalid(undefined),
+          invalid(''),
+          invalid('Bearer'),
+          invalid(`Bearer ${t.revokedKey}`),
+          invalid(`Basic ${t.key}`),
+          invalid(`Bearer ${t.key}x`),
+        ),
         fc.string({ unit: 'binary-ascii', minLength: 43, maxLength: 43 }).map((s) => invalid(`Bearer sk_stemsplit_${Buffer.from(s).toString('base64url')}`)),
         headerValue().map((h) => invalid(`Bearer ${h}`)),
       ),
@@ -181,16 +192,39 @@ function headersOf(entries: Record<string, string | undefined>): Record<string, 
 /** A URL the server might fetch, always refused before any socket opens (or loopback). */
 function refusedUrl(nonce: string): fc.Arbitrary<string> {
   const host = fc.constantFrom(
-    '127.0.0.1', '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '0', '[::1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]',
-    '10.0.0.1', '169.254.169.254', '192.168.1.1', '172.16.0.1', '100.64.0.1', '[fd00::1]', '[fe80::1]', '[::]', 'localhost',
-    '0.0.0.0', '[64:ff9b::a00:1]', '[2002:7f00:1::]', '224.0.0.1', '255.255.255.255',
+    '127.0.0.1',
+    '2130706433',
+    '0x7f000001',
+    '0177.0.0.1',
+    '127.1',
+    '0',
+    '[::1]',
+    '[::ffff:127.0.0.1]',
+    '[::ffff:7f00:1]',
+    '10.0.0.1',
+    '169.254.169.254',
+    '192.168.1.1',
+    '172.16.0.1',
+    '100.64.0.1',
+    '[fd00::1]',
+    '[fe80::1]',
+    '[::]',
+    'localhost',
+    '0.0.0.0',
+    '[64:ff9b::a00:1]',
+    '[2002:7f00:1::]',
+    '224.0.0.1',
+    '255.255.255.255',
   );
   const scheme = fc.constantFrom('http', 'https', 'ftp', 'file', 'gopher', 'javascript', 'data', 'HTTP');
-  const path = fc.oneof(fc.constant('/song.wav'), nastyString(nonce).map((s) => `/${uriSegment(s, 300)}`));
+  const path = fc.oneof(
+    fc.constant('/song.wav'),
+    nastyString(nonce).map((s) => `/${uriSegment(s, 300)}`),
+  );
   return fc.oneof(
-    fc.tuple(scheme, fc.option(fc.constantFrom('user:pass@', 'a@')), host, fc.option(fc.integer({ min: 0, max: 70_000 })), path).map(
-      ([s, creds, h, port, p]) => `${s}://${creds ?? ''}${h}${port === null ? '' : `:${port}`}${p}`,
-    ),
+    fc
+      .tuple(scheme, fc.option(fc.constantFrom('user:pass@', 'a@')), host, fc.option(fc.integer({ min: 0, max: 70_000 })), path)
+      .map(([s, creds, h, port, p]) => `${s}://${creds ?? ''}${h}${port === null ? '' : `:${port}`}${p}`),
     nastyString(nonce),
   );
 }
@@ -201,9 +235,18 @@ function refusedUrl(nonce: string): fc.Arbitrary<string> {
 const BAD_KEY = 'missing, malformed or revoked API key';
 const FORGED_TOKEN = 'forged, missing or foreign upload token';
 
-const notOk = (why: string): Oracle => (status) => (status === 200 || status === 206 ? `${why}, yet answered ${status}` : undefined);
-const needs401 = (why: string): Oracle => (status) => (status !== undefined && status !== 401 ? `${why}: expected 401, got ${status}` : undefined);
-const combine = (...oracles: Array<Oracle | undefined>): Oracle => (status) => oracles.map((o) => o?.(status)).find(Boolean);
+const notOk =
+  (why: string): Oracle =>
+  (status) =>
+    status === 200 || status === 206 ? `${why}, yet answered ${status}` : undefined;
+const needs401 =
+  (why: string): Oracle =>
+  (status) =>
+    status !== undefined && status !== 401 ? `${why}: expected 401, got ${status}` : undefined;
+const combine =
+  (...oracles: Array<Oracle | undefined>): Oracle =>
+  (status) =>
+    oracles.map((o) => o?.(status)).find(Boolean);
 
 export function reserveUpload(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
   const near = fc.record(
@@ -240,7 +283,12 @@ export function transferBytes(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
   );
   const lengthDelta = fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 2, arbitrary: fc.integer({ min: -50, max: 50 }) });
   const transport = fc.constantFrom<'fetch' | 'raw-lying-length' | 'raw-cut' | 'raw-chunked' | 'raw-bad-length'>(
-    'fetch', 'fetch', 'raw-lying-length', 'raw-cut', 'raw-chunked', 'raw-bad-length',
+    'fetch',
+    'fetch',
+    'raw-lying-length',
+    'raw-cut',
+    'raw-chunked',
+    'raw-bad-length',
   );
   return fc
     .tuple(id, token, lengthDelta, fc.constantFrom('POST', 'PUT'), fc.option(headerValue()), transport, fc.integer({ min: 0, max: 2 ** 31 }))
@@ -248,10 +296,15 @@ export function transferBytes(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
       const real = target.real;
       const others = t.reservations.filter((r) => r !== real);
       const tokenValue =
-        tokenKind === 'valid' ? real?.token ?? randomBytes(32).toString('base64url')
-        : tokenKind === 'forged' ? randomBytes(32).toString('base64url')
-        : tokenKind === 'other' ? (others[seed % others.length]?.token ?? 'x')
-        : tokenKind === 'empty' ? '' : undefined;
+        tokenKind === 'valid'
+          ? (real?.token ?? randomBytes(32).toString('base64url'))
+          : tokenKind === 'forged'
+            ? randomBytes(32).toString('base64url')
+            : tokenKind === 'other'
+              ? (others[seed % others.length]?.token ?? 'x')
+              : tokenKind === 'empty'
+                ? ''
+                : undefined;
       const length = Math.max(0, (real?.length ?? 64) + delta);
       const body = randomBytes(length);
       const path = `/v1/uploads/${target.id}`;
@@ -274,8 +327,18 @@ export function transferBytes(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
       const variants = {
         'raw-lying-length': { lines: [`Content-Length: ${real?.length ?? length}`], bytes: body.subarray(0, cut), then: 'end' as const },
         'raw-cut': { lines: [`Content-Length: ${length}`], bytes: body.subarray(0, cut), then: 'destroy' as const },
-        'raw-chunked': { lines: ['Transfer-Encoding: chunked'], bytes: Buffer.from(`${length.toString(16)}\r\n${body.toString('latin1')}\r\n0\r\n\r\n`, 'latin1'), then: 'end' as const },
-        'raw-bad-length': { lines: [[`Content-Length: -1`, `Content-Length: abc`, `Content-Length: 1\r\nContent-Length: 2`, `Content-Length: 99999999999999999999`][seed % 4] as string], bytes: body, then: 'end' as const },
+        'raw-chunked': {
+          lines: ['Transfer-Encoding: chunked'],
+          bytes: Buffer.from(`${length.toString(16)}\r\n${body.toString('latin1')}\r\n0\r\n\r\n`, 'latin1'),
+          then: 'end' as const,
+        },
+        'raw-bad-length': {
+          lines: [
+            [`Content-Length: -1`, `Content-Length: abc`, `Content-Length: 1\r\nContent-Length: 2`, `Content-Length: 99999999999999999999`][seed % 4] as string,
+          ],
+          bytes: body,
+          then: 'end' as const,
+        },
       }[how];
       return {
         transport: 'raw' as const,
@@ -308,11 +371,26 @@ export function createSplit(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
     });
   const pick = (list: readonly UploadedInput[]) => fc.integer({ min: 0, max: list.length - 1 }).map((i) => list[i] as UploadedInput);
   const input = fc.oneof(
-    { weight: 2, arbitrary: pick(t.audioUploads).chain(mutate).map((v) => ({ value: v as unknown, threat: undefined })) },
+    {
+      weight: 2,
+      arbitrary: pick(t.audioUploads)
+        .chain(mutate)
+        .map((v) => ({ value: v as unknown, threat: undefined })),
+    },
     { weight: 1, arbitrary: pick(t.audioUploads).map((v) => ({ value: v as unknown, threat: undefined })) },
-    { weight: 3, arbitrary: pick(t.garbageUploads).chain(mutate).map((v) => ({ value: v as unknown, threat: 'an upload that is not audio' })) },
+    {
+      weight: 3,
+      arbitrary: pick(t.garbageUploads)
+        .chain(mutate)
+        .map((v) => ({ value: v as unknown, threat: 'an upload that is not audio' })),
+    },
     { weight: 1, arbitrary: mutate(t.foreignUpload).map((v) => ({ value: v as unknown, threat: "another account's upload" })) },
-    { weight: 3, arbitrary: fc.record({ type: field(fc.constant('direct_url'), t.nonce), url: refusedUrl(t.nonce) }).map((v) => ({ value: v as unknown, threat: 'direct_url to a private, loopback or non-http target' })) },
+    {
+      weight: 3,
+      arbitrary: fc
+        .record({ type: field(fc.constant('direct_url'), t.nonce), url: refusedUrl(t.nonce) })
+        .map((v) => ({ value: v as unknown, threat: 'direct_url to a private, loopback or non-http target' })),
+    },
     { weight: 1, arbitrary: weirdValue(t.nonce).map((v) => ({ value: v, threat: 'malformed input' })) },
   );
   const request = fc.tuple(
@@ -327,7 +405,13 @@ export function createSplit(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
     { weight: 1, arbitrary: fc.constantFrom('k'.repeat(129), 'fixed-key', 'é') },
   );
   return fc
-    .tuple(request, jsonContentType(), authorization(t), idempotencyKey, fc.integer({ min: 0, max: 4 }).map((n) => n === 0))
+    .tuple(
+      request,
+      jsonContentType(),
+      authorization(t),
+      idempotencyKey,
+      fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
+    )
     .map(([[src, stemModel, outputFormat, webhookUrl], contentType, auth, idemKey, garble]) => {
       const body = JSON.stringify({ input: src.value, stemModel, outputFormat, ...(webhookUrl === null ? {} : { webhookUrl }) });
       const threat = !auth.valid ? BAD_KEY : (src.threat ?? (webhookUrl === null ? undefined : 'webhookUrl to a private, loopback or non-http target'));
@@ -357,16 +441,23 @@ export function getSplit(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
     method: 'GET',
     path: `/v1/audio/splits/${splitId}`,
     headers: headersOf({ authorization: auth.header }),
-    oracle: auth.valid
-      ? splitId === t.succeededSplit.id ? undefined : notOk('an unknown job id')
-      : needs401('no valid API key'),
+    oracle: auth.valid ? (splitId === t.succeededSplit.id ? undefined : notOk('an unknown job id')) : needs401('no valid API key'),
     ...(!auth.valid ? { threat: BAD_KEY } : splitId === t.succeededSplit.id ? {} : { threat: 'unknown, malformed or traversing job id' }),
   }));
 }
 
 export function listSplits(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
-  const param = fc.oneof(fc.constant(undefined), fc.integer({ min: -5, max: 200 }).map(String), nastyString(t.nonce).map((s) => s.slice(0, 3000)));
-  const cursor = fc.oneof(fc.constant(undefined), fc.constant(t.succeededSplit.id), fakeUlid.map((u) => `split_${u}`), nastyString(t.nonce).map((s) => s.slice(0, 3000)));
+  const param = fc.oneof(
+    fc.constant(undefined),
+    fc.integer({ min: -5, max: 200 }).map(String),
+    nastyString(t.nonce).map((s) => s.slice(0, 3000)),
+  );
+  const cursor = fc.oneof(
+    fc.constant(undefined),
+    fc.constant(t.succeededSplit.id),
+    fakeUlid.map((u) => `split_${u}`),
+    nastyString(t.nonce).map((s) => s.slice(0, 3000)),
+  );
   return fc.tuple(param, cursor, authorization(t)).map(([limit, after, auth]) => {
     const query = new URLSearchParams();
     if (limit !== undefined) query.set('limit', limit);
@@ -399,7 +490,11 @@ export function getCredits(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
 export function downloadStem(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
   const sign = (split: string, stem: string, expires: number) =>
     createHmac('sha256', t.signingKey).update(`stem\n${split}\n${stem}\n${expires}\n${t.succeededSplit.keyId}`).digest('hex');
-  const splitId = fc.oneof({ weight: 5, arbitrary: fc.constant(t.succeededSplit.id) }, { weight: 1, arbitrary: fakeUlid.map((u) => `split_${u}`) }, { weight: 1, arbitrary: nastyString(t.nonce).map((s) => uriSegment(s, 300)) });
+  const splitId = fc.oneof(
+    { weight: 5, arbitrary: fc.constant(t.succeededSplit.id) },
+    { weight: 1, arbitrary: fakeUlid.map((u) => `split_${u}`) },
+    { weight: 1, arbitrary: nastyString(t.nonce).map((s) => uriSegment(s, 300)) },
+  );
   const stem = fc.oneof(
     { weight: 5, arbitrary: fc.constantFrom(...t.succeededSplit.stems) },
     { weight: 1, arbitrary: fc.constantFrom('guitar', 'piano', 'Vocals', '..%2F..%2Fstemsplit.sqlite', '..', '%2e%2e', 'vocals.mp3') },
@@ -412,7 +507,15 @@ export function downloadStem(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
     { weight: 1, arbitrary: nastyString(t.nonce).map((raw) => ({ raw: raw.slice(0, 100) })) },
   );
   const signature = fc.constantFrom<'genuine' | 'random' | 'upper' | 'truncated' | 'missing' | 'other-stem' | 'other-expiry'>(
-    'genuine', 'genuine', 'genuine', 'random', 'upper', 'truncated', 'missing', 'other-stem', 'other-expiry',
+    'genuine',
+    'genuine',
+    'genuine',
+    'random',
+    'upper',
+    'truncated',
+    'missing',
+    'other-stem',
+    'other-expiry',
   );
   return fc.tuple(splitId, stem, ext, expiry, signature, fc.option(headerValue())).map(([split, stemName, extension, exp, sigKind, range]) => {
     const nowS = Math.floor(Date.now() / 1000);
@@ -443,14 +546,27 @@ export function downloadStem(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
       path: `/v1/files/${split}/${stemName}${extension}?${query.toString()}`,
       headers: headersOf({ range: range === null ? undefined : `bytes=${range}` }),
       oracle,
-      ...(valid && exists ? {} : { threat: sigKind !== 'genuine' ? 'forged stem URL' : !valid ? 'expired stem URL (genuinely signed)' : 'signed URL for a stem that does not exist' }),
+      ...(valid && exists
+        ? {}
+        : { threat: sigKind !== 'genuine' ? 'forged stem URL' : !valid ? 'expired stem URL (genuinely signed)' : 'signed URL for a stem that does not exist' }),
     };
   });
 }
 
 /** Anything at all: any method, any path (known ones mangled), any headers and body, or raw garbage. */
 export function anything(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
-  const known = ['/v1/health', '/v1/openapi.json', '/v1/audio/uploads', '/v1/audio/splits', '/v1/credits', '/v1/files', '/v1/uploads', '/v2/audio/splits', '/', '//v1//credits'];
+  const known = [
+    '/v1/health',
+    '/v1/openapi.json',
+    '/v1/audio/uploads',
+    '/v1/audio/splits',
+    '/v1/credits',
+    '/v1/files',
+    '/v1/uploads',
+    '/v2/audio/splits',
+    '/',
+    '//v1//credits',
+  ];
   const path = fc.oneof(
     fc.constantFrom(...known),
     fc.tuple(fc.constantFrom(...known), nastyString(t.nonce)).map(([p, s]) => `${p}/${uriSegment(s, 500)}`),
@@ -459,7 +575,8 @@ export function anything(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
   // fetch refuses to send TRACE, TRACK and CONNECT: those go raw.
   const method = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'PROPFIND', 'FOO');
   const rawMethod = fc.constantFrom('GET', 'POST', 'TRACE', 'TRACK', 'CONNECT', 'G\u00e9T', '');
-  const viaFetch = fc.tuple(method, path, jsonContentType(), authorization(t), fc.option(fc.oneof(fc.string(), fc.uint8Array({ maxLength: 4096 }))))
+  const viaFetch = fc
+    .tuple(method, path, jsonContentType(), authorization(t), fc.option(fc.oneof(fc.string(), fc.uint8Array({ maxLength: 4096 }))))
     .map(([m, p, ct, auth, body]) => ({
       transport: 'fetch' as const,
       label: 'any method and path',
@@ -470,17 +587,22 @@ export function anything(t: FuzzTarget): fc.Arbitrary<FuzzRequest> {
     }));
   const raw = fc.oneof(
     fc.uint8Array({ minLength: 1, maxLength: 2048 }).map((bytes) => ({ head: '', body: Buffer.from(bytes) })),
-    fc.tuple(rawMethod, nastyString(t.nonce), fc.array(fc.tuple(fc.string({ maxLength: 20 }), fc.string({ unit: 'binary', maxLength: 100 })), { maxLength: 5 })).map(
-      ([m, p, hs]) => ({
+    fc
+      .tuple(rawMethod, nastyString(t.nonce), fc.array(fc.tuple(fc.string({ maxLength: 20 }), fc.string({ unit: 'binary', maxLength: 100 })), { maxLength: 5 }))
+      .map(([m, p, hs]) => ({
         head: [`${m} /v1/${p.slice(0, 2000)} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', ...hs.map(([n, v]) => `${n}: ${v}`)].join('\r\n'),
         body: Buffer.alloc(0),
-      }),
-    ),
-    fc.integer({ min: 17_000, max: 80_000 }).map((n) => ({ head: `GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-Big: ${'b'.repeat(n)}`, body: Buffer.alloc(0) })),
+      })),
+    fc
+      .integer({ min: 17_000, max: 80_000 })
+      .map((n) => ({ head: `GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-Big: ${'b'.repeat(n)}`, body: Buffer.alloc(0) })),
   );
   return fc.oneof(
     { weight: 4, arbitrary: viaFetch },
-    { weight: 1, arbitrary: raw.map((r) => ({ transport: 'raw' as const, label: 'raw bytes', head: r.head, body: Buffer.from(r.body), then: 'end' as const })) },
+    {
+      weight: 1,
+      arbitrary: raw.map((r) => ({ transport: 'raw' as const, label: 'raw bytes', head: r.head, body: Buffer.from(r.body), then: 'end' as const })),
+    },
   );
 }
 

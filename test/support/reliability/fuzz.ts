@@ -138,7 +138,10 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
         seed: options.seed + index,
         endOnFailure: true,
       });
-      if (details.failed) problems.push(`${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)} (seed ${options.seed + index})`);
+      if (details.failed)
+        problems.push(
+          `${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)} (seed ${options.seed + index})`,
+        );
     }),
   );
   log(`${sent} requests sent`);
@@ -229,7 +232,11 @@ async function prepare(server: ServeProcess, songsDir: string): Promise<FuzzTarg
     audioUploads,
     foreignUpload,
     // The key its stem URLs were issued to (they name it, and the signature covers it).
-    succeededSplit: { id: first.json.data.id, stems: Object.keys(view.stems ?? {}), keyId: new URL(Object.values(view.stems ?? {})[0] ?? 'http://x/').searchParams.get('keyId') ?? '' },
+    succeededSplit: {
+      id: first.json.data.id,
+      stems: Object.keys(view.stems ?? {}),
+      keyId: new URL(Object.values(view.stems ?? {})[0] ?? 'http://x/').searchParams.get('keyId') ?? '',
+    },
     signingKey: Buffer.from(setting?.value ?? '', 'hex'),
     nonce: `fz${randomBytes(6).toString('hex')}`,
   };
@@ -247,7 +254,11 @@ interface Answer {
 async function send(server: ServeProcess, request: FuzzRequest): Promise<Answer> {
   if (request.transport === 'raw') {
     const result = await rawRequest({ port: Number(new URL(server.url).port), head: request.head, body: request.body, then: request.then, timeoutMs: 5000 });
-    return { status: result.status, contentType: /content-type: ([^\r\n]*)/i.exec(result.response)?.[1] ?? '', body: result.response.split('\r\n\r\n').slice(1).join('\r\n\r\n') };
+    return {
+      status: result.status,
+      contentType: /content-type: ([^\r\n]*)/i.exec(result.response)?.[1] ?? '',
+      body: result.response.split('\r\n\r\n').slice(1).join('\r\n\r\n'),
+    };
   }
   try {
     const response = await fetch(`${server.url}${request.path}`, {
@@ -282,9 +293,10 @@ function judge(request: FuzzRequest, answer: Answer): string | undefined {
 }
 
 function describe(request: FuzzRequest): string {
-  const text = request.transport === 'fetch'
-    ? `${request.method} ${request.path} ${JSON.stringify(request.headers)} ${typeof request.body === 'string' ? request.body : `<${request.body?.length ?? 0} bytes>`}`
-    : `${request.head.split('\r\n')[0]} … <${request.body.length} bytes, then ${request.then}>`;
+  const text =
+    request.transport === 'fetch'
+      ? `${request.method} ${request.path} ${JSON.stringify(request.headers)} ${typeof request.body === 'string' ? request.body : `<${request.body?.length ?? 0} bytes>`}`
+      : `${request.head.split('\r\n')[0]} … <${request.body.length} bytes, then ${request.then}>`;
   return text.length > 600 ? `${text.slice(0, 600)}…` : text;
 }
 
@@ -335,9 +347,14 @@ function checkLayout(workRoot: string, dataDir: string): string[] {
 /** Looks for any file named with the nonce the traversal names carried. */
 function findEscapes(nonce: string, workRoot: string): string[] {
   const roots = ['/tmp', ROOT, homedir(), workRoot].filter((root, i, all) => all.indexOf(root) === i);
-  const found = spawnSync('find', [...roots, '(', '-name', 'node_modules', '-o', '-name', '.git', ')', '-prune', '-o', '-name', `*${nonce}*`, '-print'], { encoding: 'utf8' });
+  const found = spawnSync('find', [...roots, '(', '-name', 'node_modules', '-o', '-name', '.git', ')', '-prune', '-o', '-name', `*${nonce}*`, '-print'], {
+    encoding: 'utf8',
+  });
   const top = spawnSync('find', ['/', '/etc', '-maxdepth', '1', '-name', `*${nonce}*`], { encoding: 'utf8' });
-  return `${found.stdout}${top.stdout}`.split('\n').filter(Boolean).map((path) => `a file escaped the data dir: ${path}`);
+  return `${found.stdout}${top.stdout}`
+    .split('\n')
+    .filter(Boolean)
+    .map((path) => `a file escaped the data dir: ${path}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -356,10 +373,15 @@ function everyThreadTraced(pid: number): boolean {
   return tids.every((tid) => /^TracerPid:\s+[1-9]/m.test(readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8')));
 }
 
-function startStrace(server: ServeProcess, workRoot: string): { attached(): Promise<void>; finish(): Promise<{ writes: string[]; remotes: string[] }> } | undefined {
+function startStrace(
+  server: ServeProcess,
+  workRoot: string,
+): { attached(): Promise<void>; finish(): Promise<{ writes: string[]; remotes: string[] }> } | undefined {
   if (spawnSync('strace', ['-V']).status !== 0 || server.pid === undefined) return undefined;
   const logFile = join(workRoot, 'strace.log');
-  const tracer: ChildProcess = spawn('strace', ['-f', '-y', '-qq', '-e', `trace=${TRACED_SYSCALLS}`, '-o', logFile, '-p', String(server.pid)], { stdio: 'ignore' });
+  const tracer: ChildProcess = spawn('strace', ['-f', '-y', '-qq', '-e', `trace=${TRACED_SYSCALLS}`, '-o', logFile, '-p', String(server.pid)], {
+    stdio: 'ignore',
+  });
   const pid = server.pid;
   return {
     /** Resolves once the kernel names a tracer for every thread of the server (strace -f attaches them one by one). */
@@ -440,26 +462,46 @@ export function formatFuzz(r: FuzzReport): string {
   const rows = Object.entries(r.byEndpoint).map(([endpoint, counts]) => [
     endpoint,
     Object.values(counts).reduce((a, b) => a + b, 0),
-    Object.entries(counts).sort().map(([status, n]) => `${status}: ${n}`).join(', '),
+    Object.entries(counts)
+      .sort()
+      .map(([status, n]) => `${status}: ${n}`)
+      .join(', '),
   ]);
   return [
     table(['endpoint', 'requests', 'answers'], rows),
     '',
-    table(['attack', 'requests', 'succeeded'], Object.entries(r.threats).sort(([a], [b]) => a.localeCompare(b)).map(([threat, t]) => [threat, t.sent, t.accepted])),
+    table(
+      ['attack', 'requests', 'succeeded'],
+      Object.entries(r.threats)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([threat, t]) => [threat, t.sent, t.accepted]),
+    ),
     '',
     table(
-      ['requests', '5xx', 'server crashes', 'jobs created', 'writes traced (strace)', 'writes outside the data dir', 'outbound connections (off loopback)', 'ledger balanced', 'time'],
-      [[
-        r.requests,
-        r.serverErrors,
-        r.problems.some((p) => p.includes('died')) ? 1 : 0,
-        r.jobsCreated,
-        r.straced ? r.writesTraced : 'strace not used',
-        r.writesOutsideDataDir.length,
-        r.straced ? `${r.connectionsTraced} (${r.connectionsOffLoopback.length})` : 'strace not used',
-        r.ledger.problems.length === 0 ? 'yes' : 'NO',
-        `${r.seconds.toFixed(0)} s`,
-      ]],
+      [
+        'requests',
+        '5xx',
+        'server crashes',
+        'jobs created',
+        'writes traced (strace)',
+        'writes outside the data dir',
+        'outbound connections (off loopback)',
+        'ledger balanced',
+        'time',
+      ],
+      [
+        [
+          r.requests,
+          r.serverErrors,
+          r.problems.some((p) => p.includes('died')) ? 1 : 0,
+          r.jobsCreated,
+          r.straced ? r.writesTraced : 'strace not used',
+          r.writesOutsideDataDir.length,
+          r.straced ? `${r.connectionsTraced} (${r.connectionsOffLoopback.length})` : 'strace not used',
+          r.ledger.problems.length === 0 ? 'yes' : 'NO',
+          `${r.seconds.toFixed(0)} s`,
+        ],
+      ],
     ),
   ].join('\n');
 }

@@ -124,7 +124,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       },
     });
     const jobsFromPosts = countJobs() - jobsBefore;
-    if (jobsFromPosts !== posted.requests.total - posted.non2xx) problems.push(`${posted.requests.total - posted.non2xx} POSTs answered 2xx but ${jobsFromPosts} jobs exist`);
+    if (jobsFromPosts !== posted.requests.total - posted.non2xx)
+      problems.push(`${posted.requests.total - posted.non2xx} POSTs answered 2xx but ${jobsFromPosts} jobs exist`);
 
     // Idempotency: client i repeats key i with body i, over and over.
     const keyed = await uploadMany(server.url, key, song, options.connections);
@@ -185,8 +186,26 @@ async function checkOneJobPerKey(base: string, key: string, inputs: readonly Upl
 }
 
 export function formatLoad(r: LoadReport): string {
-  return table(
-    ['scenario', 'connections', 'requests', 'requests/s', 'p50', 'p99', 'non-2xx / errors', 'server RSS after'],
-    r.figures.map((f) => [f.name, f.connections, f.requests, f.requestsPerSecond.toFixed(0), `${f.p50Ms} ms`, `${f.p99Ms} ms`, `${f.non2xx} / ${f.errors}${f.errors > 0 ? ` (${Object.entries(f.errorCodes).map(([c, n]) => `${n} ${c}`).join(', ')})` : ''}`, `${f.serverRssMb.toFixed(0)} MB`]),
-  ) + `\n\njobs from the POST run: ${r.jobsFromPosts}; ${r.idempotencyKeys} Idempotency-Keys → ${r.jobsFromIdempotentPosts} jobs; ledger ${r.ledger.problems.length === 0 ? 'balanced' : 'NOT balanced'}`;
+  return (
+    table(
+      ['scenario', 'connections', 'requests', 'requests/s', 'p50', 'p99', 'non-2xx / errors', 'server RSS after'],
+      r.figures.map((f) => [
+        f.name,
+        f.connections,
+        f.requests,
+        f.requestsPerSecond.toFixed(0),
+        `${f.p50Ms} ms`,
+        `${f.p99Ms} ms`,
+        `${f.non2xx} / ${f.errors}${
+          f.errors > 0
+            ? ` (${Object.entries(f.errorCodes)
+                .map(([c, n]) => `${n} ${c}`)
+                .join(', ')})`
+            : ''
+        }`,
+        `${f.serverRssMb.toFixed(0)} MB`,
+      ]),
+    ) +
+    `\n\njobs from the POST run: ${r.jobsFromPosts}; ${r.idempotencyKeys} Idempotency-Keys → ${r.jobsFromIdempotentPosts} jobs; ledger ${r.ledger.problems.length === 0 ? 'balanced' : 'NOT balanced'}`
+  );
 }

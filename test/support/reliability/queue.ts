@@ -151,15 +151,17 @@ function leastSquaresSlope(points: ReadonlyArray<readonly [number, number]>): nu
 export function formatQueue(r: QueueReport): string {
   return table(
     ['jobs', 'waiting at once', 'succeeded', 'RSS warm → end (peak)', 'RSS slope', 'finished in creation order', 'webhooks in order', 's per job'],
-    [[
-      r.jobs,
-      r.peakQueued,
-      r.succeeded,
-      `${r.rssWarmMb.toFixed(0)} → ${r.rssEndMb.toFixed(0)} MB (${r.rssPeakMb.toFixed(0)} MB)`,
-      `${r.rssSlopeMbPer100Jobs >= 0 ? '+' : ''}${r.rssSlopeMbPer100Jobs.toFixed(1)} MB / 100 jobs`,
-      r.finishedInOrder ? 'yes' : 'NO',
-      r.webhooksInOrder ? 'yes' : 'NO',
-      r.secondsPerJob.toFixed(2),
-    ]],
+    [
+      [
+        r.jobs,
+        r.peakQueued,
+        r.succeeded,
+        `${r.rssWarmMb.toFixed(0)} → ${r.rssEndMb.toFixed(0)} MB (${r.rssPeakMb.toFixed(0)} MB)`,
+        `${r.rssSlopeMbPer100Jobs >= 0 ? '+' : ''}${r.rssSlopeMbPer100Jobs.toFixed(1)} MB / 100 jobs`,
+        r.finishedInOrder ? 'yes' : 'NO',
+        r.webhooksInOrder ? 'yes' : 'NO',
+        r.secondsPerJob.toFixed(2),
+      ],
+    ],
   );
 }

@@ -38,22 +38,44 @@ const head = (path: string, token: string, lines: readonly string[]) =>
 
 /** The ways a transfer ends badly, each with the part of the song that got through. */
 const CUTS: ReadonlyArray<readonly [string, Cut]> = [
-  ['client vanishes after half the bytes', (port, path, token, bytes, midway) =>
-    rawRequest({ port, head: head(path, token, [`Content-Length: ${bytes.length}`]), body: bytes.subarray(0, bytes.length >> 1), midway, then: 'destroy' })],
-  ['client vanishes one byte short', (port, path, token, bytes, midway) =>
-    rawRequest({ port, head: head(path, token, [`Content-Length: ${bytes.length}`]), body: bytes.subarray(0, bytes.length - 1), midway, then: 'destroy' })],
-  ['client stops sending after a third (half-close)', (port, path, token, bytes, midway) =>
-    rawRequest({ port, head: head(path, token, [`Content-Length: ${bytes.length}`]), body: bytes.subarray(0, Math.floor(bytes.length / 3)), midway, then: 'end', timeoutMs: 10_000 })],
-  ['chunked body that ends early', (port, path, token, bytes, midway) => {
-    const part = bytes.subarray(0, bytes.length >> 1);
-    const body = Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n0\r\n\r\n')]);
-    return rawRequest({ port, head: head(path, token, ['Transfer-Encoding: chunked', 'Connection: close']), body, midway, then: 'wait', timeoutMs: 10_000 });
-  }],
-  ['chunked body longer than reserved', (port, path, token, bytes, midway) => {
-    const more = Buffer.concat([bytes, Buffer.alloc(1000)]);
-    const body = Buffer.concat([Buffer.from(`${more.length.toString(16)}\r\n`), more, Buffer.from('\r\n0\r\n\r\n')]);
-    return rawRequest({ port, head: head(path, token, ['Transfer-Encoding: chunked', 'Connection: close']), body, midway, then: 'wait', timeoutMs: 10_000 });
-  }],
+  [
+    'client vanishes after half the bytes',
+    (port, path, token, bytes, midway) =>
+      rawRequest({ port, head: head(path, token, [`Content-Length: ${bytes.length}`]), body: bytes.subarray(0, bytes.length >> 1), midway, then: 'destroy' }),
+  ],
+  [
+    'client vanishes one byte short',
+    (port, path, token, bytes, midway) =>
+      rawRequest({ port, head: head(path, token, [`Content-Length: ${bytes.length}`]), body: bytes.subarray(0, bytes.length - 1), midway, then: 'destroy' }),
+  ],
+  [
+    'client stops sending after a third (half-close)',
+    (port, path, token, bytes, midway) =>
+      rawRequest({
+        port,
+        head: head(path, token, [`Content-Length: ${bytes.length}`]),
+        body: bytes.subarray(0, Math.floor(bytes.length / 3)),
+        midway,
+        then: 'end',
+        timeoutMs: 10_000,
+      }),
+  ],
+  [
+    'chunked body that ends early',
+    (port, path, token, bytes, midway) => {
+      const part = bytes.subarray(0, bytes.length >> 1);
+      const body = Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n0\r\n\r\n')]);
+      return rawRequest({ port, head: head(path, token, ['Transfer-Encoding: chunked', 'Connection: close']), body, midway, then: 'wait', timeoutMs: 10_000 });
+    },
+  ],
+  [
+    'chunked body longer than reserved',
+    (port, path, token, bytes, midway) => {
+      const more = Buffer.concat([bytes, Buffer.alloc(1000)]);
+      const body = Buffer.concat([Buffer.from(`${more.length.toString(16)}\r\n`), more, Buffer.from('\r\n0\r\n\r\n')]);
+      return rawRequest({ port, head: head(path, token, ['Transfer-Encoding: chunked', 'Connection: close']), body, midway, then: 'wait', timeoutMs: 10_000 });
+    },
+  ],
 ];
 
 export async function runUploadCut(log: (line: string) => void = () => undefined): Promise<UploadCutReport> {
@@ -70,7 +92,9 @@ export async function runUploadCut(log: (line: string) => void = () => undefined
 
   /** One reservation, one bad transfer (or a kill), then the checks and a good retry. */
   const trial = async (name: string, badTransfer: (path: string, token: string, midway: () => Promise<void>) => Promise<string>) => {
-    const reserved = await api(server.url, key, 'POST', '/audio/uploads', { body: { filename: 'cut.wav', contentType: 'audio/wav', contentLength: song.length } });
+    const reserved = await api(server.url, key, 'POST', '/audio/uploads', {
+      body: { filename: 'cut.wav', contentType: 'audio/wav', contentLength: song.length },
+    });
     const { uploadId, uploadUrl, uploadHeaders } = reserved.json.data as { uploadId: string; uploadUrl: string; uploadHeaders: Record<string, string> };
     const token = Object.values(uploadHeaders)[0] as string;
     const file = join(dataDir, 'uploads', uploadId);
@@ -96,7 +120,13 @@ export async function runUploadCut(log: (line: string) => void = () => undefined
     const retried = await fetch(`${server.url}${new URL(uploadUrl).pathname}`, { method: 'PUT', headers: uploadHeaders, body: song });
     const created = await api(server.url, key, 'POST', '/audio/splits', { body: { input, stemModel: '4s' } });
     if (created.status === 200) jobIds.push(created.json.data.id as string);
-    const ok = refused.status === 422 && /not been uploaded/.test(refused.json?.error?.message ?? '') && row?.status === 'pending' && leftovers.length === 0 && retried.status === 200 && created.status === 200;
+    const ok =
+      refused.status === 422 &&
+      /not been uploaded/.test(refused.json?.error?.message ?? '') &&
+      row?.status === 'pending' &&
+      leftovers.length === 0 &&
+      retried.status === 200 &&
+      created.status === 200;
     const c: CutCase = {
       name,
       answer,
@@ -158,6 +188,14 @@ export async function runUploadCut(log: (line: string) => void = () => undefined
 export function formatUploadCut(r: UploadCutReport): string {
   return table(
     ['transfer', 'answer to the cut transfer', '.partial seen mid-way', 'retryable after', 'split naming the upload', 'then', 'as promised'],
-    r.cases.map((c) => [c.name, c.answer, c.partialSeenMidway ? 'yes' : 'no', `${c.noticedMs} ms`, c.splitRefusal.replace(/upl_\w+/, 'upl_…'), c.retriedJob, c.ok ? 'yes' : 'NO']),
+    r.cases.map((c) => [
+      c.name,
+      c.answer,
+      c.partialSeenMidway ? 'yes' : 'no',
+      `${c.noticedMs} ms`,
+      c.splitRefusal.replace(/upl_\w+/, 'upl_…'),
+      c.retriedJob,
+      c.ok ? 'yes' : 'NO',
+    ]),
   );
 }
