@@ -129,6 +129,7 @@ describe('chains through the API', { skip }, () => {
     for (const [file, name] of [
       [VOCALS, 'voc'],
       [KARAOKE, 'karaoke'],
+      [DEREVERB, 'dereverb'],
     ] as const) {
       const added = runCli(['--data-dir', dataDir, 'models', 'add', file as string, '--name', name, '--terms', 'MIT (a test fixture)']);
       assert.equal(added.status, 0, added.stderr);
@@ -138,22 +139,47 @@ describe('chains through the API', { skip }, () => {
   });
   after(async () => t?.close());
 
-  it('a chain job writes <input>-<stem>, costs its seconds once per step, shows its chain and step, and its stems add up to the mix', async () => {
+  it('vocals, karaoke on the vocals, de-reverb on the lead as a job: <input>-<stem> names, its seconds once per step, its chain and step, stems that add up to the mix', async () => {
     const before = (await t.request('GET', '/credits')).json.data.balance as number;
     const input = await uploadFile(t, readFileSync(song));
-    const chain = [{ model: 'voc' }, { input: 'vocals', model: 'karaoke' }];
+    const chain = [{ model: 'voc' }, { input: 'vocals', model: 'karaoke' }, { input: 'vocals-vocals', model: 'dereverb' }];
     const created = await t.request('POST', '/audio/splits', { body: { input, chain } });
     assert.equal(created.status, 200, created.text);
-    assert.equal(created.json.data.creditsUsed, 2 * 3, 'three seconds, two steps');
+    assert.equal(created.json.data.creditsUsed, 3 * 3, 'three seconds, three steps');
     const done = (await waitForSplit(t, created.json.data.id)).json.data;
     assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
-    assert.equal(done.model, 'voc then karaoke');
+    assert.equal(done.model, 'voc then karaoke then dereverb');
     assert.deepEqual(done.chain, chain);
-    assert.equal(done.chainStep, 2);
-    assert.deepEqual(Object.keys(done.stems).sort(), ['no_vocals', 'vocals-other', 'vocals-vocals']);
-    assert.deepEqual([...done.mixStems].sort(), ['no_vocals', 'vocals-other', 'vocals-vocals'], 'the karaoke stems stand in for the vocals they split');
+    assert.equal(done.chainStep, 3);
+    const written = ['no_vocals', 'vocals-other', 'vocals-vocals-echo', 'vocals-vocals-no_echo'];
+    assert.deepEqual(Object.keys(done.stems).sort(), written);
+    assert.deepEqual([...done.mixStems].sort(), written, "the split stems' parts stand in for them");
     for (const url of Object.values(done.stems as Record<string, string>)) assert.equal((await fetch(url)).status, 200);
-    assert.equal((await t.request('GET', '/credits')).json.data.balance, before - 6);
+    assert.equal((await t.request('GET', '/credits')).json.data.balance, before - 9);
+  });
+
+  it('a chain job cancelled through the API in its second step stops, leaves no stems or work folder, and every step is refunded', async () => {
+    const before = (await t.request('GET', '/credits')).json.data.balance as number;
+    const long = join(work, 'cancel.wav');
+    writeSong(long, 10);
+    const input = await uploadFile(t, readFileSync(long), 'cancel.wav');
+    const created = await t.request('POST', '/audio/splits', { body: { input, chain: [{ model: 'voc' }, { input: 'vocals', model: 'karaoke' }] } });
+    assert.equal(created.status, 200, created.text);
+    const id = created.json.data.id as string;
+    const inSecond = (job: { status: string; chainStep?: number }) => job.chainStep === 2 || (job.status !== 'queued' && job.status !== 'processing');
+    const second = await t.client.waitForSplit(id, { until: inSecond, everyMs: 20 });
+    assert.equal(second.json.data.status, 'processing', 'the cancel lands in the second step');
+    assert.equal((await t.request('POST', `/audio/splits/${id}/cancel`)).status, 200);
+    const done = (await waitForSplit(t, id)).json.data;
+    assert.equal(done.status, 'failed');
+    assert.equal(done.error.code, 'CANCELLED');
+    assert.equal((await t.request('GET', '/credits')).json.data.balance, before, 'both steps refunded');
+    const left = () => readdirSync(dataDir, { recursive: true, encoding: 'utf8' }).filter((name) => name.includes('.chain-') || name.includes(id));
+    await until(
+      () => left().length === 0,
+      10_000,
+      () => `the job's stems and work folder are removed: ${left().join(', ')}`,
+    );
   });
 
   it('keepIntermediate keeps the vocals too; bad chains are refused with the v1 envelope', async () => {
