@@ -296,7 +296,7 @@ export const AudioSplit = z
     ensemble: z.enum(ENSEMBLE_ALGORITHMS).nullable().openapi({ description: "An addition: how an ensemble's stems were combined; null for one model." }),
     twoStems: z.string().nullable().openapi({ description: 'An addition: the stem the job wrote beside no_<stem>, or null.' }),
     outputFormat: z.enum(STEM_FORMATS).openapi({ description: "An addition: the stems' file format." }),
-    bitDepth: BitDepthSchema.nullable().openapi({ description: "An addition: the depth asked for (lossless formats), or null: the source's." }),
+    bitDepth: z.union([BitDepthSchema, z.null()]).openapi({ description: "An addition: the depth asked for (lossless formats), or null: the source's." }),
     bitrateKbps: z.int().nullable().openapi({ description: "An addition: the bitrate asked for (lossy formats), or null: the format's default." }),
     clipMode: z.enum(CLIP_MODES).openapi({ description: 'An addition: how stems that would clip were written (see SplitRequest.clipMode).' }),
     normalize: z.number().nullable().openapi({ description: 'An addition: the peak louder stems were scaled down to, or null.' }),
