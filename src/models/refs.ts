@@ -97,5 +97,10 @@ export function ensembleOf(members: readonly ModelRef[]): EnsembleRef {
   };
 }
 
+/** Every model several choices run (a chain's steps), as one ensemble's members: checked together as an ensemble's are. */
+export function allModelsOf(choices: readonly ModelChoice[]): EnsembleRef {
+  return ensembleOf(choices.flatMap((choice) => (isEnsembleRef(choice) ? choice.members : [choice])));
+}
+
 /** Loads a model the way its family does (models/loaders.ts). */
 export type ModelLoader = (ref: ModelRef) => Promise<SeparationModel>;

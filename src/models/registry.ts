@@ -34,6 +34,7 @@ export type { StemModelAlias };
 export type { FamilyOptions };
 export {
   allocatorOf,
+  allModelsOf,
   ensembleOf,
   int8Refusal,
   isEnsembleRef,

@@ -10,7 +10,7 @@ import { probeDurationSeconds } from '../audio/index.js';
 import { StemsplitError, describeError, isStemsplitError } from '../errors.js';
 import type { EnsembleMethod } from '../ensemble/algorithms.js';
 import { isStemModelAlias, type StemModelAlias } from '../models/aliases.js';
-import { ensembleOf, isEnsembleRef, type ModelChoice } from '../models/registry.js';
+import { allModelsOf, isEnsembleRef, type ModelChoice } from '../models/registry.js';
 import { chainCredits, chainName, chainStems, type Recipe, type RecipeStep } from '../chains/recipe.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, parseEnsembleMethod } from '../ensemble/algorithms.js';
 import { assertAllowedTarget, downloadToFile, FetchRefused, type GuardOptions } from '../net/fetch.js';
@@ -128,7 +128,7 @@ export class SplitService {
     // The job keeps each step by the model it resolved to, as it keeps one model's name.
     if (steps && request.chain) request = { ...request, chain: steps.map((ref, index) => resolvedStep(request.chain?.[index] as RecipeStep, ref)) };
     // A chain's models are checked together, as an ensemble's members are.
-    const model = steps ? ensembleOf(steps.flatMap((step) => (isEnsembleRef(step) ? step.members : [step]))) : this.#models.choose(request);
+    const model = steps ? allModelsOf(steps) : this.#models.choose(request);
     const options = this.#jobOptions(request, model);
     const modelName = steps ? chainName(steps.map((step) => step.name)) : model.name;
     if (request.webhookUrl) await this.#checkWebhookTarget(request.webhookUrl);

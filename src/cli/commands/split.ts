@@ -22,7 +22,7 @@ import { ALIAS_QUALITY_MODELS, CLI_DEFAULT_ALIAS, isStemModelAlias } from '../..
 import { familyFlags, familyOptionsFrom, MODEL_FAMILIES } from '../../models/families.js';
 import type { Precision } from '../../onnx/quantize.js';
 import { flagAttribute, flagName } from '../../models/family.js';
-import { ensembleOf, int8Refusal, isEnsembleRef, listedFamily, registryFor, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
+import { allModelsOf, int8Refusal, isEnsembleRef, listedFamily, registryFor, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { expandInputs } from '../inputs.js';
 import { checkFilenameTemplate, DEFAULT_FILENAME, outputPlaces } from '../filename-template.js';
@@ -306,7 +306,7 @@ export async function splitCommand(ctx: CommandContext, names: string[], given: 
   const chain = chooseChain(registry, options);
   const { ref, ensemble } = chain?.[0] ?? chooseModel(registry, options);
   // Every model the run loads (a chain's steps together) is checked as one ensemble's members would be.
-  const everyModel = chain ? ensembleOf(chain.flatMap((step) => (isEnsembleRef(step.ref) ? step.ref.members : [step.ref]))) : ref;
+  const everyModel = chain ? allModelsOf(chain.map((step) => step.ref)) : ref;
   checkFamilyFlags(everyModel, options);
   checkPrecision(everyModel, config.precision);
   const twoStems = options.twoStems;
