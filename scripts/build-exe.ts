@@ -226,12 +226,12 @@ async function main(): Promise<void> {
   mkdirSync(COMPRESSION_CACHE, { recursive: true });
   const work = mkdtempSync(join(dirname(out), '.build-exe-'));
   try {
-    step('bundling src/sea/entry.ts and src/splitting/worker-process.ts');
+    step('bundling src/sea/entry.ts and src/split-worker/worker-process.ts');
     const script = join(work, 'stemsplit.cjs');
     await bundle(join(ROOT, 'src', 'sea', 'entry.ts'), script);
     // Split jobs run in worker processes of the executable, which load this script: it is unpacked with the natives.
     const splitWorker = join(work, RUNTIME_LAYOUT.splitWorker);
-    await bundle(join(ROOT, 'src', 'splitting', 'worker-process.ts'), splitWorker);
+    await bundle(join(ROOT, 'src', 'split-worker', 'worker-process.ts'), splitWorker);
 
     step('compressing ffmpeg, native addons and models');
     const sources = runtimeSources(splitWorker);

@@ -4,7 +4,7 @@
  * variable is not configuration but plumbing below the config's reach:
  * - audio/ffmpeg.ts: `STEMSPLIT_FFMPEG`, `PATH` and the executable's unpacked ffmpeg, read
  *   wherever ffmpeg is spawned (worker processes included);
- * - splitting/worker-pool.ts: `STEMSPLIT_SPLIT_WORKER`, the executable's worker script;
+ * - split-worker/worker-pool.ts: `STEMSPLIT_SPLIT_WORKER`, the executable's worker script;
  * - sea/*: the executable's runtime paths, set before any config exists;
  * - onnx/session.ts: sets `ORT_DISABLE_TELEMETRY` for the native runtime;
  * - cli/main.ts: `STEMSPLIT_DEBUG`, whether a crash prints its stack.

@@ -12,8 +12,8 @@ import { after, describe, it } from 'node:test';
 import { builtInModelData } from '../src/mdx/model-data.js';
 import { MODEL_CATALOG, catalogModel, type CatalogModel } from '../src/models/catalog.js';
 import { taskOf } from '../src/models/tasks.js';
-import { readMdx23cConfig } from '../src/mdx23c/config.js';
-import { readRoformerConfig } from '../src/roformer/config.js';
+import { readMdx23cConfig } from '../src/msst/mdx23c/config.js';
+import { readRoformerConfig } from '../src/msst/roformer/config.js';
 import { tempDir } from './support/server.js';
 
 const UVR_MODELS = 'https://github.com/TRvlvr/model_repo/releases/download/all_public_uvr_models/';

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { writeSong } from './support/audio.js';
 import { ApiClient } from './support/client.js';
 import { createWebSession } from '../src/services/web-session.js';
-import { webSessionLink } from '../src/web/session.js';
+import { webSessionLink } from '../src/net/page-links.js';
 import { launchBrowser, NEEDS_CHROMIUM, openPage } from './support/browser.js';
 import { fixtureDir } from './support/fixtures.js';
 import { interruptWhen } from './support/interrupt.js';

@@ -18,7 +18,7 @@ import { resolveDevice, surveyAdapters } from '../src/devices/index.js';
 import type { SurveyEnvironment } from '../src/devices/adapters.js';
 import { StemsplitError } from '../src/errors.js';
 import { GPU_FAULT_ENV } from '../src/onnx/session.js';
-import { gpuLane, workerSplitter } from '../src/splitting/worker-pool.js';
+import { gpuLane, workerSplitter } from '../src/split-worker/worker-pool.js';
 import { startTestServer, uploadFile, waitForSplit, type TestServer } from './support/server.js';
 
 /** A Linux box described by its files: each path's text, each folder's entries derived from the paths. */
@@ -157,7 +157,7 @@ describe('the CLI where there is no adapter', () => {
   });
 
   it('int8 runs on the CPU only: --device gpu with it is a usage error, auto keeps to the CPU', async () => {
-    const { deviceSplitter } = await import('../src/splitting/worker-pool.js');
+    const { deviceSplitter } = await import('../src/split-worker/worker-pool.js');
     const data = { cacheDir: join(dir, 'cache'), intraOpThreads: 1, precision: 'int8' as const };
     assert.throws(
       () => deviceSplitter(data, 1, { choice: 'gpu', gpuWorkers: 1 }),

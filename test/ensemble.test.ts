@@ -19,7 +19,7 @@ import { ENSEMBLE_ALGORITHMS, type EnsembleAlgorithm } from '../src/ensemble/alg
 import { catalogModel } from '../src/models/catalog.js';
 import { modelLoader } from '../src/models/loaders.js';
 import { ModelCache, ModelRegistry, isEnsembleRef, modelDir, type ModelRef } from '../src/models/registry.js';
-import { splitAudioFile } from '../src/splitting/split-audio-file.js';
+import { splitAudioFile } from '../src/split-worker/split-audio-file.js';
 import { writeSong } from './support/audio.js';
 import { ApiClient } from './support/client.js';
 import { killHard, runCli, startServeProcess } from './support/process.js';

@@ -14,7 +14,7 @@ import { describe, test } from 'node:test';
 import { StemsplitError } from '../src/errors.js';
 import { MODEL_CATALOG } from '../src/models/catalog.js';
 import { familyOptionNames, familyOptionsFrom, MODEL_FAMILIES } from '../src/models/families.js';
-import { flagAttribute, flagName, type FamilyOption, type ModelFamilyRecord } from '../src/models/family.js';
+import { flagAttribute, flagName, type FamilyOption, type ModelFamilyRecord } from '../src/contract/family.js';
 import { TASKS, taskOf } from '../src/models/tasks.js';
 import { tempDir } from './support/temp-dir.js';
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { familyById, familyOptionsFrom } from '../src/models/families.js';
-import type { FamilyOptions } from '../src/models/family.js';
+import type { FamilyOptions } from '../src/contract/family.js';
 import { separate, type SeparationModel, type StereoTrack } from '../src/separation/index.js';
 import { InvertedStemWriter } from '../src/separation/spectral-inversion.js';
 import { runCli } from './support/process.js';

@@ -18,7 +18,7 @@ import { runCli } from './support/process.js';
 import { describeError, isStemsplitError } from '../src/errors.js';
 import { modelLoader } from '../src/models/loaders.js';
 import { ModelRegistry } from '../src/models/registry.js';
-import { loadNamed } from '../src/splitting/load-refusal.js';
+import { loadNamed } from '../src/split-worker/load-refusal.js';
 import { checkCheckpoint, checkStateDict, type CheckpointTensor } from '../src/torch/checkpoint.js';
 import { fixtureFile } from './support/fixtures.js';
 import { tempDir } from './support/server.js';

@@ -55,7 +55,7 @@ test('SIGTERM to the stemsplit a user or supervisor started stops its split: exi
     () => `separation never began: ${stderr}`,
   );
   // The process the user started handles the signal itself: its one child is its split worker
-  // (src/splitting/worker-pool.ts), whose children are ffmpeg's decoder and encoders. No
+  // (src/split-worker/worker-pool.ts), whose children are ffmpeg's decoder and encoders. No
   // launcher in between to drop the signal.
   const children = childrenOf(child.pid as number);
   assert.equal(children.length, 1, `one split worker under stemsplit: ${JSON.stringify(children)}`);

@@ -10,7 +10,7 @@ import { writeSong } from './support/audio.js';
 import { tempDir } from './support/temp-dir.js';
 import { allocatorOf, ModelRegistry } from '../src/models/registry.js';
 import { ALLOCATOR_PROFILES, DEFAULT_ALLOCATOR, ortProcessEnv, type AllocatorProfile } from '../src/onnx/process-env.js';
-import { workerSplitter } from '../src/splitting/worker-pool.js';
+import { workerSplitter } from '../src/split-worker/worker-pool.js';
 import { fixtureDir } from './support/fixtures.js';
 
 const HUGE_PAGES = 'glibc.malloc.hugetlb=1';

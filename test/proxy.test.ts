@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { webSessionLink } from '../src/web/session.js';
+import { webSessionLink } from '../src/net/page-links.js';
 import { ApiClient } from './support/client.js';
 import { writeSong } from './support/audio.js';
 import { startTestServer, tempDir } from './support/server.js';

@@ -146,7 +146,7 @@ test('regression: splitting contacts no one (ONNX Runtime telemetry is off, on t
   const mainThread = `import { createOrtSession } from './src/onnx/session.ts';
     await createOrtSession('models/bundled-4s/model.onnx');
     ${ready}`;
-  const worker = `import { workerSplitter } from './src/splitting/worker-pool.ts';
+  const worker = `import { workerSplitter } from './src/split-worker/worker-pool.ts';
     import { ModelRegistry } from './src/models/registry.ts';
     const registry = new ModelRegistry({ bundledDir: 'models', cacheDir: ${JSON.stringify(dir)}, aliases: { '4s': ['bundled-4s'], '6s': ['bundled-6s'] } });
     const splitter = workerSplitter({ cacheDir: ${JSON.stringify(dir)}, intraOpThreads: 1 }, 1);

@@ -12,8 +12,6 @@ import { isStemsplitError } from '../src/errors.js';
 import { createOrtSession, ORT_PROFILE_ENV, runTensors } from '../src/onnx/session.js';
 import {
   combineBag,
-  loadManifestModel,
-  readModelManifest,
   NormalizationMeter,
   normalizationOf,
   separate,
@@ -23,6 +21,7 @@ import {
   type SegmentModel,
   type SeparateOptions,
 } from '../src/separation/index.js';
+import { loadManifestModel, readModelManifest } from '../src/bundled/manifest.js';
 import { maxDifference } from './support/assertions.js';
 
 type Planar = number[][]; // [channel][time]

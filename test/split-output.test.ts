@@ -9,7 +9,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { resolveFfmpegPath } from '../src/audio/index.js';
-import { stemOutput } from '../src/splitting/split-audio-file.js';
+import { stemOutput } from '../src/split-worker/split-audio-file.js';
 import { runCli } from './support/process.js';
 import { tempDir } from './support/server.js';
 

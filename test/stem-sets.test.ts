@@ -21,7 +21,7 @@ import { decodePlanar } from './support/reference-audio.js';
 import { startTestServer, tempDir, type TestServer } from './support/server.js';
 import { launchBrowser, NEEDS_CHROMIUM, openPage } from './support/browser.js';
 import { createWebSession } from '../src/services/web-session.js';
-import { webSessionLink } from '../src/web/session.js';
+import { webSessionLink } from '../src/net/page-links.js';
 
 const work = tempDir('stemsplit-stem-sets-');
 after(() => rmSync(work, { recursive: true, force: true }));

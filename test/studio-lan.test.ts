@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { launchBrowser, NEEDS_CHROMIUM, openPage } from './support/browser.js';
 import { startTestServer, tempDir, type TestServer } from './support/server.js';
-import { webSessionLink } from '../src/web/session.js';
+import { webSessionLink } from '../src/net/page-links.js';
 
 let t: TestServer;
 let browser: Browser | undefined;

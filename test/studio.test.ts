@@ -20,7 +20,7 @@ import { resolveConfig } from '../src/config.js';
 import { exitCodeMarkdown, exitCodes } from '../src/errors.js';
 import { MODEL_CATALOG } from '../src/models/catalog.js';
 import { MAX_UPLOAD_BYTES } from '../src/limits.js';
-import { pageOrigins, webSessionLink } from '../src/web/session.js';
+import { pageOrigins, webSessionLink } from '../src/net/page-links.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MIB = 1024 * 1024;

@@ -12,7 +12,7 @@ import { crc32 } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { createWebSession, WEB_SESSION_KEY_NAME } from '../src/services/web-session.js';
-import { webSessionLink } from '../src/web/session.js';
+import { webSessionLink } from '../src/net/page-links.js';
 import { maxDifference } from './support/assertions.js';
 import { launchBrowser, NEEDS_CHROMIUM, openPage } from './support/browser.js';
 import { until } from './support/wait.js';

@@ -78,7 +78,7 @@ if (cached) {
     const script = fileURLToPath(import.meta.url);
     const child = spawnSync(process.execPath, [...process.execArgv, script, kind, secondsArg, threadsArg, '--from-cache', cacheDir], {
       stdio: 'inherit',
-      // As a split worker starts (src/splitting/worker-pool.ts); a user's MALLOC_* replace these.
+      // As a split worker starts (src/split-worker/worker-pool.ts); a user's MALLOC_* replace these.
       env: ortProcessEnv(process.env, demucsFamily.allocator?.({ path: fixture })),
     });
     if (child.status !== 0) throw new Error(`the loading process failed (${child.status ?? child.signal})`);

@@ -24,7 +24,7 @@
  * does: with the converted graphs in the cache.
  * Peak RSS is sampled every 5 ms by a worker thread (ONNX Runtime blocks the one it runs on).
  * The separation runs in a process of its own started with ONNX Runtime's allocator settings, as
- * `serve` and `split` run it (src/splitting/worker-pool.ts); `--in-process` runs it in this process
+ * `serve` and `split` run it (src/split-worker/worker-pool.ts); `--in-process` runs it in this process
  * instead, for comparison.
  */
 import { execFileSync } from 'node:child_process';

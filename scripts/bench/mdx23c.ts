@@ -25,8 +25,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { parseMdx23cConfig, type Mdx23cConfig } from '../../src/mdx23c/config.js';
-import { Mdx23cNetwork } from '../../src/mdx23c/engine.js';
+import { parseMdx23cConfig, type Mdx23cConfig } from '../../src/msst/mdx23c/config.js';
+import { Mdx23cNetwork } from '../../src/msst/mdx23c/engine.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { rssSampler } from './rss.js';
 import {

@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeToPlanar, encodeStem } from '../../src/audio/index.js';
-import { loadManifestModel, separate } from '../../src/separation/index.js';
+import { loadManifestModel } from '../../src/bundled/manifest.js';
+import { separate } from '../../src/separation/index.js';
 import { parsePrecision } from '../../src/onnx/quantize.js';
 import { synthesiseSong } from '../../test/support/audio.js';
 

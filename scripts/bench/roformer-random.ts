@@ -4,8 +4,8 @@
  * (scripts/eval/int8-fidelity.ts).
  */
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
-import { bandBins } from '../../src/roformer/bands.js';
-import type { RoformerConfig } from '../../src/roformer/config.js';
+import { bandBins } from '../../src/msst/roformer/bands.js';
+import type { RoformerConfig } from '../../src/msst/roformer/config.js';
 import { randomTensor } from './synthetic.js';
 
 /** The model and inference sections of the published configs (MSST configs/viperx and configs/KimberleyJensen). */

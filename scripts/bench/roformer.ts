@@ -24,8 +24,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parsePrecision } from '../../src/onnx/quantize.js';
-import { parseRoformerConfig, type RoformerConfig } from '../../src/roformer/config.js';
-import { RoformerNetwork } from '../../src/roformer/engine.js';
+import { parseRoformerConfig, type RoformerConfig } from '../../src/msst/roformer/config.js';
+import { RoformerNetwork } from '../../src/msst/roformer/engine.js';
 import { PRESETS, randomState } from './roformer-random.js';
 import { rssSampler } from './rss.js';
 import {

@@ -2,7 +2,7 @@
  * SCNet-large with random weights and the published hyper-parameters (no download): shared by the
  * benchmark (scripts/bench/scnet.ts) and the int8 fidelity check (scripts/eval/int8-fidelity.ts).
  */
-import type { ScnetConfig } from '../../src/scnet/config.js';
+import type { ScnetConfig } from '../../src/msst/scnet/config.js';
 import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { randomTensor } from './synthetic.js';
 

@@ -23,7 +23,7 @@ import { describeError } from '../../src/errors.js';
 import { modelLoader } from '../../src/models/loaders.js';
 import { ModelRegistry } from '../../src/models/registry.js';
 import { sha256File } from '../../src/onnx/cache.js';
-import { loadNamed } from '../../src/splitting/load-refusal.js';
+import { loadNamed } from '../../src/split-worker/load-refusal.js';
 import { checkCheckpoint } from '../../src/torch/checkpoint.js';
 
 const files = process.argv.slice(2);

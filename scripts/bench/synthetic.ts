@@ -97,7 +97,7 @@ const ADDED_ENV = 'STEMSPLIT_BENCH_ADDED_ENV';
 
 /**
  * Unless `stay` (a build-only child, or --in-process), runs the script at `scriptUrl` again, with
- * the same argv, as serve and split run models (src/splitting/worker-pool.ts): in a process of its
+ * the same argv, as serve and split run models (src/split-worker/worker-pool.ts): in a process of its
  * own started with the allocator settings of the family (its record's `allocator`), on its main
  * thread; then exits with its code.
  */

@@ -1,11 +1,11 @@
 /**
  * Prints docs/workflows.md's "The knobs" tables from the families' options tables
- * (models/family.ts FamilyOption), one per family, so the page says what the code takes:
+ * (contract/family.ts FamilyOption), one per family, so the page says what the code takes:
  * `node --import tsx scripts/docs/knobs-table.ts`.
  */
 import { MODEL_FAMILIES } from '../../src/models/families.js';
-import { flagAttribute, flagName } from '../../src/models/family.js';
-import { rangeOf } from '../../src/models/option-table.js';
+import { flagAttribute, flagName } from '../../src/contract/family.js';
+import { rangeOf } from '../../src/contract/option-table.js';
 
 for (const family of MODEL_FAMILIES) {
   if (family.optionTable.length === 0) continue;

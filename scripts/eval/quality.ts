@@ -31,7 +31,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeToPlanar, writeWavTo } from '../../src/audio/index.js';
-import { loadManifestModel, separate, type SegmentModel } from '../../src/separation/index.js';
+import { loadManifestModel } from '../../src/bundled/manifest.js';
+import { separate, type SegmentModel } from '../../src/separation/index.js';
 import { parsePrecision, type Precision } from '../../src/onnx/quantize.js';
 import { energy, projection, sdr } from '../../test/support/eval-metrics.js';
 

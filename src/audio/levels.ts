@@ -14,7 +14,7 @@
  *   amplifies unless told to, and a near-silent stem amplified would be mostly noise).
  *
  * Rescale and normalize need a stem's peak before its first sample is written: the split
- * spools the stems first (splitting/levels.ts).
+ * spools the stems first (split-worker/levels.ts).
  */
 
 export const CLIP_MODES = ['rescale', 'clamp', 'none'] as const;

@@ -8,7 +8,7 @@
  * A step's model is anything a job's model can be: a name, a path, `A+B`, or `models` with an
  * `ensemble` algorithm and `ensembleWeights`. A later step's stems are named `<input>-<stem>`, so
  * every name says where it came from. Plain data and rules only: resolving names to models is the
- * caller's (the CLI's registry, the API's model service), running it is splitting/chain.ts's.
+ * caller's (the CLI's registry, the API's model service), running it is split-worker/chain.ts's.
  */
 
 /** More steps than this is a recipe gone wrong, not a workflow (UVR's longest chains have three or four). */

@@ -9,9 +9,9 @@ import { parse } from 'yaml';
 import { chainStems, parseThen, recipeFrom, type Recipe, type RecipeStep } from '../chains/recipe.js';
 import { parseEnsembleMethod, type EnsembleMethod } from '../ensemble/algorithms.js';
 import { describeError, StemsplitError } from '../errors.js';
-import type { FamilyOptions } from '../models/family.js';
+import type { FamilyOptions } from '../contract/family.js';
 import { isEnsembleRef, type ModelChoice, type ModelRegistry } from '../models/registry.js';
-import type { ChainStepRef } from '../splitting/worker-pool.js';
+import type { ChainStepRef } from '../split-worker/worker-pool.js';
 
 /** A recipe file is a few lines; anything near this is not one. */
 const MAX_RECIPE_BYTES = 64 * 1024;

@@ -11,7 +11,7 @@ import { DEFAULT_ENSEMBLE_ALGORITHM, ENSEMBLE_ALGORITHMS } from '../ensemble/alg
 import { MODEL_CATALOG } from '../models/catalog.js';
 import { ALIAS_FLAGS, STEM_MODEL_ALIASES, type StemModelAlias } from '../models/aliases.js';
 import { familyFilesInWords, familyFlags } from '../models/families.js';
-import { flagAttribute } from '../models/family.js';
+import { flagAttribute } from '../contract/family.js';
 import { TASKS } from '../models/tasks.js';
 import { parsePrecision, PRECISIONS, type Precision } from '../onnx/quantize.js';
 import { DEFAULT_DEVICE, DEVICE_CHOICES, parseDeviceChoice, type DeviceChoice } from '../devices/index.js';
@@ -287,7 +287,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
       'run the chain in this recipe (JSON or YAML: a list of steps, {model} then {input, model}; see docs/workflows.md) instead of --model/--then',
     )
     .option('--keep-intermediate', 'a chain also writes the stems its later steps split (default: only the ones no step split)');
-  // Each family's options, declared in its options table (models/family.ts).
+  // Each family's options, declared in its options table (contract/family.ts).
   // A family's `--no-…` switch is a switch of its own (`noSplit`), not commander's negation of a `--split`.
   for (const { flags, description } of familyFlags()) split.addOption(Object.assign(new Option(flags, description), { negate: false }));
   split

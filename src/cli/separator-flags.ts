@@ -1,11 +1,11 @@
 /**
  * python-audio-separator's spellings of the flags stemsplit shares with it, so its users' command
  * lines and scripts run unchanged (`--output_format FLAC --mdx_segment_size 256`). Listed once:
- * the general flags here, a family's in its options table (models/family.ts); main.ts rewrites them
+ * the general flags here, a family's in its options table (contract/family.ts); main.ts rewrites them
  * before parsing and `split --help` lists them.
  */
 import { familyFlags } from '../models/families.js';
-import { flagName } from '../models/family.js';
+import { flagName } from '../contract/family.js';
 
 export const SEPARATOR_FLAG_SPELLINGS: Readonly<Record<string, string>> = Object.freeze({
   '--model_filename': '--model',

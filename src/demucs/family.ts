@@ -1,5 +1,5 @@
 /**
- * The Demucs family's record (models/family.ts): `.th` checkpoints (v4 HTDemucs, v3 HDemucs, v2
+ * The Demucs family's record (contract/family.ts): `.th` checkpoints (v4 HTDemucs, v3 HDemucs, v2
  * Demucs, diffq-quantized) and bag `.yaml` files naming them, run as `demucs.apply` runs them.
  * Pulled files are checked against the SHA-256 prefix in their released names.
  */
@@ -8,9 +8,10 @@ import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import type { CatalogModel } from '../models/catalog.js';
-import type { FamilyOption, ModelFamilyRecord } from '../models/family.js';
-import { readOptionTable } from '../models/option-table.js';
-import { SEGMENT_MODEL_OPTIONS, withSegmentKnobs, type SegmentKnobs } from '../separation/segment-knobs.js';
+import type { FamilyOption, ModelFamilyRecord } from '../contract/family.js';
+import { readOptionTable } from '../contract/option-table.js';
+import { SEGMENT_MODEL_OPTIONS } from '../contract/segment-options.js';
+import { withSegmentKnobs, type SegmentKnobs } from '../separation/segment-knobs.js';
 import { conversionsOf } from '../onnx/cache.js';
 import { parseBagFile, resolveMember } from './bag-file.js';
 import { demucsClassesOf } from './class-hint.js';
@@ -21,7 +22,7 @@ export const DEMUCS_RELEASE_URL = 'https://dl.fbaipublicfiles.com/demucs/hybrid_
 const CONVERTED_FOLDER = 'demucs';
 const CHECKPOINT_NAME = /^[0-9a-z_]+-([0-9a-f]{8})\.th$/;
 
-/** The Demucs family's options table (models/family.ts): every segment model's, and the segment length. */
+/** The Demucs family's options table (contract/family.ts): every segment model's, and the segment length. */
 const DEMUCS_OPTION_TABLE: readonly FamilyOption[] = [
   ...SEGMENT_MODEL_OPTIONS,
   {

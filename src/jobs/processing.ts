@@ -5,7 +5,7 @@
 import type { StemsplitConfig } from '../config.js';
 import type { ModelRegistry } from '../models/registry.js';
 import type { GuardOptions } from '../net/fetch.js';
-import { deviceSplitter } from '../splitting/worker-pool.js';
+import { deviceSplitter } from '../split-worker/worker-pool.js';
 import type { DataStore } from '../store/index.js';
 import { JobRunner, type PresentSplit } from './runner.js';
 import { WebhookDispatcher } from './webhooks.js';

@@ -21,7 +21,7 @@ import { DEFAULT_ENSEMBLE_ALGORITHM, type EnsembleMethod } from '../ensemble/alg
 import { familyOptionsFrom } from '../models/families.js';
 import { isEnsembleRef, type ModelChoice, type ModelRegistry } from '../models/registry.js';
 import { OutageLog, parseJobOptions, type DataStore, type JobOptions, type Split } from '../store/index.js';
-import type { ChainStepRef, SplitJob, Splitter } from '../splitting/worker-pool.js';
+import type { ChainStepRef, SplitJob, Splitter } from '../split-worker/worker-pool.js';
 import PQueue from 'p-queue';
 import { SerialPass } from './serial-pass.js';
 import { queueWebhook, refundAndAnnounce, type PresentSplit } from './cancel.js';

@@ -30,7 +30,7 @@ import { createOrtSession, runTensors, type OrtSessionHandle } from '../onnx/ses
 import type { SeparationProgress, TrackModel } from '../separation/model.js';
 import { TrackWindow, type StemWriter, type TrackStream } from '../separation/track-stream.js';
 import { readModelData, secondaryStem, stemFileName, type MdxModelData } from './model-data.js';
-import { checkOptionKeys } from '../models/option-table.js';
+import { checkOptionKeys } from '../contract/option-table.js';
 import { MDX_DEFAULTS, MDX_OPTION_TABLE, type MdxOptions } from './options.js';
 import { MdxSpectrum } from './spectrum.js';
 import { withTta } from '../separation/tta.js';

@@ -1,13 +1,13 @@
 /**
- * The MDX-Net family's record (models/family.ts): UVR's `.onnx` models with their model data
+ * The MDX-Net family's record (contract/family.ts): UVR's `.onnx` models with their model data
  * (UVR's table by hash, or `NAME.json` beside the file), run as python-audio-separator's MDX
  * separator runs them, with its flags.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { MDX_MODEL_DATA_SOURCE } from '../models/catalog.js';
-import type { ModelFamilyRecord } from '../models/family.js';
-import { readOptionTable } from '../models/option-table.js';
+import type { ModelFamilyRecord } from '../contract/family.js';
+import { readOptionTable } from '../contract/option-table.js';
 import { conversionsOf } from '../onnx/cache.js';
 import { installUvrModelData, uvrDataFileFor } from '../uvr/pull.js';
 import { MDX_OPTION_TABLE, type MdxOptions } from './options.js';

@@ -1,4 +1,4 @@
-import type { FamilyOption } from '../models/family.js';
+import type { FamilyOption } from '../contract/family.js';
 
 /**
  * python-audio-separator's MDX separator settings (`--mdx_segment_size`, `--mdx_overlap`,
@@ -22,7 +22,7 @@ export interface MdxOptions {
 
 export const MDX_DEFAULTS: MdxOptions = Object.freeze({ segmentSize: 256, overlap: 0.25, batchSize: 1, denoise: false });
 
-/** The MDX-Net family's options table (models/family.ts): each row's key is an MdxOptions field. */
+/** The MDX-Net family's options table (contract/family.ts): each row's key is an MdxOptions field. */
 export const MDX_OPTION_TABLE: readonly FamilyOption[] = [
   {
     flags: '--mdx-segment-size <frames>',

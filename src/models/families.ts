@@ -1,5 +1,5 @@
 /**
- * Every model family stemsplit runs, one record each (models/family.ts), in the order they are
+ * Every model family stemsplit runs, one record each (contract/family.ts), in the order they are
  * asked to claim a file: the first claim wins (MSST before Demucs, so an MSST yaml given as a
  * model is pointed to its checkpoint instead of being read as a Demucs bag). Adding a family is
  * its folder and a line here.
@@ -8,10 +8,10 @@ import { demucsFamily } from '../demucs/family.js';
 import { StemsplitError } from '../errors.js';
 import { mdxFamily } from '../mdx/family.js';
 import { msstFamily } from '../msst/family.js';
-import { manifestFamily } from '../separation/family.js';
+import { manifestFamily } from '../bundled/family.js';
 import { vrFamily } from '../vr/family.js';
-import { flagAttribute, flagName, type FamilyOption, type FamilyOptions, type ModelFamilyRecord } from './family.js';
-import { optionHelp } from './option-table.js';
+import { flagAttribute, flagName, type FamilyOption, type FamilyOptions, type ModelFamilyRecord } from '../contract/family.js';
+import { optionHelp } from '../contract/option-table.js';
 
 export const MODEL_FAMILIES: readonly ModelFamilyRecord[] = [manifestFamily, vrFamily, msstFamily, demucsFamily, mdxFamily];
 

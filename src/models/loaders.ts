@@ -4,7 +4,7 @@
  * for onnxruntime.
  */
 import { familyById } from './families.js';
-import type { LoadOptions } from './family.js';
+import type { LoadOptions } from '../contract/family.js';
 import type { ModelLoader } from './registry.js';
 
 export function modelLoader(options: LoadOptions): ModelLoader {

@@ -2,7 +2,7 @@
  * `models pull` and `models remove`: a catalog model's files fetched (net/download.ts: resumable,
  * hash-checked) or copied from disk (`--file`) into its family's folder of the cache, then the
  * family's own install steps (a Demucs bag's yaml, UVR's model data), as its record says
- * (models/family.ts). One pull or remove at a time per cache dir.
+ * (contract/family.ts). One pull or remove at a time per cache dir.
  */
 import { copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';

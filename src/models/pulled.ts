@@ -1,7 +1,7 @@
 /** Where `models pull` keeps a family's catalog models in the cache, as the family's record says. */
 import { StemsplitError } from '../errors.js';
 import { familyById } from './families.js';
-import type { FamilyPull } from './family.js';
+import type { FamilyPull } from '../contract/family.js';
 
 /** How `models pull` installs a family's catalog models (its record's steps). */
 export function pullStepsOf(family: string): FamilyPull {

@@ -6,7 +6,7 @@ import { DEFAULT_ALLOCATOR, type AllocatorProfile } from '../onnx/process-env.js
 import type { SeparationModel } from '../separation/model.js';
 import type { StemModelAlias } from './aliases.js';
 import { familyById } from './families.js';
-import type { FamilyOptions } from './family.js';
+import type { FamilyOptions } from '../contract/family.js';
 import type { PublishedScores } from './scores.js';
 import type { Task } from './tasks.js';
 

@@ -13,7 +13,7 @@ import { refuseLinkLoop, refuseSpecialFile } from '../model-files/regular.js';
 import { isStemModelAlias, STEM_MODEL_ALIASES, type StemModelAlias } from './aliases.js';
 import { MODEL_CATALOG, type CatalogModel } from './catalog.js';
 import { MODEL_FAMILIES } from './families.js';
-import type { ClaimedFile, FamilyOptions, ModelFamilyRecord } from './family.js';
+import type { ClaimedFile, FamilyOptions, ModelFamilyRecord } from '../contract/family.js';
 import { pullStepsOf } from './pulled.js';
 import {
   ensembleOf,

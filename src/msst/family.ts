@@ -1,5 +1,5 @@
 /**
- * The MSST family's record (models/family.ts): checkpoints trained with
+ * The MSST family's record (contract/family.ts): checkpoints trained with
  * Music-Source-Separation-Training (`.ckpt`, `.pth`, …) with the `.yaml` they were trained
  * with, run through MSST's `demix`. Its networks (BS/Mel-Band RoFormer, SCNet, MDX23C) are
  * the folders the model type names; the yaml tells the type, or `--model-type` does.
@@ -7,8 +7,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
-import type { FamilyModelFile, FamilyOption, LoadOptions, ModelFamilyRecord } from '../models/family.js';
-import { readOptionTable } from '../models/option-table.js';
+import type { FamilyModelFile, FamilyOption, LoadOptions, ModelFamilyRecord } from '../contract/family.js';
+import { readOptionTable } from '../contract/option-table.js';
 import { conversionsOf } from '../onnx/cache.js';
 import type { SeparationModel } from '../separation/model.js';
 import { configBeside, msstModelType, readMsstDocument } from './config.js';
@@ -23,7 +23,7 @@ const MAX_YAML_PEEK_BYTES = 1 << 20;
 const CONVERTED_FOLDERS = ['roformer', 'scnet', 'mdx23c'] as const;
 
 /**
- * The MSST family's options table (models/family.ts): the model type, and what a run may change of
+ * The MSST family's options table (contract/family.ts): the model type, and what a run may change of
  * its yaml's `inference` section (python-audio-separator's MDXC separator spells them `--mdxc_*`)
  * and MSST's `--use_tta`. The chunk size is the graphs' own and is not offered.
  */
@@ -148,12 +148,12 @@ type NetworkLoader = (checkpoint: string, options: NetworkOptions, type: MsstMod
 const NETWORKS: Readonly<Record<MsstModelType, NetworkLoader>> = {
   bs_roformer: loadRoformer,
   mel_band_roformer: loadRoformer,
-  scnet: async (checkpoint, options) => (await import('../scnet/engine.js')).loadScnet(checkpoint, options),
-  mdx23c: async (checkpoint, options) => (await import('../mdx23c/engine.js')).loadMdx23c(checkpoint, options),
+  scnet: async (checkpoint, options) => (await import('./scnet/engine.js')).loadScnet(checkpoint, options),
+  mdx23c: async (checkpoint, options) => (await import('./mdx23c/engine.js')).loadMdx23c(checkpoint, options),
 };
 
 async function loadRoformer(checkpoint: string, options: NetworkOptions, type: MsstModelType): Promise<SeparationModel> {
-  const { loadRoformer: load } = await import('../roformer/engine.js');
+  const { loadRoformer: load } = await import('./roformer/engine.js');
   return load(checkpoint, { ...options, type: type as 'bs_roformer' | 'mel_band_roformer' });
 }
 

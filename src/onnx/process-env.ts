@@ -2,7 +2,7 @@
  * The environment of a process that runs ONNX Runtime's large graphs (the split worker process,
  * and the benchmarks that measure it): glibc's allocator settings, which glibc reads only when a
  * process starts, so a worker is started with the settings its models' family declares
- * (models/family.ts `allocator`) and the worker pool keeps a worker for each.
+ * (contract/family.ts `allocator`) and the worker pool keeps a worker for each.
  */
 
 /**

@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import { main } from '../cli/main.js';
 import { describeError, isStemsplitError } from '../errors.js';
-import { WORKER_PROCESS_ENV, WORKER_SCRIPT_ENV } from '../splitting/worker-pool.js';
+import { WORKER_PROCESS_ENV, WORKER_SCRIPT_ENV } from '../split-worker/worker-pool.js';
 import { prepareSeaRuntime } from './runtime.js';
 
 function start(): void {

@@ -10,7 +10,7 @@ import { StemsplitError, describeError } from '../errors.js';
 import { ensureRuntime } from './extract.js';
 import { MANIFEST_ASSET, RUNTIME_LAYOUT, parseManifest } from './manifest.js';
 import { markRuntimeUsed, pruneRuntimes } from './prune.js';
-import { WORKER_SCRIPT_ENV } from '../splitting/worker-pool.js';
+import { WORKER_SCRIPT_ENV } from '../split-worker/worker-pool.js';
 
 /** Set to the unpacked runtime dir; `requireNative` (./native.ts) loads the addons from there. */
 export const RUNTIME_DIR_ENV = 'STEMSPLIT_RUNTIME_DIR';

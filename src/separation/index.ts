@@ -5,4 +5,3 @@ export { demucsNormalization, NormalizationMeter, type Normalization, type Track
 export { TrackWindow, type StemWriter, type TrackStream } from './track-stream.js';
 export { Chunk, chunksOf, chunkCount, strideOf, transitionWeights } from './chunks.js';
 export { combineBag } from './bag.js';
-export { MANIFEST_FORMAT, loadManifestModel, parseModelManifest, readModelManifest, type LoadModelOptions } from './manifest.js';

@@ -1,9 +1,7 @@
 /**
- * The options every segment model takes (Demucs' and stemsplit's own): rows of their families'
- * options tables (models/family.ts), and the model they make of a loaded one. The pipeline's
- * defaults stay where no option is given: the model's own overlap (Demucs' 0.25), no shifts.
+ * The model a segment model's knobs make of a loaded one (their table: contract/segment-options.ts).
+ * The pipeline's defaults stay where no option is given: the model's own overlap (Demucs' 0.25), no shifts.
  */
-import type { FamilyOption } from '../models/family.js';
 import type { BagMember, SegmentModel } from './model.js';
 import { withTta } from './tta.js';
 
@@ -13,37 +11,6 @@ export interface SegmentKnobs {
   readonly tta?: boolean;
   readonly noSplit?: boolean;
 }
-
-/** Demucs' apply_model limits: up to 20 shifts is already 20 passes over the track. */
-const MAX_SHIFTS = 20;
-
-export const SEGMENT_MODEL_OPTIONS: readonly FamilyOption[] = [
-  // prettier-ignore
-  {
-    flags: '--shifts <n>',
-    key: 'shifts',
-    type: 'integer',
-    min: 0,
-    max: MAX_SHIFTS,
-    separatorSpelling: '--demucs_shifts',
-    help: 'random-shift averaging passes (Demucs --shifts; slower, slightly better; default 0)',
-  },
-  {
-    flags: '--overlap <fraction>',
-    key: 'overlap',
-    type: 'number',
-    min: 0,
-    below: 1,
-    separatorSpelling: '--demucs_overlap',
-    help: "share of a segment consecutive chunks overlap (Demucs --overlap; default the model's, 0.25)",
-  },
-  {
-    flags: '--tta',
-    key: 'tta',
-    type: 'switch',
-    help: 'test-time augmentation: also run each chunk channel-swapped and polarity-inverted, undo each, average the three (3× slower)',
-  },
-];
 
 /** The model with the knobs given: its overlap and shifts replaced, its chunks (each bag member's) run with TTA. */
 export function withSegmentKnobs(model: SegmentModel, knobs: SegmentKnobs | undefined): SegmentModel {

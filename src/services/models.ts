@@ -9,7 +9,7 @@ import { isStemModelAlias, STEM_MODEL_ALIASES, type StemModelAlias } from '../mo
 import { int8Refusal, isEnsembleRef, type ModelChoice, type ModelListing, type ModelRegistry } from '../models/registry.js';
 import type { Precision } from '../onnx/quantize.js';
 import { familyOptionNames, familyOptionsFrom, MODEL_FAMILIES } from '../models/families.js';
-import { flagAttribute } from '../models/family.js';
+import { flagAttribute } from '../contract/family.js';
 import type { Task } from '../models/tasks.js';
 import type { ModelTimings } from '../store/model-timings.js';
 import { sortBySdr, type PublishedScores } from '../models/scores.js';

@@ -1,5 +1,5 @@
 /**
- * The web page's session keys (the links are web/session.ts's). `stemsplit serve` prints a one-time
+ * The web page's session keys (the links are net/page-links.ts's). `stemsplit serve` prints a one-time
  * invite of the default (admin) account, never a key: the page exchanges it (POST
  * /v1/invites/exchange) for a `web session` key that the browser keeps, so no working key is
  * written to stdout or a journal. That key lasts across restarts until `serve --new-link` or

@@ -1,13 +1,13 @@
 /**
- * The VR family's record (models/family.ts): UVR's VR-architecture `.pth` state dicts with their
+ * The VR family's record (contract/family.ts): UVR's VR-architecture `.pth` state dicts with their
  * model data (`NAME.json` beside the file, or UVR's table by hash), run as python-audio-separator's
  * VR separator runs them, with its flags. It is asked before MSST, which takes any `.pth`: a `.pth`
  * is VR's when its model data says so (json beside, or a hash UVR's table knows).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { ModelFamilyRecord } from '../models/family.js';
-import { readOptionTable } from '../models/option-table.js';
+import type { ModelFamilyRecord } from '../contract/family.js';
+import { readOptionTable } from '../contract/option-table.js';
 import { installUvrModelData } from '../uvr/pull.js';
 import { isVrModelFile, vrModelDataBeside } from './model-data.js';
 import { VR_OPTION_TABLE, type VrOptions } from './options.js';

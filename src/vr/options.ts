@@ -3,8 +3,8 @@
  * `--vr_window_size`, `--vr_aggression`, `--vr_enable_tta`, `--vr_enable_post_process`,
  * `--vr_post_process_threshold`, `--vr_high_end_process`), with its defaults.
  */
-import type { FamilyOption } from '../models/family.js';
-import { checkOptionKeys } from '../models/option-table.js';
+import type { FamilyOption } from '../contract/family.js';
+import { checkOptionKeys } from '../contract/option-table.js';
 
 export interface VrOptions {
   /** Windows per network run; does not change the result (masks are concatenated along time). */
@@ -35,7 +35,7 @@ export const VR_DEFAULTS: VrOptions = Object.freeze({
 /** Frames per window: UVR offers up to 1024; larger ones only cost memory. */
 const MAX_WINDOW = 8192;
 
-/** The VR family's options table (models/family.ts): each row's key is a VrOptions field. */
+/** The VR family's options table (contract/family.ts): each row's key is a VrOptions field. */
 export const VR_OPTION_TABLE: readonly FamilyOption[] = [
   {
     flags: '--vr-window-size <frames>',

@@ -7,7 +7,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { PeopleService } from '../../services/people.js';
 import { INVITE_TTL_SECONDS } from '../../services/people.js';
 import type { ApiKeyInfo, DataStore } from '../../store/index.js';
-import { inviteLink } from '../../web/session.js';
+import { inviteLink } from '../../net/page-links.js';
 import { successBody } from '../envelope.js';
 import type { AppEnv } from '../env.js';
 import { failure, json, ok, openApiRoutes } from '../openapi.js';

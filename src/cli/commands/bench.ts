@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { resolveFfmpegPath } from '../../audio/index.js';
 import { StemsplitError } from '../../errors.js';
 import { registryFor } from '../../models/registry.js';
-import { deviceSplitter } from '../../splitting/worker-pool.js';
+import { deviceSplitter } from '../../split-worker/worker-pool.js';
 import { print, printJson, withStore, type CommandContext } from '../context.js';
 import { checkPrecision } from './split.js';
 import { createProgressBar } from '../progress.js';

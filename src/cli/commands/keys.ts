@@ -1,7 +1,7 @@
 import { StemsplitError } from '../../errors.js';
 import { DEFAULT_ACCOUNT } from '../../store/index.js';
 import { addWebSession, createWebSession, recordedPageOrigins } from '../../services/web-session.js';
-import { pageOrigins, webSessionLink } from '../../web/session.js';
+import { pageOrigins, webSessionLink } from '../../net/page-links.js';
 import { print, printJson, withStore, type CommandContext } from '../context.js';
 
 export async function keysCreate(ctx: CommandContext, options: { name?: string; account?: string; json?: boolean }): Promise<void> {

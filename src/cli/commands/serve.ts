@@ -7,7 +7,7 @@ import type { DataStore } from '../../store/index.js';
 import { endWebSessions, hasWebSession, recordPageOrigins } from '../../services/web-session.js';
 import { INVITE_TTL_SECONDS } from '../../services/people.js';
 import { DEFAULT_ACCOUNT } from '../../store/index.js';
-import { inviteLink, pageOrigins, webSessionLink } from '../../web/session.js';
+import { inviteLink, pageOrigins, webSessionLink } from '../../net/page-links.js';
 import { print, runUntilSignalled, type CommandContext } from '../context.js';
 import { jobSlots } from '../job-slots.js';
 

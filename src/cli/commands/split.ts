@@ -4,9 +4,9 @@ import { isStemFormat, readAudioHeader, STEM_FORMATS } from '../../audio/index.j
 import { bitrateProblem, formatsHolding, holdsDepth, stemExtension, STEM_FORMAT_INFO, type StemFormat } from '../../audio/formats.js';
 import { CLIP_MODES, DEFAULT_NORMALIZE_PEAK, isClipMode, normalizePeakProblem, type LevelOptions } from '../../audio/levels.js';
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
-import { twoStemsIndex, type SplitProgress, type StemOutputOptions } from '../../splitting/split-audio-file.js';
-import { removeLeftoverStaging, removeStaging } from '../../splitting/staging.js';
-import { deviceSplitter, type OnLoaded, type SplitJob, type Splitter } from '../../splitting/worker-pool.js';
+import { twoStemsIndex, type SplitProgress, type StemOutputOptions } from '../../split-worker/split-audio-file.js';
+import { removeLeftoverStaging, removeStaging } from '../../split-worker/staging.js';
+import { deviceSplitter, type OnLoaded, type SplitJob, type Splitter } from '../../split-worker/worker-pool.js';
 import { chainName } from '../../chains/recipe.js';
 import { checkChainStems, laterSteps, readRecipeFile, recipeBase, resolveSteps, thenSteps, type ResolvedStep } from '../chain-steps.js';
 import {
@@ -21,7 +21,7 @@ import { ENV, ensembleMembers } from '../../config.js';
 import { ALIAS_QUALITY_MODELS, CLI_DEFAULT_ALIAS, isStemModelAlias } from '../../models/aliases.js';
 import { familyFlags, familyOptionsFrom, MODEL_FAMILIES } from '../../models/families.js';
 import type { Precision } from '../../onnx/quantize.js';
-import { flagAttribute, flagName } from '../../models/family.js';
+import { flagAttribute, flagName } from '../../contract/family.js';
 import { allModelsOf, int8Refusal, isEnsembleRef, listedFamily, registryFor, type ModelChoice, type ModelRegistry } from '../../models/registry.js';
 import { print, printJson, type CommandContext } from '../context.js';
 import { expandInputs } from '../inputs.js';
@@ -62,7 +62,7 @@ export interface SplitOptions {
   /** A chain's recipe file. */
   chain?: string;
   keepIntermediate?: boolean;
-  /** Each family's options (its table, models/family.ts), as commander parsed them: --shifts, --mdx-overlap, … */
+  /** Each family's options (its table, contract/family.ts), as commander parsed them: --shifts, --mdx-overlap, … */
   readonly [familyFlag: string]: unknown;
 }
 

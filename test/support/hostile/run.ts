@@ -13,7 +13,7 @@ import { runInNewContext } from 'node:vm';
 import { describeError, isStemsplitError } from '../../../src/errors.js';
 import { modelLoader } from '../../../src/models/loaders.js';
 import { ModelRegistry } from '../../../src/models/registry.js';
-import { loadNamed } from '../../../src/splitting/load-refusal.js';
+import { loadNamed } from '../../../src/split-worker/load-refusal.js';
 import { writeSong } from '../audio.js';
 import { tempDir } from '../temp-dir.js';
 import type { HostileCase, HostileFiles } from './cases.js';

@@ -9,7 +9,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StemEncoder } from '../audio/encode.js';
 import { leveled, needsPeak, peakOf, stemGain, type LevelOptions } from '../audio/levels.js';
-import { SpoolFile } from './spool.js';
+import { SpoolFile } from '../separation/spool.js';
 
 /** Frames read back from a spool at a time. */
 const BLOCK_FRAMES = 65_536;

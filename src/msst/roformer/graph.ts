@@ -10,11 +10,11 @@
  *
  * Rotary positions are baked in as constants for the chunk's fixed frame and band counts.
  */
-import type { CheckpointTensor } from '../torch/checkpoint.js';
-import { StateReader } from '../torch/state-reader.js';
-import { attr, MS_DOMAIN, OnnxGraph, type Value } from '../onnx/graph.js';
-import { Ops, type OpsOptions } from '../onnx/ops.js';
-import type { GraphStage } from '../onnx/stages.js';
+import type { CheckpointTensor } from '../../torch/checkpoint.js';
+import { StateReader } from '../../torch/state-reader.js';
+import { attr, MS_DOMAIN, OnnxGraph, type Value } from '../../onnx/graph.js';
+import { Ops, type OpsOptions } from '../../onnx/ops.js';
+import type { GraphStage } from '../../onnx/stages.js';
 import type { RoformerConfig } from './config.js';
 
 export const GRAPH_INPUT = 'features';

@@ -6,14 +6,14 @@
  *   RoformerNetwork.forward: chunk [C, L] → STFT → stages → masks → iSTFT → [S, C, L]
  *   loadRoformer:            the network as a stemsplit model
  */
-import { StemsplitError } from '../errors.js';
-import { configBeside } from '../msst/config.js';
-import { StagedChunkNetwork, StagedFamily, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../msst/staged.js';
-import type { OpsOptions } from '../onnx/ops.js';
-import type { CheckpointTensor } from '../torch/checkpoint.js';
-import { precisionKey, type Precision } from '../onnx/quantize.js';
-import type { StagedSessions, StageFile } from '../onnx/stages.js';
-import type { TrackModel } from '../separation/model.js';
+import { StemsplitError } from '../../errors.js';
+import { configBeside } from '../config.js';
+import { StagedChunkNetwork, StagedFamily, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../staged.js';
+import type { OpsOptions } from '../../onnx/ops.js';
+import type { CheckpointTensor } from '../../torch/checkpoint.js';
+import { precisionKey, type Precision } from '../../onnx/quantize.js';
+import type { StagedSessions, StageFile } from '../../onnx/stages.js';
+import type { TrackModel } from '../../separation/model.js';
 import { bandBins } from './bands.js';
 import { readRoformerConfig, type RoformerConfig, type RoformerType } from './config.js';
 import { buildRoformerStages } from './graph.js';

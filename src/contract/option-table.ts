@@ -1,5 +1,5 @@
 /**
- * Reading a family's options table (models/family.ts FamilyOption): the values a run was given,
+ * Reading a family's options table (contract/family.ts FamilyOption): the values a run was given,
  * checked against each row's type and range, and the words `split --help` and the docs show.
  * Knows no family: each family hands its own table.
  */

@@ -21,12 +21,12 @@
  *
  * Shapes are static: the chunk's frame count is fixed, so each band's geometry is computed here.
  */
-import { StemsplitError } from '../errors.js';
-import { OnnxGraph, type Value } from '../onnx/graph.js';
-import { onnxLstmWeights, Ops, type OpsOptions } from '../onnx/ops.js';
-import type { GraphStage } from '../onnx/stages.js';
-import type { CheckpointTensor } from '../torch/checkpoint.js';
-import { StateReader } from '../torch/state-reader.js';
+import { StemsplitError } from '../../errors.js';
+import { OnnxGraph, type Value } from '../../onnx/graph.js';
+import { onnxLstmWeights, Ops, type OpsOptions } from '../../onnx/ops.js';
+import type { GraphStage } from '../../onnx/stages.js';
+import type { CheckpointTensor } from '../../torch/checkpoint.js';
+import { StateReader } from '../../torch/state-reader.js';
 import type { ScnetConfig } from './config.js';
 
 export const GRAPH_INPUT = 'spectrum';

@@ -3,7 +3,7 @@
  * msst/config.ts). Every constructor option the published configs use is read; an option this
  * engine does not implement is refused by name.
  */
-import { msstCommon, MsstDocument, readMsstDocument, type MsstCommon } from '../msst/config.js';
+import { msstCommon, MsstDocument, readMsstDocument, type MsstCommon } from '../config.js';
 
 export type RoformerType = 'bs_roformer' | 'mel_band_roformer';
 

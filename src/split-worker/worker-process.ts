@@ -6,7 +6,7 @@ import { isEnsembleRef, ModelCache, type ModelChoice, type ModelRef } from '../m
 import type { SeparationModel } from '../separation/model.js';
 import { loadNamed, type EnsemblePlace } from './load-refusal.js';
 import { splitChain, type LoadedStep } from './chain.js';
-import type { Ensemble } from './ensemble.js';
+import type { Ensemble } from '../ensemble/separate.js';
 import { splitAudioFile, type SplitProgress } from './split-audio-file.js';
 import { WORKER_DATA_ENV, type SplitWorkerData, type WorkerReply, type WorkerRequest } from './worker-pool.js';
 

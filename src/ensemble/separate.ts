@@ -11,13 +11,13 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isStemsplitError, StemsplitError } from '../errors.js';
-import type { EnsembleMethod } from '../ensemble/algorithms.js';
-import { stemCombiner } from '../ensemble/combine.js';
-import type { StemCombiner } from '../ensemble/stem-combiner.js';
-import { ensemblePlan, memberParts, sumSources, type EnsemblePlan } from '../ensemble/plan.js';
+import type { EnsembleMethod } from './algorithms.js';
+import { stemCombiner } from './combine.js';
+import type { StemCombiner } from './stem-combiner.js';
+import { ensemblePlan, memberParts, sumSources, type EnsemblePlan } from './plan.js';
 import { separateStream, type StemWriter, type TrackStatistics } from '../separation/index.js';
 import type { SeparationModel } from '../separation/model.js';
-import { SpoolFile } from './spool.js';
+import { SpoolFile } from '../separation/spool.js';
 
 /** Several loaded models combined into one set of stems. */
 export interface Ensemble {

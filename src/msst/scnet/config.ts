@@ -3,7 +3,7 @@
  * in models/scnet/scnet.py; the rest of the yaml is msst/config.ts). Every constructor option is
  * read with the official defaults; anything else is refused by name.
  */
-import { msstCommon, MsstDocument, readMsstDocument, type MsstCommon } from '../msst/config.js';
+import { msstCommon, MsstDocument, readMsstDocument, type MsstCommon } from '../config.js';
 
 /** One of the three frequency bands (low, mid, high) of the sparse down/up-sample layers. */
 export interface ScnetBand {

@@ -1,5 +1,5 @@
 /**
- * The record (models/family.ts) of stemsplit's own models: a `model.json` manifest beside its
+ * The record (contract/family.ts) of stemsplit's own models: a `model.json` manifest beside its
  * ONNX graph (the bundled models, or a folder holding one). The manifest names the model, its
  * stems and terms, and a MODEL_CARD.md beside it is its card.
  */
@@ -7,9 +7,10 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import { readSmallModelFile } from '../model-files/regular.js';
-import type { ClaimedFile, ModelFamilyRecord } from '../models/family.js';
-import { readOptionTable } from '../models/option-table.js';
-import { SEGMENT_MODEL_OPTIONS, withSegmentKnobs, type SegmentKnobs } from './segment-knobs.js';
+import type { ClaimedFile, ModelFamilyRecord } from '../contract/family.js';
+import { readOptionTable } from '../contract/option-table.js';
+import { SEGMENT_MODEL_OPTIONS } from '../contract/segment-options.js';
+import { withSegmentKnobs, type SegmentKnobs } from '../separation/segment-knobs.js';
 
 const MANIFEST = 'model.json';
 const CARD = 'MODEL_CARD.md';

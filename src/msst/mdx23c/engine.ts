@@ -6,11 +6,11 @@
  *   Mdx23cNetwork.forward: chunk [C, L] → STFT (dim_f bins, sub-bands) → graph → iSTFT → [S, C, L]
  *   loadMdx23c:            the network as a stemsplit model
  */
-import { configBeside } from '../msst/config.js';
-import { StagedChunkNetwork, StagedFamily, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../msst/staged.js';
-import type { StagedSessions, StageFile } from '../onnx/stages.js';
-import type { TrackModel } from '../separation/model.js';
-import type { CheckpointTensor } from '../torch/checkpoint.js';
+import { configBeside } from '../config.js';
+import { StagedChunkNetwork, StagedFamily, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../staged.js';
+import type { StagedSessions, StageFile } from '../../onnx/stages.js';
+import type { TrackModel } from '../../separation/model.js';
+import type { CheckpointTensor } from '../../torch/checkpoint.js';
 import { readMdx23cConfig, type Mdx23cConfig } from './config.js';
 import { buildMdx23cStages, type Mdx23cGraphOptions } from './graph.js';
 import { ChunkSpectrum } from './spectrum.js';

@@ -11,12 +11,12 @@
  * A TFC-TDF block: shortcut = 1×1 conv; x = conv3×3(act(norm(x))); x += Linear(act(norm(
  * Linear(act(norm(x)))))) over the frequency axis; x = conv3×3(act(norm(x))) + shortcut.
  */
-import { OnnxGraph, type Value } from '../onnx/graph.js';
-import { Ops } from '../onnx/ops.js';
-import type { GraphStage } from '../onnx/stages.js';
-import { winogradConv3x3 } from '../onnx/winograd.js';
-import type { CheckpointTensor } from '../torch/checkpoint.js';
-import { StateReader } from '../torch/state-reader.js';
+import { OnnxGraph, type Value } from '../../onnx/graph.js';
+import { Ops } from '../../onnx/ops.js';
+import type { GraphStage } from '../../onnx/stages.js';
+import { winogradConv3x3 } from '../../onnx/winograd.js';
+import type { CheckpointTensor } from '../../torch/checkpoint.js';
+import { StateReader } from '../../torch/state-reader.js';
 import type { Mdx23cConfig } from './config.js';
 
 export const GRAPH_INPUT = 'spectrum';

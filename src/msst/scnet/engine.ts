@@ -6,15 +6,15 @@
  *                         → graph → torch.istft (in JS) → cut the padding → [S, C, L]
  *   loadScnet:            the network as a stemsplit model
  */
-import { TorchStft } from '../dsp/stft.js';
-import { StemsplitError } from '../errors.js';
-import { configBeside } from '../msst/config.js';
-import { StagedChunkNetwork, StagedFamily, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../msst/staged.js';
-import type { OpsOptions } from '../onnx/ops.js';
-import { precisionKey, type Precision } from '../onnx/quantize.js';
-import type { StagedSessions, StageFile } from '../onnx/stages.js';
-import type { TrackModel } from '../separation/model.js';
-import type { CheckpointTensor } from '../torch/checkpoint.js';
+import { TorchStft } from '../../dsp/stft.js';
+import { StemsplitError } from '../../errors.js';
+import { configBeside } from '../config.js';
+import { StagedChunkNetwork, StagedFamily, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../staged.js';
+import type { OpsOptions } from '../../onnx/ops.js';
+import { precisionKey, type Precision } from '../../onnx/quantize.js';
+import type { StagedSessions, StageFile } from '../../onnx/stages.js';
+import type { TrackModel } from '../../separation/model.js';
+import type { CheckpointTensor } from '../../torch/checkpoint.js';
 import { readScnetConfig, type ScnetConfig } from './config.js';
 import { buildScnetStages } from './graph.js';
 

@@ -11,8 +11,8 @@
  * not care), so a spectrum plane is [channel = (c · 2 + ri) · k + j, frame t, bin f'] with the
  * bin dim_f/k · j + f'.
  */
-import { TorchStft } from '../dsp/stft.js';
-import { StemsplitError } from '../errors.js';
+import { TorchStft } from '../../dsp/stft.js';
+import { StemsplitError } from '../../errors.js';
 import type { Mdx23cConfig } from './config.js';
 
 export class ChunkSpectrum {

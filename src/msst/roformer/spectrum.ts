@@ -7,7 +7,7 @@
  * The transforms are src/dsp/stft.ts; spectra here are frame-major: value (t, row, re/im) at ((t · rows) + row) · 2 + ri, where
  * row = bin · channels + channel, the `b (f s) t c` order of the model.
  */
-import { TorchStft } from '../dsp/stft.js';
+import { TorchStft } from '../../dsp/stft.js';
 import type { BandBins } from './bands.js';
 import type { RoformerConfig } from './config.js';
 

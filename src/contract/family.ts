@@ -15,7 +15,7 @@
 import type { AllocatorProfile } from '../onnx/process-env.js';
 import type { Precision } from '../onnx/quantize.js';
 import type { SeparationModel } from '../separation/model.js';
-import type { CatalogModel } from './catalog.js';
+import type { CatalogModel } from '../models/catalog.js';
 
 /** A family's settings for one run, keyed as each family keys its own (`mdx`, `modelType`, `vr`, …); each reaches only its family's loader. */
 export type FamilyOptions = Readonly<Record<string, unknown>>;
@@ -53,7 +53,7 @@ export interface ClaimedFile {
  * One row of a family's options table: the one place an option is declared. The CLI's flag, the
  * API's `modelOptions` field (the flag's attribute: `--mdx-segment-size` → `mdxSegmentSize`), the
  * check of its value, its help and python-audio-separator's spelling are all read from it
- * (models/option-table.ts). Several families may declare the same flag (`--shifts`, `--tta`): each
+ * (contract/option-table.ts). Several families may declare the same flag (`--shifts`, `--tta`): each
  * reads it for its own models.
  */
 export interface FamilyOption {

@@ -25,7 +25,7 @@ import { NormalizationMeter, separateStream, type TrackStatistics } from '../sep
 import type { SeparationModel } from '../separation/model.js';
 import { mixStems } from '../separation/mix-set.js';
 import { mixPartitions } from '../ensemble/plan.js';
-import { ensembleSampleRate, isEnsemble, planOf, separateEnsemble, spoolBytes, type Ensemble } from './ensemble.js';
+import { ensembleSampleRate, isEnsemble, planOf, separateEnsemble, spoolBytes, type Ensemble } from '../ensemble/separate.js';
 import { moveIntoPlace, openStaging } from './staging.js';
 import { levelSpoolBytes, openLeveledStems, type LeveledStems } from './levels.js';
 
@@ -35,7 +35,7 @@ export interface SplitProgress {
   readonly phase: SplitPhase;
   /** Overall progress, 0–100. */
   readonly percent: number;
-  /** A chain's step now running (1-based) and its number of steps (splitting/chain.ts); absent for one model. */
+  /** A chain's step now running (1-based) and its number of steps (split-worker/chain.ts); absent for one model. */
   readonly step?: number;
   readonly steps?: number;
 }
@@ -98,7 +98,7 @@ function overall(phase: SplitPhase, fraction: number): number {
  * and each stem block goes to its encoder as soon as the model has settled it. Memory does
  * not grow with the track's length, for Demucs, the bundled models and RoFormers alike; disk
  * needs room for the stems only (checked first). An ensemble decodes the track once more per
- * member and needs room for its spools too (splitting/ensemble.ts).
+ * member and needs room for its spools too (ensemble/separate.ts).
  *
  * Stems are written into a sibling staging folder first and moved into place at the end
  * (staging.ts), so `outDir` never holds a half-written stem.
@@ -216,7 +216,7 @@ async function measure(inputPath: string, sampleRate: number, options: SplitFile
  * `spool` adds what sits beside the stems for a while: an ensemble's spools, and the level
  * spools of --normalize and --clip-mode rescale (levels.ts).
  * An ensemble adds its spools (`spool` bytes: stereo float32 at the model rate for each stem
- * each member but the last makes, see splitting/ensemble.ts), which sit beside the stems.
+ * each member but the last makes, see ensemble/separate.ts), which sit beside the stems.
  */
 export function stemBytes(
   seconds: number,

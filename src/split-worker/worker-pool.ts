@@ -23,12 +23,12 @@ import { removeStaging } from './staging.js';
 /** One split for a worker: which file, which model, where to, and what to write (as splitAudioFile takes it). */
 export interface SplitJob extends StemOutputOptions {
   readonly inputPath: string;
-  /** One model, or an ensemble whose members run one after another (splitting/ensemble.ts). */
+  /** One model, or an ensemble whose members run one after another (ensemble/separate.ts). */
   readonly model: ModelChoice;
   /** How an ensemble's members are combined; default avg_wave, equal weights. */
   readonly ensemble?: EnsembleMethod;
   readonly outDir: string;
-  /** A chain's later steps (splitting/chain.ts): each splits a stem an earlier step made. */
+  /** A chain's later steps (split-worker/chain.ts): each splits a stem an earlier step made. */
   readonly then?: readonly ChainStepRef[];
   /** A chain writes the stems its later steps split too. */
   readonly keepIntermediate?: boolean;

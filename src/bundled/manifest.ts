@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import { refuseLinkOutOfFolder } from '../model-files/regular.js';
-import type { ModelManifest, SegmentModel } from './model.js';
+import type { ModelManifest, SegmentModel } from '../separation/model.js';
 import { createOrtSession, runTensors, type OrtSessionOptions } from '../onnx/session.js';
 import { quantizeConvolutions } from '../onnx/quantize-graph.js';
 import type { Precision } from '../onnx/quantize.js';

@@ -6,8 +6,8 @@
  * them: `BatchNorm`, `InstanceNorm`, `GroupNorm<g>`, anything else no norm (nn.Identity, e.g.
  * `LayerNorm`); `gelu`, `relu`, `elu<alpha>`.
  */
-import { Fft } from '../dsp/fft.js';
-import { msstCommon, MsstDocument, readMsstDocument, type MsstCommon } from '../msst/config.js';
+import { Fft } from '../../dsp/fft.js';
+import { msstCommon, MsstDocument, readMsstDocument, type MsstCommon } from '../config.js';
 
 export type Mdx23cNorm =
   | { readonly kind: 'batch' }

@@ -19,7 +19,7 @@ import { CHAIN_STEPS_SHARE, chainStemName, chainStems, writtenStems } from '../c
 import { StemsplitError } from '../errors.js';
 import { mixStems, type StemPartition } from '../separation/mix-set.js';
 import type { SeparationModel } from '../separation/model.js';
-import { isEnsemble, planOf, type Ensemble } from './ensemble.js';
+import { isEnsemble, planOf, type Ensemble } from '../ensemble/separate.js';
 import {
   encoderOptions,
   splitAudioFile,
