@@ -1,8 +1,9 @@
 /**
- * Demucs' whole-track normalisation: the mono mix's statistics, met in a first pass over the audio
- * (`NormalizationMeter`), and the mean and scale a normalising model's input is brought to.
+ * Whole-track normalisation by the mono mix: its statistics, met in a first pass over the audio
+ * (`NormalizationMeter`), and the mean and scale a normalising model's input is brought to, as
+ * Demucs' apply_model normalises a track (its models were trained on input so scaled).
  */
-/** Demucs' normalisation: x' = (x - mean) / scale over the mono mix; identity when off. */
+/** The mono mix's normalisation: x' = (x - mean) / scale; identity when off. */
 export interface Normalization {
   readonly mean: number;
   /** Standard deviation plus 1e-8, the divisor. */
@@ -20,8 +21,11 @@ export interface TrackStatistics {
   readonly peak?: number;
 }
 
-/** Demucs' normalisation from the statistics: mean and unbiased std (plus 1e-8), as float32 values like its tensors. */
-export function demucsNormalization(statistics: TrackStatistics): Normalization {
+/**
+ * The mono mix's mean/std normalisation from its statistics: mean and unbiased std (plus 1e-8), as
+ * float32 values like torch's tensors, as Demucs' apply_model computes them.
+ */
+export function monoMixNormalization(statistics: TrackStatistics): Normalization {
   const { frames, mean, squares } = statistics;
   const std = frames > 1 ? Math.sqrt(squares / (frames - 1)) : 0;
   return { mean: Math.fround(mean), scale: Math.fround(Math.fround(std) + 1e-8) };
@@ -56,8 +60,8 @@ export class NormalizationMeter {
     return { frames: this.#count, mean: this.#mean, squares: this.#squares, peak: this.#peak };
   }
 
-  /** Demucs' normalisation of what was met. */
+  /** The mono mix's normalisation of what was met. */
   result(): Normalization {
-    return demucsNormalization(this.statistics());
+    return monoMixNormalization(this.statistics());
   }
 }

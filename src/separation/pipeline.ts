@@ -16,7 +16,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import type { SeparationModel } from './model.js';
-import { demucsNormalization, type Normalization, type TrackStatistics } from './normalization.js';
+import { monoMixNormalization, type Normalization, type TrackStatistics } from './normalization.js';
 import { separateStream, type StreamOptions } from './segment-stream.js';
 
 export interface StereoTrack {
@@ -95,5 +95,5 @@ export function statisticsOf(track: StereoTrack): TrackStatistics {
 
 /** Mean and unbiased standard deviation (plus 1e-8) of the mono mix, as float32 values like Demucs'. */
 export function normalizationOf(track: StereoTrack): Normalization {
-  return demucsNormalization(statisticsOf(track));
+  return monoMixNormalization(statisticsOf(track));
 }

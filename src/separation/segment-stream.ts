@@ -17,7 +17,7 @@
 import { StemsplitError } from '../errors.js';
 import { Chunk, chunkCount, shiftedView, strideOf, transitionWeights, type PassView } from './chunks.js';
 import { isTrackModel, type SegmentModel, type SeparationModel, type SeparationProgress } from './model.js';
-import { demucsNormalization, IDENTITY, type Normalization, type TrackStatistics } from './normalization.js';
+import { monoMixNormalization, IDENTITY, type Normalization, type TrackStatistics } from './normalization.js';
 import { TrackWindow, type StemWriter, type TrackStream } from './track-stream.js';
 
 export interface StreamOptions {
@@ -49,7 +49,7 @@ export async function separateStream(model: SeparationModel, input: TrackStream,
   const shifts = options.shifts ?? model.shifts ?? 0;
   const transitionPower = options.transitionPower ?? 1;
   checkStreamInputs(model, input, overlap, shifts, transitionPower);
-  const norm = model.normalize ? demucsNormalization(input.statistics as TrackStatistics) : IDENTITY;
+  const norm = model.normalize ? monoMixNormalization(input.statistics as TrackStatistics) : IDENTITY;
   const segment = model.segmentSamples;
   const window = new TrackWindow(input, segment);
   const output = new SettlingBuffer(2 * model.sources.length, input.length, 2 * segment);
