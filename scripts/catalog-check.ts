@@ -23,6 +23,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseBagFile } from '../src/demucs/bag-file.js';
 import { MODEL_CATALOG, type CatalogModel } from '../src/models/catalog.js';
+import type { DemucsCatalogModel } from '../src/demucs/catalog.js';
+import type { MdxCatalogModel } from '../src/mdx/catalog.js';
 import { bagYaml } from '../src/demucs/family.js';
 
 const DEMUCS = 'facebookresearch/demucs';
@@ -57,7 +59,7 @@ interface Line {
   readonly detail: string;
 }
 
-async function demucsChecks(model: CatalogModel, read: Reader, files: string): Promise<Line[]> {
+async function demucsChecks(model: DemucsCatalogModel, read: Reader, files: string): Promise<Line[]> {
   const lines: Line[] = [];
   // files.txt: `root: folder/` lines, then the files under that folder.
   const folders = new Map<string, string>();
@@ -108,7 +110,7 @@ interface Lists {
   readonly separatorModels: string;
 }
 
-async function downloadChecks(model: CatalogModel, read: Reader, lists: Lists): Promise<Line[]> {
+async function downloadChecks(model: CatalogModel & Pick<MdxCatalogModel, 'uvrHash' | 'mdxModelData'>, read: Reader, lists: Lists): Promise<Line[]> {
   const lines: Line[] = [];
   for (const download of model.downloads ?? []) {
     const name = decodeURIComponent(download.url.split('/').pop() ?? '');

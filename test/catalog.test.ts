@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { MDX_CATALOG } from '../src/mdx/catalog.js';
 import { builtInModelData } from '../src/mdx/model-data.js';
 import { MODEL_CATALOG, catalogModel, type CatalogModel } from '../src/models/catalog.js';
 import { taskOf } from '../src/models/tasks.js';
@@ -69,7 +70,7 @@ describe('catalog', () => {
   });
 
   it("keeps MDX-Net model data equal to the engine's table where it has the same UVR key", () => {
-    for (const entry of MODEL_CATALOG.filter((m) => m.family === 'mdx')) {
+    for (const entry of MDX_CATALOG) {
       assert.ok(entry.uvrHash && entry.mdxModelData, `${entry.name}: the pull checks the UVR key and writes the model data beside the file`);
       const table = builtInModelData(entry.uvrHash);
       if (table === undefined) continue; // Newer than the engine's table: NAME.json beside the file carries it.

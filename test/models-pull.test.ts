@@ -19,6 +19,8 @@ import { catalogModel, MODEL_CATALOG, type CatalogModel } from '../src/models/ca
 import { msstModelType, readMsstDocument, type MsstModelType } from '../src/msst/config.js';
 import { pullModel, removeModel, type DownloadProgress } from '../src/models/pull.js';
 import { bagYaml, expectedHashPrefix } from '../src/demucs/family.js';
+import { DEMUCS_CATALOG, type DemucsCatalogModel } from '../src/demucs/catalog.js';
+import { MDX_CATALOG, type MdxCatalogModel } from '../src/mdx/catalog.js';
 import { uvrModelHash } from '../src/mdx/model-data.js';
 import { isEnsembleRef, modelDir, ModelRegistry } from '../src/models/registry.js';
 import { runCli, spawnCli } from './support/process.js';
@@ -287,7 +289,7 @@ if (isMainThread) {
     for (const model of MODEL_CATALOG) {
       const row = rows.find((r) => r.name === model.name);
       assert.equal(row?.terms, model.terms, 'the whole terms, unwrapped');
-      assert.equal(row?.family, model.family === 'msst' ? model.modelType : model.family);
+      assert.equal(row?.family, model.options?.['modelType'] ?? model.family);
     }
     // The two bundled graphs share weights and one card: the 6-stem model's terms name the card that
     // lists the sources and their attribution, at its real path (the 6-stem card only points to it).
@@ -369,15 +371,16 @@ if (isMainThread) {
       }
       assert.equal(model.files.length, model.family === 'msst' ? 2 : 1, `${model.name}: checkpoint + yaml, or one .onnx`);
       if (model.family === 'msst') {
-        assert.ok(model.modelType, `${model.name} names its MSST model type`);
+        assert.ok(model.options?.['modelType'], `${model.name} names its MSST model type`);
         assert.match(model.files[0] as string, /\.(ckpt|pth)$/);
         assert.match(model.files[1] as string, /\.yaml$/);
       } else if (model.family === 'mdx') {
         assert.match(model.files[0] as string, /\.onnx$/);
-        const data = model.mdxModelData;
+        const mdx = MDX_CATALOG.find((row) => row.name === model.name);
+        const data = mdx?.mdxModelData;
         assert.ok(data, `${model.name} carries UVR's model data`);
         assert.deepEqual(Object.keys(data).sort(), ['compensate', 'mdx_dim_f_set', 'mdx_dim_t_set', 'mdx_n_fft_scale_set', 'primary_stem']);
-        assert.match(model.uvrHash ?? '', /^[0-9a-f]{32}$/);
+        assert.match(mdx?.uvrHash ?? '', /^[0-9a-f]{32}$/);
       }
       for (const file of model.files) {
         const download = model.downloads?.find((d) => d.file === file);
@@ -398,7 +401,7 @@ if (isMainThread) {
     }
     for (const type of ['bs_roformer', 'mel_band_roformer', 'scnet', 'mdx23c'] as const) {
       assert.ok(
-        MODEL_CATALOG.some((m) => m.modelType === type),
+        MODEL_CATALOG.some((m) => m.options?.['modelType'] === type),
         type,
       );
     }
@@ -446,7 +449,7 @@ if (isMainThread) {
   });
 
   test("an MDX-Net pull checks UVR's hash, writes the model data beside the .onnx; list and remove know it", { skip: mdxFixtures === undefined }, async () => {
-    const catalog = catalogModel('kim-vocal-2') as CatalogModel;
+    const catalog = MDX_CATALOG.find((row) => row.name === 'kim-vocal-2') as MdxCatalogModel;
     const onnxName = catalog.files[0] as string;
     const onnx = readFileSync(join(mdxFixtures as string, 'mdx_a_nfft6144_vocals.onnx'));
     await server.put(onnxName, { bytes: onnx });
@@ -461,7 +464,7 @@ if (isMainThread) {
 
     // The same entry keyed to the fixture's UVR hash installs, data beside it, through the CLI as users run it.
     assert.ok(onnx.length < 10_240_000, 'a file this small is hashed whole');
-    const model: CatalogModel = { ...catalog, uvrHash: createHash('md5').update(onnx).digest('hex') };
+    const model: MdxCatalogModel = { ...catalog, uvrHash: createHash('md5').update(onnx).digest('hex') };
     const cacheDir = join(dir, 'cache');
     const result = await pullModel(model, { cacheDir, baseUrl: server.filesUrl });
     const mdxDir = modelDir(cacheDir, 'mdx');
@@ -600,7 +603,7 @@ if (isMainThread) {
       await server.put(files[i] as string, { bytes });
     }
     const oneHot = FOUR.map((_, row) => FOUR.map((__, column) => Number(row === column)));
-    const bag: CatalogModel = { name: 'small_ft', family: 'demucs', description: 'test bag', terms: 'test terms', sources: FOUR, files, weights: oneHot };
+    const bag: DemucsCatalogModel = { name: 'small_ft', family: 'demucs', description: 'test bag', terms: 'test terms', sources: FOUR, files, weights: oneHot };
     const cacheDir = tempDir();
     const dir = modelDir(cacheDir, 'demucs');
 
@@ -637,7 +640,7 @@ if (isMainThread) {
   });
 
   test('the official htdemucs_ft yaml names its members by signature, with the catalog weights', { skip: demucsFixtures === undefined }, () => {
-    const ft = catalogModel('htdemucs_ft') as CatalogModel;
+    const ft = DEMUCS_CATALOG.find((row) => row.name === 'htdemucs_ft') as DemucsCatalogModel;
     const parsed = parseBagFile(bagYaml(ft));
     assert.deepEqual(parsed.models, ['f7e0c4bc', 'd12395a8', '92cfc3b6', '04573f0d']);
     assert.deepEqual(parsed.weights, ft.weights);
@@ -740,7 +743,7 @@ if (isMainThread) {
   });
 
   test('CLI: models list shows a pulled bag and its alias; models remove deletes it', () => {
-    const ft = catalogModel('htdemucs_ft') as CatalogModel;
+    const ft = DEMUCS_CATALOG.find((row) => row.name === 'htdemucs_ft') as DemucsCatalogModel;
     const dir = tempDir();
     const env = { ...cliEnv(server, dir), STEMSPLIT_MODEL_4S: 'htdemucs_ft,bundled-4s' };
     const demucs = join(dir, 'cache', 'demucs');

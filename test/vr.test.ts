@@ -12,7 +12,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { StemsplitError } from '../src/errors.js';
-import { MODEL_CATALOG } from '../src/models/catalog.js';
+import { VR_CATALOG } from '../src/vr/catalog.js';
 import { taskOf } from '../src/models/tasks.js';
 import { runCli } from './support/process.js';
 import { separate } from '../src/separation/index.js';
@@ -251,7 +251,7 @@ describe('VR model params and data', () => {
   });
 
   it("lists UVR's VR task models in the catalog with the stems, task and file UVR's table gives their key", () => {
-    const entries = MODEL_CATALOG.filter((entry) => entry.family === 'vr');
+    const entries = VR_CATALOG;
     assert.ok(entries.length >= 7);
     const tasks: Record<string, string> = {};
     for (const entry of entries) {

@@ -15,7 +15,6 @@
 import type { AllocatorProfile } from '../onnx/process-env.js';
 import type { Precision } from '../onnx/quantize.js';
 import type { SeparationModel } from '../separation/model.js';
-import type { CatalogModel } from '../models/catalog.js';
 
 /** A family's settings for one run, keyed as each family keys its own (`mdx`, `modelType`, `vr`, …); each reaches only its family's loader. */
 export type FamilyOptions = Readonly<Record<string, unknown>>;
@@ -76,29 +75,64 @@ export interface FamilyOption {
   readonly help: string;
 }
 
+/**
+ * A catalog entry: a model `models pull` knows how to fetch, with where each file and its hash come
+ * from and its terms as the publisher states them. Each family keeps its rows in its own folder
+ * (`src/<family>/catalog.ts`, listed by its record's `catalog`) and may add fields only it reads
+ * (a Demucs bag's weights, UVR's model data); models/catalog.ts joins them.
+ */
+export interface CatalogDownload {
+  readonly file: string;
+  readonly url: string;
+  /** The SHA-256 the file must have; absent where nobody publishes one (the first pull records it). */
+  readonly sha256?: string;
+  /** Where the hash comes from, said at pull. */
+  readonly hashSource: string;
+}
+
+export interface CatalogModel {
+  readonly name: string;
+  /** The record (contract/family.ts) that runs it, by its id. */
+  readonly family: string;
+  readonly description: string;
+  /** The weights' licence or terms as their publisher states them, or "not stated". */
+  readonly terms: string;
+  readonly sources: readonly string[];
+  /** Its files, the one it runs from first (more than one: a Demucs bag's members, or a checkpoint and its yaml). */
+  readonly files: readonly string[];
+  /** Per-file addresses and hashes; a family may fetch files without one (FamilyPull.defaultUrl). */
+  readonly downloads?: readonly CatalogDownload[];
+  /** What its family's loader is handed beside the file, as a claimed file's options (an MSST checkpoint's model type). */
+  readonly options?: FamilyOptions;
+}
+
 /** `models pull`'s steps for a family's catalog models, beyond fetching and checking each file. */
-export interface FamilyPull {
+export interface FamilyPull<Row extends CatalogModel = CatalogModel> {
   /** Where its pulled files live under the cache dir. */
   dir(cacheDir: string): string;
   /** The file a pulled model runs from (its checkpoint, or a file the install wrote), once every file is there; undefined: not fully installed. */
-  entry(model: CatalogModel, dir: string): string | undefined;
+  entry(model: Row, dir: string): string | undefined;
   /** The config it runs with, where not beside the entry. */
-  configPath?(model: CatalogModel, dir: string): string | undefined;
+  configPath?(model: Row, dir: string): string | undefined;
   /** The SHA-256 (or its published prefix) a file must have where the catalog gives no download of its own. */
   expectedSha?(file: string): string;
   /** The address of a file the catalog gives no download for (Demucs' release folder). */
   defaultUrl?(file: string, baseUrl: string | undefined): string;
   /** After the files arrived (`fresh`: some were downloaded now): write what the family adds; returns the entry. */
-  install?(model: CatalogModel, dir: string, fresh: boolean): Promise<string>;
+  install?(model: Row, dir: string, fresh: boolean): Promise<string>;
   /** Lines `models pull` prints about what the install added (where UVR's model data comes from). */
-  notes?(model: CatalogModel): readonly string[];
+  notes?(model: Row): readonly string[];
   /** Files beyond the catalog's own that `models remove` deletes (a bag yaml, model data). */
-  extraFiles?(model: CatalogModel): readonly string[];
+  extraFiles?(model: Row): readonly string[];
   /** Cache entries made from its files that `models remove` deletes (converted graphs). */
-  conversions?(model: CatalogModel, dir: string, cacheDir: string): Promise<readonly string[]>;
+  conversions?(model: Row, dir: string, cacheDir: string): Promise<readonly string[]>;
 }
 
-export interface ModelFamilyRecord {
+/**
+ * `Row`: its catalog rows' type, the contract's CatalogModel with the fields only this family reads
+ * (a Demucs bag's weights); its pull steps are handed its own rows.
+ */
+export interface ModelFamilyRecord<Row extends CatalogModel = CatalogModel> {
   /** The `kind` of its model references, and its catalog entries' `family`. */
   readonly id: string;
   /** Its models, in words for messages: `MDX-Net .onnx models`. */
@@ -131,7 +165,9 @@ export interface ModelFamilyRecord {
    * int8 is not implemented for the family. The CLI, the API and `models list` all ask `int8Refusal`.
    */
   readonly int8?: (model: FamilyModelFile) => true | string;
-  readonly pull?: FamilyPull;
+  /** The models `models pull` fetches for it (its folder's catalog.ts), each with `family` its id. */
+  readonly catalog?: readonly Row[];
+  readonly pull?: FamilyPull<Row>;
   /**
    * The allocator settings of the split worker that runs this model (onnx/process-env.ts); absent
    * or undefined: the default. Asked before the job reaches a worker, so it reads at most a few

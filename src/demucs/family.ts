@@ -7,17 +7,17 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
-import type { CatalogModel } from '../models/catalog.js';
 import type { FamilyOption, ModelFamilyRecord } from '../contract/family.js';
 import { readOptionTable } from '../contract/option-table.js';
 import { SEGMENT_MODEL_OPTIONS } from '../contract/segment-options.js';
 import { withSegmentKnobs, type SegmentKnobs } from '../separation/segment-knobs.js';
 import { conversionsOf } from '../onnx/cache.js';
 import { parseBagFile, resolveMember } from './bag-file.js';
+import { DEMUCS_CATALOG, DEMUCS_ROOT, type DemucsCatalogModel } from './catalog.js';
 import { demucsClassesOf } from './class-hint.js';
 
 /** The release folder of the v4 checkpoints, where a catalog entry gives no address of its own. */
-export const DEMUCS_RELEASE_URL = 'https://dl.fbaipublicfiles.com/demucs/hybrid_transformer/';
+export const DEMUCS_RELEASE_URL = `${DEMUCS_ROOT}hybrid_transformer/`;
 /** The cache folder of converted graphs, inside the cache directory (the pulled checkpoints' folder too). */
 const CONVERTED_FOLDER = 'demucs';
 const CHECKPOINT_NAME = /^[0-9a-z_]+-([0-9a-f]{8})\.th$/;
@@ -42,7 +42,7 @@ const DEMUCS_OPTION_TABLE: readonly FamilyOption[] = [
   },
 ];
 
-export const demucsFamily: ModelFamilyRecord = {
+export const demucsFamily: ModelFamilyRecord<DemucsCatalogModel> = {
   id: 'demucs',
   takers: 'Demucs models (.th, bag .yaml)',
   files: 'a Demucs .th or bag .yaml',
@@ -58,6 +58,7 @@ export const demucsFamily: ModelFamilyRecord = {
     return bag.models.map((member) => resolveMember(path.dirname(model.path), member));
   },
   optionTable: DEMUCS_OPTION_TABLE,
+  catalog: DEMUCS_CATALOG,
   options(values) {
     const demucs = readOptionTable(DEMUCS_OPTION_TABLE, values);
     return demucs === undefined ? undefined : { demucs };
@@ -117,7 +118,7 @@ export function expectedHashPrefix(file: string): string {
 }
 
 /** A bag file in the official format: `models: [sig, …]` (the loader finds `<sig>-<sha8>.th`) and one weight row per member. */
-export function bagYaml(model: CatalogModel): string {
+export function bagYaml(model: DemucsCatalogModel): string {
   const models = model.files.map((file) => `'${file.slice(0, file.indexOf('-'))}'`).join(', ');
   const lines = [`models: [${models}]`];
   if (model.weights) {
@@ -130,6 +131,6 @@ export function bagYaml(model: CatalogModel): string {
 }
 
 /** A bag, or one model whose released bag sets its segment (hdemucs_mmi), runs from its yaml. */
-function runsFromYaml(model: CatalogModel): boolean {
+function runsFromYaml(model: DemucsCatalogModel): boolean {
   return model.files.length > 1 || model.segment !== undefined;
 }

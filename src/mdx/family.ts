@@ -5,14 +5,14 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { MDX_MODEL_DATA_SOURCE } from '../models/catalog.js';
 import type { ModelFamilyRecord } from '../contract/family.js';
 import { readOptionTable } from '../contract/option-table.js';
 import { conversionsOf } from '../onnx/cache.js';
 import { installUvrModelData, uvrDataFileFor } from '../uvr/pull.js';
+import { MDX_CATALOG, MDX_MODEL_DATA_SOURCE, type MdxCatalogModel } from './catalog.js';
 import { MDX_OPTION_TABLE, type MdxOptions } from './options.js';
 
-export const mdxFamily: ModelFamilyRecord = {
+export const mdxFamily: ModelFamilyRecord<MdxCatalogModel> = {
   id: 'mdx',
   takers: 'MDX-Net .onnx models',
   files: 'an MDX-Net .onnx',
@@ -23,6 +23,7 @@ export const mdxFamily: ModelFamilyRecord = {
     return existsSync(data) ? [data] : [];
   },
   optionTable: MDX_OPTION_TABLE,
+  catalog: MDX_CATALOG,
   options(values) {
     const mdx = readOptionTable(MDX_OPTION_TABLE, values);
     return mdx === undefined ? undefined : { mdx };

@@ -309,7 +309,7 @@ function catalogRef(model: CatalogModel, path: string): ModelRef {
     sources: model.sources,
     description: model.description,
     terms: model.terms,
-    ...(model.modelType ? { options: { modelType: model.modelType } } : {}),
+    ...(model.options ? { options: model.options } : {}),
   };
 }
 

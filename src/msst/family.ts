@@ -11,6 +11,7 @@ import type { FamilyModelFile, FamilyOption, LoadOptions, ModelFamilyRecord } fr
 import { readOptionTable } from '../contract/option-table.js';
 import { conversionsOf } from '../onnx/cache.js';
 import type { SeparationModel } from '../separation/model.js';
+import { MSST_CATALOG, type MsstCatalogModel } from './catalog.js';
 import { configBeside, msstModelType, readMsstDocument } from './config.js';
 import { isMsstModelType, MSST_CHECKPOINT_EXTENSIONS, MSST_MODEL_TYPES, type MsstModelType } from './model-types.js';
 import type { DemixKnobs } from './network.js';
@@ -68,7 +69,7 @@ const MSST_OPTION_TABLE: readonly FamilyOption[] = [
   },
 ];
 
-export const msstFamily: ModelFamilyRecord = {
+export const msstFamily: ModelFamilyRecord<MsstCatalogModel> = {
   id: 'msst',
   takers: 'MSST checkpoints (.ckpt, .pth)',
   files: 'an MSST .ckpt/.pth (RoFormer, SCNet, MDX23C) with its .yaml',
@@ -84,6 +85,7 @@ export const msstFamily: ModelFamilyRecord = {
   listedName: (model) => (typeof model.options?.['modelType'] === 'string' ? model.options['modelType'] : 'msst'),
   companions: () => [],
   optionTable: MSST_OPTION_TABLE,
+  catalog: MSST_CATALOG,
   options(values) {
     const read = readOptionTable(MSST_OPTION_TABLE, values);
     if (read === undefined) return undefined;

@@ -9,10 +9,11 @@ import path from 'node:path';
 import type { ModelFamilyRecord } from '../contract/family.js';
 import { readOptionTable } from '../contract/option-table.js';
 import { installUvrModelData } from '../uvr/pull.js';
+import { VR_CATALOG, type VrCatalogModel } from './catalog.js';
 import { isVrModelFile, vrModelDataBeside } from './model-data.js';
 import { VR_OPTION_TABLE, type VrOptions } from './options.js';
 
-export const vrFamily: ModelFamilyRecord = {
+export const vrFamily: ModelFamilyRecord<VrCatalogModel> = {
   id: 'vr',
   takers: 'UVR VR .pth models',
   files: 'a UVR VR .pth with its model data',
@@ -23,6 +24,7 @@ export const vrFamily: ModelFamilyRecord = {
     return existsSync(data) ? [data] : [];
   },
   optionTable: VR_OPTION_TABLE,
+  catalog: VR_CATALOG,
   options(values) {
     const vr = readOptionTable(VR_OPTION_TABLE, values);
     return vr === undefined ? undefined : { vr };
