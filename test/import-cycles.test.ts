@@ -1,12 +1,13 @@
 /**
  * No circle of imports under src/: every file imports only downward (static, type-only and dynamic imports all
- * count). The same check as `node --import tsx scripts/import-cycles.ts`, first shown to find circles it must find.
+ * count), and so does every folder. The same checks as `node --import tsx scripts/import-cycles.ts`, first shown
+ * to find circles they must find.
  *
  * @tier quick
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { folderCycles, importCycles, importGraph, scratchTree as tree } from './support/import-graph.js';
+import { folderCycles, folderGraph, importCycles, importGraph, scratchTree as tree } from './support/import-graph.js';
 
 describe('import cycles', () => {
   test('finds a circle of type-only, dynamic and re-export imports, through an index file', () => {
@@ -42,6 +43,33 @@ describe('import cycles', () => {
     const graph = importGraph(root);
     assert.deepEqual(importCycles(graph), []);
     assert.deepEqual(folderCycles(graph), [{ folders: ['a', 'b'], imports: ['a/top.ts → b/low.ts', 'b/low.ts → a/base.ts'] }]);
+    assert.deepEqual(
+      importCycles(folderGraph(graph)).map((cycle) => cycle.files),
+      [['a', 'b']],
+    );
+  });
+
+  test('finds three folders in a circle, though no two import each other', () => {
+    const root = tree({
+      'a/one.ts': "import { two } from '../b/two.js';\nexport const one = two;\n",
+      'b/two.ts': "import { three } from '../c/three.js';\nexport const two = three;\n",
+      'c/three.ts': "import { base } from '../a/base.js';\nexport const three = base;\n",
+      'a/base.ts': 'export const base = 1;\n',
+    });
+    const graph = importGraph(root);
+    assert.deepEqual(folderCycles(graph), []);
+    assert.deepEqual(
+      importCycles(folderGraph(graph)).map((cycle) => cycle.path.join(' → ')),
+      ['a → b → c → a'],
+    );
+  });
+
+  test('no folder of src/ imports a folder that imports it back, directly or through others (issue 50)', () => {
+    const circles = importCycles(folderGraph(importGraph('src')));
+    assert.deepEqual(
+      circles.map((cycle) => cycle.path.join(' → ')),
+      [],
+    );
   });
 
   test('no file under src/ is in a circle of imports', () => {

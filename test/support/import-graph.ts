@@ -179,3 +179,23 @@ export function folderCycles(graph: ImportGraph): FolderCycle[] {
   }
   return cycles.sort((a, b) => a.folders.join('/').localeCompare(b.folders.join('/')));
 }
+
+/**
+ * The graph of top-level folders (files at the root count as no folder): a folder imports another when one of
+ * its files imports one of the other's. Its import cycles are the folders in a circle, of any length.
+ */
+export function folderGraph(graph: ImportGraph): ImportGraph {
+  const folderOf = (file: string): string | undefined => (file.includes('/') ? file.split('/')[0] : undefined);
+  const folders = new Map<string, Set<string>>();
+  for (const [file, targets] of graph) {
+    const from = folderOf(file);
+    if (from === undefined) continue;
+    const imported = folders.get(from) ?? new Set<string>();
+    folders.set(from, imported);
+    for (const target of targets) {
+      const to = folderOf(target);
+      if (to !== undefined && to !== from) imported.add(to);
+    }
+  }
+  return new Map([...folders].map(([folder, imported]) => [folder, [...imported].sort()]));
+}
