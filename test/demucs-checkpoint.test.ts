@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { deflateRawSync } from 'node:zlib';
-import { convertCheckpoint, parseBagFile, parseHTDemucsConfig, PyFraction, readCheckpoint } from '../src/demucs/index.js';
+import { convertCheckpoint, parseBagFile, parseHTDemucsConfig, PyFraction, DEMUCS_CLASS_MODULES, readDemucsCheckpoint } from '../src/demucs/index.js';
 import { buildHTDemucsGraph } from '../src/demucs/htdemucs-graph.js';
+import { checkCheckpoint, readCheckpoint } from '../src/torch/checkpoint.js';
 import { PickleTuple, unpickle } from '../src/torch/pickle.js';
 import { rejectsWith } from './support/assertions.js';
 import { fixtureDir } from './support/fixtures.js';
@@ -173,7 +174,7 @@ describe('demucs checkpoint reader', () => {
       if (fixture.checkpoint === undefined) continue;
       const file = path.join(FIXTURES, fixture.checkpoint);
       assert.equal(createHash('sha256').update(readFileSync(file)).digest('hex'), fixture.sha256, name);
-      const checkpoint = readCheckpoint(file);
+      const checkpoint = readDemucsCheckpoint(file);
       assert.equal(checkpoint.klass, 'demucs.htdemucs.HTDemucs');
       let params = 0;
       for (const tensor of checkpoint.state.values()) {
@@ -192,10 +193,10 @@ describe('demucs checkpoint reader', () => {
   });
 
   it('reads segment as a Fraction and as a float', { skip }, () => {
-    const fraction = readCheckpoint(path.join(FIXTURES, 'htdemucs_small.th')).kwargs.get('segment');
+    const fraction = readDemucsCheckpoint(path.join(FIXTURES, 'htdemucs_small.th')).kwargs.get('segment');
     assert.ok(fraction instanceof PyFraction);
     assert.deepEqual([fraction.numerator, fraction.denominator], [39, 5]);
-    assert.equal(readCheckpoint(path.join(FIXTURES, 'htdemucs_6s_small.th')).kwargs.get('segment'), 7.8);
+    assert.equal(readDemucsCheckpoint(path.join(FIXTURES, 'htdemucs_6s_small.th')).kwargs.get('segment'), 7.8);
   });
 
   it('decodes float16 storages exactly, from stored and deflated entries', () => {
@@ -206,7 +207,7 @@ describe('demucs checkpoint reader', () => {
     halves.forEach((h, i) => storage.writeUInt16LE(h, 2 * i));
     for (const deflate of [false, true]) {
       const file = checkpointFile(`half-${deflate}`, { kwargs: sourcesKwarg(), state: [...str('w'), ...halfTensor('0', [2, 3])] }, { '0': storage }, deflate);
-      const tensor = readCheckpoint(file).state.get('w');
+      const tensor = readDemucsCheckpoint(file).state.get('w');
       assert.deepEqual(tensor?.shape, [2, 3]);
       assert.deepEqual(Array.from(tensor?.data ?? []), expected);
     }
@@ -214,7 +215,20 @@ describe('demucs checkpoint reader', () => {
 
   it('names an unknown class anywhere in the pickle', async () => {
     const file = checkpointFile('os-system', { kwargs: [...sourcesKwarg(), ...str('evil'), ...global('os', 'system')] });
-    await rejectsWith(() => readCheckpoint(file), 'MODEL_INVALID', /unsupported class os\.system in checkpoint/);
+    await rejectsWith(() => readDemucsCheckpoint(file), 'MODEL_INVALID', /unsupported class os\.system in checkpoint/);
+  });
+
+  it("allows the classes of the caller's modules only, whole module names (torch/ allows none of its own)", async () => {
+    const own = checkpointFile('own-class', { klass: ['other.models', 'Net'], kwargs: sourcesKwarg() });
+    assert.equal(readCheckpoint(own, ['other']).klass, 'other.models.Net');
+    assert.equal(readCheckpoint(own, ['other.models']).klass, 'other.models.Net');
+    for (const modules of [[], ['othe'], ['other.model'], DEMUCS_CLASS_MODULES]) {
+      await rejectsWith(() => readCheckpoint(own, modules), 'MODEL_INVALID', /^\S+own-class\.th: unsupported class other\.models\.Net in checkpoint$/);
+    }
+    const demucs = checkpointFile('demucs-class', { kwargs: sourcesKwarg() });
+    assert.equal(readDemucsCheckpoint(demucs).klass, 'demucs.htdemucs.HTDemucs');
+    await rejectsWith(() => readCheckpoint(demucs, []), 'MODEL_INVALID', /unsupported class demucs\.htdemucs\.HTDemucs in checkpoint$/);
+    await rejectsWith(() => checkCheckpoint(demucs, ['diffq']), 'MODEL_INVALID', /unsupported class demucs\.htdemucs\.HTDemucs in checkpoint$/);
   });
 
   it('names a model class other than HTDemucs, HDemucs and Demucs', async () => {
@@ -243,7 +257,7 @@ describe('demucs checkpoint reader', () => {
   it('rejects a file that is not a zip', async () => {
     const file = path.join(scratch, 'not-a-zip.th');
     writeFileSync(file, 'hello');
-    await rejectsWith(() => readCheckpoint(file), 'MODEL_INVALID', /not a valid zip archive/);
+    await rejectsWith(() => readDemucsCheckpoint(file), 'MODEL_INVALID', /not a valid zip archive/);
   });
 });
 
@@ -361,7 +375,7 @@ describe('demucs bag files', () => {
 
 describe('HTDemucs weights whose shapes disagree', () => {
   it('refuses a bias that does not fit its weight, naming it and the shape the config implies (a graph would broadcast it silently)', { skip }, () => {
-    const checkpoint = readCheckpoint(path.join(FIXTURES, 'htdemucs_small.th'));
+    const checkpoint = readDemucsCheckpoint(path.join(FIXTURES, 'htdemucs_small.th'));
     const config = parseHTDemucsConfig(checkpoint.kwargs);
     const biases = [...checkpoint.state.keys()].filter((name) => name.endsWith('.bias') && checkpoint.state.has(name.replace(/bias$/, 'weight')));
     assert.ok(biases.length > 10, 'the fixture has biases to damage');

@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli, spawnCli } from './support/process.js';
-import { loadDemucs, parseBagFile, readCheckpoint } from '../src/demucs/index.js';
+import { loadDemucs, parseBagFile, readDemucsCheckpoint } from '../src/demucs/index.js';
 import { openV3 } from '../src/demucs/segment-model-v3.js';
 import { parseV3Config } from '../src/demucs/v3-config.js';
 import { catalogModel, type CatalogModel } from '../src/models/catalog.js';
@@ -135,7 +135,7 @@ describe('v3 checkpoints that do not fit their class', { skip: dir === undefined
       ['mdx_m0', 'Demucs'],
     ] as const) {
       const file = join(dir as string, `${name}.th`);
-      const checkpoint = readCheckpoint(file);
+      const checkpoint = readDemucsCheckpoint(file);
       const config = parseV3Config(klass, checkpoint.kwargs);
       const missing = new Map(checkpoint.state);
       missing.delete('encoder.0.conv.bias');
@@ -160,7 +160,7 @@ describe('the converted stages cache', { skip: dir === undefined ? 'no fixtures'
       ['mdx_m0', 'Demucs'],
     ] as const) {
       const file = join(dir as string, `${name}.th`);
-      const checkpoint = readCheckpoint(file);
+      const checkpoint = readDemucsCheckpoint(file);
       const config = parseV3Config(klass, checkpoint.kwargs);
       const cacheDir = join(work, `stage-cache-${name}`);
       let reads = 0;

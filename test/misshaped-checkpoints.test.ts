@@ -19,7 +19,8 @@ import { describeError, isStemsplitError } from '../src/errors.js';
 import { modelLoader } from '../src/models/loaders.js';
 import { ModelRegistry } from '../src/models/registry.js';
 import { loadNamed } from '../src/split-worker/load-refusal.js';
-import { checkCheckpoint, checkStateDict, type CheckpointTensor } from '../src/torch/checkpoint.js';
+import { checkDemucsCheckpoint } from '../src/demucs/checkpoint.js';
+import { checkStateDict, type CheckpointTensor } from '../src/torch/checkpoint.js';
 import { fixtureFile } from './support/fixtures.js';
 import { tempDir } from './support/server.js';
 
@@ -72,7 +73,7 @@ function bytesRead(): number {
 /** The state's tensors, by name, as the checkpoint's pickle describes them (a Demucs package's `state`, or a state_dict). */
 function shapesOf(file: string): ReadonlyMap<string, CheckpointTensor> {
   try {
-    return checkCheckpoint(file).state;
+    return checkDemucsCheckpoint(file).state;
   } catch {
     return checkStateDict(file);
   }

@@ -23,7 +23,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { demucsFamily } from '../../src/demucs/family.js';
 import { ortProcessEnv } from '../../src/onnx/process-env.js';
-import { readCheckpoint } from '../../src/torch/checkpoint.js';
+import { readDemucsCheckpoint } from '../../src/demucs/checkpoint.js';
 import { openV3, type V3Weights } from '../../src/demucs/segment-model-v3.js';
 import { parseV3Config } from '../../src/demucs/v3-config.js';
 import { v3Parameters } from '../../src/demucs/v3-parameters.js';
@@ -39,7 +39,7 @@ const [kind = 'hdemucs', secondsArg = '5', threadsArg = '2'] = args.filter((arg)
 if (kind !== 'hdemucs' && kind !== 'demucs') throw new Error('usage: demucs-v3-size.ts hdemucs|demucs SECONDS [THREADS] [--cached]');
 const fixtures = path.resolve(process.env['STEMSPLIT_SHARED_DIR'] ?? '../shared', 'fixtures', 'demucs-v3');
 const fixture = path.join(fixtures, kind === 'hdemucs' ? 'hdemucs_mmi_m0.th' : 'mdx_m0.th');
-const checkpoint = readCheckpoint(fixture);
+const checkpoint = readDemucsCheckpoint(fixture);
 // The fixtures narrow channels and dconv_comp; everything else is the released models' kwargs.
 const kwargs = new Map(checkpoint.kwargs);
 kwargs.set('channels', kind === 'hdemucs' ? 48 : 64);

@@ -24,7 +24,7 @@ import { modelLoader } from '../../src/models/loaders.js';
 import { ModelRegistry } from '../../src/models/registry.js';
 import { sha256File } from '../../src/onnx/cache.js';
 import { loadNamed } from '../../src/split-worker/load-refusal.js';
-import { checkCheckpoint } from '../../src/torch/checkpoint.js';
+import { checkDemucsCheckpoint } from '../../src/demucs/checkpoint.js';
 
 const files = process.argv.slice(2);
 if (files.length === 0) throw new Error('usage: shape-check.ts FILE…');
@@ -78,7 +78,7 @@ for (const file of files) {
   console.log(`  valid, first load (converts): ${miss.value}, ${miss.seconds.toFixed(2)} s, read ${mb(miss.read)}`);
   console.log(`  valid, second load (cache hit): ${hit.value}, ${hit.seconds.toFixed(2)} s, read ${mb(hit.read)}`);
   if (!/\.th$/.test(file)) continue;
-  const structure = await measured(() => checkCheckpoint(good));
+  const structure = await measured(() => checkDemucsCheckpoint(good));
   if (structure.value.klass !== 'demucs.htdemucs.HTDemucs') continue;
   const dry = await measured(() => buildHTDemucsGraph(parseHTDemucsConfig(structure.value.kwargs), structure.value.state));
   const hash = await measured(() => sha256File(good));

@@ -40,7 +40,8 @@ import { parseRoformerConfig, readRoformerConfig } from '../../src/msst/roformer
 import { RoformerNetwork } from '../../src/msst/roformer/engine.js';
 import { parseScnetConfig, readScnetConfig } from '../../src/msst/scnet/config.js';
 import { ScnetNetwork } from '../../src/msst/scnet/engine.js';
-import { readCheckpoint, type CheckpointTensor } from '../../src/torch/checkpoint.js';
+import { readDemucsCheckpoint } from '../../src/demucs/checkpoint.js';
+import type { CheckpointTensor } from '../../src/torch/checkpoint.js';
 import { separate, type SegmentModel } from '../../src/separation/index.js';
 import { loadManifestModel } from '../../src/bundled/manifest.js';
 import { PRESETS, randomState } from '../bench/roformer-random.js';
@@ -400,7 +401,7 @@ async function fullScnet(): Promise<void> {
  */
 async function fullV3(kind: 'HDemucs' | 'Demucs'): Promise<void> {
   const fixture = path.join(values.shared, 'fixtures/demucs-v3', kind === 'HDemucs' ? 'hdemucs_mmi_m0.th' : 'mdx_m0.th');
-  const kwargs = new Map(readCheckpoint(fixture).kwargs);
+  const kwargs = new Map(readDemucsCheckpoint(fixture).kwargs);
   kwargs.set('channels', kind === 'HDemucs' ? 48 : 64);
   kwargs.set('dconv_comp', 4);
   const config = parseV3Config(kind, kwargs);

@@ -5,7 +5,8 @@
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import { cacheEntryDir, checkOnce, readCachedManifest, sha256File, storeEntry } from '../onnx/cache.js';
-import { checkCheckpoint, pickleSha256, readCheckpoint, type Checkpoint } from '../torch/checkpoint.js';
+import { pickleSha256, type Checkpoint } from '../torch/checkpoint.js';
+import { checkDemucsCheckpoint, readDemucsCheckpoint } from './checkpoint.js';
 import { parseHTDemucsConfig } from './config.js';
 import { buildHTDemucsGraph, type GraphStage } from './htdemucs-graph.js';
 import { writeModel } from '../onnx/graph.js';
@@ -68,7 +69,7 @@ export async function convertOrRead(
   const precision = options.precision ?? 'fp32';
   // A damaged or hostile checkpoint, or one whose weights do not fit its class and kwargs, is refused
   // before it is hashed (which reads every byte): from its structure, then by its shapes (no weight read).
-  const shapes = checkCheckpoint(file);
+  const shapes = checkDemucsCheckpoint(file);
   if (shapes.klass in V3_CLASSES) {
     checkV3Shapes(shapes, file);
     return { v3: shapes };
@@ -84,7 +85,7 @@ export async function convertOrRead(
   const cached = await readCachedManifest(directory);
   if (isConvertedModel(cached)) return { converted: { ...cached, directory } };
 
-  const checkpoint = readCheckpoint(file);
+  const checkpoint = readDemucsCheckpoint(file);
   const config = parseHTDemucsConfig(checkpoint.kwargs);
   const { stages } = buildHTDemucsGraph(config, checkpoint.state, { precision });
   const converted: ConvertedModel = {

@@ -14,7 +14,8 @@ import { openHTDemucs, type TimingSink } from './segment-model.js';
 import { openV3 } from './segment-model-v3.js';
 import { V3_CLASSES, parseV3Config } from './v3-config.js';
 import { v3Parameters } from './v3-parameters.js';
-import { readCheckpoint, type CheckpointTensor } from '../torch/checkpoint.js';
+import type { CheckpointTensor } from '../torch/checkpoint.js';
+import { readDemucsCheckpoint } from './checkpoint.js';
 import { dequantizeState, readDiffqState } from './diffq.js';
 
 export interface LoadDemucsOptions {
@@ -46,7 +47,7 @@ export async function loadDemucs(file: string, options: LoadDemucsOptions): Prom
   const config = parseV3Config(V3_CLASSES[result.v3.klass] as 'HDemucs' | 'Demucs', result.v3.kwargs);
   // The weights are read only for a conversion the cache lacks (each window length's its own read).
   const read = (): ReadonlyMap<string, CheckpointTensor> => {
-    const checkpoint = readCheckpoint(file);
+    const checkpoint = readDemucsCheckpoint(file);
     // mdx_q, mdx_extra_q: diffq's packed levels stand in for the state_dict.
     return checkpoint.quantized === undefined ? checkpoint.state : dequantizeState(readDiffqState(checkpoint.quantized), v3Parameters(config));
   };

@@ -1,9 +1,13 @@
 /**
  * Reads PyTorch checkpoints as `torch.save` wrote them: a zip with `data.pkl` and one raw
- * storage file per tensor. Two shapes: a Demucs package (a dict of `klass`, `args`, `kwargs`,
- * `state`, `training_args`; `readCheckpoint`) and a plain state_dict, as MSST checkpoints are
- * (`readStateDict`). Tensors come back as float32 whatever their stored type, as the official
- * loader casts them.
+ * storage file per tensor. Two shapes: a model package (a dict of `klass`, `args`, `kwargs`,
+ * `state`, `training_args`, as Demucs saves its models; `readCheckpoint`) and a plain state_dict,
+ * as MSST checkpoints are (`readStateDict`). Tensors come back as float32 whatever their stored
+ * type, as the official loader casts them.
+ *
+ * Reading a checkpoint never runs code: the pickle's globals resolve to the few callables below
+ * (storages, ordered dicts, tensors, fractions) or, for a package, to inert names of classes in
+ * the modules its caller names (`ClassModules`); any other global is refused in one line.
  */
 import { createHash } from 'node:crypto';
 import { describeError, isStemsplitError, StemsplitError } from '../errors.js';
@@ -25,7 +29,7 @@ import {
 export type { CheckpointTensor } from './storage.js';
 
 export interface Checkpoint {
-  /** Fully qualified class name, e.g. `demucs.htdemucs.HTDemucs`. */
+  /** Fully qualified class name, e.g. `demucs.htdemucs.HTDemucs`: a class of one of the caller's ClassModules. */
   readonly klass: string;
   readonly args: readonly PickleValue[];
   readonly kwargs: ReadonlyMap<string, PickleValue>;
@@ -56,8 +60,16 @@ export class PyFraction implements PickleOpaque {
   }
 }
 
-export function readCheckpoint(path: string): Checkpoint {
-  return readTorchFile(path, resolveGlobal, (root, load) => interpretPackage(path, root, load), materialize);
+/**
+ * The modules whose classes a package may name (`demucs` allows `demucs.htdemucs.HTDemucs`, not
+ * `demucsx.Y`): its model class (`klass`) and any a quantized state's metadata names. They are
+ * kept as names (PickleGlobalRef), never built, and the caller decides which ones it runs.
+ */
+export type ClassModules = readonly string[];
+
+/** A model package whose classes lie in `classModules` (see ClassModules). */
+export function readCheckpoint(path: string, classModules: ClassModules): Checkpoint {
+  return readTorchFile(path, packageGlobals(classModules), (root, load) => interpretPackage(path, root, load), materialize);
 }
 
 /**
@@ -67,15 +79,15 @@ export function readCheckpoint(path: string): Checkpoint {
  * Returns the checkpoint with stand-in weights (standInTensor): a family's graph builder run
  * against them checks every shape against the config, still without reading a weight.
  */
-export function checkCheckpoint(path: string): Checkpoint {
-  return readTorchFile(path, resolveGlobal, (root, load) => interpretPackage(path, root, load), standInTensor);
+export function checkCheckpoint(path: string, classModules: ClassModules): Checkpoint {
+  return readTorchFile(path, packageGlobals(classModules), (root, load) => interpretPackage(path, root, load), standInTensor);
 }
 
 const pickleHashes = new WeakMap<object, string>();
 
 /**
  * The SHA-256 of the `data.pkl` that checkCheckpoint or checkStateDict read `shapes` from:
- * everything the tensors' names, shapes and storages are (and a Demucs package's class and
+ * everything the tensors' names, shapes and storages are (and a package's class and
  * kwargs), so a check of those that passed once holds for any file with the same pickle.
  */
 export function pickleSha256(shapes: Checkpoint | ReadonlyMap<string, CheckpointTensor>): string {
@@ -318,17 +330,18 @@ function invalid(path: string, detail: string): StemsplitError {
   return new StemsplitError('MODEL_INVALID', `${path} is not a PyTorch checkpoint stemsplit can read: ${detail}`);
 }
 
-function resolveGlobal(module: string, name: string): PickleCallable | PickleGlobalRef | StorageType {
-  const qualified = `${module}.${name}`;
-  const torch = torchGlobal(module, name);
-  if (torch !== undefined) return torch;
-  if (qualified === 'fractions.Fraction') return new PickleCallable(qualified, fraction);
-  // Model classes are only named (as `klass`), never built, so any demucs class may appear;
-  // the caller decides which ones it supports.
-  if (module === 'demucs' || module.startsWith('demucs.')) return new PickleGlobalRef(module, name);
-  // A diffq-quantized state names its quantizer's class in its metadata, also only as a name.
-  if (module === 'diffq' || module.startsWith('diffq.')) return new PickleGlobalRef(module, name);
-  throw new StemsplitError('MODEL_INVALID', `unsupported class ${qualified} in checkpoint`);
+/** The globals a package may name: torch's, `fractions.Fraction`, and the classes of `classModules` as names only. */
+function packageGlobals(classModules: ClassModules): (module: string, name: string) => PickleCallable | PickleGlobalRef | StorageType {
+  return (module, name) => {
+    const qualified = `${module}.${name}`;
+    const torch = torchGlobal(module, name);
+    if (torch !== undefined) return torch;
+    if (qualified === 'fractions.Fraction') return new PickleCallable(qualified, fraction);
+    // Classes are only named (a package's `klass`, a quantizer's in its metadata), never built,
+    // so any class of an allowed module may appear; the caller decides which ones it supports.
+    if (classModules.some((allowed) => module === allowed || module.startsWith(`${allowed}.`))) return new PickleGlobalRef(module, name);
+    throw new StemsplitError('MODEL_INVALID', `unsupported class ${qualified} in checkpoint`);
+  };
 }
 
 function orderedDict(args: readonly PickleValue[]): PickleValue {
