@@ -7,15 +7,17 @@
  * @tier quick
  */
 import assert from 'node:assert/strict';
-import { closeSync, ftruncateSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, ftruncateSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { StemsplitError } from '../src/errors.js';
 import { MODEL_CATALOG } from '../src/models/catalog.js';
 import { familyOptionNames, familyOptionsFrom, MODEL_FAMILIES } from '../src/models/families.js';
+import type { FamilyContractCases, OwnFile } from '../src/contract/cases.js';
 import { flagAttribute, flagName, type FamilyOption, type ModelFamilyRecord } from '../src/contract/family.js';
 import { TASKS, taskOf } from '../src/models/tasks.js';
+import { fixtureFile } from './support/fixtures.js';
 import { tempDir } from './support/temp-dir.js';
 
 const TYPES = ['integer', 'number', 'switch', 'choice'];
@@ -107,8 +109,36 @@ function checkedClaims(family: ModelFamilyRecord): void {
   assert.ok(grown < LARGE_BYTES / 4, `${family.id}'s claims grew the process by ${(grown / 2 ** 20).toFixed(0)} MiB: one read a large file whole`);
 }
 
+/** Each family's own cases (src/<folder>/contract-cases.ts, contract/cases.ts), by the id of the record they name. */
+async function ownCases(): Promise<Map<string, FamilyContractCases>> {
+  const folders = readdirSync('src', { withFileTypes: true }).filter(
+    (entry) => entry.isDirectory() && readdirSync(join('src', entry.name)).includes('contract-cases.ts'),
+  );
+  const cases = await Promise.all(
+    folders.map(async (entry) => ((await import(`../src/${entry.name}/contract-cases.js`)) as { contractCases: FamilyContractCases }).contractCases),
+  );
+  return new Map(cases.map((entry) => [entry.family.id, entry]));
+}
+
+/** An own file where it is (the project's root, or the shared fixtures: undefined, said, when they are missing). */
+function ownFilePath(file: OwnFile): string | undefined {
+  if (file.inRepository === true) return resolve(file.path);
+  const [folder = '', ...rest] = file.path.split('/');
+  return fixtureFile(folder, rest.join('/'));
+}
+
+/** The id of the first family in the list that claims `path` (the registry's rule), with its claim. */
+function firstClaim(path: string): { readonly id: string; readonly claimed: { readonly path: string; readonly options?: object } } | undefined {
+  for (const family of MODEL_FAMILIES) {
+    const claimed = family.claim(path);
+    if (claimed !== undefined) return { id: family.id, claimed };
+  }
+  return undefined;
+}
+
 const optionNames = familyOptionNames();
 const files = strangeFiles();
+const casesById = await ownCases();
 
 describe('the family contract', () => {
   test('the list: at least one family, each id once', () => {
@@ -207,6 +237,22 @@ describe('the family contract', () => {
 
       test('claim of a file of no family (empty, random bytes under each extension, 512 MiB) is quick, reads little and runs nothing', () => {
         checkedClaims(family);
+      });
+
+      test("its own files (its folder's contract-cases.ts) are claimed by it before any other family, as the registry asks them", () => {
+        const cases = casesById.get(family.id);
+        assert.ok(cases, `src/<its folder>/contract-cases.ts names ${family.id}'s record`);
+        assert.ok(cases.ownFiles.length > 0, 'at least one file of its kind');
+        for (const file of cases.ownFiles) {
+          const path = ownFilePath(file);
+          if (path === undefined) continue;
+          const first = firstClaim(path);
+          assert.equal(first?.id, family.id, `${file.path}: the first family to claim it`);
+          assert.equal(first?.claimed.path, resolve(file.inRepository === true ? (file.claimedPath ?? file.path) : path), `${file.path}: claimed as itself`);
+          for (const [key, value] of Object.entries(file.options ?? {})) {
+            assert.deepEqual((first?.claimed.options as Record<string, unknown> | undefined)?.[key], value, `${file.path}: its ${key}`);
+          }
+        }
       });
     });
   }
