@@ -224,7 +224,10 @@ test('the API refuses a model it cannot run with a 422 naming it', { skip: NO_FI
     assert.match(await refusal({ model: 'mdx-vocals' }), /^model: mdx-vocals is not offered to API keys on this server/);
     assert.match(await refusal({ models: ['scnet_4stem', 'mdx-vocals'] }), /^models: mdx-vocals is not offered/);
     assert.match(await refusal({ model: 'scnet_4stem', models: ['scnet_4stem', 'bundled-4s'] }), /give either model or models/);
-    assert.match(await refusal({ model: 'scnet_4stem', ensemble: 'max_wave' }), /ensemble and ensembleWeights combine the models of `models`/);
+    assert.match(
+      await refusal({ model: 'scnet_4stem', ensemble: 'max_wave' }),
+      /ensemble and ensembleWeights combine two or more models: name each with models/,
+    );
     assert.match(
       await refusal({ model: 'scnet_4stem', twoStems: 'guitar' }),
       /^twoStems: scnet_4stem writes no stem "guitar" \(it writes drums, bass, other, vocals\)$/,

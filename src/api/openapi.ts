@@ -9,7 +9,8 @@ import type { Context, Handler, MiddlewareHandler } from 'hono';
 import { VERSION } from '../version.js';
 import type { AppEnv } from './env.js';
 import { invalidInput } from './parse-body.js';
-import { envelopeOf, ErrorEnvelope, WebhookEvent } from './schemas.js';
+import { envelopeOf, ErrorEnvelope } from './schemas.js';
+import { WebhookEvent } from './split-schemas.js';
 
 export const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
 export const ok = <T extends z.ZodType>(description: string, data: T) => ({ description, content: json(envelopeOf(data)) });

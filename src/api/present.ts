@@ -5,7 +5,7 @@
  */
 import type { z } from '@hono/zod-openapi';
 import { parseJobOptions, type Split } from '../store/index.js';
-import type { AudioSplit } from './schemas.js';
+import type { AudioSplit } from './split-schemas.js';
 import type { StemUrlSigner } from './stem-urls.js';
 import { ensembleMembers } from '../config.js';
 import { DEFAULT_CLIP_MODE } from '../audio/levels.js';

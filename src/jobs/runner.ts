@@ -24,6 +24,7 @@ import { OutageLog, parseJobOptions, type DataStore, type JobOptions, type Split
 import type { ChainStepRef, SplitJob, Splitter } from '../split-worker/worker-pool.js';
 import PQueue from 'p-queue';
 import { SerialPass } from './serial-pass.js';
+import { stemOutputOf } from '../split-request/split-request.js';
 import { queueWebhook, refundAndAnnounce, type PresentSplit } from './cancel.js';
 
 export type { PresentSplit } from './cancel.js';
@@ -209,7 +210,7 @@ export class JobRunner {
       const source = this.#data.layout.absolute(split.sourcePath);
       if (!existsSync(source)) throw new StemsplitError('SOURCE_FETCH_FAILED', 'the source audio is no longer on the server');
       stage = 'AUDIO_DECODE_FAILED';
-      const job = { inputPath: source, model: ref, ...this.#outputOf(split, isEnsembleRef(ref)), ...then, outDir, format: split.outputFormat };
+      const job = { inputPath: source, model: ref, ...this.#outputOf(split, isEnsembleRef(ref)), ...then, outDir };
       const started = Date.now();
       // The first progress comes once the worker has the model loaded (a first load may convert for minutes).
       let loadedAt: number | undefined;
@@ -294,21 +295,14 @@ export class JobRunner {
     }
   }
 
-  /** What the job asked to be written: its ensemble method (decided when it was made; a row from before then: avg_wave), two stems, depth. */
-  #outputOf(split: Split, ensembled: boolean): Omit<SplitJob, 'inputPath' | 'model' | 'outDir' | 'format'> {
+  /** What the job asked to be written (split-request/'s output, as the worker takes it) and its ensemble method (decided when it was made; a row from before then: avg_wave). */
+  #outputOf(split: Split, ensembled: boolean): Omit<SplitJob, 'inputPath' | 'model' | 'outDir'> {
     const options = parseJobOptions(split.jobOptions);
     const method: EnsembleMethod = {
       algorithm: options.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM,
       ...(options.ensembleWeights ? { weights: options.ensembleWeights } : {}),
     };
-    return {
-      ...(ensembled ? { ensemble: method } : {}),
-      ...(options.twoStems !== undefined ? { twoStems: options.twoStems } : {}),
-      ...(options.bitDepth !== undefined ? { bitDepth: options.bitDepth } : {}),
-      ...(options.bitrateKbps !== undefined ? { bitrateKbps: options.bitrateKbps } : {}),
-      ...(options.clipMode !== undefined ? { clipMode: options.clipMode } : {}),
-      ...(options.normalize !== undefined ? { normalizePeak: options.normalize } : {}),
-    };
+    return { ...(ensembled ? { ensemble: method } : {}), ...stemOutputOf({ ...options, outputFormat: split.outputFormat }) };
   }
 
   /**

@@ -9,7 +9,7 @@ import { isStemModelAlias, STEM_MODEL_ALIASES, type StemModelAlias } from '../mo
 import { int8Refusal, isEnsembleRef, type ModelChoice, type ModelListing, type ModelRegistry } from '../models/registry.js';
 import type { Precision } from '../onnx/quantize.js';
 import { familyOptionNames, familyOptionsFrom, MODEL_FAMILIES } from '../models/families.js';
-import { flagAttribute } from '../contract/family.js';
+import { flagAttribute, type FamilyOptions } from '../contract/family.js';
 import type { Task } from '../models/tasks.js';
 import type { ModelTimings } from '../store/model-timings.js';
 import { sortBySdr, type PublishedScores } from '../models/scores.js';
@@ -17,7 +17,7 @@ import { findPreset, missingMembersLine, presetListings, presetMembers, type Pre
 
 export interface ModelInfo {
   readonly name: string;
-  /** demucs, bs_roformer, mel_band_roformer, scnet, mdx23c (MSST), mdx (MDX-Net), vr (UVR VR) or bundled. */
+  /** How it runs, as its family lists it (`listedFamiliesInWords`: one of MODEL_FAMILIES' names). */
   readonly family: ModelListing['family'];
   readonly origin: ModelListing['origin'];
   readonly installed: boolean;
@@ -237,4 +237,17 @@ function optionNamesOf(kind: string): string[] {
 
 function invalid(message: string): StemsplitError {
   return new StemsplitError('VALIDATION_ERROR', message);
+}
+
+/**
+ * The family names a listing shows, from MODEL_FAMILIES (each record's name for its models, by its
+ * catalog's rows where they differ: an MSST checkpoint by its model type), with what each runs, for help
+ * and the API's documentation: `bundled (stemsplit model.json models); vr (UVR VR .pth models); …`.
+ */
+export function listedFamiliesInWords(): string {
+  return MODEL_FAMILIES.map((family) => {
+    const byRow = [...new Set((family.catalog ?? []).map((row) => family.listedName(row as { readonly options?: FamilyOptions })))];
+    const listed = byRow.length > 0 ? byRow : [family.listedName({})];
+    return `${listed.join(', ')} (${family.takers})`;
+  }).join('; ');
 }

@@ -5,43 +5,26 @@
  * without its charge.
  */
 import { rm } from 'node:fs/promises';
-import type { StemFormat } from '../audio/formats.js';
 import { probeDurationSeconds } from '../audio/index.js';
 import { StemsplitError, describeError, isStemsplitError } from '../errors.js';
-import type { EnsembleMethod } from '../ensemble/algorithms.js';
 import { isStemModelAlias, type StemModelAlias } from '../models/aliases.js';
 import { allModelsOf, isEnsembleRef, type ModelChoice } from '../models/registry.js';
-import { chainCredits, chainName, chainStems, type Recipe, type RecipeStep } from '../chains/recipe.js';
+import { chainCredits, chainName, chainStems, type Recipe } from '../chains/recipe.js';
 import { DEFAULT_ENSEMBLE_ALGORITHM, parseEnsembleMethod } from '../ensemble/algorithms.js';
 import { assertAllowedTarget, downloadToFile, FetchRefused, type GuardOptions } from '../net/fetch.js';
+import type { EnsembleMethod } from '../ensemble/algorithms.js';
 import { ID_PATTERN, isoAt, newId, serializeJobOptions, type DataStore, type JobOptions, type Principal, type Split } from '../store/index.js';
 import type { ModelService } from './models.js';
+import { normalizePeakOf, type ChainStepRequest, type SplitRequest } from '../split-request/split-request.js';
 
 export type SplitInput = { readonly type: 'direct_url'; readonly url: string } | { readonly type: 'uploaded_file'; readonly uploadId: string };
 
-export interface CreateSplitRequest {
+/** What a split asks for (split-request/: the fields and their rules, checked by the API's schema), with its source, alias and webhook. */
+export type CreateSplitRequest = SplitRequest & {
   readonly input: SplitInput;
   readonly stemModel: StemModelAlias;
-  /** A model (or `A+B`) by name, instead of the alias; `models`: an ensemble's members. */
-  readonly model?: string | undefined;
-  readonly models?: readonly string[] | undefined;
-  readonly ensemble?: EnsembleMethod['algorithm'] | undefined;
-  readonly ensembleWeights?: readonly number[] | undefined;
-  /** A named ensemble (GET /v1/presets), instead of model/models/ensemble/ensembleWeights. */
-  readonly preset?: string | undefined;
-  readonly twoStems?: string | undefined;
-  readonly outputFormat: StemFormat;
-  readonly bitDepth?: JobOptions['bitDepth'] | undefined;
-  readonly bitrateKbps?: number | undefined;
-  readonly clipMode?: JobOptions['clipMode'] | undefined;
-  /** The peak a louder stem is scaled to (audio/levels.ts). */
-  readonly normalize?: number | undefined;
-  readonly modelOptions?: JobOptions['modelOptions'] | undefined;
-  /** Models run one after another (chains/recipe.ts), instead of model/models. */
-  readonly chain?: Recipe | undefined;
-  readonly keepIntermediate?: boolean | undefined;
   readonly webhookUrl?: string | undefined;
-}
+};
 
 export interface SplitServiceOptions {
   readonly guard: GuardOptions;
@@ -126,7 +109,7 @@ export class SplitService {
     const id = newId('split');
     const steps = request.chain ? this.#chainSteps(request) : undefined;
     // The job keeps each step by the model it resolved to, as it keeps one model's name.
-    if (steps && request.chain) request = { ...request, chain: steps.map((ref, index) => resolvedStep(request.chain?.[index] as RecipeStep, ref)) };
+    if (steps && request.chain) request = { ...request, chain: steps.map((ref, index) => resolvedStep(request.chain?.[index] as ChainStepRequest, ref)) };
     // A chain's models are checked together, as an ensemble's members are.
     const model = steps ? allModelsOf(steps) : this.#models.choose(request);
     const options = this.#jobOptions(request, model);
@@ -221,7 +204,7 @@ export class SplitService {
       ...(request.bitDepth !== undefined ? { bitDepth: request.bitDepth } : {}),
       ...(request.bitrateKbps !== undefined ? { bitrateKbps: request.bitrateKbps } : {}),
       ...(request.clipMode !== undefined ? { clipMode: request.clipMode } : {}),
-      ...(request.normalize !== undefined ? { normalize: request.normalize } : {}),
+      ...(normalizePeakOf(request.normalize) !== undefined ? { normalize: normalizePeakOf(request.normalize) } : {}),
       ...(request.modelOptions !== undefined && Object.keys(request.modelOptions).length > 0 ? { modelOptions: request.modelOptions } : {}),
       ...(request.chain !== undefined ? { chain: request.chain, ...(request.keepIntermediate ? { keepIntermediate: true } : {}) } : {}),
     };
@@ -332,7 +315,7 @@ export class SplitService {
 }
 
 /** A chain's step as the job keeps it: the model (or ensemble members) it resolved to, its input and method as asked. */
-function resolvedStep(step: RecipeStep, ref: ModelChoice): RecipeStep {
+function resolvedStep(step: ChainStepRequest, ref: ModelChoice): ChainStepRequest {
   const input = step.input !== undefined ? { input: step.input } : {};
   if (!isEnsembleRef(ref)) return { ...input, model: ref.name };
   const method = {

@@ -7,46 +7,31 @@
  * instead of reaching the worker.
  */
 import { z } from 'zod';
-import { BIT_DEPTHS } from '../audio/formats.js';
-import { CLIP_MODES } from '../audio/levels.js';
-import { ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
 import { StemsplitError } from '../errors.js';
+import { NormalizePeak, splitRequestFields, type SplitRequest } from '../split-request/split-request.js';
 
-const RecipeStepSchema = z
-  .object({
-    input: z.string().optional(),
-    model: z.string().optional(),
-    models: z.array(z.string()).readonly().optional(),
-    ensemble: z.string().optional(),
-    ensembleWeights: z.array(z.number()).readonly().optional(),
-  })
-  .strict();
-
+const fields = splitRequestFields;
+/** What a split asks for (split-request/), less what the row keeps in columns of its own (the model's name, the format). */
 const JobOptionsSchema = z
   .object({
-    /** An ensemble's algorithm, for a job that named its members. */
-    ensemble: z.enum(ENSEMBLE_ALGORITHMS).optional(),
-    ensembleWeights: z.array(z.number()).readonly().optional(),
-    /** Write this stem and `no_<stem>`. */
-    twoStems: z.string().optional(),
-    /** Lossless formats' depth (audio/formats.ts: 32 is float); absent, the source's. */
-    bitDepth: z.literal(BIT_DEPTHS).optional(),
-    /** A lossy format's kb/s; absent, the format's default. */
-    bitrateKbps: z.number().optional(),
-    /** audio/levels.ts: how a stem that would clip is written; absent, 'none'. */
-    clipMode: z.enum(CLIP_MODES).optional(),
-    /** audio/levels.ts: the peak a louder stem is scaled down to; absent, none. */
-    normalize: z.number().optional(),
-    /** The families' own settings as the job named them (`mdxSegmentSize`, …), checked when it was made. */
-    modelOptions: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
-    /** A chain's steps (chains/recipe.ts), each by the model it resolved to; the job's model name is the chain's. */
-    chain: z.array(RecipeStepSchema).readonly().optional(),
-    /** A chain keeps the stems its later steps split too. */
-    keepIntermediate: z.boolean().optional(),
+    /** An ensemble's algorithm, for a job that named its members or an alias's ensemble (decided when the job was made). */
+    ensemble: fields.ensemble,
+    ensembleWeights: fields.ensembleWeights,
+    twoStems: fields.twoStems,
+    /** audio/formats.ts: 32 is float; absent, the source's. */
+    bitDepth: fields.bitDepth,
+    bitrateKbps: fields.bitrateKbps,
+    clipMode: fields.clipMode,
+    /** The peak a louder stem is scaled down to (a request's `true` is kept as the peak it stands for). */
+    normalize: NormalizePeak.optional(),
+    modelOptions: fields.modelOptions,
+    /** A chain's steps, each by the model it resolved to; the job's model name is the chain's. */
+    chain: fields.chain,
+    keepIntermediate: fields.keepIntermediate,
   })
   .strict();
 
-export type JobOptions = Readonly<z.infer<typeof JobOptionsSchema>>;
+export type JobOptions = Pick<SplitRequest, Exclude<keyof z.output<typeof JobOptionsSchema>, 'normalize'>> & { readonly normalize?: number | undefined };
 
 export function serializeJobOptions(options: JobOptions): string | null {
   return Object.keys(options).length === 0 ? null : JSON.stringify(options);

@@ -1,6 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { StemsplitError } from '../../errors.js';
-import { DEFAULT_NORMALIZE_PEAK } from '../../audio/levels.js';
 import { cancelSplit, deleteSplit } from '../../jobs/cancel.js';
 import { presentSplit } from '../present.js';
 import type { CreateSplitRequest, SplitService } from '../../services/splits.js';
@@ -12,7 +11,7 @@ import { IdempotencyGate, requestHash, type StoredResponse } from '../idempotenc
 import { rateLimit } from '../middleware/rate-limit.js';
 import { failure, integerHeader, json, ok, openApiRoutes, serveAndDocument } from '../openapi.js';
 import { parseBody } from '../parse-body.js';
-import { AudioSplit, ListSplitsQuery, SplitCreated, SplitDeleted, SplitPage, SplitRequest } from '../schemas.js';
+import { AudioSplit, ListSplitsQuery, SplitCreated, SplitDeleted, SplitPage, SplitRequest } from '../split-schemas.js';
 import { checkUploadReference, parseIdempotencyKey, readJsonObject } from '../validate.js';
 
 const createSplitRoute = createRoute({
@@ -123,12 +122,11 @@ export function splitRoutes(deps: SplitRoutesDeps): OpenAPIHono<AppEnv> {
       const { value } = await readJsonObject(c, deps.maxJsonBodyBytes);
       const body = parseBody(SplitRequest, value);
       if (body.input.type === 'uploaded_file') checkUploadReference(body.input);
-      // The request's fields are the service's, by the same names; only the upload reference and normalize's `true` are reshaped.
-      const { input, normalize, ...fields } = body;
+      // The request is the service's (split-request/), as checked; only the upload reference is reshaped.
+      const { input, ...fields } = body;
       const request: CreateSplitRequest = {
         ...fields,
         input: input.type === 'uploaded_file' ? { type: 'uploaded_file', uploadId: input.uploadId } : input,
-        normalize: normalize === true ? DEFAULT_NORMALIZE_PEAK : normalize === false ? undefined : normalize,
       };
       const origin = c.get('publicBase');
 
