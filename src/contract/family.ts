@@ -169,6 +169,12 @@ export interface ModelFamilyRecord<Row extends CatalogModel = CatalogModel> {
   readonly catalog?: readonly Row[];
   readonly pull?: FamilyPull<Row>;
   /**
+   * Reads what the model runs with, without loading it (an MSST checkpoint's yaml), for `serve` and
+   * `worker`'s start check: a file that will not read is one line then rather than a failed job per
+   * request. Absent: the claim read all there is to read.
+   */
+  check?(model: FamilyModelFile): void;
+  /**
    * The allocator settings of the split worker that runs this model (onnx/process-env.ts); absent
    * or undefined: the default. Asked before the job reaches a worker, so it reads at most a few
    * bytes of the file and never throws: the worker judges the file. An ensemble whose members'

@@ -6,8 +6,8 @@
  */
 import { ensembleMembers } from '../config.js';
 import { describeError, isStemsplitError, StemsplitError } from '../errors.js';
-import { readMsstDocument } from '../msst/config.js';
 import { ALIAS_FLAGS, STEM_MODEL_ALIASES, type StemModelAlias } from './aliases.js';
+import { familyById } from './families.js';
 import { isEnsembleRef, isPathSpec, type ModelChoice, type ModelRegistry } from './registry.js';
 
 export interface ServedModels {
@@ -45,12 +45,12 @@ export function checkServedModels(registry: ModelRegistry, served: ServedModels)
   }
 }
 
-/** A model (by spec or resolved) whose files are there and whose config reads; a refusal names the flag and the file. */
+/** A model (by spec or resolved) whose files are there and read as its family checks them; a refusal names the flag and the file. */
 function readable(registry: ModelRegistry, model: string | ModelChoice, flag: string): void {
   try {
     const choice = typeof model === 'string' ? registry.resolve(model) : model;
     for (const ref of isEnsembleRef(choice) ? choice.members : [choice]) {
-      if (ref.configPath !== undefined) readMsstDocument(ref.configPath);
+      familyById(ref.kind).check?.(ref);
     }
   } catch (error) {
     throw new StemsplitError(isStemsplitError(error) ? error.code : 'MODEL_INVALID', `${flag}: ${describeError(error)}`, { cause: error });

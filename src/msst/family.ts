@@ -93,6 +93,9 @@ export const msstFamily: ModelFamilyRecord<MsstCatalogModel> = {
     return { ...(modelType === undefined ? {} : { modelType }), ...(Object.keys(demix).length > 0 ? { demix } : {}) };
   },
   load: loadMsst,
+  check(model) {
+    if (model.configPath !== undefined) readMsstDocument(model.configPath);
+  },
   int8: (model) => {
     const type = model.options?.['modelType'];
     return typeof type === 'string' && isMsstModelType(type)
