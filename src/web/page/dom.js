@@ -1,5 +1,5 @@
 // @ts-check
-/** Browser module `/web/dom.js`: element building, icons and time formatting shared by the views. */
+/** Browser module `/web/dom.js`: element building, icons, and times and counts in words, shared by the views. */
 /** h('button', {class: 'x', onclick: f, 'aria-label': 'y'}, ['text', child]) */
 export function h(tag, props, children) {
   const element = document.createElement(tag);
@@ -46,6 +46,11 @@ export function spokenTime(seconds) {
   return (minutes ? minutes + (minutes === 1 ? ' minute ' : ' minutes ') : '') + rest + (rest === 1 ? ' second' : ' seconds');
 }
 
+/** `1 second`, `3 days`: a count of something in words. */
+export function plural(n, word) {
+  return n + ' ' + word + (n === 1 ? '' : 's');
+}
+
 /** "My Song.final.wav" → "My Song.final": names the downloads after the song. */
 export function songBaseName(filename) {
   const dot = filename.lastIndexOf('.');
@@ -55,4 +60,10 @@ export function songBaseName(filename) {
 
 export function show(element, visible) {
   element.hidden = !visible;
+}
+
+/** Shows a message in its element, or hides the element when there is none. */
+export function setError(element, message) {
+  element.textContent = message || '';
+  show(element, Boolean(message));
 }

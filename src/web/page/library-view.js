@@ -9,21 +9,9 @@
 import { takesWeights } from '../../ensemble/algorithms.js';
 import { headlineSdr } from '../../models/scores.js';
 import { ChainView } from './chain-view.js';
-import { formatTime, h, show } from './dom.js';
+import { h, show } from './dom.js';
+import { choiceWords, estimateWords, sdrWords, TASK_NAMES, termsWords, timeWords } from './model-words.js';
 
-/** The tasks in the order a UVR user looks for them, as the page names them. */
-export const TASK_NAMES = {
-  'four-stems': '4 stems',
-  'six-stems': '6 stems',
-  vocals: 'Vocals',
-  instrumental: 'Instrumental',
-  karaoke: 'Karaoke (lead vocals apart)',
-  dereverb: 'De-reverb',
-  deecho: 'De-echo',
-  denoise: 'Denoise',
-  'drum-parts': 'Drum parts',
-  other: 'Other',
-};
 /** The most models one ensemble runs (the API's limit). */
 const MAX_MEMBERS = 8;
 /** The quick choices: the alias each runs and the stem it keeps apart from the rest, if any. */
@@ -37,50 +25,8 @@ const QUICK = { '4s': { alias: '4s', twoStems: undefined }, '6s': { alias: '6s',
  * @typedef {{body: Record<string, unknown>, members: string[], problem: string | undefined}} Choice
  */
 
-/** `12 s`, `1 min 5 s`: a processing time in words. */
-export function spanWords(seconds) {
-  const whole = Math.max(1, Math.ceil(seconds));
-  if (whole < 60) return whole + ' s';
-  const minutes = Math.floor(whole / 60);
-  return minutes + ' min' + (whole % 60 ? ' ' + (whole % 60) + ' s' : '');
-}
-
-/** `7.3 s`, `64 s`: a measured rate of processing seconds (per minute of audio). */
-export function rateWords(seconds) {
-  return (seconds < 10 ? seconds.toFixed(1) : String(Math.round(seconds))) + ' s';
-}
-
-/** How long `seconds` of audio takes with these models run one after another; undefined when one is not measured yet. */
-export function estimateSeconds(models, seconds) {
-  if (
-    models.some(function (model) {
-      return !model || model.secondsPerMinute === null;
-    })
-  )
-    return undefined;
-  return models.reduce(function (sum, model) {
-    return sum + (model.secondsPerMinute * seconds) / 60;
-  }, 0);
-}
-
 /** The formats the page offers that hold a bit depth (the others are lossy: the server refuses a depth for them). */
 const LOSSLESS_FORMATS = ['wav', 'flac'];
-
-/** `MP3`, `FLAC 24-bit`, `WAV 32-bit float`: a job's files in words. */
-export function formatWords(format, bitDepth) {
-  const name = String(format || 'mp3').toUpperCase();
-  if (!bitDepth) return name;
-  return name + ' ' + bitDepth + '-bit' + (bitDepth === 32 ? ' float' : '');
-}
-
-/** `vocals 11.77 dB, instrumental 16.45 dB` */
-function sdrWords(/** @type {Record<string, number>} */ sdr) {
-  return Object.entries(sdr)
-    .map(function ([stem, value]) {
-      return stem + ' ' + value.toFixed(2) + ' dB';
-    })
-    .join(', ');
-}
 
 export class LibraryView {
   /**
@@ -262,10 +208,7 @@ export class LibraryView {
 
   /** One model's time for the chosen songs, or per minute of audio before a song is chosen. */
   timeWords(/** @type {ModelInfo} */ model) {
-    if (model.secondsPerMinute === null) return 'Time: not measured yet on this server (the first job with it measures it).';
-    const rate = rateWords(model.secondsPerMinute) + ' per minute of audio';
-    if (this.songSeconds === undefined) return 'Time: ' + rate + ' on this server.';
-    return 'Time: about ' + spanWords(estimateSeconds([model], this.songSeconds)) + ' for the chosen audio (' + rate + ' on this server).';
+    return timeWords(model, this.songSeconds);
   }
 
   tick(name, on) {
@@ -439,84 +382,16 @@ export class LibraryView {
 
   /** The choice in one sentence: what runs, under which terms, for how long, into which files. */
   summaryWords(/** @type {Choice} */ choice) {
-    if (choice.problem) return choice.problem;
-    if (choice.members.length === 0) return 'Writes ' + formatWords(choice.body.outputFormat, choice.body.bitDepth) + ' files.';
-    const terms = this.termsWords(choice.members);
-    const weights = choice.body.ensembleWeights ? ' (weights ' + /** @type {number[]} */ (choice.body.ensembleWeights).join(', ') + ')' : '';
-    if (choice.body.chain) return this.chainWords(choice, terms);
-    const runs =
-      choice.members.length > 1
-        ? 'Runs ' + choice.members.join(' + ') + ' one after another, combined with ' + choice.body.ensemble + weights
-        : 'Runs ' + choice.members[0];
-    return (
-      runs +
-      ', writing ' +
-      formatWords(choice.body.outputFormat, choice.body.bitDepth) +
-      ' files. Terms: ' +
-      terms +
-      '. ' +
-      this.estimateWords(choice.members) +
-      '.'
-    );
-  }
-
-  /** A chain in one sentence: each step, the cost (each step splits the whole song), terms and time. */
-  chainWords(/** @type {Choice} */ choice, /** @type {string} */ terms) {
-    const steps = /** @type {Array<Record<string, any>>} */ (choice.body.chain);
-    const words = steps.map(function (step, index) {
-      const model = step.models ? step.models.join(' + ') + ' (' + step.ensemble + ')' : step.model;
-      return index === 0 ? 'step 1 splits the song with ' + model : 'step ' + (index + 1) + ' splits ' + step.input + ' with ' + model;
-    });
-    return (
-      'Runs a chain of ' +
-      steps.length +
-      ' steps: ' +
-      words.join('; ') +
-      '. It costs ' +
-      steps.length +
-      ' credits per second of audio (each step splits the whole length), writing ' +
-      formatWords(choice.body.outputFormat, choice.body.bitDepth) +
-      ' files. Terms: ' +
-      terms +
-      '. ' +
-      this.estimateWords(choice.members) +
-      '.'
-    );
+    return choiceWords(choice, this.byName, this.songSeconds);
   }
 
   /** `a and b: MIT; c: not stated`: the terms of each model, those under the same terms named together. */
-  termsWords(names) {
-    /** @type {Map<string, string[]>} */
-    const byTerms = new Map();
-    for (const name of names) {
-      const model = this.byName.get(name);
-      const terms = model ? model.terms : 'not listed by this server';
-      byTerms.set(terms, (byTerms.get(terms) || []).concat([name]));
-    }
-    return Array.from(byTerms, function (entry) {
-      return entry[1].join(' and ') + ': ' + entry[0];
-    }).join('; ');
+  termsWords(/** @type {string[]} */ names) {
+    return termsWords(names, this.byName);
   }
 
   /** How long the chosen songs will take with these models (names), in words. */
-  estimateWords(names) {
-    if (this.songSeconds === undefined) return 'Choose a song to see how long it will take';
-    const models = names.map((name) => this.byName.get(name));
-    const seconds = estimateSeconds(models, this.songSeconds);
-    const audio = formatTime(this.songSeconds) + ' of audio';
-    if (seconds === undefined) {
-      const unmeasured = names.filter(function (name, i) {
-        return !models[i] || models[i].secondsPerMinute === null;
-      });
-      return (
-        audio +
-        ': time not measured yet for ' +
-        unmeasured.join(', ') +
-        ' on this server (the first job with ' +
-        (unmeasured.length > 1 ? 'each' : 'it') +
-        ' measures it)'
-      );
-    }
-    return audio + ': about ' + spanWords(seconds) + ' on this server';
+  estimateWords(/** @type {string[]} */ names) {
+    return estimateWords(names, this.byName, this.songSeconds);
   }
 }

@@ -7,9 +7,10 @@
  * Only the job's mix set (`mixStems`: the stems that add up to the song, each part once) plays at
  * first: a stem that repeats others (an ensemble's no_vocals beside drums, bass and other) starts muted.
  */
-import { retentionWords, typeOfExtension } from './api.js';
 import { formatTime, h, icon, show, songBaseName, spokenTime } from './dom.js';
 import { Mixer } from './mixer.js';
+import { retentionWords } from './server-limits.js';
+import { typeOfExtension } from './song-files.js';
 import { computePeaks, drawWaveform, peakMagnitude } from './waveform.js';
 import { wavBlob } from './wav.js';
 import { zipStore } from './zip.js';
