@@ -13,7 +13,8 @@ import { deflateRawSync } from 'node:zlib';
 import { convertCheckpoint, parseBagFile, parseHTDemucsConfig, PyFraction, DEMUCS_CLASS_MODULES, readDemucsCheckpoint } from '../src/demucs/index.js';
 import { buildHTDemucsGraph } from '../src/demucs/htdemucs-graph.js';
 import { checkCheckpoint, readCheckpoint } from '../src/torch/checkpoint.js';
-import { PickleTuple, unpickle } from '../src/torch/pickle.js';
+import { unpickle } from '../src/torch/pickle.js';
+import { PickleTuple } from '../src/torch/pickle-values.js';
 import { rejectsWith } from './support/assertions.js';
 import { fixtureDir } from './support/fixtures.js';
 

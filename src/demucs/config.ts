@@ -5,7 +5,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import { PyFraction } from '../torch/checkpoint.js';
-import { PickleTuple, type PickleValue } from '../torch/pickle.js';
+import { PickleTuple, type PickleValue } from '../torch/pickle-values.js';
 
 export interface HTDemucsConfig {
   readonly sources: readonly string[];

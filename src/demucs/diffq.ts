@@ -14,7 +14,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import { LoadedTensor, type CheckpointTensor } from '../torch/checkpoint.js';
-import { PickleTuple, type PickleValue } from '../torch/pickle.js';
+import { PickleTuple, type PickleValue } from '../torch/pickle-values.js';
 import type { ParameterShapes } from './v3-parameters.js';
 
 /** An int64 tensor's words exactly as stored. */

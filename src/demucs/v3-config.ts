@@ -5,7 +5,7 @@
  */
 import { StemsplitError } from '../errors.js';
 import { PyFraction } from '../torch/checkpoint.js';
-import { PickleTuple, type PickleValue } from '../torch/pickle.js';
+import { PickleTuple, type PickleValue } from '../torch/pickle-values.js';
 
 /** What both classes share: the U-Net's layers and their DConv residual branches. */
 interface CommonConfig {

@@ -11,7 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import { describeError, isStemsplitError, StemsplitError } from '../errors.js';
-import { PickleCallable, PickleGlobalRef, PickleTuple, unpickle, type PickleKey, type PickleOpaque, type PickleValue } from './pickle.js';
+import { unpickle } from './pickle.js';
+import { PickleCallable, PickleGlobalRef, PickleTuple, type PickleKey, type PickleOpaque, type PickleValue } from './pickle-values.js';
 import { ZipArchive } from './zip.js';
 
 import {

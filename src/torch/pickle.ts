@@ -6,55 +6,12 @@
  * `resolveGlobal` (GLOBAL/STACK_GLOBAL, the only way a pickle can name code) and
  * `persistentLoad` (BINPERSID, how torch refers to tensor storages). No Python object is
  * ever constructed from a name the caller did not allow, so a hostile file cannot run code.
+ * The values it builds are pickle-values.ts's; the operands' bytes are read, their lengths
+ * checked, by pickle-input.ts.
  */
 import { StemsplitError } from '../errors.js';
-
-/** A Python callable the caller allows: REDUCE calls it with the argument tuple. */
-export class PickleCallable {
-  constructor(
-    readonly qualifiedName: string,
-    readonly call: (args: readonly PickleValue[]) => PickleValue,
-  ) {}
-}
-
-/** A Python class (or other global) referenced by name only, e.g. a checkpoint's `klass`. */
-export class PickleGlobalRef {
-  constructor(
-    readonly module: string,
-    readonly name: string,
-  ) {}
-
-  get qualifiedName(): string {
-    return `${this.module}.${this.name}`;
-  }
-}
-
-/** A Python tuple: kept apart from lists so callers can tell them apart. */
-export class PickleTuple {
-  constructor(readonly items: readonly PickleValue[]) {}
-}
-
-export type PickleKey = string | number | bigint | boolean | null;
-
-/** Opaque values produced by the caller's hooks (tensors, fractions, ...). */
-export interface PickleOpaque {
-  readonly pickleKind: string;
-}
-
-export type PickleValue =
-  | null
-  | boolean
-  | number
-  | bigint
-  | string
-  | Uint8Array
-  | PickleValue[]
-  | PickleTuple
-  | Map<PickleKey, PickleValue>
-  | Set<PickleKey>
-  | PickleCallable
-  | PickleGlobalRef
-  | PickleOpaque;
+import { PickleInput } from './pickle-input.js';
+import { PickleCallable, PickleGlobalRef, PickleTuple, type PickleKey, type PickleValue } from './pickle-values.js';
 
 export interface UnpickleHooks {
   /** Returns what GLOBAL `module name` stands for, or throws if it is not allowed. */
@@ -75,12 +32,6 @@ export function unpickle(data: Uint8Array, hooks: UnpickleHooks, file = 'checkpo
   return new Unpickler(data, hooks, file).run();
 }
 
-/**
- * The longest integer a checkpoint may hold, in bytes (LONG1/LONG4) and decimal digits (INT/LONG):
- * far beyond any real one; Python itself refuses to parse more than 4300 digits by default.
- */
-const MAX_INT_BYTES = 1024;
-const MAX_INT_DIGITS = 4300;
 /** A state dict nests three or four levels; Python's own recursion limit is 1000. */
 const MAX_NESTING = 1000;
 /** Items a walk of the value may meet, shared references counted each time: walked in well under a second. */
@@ -93,26 +44,23 @@ function malformed(file: string, detail: string): StemsplitError {
 }
 
 class Unpickler {
-  private readonly view: DataView;
-  private readonly text = new TextDecoder('utf-8');
-  private readonly latin1 = new TextDecoder('latin1');
-  private pos = 0;
+  private readonly input: PickleInput;
   private made = 0;
   private stack: StackItem[] = [];
   private readonly marks: StackItem[][] = [];
   private readonly memo = new Map<number, PickleValue>();
 
   constructor(
-    private readonly data: Uint8Array,
+    data: Uint8Array,
     private readonly hooks: UnpickleHooks,
     private readonly file: string,
   ) {
-    this.view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    this.input = new PickleInput(data, (detail) => this.malformed(detail));
   }
 
   run(): PickleValue {
     for (;;) {
-      const opcode = this.byte();
+      const opcode = this.input.byte();
       if (opcode === 0x2e /* STOP */) return this.bounded(this.pop());
       this.step(opcode);
     }
@@ -158,10 +106,10 @@ class Unpickler {
     switch (op) {
       // Framing and protocol.
       case 0x80 /* PROTO */:
-        this.pos += 1;
+        this.input.skip(1);
         return;
       case 0x95 /* FRAME */:
-        this.pos += 8;
+        this.input.skip(8);
         return;
       // Stack manipulation.
       case 0x28 /* MARK */:
@@ -189,59 +137,59 @@ class Unpickler {
         this.push(false);
         return;
       case 0x4a /* BININT */:
-        this.push(this.view.getInt32(this.advance(4), true));
+        this.push(this.input.int32());
         return;
       case 0x4b /* BININT1 */:
-        this.push(this.byte());
+        this.push(this.input.byte());
         return;
       case 0x4d /* BININT2 */:
-        this.push(this.view.getUint16(this.advance(2), true));
+        this.push(this.input.uint16());
         return;
       case 0x8a /* LONG1 */:
-        this.push(this.longBytes(this.byte()));
+        this.push(this.input.longBytes(this.input.byte()));
         return;
       case 0x8b /* LONG4 */:
-        this.push(this.longBytes(this.view.getInt32(this.advance(4), true)));
+        this.push(this.input.longBytes(this.input.int32()));
         return;
       case 0x47 /* BINFLOAT */:
-        this.push(this.view.getFloat64(this.advance(8), false));
+        this.push(this.input.float64());
         return;
       case 0x49 /* INT */:
-        this.push(this.textInt(this.line()));
+        this.push(this.input.textInt(this.input.line()));
         return;
       case 0x4c /* LONG */:
-        this.push(this.textInt(this.line().replace(/L$/, '')));
+        this.push(this.input.textInt(this.input.line().replace(/L$/, '')));
         return;
       case 0x46 /* FLOAT */:
-        this.push(Number.parseFloat(this.line()));
+        this.push(Number.parseFloat(this.input.line()));
         return;
       // Strings and bytes.
       case 0x58 /* BINUNICODE */:
-        this.push(this.utf8(this.view.getUint32(this.advance(4), true)));
+        this.push(this.input.utf8(this.input.uint32()));
         return;
       case 0x8c /* SHORT_BINUNICODE */:
-        this.push(this.utf8(this.byte()));
+        this.push(this.input.utf8(this.input.byte()));
         return;
       case 0x8d /* BINUNICODE8 */:
-        this.push(this.utf8(this.u64()));
+        this.push(this.input.utf8(this.input.u64()));
         return;
       case 0x56 /* UNICODE */:
-        this.push(this.rawUnicodeLine());
+        this.push(this.input.rawUnicodeLine());
         return;
       case 0x54 /* BINSTRING */:
-        this.push(this.latin(this.view.getInt32(this.advance(4), true)));
+        this.push(this.input.latin(this.input.int32()));
         return;
       case 0x55 /* SHORT_BINSTRING */:
-        this.push(this.latin(this.byte()));
+        this.push(this.input.latin(this.input.byte()));
         return;
       case 0x42 /* BINBYTES */:
-        this.push(this.bytes(this.view.getUint32(this.advance(4), true)));
+        this.push(this.input.bytes(this.input.uint32()));
         return;
       case 0x43 /* SHORT_BINBYTES */:
-        this.push(this.bytes(this.byte()));
+        this.push(this.input.bytes(this.input.byte()));
         return;
       case 0x8e /* BINBYTES8 */:
-        this.push(this.bytes(this.u64()));
+        this.push(this.input.bytes(this.input.u64()));
         return;
       // Containers.
       case 0x5d /* EMPTY_LIST */:
@@ -316,31 +264,31 @@ class Unpickler {
         return;
       // Memo.
       case 0x71 /* BINPUT */:
-        this.memo.set(this.byte(), this.top());
+        this.memo.set(this.input.byte(), this.top());
         return;
       case 0x72 /* LONG_BINPUT */:
-        this.memo.set(this.view.getUint32(this.advance(4), true), this.top());
+        this.memo.set(this.input.uint32(), this.top());
         return;
       case 0x70 /* PUT */:
-        this.memo.set(Number.parseInt(this.line(), 10), this.top());
+        this.memo.set(Number.parseInt(this.input.line(), 10), this.top());
         return;
       case 0x94 /* MEMOIZE */:
         this.memo.set(this.memo.size, this.top());
         return;
       case 0x68 /* BINGET */:
-        this.push(this.memoGet(this.byte()));
+        this.push(this.memoGet(this.input.byte()));
         return;
       case 0x6a /* LONG_BINGET */:
-        this.push(this.memoGet(this.view.getUint32(this.advance(4), true)));
+        this.push(this.memoGet(this.input.uint32()));
         return;
       case 0x67 /* GET */:
-        this.push(this.memoGet(Number.parseInt(this.line(), 10)));
+        this.push(this.memoGet(Number.parseInt(this.input.line(), 10)));
         return;
       // Names, calls and persistent ids: only what the hooks allow.
       case 0x63 /* GLOBAL */:
         {
-          const module = this.line();
-          const name = this.line();
+          const module = this.input.line();
+          const name = this.input.line();
           this.push(this.hooks.resolveGlobal(module, name));
           return;
         }
@@ -366,10 +314,13 @@ class Unpickler {
         this.push(this.persistent(this.pop()));
         return;
       case 0x50 /* PERSID */:
-        this.push(this.persistent(this.line()));
+        this.push(this.persistent(this.input.line()));
         return;
       default:
-        throw new StemsplitError('MODEL_INVALID', `${this.file}: unsupported pickle opcode 0x${op.toString(16).padStart(2, '0')} at byte ${this.pos - 1}`);
+        throw new StemsplitError(
+          'MODEL_INVALID',
+          `${this.file}: unsupported pickle opcode 0x${op.toString(16).padStart(2, '0')} at byte ${this.input.position - 1}`,
+        );
     }
   }
 
@@ -444,69 +395,6 @@ class Unpickler {
     return value;
   }
 
-  private byte(): number {
-    if (this.pos >= this.data.length) throw this.malformed('it ends before STOP (cut off?)');
-    return this.data[this.pos++] as number;
-  }
-
-  /** Moves past `n` bytes an opcode claims: never backwards, never past the end. */
-  private advance(n: number): number {
-    const at = this.pos;
-    if (!Number.isSafeInteger(n) || n < 0) throw this.malformed(`an opcode at byte ${at} claims a length of ${n}`);
-    if (n > this.data.length - at) throw this.malformed(`an opcode at byte ${at} claims ${n} bytes, more than the ${this.data.length - at} left`);
-    this.pos += n;
-    return at;
-  }
-
-  private u64(): number {
-    return Number(this.view.getBigUint64(this.advance(8), true));
-  }
-
-  private bytes(n: number): Uint8Array {
-    const at = this.advance(n);
-    return this.data.slice(at, at + n);
-  }
-
-  private utf8(n: number): string {
-    const at = this.advance(n);
-    return this.text.decode(this.data.subarray(at, at + n));
-  }
-
-  private latin(n: number): string {
-    const at = this.advance(n);
-    return this.latin1.decode(this.data.subarray(at, at + n));
-  }
-
-  private line(): string {
-    const end = this.data.indexOf(0x0a, this.pos);
-    if (end < 0) throw this.malformed('unterminated text argument');
-    const text = this.latin1.decode(this.data.subarray(this.pos, end));
-    this.pos = end + 1;
-    return text;
-  }
-
-  private rawUnicodeLine(): string {
-    return this.line().replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
-  }
-
-  private textInt(text: string): number | bigint | boolean {
-    if (text === '00') return false;
-    if (text === '01') return true;
-    if (text.length > MAX_INT_DIGITS) throw this.malformed(`an integer of ${text.length} digits (at most ${MAX_INT_DIGITS})`);
-    if (!/^\s*[-+]?\d+\s*$/.test(text)) throw this.malformed(`"${text.slice(0, 20)}" is not an integer`);
-    return narrow(BigInt(text.trim()));
-  }
-
-  /** Little-endian two's complement integer of n bytes (LONG1/LONG4), decoded in linear time. */
-  private longBytes(n: number): number | bigint {
-    if (n > MAX_INT_BYTES) throw this.malformed(`an integer of ${n} bytes (at most ${MAX_INT_BYTES})`);
-    const at = this.advance(n);
-    if (n === 0) return 0;
-    const bytes = this.data.subarray(at, at + n);
-    const value = BigInt(`0x${Buffer.from(bytes).reverse().toString('hex')}`);
-    return narrow(((bytes[n - 1] as number) & 0x80) !== 0 ? value - (1n << BigInt(8 * n)) : value);
-  }
-
   private asKey(value: PickleValue): PickleKey {
     if (value === null || ['string', 'number', 'bigint', 'boolean'].includes(typeof value)) return value as PickleKey;
     throw this.malformed('unhashable dict key or set item');
@@ -516,8 +404,4 @@ class Unpickler {
     if (items.length % 2 !== 0) throw this.malformed('odd number of dict items');
     for (let i = 0; i < items.length; i += 2) dict.set(this.asKey(items[i] ?? null), items[i + 1] ?? null);
   }
-}
-
-function narrow(value: bigint): number | bigint {
-  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
 }

@@ -3,7 +3,7 @@
  * view (offset, shape, stride) of one; read back as float32, as the official loader casts them
  * (int64 words kept exact where diffq needs them). Split from checkpoint.ts.
  */
-import type { PickleOpaque } from './pickle.js';
+import type { PickleOpaque } from './pickle-values.js';
 import type { ZipArchive } from './zip.js';
 
 export interface CheckpointTensor {
