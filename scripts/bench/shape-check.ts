@@ -22,7 +22,7 @@ import { buildHTDemucsGraph } from '../../src/demucs/htdemucs-graph.js';
 import { describeError } from '../../src/errors.js';
 import { modelLoader } from '../../src/models/loaders.js';
 import { ModelRegistry } from '../../src/models/registry.js';
-import { sha256File } from '../../src/onnx/cache.js';
+import { sha256File } from '../../src/model-files/sha256.js';
 import { loadNamed } from '../../src/split-worker/load-refusal.js';
 import { checkDemucsCheckpoint } from '../../src/demucs/checkpoint.js';
 

@@ -4,7 +4,8 @@
  */
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
-import { cacheEntryDir, checkOnce, readCachedManifest, sha256File, storeEntry } from '../onnx/cache.js';
+import { sha256File } from '../model-files/sha256.js';
+import { cacheEntryDir, checkOnce, readCachedManifest, storeEntry } from '../onnx/cache.js';
 import { pickleSha256, type Checkpoint } from '../torch/checkpoint.js';
 import { checkDemucsCheckpoint, readDemucsCheckpoint } from './checkpoint.js';
 import { parseHTDemucsConfig } from './config.js';

@@ -6,7 +6,7 @@
  */
 import { copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { sha256File } from '../onnx/cache.js';
+import { sha256File } from '../model-files/sha256.js';
 import { StemsplitError } from '../errors.js';
 import { checkedUrl, downloadVerified, fileUrl, sizeOf, writeAtomically, type DownloadOptions, type DownloadResult } from '../net/download.js';
 import { takeProcessLock } from '../process-lock.js';

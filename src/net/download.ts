@@ -10,7 +10,7 @@ import { open, rename, rm, stat, writeFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { basename } from 'node:path';
 import { StemsplitError } from '../errors.js';
-import { sha256File } from '../onnx/cache.js';
+import { sha256File } from '../model-files/sha256.js';
 import { filenameOf, guardedRequest, TRUSTED, type DownloadResult } from './fetch.js';
 
 export interface DownloadProgress {

@@ -5,17 +5,12 @@
  * place, so a crash or a concurrent conversion never leaves a torn entry.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { sha256File } from '../model-files/sha256.js';
 
 export const MANIFEST_FILE = 'model.json';
-
-export async function sha256File(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
 
 /** The directory of one conversion (`family`: the converter's folder, e.g. `demucs` or `roformer`). */
 export function cacheEntryDir(cacheDir: string, key: string, converterVersion: number, family: string): string {
