@@ -1,8 +1,10 @@
 /**
  * The architecture's nevers, checked on the import graph of src/ (every direct import: static, type-only and
  * dynamic; test/support/import-graph.ts): the separation core knows nothing of HTTP or SQL, the HTTP layer knows
- * nothing of ONNX or of any family, no family imports another, and the shared machinery imports no family. Each
- * check is first shown to catch a violation planted in a scratch tree.
+ * nothing of ONNX or of any family, no family imports another, and the shared machinery imports no family. Nor
+ * does the shared machinery's code name a family (an id of MODEL_FAMILIES in an identifier or a string; comments,
+ * which may say where a formula comes from, aside). Each check is first shown to catch a violation planted in a
+ * scratch tree.
  *
  * The family folders are read from the code: the folders of the records MODEL_FAMILIES lists (`<folder>/family.ts`,
  * as the file defining the list imports them; stemsplit's own model.json family is bundled/). A folder that imports a family folder and is neither a family, shared machinery nor the registry
@@ -15,6 +17,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import ts from 'typescript';
 import { MODEL_FAMILIES } from '../src/models/families.js';
 import { importGraph, scratchTree as tree, type ImportGraph } from './support/import-graph.js';
 
@@ -103,6 +106,45 @@ function violations(graph: ImportGraph, rules: readonly Never[]): Map<string, st
   );
 }
 
+/** The words of a name or a string: split at what is not a letter or digit, at case changes and between letters and digits (`monoMixNormalization` → mono, mix, normalization; `HTDemucs` → ht, demucs; `mdx23c` → mdx, 23, c). */
+function wordsOf(text: string): string[] {
+  return text
+    .split(/[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])/)
+    .filter((word) => word !== '')
+    .map((word) => word.toLowerCase());
+}
+
+/**
+ * Each place a file of the shared machinery names a family in its code, `file:line id in "text"`: a word of an
+ * identifier, a string, a template's text or a regular expression that is a family's id. Comments are not code
+ * (TypeScript's tree holds none). An id that is a shared folder's own name is not looked for: stemsplit's model.json
+ * family is `onnx`, the format onnx/ is named after and every file there names.
+ */
+function familyNames(graph: ImportGraph, root: string, ids: readonly string[]): string[] {
+  const looked = ids.filter((id) => !SHARED_MACHINERY.includes(id));
+  const found: string[] = [];
+  for (const file of graph.keys()) {
+    if (!SHARED_MACHINERY.includes(folderOf(file))) continue;
+    const source = ts.createSourceFile(file, readFileSync(join(root, file), 'utf8'), ts.ScriptTarget.Latest, true);
+    const visit = (node: ts.Node): void => {
+      if (
+        ts.isIdentifier(node) ||
+        ts.isPrivateIdentifier(node) ||
+        ts.isStringLiteralLike(node) ||
+        ts.isTemplateLiteralToken(node) ||
+        ts.isRegularExpressionLiteral(node)
+      ) {
+        for (const id of wordsOf(node.text).filter((word) => looked.includes(word))) {
+          found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1} ${id} in ${JSON.stringify(node.text)}`);
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return found;
+}
+
 /** A small tree shaped as src/ is: a list of two family records, an engine of one of them, shared machinery. */
 const CLEAN: Readonly<Record<string, string>> = {
   'models/families.ts':
@@ -163,6 +205,38 @@ describe('the architecture', () => {
     // An engine two families import is neither's alone.
     const shared = brokenIn({ ...CLEAN, 'b/engine-use.ts': "import { run } from '../a-engine/engine.js';\nexport const y = run;\n" });
     assert.ok([...shared.values()].flat().length > 0, 'an engine shared by two families breaks a never');
+  });
+
+  test('the family-name check catches a family named in shared code, not in a comment nor in a family', () => {
+    const ids = ['alpha', 'beta', 'onnx'];
+    const clean = {
+      ...CLEAN,
+      'separation/normalization.ts':
+        "// As alpha's apply_model does, and onnx's: comments say where a formula comes from.\n/** Not alphaNormalization. */\nexport const meanStd = 'onnx';\n",
+      'a/alpha.ts': "export const alphaOnly = 'alpha';\n",
+    };
+    const cleanRoot = tree(clean);
+    assert.deepEqual(familyNames(importGraph(cleanRoot), cleanRoot, ids), []);
+    // One family name per kind of place: an identifier, a string, a template's text (`\x24{` is its `${`), a property.
+    const planted: readonly (readonly [string, string, string])[] = [
+      ['separation/normalization.ts', 'export function alphaNormalization() {}\n', 'alpha in "alphaNormalization"'],
+      ['onnx/cache.ts', "export function entryDir(folder = 'beta') { return folder; }\n", 'beta in "beta"'],
+      ['torch/checkpoint.ts', 'export const allowed = (module: string) => module.startsWith(`\x24{module}.ALPHA.`);\n', 'alpha in ".ALPHA."'],
+      ['dsp/stft.ts', 'export const betaWindow = { Beta2: /beta/ };\n', 'beta in "betaWindow"'],
+      ['split-worker/run.ts', 'export const x = { beta_shifts: 1 };\n', 'beta in "beta_shifts"'],
+    ];
+    for (const [file, text, expected] of planted) {
+      const root = tree({ ...clean, [file]: text });
+      const found = familyNames(importGraph(root), root, ids);
+      assert.ok(found.length > 0 && found.every((hit) => hit.startsWith(`${file}:`)), `${file}: ${found.join('; ')}`);
+      assert.ok(found[0]?.endsWith(expected), `${file}: ${found[0]} names ${expected}`);
+    }
+  });
+
+  test('the shared machinery names no family in its code', () => {
+    const ids = MODEL_FAMILIES.map((family) => family.id);
+    for (const id of ids) assert.deepEqual(wordsOf(id), [id], `a family id is one lowercase word: ${id}`);
+    assert.deepEqual(familyNames(importGraph('src'), 'src', ids), []);
   });
 
   test('src/ keeps every never', () => {
