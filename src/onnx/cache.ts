@@ -12,9 +12,9 @@ import { sha256File } from '../model-files/sha256.js';
 
 export const MANIFEST_FILE = 'model.json';
 
-/** The directory of one conversion (`family`: the converter's folder, e.g. `demucs` or `roformer`). */
-export function cacheEntryDir(cacheDir: string, key: string, converterVersion: number, family: string): string {
-  return path.join(cacheDir, family, `${key}.v${converterVersion}`);
+/** The directory of one conversion (`folder`: the converter's, which its caller names, e.g. `demucs` or `roformer`). */
+export function cacheEntryDir(cacheDir: string, key: string, converterVersion: number, folder: string): string {
+  return path.join(cacheDir, folder, `${key}.v${converterVersion}`);
 }
 
 /** The entry's manifest, or undefined when the entry is missing or unreadable. */
@@ -55,8 +55,8 @@ export async function storeEntry(entryDir: string, writeFiles: (dir: string) => 
  */
 export async function removeAbandonedEntries(cacheDir: string, pid: number): Promise<void> {
   const marker = `.tmp-${pid}-`;
-  for (const family of await readdir(cacheDir).catch(() => [] as string[])) {
-    const folder = path.join(cacheDir, family);
+  for (const name of await readdir(cacheDir).catch(() => [] as string[])) {
+    const folder = path.join(cacheDir, name);
     for (const entry of await readdir(folder).catch(() => [] as string[])) {
       if (entry.includes(marker)) await rm(path.join(folder, entry), { recursive: true, force: true }).catch(() => undefined);
     }
@@ -73,12 +73,12 @@ function isAlreadyThere(error: unknown): boolean {
  * that do not fit the config before the file is hashed; MDX-Net's trial run of a graph on silence)
  * unless it passed before for `key` (the
  * pickle's SHA-256 with the config, options and converter version: what the check depends on).
- * A pass is remembered as an empty file under `<cacheDir>/shape-checks/<family>/`: the check costs
+ * A pass is remembered as an empty file under `<cacheDir>/shape-checks/<folder>/` (the caller's): the check costs
  * what building the graphs does (2.3-3.9 s for a full-size HTDemucs here, against 0.16-0.52 s to hash it),
  * too much to repeat at every load of a model whose conversion is cached.
  */
-export async function checkOnce(cacheDir: string, family: string, key: string, check: () => void | Promise<void>): Promise<void> {
-  const marker = path.join(cacheDir, 'shape-checks', family, createHash('sha256').update(key).digest('hex'));
+export async function checkOnce(cacheDir: string, folder: string, key: string, check: () => void | Promise<void>): Promise<void> {
+  const marker = path.join(cacheDir, 'shape-checks', folder, createHash('sha256').update(key).digest('hex'));
   if (existsSync(marker)) return;
   await check();
   // Best effort: a cache that cannot be written (read-only, full) only means the check runs again next time.
