@@ -89,13 +89,16 @@ describe('chains through stemsplit split', { skip }, () => {
     const cases: Array<[string[], RegExp]> = [
       [['-m', VOCALS as string, '--then', 'vocals'], /--then takes INPUT=MODEL/],
       [['-m', VOCALS as string, '--keep-intermediate'], /--keep-intermediate applies to a chain/],
-      [['-m', VOCALS as string, '--then', `vocals=${KARAOKE}`, '--two-stems', 'vocals'], /--two-stems and --single-stem apply to one model/],
+      [
+        ['-m', VOCALS as string, '--then', `vocals=${KARAOKE}`, '--two-stems', 'vocals'],
+        /--two-stems applies to one model; a chain writes the stems no later step splits/,
+      ],
       [['--chain', join(work, 'missing.yaml')], /--chain .*missing\.yaml: cannot read it/],
     ];
     const bad = join(work, 'bad.yaml');
     writeFileSync(bad, '- input: vocals\n  model: x\n');
     cases.push([['--chain', bad], /step 1 splits the track itself: it takes no "input"/]);
-    cases.push([['--chain', bad, '-m', VOCALS as string], /--chain names every step and its models; leave out --model/]);
+    cases.push([['--chain', bad, '-m', VOCALS as string], /--chain names each step's model; leave out --model/]);
     for (const [args, message] of cases) {
       const result = runCli(['split', song, ...args, '-o', join(work, 'refused')], env);
       assert.notEqual(result.status, 0, args.join(' '));

@@ -62,7 +62,7 @@ const ModelNames = z.array(ModelName).min(2).max(MAX_ENSEMBLE_MEMBERS);
 export const ChainStep = z
   .object({
     ...chainStepFields,
-    input: chainStepFields.input.openapi({
+    input: chainStepFields.input.meta({
       description: 'The stem an earlier step made that this step splits; absent on the first step. Its stems are named `<input>-<stem>`.',
     }),
     model: ModelName.optional(),
@@ -71,37 +71,41 @@ export const ChainStep = z
   .strict()
   .openapi('ChainStep');
 
-/** The fields of split-request.ts, each as the API documents it (every one of them: `satisfies` holds the two together). */
+/**
+ * The fields of split-request.ts, each as the API documents it (every one of them: `satisfies` holds
+ * the two together). Documented with zod's own `.meta()`, which the OpenAPI generator reads: those
+ * plain-zod schemas may be made before @hono/zod-openapi adds `.openapi()` to zod's.
+ */
 const f = splitRequestFields;
 const requestFields = {
   model: ModelName.optional().openapi({ description: 'An addition: the model to run, a name from GET /v1/models (or 4s/6s). Overrides stemModel.' }),
   models: ModelNames.optional().openapi({ description: 'An addition: several models whose stems are combined (an ensemble), names from GET /v1/models.' }),
-  ensemble: f.ensemble.openapi({ description: 'An addition, with `models`: how their stems combine (default avg_wave).' }),
-  ensembleWeights: f.ensembleWeights.openapi({ description: 'An addition, with `models` and avg_wave or avg_fft: one weight per model.' }),
-  preset: f.preset.openapi({
+  ensemble: f.ensemble.meta({ description: 'An addition, with `models`: how their stems combine (default avg_wave).' }),
+  ensembleWeights: f.ensembleWeights.meta({ description: 'An addition, with `models` and avg_wave or avg_fft: one weight per model.' }),
+  preset: f.preset.meta({
     description:
       'An addition: a named ensemble from GET /v1/presets (its models, algorithm and weights), instead of model, models, ensemble and ensembleWeights.',
   }),
-  twoStems: f.twoStems.openapi({ description: "An addition: write this stem and no_<stem> (the rest), as the CLI's --two-stems." }),
-  outputFormat: f.outputFormat.openapi({
+  twoStems: f.twoStems.meta({ description: "An addition: write this stem and no_<stem> (the rest), as the CLI's --two-stems." }),
+  outputFormat: f.outputFormat.meta({
     description:
       "`mp3` as in the spec; the others are additions of this server: lossless `wav`, `flac`, `aiff` and `alac` (Apple Lossless, .m4a), at the source's depth; lossy `ogg` (Vorbis), `opus` and `m4a` (AAC).",
   }),
-  bitDepth: f.bitDepth.openapi({
+  bitDepth: f.bitDepth.meta({
     description: "An addition, for the lossless formats: 16, 24, or 32 (32-bit float, wav only); default the source's depth.",
   }),
-  bitrateKbps: f.bitrateKbps.openapi({
+  bitrateKbps: f.bitrateKbps.meta({
     description:
       'An addition, for the lossy formats: kb/s (mp3 32–320, default 320; ogg 45–500, default 320; opus 6–512, default 256; m4a 32–512, default 256).',
   }),
-  clipMode: f.clipMode.openapi({
+  clipMode: f.clipMode.meta({
     description:
       "An addition, as demucs' --clip-mode: `rescale` divides a stem that would clip by 1.01 × its peak, `clamp` clips it at ±1; default `none` (integer formats clip, float and lossy ones keep it).",
   }),
-  normalize: f.normalize.openapi({
+  normalize: f.normalize.meta({
     description: `An addition: scale each stem whose peak exceeds this level (0–1) down to it; \`true\` is ${DEFAULT_NORMALIZE_PEAK}, as python-audio-separator's --normalization.`,
   }),
-  modelOptions: f.modelOptions.openapi({
+  modelOptions: f.modelOptions.meta({
     description:
       'An addition: the model family\'s own settings, as the CLI\'s flags name them (e.g. {"mdxSegmentSize": 512, "vrAggression": 10}); GET /v1/models lists each model\'s.',
   }),
@@ -109,7 +113,7 @@ const requestFields = {
     description:
       'An addition: models run one after another, each later step splitting a stem an earlier one made, e.g. [{"model": "A"}, {"input": "vocals", "model": "B"}]; replaces model/models. Costs the seconds of audio once per step.',
   }),
-  keepIntermediate: f.keepIntermediate.openapi({
+  keepIntermediate: f.keepIntermediate.meta({
     description: 'An addition, with `chain`: also keep the stems later steps split (default: only the stems no step split).',
   }),
 } satisfies Record<SplitField, z.ZodType>;

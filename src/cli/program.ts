@@ -3,38 +3,24 @@
  * a plain function imported lazily, so `keys list` never loads ONNX Runtime.
  */
 import { Command, Option } from 'commander';
-import { DEFAULT_STEM_FORMAT, lossyFormats, STEM_FORMAT_INFO, STEM_FORMATS } from '../audio/formats.js';
-import { CLIP_MODES, DEFAULT_CLIP_MODE, DEFAULT_NORMALIZE_PEAK } from '../audio/levels.js';
 import { DEFAULTS, ENV, MAX_UPLOAD_MB_LIMIT, modelList, parseDatabaseUrl, parsePublicUrl, resolveConfig, type ConfigInput } from '../config.js';
-import { exitCodes, StemsplitError } from '../errors.js';
-import { DEFAULT_ENSEMBLE_ALGORITHM, ENSEMBLE_ALGORITHMS } from '../ensemble/algorithms.js';
+import { exitCodes } from '../errors.js';
 import { MODEL_CATALOG } from '../models/catalog.js';
 import { ALIAS_FLAGS, STEM_MODEL_ALIASES, type StemModelAlias } from '../models/aliases.js';
-import { familyFilesInWords, familyFlags } from '../models/families.js';
+import { familyFilesInWords, MODEL_FAMILIES } from '../models/families.js';
+import { listedFamiliesInWords } from '../services/models.js';
 import { flagAttribute } from '../contract/family.js';
 import { TASKS } from '../models/tasks.js';
-import { parsePrecision, PRECISIONS, type Precision } from '../onnx/quantize.js';
-import { DEFAULT_DEVICE, DEVICE_CHOICES, parseDeviceChoice, type DeviceChoice } from '../devices/index.js';
+import type { Precision } from '../onnx/quantize.js';
+import type { DeviceChoice } from '../devices/index.js';
 import { VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
-import { separatorSpellingsHelp } from './separator-flags.js';
+import { collect, deviceOption, ensembleOption, ensembleWeightsOption, integer, precisionOption } from './options.js';
+import { declareSplit } from './split-declaration.js';
 
 /** `a+b, c` → `['a+b', 'c']`: the entries an alias tries, first installed wins (config.ts `modelList`). */
 function nameList(name: string) {
   return (value: string): string[] => modelList(value, name);
-}
-
-/** A repeatable option's values, in the order given. */
-function collect(value: string, previous: readonly string[]): string[] {
-  return [...previous, value];
-}
-
-function integer(name: string, min: number, max: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value) || n < min || n > max) throw new StemsplitError('USAGE', `${name} must be a whole number from ${min} to ${max}, got "${value}"`);
-    return n;
-  };
 }
 
 /** What serve and worker both take: how jobs run (which models the aliases mean, how ensembles combine, the precision) and where webhooks may go. */
@@ -82,42 +68,6 @@ function jobConfig(opts: JobFlags): ConfigInput {
     device: opts.device,
     gpuWorkers: opts.gpuWorkers,
   };
-}
-
-/** `--device`, the same for split, serve, worker and models bench (its variable when not given). */
-function deviceOption(): Option {
-  return new Option(
-    '--device <device>',
-    `where models run: ${DEVICE_CHOICES.join(', ')} (auto: a hardware GPU when there is one, else the CPU; gpu: the GPU, a software one too; stemsplit devices lists them; default ${DEFAULT_DEVICE})`,
-  )
-    .env(ENV.device)
-    .argParser((value) => parseDeviceChoice(value));
-}
-
-/** `--precision`, the same for split, serve and worker (its variable when not given). */
-function precisionOption(): Option {
-  return new Option(
-    '--precision <precision>',
-    `what models compute in: ${PRECISIONS.join(' or ')} (int8: Demucs, faster at ≥ 40 dB SNR against fp32; models that fall short are refused saying why, as models list shows; docs/benchmarks.md)`,
-  )
-    .env(ENV.precision)
-    .argParser((value) => parsePrecision(value));
-}
-
-/**
- * `--ensemble` and `--ensemble-weights`, the same for split, serve and worker: how an ensemble's
- * stems are combined (ensemble/algorithms.ts `parseEnsembleMethod` checks both, on each command).
- */
-function ensembleOption(): Option {
-  return new Option(
-    '--ensemble <algorithm>',
-    `how an ensemble's stems are combined: ${ENSEMBLE_ALGORITHMS.join(', ')} (default ${DEFAULT_ENSEMBLE_ALGORITHM}; python-audio-separator's names)`,
-  );
-}
-
-/** `weightsFor`: what each weight is given for on that command. */
-function ensembleWeightsOption(weightsFor: string): Option {
-  return new Option('--ensemble-weights <weights>', `one weight per ${weightsFor}, e.g. 3,1 (avg_wave and avg_fft; default equal)`);
 }
 
 export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, input?: ConfigInput) => Promise<void>): Command {
@@ -258,70 +208,11 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
     await run(workerCommand, { ...dataDir(), concurrency: opts.concurrency, ...jobConfig(opts) });
   });
 
-  const split = program
-    .command('split')
-    .description('split audio files into stems on this machine (no server, no credits)')
-    .argument('<files...>', 'audio files (mp3, wav, flac, m4a, webm, …)')
-    .addOption(
-      new Option(
-        '-m, --model <model>',
-        `4s, 6s, a model name (see models list) or a path to ${familyFilesInWords()}; give it again (or join names with +) to ensemble several`,
-      )
-        .argParser(collect)
-        .default([] as string[], '4s'),
-    )
-    .addOption(ensembleOption())
-    .addOption(ensembleWeightsOption('--model, in order'))
-    .option('--preset <name>', "run a named ensemble instead of --model/--ensemble: python-audio-separator's presets or your own (stemsplit presets list)")
-    .option('--model-config <file>', "an MSST checkpoint's .yaml (default: the .yaml beside the checkpoint)")
-    .addOption(
-      new Option(
-        '--then <input=model>',
-        'chain another model after --model: split the stem <input> an earlier step made with <model> (a name, a path, or A+B); its stems are named <input>-<stem>; repeatable, e.g. --then vocals=karaoke.ckpt',
-      )
-        .argParser(collect)
-        .default([] as string[], 'none'),
-    )
-    .option(
-      '--chain <file>',
-      'run the chain in this recipe (JSON or YAML: a list of steps, {model} then {input, model}; see docs/workflows.md) instead of --model/--then',
-    )
-    .option('--keep-intermediate', 'a chain also writes the stems its later steps split (default: only the ones no step split)');
-  // Each family's options, declared in its options table (contract/family.ts).
-  // A family's `--no-…` switch is a switch of its own (`noSplit`), not commander's negation of a `--split`.
-  for (const { flags, description } of familyFlags()) split.addOption(Object.assign(new Option(flags, description), { negate: false }));
-  split
-    .option('--two-stems <stem>', 'write <stem> and no_<stem> (the sum of the others), e.g. vocals for karaoke')
-    .option('--single-stem <stem>', 'write only this stem: one the model writes, or no_<stem> (the sum of the others), e.g. no_vocals for an instrumental')
-    .option('-o, --output <dir>', 'output folder; stems go to <dir>/<track>/<stem>.<ext> (see --filename)', 'separated')
-    .option(
-      '--filename <template>',
-      'where each stem goes under -o, from {track}, {stem}, {model} and {ext}, e.g. {model}/{track}/{stem}.{ext} or {track}_{stem}.{ext} (default {track}/{stem}.{ext})',
-    )
-    .option('--format <format>', `${STEM_FORMATS.join(', ')} (ogg: Vorbis; m4a: AAC; alac: Apple Lossless in .m4a)`, DEFAULT_STEM_FORMAT)
-    .option('--float32', 'write 32-bit float WAV (with --format wav)')
-    .option('--int24', 'write 24-bit WAV, FLAC, AIFF or ALAC (default: the source depth; 16-bit for lossy sources)')
-    .option('--sample-rate <hz>', "write stems at this rate (default: the source's)")
-    .option('--bitrate <kbps>', `bitrate of a lossy format (${bitrateHelp()})`)
-    .option('--mp3-bitrate <kbps>', 'the old name of --bitrate, for --format mp3')
-    .option(
-      '--clip-mode <mode>',
-      `${CLIP_MODES.join(', ')}: as demucs, rescale divides a stem that would clip by 1.01 × its peak, clamp clips at ±1 (default ${DEFAULT_CLIP_MODE}: integer formats clip, float and lossy ones keep it)`,
-    )
-    .option(
-      '--normalize [peak]',
-      `scale each stem whose peak exceeds <peak> down to it (default ${DEFAULT_NORMALIZE_PEAK}), as python-audio-separator's --normalization`,
-    )
-    .option('--json', 'print the result as JSON on stdout')
-    .option('--pull', 'first pull the catalog models named with --model or --then that are not installed (as models pull: resumable, SHA-256 checked)')
-    .addOption(precisionOption())
-    .addOption(deviceOption())
-    .addHelpText('after', separatorSpellingsHelp())
-    .action(async (files: string[], opts) => {
-      const { splitCommand } = await import('./commands/split.js');
-      const { precision, device } = opts as { precision?: Precision; device?: DeviceChoice };
-      await run((ctx) => splitCommand(ctx, files, opts), { ...dataDir(), precision, device });
-    });
+  declareSplit(program).action(async (files: string[], opts) => {
+    const { splitCommand } = await import('./commands/split.js');
+    const { precision, device } = opts as { precision?: Precision; device?: DeviceChoice };
+    await run((ctx) => splitCommand(ctx, files, opts), { ...dataDir(), precision, device });
+  });
 
   program
     .command('devices')
@@ -432,9 +323,7 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   const models = program.command('models').description('list, pull and remove models');
   models
     .command('list')
-    .description(
-      'installed models and those available to pull, with family (demucs, bs_roformer, mel_band_roformer, scnet, mdx23c, mdx, vr, bundled) and terms',
-    )
+    .description(`installed models and those available to pull, with their family and terms (families: ${listedFamiliesInWords()})`)
     .option('--installed', 'only the models installed here')
     .addOption(new Option('--task <task>', 'only the models for this task').choices([...TASKS]))
     .addOption(new Option('--sort <key>', 'sdr: best published SDR first (for --task, its stem), unscored last').choices(['sdr']))
@@ -446,7 +335,9 @@ export function buildProgram(run: (fn: (ctx: CommandContext) => Promise<void>, i
   models
     .command('pull')
     .description(
-      'download catalog models into the cache: Demucs v4, MSST checkpoints + yaml (RoFormer, SCNet, MDX23C), UVR MDX-Net .onnx and VR .pth + model data (resumes; checks SHA-256, or records it where none is published)',
+      `download catalog models into the cache, with the files each runs with: ${MODEL_FAMILIES.filter((family) => (family.catalog?.length ?? 0) > 0)
+        .map((family) => family.takers)
+        .join(', ')} (resumes; checks SHA-256, or records it where none is published)`,
     )
     .argument('<names...>', `any of ${pullable}`)
     .addOption(new Option('--base-url <url>', 'folder URL to download from (a mirror)').env(ENV.modelsBaseUrl))
@@ -516,14 +407,4 @@ function exitCodeHelp(): string {
 
 export function contextFor(input: ConfigInput = {}): CommandContext {
   return { config: resolveConfig(input), stdout: process.stdout, stderr: process.stderr };
-}
-
-/** `mp3 32–320, default 320; …`: each lossy format's bitrate range and default, for --help. */
-function bitrateHelp(): string {
-  return lossyFormats()
-    .map((format) => {
-      const range = STEM_FORMAT_INFO[format].bitrate;
-      return range ? `${format} ${range.min}–${range.max}, default ${range.default}` : format;
-    })
-    .join('; ');
 }

@@ -242,12 +242,12 @@ function invalid(message: string): StemsplitError {
 /**
  * The family names a listing shows, from MODEL_FAMILIES (each record's name for its models, by its
  * catalog's rows where they differ: an MSST checkpoint by its model type), with what each runs, for help
- * and the API's documentation: `bundled (stemsplit model.json models); vr (UVR VR .pth models); …`.
+ * and the API's documentation: `bundled: stemsplit model.json models; vr: UVR VR .pth models; …`.
  */
 export function listedFamiliesInWords(): string {
   return MODEL_FAMILIES.map((family) => {
     const byRow = [...new Set((family.catalog ?? []).map((row) => family.listedName(row as { readonly options?: FamilyOptions })))];
     const listed = byRow.length > 0 ? byRow : [family.listedName({})];
-    return `${listed.join(', ')} (${family.takers})`;
+    return `${listed.join(', ')}: ${family.takers}`;
   }).join('; ');
 }

@@ -50,15 +50,8 @@ interface PresetFlags {
  * `--pull` the members are left for the pull to fetch; otherwise a missing one is one line saying how.
  */
 export function expandPreset<Options extends PresetFlags>(dataDir: string, registry: ModelRegistry, options: Options): Options {
+  // What --preset excludes (--model, --ensemble, a chain) the split request's rules refused already (split-request/).
   if (options.preset === undefined) return options;
-  const clash = [
-    options.model.length > 0 && '--model',
-    options.ensemble !== undefined && '--ensemble',
-    options.ensembleWeights !== undefined && '--ensemble-weights',
-    options['chain'] !== undefined && '--chain',
-    Array.isArray(options['then']) && options['then'].length > 0 && '--then',
-  ].filter((flag): flag is string => flag !== false);
-  if (clash.length > 0) throw new StemsplitError('USAGE', `--preset names its models and how they combine; drop ${clash.join(', ')}`);
   const preset = findPreset(dataDir, options.preset);
   const { models, method } = options.pull
     ? { models: presetMembers(preset, registry).map((member) => member.model), method: methodOf(preset) }

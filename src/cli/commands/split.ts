@@ -1,22 +1,14 @@
 /** `stemsplit split <files…>`: local separation, no server, no credits. */
 import { basename, join, resolve } from 'node:path';
-import { isStemFormat, readAudioHeader, STEM_FORMATS } from '../../audio/index.js';
-import { bitrateProblem, formatsHolding, holdsDepth, stemExtension, STEM_FORMAT_INFO, type StemFormat } from '../../audio/formats.js';
-import { CLIP_MODES, DEFAULT_NORMALIZE_PEAK, isClipMode, normalizePeakProblem, type LevelOptions } from '../../audio/levels.js';
+import { readAudioHeader } from '../../audio/index.js';
+import { stemExtension } from '../../audio/formats.js';
 import { describeError, isStemsplitError, StemsplitError, type ErrorCode } from '../../errors.js';
 import { twoStemsIndex, type SplitProgress, type StemOutputOptions } from '../../split-worker/split-audio-file.js';
 import { removeLeftoverStaging, removeStaging } from '../../split-worker/staging.js';
 import { deviceSplitter, type OnLoaded, type SplitJob, type Splitter } from '../../split-worker/worker-pool.js';
 import { chainName } from '../../chains/recipe.js';
-import { checkChainStems, laterSteps, readRecipeFile, recipeBase, resolveSteps, thenSteps, type ResolvedStep } from '../chain-steps.js';
-import {
-  DEFAULT_ENSEMBLE_ALGORITHM,
-  describeEnsembleMethod,
-  ENSEMBLE_ALGORITHMS,
-  isEnsembleAlgorithm,
-  parseEnsembleMethod,
-  type EnsembleMethod,
-} from '../../ensemble/algorithms.js';
+import { checkChainStems, laterSteps, recipeBase, resolveSteps, type ResolvedStep } from '../chain-steps.js';
+import { DEFAULT_ENSEMBLE_ALGORITHM, describeEnsembleMethod, parseEnsembleMethod, type EnsembleMethod } from '../../ensemble/algorithms.js';
 import { ENV, ensembleMembers } from '../../config.js';
 import { ALIAS_QUALITY_MODELS, CLI_DEFAULT_ALIAS, isStemModelAlias } from '../../models/aliases.js';
 import { familyFlags, familyOptionsFrom, MODEL_FAMILIES } from '../../models/families.js';
@@ -30,104 +22,8 @@ import { StemFolders } from '../stem-folders.js';
 import { MODEL_CATALOG } from '../../models/catalog.js';
 import { expandPreset } from './presets.js';
 import { createProgressBar, createStatusLine } from '../progress.js';
-
-export interface SplitOptions {
-  int24?: boolean;
-  sampleRate?: string;
-  /** Each --model given; several make an ensemble. */
-  model: string[];
-  ensemble?: string;
-  ensembleWeights?: string;
-  modelConfig?: string;
-  twoStems?: string;
-  singleStem?: string;
-  output: string;
-  format: string;
-  float32?: boolean;
-  bitrate?: string;
-  /** The old name of --bitrate, for MP3. */
-  mp3Bitrate?: string;
-  clipMode?: string;
-  /** --normalize alone (true) or with its peak. */
-  normalize?: string | boolean;
-  json?: boolean;
-  /** Where each stem goes under -o: `{track}/{stem}.{ext}` by default (cli/filename-template.ts). */
-  filename?: string;
-  /** Pull the catalog models named with --model that are not installed, first. */
-  pull?: boolean;
-  /** A named ensemble (`presets list`) instead of --model/--ensemble. */
-  preset?: string;
-  /** Each --then INPUT=MODEL: a chain's later steps. */
-  then?: string[];
-  /** A chain's recipe file. */
-  chain?: string;
-  keepIntermediate?: boolean;
-  /** Each family's options (its table, contract/family.ts), as commander parsed them: --shifts, --mdx-overlap, … */
-  readonly [familyFlag: string]: unknown;
-}
-
-/** The flags of what to write, checked, in the one shape a split job carries them to the worker. */
-function parseOptions(options: SplitOptions): StemOutputOptions {
-  // python-audio-separator writes its formats in capitals (--output_format FLAC).
-  const format = options.format.toLowerCase();
-  if (options.twoStems !== undefined && options.singleStem !== undefined) throw new StemsplitError('USAGE', '--two-stems and --single-stem exclude each other');
-  if (!isStemFormat(format)) throw new StemsplitError('USAGE', `--format must be ${STEM_FORMATS.join(', ')}, got "${format}"`);
-  if (options.float32 && !holdsDepth(format, 32)) throw new StemsplitError('USAGE', `--float32 applies to --format ${formatsHolding(32).join(', ')} only`);
-  if (options.int24 && !holdsDepth(format, 24)) throw new StemsplitError('USAGE', `--int24 applies to --format ${formatsHolding(24).join(', ')} only`);
-  if (options.int24 && options.float32) throw new StemsplitError('USAGE', '--int24 and --float32 exclude each other');
-  const sampleRate = options.sampleRate === undefined ? undefined : Number(options.sampleRate);
-  if (sampleRate !== undefined && (!Number.isInteger(sampleRate) || sampleRate < 8000 || sampleRate > 384_000)) {
-    throw new StemsplitError('USAGE', `--sample-rate must be a whole number of Hz from 8000 to 384000, got "${options.sampleRate}"`);
-  }
-  const rates = STEM_FORMAT_INFO[format].rates;
-  if (sampleRate !== undefined && rates !== undefined && !rates.includes(sampleRate)) {
-    throw new StemsplitError('USAGE', `${STEM_FORMAT_INFO[format].title} cannot hold ${sampleRate} Hz; use one of ${rates.join(', ')} or --format wav/flac`);
-  }
-  const bitrate = parseBitrate(format, options);
-  return {
-    format,
-    ...(bitrate !== undefined ? { bitrateKbps: bitrate } : {}),
-    ...parseLevels(options),
-    ...(options.float32 ? { bitDepth: 32 as const } : options.int24 ? { bitDepth: 24 as const } : {}),
-    ...(sampleRate !== undefined ? { sampleRate } : {}),
-    ...(options.twoStems !== undefined ? { twoStems: options.twoStems } : {}),
-    ...(options.singleStem !== undefined ? { singleStem: options.singleStem.toLowerCase() } : {}),
-  };
-}
-
-/**
- * --bitrate (or its old name --mp3-bitrate, for MP3), checked against the format's range; undefined:
- * the format's default. `320k` is 320, as python-audio-separator's --output_bitrate writes it.
- */
-function parseBitrate(format: StemFormat, options: SplitOptions): number | undefined {
-  if (options.mp3Bitrate !== undefined && format !== 'mp3')
-    throw new StemsplitError('USAGE', `--mp3-bitrate applies to --format mp3; for ${format} use --bitrate`);
-  if (options.mp3Bitrate !== undefined && options.bitrate !== undefined && options.mp3Bitrate !== options.bitrate) {
-    throw new StemsplitError('USAGE', '--mp3-bitrate is the old name of --bitrate; give one of them');
-  }
-  const given = options.bitrate ?? options.mp3Bitrate;
-  if (given === undefined) return undefined;
-  const kbps = Number(given.replace(/k$/i, ''));
-  const problem = bitrateProblem(format, kbps, options.bitrate !== undefined ? '--bitrate' : '--mp3-bitrate');
-  if (problem !== undefined) throw new StemsplitError('USAGE', problem.replace(/got NaN$/, `got "${given}"`));
-  return kbps;
-}
-
-/** --clip-mode and --normalize [peak] (audio/levels.ts). */
-function parseLevels(options: SplitOptions): LevelOptions {
-  const clipMode = options.clipMode?.toLowerCase();
-  if (clipMode !== undefined && !isClipMode(clipMode))
-    throw new StemsplitError('USAGE', `--clip-mode must be ${CLIP_MODES.join(', ')}, got "${options.clipMode}"`);
-  const peak =
-    options.normalize === undefined || options.normalize === false
-      ? undefined
-      : options.normalize === true
-        ? DEFAULT_NORMALIZE_PEAK
-        : Number(options.normalize);
-  const problem = peak === undefined ? undefined : normalizePeakProblem(peak, '--normalize');
-  if (problem !== undefined) throw new StemsplitError('USAGE', problem.replace(/got NaN$/, `got "${String(options.normalize)}"`));
-  return { ...(clipMode !== undefined ? { clipMode } : {}), ...(peak !== undefined ? { normalizePeak: peak } : {}) };
-}
+import { isGiven, splitRequestOf, stemOutputFrom, type SplitOptions } from '../split-request.js';
+import type { SplitRequest } from '../../split-request/split-request.js';
 
 /**
  * The model or ensemble to run: one --model (a name, a path, an alias, or `A+B`), or several
@@ -135,9 +31,6 @@ function parseLevels(options: SplitOptions): LevelOptions {
  * ensemble's stems are combined and need one.
  */
 function chooseModel(registry: ModelRegistry, options: SplitOptions): { ref: ModelChoice; ensemble: EnsembleMethod | undefined } {
-  if (options.ensemble !== undefined && !isEnsembleAlgorithm(options.ensemble)) {
-    throw new StemsplitError('USAGE', `--ensemble must be one of ${ENSEMBLE_ALGORITHMS.join(', ')}, got "${options.ensemble}"`);
-  }
   const specs = (options.model.length === 0 ? [CLI_DEFAULT_ALIAS] : options.model).flatMap(ensembleMembers);
   if (specs.length > 1 && options.modelConfig !== undefined) {
     throw new StemsplitError('USAGE', "--model-config applies to a single MSST checkpoint; in an ensemble, put each checkpoint's .yaml beside it");
@@ -147,38 +40,20 @@ function chooseModel(registry: ModelRegistry, options: SplitOptions): { ref: Mod
     specs.length === 1
       ? registry.resolve(specs[0] as string, options.modelConfig, familyOptionsFrom(options))
       : registry.resolveEnsemble(specs, familyOptionsFrom(options));
-  if (isEnsembleRef(ref)) return { ref, ensemble: parseEnsembleMethod(options.ensemble, options.ensembleWeights, ref.members.length) };
-  if (options.ensemble !== undefined || options.ensembleWeights !== undefined) {
-    throw new StemsplitError('USAGE', '--ensemble and --ensemble-weights combine two or more models: name each with --model');
-  }
-  return { ref, ensemble: undefined };
+  // The rules (split-request/) let --ensemble through only with two or more models; an alias may still join several.
+  return { ref, ensemble: isEnsembleRef(ref) ? parseEnsembleMethod(options.ensemble, options.ensembleWeights, ref.members.length) : undefined };
 }
 
 /**
- * A chain's steps (`--chain FILE`, or `--model` then each `--then`), resolved and checked, or
- * undefined for a split with one model or ensemble.
+ * A chain's steps (`--chain FILE`, or `--model` then each `--then`), as the request names them,
+ * resolved and checked, or undefined for a split with one model or ensemble.
  */
-function chooseChain(registry: ModelRegistry, options: SplitOptions): ResolvedStep[] | undefined {
-  const then = options.then ?? [];
-  if (options.chain === undefined && then.length === 0) {
-    if (options.keepIntermediate) throw new StemsplitError('USAGE', '--keep-intermediate applies to a chain (--then or --chain)');
-    return undefined;
-  }
-  if (options.twoStems !== undefined || options.singleStem !== undefined) {
-    throw new StemsplitError(
-      'USAGE',
-      '--two-stems and --single-stem apply to one model; a chain writes the stems no later step splits (--keep-intermediate: those too)',
-    );
-  }
-  let steps: ResolvedStep[];
-  if (options.chain !== undefined) {
-    if (options.model.length > 0 || then.length > 0 || options.ensemble !== undefined || options.ensembleWeights !== undefined) {
-      throw new StemsplitError('USAGE', '--chain names every step and its models; leave out --model, --then, --ensemble and --ensemble-weights');
-    }
-    steps = resolveSteps(registry, readRecipeFile(options.chain), familyOptionsFrom(options), recipeBase(options.chain));
-  } else {
-    steps = [{ ...chooseModel(registry, options) }, ...resolveSteps(registry, thenSteps(then), familyOptionsFrom(options))];
-  }
+function chooseChain(registry: ModelRegistry, options: SplitOptions, request: SplitRequest): ResolvedStep[] | undefined {
+  if (request.chain === undefined) return undefined;
+  const steps =
+    options.chain !== undefined
+      ? resolveSteps(registry, request.chain, familyOptionsFrom(options), recipeBase(options.chain))
+      : [{ ...chooseModel(registry, options) }, ...resolveSteps(registry, request.chain.slice(1), familyOptionsFrom(options))];
   checkChainStems(steps);
   return steps;
 }
@@ -234,11 +109,6 @@ export function checkPrecision(choice: ModelChoice, precision: Precision): void 
   }
 }
 
-/** A flag commander parsed: a value, or true for a switch. */
-function isGiven(value: unknown): boolean {
-  return value !== undefined && value !== false;
-}
-
 /**
  * Ctrl-C, SIGINT or SIGTERM mid-split calls `stop` (which asks the worker to stop at its next
  * chunk or stem, so the running split fails) instead of killing the process at once: the
@@ -292,8 +162,10 @@ interface SplitOutcome {
 }
 
 export async function splitCommand(ctx: CommandContext, names: string[], given: SplitOptions): Promise<void> {
+  // What the flags ask for, checked by the rules the API's requests are (split-request/), before a preset names its models.
+  const request = splitRequestOf(given);
+  const output = stemOutputFrom(request, given);
   const options = expandPreset(ctx.config.dataDir, registryFor(ctx.config), given);
-  const output = parseOptions(options);
   if (options.filename !== undefined) checkFilenameTemplate(options.filename);
   const inputs = expandInputs(names);
   // One name that cannot be split is the command's one error line; in a batch it is named and the rest go on.
@@ -303,7 +175,7 @@ export async function splitCommand(ctx: CommandContext, names: string[], given: 
   const { config } = ctx;
   if (options.pull) await pullMissingModels(ctx, options);
   const registry = registryFor(config);
-  const chain = chooseChain(registry, options);
+  const chain = chooseChain(registry, options, request);
   const { ref, ensemble } = chain?.[0] ?? chooseModel(registry, options);
   // Every model the run loads (a chain's steps together) is checked as one ensemble's members would be.
   const everyModel = chain ? allModelsOf(chain.map((step) => step.ref)) : ref;
