@@ -7,15 +7,25 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { familyById, familyOptionsFrom } from '../src/models/families.js';
-import type { FamilyOptions } from '../src/contract/family.js';
 import { separate, type SeparationModel, type StereoTrack } from '../src/separation/index.js';
-import { InvertedStemWriter } from '../src/separation/spectral-inversion.js';
 import { runCli } from './support/process.js';
 import { synthesiseSong } from './support/audio.js';
 import { fixtureFile } from './support/fixtures.js';
+import {
+  clip,
+  interleave,
+  inverted,
+  largestDifference as maxDifference,
+  loadFixture,
+  peak,
+  RATE,
+  readFloatWav,
+  separatedBy,
+  usage,
+  writeFloatWav,
+} from './support/knobs.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 
 const HTDEMUCS = fixtureFile('demucs', 'htdemucs_small.th');
@@ -26,51 +36,6 @@ const NO_FIXTURES =
   HTDEMUCS === undefined || SCNET === undefined || MDX === undefined || ROFORMER_VOCALS === undefined
     ? 'needs ../shared/fixtures/demucs, msst, roformer and mdx'
     : false;
-const SECONDS = 2;
-const RATE = 44_100;
-
-/** Interleaved stereo float32 as a 32-bit float WAV. */
-function writeFloatWav(path: string, interleaved: Float32Array): void {
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + interleaved.byteLength, 4);
-  header.write('WAVEfmt ', 8);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(3, 20);
-  header.writeUInt16LE(2, 22);
-  header.writeUInt32LE(RATE, 24);
-  header.writeUInt32LE(RATE * 8, 28);
-  header.writeUInt16LE(8, 32);
-  header.writeUInt16LE(32, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(interleaved.byteLength, 40);
-  writeFileSync(path, Buffer.concat([header, Buffer.from(interleaved.buffer, interleaved.byteOffset, interleaved.byteLength)]));
-}
-
-/** A float WAV's interleaved samples (its `data` chunk). */
-function readFloatWav(path: string): Float32Array {
-  const bytes = readFileSync(path);
-  let at = 12;
-  while (bytes.toString('latin1', at, at + 4) !== 'data') at += 8 + bytes.readUInt32LE(at + 4);
-  const size = bytes.readUInt32LE(at + 4);
-  return new Float32Array(bytes.buffer.slice(bytes.byteOffset + at + 8, bytes.byteOffset + at + 8 + size));
-}
-
-/** The clip: planar stereo at half scale. */
-function clip(): StereoTrack {
-  const data = synthesiseSong(SECONDS).map((value) => value * 0.5);
-  return { data, length: data.length / 2 };
-}
-
-/** Planar stereo as interleaved, for a WAV. */
-function interleave(track: StereoTrack): Float32Array {
-  const out = new Float32Array(2 * track.length);
-  for (let i = 0; i < track.length; i++) {
-    out[2 * i] = track.data[i] as number;
-    out[2 * i + 1] = track.data[track.length + i] as number;
-  }
-  return out;
-}
 
 /** Planar [2, length] with its two channels swapped. */
 function swapped(planar: Float32Array): Float32Array {
@@ -83,47 +48,12 @@ function swapped(planar: Float32Array): Float32Array {
 
 const cacheDir = tempDir();
 
-/** A fixture model as its family's record loads it, with the options given as the CLI's attributes (`{ tta: true }`). */
-async function load(file: string, values: Record<string, unknown> = {}): Promise<SeparationModel> {
-  const claimed = [familyById('demucs'), familyById('msst')].map((family) => ({ family, claim: family.claim(file) })).find(({ claim }) => claim !== undefined);
-  assert.ok(claimed?.claim);
-  const options: FamilyOptions = { ...claimed.claim.options, ...familyOptionsFrom(values) };
-  return claimed.family.load(
-    {
-      name: file.replace(/^.*\//, '').replace(/\.\w+$/, ''),
-      path: file,
-      ...(claimed.claim.configPath ? { configPath: claimed.claim.configPath } : {}),
-      options,
-    },
-    { cacheDir, intraOpThreads: 1 },
-  );
+function load(file: string, values: Record<string, unknown> = {}): Promise<SeparationModel> {
+  return loadFixture(file, cacheDir, values);
 }
 
-async function separated(file: string, track: StereoTrack, values: Record<string, unknown> = {}): Promise<Float32Array[]> {
-  const model = await load(file, values);
-  try {
-    return await separate(model, track);
-  } finally {
-    await model.dispose();
-  }
-}
-
-function usage(result: { status: number | null; stderr: string }, message: RegExp): void {
-  assert.equal(result.status, 2, result.stderr);
-  assert.equal(result.stderr.split('\n').length, 2, `one line: ${result.stderr}`);
-  assert.match(result.stderr, message);
-}
-
-/** The largest difference between two stems. */
-function maxDifference(a: Float32Array, b: Float32Array): number {
-  assert.equal(a.length, b.length);
-  let most = 0;
-  for (let i = 0; i < a.length; i++) most = Math.max(most, Math.abs((a[i] as number) - (b[i] as number)));
-  return most;
-}
-
-function peak(a: Float32Array): number {
-  return a.reduce((most, value) => Math.max(most, Math.abs(value)), 0);
+function separated(file: string, track: StereoTrack, values: Record<string, unknown> = {}): Promise<Float32Array[]> {
+  return separatedBy(file, cacheDir, track, values);
 }
 
 test('tta is the mean of the plain, the channel-swapped and the polarity-inverted separations, each undone (MSST; split --tta checks Demucs below)', {
@@ -214,31 +144,6 @@ test('split takes the knobs as flags (and python-audio-separator spellings); a w
   assert.match(help, /--demucs_shifts +--shifts\n/);
   assert.match(help, /--mdxc_overlap +--mdxc-overlap\n/);
 });
-
-/** The secondary stem InvertedStemWriter writes for `primary` of the clip's mix, fed in uneven blocks. */
-async function inverted(track: StereoTrack, primary: Float32Array): Promise<Float32Array> {
-  const { length } = track;
-  const secondary = new Float32Array(2 * length);
-  let written = 0;
-  const writer = new InvertedStemWriter((stems, frames) => {
-    const block = stems[1] as Float32Array;
-    secondary.set(block.subarray(0, frames), written);
-    secondary.set(block.subarray(frames), length + written);
-    written += frames;
-  }, length);
-  const planar = (data: Float32Array, from: number, count: number) => {
-    const block = new Float32Array(2 * count);
-    block.set(data.subarray(from, from + count), 0);
-    block.set(data.subarray(length + from, length + from + count), count);
-    return block;
-  };
-  for (let from = 0, step = 777; from < length; from += step, step = step === 777 ? 5000 : 777) {
-    const count = Math.min(step, length - from);
-    await writer.push([planar(primary, from, count)], planar(track.data, from, count), count);
-  }
-  assert.equal(written, length);
-  return secondary;
-}
 
 test('invert-spect: the mix minus the primary where the mix is louder, nothing where the primary is (UVR invert_stem), and split --invert-spect writes it', {
   skip: NO_FIXTURES,

@@ -12,7 +12,11 @@
  *    none when overlap is 0), summed and divided by the summed weights, in float32;
  * 4. the track is read back from `trim` on; primary = that × peak (even when the mix was not
  *    scaled: audio-separator's quirk, kept), secondary = scaled mix − primary × compensate
- *    (compensate enters only the secondary, as audio-separator does).
+ *    (compensate enters only the secondary, as audio-separator does); with `invertSpect`, UVR's
+ *    spectral inversion of the scaled mix and primary × compensate (spec_utils.invert_stem,
+ *    separation/spectral-inversion.ts). audio-separator inverts against `raw_mix`, the mix
+ *    through the model's own STFT round trip (cut to dim_f bins, chunked at 2 % overlap); here
+ *    the mix itself, as the difference takes it, so the secondary keeps what lies above dim_f.
  *
  * Streamed: positions before the next chunk's start are final, so they are written and dropped;
  * memory is one chunk, its spectrogram and an accumulator one chunk long. The peak comes from
@@ -30,6 +34,7 @@ import { checkOnce } from '../onnx/cache.js';
 import { createOrtSession, runTensors, type OrtSessionHandle } from '../onnx/session.js';
 import type { SeparationProgress, TrackModel } from '../separation/model.js';
 import { TrackWindow, type StemWriter, type TrackStream } from '../separation/track-stream.js';
+import { InvertedStemWriter } from '../separation/spectral-inversion.js';
 import { readModelData, secondaryStem, stemFileName, type MdxModelData } from './model-data.js';
 import { checkOptionKeys } from '../contract/option-table.js';
 import { MDX_DEFAULTS, MDX_OPTION_TABLE, type MdxOptions } from './options.js';
@@ -275,6 +280,15 @@ async function demixFrom(network: MdxNetwork, source: TrackWindow, length: numbe
   const mix = (channel: number, position: number): number =>
     scale === 1 ? source.sample(channel, position) : Math.fround(source.sample(channel, position) * scale);
   const compensate = Math.fround(settings.compensate);
+  // With invertSpect the blocks pass through the inversion, which holds them back up to n_fft samples.
+  let written = 0;
+  const inverter =
+    settings.invertSpect === true
+      ? new InvertedStemWriter(async (stems, frames) => {
+          await write(stems[0] as Float32Array, stems[1] as Float32Array, written, frames);
+          written += frames;
+        }, length)
+      : undefined;
   const input = new Float32Array(2 * chunk);
   // Sums of weighted chunk outputs and of weights over mixture positions [base, base + chunk).
   const result = [new Float32Array(chunk), new Float32Array(chunk)] as const;
@@ -316,6 +330,9 @@ async function demixFrom(network: MdxNetwork, source: TrackWindow, length: numbe
       const count = to - from;
       const primary = new Float32Array(2 * count);
       const secondary = new Float32Array(2 * count);
+      // The inversion's inputs: the scaled mix and primary × compensate.
+      const mixed = new Float32Array(inverter === undefined ? 0 : 2 * count);
+      const compensated = new Float32Array(inverter === undefined ? 0 : 2 * count);
       for (let c = 0; c < 2; c++) {
         const sums = result[c] as Float32Array;
         for (let i = 0; i < count; i++) {
@@ -323,9 +340,12 @@ async function demixFrom(network: MdxNetwork, source: TrackWindow, length: numbe
           const value = Math.fround(Math.fround((sums[j] as number) / (divider[j] as number)) * peak);
           primary[c * count + i] = value;
           secondary[c * count + i] = Math.fround(Math.fround(-value * compensate) + mix(c, from - trim + i));
+          if (inverter === undefined) continue;
+          mixed[c * count + i] = mix(c, from - trim + i);
+          compensated[c * count + i] = Math.fround(value * compensate);
         }
       }
-      await write(primary, secondary, from - trim, count);
+      await (inverter === undefined ? write(primary, secondary, from - trim, count) : inverter.push([primary], mixed, count, compensated));
     }
     const shift = settled - base;
     for (const row of [...result, divider]) {

@@ -18,6 +18,8 @@ export interface MdxOptions {
   readonly denoise: boolean;
   /** MSST's test-time augmentation on each chunk: channel swap and polarity inversion, undone and averaged. */
   readonly tta?: boolean;
+  /** The secondary by UVR's spectral inversion of the mix and the primary × compensate, not their difference (separation/spectral-inversion.ts). */
+  readonly invertSpect?: boolean;
 }
 
 export const MDX_DEFAULTS: MdxOptions = Object.freeze({ segmentSize: 256, overlap: 0.25, batchSize: 1, denoise: false });
@@ -54,6 +56,13 @@ export const MDX_OPTION_TABLE: readonly FamilyOption[] = [
     key: 'tta',
     type: 'switch',
     help: 'MDX-Net: also run each chunk channel-swapped and polarity-inverted, undo each, average the three (3× slower)',
+  },
+  {
+    flags: '--invert-spect',
+    key: 'invertSpect',
+    type: 'switch',
+    separatorSpelling: '--invert_spect',
+    help: "MDX-Net: make the secondary stem by UVR's spectral inversion of the mix and the primary (× the model's compensate), not their difference",
   },
   {
     flags: '--mdx-denoise',

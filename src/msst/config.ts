@@ -23,6 +23,8 @@ export interface MsstCommon {
   /** Set for a single-target model (`training.target_instrument`). */
   readonly target: string | null;
   readonly chunkSize: number;
+  /** The chunk size is the run's (`--mdxc-segment-size`), not the yaml's: its converted graphs are their own cache entry. */
+  readonly chunkOverridden: boolean;
   readonly numOverlap: number;
   readonly batchSize: number;
   /** `inference.normalize`: whole-track mean/std normalisation. */
@@ -50,9 +52,15 @@ export class MsstDocument {
   readonly training: Readonly<Record<string, unknown>>;
   readonly inference: Readonly<Record<string, unknown>>;
 
+  /**
+   * `segmentSize`: the run's `--mdxc-segment-size` (STFT frames per chunk), python-audio-separator's
+   * `--mdxc_segment_size` with `--mdxc_override_model_segment_size`: the chunk is hop·(frames − 1)
+   * samples instead of the yaml's chunk_size.
+   */
   constructor(
     document: unknown,
     readonly file: string,
+    readonly segmentSize?: number,
   ) {
     const root = this.record(document, 'the config');
     this.audio = this.record(root['audio'] ?? {}, 'audio');
@@ -63,6 +71,12 @@ export class MsstDocument {
 
   fail(detail: string): StemsplitError {
     return new StemsplitError('MODEL_INVALID', `${this.file}: ${detail}`);
+  }
+
+  /** A chunk size the network cannot take: the yaml's fault, or the run's `--mdxc-segment-size` (a USAGE error naming it). */
+  chunkFail(detail: string): StemsplitError {
+    if (this.segmentSize === undefined) return this.fail(detail);
+    return new StemsplitError('USAGE', `${SEGMENT_FLAG} ${this.segmentSize}: this model cannot take it: ${detail}`);
   }
 
   /** An integer from `min` up to the key's ceiling (INT_CEILINGS), so no config makes stemsplit allocate without bound. */
@@ -110,9 +124,12 @@ export class MsstDocument {
   }
 }
 
-/** The yaml as MSST reads it (PyYAML's full_load: `!!python/tuple` is a list, code-building tags are refused). */
-export function readMsstDocument(file: string): MsstDocument {
-  return new MsstDocument(readModelYaml(file), file);
+/** The flag that overrides the yaml's chunk size (msst/family.ts' options table). */
+export const SEGMENT_FLAG = '--mdxc-segment-size';
+
+/** The yaml as MSST reads it (PyYAML's full_load: `!!python/tuple` is a list, code-building tags are refused), with the run's segment size if any. */
+export function readMsstDocument(file: string, segmentSize?: number): MsstDocument {
+  return new MsstDocument(readModelYaml(file), file, segmentSize);
 }
 
 /** `song.ckpt` → `song.yaml` (or `.yml`) beside it, as MSST users keep them. */
@@ -170,6 +187,8 @@ export function msstCommon(
     readonly numStems: number;
     readonly sampleRate?: number /** Where the stem count comes from, for errors. */;
     readonly stemsFrom: string;
+    /** The network's STFT: a run's segment size is frames of `hop`, and a chunk must outlast the reflect padding of n_fft / 2. */
+    readonly stft: { readonly hop: number; readonly nFft: number };
   },
 ): MsstCommon {
   const { audio, training, inference } = doc;
@@ -190,9 +209,31 @@ export function msstCommon(
     channels: network.channels,
     instruments,
     target,
-    chunkSize: doc.int(inference, 'chunk_size', doc.int(audio, 'chunk_size', undefined, 1), 1),
+    ...chunkOf(doc, network.stft),
     numOverlap: doc.int(inference, 'num_overlap', 2, 1),
     batchSize: doc.int(inference, 'batch_size', 1, 1),
     normalize: inference['normalize'] === true,
   };
+}
+
+/**
+ * The chunk: the yaml's `inference.chunk_size` (or `audio.chunk_size`), or with a run's segment size
+ * python-audio-separator's MDXC chunk, hop·(segment_size − 1) (mdxc_separator.py `demix`; for a
+ * RoFormer it takes model.stft_hop_length, for MDX23C audio.hop_length: each network's own STFT hop,
+ * as here). A segment size that gives the yaml's chunk is no override at all.
+ */
+function chunkOf(doc: MsstDocument, stft: { readonly hop: number; readonly nFft: number }): { chunkSize: number; chunkOverridden: boolean } {
+  const { audio, inference } = doc;
+  const yaml = () => doc.int(inference, 'chunk_size', doc.int(audio, 'chunk_size', undefined, 1), 1);
+  if (doc.segmentSize === undefined) return { chunkSize: yaml(), chunkOverridden: false };
+  const chunkSize = stft.hop * (doc.segmentSize - 1);
+  if (chunkSize <= stft.nFft / 2) {
+    throw doc.chunkFail(
+      `a chunk of ${chunkSize} samples (hop ${stft.hop} × ${doc.segmentSize - 1}) is too short for its STFT's padding of n_fft / 2 = ${stft.nFft / 2}`,
+    );
+  }
+  const most = INT_CEILINGS['chunk_size'] as number;
+  if (chunkSize > most) throw doc.chunkFail(`a chunk of ${chunkSize} samples (hop ${stft.hop} × ${doc.segmentSize - 1}) is more than ${most}`);
+  const stated = inference['chunk_size'] ?? audio['chunk_size'];
+  return { chunkSize, chunkOverridden: chunkSize !== stated };
 }

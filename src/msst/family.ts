@@ -7,14 +7,14 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { StemsplitError } from '../errors.js';
-import type { FamilyModelFile, FamilyOption, LoadOptions, ModelFamilyRecord } from '../contract/family.js';
-import { readOptionTable } from '../contract/option-table.js';
+import type { FamilyModelFile, LoadOptions, ModelFamilyRecord } from '../contract/family.js';
 import { conversionsOf } from '../onnx/cache.js';
 import type { SeparationModel } from '../separation/model.js';
 import { MSST_CATALOG, type MsstCatalogModel } from './catalog.js';
 import { configBeside, msstModelType, readMsstDocument } from './config.js';
-import { isMsstModelType, MSST_CHECKPOINT_EXTENSIONS, MSST_MODEL_TYPES, type MsstModelType } from './model-types.js';
+import { isMsstModelType, MSST_CHECKPOINT_EXTENSIONS, type MsstModelType } from './model-types.js';
 import type { DemixKnobs } from './network.js';
+import { MSST_OPTION_TABLE, msstLoadOptions, msstOptions } from './options.js';
 
 /** An MSST yaml's top-level sections; a Demucs bag has `models:` instead. */
 const MSST_CONFIG_SECTION = /^(audio|model|training|inference)\s*:/m;
@@ -22,52 +22,6 @@ const MSST_CONFIG_SECTION = /^(audio|model|training|inference)\s*:/m;
 const MAX_YAML_PEEK_BYTES = 1 << 20;
 /** The cache folders of its networks' converted graphs (each engine's `family` in onnx/stages.ts). */
 const CONVERTED_FOLDERS = ['roformer', 'scnet', 'mdx23c'] as const;
-
-/**
- * The MSST family's options table (contract/family.ts): the model type, and what a run may change of
- * its yaml's `inference` section (python-audio-separator's MDXC separator spells them `--mdxc_*`)
- * and MSST's `--use_tta`. The chunk size is the graphs' own and is not offered.
- */
-const MSST_OPTION_TABLE: readonly FamilyOption[] = [
-  {
-    flags: '--model-type <type>',
-    key: 'modelType',
-    type: 'choice',
-    choices: MSST_MODEL_TYPES,
-    help: "an MSST checkpoint's model type (default: told from the yaml)",
-  },
-  {
-    flags: '--mdxc-overlap <n>',
-    key: 'numOverlap',
-    type: 'integer',
-    min: 1,
-    max: 50,
-    separatorSpelling: '--mdxc_overlap',
-    help: "MSST: chunks overlapping each sample, inference.num_overlap (default the yaml's)",
-  },
-  {
-    flags: '--mdxc-batch-size <n>',
-    key: 'batchSize',
-    type: 'integer',
-    min: 1,
-    max: 64,
-    separatorSpelling: '--mdxc_batch_size',
-    help: "MSST: chunks per batch, inference.batch_size; it changes which chunks fade at the track's ends (default the yaml's)",
-  },
-  {
-    flags: '--invert-spect',
-    key: 'invertSpect',
-    type: 'switch',
-    separatorSpelling: '--invert_spect',
-    help: "MSST single-target models: make no_<target> by UVR's spectral inversion of the mix and the target, not their difference",
-  },
-  {
-    flags: '--tta',
-    key: 'tta',
-    type: 'switch',
-    help: "MSST's --use_tta: also run each chunk channel-swapped and polarity-inverted, undo each, average the three (3× slower)",
-  },
-];
 
 export const msstFamily: ModelFamilyRecord<MsstCatalogModel> = {
   id: 'msst',
@@ -86,12 +40,7 @@ export const msstFamily: ModelFamilyRecord<MsstCatalogModel> = {
   companions: () => [],
   optionTable: MSST_OPTION_TABLE,
   catalog: MSST_CATALOG,
-  options(values) {
-    const read = readOptionTable(MSST_OPTION_TABLE, values);
-    if (read === undefined) return undefined;
-    const { modelType, ...demix } = read;
-    return { ...(modelType === undefined ? {} : { modelType }), ...(Object.keys(demix).length > 0 ? { demix } : {}) };
-  },
+  options: msstOptions,
   load: loadMsst,
   check(model) {
     if (model.configPath !== undefined) readMsstDocument(model.configPath);
@@ -146,7 +95,7 @@ function refuseConfigAsModel(file: string): undefined {
   throw new StemsplitError('USAGE', `${file} is an MSST model config, not a model: ${hint}`);
 }
 
-type NetworkOptions = LoadOptions & { readonly name: string; readonly configPath: string; readonly demix?: DemixKnobs };
+type NetworkOptions = LoadOptions & { readonly name: string; readonly configPath: string; readonly demix?: DemixKnobs; readonly segmentSize?: number };
 type NetworkLoader = (checkpoint: string, options: NetworkOptions, type: MsstModelType) => Promise<SeparationModel>;
 
 /** Each model type's network, imported when a checkpoint of that type loads. */
@@ -167,6 +116,5 @@ async function loadMsst(model: FamilyModelFile, options: LoadOptions): Promise<S
   if (configPath === undefined) throw new StemsplitError('MODEL_NOT_FOUND', `no config for ${model.path}; name one with --model-config`);
   const given = model.options?.['modelType'];
   const type = msstModelType(readMsstDocument(configPath), typeof given === 'string' && isMsstModelType(given) ? given : undefined);
-  const demix = model.options?.['demix'] as DemixKnobs | undefined;
-  return NETWORKS[type](model.path, { ...options, name: model.name, configPath, ...(demix === undefined ? {} : { demix }) }, type);
+  return NETWORKS[type](model.path, { ...options, name: model.name, configPath, ...msstLoadOptions(model.options) }, type);
 }

@@ -7,7 +7,7 @@
 import { StemsplitError } from '../errors.js';
 import type { SeparationProgress, TrackModel } from '../separation/model.js';
 import { TrackWindow, type StemWriter, type TrackStream } from '../separation/track-stream.js';
-import { InvertedStemWriter } from '../separation/spectral-inversion.js';
+import { InvertedStemWriter, needsTwoStems } from '../separation/spectral-inversion.js';
 import { withTta } from '../separation/tta.js';
 import type { MsstCommon } from './config.js';
 import { demix, demixStream, type DemixOptions, type DemixSettings, type DemixSource, type DemixWriter } from './demix.js';
@@ -54,10 +54,14 @@ export function msstSources(settings: MsstCommon): string[] {
   return settings.target === null ? [...settings.instruments] : [settings.target, `no_${settings.target}`];
 }
 
-/** The network as the pipeline's model; it owns whole-track inference (`streamTrack`). */
+/**
+ * The network as the pipeline's model; it owns whole-track inference (`streamTrack`). A multi-stem
+ * model given `invertSpect` has no secondary stem of its own: it runs only for `--two-stems X`,
+ * whose no_X is then the spectral inversion of the mix and X (separation/spectral-inversion.ts).
+ */
 export function msstModel(network: ChunkNetwork, name: string, knobs: DemixKnobs = {}): TrackModel {
   const { settings } = network;
-  return {
+  const model: TrackModel = {
     name,
     sampleRate: settings.sampleRate,
     sources: msstSources(settings),
@@ -65,6 +69,7 @@ export function msstModel(network: ChunkNetwork, name: string, knobs: DemixKnobs
     streamTrack: (input, write, run) => streamStereo(network, input, write, knobs, run),
     dispose: () => network.release(),
   };
+  return knobs.invertSpect === true && settings.target === null ? needsTwoStems(model) : model;
 }
 
 /**

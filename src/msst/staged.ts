@@ -25,6 +25,13 @@ export interface MsstLoadOptions {
   readonly batchSize?: number;
   /** The run's overrides of `inference` and its TTA (`--mdxc-overlap`, `--mdxc-batch-size`, `--tta`). */
   readonly demix?: DemixKnobs;
+  /** `--mdxc-segment-size`: STFT frames per chunk instead of the yaml's chunk_size (msst/config.ts). */
+  readonly segmentSize?: number;
+}
+
+/** A conversion's cache variant for a chunk size the run chose: the graphs are built for their chunk, so another chunk is another entry. */
+export function chunkVariant(config: MsstCommon): string {
+  return config.chunkOverridden ? `-chunk${config.chunkSize}` : '';
 }
 
 /** Where a chunk's time goes: `stft` (the spectrum side in), `graph` (ONNX Runtime), `istft` (the spectrum side out). */

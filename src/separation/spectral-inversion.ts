@@ -13,10 +13,18 @@
  * Streamed: each output sample is settled once the frame after it is computed, so the secondary
  * stem lags the input by at most n_fft samples and `InvertedStemWriter` holds the other stems
  * back by as much, writing them all together in order.
+ *
+ * Where a model's stems come without the mix beside them (VR), `invertingSecondary` reads the mix
+ * again alongside them (one more decode); `withSpectralComplement` does the same for `--two-stems X`
+ * of a multi-stem model run with `--invert-spect`, whose `no_X` is then the inversion of the mix
+ * and X (UVR's separate.py, a multi-stem Demucs or MDX-C model without "combine stems").
  */
 import { Fft } from '../dsp/fft.js';
 import { periodicHann } from '../dsp/window.js';
-import type { StemWriter } from './track-stream.js';
+import { StemsplitError } from '../errors.js';
+import type { SeparationModel, TrackModel } from './model.js';
+import { IDENTITY } from './normalization.js';
+import { TrackWindow, type StemWriter, type TrackStream } from './track-stream.js';
 
 const N_FFT = 2048;
 const HOP = 1024;
@@ -123,9 +131,12 @@ export class InvertedStemWriter {
     this.#channels = [0, 1].map(() => new ChannelInversion(length, fft, window));
   }
 
-  /** `stems`: planar [2, count] blocks, the primary first; `mix`: the same span of the mix, planar [2, count]. */
-  async push(stems: readonly Float32Array[], mix: Float32Array, count: number): Promise<void> {
-    const primary = stems[0] as Float32Array;
+  /**
+   * `stems`: planar [2, count] blocks, the primary first; `mix`: the same span of the mix, planar
+   * [2, count]; `primary`: what is inverted against the mix where not the first stem as written
+   * (MDX-Net's primary times its compensation).
+   */
+  async push(stems: readonly Float32Array[], mix: Float32Array, count: number, primary = stems[0] as Float32Array): Promise<void> {
     if (this.#pending.length === 0) this.#pending = stems.map(() => [[], []]);
     stems.forEach((stem, s) => {
       for (let c = 0; c < 2; c++) for (let i = 0; i < count; i++) this.#pending[s]?.[c]?.push(stem[c * count + i] as number);
@@ -144,4 +155,100 @@ function takePlanar(planes: number[][], count: number): Float32Array {
   const block = new Float32Array(2 * count);
   planes.forEach((plane, c) => block.set(plane.splice(0, count), c * count));
   return block;
+}
+
+/** The mix read once more from the start, block by block as a model's stems arrive. */
+class MixBlocks {
+  readonly #window: TrackWindow;
+  #at = 0;
+
+  constructor(input: TrackStream) {
+    const { reread } = input;
+    if (reread === undefined) throw new Error('unreachable: spectral inversion reads the mix again, and this stream cannot be read again');
+    this.#window = new TrackWindow({ length: input.length, frames: reread() }, 1 << 16);
+  }
+
+  /** The mix's next `count` samples, planar [2, count]. */
+  async next(count: number): Promise<Float32Array> {
+    const block = new Float32Array(2 * count);
+    await this.#window.ensure(this.#at + count);
+    this.#window.read(this.#at, count, IDENTITY, block);
+    this.#at += count;
+    this.#window.discardBefore(this.#at);
+    return block;
+  }
+
+  finish(): Promise<void> {
+    return this.#window.finish();
+  }
+
+  close(): Promise<void> {
+    return this.#window.close();
+  }
+}
+
+type StreamTrack = TrackModel['streamTrack'];
+
+/**
+ * A model's streamTrack, its stems [primary, secondary] written as [primary, the spectral
+ * inversion of the mix and the primary]: `--invert-spect` for a model that makes its secondary
+ * itself (VR: (1 − mask)·X in its own spectrogram).
+ */
+export function invertingSecondary(stream: StreamTrack): StreamTrack {
+  return (input, write, run) => streamInverted(stream, input, write, run, 0);
+}
+
+async function streamInverted(stream: StreamTrack, input: TrackStream, write: StemWriter, run: Parameters<StreamTrack>[2], index: number): Promise<void> {
+  const mix = new MixBlocks(input);
+  const inverter = new InvertedStemWriter(write, input.length);
+  try {
+    await stream(input, async (stems, frames) => inverter.push([stems[index] as Float32Array], await mix.next(frames), frames), run);
+    await mix.finish();
+  } catch (error) {
+    await mix.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * A multi-stem model run with `--invert-spect`: its own streamTrack refuses to run (it has no
+ * secondary stem to invert), and `--two-stems X` runs it through `withSpectralComplement`.
+ */
+export interface SpectralComplementModel extends TrackModel {
+  /** The model's stems, as streamTrack would write them. */
+  readonly streamStems: StreamTrack;
+}
+
+/** `model` marked as SpectralComplementModel: run alone without `--two-stems`, or in an ensemble, it is refused in one line naming `--two-stems`. */
+export function needsTwoStems(model: TrackModel): SpectralComplementModel {
+  return { ...model, streamStems: model.streamTrack, streamTrack: () => Promise.reject(noSecondary(model)) };
+}
+
+function noSecondary(model: TrackModel): StemsplitError {
+  return new StemsplitError(
+    'USAGE',
+    `--invert-spect: ${model.name} writes ${model.sources.join(', ')} and no secondary stem; give --two-stems STEM for no_STEM by spectral inversion of the mix and STEM (alone, not in an ensemble)`,
+  );
+}
+
+function isSpectralComplement(model: SeparationModel): model is SpectralComplementModel {
+  return 'streamStems' in model;
+}
+
+/**
+ * The model a split runs (`twoStems`: its `--two-stems X`): a SpectralComplementModel becomes a
+ * model of the two stems X and no_X, no_X the spectral inversion of the mix and X (UVR's
+ * `invert_stem`), and without `twoStems` it is refused before anything runs; any other model is
+ * itself (no_X is the sum of the others).
+ */
+export function withSpectralComplement(model: SeparationModel, twoStems: string | undefined): SeparationModel {
+  if (!isSpectralComplement(model)) return model;
+  if (twoStems === undefined) throw noSecondary(model);
+  const index = model.sources.indexOf(twoStems);
+  if (index < 0) return model;
+  return {
+    ...model,
+    sources: [twoStems, `no_${twoStems}`],
+    streamTrack: (input, write, run) => streamInverted(model.streamStems, input, write, run, index),
+  };
 }

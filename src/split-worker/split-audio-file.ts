@@ -24,6 +24,7 @@ import { diskSize, freeBytesAt } from '../disk-space.js';
 import { NormalizationMeter, separateStream, type TrackStatistics } from '../separation/index.js';
 import type { SeparationModel } from '../separation/model.js';
 import { mixStems } from '../separation/mix-set.js';
+import { withSpectralComplement } from '../separation/spectral-inversion.js';
 import { mixPartitions } from '../ensemble/plan.js';
 import { ensembleSampleRate, isEnsemble, planOf, separateEnsemble, spoolBytes, type Ensemble } from '../ensemble/separate.js';
 import { moveIntoPlace, openStaging } from './staging.js';
@@ -114,9 +115,11 @@ export async function splitAudioFile(
   const sampleRate = isEnsemble(model) ? ensembleSampleRate(model) : model.sampleRate;
   const twoStems = options.twoStems ?? pairOfSingleStem(options.singleStem);
   const ensemble = isEnsemble(model) ? { ensemble: model, plan: planOf(model, twoStems) } : undefined;
+  // --two-stems X of a multi-stem model run with --invert-spect: no_X by spectral inversion of the mix and X.
+  const single = ensemble ? undefined : withSpectralComplement(model as SeparationModel, twoStems);
   const planned = ensemble
     ? { names: ensemble.plan.stems, combine: (blocks: readonly Float32Array[]) => blocks }
-    : stemPlan(model as SeparationModel, twoStems);
+    : stemPlan(single as SeparationModel, twoStems);
   const stems = options.singleStem === undefined ? planned : onlyStem(planned, options.singleStem, model.name);
 
   report('decode', 0);
@@ -155,7 +158,7 @@ export async function splitAudioFile(
       // The second decode goes straight into the model.
       const frames = decodeInterleaved(inputPath, source.decode);
       const reread = () => decodeInterleaved(inputPath, source.decode);
-      await separateStream(model as SeparationModel, { length: source.length, statistics: source.statistics, frames, reread }, write, {
+      await separateStream(single as SeparationModel, { length: source.length, statistics: source.statistics, frames, reread }, write, {
         ...passes,
         onProgress: ({ done, total }) => report('separate', done / total),
       });

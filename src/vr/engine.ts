@@ -23,6 +23,7 @@ import path from 'node:path';
 import { StemsplitError } from '../errors.js';
 import { createOrtSession, runTensors, type OrtSessionHandle } from '../onnx/session.js';
 import type { TrackModel } from '../separation/model.js';
+import { invertingSecondary } from '../separation/spectral-inversion.js';
 import { checkStateDict, readStateDict } from '../torch/checkpoint.js';
 import { buildVrGraph, GRAPH_INPUT, GRAPH_OUTPUT, type VrVersion } from './graph.js';
 import { secondaryStem, stemFileName } from '../uvr/model-data.js';
@@ -173,7 +174,7 @@ export async function loadVr(ref: VrModelRef, options: { readonly intraOpThreads
     sources: vrSources(settings.data.primaryStem),
     normalize: false,
     stereoForMono: true,
-    streamTrack: separation(network, settings),
+    streamTrack: settings.options.invertSpect === true ? invertingSecondary(separation(network, settings)) : separation(network, settings),
     dispose: () => network.release(),
   };
 }

@@ -20,6 +20,8 @@ export interface VrOptions {
   readonly postProcessThreshold: number;
   /** Mirror the input's highest bins into the output (high_end_process). */
   readonly highEndProcess: boolean;
+  /** The secondary by UVR's spectral inversion of the mix and the primary, not (1 − mask)·X (separation/spectral-inversion.ts). */
+  readonly invertSpect?: boolean;
 }
 
 export const VR_DEFAULTS: VrOptions = Object.freeze({
@@ -93,6 +95,13 @@ export const VR_OPTION_TABLE: readonly FamilyOption[] = [
     type: 'switch',
     separatorSpelling: '--vr_high_end_process',
     help: "UVR VR: mirror the input's highest frequencies into the stems",
+  },
+  {
+    flags: '--invert-spect',
+    key: 'invertSpect',
+    type: 'switch',
+    separatorSpelling: '--invert_spect',
+    help: "UVR VR: make the secondary stem by UVR's spectral inversion of the mix and the primary, not from the mask's complement (UVR and python-audio-separator take the flag and change nothing for VR)",
   },
 ];
 

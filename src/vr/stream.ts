@@ -22,7 +22,7 @@
  * - the network's windows are UVR's windows (every roi frames, offset and TTA shift as
  *   make_padding lays them), run once each, their masks kept in blocks of frames;
  * - a stem's samples at a band's rate are that band's iSTFT over the frames that reach them, plus
- *   the lower bands' sum resampled upwards (sinc_fastest) from a slice as on the input side.
+ *   the lower bands' sum resampled upwards (sinc_fastest) from a slice as on the input side (stem-waves.ts).
  *
  * Params at another rate than the track's are streamed in and out of it by rate.ts. The `reverse`
  * params transform each band flipped and flip each band's stem back: their frames run from the
@@ -38,9 +38,9 @@ import type { VrOptions } from './options.js';
 import type { VrBand, VrParams } from './params.js';
 import { vrGeometry, vrWindows, type VrGeometry } from './geometry.js';
 import { flipped, InputSpectrogram, type SpectrogramBlock, type TrackSource } from './input-spectrogram.js';
-import { RangeResampler, slicedExactly } from './range-resampler.js';
-import { bandStemWave, mirrorHighEnd, OUTPUT_RESAMPLER, type StereoWave } from './spectrogram.js';
+import { slicedExactly } from './range-resampler.js';
 import { Spool } from './spool.js';
+import { StemWaves, type StemFrames } from './stem-waves.js';
 import { emptySpectrogram, type Spectrogram } from './stft.js';
 
 /** What the stream needs of the network (engine.ts' VrNetwork). */
@@ -243,7 +243,7 @@ interface Pass {
 }
 
 /** inference_vr and postprocess' mask, block by block, each network window run once. */
-class MaskStore {
+class MaskStore implements StemFrames {
   readonly #blocks = new Map<number, MaskBlock>();
   readonly #passes: Pass[];
   readonly #rows: number;
@@ -415,62 +415,4 @@ function copyFrames(
   count: number,
 ): void {
   for (let row = 0; row < rows; row++) target.set(source.subarray(row * n + from, row * n + from + count), row * m + at);
-}
-
-/** spec_to_wav for any range of a stem's samples, band by band. */
-class StemWaves {
-  /** Per stem (primary, secondary), the lower bands' sum below band d resampled up to band d's rate. */
-  readonly #resamplers: (readonly RangeResampler[])[];
-
-  constructor(
-    private readonly params: VrParams,
-    private readonly isV51: boolean,
-    private readonly geometry: VrGeometry,
-    private readonly masks: MaskStore,
-    private readonly whole: boolean,
-    private readonly reversed: boolean,
-  ) {
-    const { bands } = params;
-    const upwards = () =>
-      bands
-        .slice(1)
-        .map((band, i) => new RangeResampler(geometry.outputLengths[i] as number, (bands[i] as VrBand).sr, band.sr, OUTPUT_RESAMPLER, false, whole));
-    this.#resamplers = [upwards(), upwards()];
-  }
-
-  /** The stem at band d's rate, samples [start, end): band d's own part plus the lower bands' sum resampled up to it. */
-  async level(d: number, start: number, end: number, inverse: boolean): Promise<StereoWave> {
-    const own = await this.bandPart(d, start, end, inverse);
-    if (d === 0) return own;
-    const { bands } = this.params;
-    const lower = await (this.#resamplers[inverse ? 1 : 0]?.[d - 1] as RangeResampler).range((a, b) => this.level(d - 1, a, b, inverse), start, end);
-    return [lower[0].map((v, i) => v + (own[0][i] as number)), lower[1].map((v, i) => v + (own[1][i] as number))];
-  }
-
-  /** Band d's iSTFT of the stem over the frames that reach samples [start, end) (zeros outside the band's wave). */
-  private async bandPart(d: number, start: number, end: number, inverse: boolean): Promise<StereoWave> {
-    const out: StereoWave = [new Float64Array(end - start), new Float64Array(end - start)];
-    const length = this.geometry.outputLengths[d] as number;
-    const lo = Math.max(0, start);
-    const hi = Math.min(end, length);
-    if (hi <= lo) return out;
-    const { bands } = this.params;
-    const band = bands[d] as VrBand;
-    const half = band.nFft / 2;
-    const { frames } = this.geometry;
-    // `reverse`: the band's iSTFT is the stem flipped, its samples [length − hi, length − lo) are [lo, hi) backwards.
-    const [from, to] = this.reversed ? [length - hi, length - lo] : [lo, hi];
-    const first = this.whole ? 0 : Math.max(0, Math.floor((from + half - band.nFft) / band.hl));
-    const last = this.whole ? frames : Math.min(frames, Math.floor((to + half) / band.hl) + 2);
-    const { spec, highEnd } = await this.masks.stemFrames(first, last, inverse);
-    const top = d === bands.length - 1;
-    const mirrored = top && highEnd !== undefined ? mirrorHighEnd(spec, { bins: highEnd.bins, spec: highEnd }, this.params) : undefined;
-    const wave = bandStemWave(spec, d, this.params, this.isV51, mirrored);
-    const offset = first * band.hl;
-    for (let c = 0; c < 2; c++) {
-      const part = (wave[c] as Float64Array).subarray(from - offset, to - offset);
-      (out[c] as Float64Array).set(this.reversed ? part.slice().reverse() : part, lo - start);
-    }
-    return out;
-  }
 }

@@ -39,8 +39,9 @@ export interface Mdx23cConfig extends MsstCommon {
 
 const MODEL_OPTIONS = new Set(['act', 'bottleneck_factor', 'growth', 'norm', 'num_blocks_per_scale', 'num_channels', 'num_scales', 'num_subbands', 'scale']);
 
-export function readMdx23cConfig(file: string): Mdx23cConfig {
-  return mdx23cConfigOf(readMsstDocument(file));
+/** `segmentSize`: the run's `--mdxc-segment-size` (msst/config.ts). */
+export function readMdx23cConfig(file: string, segmentSize?: number): Mdx23cConfig {
+  return mdx23cConfigOf(readMsstDocument(file, segmentSize));
 }
 
 /** A parsed yaml document (tests and benchmarks build them in memory). */
@@ -58,9 +59,9 @@ export function mdx23cConfigOf(doc: MsstDocument): Mdx23cConfig {
   const targets =
     typeof doc.training['target_instrument'] === 'string' ? 1 : Array.isArray(doc.training['instruments']) ? doc.training['instruments'].length : 0;
   if (targets === 0) throw doc.fail('training names no instruments (instruments or target_instrument)');
-  const common = msstCommon(doc, { channels, numStems: targets, stemsFrom: 'the number of target instruments' });
   const nFft = int(audio, 'n_fft', undefined, 4);
   const hop = int(audio, 'hop_length', undefined, 1);
+  const common = msstCommon(doc, { channels, numStems: targets, stemsFrom: 'the number of target instruments', stft: { hop, nFft } });
   const dimF = int(audio, 'dim_f', undefined, 1);
   const numSubbands = int(model, 'num_subbands', undefined, 1);
   const numScales = int(model, 'num_scales', undefined, 0);
@@ -125,12 +126,13 @@ function checkShapes(doc: MsstDocument, config: Mdx23cConfig): void {
   if (!Fft.supports(nFft)) throw doc.fail(`n_fft ${nFft} has a prime factor other than 2, 3 and 5, which stemsplit's FFT does not take`);
   if (dimF > bins) throw doc.fail(`dim_f ${dimF} is more than the ${bins} bins of n_fft ${nFft}`);
   if (dimF % numSubbands !== 0) throw doc.fail(`dim_f ${dimF} is not divisible by num_subbands ${numSubbands}`);
-  if (chunkSize <= nFft / 2) throw doc.fail(`chunk_size ${chunkSize} must be longer than n_fft / 2 (${nFft / 2}) for the STFT's reflect padding`);
+  if (chunkSize <= nFft / 2) throw doc.chunkFail(`chunk_size ${chunkSize} must be longer than n_fft / 2 (${nFft / 2}) for the STFT's reflect padding`);
   // The inverse STFT returns hop·(frames − 1) samples; MSST's demix adds them onto chunk_size.
-  if (chunkSize % hop !== 0) throw doc.fail(`chunk_size ${chunkSize} is not a multiple of hop_length ${hop}, so the network's output is shorter than a chunk`);
+  if (chunkSize % hop !== 0)
+    throw doc.chunkFail(`chunk_size ${chunkSize} is not a multiple of hop_length ${hop}, so the network's output is shorter than a chunk`);
   const [timeScale, freqScale] = scale;
   if (frames % timeScale ** numScales !== 0) {
-    throw doc.fail(
+    throw doc.chunkFail(
       `chunk_size ${chunkSize} gives ${frames} STFT frames, not divisible by scale[0]^num_scales = ${timeScale ** numScales} (the U-Net's skips would not line up)`,
     );
   }

@@ -7,7 +7,15 @@
  *   loadMdx23c:            the network as a stemsplit model
  */
 import { configBeside } from '../config.js';
-import { StagedChunkNetwork, StagedFamily, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../staged.js';
+import {
+  chunkVariant,
+  StagedChunkNetwork,
+  StagedFamily,
+  stagedMsstModel,
+  type ChunkTimingSink,
+  type MsstLoadOptions,
+  type StageRunOptions,
+} from '../staged.js';
 import type { StagedSessions, StageFile } from '../../onnx/stages.js';
 import type { TrackModel } from '../../separation/model.js';
 import type { CheckpointTensor } from '../../torch/checkpoint.js';
@@ -42,7 +50,8 @@ export class Mdx23cNetwork extends StagedChunkNetwork<Mdx23cConfig> {
   // async: a missing or bad config is a rejection, as every load failure is.
   static async open(checkpoint: string, options: LoadMdx23cOptions & StageRunOptions): Promise<Mdx23cNetwork> {
     const configPath = options.configPath ?? configBeside(checkpoint);
-    return Mdx23cNetwork.family.open(checkpoint, readMdx23cConfig(configPath), configPath, { options: {}, cacheDir: options.cacheDir }, options);
+    const config = readMdx23cConfig(configPath, options.segmentSize);
+    return Mdx23cNetwork.family.open(checkpoint, config, configPath, { options: {}, variant: chunkVariant(config), cacheDir: options.cacheDir }, options);
   }
 
   /** Writes the graph of weights held in memory into `directory` (benchmarks build random full-size ones). */

@@ -85,8 +85,9 @@ const TYPE_OPTIONS: Readonly<Record<RoformerType, ReadonlySet<string>>> = {
   mel_band_roformer: new Set(['num_bands', 'sample_rate', 'match_input_audio_length']),
 };
 
-export function readRoformerConfig(file: string, type?: RoformerType): RoformerConfig {
-  return roformerConfigOf(readMsstDocument(file), type);
+/** `segmentSize`: the run's `--mdxc-segment-size` (msst/config.ts). */
+export function readRoformerConfig(file: string, type?: RoformerType, segmentSize?: number): RoformerConfig {
+  return roformerConfigOf(readMsstDocument(file, segmentSize), type);
 }
 
 /** A parsed yaml document (tests and benchmarks build them in memory). */
@@ -116,10 +117,12 @@ export function roformerConfigOf(doc: MsstDocument, type?: RoformerType): Roform
   const freqsPerBands = modelType === 'bs_roformer' ? bandList(model['freqs_per_bands'], bins, fail) : [];
   const numStems = int(model, 'num_stems', 1, 1);
   const channels = bool(model, 'stereo', false) ? 2 : 1;
+  const hop = int(model, 'stft_hop_length', 512, 1);
   const common = msstCommon(doc, {
     channels,
     numStems,
     stemsFrom: 'model.num_stems',
+    stft: { hop, nFft },
     ...(modelType === 'mel_band_roformer' ? { sampleRate: int(model, 'sample_rate', 44100, 1) } : {}),
   });
 
@@ -137,7 +140,7 @@ export function roformerConfigOf(doc: MsstDocument, type?: RoformerType): Roform
     freqsPerBands,
     numBands: modelType === 'mel_band_roformer' ? int(model, 'num_bands', 60, 2) : 0,
     nFft,
-    hop: int(model, 'stft_hop_length', 512, 1),
+    hop,
     winLength,
     stftNormalized: bool(model, 'stft_normalized', false),
     zeroDc: bool(model, 'zero_dc', true),

@@ -8,7 +8,15 @@
  */
 import { StemsplitError } from '../../errors.js';
 import { configBeside } from '../config.js';
-import { StagedChunkNetwork, StagedFamily, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../staged.js';
+import {
+  chunkVariant,
+  StagedChunkNetwork,
+  StagedFamily,
+  stagedMsstModel,
+  type ChunkTimingSink,
+  type MsstLoadOptions,
+  type StageRunOptions,
+} from '../staged.js';
 import type { OpsOptions } from '../../onnx/ops.js';
 import type { CheckpointTensor } from '../../torch/checkpoint.js';
 import { precisionKey, type Precision } from '../../onnx/quantize.js';
@@ -50,10 +58,10 @@ export class RoformerNetwork extends StagedChunkNetwork<RoformerConfig> {
   // async: a missing or bad config is a rejection, as every load failure is.
   static async open(checkpoint: string, options: LoadRoformerOptions & StageRunOptions): Promise<RoformerNetwork> {
     const configPath = options.configPath ?? configBeside(checkpoint);
-    const config = readRoformerConfig(configPath, options.type);
+    const config = readRoformerConfig(configPath, options.type, options.segmentSize);
     const build = {
       options: { precision: options.precision ?? 'fp32' },
-      variant: `${config.type}${precisionKey(options.precision)}`,
+      variant: `${config.type}${precisionKey(options.precision)}${chunkVariant(config)}`,
       cacheDir: options.cacheDir,
     } as const;
     return RoformerNetwork.family.open(checkpoint, config, configPath, build, options);

@@ -48,8 +48,9 @@ const OPTIONS = new Set([
   'expand',
 ]);
 
-export function readScnetConfig(file: string): ScnetConfig {
-  return scnetConfigOf(readMsstDocument(file));
+/** `segmentSize`: the run's `--mdxc-segment-size` (msst/config.ts). */
+export function readScnetConfig(file: string, segmentSize?: number): ScnetConfig {
+  return scnetConfigOf(readMsstDocument(file, segmentSize));
 }
 
 /** A parsed yaml document (tests and benchmarks build them in memory). */
@@ -101,13 +102,14 @@ export function scnetConfigOf(doc: MsstDocument): ScnetConfig {
   // Even layers rfft the time axis and odd ones invert it: an odd count leaves the decoder a spectrum (the official code fails too).
   if (numDualPathLayers % 2 !== 0) throw doc.fail(`num_dplayer must be even, got ${numDualPathLayers}`);
 
-  const common = msstCommon(doc, { channels: audioChannels, numStems: sources.length, stemsFrom: 'the number of model.sources' });
+  const hop = int(model, 'hop_size', 1024, 1);
+  const common = msstCommon(doc, { channels: audioChannels, numStems: sources.length, stemsFrom: 'the number of model.sources', stft: { hop, nFft } });
   return {
     ...common,
     sources,
     dims,
     nFft,
-    hop: int(model, 'hop_size', 1024, 1),
+    hop,
     winLength,
     normalized: doc.bool(model, 'normalized', true),
     bands,

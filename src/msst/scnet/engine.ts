@@ -9,7 +9,15 @@
 import { TorchStft } from '../../dsp/stft.js';
 import { StemsplitError } from '../../errors.js';
 import { configBeside } from '../config.js';
-import { StagedChunkNetwork, StagedFamily, stagedMsstModel, type ChunkTimingSink, type MsstLoadOptions, type StageRunOptions } from '../staged.js';
+import {
+  chunkVariant,
+  StagedChunkNetwork,
+  StagedFamily,
+  stagedMsstModel,
+  type ChunkTimingSink,
+  type MsstLoadOptions,
+  type StageRunOptions,
+} from '../staged.js';
 import type { OpsOptions } from '../../onnx/ops.js';
 import { precisionKey, type Precision } from '../../onnx/quantize.js';
 import type { StagedSessions, StageFile } from '../../onnx/stages.js';
@@ -68,8 +76,10 @@ export class ScnetNetwork extends StagedChunkNetwork<ScnetConfig> {
   // async: a missing or bad config is a rejection, as every load failure is.
   static async open(checkpoint: string, options: LoadScnetOptions & StageRunOptions): Promise<ScnetNetwork> {
     const configPath = options.configPath ?? configBeside(checkpoint);
-    const build = { options: { precision: options.precision ?? 'fp32' }, variant: precisionKey(options.precision), cacheDir: options.cacheDir } as const;
-    return ScnetNetwork.family.open(checkpoint, readScnetConfig(configPath), configPath, build, options);
+    const config = readScnetConfig(configPath, options.segmentSize);
+    const variant = `${precisionKey(options.precision)}${chunkVariant(config)}`;
+    const build = { options: { precision: options.precision ?? 'fp32' }, variant, cacheDir: options.cacheDir } as const;
+    return ScnetNetwork.family.open(checkpoint, config, configPath, build, options);
   }
 
   /** Writes the stages of weights held in memory into `directory` (benchmarks build random full-size ones). */
