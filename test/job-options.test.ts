@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseJobOptions, serializeJobOptions, type JobOptions } from '../src/store/index.js';
+import { jobOptionsOf } from '../src/store/job-options.js';
 
 test('what the service writes reads back unchanged; no options is none', () => {
   const written: JobOptions = {
@@ -42,4 +43,11 @@ test('a row stemsplit did not write is refused naming the field', () => {
       column,
     );
   }
+});
+
+test('what a request keeps: its own fields, normalize as its peak, no model name, format or empty options', () => {
+  const kept = jobOptionsOf({ model: 'x', outputFormat: 'wav', bitDepth: 24, normalize: true, twoStems: 'vocals', modelOptions: {}, clipMode: 'clamp' });
+  assert.deepEqual(kept, { bitDepth: 24, twoStems: 'vocals', clipMode: 'clamp', normalize: 0.9 });
+  assert.deepEqual(parseJobOptions(serializeJobOptions(kept)), kept);
+  assert.deepEqual(jobOptionsOf({ outputFormat: 'mp3', keepIntermediate: true }), {});
 });

@@ -15,7 +15,8 @@ import { assertAllowedTarget, downloadToFile, FetchRefused, type GuardOptions } 
 import type { EnsembleMethod } from '../ensemble/algorithms.js';
 import { ID_PATTERN, isoAt, newId, serializeJobOptions, type DataStore, type JobOptions, type Principal, type Split } from '../store/index.js';
 import type { ModelService } from './models.js';
-import { normalizePeakOf, type ChainStepRequest, type SplitRequest } from '../split-request/split-request.js';
+import type { ChainStepRequest, SplitRequest } from '../split-request/split-request.js';
+import { jobOptionsOf } from '../store/job-options.js';
 
 export type SplitInput = { readonly type: 'direct_url'; readonly url: string } | { readonly type: 'uploaded_file'; readonly uploadId: string };
 
@@ -198,16 +199,9 @@ export class SplitService {
     }
     if (request.modelOptions !== undefined) this.#models.checkModelOptions(model, request.modelOptions);
     this.#models.checkPrecision(model, request.modelOptions);
-    return {
-      ...ensemble,
-      ...(request.twoStems !== undefined ? { twoStems: request.twoStems } : {}),
-      ...(request.bitDepth !== undefined ? { bitDepth: request.bitDepth } : {}),
-      ...(request.bitrateKbps !== undefined ? { bitrateKbps: request.bitrateKbps } : {}),
-      ...(request.clipMode !== undefined ? { clipMode: request.clipMode } : {}),
-      ...(normalizePeakOf(request.normalize) !== undefined ? { normalize: normalizePeakOf(request.normalize) } : {}),
-      ...(request.modelOptions !== undefined && Object.keys(request.modelOptions).length > 0 ? { modelOptions: request.modelOptions } : {}),
-      ...(request.chain !== undefined ? { chain: request.chain, ...(request.keepIntermediate ? { keepIntermediate: true } : {}) } : {}),
-    };
+    // The request's own fields as the store keeps them (store/job-options.ts), beside the method decided here.
+    const { ensemble: _asked, ensembleWeights: _weights, ...kept } = jobOptionsOf(request);
+    return { ...ensemble, ...kept };
   }
 
   async #insert(

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { StemsplitError } from '../errors.js';
-import { NormalizePeak, splitRequestFields, type SplitRequest } from '../split-request/split-request.js';
+import { normalizePeakOf, NormalizePeak, splitRequestFields, type SplitRequest } from '../split-request/split-request.js';
 
 const fields = splitRequestFields;
 /** What a split asks for (split-request/), less what the row keeps in columns of its own (the model's name, the format). */
@@ -32,6 +32,25 @@ const JobOptionsSchema = z
   .strict();
 
 export type JobOptions = Pick<SplitRequest, Exclude<keyof z.output<typeof JobOptionsSchema>, 'normalize'>> & { readonly normalize?: number | undefined };
+
+/**
+ * What the store keeps of a split request: its fields beside the model's name and the format (which
+ * have columns), `normalize` as the peak it stands for, no empty modelOptions, keepIntermediate only
+ * with a chain.
+ */
+export function jobOptionsOf(request: SplitRequest): JobOptions {
+  const peak = normalizePeakOf(request.normalize);
+  const kept = Object.entries(request).filter(
+    ([field, value]) =>
+      value !== undefined && field in JobOptionsSchema.shape && field !== 'normalize' && field !== 'keepIntermediate' && field !== 'modelOptions',
+  );
+  return {
+    ...(Object.fromEntries(kept) as JobOptions),
+    ...(peak !== undefined ? { normalize: peak } : {}),
+    ...(request.modelOptions !== undefined && Object.keys(request.modelOptions).length > 0 ? { modelOptions: request.modelOptions } : {}),
+    ...(request.chain !== undefined && request.keepIntermediate ? { keepIntermediate: true } : {}),
+  };
+}
 
 export function serializeJobOptions(options: JobOptions): string | null {
   return Object.keys(options).length === 0 ? null : JSON.stringify(options);
