@@ -88,7 +88,7 @@ describe('presets', () => {
     assert.equal(listed.status, 2);
     assert.equal(
       listed.stderr,
-      `stemsplit: ${join(bad, 'presets.json')}: presets.x.weights: apply to avg_wave and avg_fft only (max_wave ignores weights); use null\n`,
+      `stemsplit: ${join(bad, 'presets.json')}: presets.x.weights: applies to avg_wave and avg_fft only (max_wave ignores weights)\n`,
     );
   });
 

@@ -4,7 +4,8 @@
  * file and theirs read the same way.
  */
 import { z } from 'zod';
-import { ENSEMBLE_ALGORITHMS, takesWeights, type EnsembleAlgorithm } from '../ensemble/algorithms.js';
+import { ENSEMBLE_ALGORITHMS, type EnsembleAlgorithm } from '../ensemble/algorithms.js';
+import { ensembleWeightsProblem, MAX_ENSEMBLE_MEMBERS, PRESET_ID } from '../split-request/split-request.js';
 
 /** A preset as recorded: its members by name or file, how their stems combine, and words for people. */
 export interface PresetDefinition {
@@ -19,9 +20,9 @@ export interface PresetDefinition {
 }
 
 /** Ids users type and URLs carry: as a library model's name (no `/`, no `+`). */
-export const PRESET_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-/** An ensemble is two models or more; 8 bounds a job's work, as the API's `models` does. */
-export const MAX_PRESET_MEMBERS = 8;
+export { PRESET_ID };
+/** An ensemble is two models or more; 8 bounds a job's work, as a split request's `models` does. */
+export const MAX_PRESET_MEMBERS = MAX_ENSEMBLE_MEMBERS;
 
 const Definition = z
   .object({
@@ -34,20 +35,12 @@ const Definition = z
   })
   .strict()
   .superRefine((preset, ctx) => {
-    const problem = weightsProblem(preset.algorithm, preset.weights ?? null, preset.models.length);
+    // The rules a split request's ensembleWeights follow (split-request/); null: equal weights.
+    const problem = preset.weights ? ensembleWeightsProblem(preset.algorithm, preset.weights, preset.models.length) : undefined;
     if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['weights'], message: problem });
     const twice = preset.models.find((model, index) => preset.models.indexOf(model) !== index);
     if (twice !== undefined) ctx.addIssue({ code: 'custom', path: ['models'], message: `names ${twice} twice` });
   });
-
-/** The rules `--ensemble-weights` follows (ensemble/algorithms.ts), for a preset's weights. */
-function weightsProblem(algorithm: EnsembleAlgorithm, weights: readonly number[] | null, members: number): string | undefined {
-  if (weights === null) return undefined;
-  if (!takesWeights(algorithm)) return `apply to avg_wave and avg_fft only (${algorithm} ignores weights); use null`;
-  if (weights.length !== members) return `needs one weight per model (${members}), got ${weights.length}`;
-  if (weights.every((weight) => weight === 0)) return 'must not all be 0';
-  return undefined;
-}
 
 export const PresetsFile = z
   .object({

@@ -14,9 +14,11 @@
 import { z } from 'zod';
 import { BIT_DEPTHS, bitrateProblem, DEFAULT_STEM_FORMAT, formatsHolding, holdsDepth, STEM_FORMATS, type BitDepth, type StemFormat } from '../audio/formats.js';
 import { CLIP_MODES, DEFAULT_NORMALIZE_PEAK, type LevelOptions } from '../audio/levels.js';
-import { ENSEMBLE_ALGORITHMS, takesWeights, DEFAULT_ENSEMBLE_ALGORITHM } from '../ensemble/algorithms.js';
+import { DEFAULT_ENSEMBLE_ALGORITHM, ENSEMBLE_ALGORITHMS, takesWeights, type EnsembleAlgorithm } from '../ensemble/algorithms.js';
 import { MAX_CHAIN_STEPS, recipeProblem } from '../chains/recipe.js';
-import { PRESET_ID } from '../presets/schema.js';
+
+/** A preset's id (presets/schema.ts: a presets file's keys). */
+export const PRESET_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** Most ensembles are 2 or 3 models; 8 bounds a request's work. */
 export const MAX_ENSEMBLE_MEMBERS = 8;
@@ -144,12 +146,17 @@ function modelChoiceProblem(body: Asked, words: FieldWords): string | undefined 
   if (body.models === undefined && (body.ensemble !== undefined || body.ensembleWeights !== undefined))
     return `${words.ensemble} and ${words.ensembleWeights} combine two or more models: name each with ${words.models}`;
   if (body.models !== undefined && body.ensembleWeights !== undefined) {
-    if (body.ensembleWeights.length !== body.models.length)
-      return `${words.ensembleWeights} needs one weight per model (${body.models.length}), got ${body.ensembleWeights.length}`;
-    const algorithm = body.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM;
-    if (!takesWeights(algorithm)) return `${words.ensembleWeights} applies to avg_wave and avg_fft only (${algorithm} ignores weights)`;
-    if (body.ensembleWeights.every((weight) => weight === 0)) return `${words.ensembleWeights} must not all be 0`;
+    const problem = ensembleWeightsProblem(body.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM, body.ensembleWeights, body.models.length);
+    if (problem !== undefined) return `${words.ensembleWeights} ${problem}`;
   }
+  return undefined;
+}
+
+/** What is wrong with an ensemble's weights for its algorithm and members, after the weights' own name (a request's, a preset's), or undefined. */
+export function ensembleWeightsProblem(algorithm: EnsembleAlgorithm, weights: readonly number[], members: number): string | undefined {
+  if (weights.length !== members) return `needs one weight per model (${members}), got ${weights.length}`;
+  if (!takesWeights(algorithm)) return `applies to avg_wave and avg_fft only (${algorithm} ignores weights)`;
+  if (weights.every((weight) => weight === 0)) return 'must not all be 0';
   return undefined;
 }
 
