@@ -106,7 +106,8 @@ export function checkSplitRequest(value: unknown, words: FieldWords): { readonly
     const issue = parsed.error.issues[0];
     const field = issue?.path[0];
     const word = typeof field === 'string' && field in words ? words[field as SplitField] : undefined;
-    const named = typeof word === 'function' ? word(32) : (word ?? 'the request');
+    const depth = (value as { readonly bitDepth?: unknown } | null)?.bitDepth;
+    const named = typeof word === 'function' ? word(depth === 24 || depth === 16 ? depth : 32) : (word ?? 'the request');
     return { problem: `${named}: ${issue?.message ?? 'invalid'}` };
   }
   const problem = splitRequestProblem(parsed.data, words);

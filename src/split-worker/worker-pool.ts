@@ -20,7 +20,10 @@ import { disableOrtTelemetry, ORT_PROVIDER_ENV } from '../onnx/session.js';
 import type { SplitFileResult, SplitProgress, StemOutputOptions } from './split-audio-file.js';
 import { removeStaging } from './staging.js';
 
-/** One split for a worker: which file, which model, where to, and what to write (as splitAudioFile takes it). */
+/**
+ * One split for a worker: which file, which model, where to, and what to write (as splitAudioFile
+ * takes it: a split request's output, as split-request/'s stemOutputOf makes it for the CLI and the job runner alike).
+ */
 export interface SplitJob extends StemOutputOptions {
   readonly inputPath: string;
   /** One model, or an ensemble whose members run one after another (ensemble/separate.ts). */
