@@ -62,7 +62,7 @@ export const MDX_OPTION_TABLE: readonly FamilyOption[] = [
     key: 'invertSpect',
     type: 'switch',
     separatorSpelling: '--invert_spect',
-    help: "MDX-Net: make the secondary stem by UVR's spectral inversion of the mix and the primary (× the model's compensate), not their difference",
+    help: "MDX-Net: the secondary stem by UVR's spectral inversion of the mix and the primary × compensate, not their difference",
   },
   {
     flags: '--mdx-denoise',

@@ -59,7 +59,7 @@ export const MSST_OPTION_TABLE: readonly FamilyOption[] = [
     key: 'invertSpect',
     type: 'switch',
     separatorSpelling: '--invert_spect',
-    help: "MSST single-target models: make no_<target> by UVR's spectral inversion of the mix and the target, not their difference; multi-stem models: --two-stems X's no_X so, not the sum of the others",
+    help: "MSST: no_<target> (a multi-stem model: --two-stems X's no_X) by UVR's spectral inversion of the mix and the target, not their difference (or the others' sum)",
   },
   {
     flags: '--tta',

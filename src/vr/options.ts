@@ -101,7 +101,7 @@ export const VR_OPTION_TABLE: readonly FamilyOption[] = [
     key: 'invertSpect',
     type: 'switch',
     separatorSpelling: '--invert_spect',
-    help: "UVR VR: make the secondary stem by UVR's spectral inversion of the mix and the primary, not from the mask's complement (UVR and python-audio-separator take the flag and change nothing for VR)",
+    help: "UVR VR: the secondary stem by UVR's spectral inversion of the mix and the primary, not the mask's complement (UVR and python-audio-separator ignore it for VR)",
   },
 ];
 
