@@ -7,7 +7,8 @@ import type { CheckpointTensor } from '../torch/checkpoint.js';
 import { StateReader } from '../torch/state-reader.js';
 import { OnnxGraph, type Value } from '../onnx/graph.js';
 import { inverseStd, preciseMoments } from '../onnx/moments.js';
-import { Ops, onnxLstmWeights, type OpsOptions } from '../onnx/ops.js';
+import { onnxLstmWeights } from '../onnx/lstm-weights.js';
+import { Ops, type OpsOptions } from '../onnx/ops.js';
 import type { GraphStage } from '../onnx/stages.js';
 import type { DConvConfig } from './v3-config.js';
 

@@ -31,9 +31,6 @@ export interface OpsOptions {
   readonly floatGraphs?: RegExp;
 }
 
-/** LSTM weights in ONNX's layout are built in lstm-weights.ts; the builders import them from here too. */
-export { onnxLstmWeights, type OnnxLstmWeights } from './lstm-weights.js';
-
 export class Ops {
   private readonly shapeConstants = new Map<string, Value>();
   /** Constants by shape and content hash; entries are compared in full, so a collision is harmless. */

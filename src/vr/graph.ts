@@ -16,7 +16,8 @@
  */
 import { StemsplitError } from '../errors.js';
 import { attr, OnnxGraph, type Value } from '../onnx/graph.js';
-import { onnxLstmWeights, Ops } from '../onnx/ops.js';
+import { onnxLstmWeights } from '../onnx/lstm-weights.js';
+import { Ops } from '../onnx/ops.js';
 import type { CheckpointTensor } from '../torch/checkpoint.js';
 import { StateReader } from '../torch/state-reader.js';
 

@@ -23,7 +23,8 @@
  */
 import { StemsplitError } from '../../errors.js';
 import { OnnxGraph, type Value } from '../../onnx/graph.js';
-import { onnxLstmWeights, Ops, type OpsOptions } from '../../onnx/ops.js';
+import { onnxLstmWeights } from '../../onnx/lstm-weights.js';
+import { Ops, type OpsOptions } from '../../onnx/ops.js';
 import type { GraphStage } from '../../onnx/stages.js';
 import type { CheckpointTensor } from '../../torch/checkpoint.js';
 import { StateReader } from '../../torch/state-reader.js';
