@@ -13,7 +13,7 @@ import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } fro
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Fft } from '../src/dsp/fft.js';
-import { loadMdx, mdxSources } from '../src/mdx/engine.js';
+import { loadMdx, mdxGeometry, mdxSources } from '../src/mdx/engine.js';
 import { builtInModelData, HASHED_BYTES, readModelData, secondaryStem, uvrModelHash } from '../src/mdx/model-data.js';
 import type { MdxOptions } from '../src/mdx/options.js';
 import { StemsplitError } from '../src/errors.js';
@@ -22,6 +22,7 @@ import { runCli } from './support/process.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit } from './support/server.js';
 import { fixtureDir, fixtureManifest } from './support/fixtures.js';
 import { assertStems, decodePlanar, readF32, writeFloatWav } from './support/reference-audio.js';
+import { maxDifference } from './support/assertions.js';
 
 const FIXTURES = fixtureDir('mdx');
 const MIN_SNR_DB = 90;
@@ -35,7 +36,13 @@ interface Fixture {
     readonly output: { readonly path: string };
   };
   readonly model_data: { readonly primary_stem: string; readonly compensate: number };
-  readonly arch_config: { readonly segment_size: number; readonly overlap: number; readonly batch_size: number; readonly enable_denoise: boolean };
+  readonly arch_config: {
+    readonly segment_size: number;
+    readonly overlap: number;
+    readonly batch_size: number;
+    readonly hop_length: number;
+    readonly enable_denoise: boolean;
+  };
 }
 
 function fixtures(): [string, Fixture][] {
@@ -44,7 +51,7 @@ function fixtures(): [string, Fixture][] {
 
 function optionsOf(fixture: Fixture): MdxOptions {
   const arch = fixture.arch_config;
-  return { segmentSize: arch.segment_size, overlap: arch.overlap, batchSize: arch.batch_size, denoise: arch.enable_denoise };
+  return { segmentSize: arch.segment_size, overlap: arch.overlap, batchSize: arch.batch_size, hopLength: arch.hop_length, denoise: arch.enable_denoise };
 }
 
 /** The source as the decoder hands it over: stereo, a mono source duplicated. */
@@ -105,6 +112,7 @@ describe('MDX-Net fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fa
       const arch = fixture.arch_config;
       const args = ['split', song, '--model', modelPath(), '--format', 'wav', '--float32', '-o', path.join(dir, 'out')];
       args.push('--mdx-segment-size', String(arch.segment_size), '--mdx-overlap', String(arch.overlap), '--mdx-batch-size', String(arch.batch_size));
+      args.push('--mdx_hop_length', String(arch.hop_length));
       if (arch.enable_denoise) args.push('--mdx-denoise');
       const result = runCli(args, { STEMSPLIT_DATA_DIR: path.join(dir, 'data'), STEMSPLIT_CACHE_DIR: path.join(dir, 'cache') });
       assert.equal(result.status, 0, result.stderr);
@@ -137,6 +145,38 @@ describe('MDX-Net fixtures', { skip: FIXTURES === undefined ? 'no fixtures' : fa
     } finally {
       await model.dispose();
     }
+  });
+
+  it("takes python-audio-separator's --mdx_hop_length: chunks of hop·(segment − 1) samples, a hop past n_fft refused naming the flag", async () => {
+    const [name, fixture] = fixtures()[0] as [string, Fixture];
+    const file = path.join(FIXTURES as string, fixture.files.model.path);
+    const track = stereoSource(fixture);
+    const run = async (hopLength: number) => {
+      const model = await loadMdx({ path: file, options: { mdx: { ...optionsOf(fixture), hopLength, segmentSize: 64 } } }, { intraOpThreads: 2 });
+      try {
+        return await separate(model, track);
+      } finally {
+        await model.dispose();
+      }
+    };
+    const [half, full] = [await run(512), await run(1024)];
+    assert.ok(
+      half.every((stem) => stem.length === 2 * track.length && stem.every(Number.isFinite)),
+      name,
+    );
+    assert.ok(maxDifference(half, full) > 1e-4, 'another hop is another STFT: the stems change');
+    assert.equal(mdxGeometry({ nFft: 6144, segmentSize: 64, overlap: 0.25, hopLength: 512 }, 1).chunk, 512 * 63);
+    const dir = tempDir();
+    const song = path.join(dir, 'song.wav');
+    writeFloatWav(song, readF32(path.join(FIXTURES as string, fixture.files.input.path)), fixture.files.input.shape[0]);
+    const cli = (hop: string) =>
+      runCli(['split', song, '--model', file, '--mdx-hop-length', hop, '-o', path.join(dir, 'out')], { STEMSPLIT_DATA_DIR: path.join(dir, 'data') });
+    const tooLong = cli('8192');
+    assert.equal(tooLong.status, 2, tooLong.stderr);
+    assert.match(tooLong.stderr, /--mdx-hop-length 8192 is more than the model's n_fft \d+: frames would leave gaps\n$/);
+    const zero = cli('0');
+    assert.equal(zero.status, 2, zero.stderr);
+    assert.match(zero.stderr, /^stemsplit: --mdx-hop-length must be /);
   });
 
   it('refuses, in one line, a model neither the table nor a json beside it describes', async () => {

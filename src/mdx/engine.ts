@@ -41,8 +41,6 @@ import { MDX_DEFAULTS, MDX_OPTION_TABLE, type MdxOptions } from './options.js';
 import { MdxSpectrum } from './spectrum.js';
 import { withTta } from '../separation/tta.js';
 
-/** UVR's hop, fixed for every MDX-Net model. */
-export const MDX_HOP = 1024;
 export const MDX_SAMPLE_RATE = 44_100;
 /** audio-separator's default normalization_threshold. */
 const NORMALIZATION_THRESHOLD = Math.fround(0.9);
@@ -61,9 +59,9 @@ export interface MdxGeometry {
   readonly chunks: number;
 }
 
-export function mdxGeometry(settings: Pick<MdxSettings, 'nFft' | 'segmentSize' | 'overlap'>, length: number): MdxGeometry {
+export function mdxGeometry(settings: Pick<MdxSettings, 'nFft' | 'segmentSize' | 'overlap' | 'hopLength'>, length: number): MdxGeometry {
   const trim = settings.nFft / 2;
-  const chunk = MDX_HOP * (settings.segmentSize - 1);
+  const chunk = settings.hopLength * (settings.segmentSize - 1);
   const gen = chunk - 2 * trim;
   const pad = gen + trim - (length % gen);
   const padded = trim + length + pad;
@@ -85,10 +83,12 @@ export function mdxSettings(data: MdxModelData, options: Partial<MdxOptions> = {
   }
   checkOptionKeys(MDX_OPTION_TABLE, merged);
   const settings: MdxSettings = { ...data, ...merged };
+  // A hop past n_fft leaves samples no frame covers: the inverse STFT would divide by a zero window sum.
+  if (merged.hopLength > data.nFft) usage(`--mdx-hop-length ${merged.hopLength} is more than the model's n_fft ${data.nFft}: frames would leave gaps`);
   const geometry = mdxGeometry(settings, 1);
   if (geometry.gen <= 0) {
     usage(
-      `--mdx-segment-size ${merged.segmentSize} is too small for n_fft ${data.nFft}: chunks of ${MDX_HOP}·(segment − 1) samples must be longer than ${data.nFft}`,
+      `--mdx-segment-size ${merged.segmentSize} is too small for n_fft ${data.nFft}: chunks of ${merged.hopLength}·(segment − 1) samples must be longer than ${data.nFft}`,
     );
   }
   if (geometry.step < 1) usage(`--mdx-overlap ${merged.overlap} leaves no step between chunks`);
@@ -126,7 +126,7 @@ export class MdxNetwork {
       await session.release();
       throw new StemsplitError('MODEL_INVALID', `${onnxPath}: ${broken}`);
     }
-    const network = new MdxNetwork(settings, new MdxSpectrum(settings.nFft, MDX_HOP, settings.dimF, settings.segmentSize), session, onnxPath);
+    const network = new MdxNetwork(settings, new MdxSpectrum(settings.nFft, settings.hopLength, settings.dimF, settings.segmentSize), session, onnxPath);
     // Shapes that fit do not prove a graph runs (an op may ask for 10^10 elements): one pass on
     // silence refuses such a file as it loads, naming it, before any audio is decoded. It costs a
     // chunk (seconds at UVR's sizes), so a pass is remembered per file and settings where a cache is given.
@@ -262,7 +262,7 @@ export async function demixMdx(network: MdxNetwork, input: TrackStream, write: M
   const { length } = input;
   const peak = input.statistics?.peak;
   if (peak === undefined) throw new StemsplitError('SEPARATION_FAILED', "MDX-Net needs the track's peak from the first pass");
-  const source = new TrackWindow(input, 2 * MDX_HOP * (settings.segmentSize - 1));
+  const source = new TrackWindow(input, 2 * settings.hopLength * (settings.segmentSize - 1));
   try {
     await demixFrom(network, source, length, Math.fround(peak), write, options);
     await source.finish();

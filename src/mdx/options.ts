@@ -2,7 +2,7 @@ import type { FamilyOption } from '../contract/family.js';
 
 /**
  * python-audio-separator's MDX separator settings (`--mdx_segment_size`, `--mdx_overlap`,
- * `--mdx_batch_size`, `--mdx_enable_denoise`), with its defaults.
+ * `--mdx_batch_size`, `--mdx_hop_length`, `--mdx_enable_denoise`), with its defaults.
  */
 export interface MdxOptions {
   /** Frames per segment the network sees (its dim_t is the model's; this sets the chunk). */
@@ -14,6 +14,8 @@ export interface MdxOptions {
    * tensor holding one chunk, so every network run there takes one chunk (docs/mdx.md).
    */
   readonly batchSize: number;
+  /** The STFT's hop in samples; a chunk is hop·(segmentSize − 1) samples. UVR's models were trained at 1024. */
+  readonly hopLength: number;
   /** Run the network on the mix and on its negation and average (UVR's "denoise"). */
   readonly denoise: boolean;
   /** MSST's test-time augmentation on each chunk: channel swap and polarity inversion, undone and averaged. */
@@ -22,7 +24,7 @@ export interface MdxOptions {
   readonly invertSpect?: boolean;
 }
 
-export const MDX_DEFAULTS: MdxOptions = Object.freeze({ segmentSize: 256, overlap: 0.25, batchSize: 1, denoise: false });
+export const MDX_DEFAULTS: MdxOptions = Object.freeze({ segmentSize: 256, overlap: 0.25, batchSize: 1, hopLength: 1024, denoise: false });
 
 /** The MDX-Net family's options table (contract/family.ts): each row's key is an MdxOptions field. */
 export const MDX_OPTION_TABLE: readonly FamilyOption[] = [
@@ -50,6 +52,14 @@ export const MDX_OPTION_TABLE: readonly FamilyOption[] = [
     min: 1,
     separatorSpelling: '--mdx_batch_size',
     help: `MDX-Net: taken for python-audio-separator command lines, and as there it changes nothing: each network run takes one chunk whatever n is (docs/mdx.md; default ${MDX_DEFAULTS.batchSize})`,
+  },
+  {
+    flags: '--mdx-hop-length <samples>',
+    key: 'hopLength',
+    type: 'integer',
+    min: 1,
+    separatorSpelling: '--mdx_hop_length',
+    help: `MDX-Net: the STFT's hop, at most the model's n_fft; UVR's models were trained at ${MDX_DEFAULTS.hopLength}, so change it only to match python-audio-separator's command line (default ${MDX_DEFAULTS.hopLength})`,
   },
   {
     flags: '--tta',
