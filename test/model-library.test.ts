@@ -230,7 +230,7 @@ test('the API refuses a model it cannot run with a 422 naming it', { skip: NO_FI
     );
     assert.match(
       await refusal({ model: 'scnet_4stem', twoStems: 'guitar' }),
-      /^twoStems: scnet_4stem writes no stem "guitar" \(it writes drums, bass, other, vocals\)$/,
+      /^twoStems guitar: scnet_4stem writes no such stem \(it writes drums, bass, other, vocals\)$/,
     );
     assert.match(await refusal({ model: 'scnet_4stem', bitDepth: 24 }), /bitDepth applies to outputFormat wav, flac, aiff, alac/);
     assert.match(await refusal({ model: 'scnet_4stem', outputFormat: 'flac', bitDepth: 32 }), /bitDepth 32 \(float\) applies to outputFormat wav only/);

@@ -162,7 +162,7 @@ describe('split batches', () => {
     assert.ok(worst < 1e-3, `vocals + no_vocals differs from the song by ${worst}`);
     const wrong = runCli(['split', song, '--two-stems', 'kazoo', '-o', join(dir, 'out2')], env);
     assert.equal(wrong.status, 2);
-    assert.match(wrong.stderr, /--two-stems kazoo: model stemsplit-small-4s has no such stem \(it has drums, bass, other, vocals\)/);
+    assert.match(wrong.stderr, /--two-stems kazoo: stemsplit-small-4s writes no such stem \(it writes drums, bass, other, vocals\)/);
   });
 });
 

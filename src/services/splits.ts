@@ -15,7 +15,7 @@ import { assertAllowedTarget, downloadToFile, FetchRefused, type GuardOptions } 
 import type { EnsembleMethod } from '../ensemble/algorithms.js';
 import { ID_PATTERN, isoAt, newId, serializeJobOptions, type DataStore, type JobOptions, type Principal, type Split } from '../store/index.js';
 import type { ModelService } from './models.js';
-import type { ChainStepRequest, SplitRequest } from '../split-request/split-request.js';
+import { twoStemsProblem, type ChainStepRequest, type SplitRequest } from '../split-request/split-request.js';
 import { jobOptionsOf } from '../store/job-options.js';
 
 export type SplitInput = { readonly type: 'direct_url'; readonly url: string } | { readonly type: 'uploaded_file'; readonly uploadId: string };
@@ -193,9 +193,8 @@ export class SplitService {
         : {};
     if (request.twoStems !== undefined) {
       const sources = isEnsembleRef(model) ? [...new Set(model.members.flatMap((member) => member.sources))] : model.sources;
-      if (sources.length > 0 && !sources.includes(request.twoStems)) {
-        throw new StemsplitError('VALIDATION_ERROR', `twoStems: ${model.name} writes no stem "${request.twoStems}" (it writes ${sources.join(', ')})`);
-      }
+      const problem = sources.length === 0 ? undefined : twoStemsProblem(request.twoStems, model.name, sources);
+      if (problem !== undefined) throw new StemsplitError('VALIDATION_ERROR', problem);
     }
     if (request.modelOptions !== undefined) this.#models.checkModelOptions(model, request.modelOptions);
     this.#models.checkPrecision(model, request.modelOptions);

@@ -114,6 +114,16 @@ export function checkSplitRequest(value: unknown, words: FieldWords): { readonly
   return problem === undefined ? { request: parsed.data } : { problem };
 }
 
+/**
+ * `twoStems` against the stems a model writes, once they are known (the service before it charges, the CLI
+ * before the model loads where its entry lists them, the worker once it has loaded): the problem, the field
+ * named as its caller names it (`twoStems`, `--two-stems`), or undefined.
+ */
+export function twoStemsProblem(twoStems: string, modelName: string, sources: readonly string[], field = API_WORDS.twoStems): string | undefined {
+  if (sources.includes(twoStems)) return undefined;
+  return `${field} ${twoStems}: ${modelName} writes no such stem (it writes ${sources.join(', ')})`;
+}
+
 /** The fields `splitRequestProblem` reads: a request as asked, before its defaults. */
 type Asked = { readonly [Field in SplitField]?: Readonly<z.output<(typeof splitRequestFields)[Field]>> | undefined };
 

@@ -20,6 +20,7 @@ import {
 import { STEM_FORMAT_INFO, stemBitrate, stemExtension, storableRate, type BitDepth } from '../audio/formats.js';
 import type { LevelOptions } from '../audio/levels.js';
 import { StemsplitError } from '../errors.js';
+import { twoStemsProblem } from '../split-request/split-request.js';
 import { diskSize, freeBytesAt } from '../disk-space.js';
 import { NormalizationMeter, separateStream, type TrackStatistics } from '../separation/index.js';
 import type { SeparationModel } from '../separation/model.js';
@@ -267,9 +268,9 @@ export function stemOutput(
  * before the model loads (where its catalog entry lists its sources) and here once it has.
  */
 export function twoStemsIndex(twoStems: string, modelName: string, sources: readonly string[]): number {
-  const index = sources.indexOf(twoStems);
-  if (index < 0) throw new StemsplitError('USAGE', `--two-stems ${twoStems}: model ${modelName} has no such stem (it has ${sources.join(', ')})`);
-  return index;
+  const problem = twoStemsProblem(twoStems, modelName, sources, '--two-stems');
+  if (problem !== undefined) throw new StemsplitError('USAGE', problem);
+  return sources.indexOf(twoStems);
 }
 
 /** `--single-stem no_vocals` is the rest of `vocals`: a two-stem plan, of which one stem is written. */
