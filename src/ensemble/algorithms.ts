@@ -63,15 +63,20 @@ export function parseEnsembleMethod(algorithm: string | undefined, weights: stri
   const name = algorithm ?? DEFAULT_ENSEMBLE_ALGORITHM;
   if (!isEnsembleAlgorithm(name)) throw new StemsplitError('USAGE', `--ensemble must be one of ${ENSEMBLE_ALGORITHMS.join(', ')}, got "${name}"`);
   if (weights === undefined) return { algorithm: name };
-  if (!takesWeights(name)) throw new StemsplitError('USAGE', `--ensemble-weights applies to avg_wave and avg_fft only (${name} ignores weights)`);
   const values = weights.split(',').map((part) => Number(part.trim()));
-  if (values.length !== members) {
-    throw new StemsplitError('USAGE', `--ensemble-weights needs one weight per model (${members}), got ${values.length}: "${weights}"`);
-  }
-  if (values.some((value) => !Number.isFinite(value) || value < 0) || values.every((value) => value === 0)) {
-    throw new StemsplitError('USAGE', `--ensemble-weights must be numbers ≥ 0, not all 0, got "${weights}"`);
-  }
+  if (values.some((value) => !Number.isFinite(value) || value < 0))
+    throw new StemsplitError('USAGE', `--ensemble-weights must be numbers ≥ 0, got "${weights}"`);
+  const problem = ensembleWeightsProblem(name, values, members);
+  if (problem !== undefined) throw new StemsplitError('USAGE', `--ensemble-weights ${problem}: "${weights}"`);
   return { algorithm: name, weights: values };
+}
+
+/** What is wrong with an ensemble's weights for its algorithm and members, after the weights' own name (a request's, a preset's), or undefined. */
+export function ensembleWeightsProblem(algorithm: EnsembleAlgorithm, weights: readonly number[], members: number): string | undefined {
+  if (weights.length !== members) return `needs one weight per model (${members}), got ${weights.length}`;
+  if (!takesWeights(algorithm)) return `applies to avg_wave and avg_fft only (${algorithm} ignores weights)`;
+  if (weights.every((weight) => weight === 0)) return 'must not all be 0';
+  return undefined;
 }
 
 /** `max_wave`, `avg_fft with weights 3, 1`: a method in words, for the lines split and serve print. */

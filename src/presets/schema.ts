@@ -4,8 +4,8 @@
  * file and theirs read the same way.
  */
 import { z } from 'zod';
-import { ENSEMBLE_ALGORITHMS, type EnsembleAlgorithm } from '../ensemble/algorithms.js';
-import { ensembleWeightsProblem, MAX_ENSEMBLE_MEMBERS, PRESET_ID } from '../split-request/split-request.js';
+import { ENSEMBLE_ALGORITHMS, ensembleWeightsProblem, type EnsembleAlgorithm } from '../ensemble/algorithms.js';
+import { MAX_ENSEMBLE_MEMBERS, PRESET_ID } from '../split-request/split-request.js';
 
 /** A preset as recorded: its members by name or file, how their stems combine, and words for people. */
 export interface PresetDefinition {

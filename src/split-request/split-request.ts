@@ -14,7 +14,7 @@
 import { z } from 'zod';
 import { BIT_DEPTHS, bitrateProblem, DEFAULT_STEM_FORMAT, formatsHolding, holdsDepth, STEM_FORMATS, type BitDepth, type StemFormat } from '../audio/formats.js';
 import { CLIP_MODES, DEFAULT_NORMALIZE_PEAK, type LevelOptions } from '../audio/levels.js';
-import { DEFAULT_ENSEMBLE_ALGORITHM, ENSEMBLE_ALGORITHMS, takesWeights, type EnsembleAlgorithm } from '../ensemble/algorithms.js';
+import { DEFAULT_ENSEMBLE_ALGORITHM, ENSEMBLE_ALGORITHMS, ensembleWeightsProblem, takesWeights, type EnsembleAlgorithm } from '../ensemble/algorithms.js';
 import { MAX_CHAIN_STEPS, recipeProblem } from '../chains/recipe.js';
 
 /** A preset's id (presets/schema.ts: a presets file's keys). */
@@ -160,14 +160,6 @@ function modelChoiceProblem(body: Asked, words: FieldWords): string | undefined 
     const problem = ensembleWeightsProblem(body.ensemble ?? DEFAULT_ENSEMBLE_ALGORITHM, body.ensembleWeights, body.models.length);
     if (problem !== undefined) return `${words.ensembleWeights} ${problem}`;
   }
-  return undefined;
-}
-
-/** What is wrong with an ensemble's weights for its algorithm and members, after the weights' own name (a request's, a preset's), or undefined. */
-export function ensembleWeightsProblem(algorithm: EnsembleAlgorithm, weights: readonly number[], members: number): string | undefined {
-  if (weights.length !== members) return `needs one weight per model (${members}), got ${weights.length}`;
-  if (!takesWeights(algorithm)) return `applies to avg_wave and avg_fft only (${algorithm} ignores weights)`;
-  if (weights.every((weight) => weight === 0)) return 'must not all be 0';
   return undefined;
 }
 
