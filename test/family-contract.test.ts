@@ -235,7 +235,7 @@ describe('the family contract', () => {
         }
       });
 
-      test('its catalog rows (its folder\'s catalog.ts) name it, and it has the pull steps to fetch them', () => {
+      test("its catalog rows (its folder's catalog.ts) name it, and it has the pull steps to fetch them", () => {
         for (const row of family.catalog ?? []) {
           assert.equal(row.family, family.id, `${row.name}: its family`);
           assert.ok(family.pull, `${row.name}: ${family.id} can pull it`);
