@@ -145,12 +145,12 @@ describe('split batches', () => {
     assert.deepEqual(readdirSync(join(dir, 'out')).sort(), ['song', 'song-2']);
   });
 
-  it('--two-stems vocals writes vocals and no_vocals, which add back up to the song', () => {
+  it('--two-stems Vocals (as UVR names it) writes vocals and no_vocals, which add back up to the song', () => {
     const dir = join(work, 'two');
     mkdirSync(dir);
     const song = join(dir, 'song.wav');
     writeSong(song, 2);
-    const result = runCli(['split', song, '--two-stems', 'vocals', '--format', 'wav', '--float32', '-o', join(dir, 'out')], env);
+    const result = runCli(['split', song, '--two-stems', 'Vocals', '--format', 'wav', '--float32', '-o', join(dir, 'out')], env);
     assert.equal(result.status, 0, result.stderr);
     assert.deepEqual(readdirSync(join(dir, 'out', 'song')).sort(), ['no_vocals.wav', 'vocals.wav']);
     const mix = decode(song);

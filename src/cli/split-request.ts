@@ -87,7 +87,8 @@ export function splitRequestOf(options: SplitOptions): SplitRequest {
     ...(!chained ? choice : {}),
     ...(options.preset !== undefined ? { preset: options.preset } : {}),
     ...(options.keepIntermediate ? { keepIntermediate: true } : {}),
-    ...(options.twoStems !== undefined ? { twoStems: options.twoStems } : {}),
+    // UVR names stems capitalised (Vocals, Instrumental); the models' stems are lower-case, as --single-stem takes them.
+    ...(options.twoStems !== undefined ? { twoStems: options.twoStems.toLowerCase() } : {}),
     outputFormat: format,
     ...(options.float32 ? { bitDepth: 32 } : options.int24 ? { bitDepth: 24 } : {}),
     ...(bitrate !== undefined ? { bitrateKbps: bitrate } : {}),

@@ -181,7 +181,7 @@ export async function splitCommand(ctx: CommandContext, names: string[], given: 
   const everyModel = chain ? allModelsOf(chain.map((step) => step.ref)) : ref;
   checkFamilyFlags(everyModel, options);
   checkPrecision(everyModel, config.precision);
-  const twoStems = options.twoStems;
+  const twoStems = request.twoStems;
   // Before anything loads, where the model's sources are known up front; the worker checks again once it has loaded.
   if (twoStems !== undefined && !isEnsembleRef(ref) && ref.sources.length > 0) twoStemsIndex(twoStems, ref.name, ref.sources);
   // A run killed outright (SIGKILL, power loss) could not clear its half-encoded stems: this one does.
