@@ -12,6 +12,8 @@ import { join, resolve } from 'node:path';
 import { runCli } from './support/process.js';
 import { writeSong } from './support/audio.js';
 import { MODEL_CATALOG } from '../src/models/catalog.js';
+import { familyById } from '../src/models/families.js';
+import { flagAttribute } from '../src/contract/family.js';
 import { startTestServer, tempDir, uploadFile, waitForSplit, type TestServer } from './support/server.js';
 import { fixtureDir } from './support/fixtures.js';
 
@@ -335,8 +337,11 @@ test('a job passes its model family settings as modelOptions, checked against th
   const t = await startTestServer({ dataDir: libraryDataDir() });
   try {
     const listing = (await t.request('GET', '/models')).json.data.items as Array<Listed & { options: string[] }>;
-    assert.deepEqual(listing.find((item) => item.name === 'mdx-vocals')?.options, ['mdxSegmentSize', 'mdxOverlap', 'mdxBatchSize', 'tta', 'mdxDenoise']);
-    assert.deepEqual(listing.find((item) => item.name === 'scnet_4stem')?.options, ['modelType', 'mdxcOverlap', 'mdxcBatchSize', 'invertSpect', 'tta']);
+    // Each model lists its family's table, by the names the API takes (the flags' attributes).
+    const tableOf = (id: string) => familyById(id).optionTable.map((row) => flagAttribute(row.flags));
+    assert.deepEqual(listing.find((item) => item.name === 'mdx-vocals')?.options, tableOf('mdx'));
+    assert.ok(tableOf('mdx').includes('mdxDenoise') && tableOf('msst').includes('mdxcOverlap'));
+    assert.deepEqual(listing.find((item) => item.name === 'scnet_4stem')?.options, tableOf('msst'));
     const refusal = async (body: Record<string, unknown>) => {
       const reply = await split(t, body);
       assert.equal(reply.status, 422, JSON.stringify(reply.json));

@@ -595,7 +595,7 @@ if (isMainThread) {
   test('a pulled bag gets its yaml last; the Demucs loader opens it; remove deletes it and its converted graphs', {
     skip: demucsFixtures === undefined,
   }, async () => {
-    const fixtures = new URL('../../shared/fixtures/demucs', import.meta.url);
+    const fixtures = new URL('../../shared/fixtures/demucs/', import.meta.url);
     const files: string[] = [];
     for (let i = 0; i < 4; i++) {
       const bytes = readFileSync(new URL(`bag_member_${i}.th`, fixtures));
