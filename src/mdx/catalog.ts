@@ -2,9 +2,8 @@
  * UVR's most used MDX-Net `.onnx` models, with the model data UVR keeps for each: `models pull`
  * writes it as `NAME.json` beside the file.
  */
-import { NO_HASH } from '../contract/catalog.js';
 import type { CatalogModel } from '../contract/family.js';
-import { SEPARATOR_SCORES, UVR_MODELS, UVR_TERMS } from '../uvr/sources.js';
+import { SEPARATOR_SCORES, uvrRepositoryFile } from '../uvr/sources.js';
 import type { UvrModelData } from './model-data.js';
 
 export interface MdxCatalogModel extends CatalogModel {
@@ -63,5 +62,5 @@ function uvrMdxNet(
   entry: Pick<MdxCatalogModel, 'name' | 'description' | 'sources'> & { readonly file: string; readonly uvrHash: string; readonly mdxModelData: UvrModelData },
 ): MdxCatalogModel {
   const { file, ...rest } = entry;
-  return { ...rest, family: 'mdx', terms: UVR_TERMS, files: [file], downloads: [{ file, url: `${UVR_MODELS}${file}`, hashSource: NO_HASH }] };
+  return { ...rest, family: 'mdx', ...uvrRepositoryFile(file) };
 }

@@ -1,9 +1,8 @@
 /**
  * UVR's VR-architecture task models (`.pth`): karaoke, de-echo/de-reverb, denoise.
  */
-import { NO_HASH } from '../contract/catalog.js';
 import type { CatalogModel } from '../contract/family.js';
-import { SEPARATOR_SCORES, UVR_MODELS, UVR_TERMS } from '../uvr/sources.js';
+import { SEPARATOR_SCORES, uvrRepositoryFile } from '../uvr/sources.js';
 
 export interface VrCatalogModel extends CatalogModel {
   /** The key of its model data in UVR's table (the VR engine's), which pull checks. */
@@ -71,5 +70,5 @@ export const VR_CATALOG: readonly VrCatalogModel[] = (
 /** A UVR VR `.pth` from UVR's repository (UVR's terms), checked by its UVR key at pull. */
 function uvrVr(entry: Pick<VrCatalogModel, 'name' | 'description' | 'sources'> & { readonly file: string; readonly uvrHash: string }): VrCatalogModel {
   const { file, ...rest } = entry;
-  return { ...rest, family: 'vr', terms: UVR_TERMS, files: [file], downloads: [{ file, url: `${UVR_MODELS}${file}`, hashSource: NO_HASH }] };
+  return { ...rest, family: 'vr', ...uvrRepositoryFile(file) };
 }
