@@ -16,6 +16,7 @@ import { MODEL_CATALOG } from '../src/models/catalog.js';
 import { familyOptionNames, familyOptionsFrom, MODEL_FAMILIES } from '../src/models/families.js';
 import type { FamilyContractCases, OwnFile } from '../src/contract/cases.js';
 import { flagAttribute, flagName, type FamilyOption, type ModelFamilyRecord } from '../src/contract/family.js';
+import { isEnsembleRef, ModelRegistry } from '../src/models/registry.js';
 import { TASKS, taskOf } from '../src/models/tasks.js';
 import { fixtureFile } from './support/fixtures.js';
 import { tempDir } from './support/temp-dir.js';
@@ -127,14 +128,12 @@ function ownFilePath(file: OwnFile): string | undefined {
   return fixtureFile(folder, rest.join('/'));
 }
 
-/** The id of the first family in the list that claims `path` (the registry's rule), with its claim. */
-function firstClaim(path: string): { readonly id: string; readonly claimed: { readonly path: string; readonly options?: object } } | undefined {
-  for (const family of MODEL_FAMILIES) {
-    const claimed = family.claim(path);
-    if (claimed !== undefined) return { id: family.id, claimed };
-  }
-  return undefined;
-}
+/** The registry as a split asks it for a file: the first family in the list's order that claims it names it. */
+const registry = new ModelRegistry({
+  bundledDir: tempDir('stemsplit-contract-bundled-'),
+  cacheDir: tempDir('stemsplit-contract-cache-'),
+  aliases: { '4s': [], '6s': [] },
+});
 
 const optionNames = familyOptionNames();
 const files = strangeFiles();
@@ -253,12 +252,11 @@ describe('the family contract', () => {
         for (const file of cases.ownFiles) {
           const path = ownFilePath(file);
           if (path === undefined) continue;
-          const first = firstClaim(path);
-          assert.equal(first?.id, family.id, `${file.path}: the first family to claim it`);
-          assert.equal(first?.claimed.path, resolve(file.inRepository === true ? (file.claimedPath ?? file.path) : path), `${file.path}: claimed as itself`);
-          for (const [key, value] of Object.entries(file.options ?? {})) {
-            assert.deepEqual((first?.claimed.options as Record<string, unknown> | undefined)?.[key], value, `${file.path}: its ${key}`);
-          }
+          const ref = registry.resolve(path);
+          assert.ok(!isEnsembleRef(ref), file.path);
+          assert.equal(ref.kind, family.id, `${file.path}: the first family to claim it`);
+          assert.equal(ref.path, resolve(file.inRepository === true ? (file.claimedPath ?? file.path) : path), `${file.path}: claimed as itself`);
+          for (const [key, value] of Object.entries(file.options ?? {})) assert.deepEqual(ref.options?.[key], value, `${file.path}: its ${key}`);
         }
       });
     });
