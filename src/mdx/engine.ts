@@ -83,8 +83,15 @@ export function mdxSettings(data: MdxModelData, options: Partial<MdxOptions> = {
   }
   checkOptionKeys(MDX_OPTION_TABLE, merged);
   const settings: MdxSettings = { ...data, ...merged };
-  // A hop past n_fft leaves samples no frame covers: the inverse STFT would divide by a zero window sum.
-  if (merged.hopLength > data.nFft) usage(`--mdx-hop-length ${merged.hopLength} is more than the model's n_fft ${data.nFft}: frames would leave gaps`);
+  // A hop past n_fft leaves samples no frame covers: the inverse STFT would divide by a zero window
+  // sum. Given by the user, the flag is at fault; at UVR's default, the model data is.
+  if (merged.hopLength > data.nFft) {
+    if (options.hopLength !== undefined) usage(`--mdx-hop-length ${merged.hopLength} is more than the model's n_fft ${data.nFft}: frames would leave gaps`);
+    throw new StemsplitError(
+      'MODEL_INVALID',
+      `${data.origin}: n_fft ${data.nFft} is shorter than UVR's hop ${merged.hopLength}, so its frames would leave gaps`,
+    );
+  }
   const geometry = mdxGeometry(settings, 1);
   if (geometry.gen <= 0) {
     usage(

@@ -90,8 +90,8 @@ export function msstFiles(dir: string, yaml: string, body: Uint8Array = pickle(s
   return { model, names: config };
 }
 
-/** MDX-Net model data as UVR writes it, for a model with dim_f 8, dim_t 2^3, n_fft 16. */
-export const SMALL_MDX_DATA = { compensate: 1.035, mdx_dim_f_set: 8, mdx_dim_t_set: 3, mdx_n_fft_scale_set: 16, primary_stem: 'Vocals' };
+/** MDX-Net model data as UVR writes it, for a model with dim_f 8, dim_t 2^3, n_fft 1024 (the least UVR's hop of 1024 allows). */
+export const SMALL_MDX_DATA = { compensate: 1.035, mdx_dim_f_set: 8, mdx_dim_t_set: 3, mdx_n_fft_scale_set: 1024, primary_stem: 'Vocals' };
 
 /** A one-node `.onnx` (input → Identity → output) whose input and output are declared as `shape`. */
 export function identityOnnx(file: string, shape: readonly number[] = [1, 4, 8, 8], inputName = 'input', outputName = 'output'): void {
@@ -266,6 +266,7 @@ export const ISSUE_CASES: readonly HostileCase[] = [
     write: (dir) => mdxFiles(dir, SMALL_MDX_DATA, [1, 4, 100_000, 100_000]),
   },
   modelDataCase('model data: n_fft 2^30', { ...SMALL_MDX_DATA, mdx_n_fft_scale_set: 2 ** 30 }),
+  modelDataCase("model data: n_fft 16, shorter than UVR's hop", { ...SMALL_MDX_DATA, mdx_n_fft_scale_set: 16 }),
   {
     name: 'checkpoint: a weight of the wrong shape',
     kind: 'tensor',
