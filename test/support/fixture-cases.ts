@@ -6,7 +6,8 @@
  */
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { MDX_DEFAULTS } from '../../src/mdx/options.js';
+import { flagAttribute, flagName } from '../../src/contract/family.js';
+import { MDX_DEFAULTS, MDX_OPTION_TABLE, type MdxOptions } from '../../src/mdx/options.js';
 import { parseBagFile } from '../../src/demucs/bag-file.js';
 import { VR_DEFAULTS, type VrOptions } from '../../src/vr/options.js';
 import { fixtureDir, fixtureManifest } from './fixtures.js';
@@ -35,8 +36,6 @@ export interface FixtureCase {
   readonly cliArgs?: readonly string[];
   /** The same settings as the API's `modelOptions`. */
   readonly modelOptions?: Readonly<Record<string, number | boolean>>;
-  /** Why the API cannot make this fixture's split (it takes no per-job model settings). */
-  readonly apiSkip?: string;
 }
 
 /** RoFormer, SCNet and MDX23C fixtures share MSST's manifest layout. */
@@ -131,19 +130,32 @@ interface MdxFixture {
     input: { path: string; shape: number[] };
     output: { path: string; stems: string[] };
   };
-  readonly arch_config: { segment_size: number; overlap: number; batch_size: number; enable_denoise: boolean };
+  readonly arch_config: { segment_size: number; overlap: number; batch_size: number; hop_length: number; enable_denoise: boolean };
+}
+
+/** python-audio-separator's arch_config keys, each with the MdxOptions field stemsplit takes it by (its row of MDX_OPTION_TABLE). */
+const MDX_SETTINGS: readonly (readonly [key: keyof MdxFixture['arch_config'], option: keyof MdxOptions])[] = [
+  ['segment_size', 'segmentSize'],
+  ['overlap', 'overlap'],
+  ['batch_size', 'batchSize'],
+  ['hop_length', 'hopLength'],
+  ['enable_denoise', 'denoise'],
+];
+
+/** The fixture's settings that differ from the defaults, as the flag declaration of their table row and their value. */
+function mdxSettingsOf(arch: MdxFixture['arch_config']): (readonly [flags: string, value: number | boolean])[] {
+  return MDX_SETTINGS.flatMap(([key, option]) => {
+    const row = MDX_OPTION_TABLE.find((candidate) => candidate.key === option);
+    if (row === undefined) throw new Error(`MDX_OPTION_TABLE has no row for ${option}`);
+    return arch[key] === MDX_DEFAULTS[option] ? [] : [[row.flags, arch[key]] as const];
+  });
 }
 
 export function mdxCases(): FixtureCase[] {
   const dir = fixtureDir('mdx');
   return fixtureManifest<MdxFixture>(dir).flatMap(([name, fixture]) => {
     const { files, arch_config: arch } = fixture;
-    const settings = [
-      ...(arch.segment_size !== MDX_DEFAULTS.segmentSize ? ['--mdx-segment-size', String(arch.segment_size)] : []),
-      ...(arch.overlap !== MDX_DEFAULTS.overlap ? ['--mdx-overlap', String(arch.overlap)] : []),
-      ...(arch.batch_size !== MDX_DEFAULTS.batchSize ? ['--mdx-batch-size', String(arch.batch_size)] : []),
-      ...(arch.enable_denoise ? ['--mdx-denoise'] : []),
-    ];
+    const settings = mdxSettingsOf(arch);
     return [
       {
         name: `mdx/${name}`,
@@ -154,8 +166,8 @@ export function mdxCases(): FixtureCase[] {
         stems: files.output.stems.map((stem) => stem.toLowerCase().replace(/\s+/g, '_')),
         stride: 1,
         minSnrDb: 90,
-        cliArgs: settings,
-        ...(settings.length > 0 ? { apiSkip: 'the API runs MDX-Net models with the official default settings' } : {}),
+        cliArgs: settings.flatMap(([flags, value]) => (typeof value === 'boolean' ? (value ? [flagName(flags)] : []) : [flagName(flags), String(value)])),
+        modelOptions: Object.fromEntries(settings.map(([flags, value]) => [flagAttribute(flags), value])),
       },
     ];
   });
